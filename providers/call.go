@@ -1,0 +1,24 @@
+package providers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// Call carries what one operation needs: who it runs for, which connection, where the
+// upstream is, and an HTTP client that already authenticates, rate-limits and retries
+// what is safe to retry. An operation never builds its own client and never sees a
+// refresh token.
+type Call struct {
+	Tenant       switchboard.TenantID
+	ConnectionID string
+	BaseURL      string // the provider's API base URL for this connection, no trailing slash
+	HTTP         *http.Client
+}
+
+// URL joins the base URL and a path that starts with "/".
+func (c *Call) URL(path string) string {
+	return strings.TrimRight(c.BaseURL, "/") + path
+}

@@ -1,0 +1,103 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// Hints describe an operation's effects; they become the MCP tool annotations.
+// Set every one deliberately: an unannotated MCP tool is taken as destructive.
+type Hints struct {
+	ReadOnly    bool // changes nothing upstream
+	Destructive bool // may delete or overwrite what cannot be restored
+	Idempotent  bool // calling twice with the same input has the effect of calling once
+	// ClosedWorld is true when the operation touches only the hub itself; every
+	// provider operation reaches an open world (the SaaS), so it is false there.
+	ClosedWorld bool
+}
+
+// Retryable reports whether a failed attempt of the operation may be sent again.
+func (h Hints) Retryable() bool { return h.ReadOnly || h.Idempotent }
+
+// Info is what a client is told about an operation, apart from its schemas.
+type Info struct {
+	Name        string // snake_case, unique within the provider
+	Title       string
+	Description string
+	DocsURL     string   // the upstream API documentation
+	Scopes      []string // upstream scopes the operation needs
+	Hints       Hints
+}
+
+// Op is the non-generic face of an Operation, so a Registry can hold any of them.
+type Op interface {
+	Info() Info
+	// InputSchema and OutputSchema reflect the Go types; the Registry calls them once.
+	InputSchema() (*jsonschema.Schema, error)
+	OutputSchema() (*jsonschema.Schema, error)
+	// Invoke decodes the (already validated) arguments, runs the operation and returns its output.
+	Invoke(ctx context.Context, c *Call, args json.RawMessage) (any, error)
+}
+
+// Operation is one typed upstream operation. In and Out are structs; their JSON
+// Schemas are reflected from the fields' json, jsonschema (description) and schema
+// (enum, default, minimum, …) tags.
+type Operation[In, Out any] struct {
+	Name        string
+	Title       string
+	Description string
+	DocsURL     string
+	Scopes      []string
+	Hints       Hints
+	Run         func(ctx context.Context, c *Call, in In) (Out, error)
+}
+
+var _ Op = (*Operation[struct{}, struct{}])(nil)
+
+// Info returns the operation's description.
+func (o *Operation[In, Out]) Info() Info {
+	return Info{Name: o.Name, Title: o.Title, Description: o.Description, DocsURL: o.DocsURL, Scopes: o.Scopes, Hints: o.Hints}
+}
+
+// InputSchema reflects In.
+func (o *Operation[In, Out]) InputSchema() (*jsonschema.Schema, error) { return Reflect[In]() }
+
+// OutputSchema reflects Out.
+func (o *Operation[In, Out]) OutputSchema() (*jsonschema.Schema, error) { return Reflect[Out]() }
+
+// Invoke decodes args into In, runs the operation with the retry policy its hints
+// allow, and returns Out.
+func (o *Operation[In, Out]) Invoke(ctx context.Context, c *Call, args json.RawMessage) (any, error) {
+	var in In
+	if len(args) > 0 && !bytes.Equal(args, []byte("null")) {
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Message: fmt.Sprintf("arguments do not match the input schema: %v", err)}
+		}
+	}
+	out, err := o.Run(withRetryable(ctx, o.Hints.Retryable()), c, in)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type retryableKey struct{}
+
+func withRetryable(ctx context.Context, ok bool) context.Context {
+	return context.WithValue(ctx, retryableKey{}, ok)
+}
+
+// retryable reports whether requests made under ctx may be retried; only operations
+// whose hints say so are.
+func retryable(ctx context.Context) bool {
+	ok, _ := ctx.Value(retryableKey{}).(bool)
+	return ok
+}

@@ -1,0 +1,156 @@
+package providers
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+var toolNamePattern = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
+
+// Tool is one registered operation under its tool name, with its schemas reflected
+// once: the same bytes serve MCP, the REST catalog and the builder UI.
+type Tool struct {
+	Name         string // {provider}_{operation}
+	Provider     *Spec
+	Op           Op
+	Info         Info
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	// Input is the input schema as a value, for callers that extend it (the MCP
+	// adapter adds a connection argument); treat it as read-only.
+	Input     *jsonschema.Schema
+	validator *Validator
+}
+
+// Validate checks arguments against the tool's input schema; a failure is an invalid
+// error that names the field.
+func (t *Tool) Validate(args json.RawMessage) error { return t.validator.Validate(args) }
+
+// Registry holds every provider and its tools. It is built at start-up and read-only
+// afterwards, so it needs no lock.
+type Registry struct {
+	specs    map[string]*Spec
+	order    []string
+	tools    map[string]*Tool
+	byProv   map[string][]*Tool
+	baseURLs map[string]string
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{specs: map[string]*Spec{}, tools: map[string]*Tool{}, byProv: map[string][]*Tool{}, baseURLs: map[string]string{}}
+}
+
+// Register adds a provider and reflects the schemas of its operations.
+func (r *Registry) Register(s Spec) error {
+	if !toolNamePattern.MatchString(s.Name) {
+		return fmt.Errorf("register provider %q: name must be lower-case snake_case", s.Name)
+	}
+	if _, dup := r.specs[s.Name]; dup {
+		return fmt.Errorf("register provider %q: already registered", s.Name)
+	}
+	if s.Verify == nil {
+		return fmt.Errorf("register provider %q: no Verify", s.Name)
+	}
+	spec := &s
+	tools := make([]*Tool, 0, len(s.Operations))
+	for _, op := range s.Operations {
+		t, err := newTool(spec, op)
+		if err != nil {
+			return fmt.Errorf("register provider %q: %w", s.Name, err)
+		}
+		if _, dup := r.tools[t.Name]; dup {
+			return fmt.Errorf("register provider %q: tool %s twice", s.Name, t.Name)
+		}
+		r.tools[t.Name] = t
+		tools = append(tools, t)
+	}
+	r.specs[s.Name] = spec
+	r.order = append(r.order, s.Name)
+	r.byProv[s.Name] = tools
+	return nil
+}
+
+func newTool(spec *Spec, op Op) (*Tool, error) {
+	info := op.Info()
+	name := spec.Name + "_" + info.Name
+	if !toolNamePattern.MatchString(info.Name) || len(name) > 64 {
+		return nil, fmt.Errorf("operation %q: name must be snake_case and the tool name at most 64 characters", info.Name)
+	}
+	if info.Description == "" || info.Title == "" {
+		return nil, fmt.Errorf("operation %s: title and description are required", info.Name)
+	}
+	in, err := op.InputSchema()
+	if err != nil {
+		return nil, fmt.Errorf("operation %s input: %w", info.Name, err)
+	}
+	out, err := op.OutputSchema()
+	if err != nil {
+		return nil, fmt.Errorf("operation %s output: %w", info.Name, err)
+	}
+	if in.Type != "object" || out.Type != "object" {
+		return nil, fmt.Errorf("operation %s: input and output must be structs", info.Name)
+	}
+	inRaw, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	outRaw, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	v, err := NewValidator(inRaw)
+	if err != nil {
+		return nil, fmt.Errorf("operation %s: compile input schema: %w", info.Name, err)
+	}
+	return &Tool{Name: name, Provider: spec, Op: op, Info: info, InputSchema: inRaw, OutputSchema: outRaw, Input: in, validator: v}, nil
+}
+
+// SetBaseURL overrides a provider's API base URL (GitHub Enterprise Server, a test
+// upstream). Call it while wiring, before the registry is shared.
+func (r *Registry) SetBaseURL(provider, url string) error {
+	if _, ok := r.specs[provider]; !ok {
+		return fmt.Errorf("set base URL: unknown provider %q", provider)
+	}
+	r.baseURLs[provider] = url
+	return nil
+}
+
+// BaseURL is the provider's API base URL in this deployment.
+func (r *Registry) BaseURL(provider string) string {
+	if u, ok := r.baseURLs[provider]; ok {
+		return u
+	}
+	if s, ok := r.specs[provider]; ok {
+		return s.BaseURL
+	}
+	return ""
+}
+
+// Provider returns a registered provider.
+func (r *Registry) Provider(name string) (*Spec, bool) {
+	s, ok := r.specs[name]
+	return s, ok
+}
+
+// Providers returns every provider in registration order.
+func (r *Registry) Providers() []*Spec {
+	out := make([]*Spec, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.specs[n])
+	}
+	return out
+}
+
+// Tool returns a tool by name.
+func (r *Registry) Tool(name string) (*Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Tools returns a provider's tools in the order its Spec lists them.
+func (r *Registry) Tools(provider string) []*Tool { return slices.Clone(r.byProv[provider]) }

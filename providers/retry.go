@@ -1,0 +1,62 @@
+package providers
+
+import (
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// retrier sends a request again, with exponential backoff and full jitter, when the
+// attempt failed in a way worth retrying (a network error, 429, 500, 502, 503, 504) and
+// the operation is safe to repeat (read-only or idempotent, see Hints.Retryable). Other
+// operations are sent exactly once. Waits the upstream asks for (Retry-After) are
+// honoured by the limiter below it.
+type retrier struct {
+	next     http.RoundTripper
+	attempts int
+	base     time.Duration
+}
+
+func (t *retrier) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !retryable(req.Context()) || (req.Body != nil && req.GetBody == nil) {
+		return t.next.RoundTrip(req)
+	}
+	for attempt := 0; ; attempt++ {
+		r := req
+		if attempt > 0 && req.Body != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r = req.Clone(req.Context())
+			r.Body = body
+		}
+		resp, err := t.next.RoundTrip(r)
+		if attempt+1 >= t.attempts || !worthRetrying(resp, err) || req.Context().Err() != nil {
+			return resp, err
+		}
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			_ = resp.Body.Close()
+		}
+		backoff := time.Duration(rand.Int64N(int64(t.base << attempt)))
+		if err := sleep(req.Context(), backoff); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func worthRetrying(resp *http.Response, err error) bool {
+	if err != nil {
+		var ue *UpstreamError
+		return !errors.As(err, &ue) // our own rate-limit refusal is final
+	}
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,54 @@
+// Package providers is the provider SDK: a provider is a Spec with typed operations;
+// the Registry reflects their schemas once and names them as tools; Call carries what
+// an operation needs to reach its upstream through the shared HTTP client kit.
+package providers
+
+import (
+	"context"
+	"time"
+)
+
+// AuthKind is how a connection authenticates to its provider.
+type AuthKind string
+
+// The auth kinds.
+const (
+	AuthOAuth2 AuthKind = "oauth2"
+	AuthAPIKey AuthKind = "api_key"
+)
+
+// RateLimit is the token bucket every connection of a provider gets.
+type RateLimit struct {
+	PerSecond float64 // sustained requests per second
+	Burst     int     // requests allowed at once
+	// MaxWait is how long a call may wait for the bucket or for an upstream
+	// rate-limit window before it fails with rate_limited and a retry-after.
+	MaxWait time.Duration
+}
+
+// Account is what a credential belongs to upstream, found by Spec.Verify.
+type Account struct {
+	ID     string   // the upstream's stable identifier (GitHub user id, Slack team id + user id)
+	Label  string   // what a person recognises: GitHub login, Slack team name
+	Scopes []string // the scopes the credential carries, where the upstream says
+}
+
+// Spec describes one provider: how to reach and authenticate to it, its limits, and
+// its operations.
+type Spec struct {
+	Name        string // lower-case, the tool name prefix: "slack", "github"
+	Title       string
+	Description string
+	DocsURL     string
+	BaseURL     string // default API base URL, without a trailing slash; a deployment may override it
+	AuthKinds   []AuthKind
+	// TokenHelp tells a person which token to paste for an api_key connection.
+	TokenHelp string
+	RateLimit RateLimit
+	// Headers are set on every request to the provider (Accept, API version).
+	Headers map[string]string
+	// Verify checks the credential the Call carries and returns the account it belongs to.
+	Verify func(ctx context.Context, c *Call) (Account, error)
+	// Operations are the provider's operations; each becomes the tool Name_opname.
+	Operations []Op
+}

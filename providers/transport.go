@@ -1,0 +1,65 @@
+package providers
+
+import (
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// NewTransport returns the pooled transport one provider's connections share: keep-alive
+// connections to the provider's host are reused across tenants' calls, while each
+// connection's client adds its own credentials and limits on top.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ResponseHeaderTimeout: 60 * time.Second,
+	}
+}
+
+// NewClient returns the HTTP client of one connection: it authenticates every request
+// with the token source, sets the provider's headers, waits for the connection's token
+// bucket and upstream rate-limit windows, and retries what the operation's hints allow.
+// base is the provider's shared transport.
+func NewClient(spec *Spec, base http.RoundTripper, tokens oauth2.TokenSource) *http.Client {
+	var rt http.RoundTripper = &authTransport{next: base, tokens: tokens, headers: spec.Headers}
+	rt = newLimiter(spec.Name, spec.RateLimit, rt)
+	rt = &retrier{next: rt, attempts: 3, base: 200 * time.Millisecond}
+	return &http.Client{Transport: rt, Timeout: 2 * time.Minute}
+}
+
+// authTransport sets the credential and the provider's headers on a copy of each request.
+type authTransport struct {
+	next    http.RoundTripper
+	tokens  oauth2.TokenSource
+	headers map[string]string
+}
+
+func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tok, err := t.tokens.Token()
+	if err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
+	r := req.Clone(req.Context())
+	for k, v := range t.headers {
+		if r.Header.Get(k) == "" {
+			r.Header.Set(k, v)
+		}
+	}
+	if r.Header.Get("User-Agent") == "" {
+		r.Header.Set("User-Agent", "Switchboard/1.0")
+	}
+	tok.SetAuthHeader(r)
+	return t.next.RoundTrip(r)
+}

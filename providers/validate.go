@@ -1,0 +1,94 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	sj "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+var printer = message.NewPrinter(language.English)
+
+// Validator checks JSON values against one compiled JSON Schema.
+type Validator struct{ schema *sj.Schema }
+
+// NewValidator compiles a JSON Schema document.
+func NewValidator(schema json.RawMessage) (*Validator, error) {
+	doc, err := sj.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	c := sj.NewCompiler()
+	if err := c.AddResource("schema.json", doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile("schema.json")
+	if err != nil {
+		return nil, err
+	}
+	return &Validator{schema: s}, nil
+}
+
+// Validate checks a JSON value. A failure is a switchboard invalid error naming the
+// first field at fault (dotted path, "" for the whole value) and the reason.
+func (v *Validator) Validate(raw json.RawMessage) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	inst, err := sj.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return switchboard.Invalid("arguments", "not valid JSON: "+err.Error())
+	}
+	err = v.schema.Validate(inst)
+	if err == nil {
+		return nil
+	}
+	var ve *sj.ValidationError
+	if !errors.As(err, &ve) {
+		return switchboard.Invalid("arguments", err.Error())
+	}
+	return describe(leaf(ve))
+}
+
+// leaf follows the first cause down to the most specific failure.
+func leaf(ve *sj.ValidationError) *sj.ValidationError {
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return ve
+}
+
+func describe(ve *sj.ValidationError) *switchboard.Error {
+	path := append([]string(nil), ve.InstanceLocation...)
+	reason := ve.ErrorKind.LocalizedString(printer)
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		path = append(path, k.Missing[0])
+		reason = "is required"
+	case *kind.AdditionalProperties:
+		path = append(path, k.Properties[0])
+		reason = "is not a known argument"
+	case *kind.Type:
+		reason = fmt.Sprintf("must be %s, not %s", strings.Join(k.Want, " or "), k.Got)
+	case *kind.Enum:
+		vals := make([]string, 0, len(k.Want))
+		for _, w := range k.Want {
+			b, _ := json.Marshal(w)
+			vals = append(vals, string(b))
+		}
+		reason = "must be one of " + strings.Join(vals, ", ")
+	}
+	field := strings.Join(path, ".")
+	if field == "" {
+		field = "arguments"
+	}
+	return switchboard.Invalid(field, reason)
+}
