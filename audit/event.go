@@ -1,0 +1,44 @@
+// Package audit records one event per tool call and per security-relevant action, in
+// batches off the request path, and lists them per tenant.
+package audit
+
+import (
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// Kind says what an event records.
+type Kind string
+
+// The event kinds.
+const (
+	KindToolCall          Kind = "tool_call"
+	KindConnectionCreated Kind = "connection_created"
+	KindConnectionDeleted Kind = "connection_deleted"
+	KindKeyCreated        Kind = "key_created"
+	KindKeyRevoked        Kind = "key_revoked"
+	KindTenantCreated     Kind = "tenant_created"
+)
+
+// Event is one audit record. It never holds credentials, and arguments only as a hash.
+type Event struct {
+	ID             string               `gorm:"primaryKey;size:40" json:"id"`
+	TenantID       switchboard.TenantID `gorm:"size:40;not null;index:idx_audit_tenant_at,priority:1" json:"-"`
+	At             time.Time            `gorm:"not null;index:idx_audit_tenant_at,priority:2" json:"at"`
+	Kind           Kind                 `gorm:"size:32;not null" json:"kind"`
+	Principal      string               `gorm:"size:64;not null" json:"principal"` // "user:…" or "agent:…"
+	KeyID          string               `gorm:"size:40" json:"key_id,omitempty"`
+	Tool           string               `gorm:"size:64" json:"tool,omitempty"`
+	ConnectionID   string               `gorm:"size:40" json:"connection_id,omitempty"`
+	Outcome        string               `gorm:"size:32;not null" json:"outcome"` // "ok" or an error code
+	UpstreamStatus int                  `json:"upstream_status,omitempty"`
+	LatencyMicros  int64                `json:"latency_us,omitempty"`
+	ArgsHash       string               `gorm:"size:64" json:"args_sha256,omitempty"`
+	Detail         string               `gorm:"size:500" json:"detail,omitempty"`
+}
+
+// Recorder takes events; the batched Writer is the production one.
+type Recorder interface {
+	Record(e Event)
+}

@@ -1,0 +1,62 @@
+// Package connections owns connection records and their store: credentials sealed with
+// AES-256-GCM under a keyring, token checks against the provider when a connection is
+// made, and the events that tell the rest of the hub a connection changed.
+package connections
+
+import (
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// Status is a connection's state.
+type Status string
+
+// The statuses.
+const (
+	StatusActive         Status = "active"
+	StatusExpiring       Status = "expiring"
+	StatusNeedsReconnect Status = "needs_reconnect"
+	StatusRevoked        Status = "revoked"
+)
+
+// Connection is one tenant's authenticated link to a provider account. It never holds
+// the credentials in the clear; Sealed is the AES-256-GCM ciphertext.
+type Connection struct {
+	ID           string               `gorm:"primaryKey;size:40" json:"id"`
+	TenantID     switchboard.TenantID `gorm:"size:40;not null;index" json:"-"`
+	OwnerUserID  string               `gorm:"size:40;not null" json:"owner_user_id"`
+	Provider     string               `gorm:"size:64;not null" json:"provider"`
+	AuthKind     providers.AuthKind   `gorm:"size:16;not null" json:"auth_kind"`
+	AccountID    string               `gorm:"size:255;not null" json:"account_id"`
+	AccountLabel string               `gorm:"size:255;not null" json:"account_label"`
+	Scopes       string               `gorm:"size:2000;not null" json:"scopes"` // space-separated
+	// Shared connections may be used by every user of the tenant; others by their owner only.
+	Shared      bool       `gorm:"not null" json:"shared"`
+	Status      Status     `gorm:"size:32;not null" json:"status"`
+	Sealed      []byte     `gorm:"not null" json:"-"`
+	KeyID       string     `gorm:"size:128;not null" json:"-"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
+	RefreshedAt *time.Time `json:"refreshed_at,omitempty"`
+	Version     int64      `gorm:"not null" json:"version"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+}
+
+// UsableBy reports whether the principal may use the connection: same tenant, and
+// shared or owned by the principal's user.
+func (c *Connection) UsableBy(p switchboard.Principal) bool {
+	if c.TenantID != p.TenantID {
+		return false
+	}
+	return c.Shared || c.OwnerUserID == p.UserID
+}
+
+// Credentials are what Sealed holds once opened. They never leave the process.
+type Credentials struct {
+	AccessToken  string    `json:"access_token"`
+	TokenType    string    `json:"token_type,omitempty"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+}

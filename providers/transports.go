@@ -1,0 +1,36 @@
+package providers
+
+import (
+	"net/http"
+	"sync"
+)
+
+// Transports hands out one pooled transport per provider, created on first use, so
+// every connection of a provider shares its keep-alive connections.
+type Transports struct {
+	mu sync.Mutex
+	m  map[string]http.RoundTripper
+	// New makes a provider's transport; nil means NewTransport. Tests set it to reach
+	// their fake upstreams through a custom dialer.
+	New func(provider string) http.RoundTripper
+}
+
+// For returns the provider's shared transport.
+func (t *Transports) For(provider string) http.RoundTripper {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rt, ok := t.m[provider]; ok {
+		return rt
+	}
+	if t.m == nil {
+		t.m = map[string]http.RoundTripper{}
+	}
+	var rt http.RoundTripper
+	if t.New != nil {
+		rt = t.New(provider)
+	} else {
+		rt = NewTransport()
+	}
+	t.m[provider] = rt
+	return rt
+}
