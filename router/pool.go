@@ -1,0 +1,135 @@
+package router
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// pool caches, per connection, its record and an HTTP client built on the provider's
+// shared transport, so a call opens no credentials and builds no client on the hot path.
+// An entry is dropped when the connection changes (forget) and re-read after ttl.
+type pool struct {
+	registry   *providers.Registry
+	conns      Connections
+	transports *providers.Transports
+	ttl        time.Duration
+
+	mu      sync.RWMutex
+	entries map[string]*entry
+	group   flight
+}
+
+type entry struct {
+	conn    connections.Connection
+	client  *http.Client
+	expires time.Time
+}
+
+func newPool(reg *providers.Registry, conns Connections, tr *providers.Transports, ttl time.Duration) *pool {
+	return &pool{registry: reg, conns: conns, transports: tr, ttl: ttl, entries: map[string]*entry{}}
+}
+
+// get returns the connection's entry, opening it when it is not cached. The tenant is
+// checked by the store on open and again here on every hit.
+func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) (*entry, error) {
+	p.mu.RLock()
+	e, ok := p.entries[id]
+	p.mu.RUnlock()
+	if ok && time.Now().Before(e.expires) {
+		if e.conn.TenantID != tenant {
+			return nil, switchboard.NotFound("connection")
+		}
+		return e, nil
+	}
+	// Concurrent opens share one store read; the key holds the tenant, so a caller of
+	// another tenant never receives this tenant's entry.
+	return p.group.do(string(tenant)+"\x00"+id, func() (*entry, error) {
+		conn, creds, err := p.conns.Open(context.WithoutCancel(ctx), tenant, id)
+		if err != nil {
+			return nil, err
+		}
+		spec, ok := p.registry.Provider(conn.Provider)
+		if !ok {
+			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "provider %s is not available in this deployment", conn.Provider)
+		}
+		tok := &oauth2.Token{AccessToken: creds.AccessToken, TokenType: creds.TokenType, Expiry: creds.Expiry}
+		client := providers.NewClient(spec, p.transports.For(conn.Provider), oauth2.StaticTokenSource(tok))
+		client.Transport = &statusTransport{next: client.Transport}
+		e := &entry{conn: conn, client: client, expires: time.Now().Add(p.ttl)}
+		p.mu.Lock()
+		p.entries[id] = e
+		p.mu.Unlock()
+		return e, nil
+	})
+}
+
+func (p *pool) forget(id string) {
+	p.mu.Lock()
+	delete(p.entries, id)
+	p.mu.Unlock()
+}
+
+// flight makes concurrent opens of one connection share a single store read.
+type flight struct {
+	mu    sync.Mutex
+	calls map[string]*flightCall
+}
+
+type flightCall struct {
+	done chan struct{}
+	e    *entry
+	err  error
+}
+
+func (f *flight) do(key string, fn func() (*entry, error)) (*entry, error) {
+	f.mu.Lock()
+	if c, ok := f.calls[key]; ok {
+		f.mu.Unlock()
+		<-c.done
+		return c.e, c.err
+	}
+	if f.calls == nil {
+		f.calls = map[string]*flightCall{}
+	}
+	c := &flightCall{done: make(chan struct{})}
+	f.calls[key] = c
+	f.mu.Unlock()
+	c.e, c.err = fn()
+	close(c.done)
+	f.mu.Lock()
+	delete(f.calls, key)
+	f.mu.Unlock()
+	return c.e, c.err
+}
+
+// upstreamStatus receives the HTTP status of the last upstream response of a call, for
+// the audit record.
+type upstreamStatus struct{ code atomic.Int32 }
+
+type statusKey struct{}
+
+func withStatus(ctx context.Context, s *upstreamStatus) context.Context {
+	return context.WithValue(ctx, statusKey{}, s)
+}
+
+// statusTransport notes each response's status in the call's upstreamStatus.
+type statusTransport struct{ next http.RoundTripper }
+
+func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if resp != nil {
+		if s, ok := req.Context().Value(statusKey{}).(*upstreamStatus); ok {
+			s.code.Store(int32(resp.StatusCode))
+		}
+	}
+	return resp, err
+}

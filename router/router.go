@@ -1,0 +1,165 @@
+// Package router is the ExecutionRouter: it takes a principal and a tool call, checks
+// that the connection belongs to the principal's tenant and that the principal may use
+// it, opens the credentials, takes the connection's pooled client, runs the operation
+// and leaves an audit record.
+package router
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// Connections is what the router needs of the connection store.
+type Connections interface {
+	// Usable lists the connections of p's tenant that p may use.
+	Usable(ctx context.Context, p switchboard.Principal) ([]connections.Connection, error)
+	// Open returns a connection of the tenant with its credentials unsealed.
+	Open(ctx context.Context, tenant switchboard.TenantID, id string) (connections.Connection, connections.Credentials, error)
+}
+
+// Router runs tool calls. It is safe for concurrent use.
+type Router struct {
+	registry *providers.Registry
+	conns    Connections
+	audit    audit.Recorder
+	pool     *pool
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// Options configure a Router.
+type Options struct {
+	Registry    *providers.Registry
+	Connections Connections
+	Audit       audit.Recorder
+	Transports  *providers.Transports
+	Logger      *slog.Logger
+	// ClientTTL bounds how long a connection's cached client and record are trusted
+	// before they are re-read (another node may have changed the connection).
+	ClientTTL time.Duration
+}
+
+// New returns a Router.
+func New(o Options) *Router {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Transports == nil {
+		o.Transports = &providers.Transports{}
+	}
+	if o.ClientTTL <= 0 {
+		o.ClientTTL = 30 * time.Second
+	}
+	return &Router{
+		registry: o.Registry,
+		conns:    o.Connections,
+		audit:    o.Audit,
+		pool:     newPool(o.Registry, o.Connections, o.Transports, o.ClientTTL),
+		log:      o.Logger,
+		now:      time.Now,
+	}
+}
+
+// Request is one tool call.
+type Request struct {
+	Tool         string          // {provider}_{operation}
+	ConnectionID string          // the connection to run it on
+	Args         json.RawMessage // the arguments, validated against the tool's input schema first
+}
+
+// Execute runs a tool call for the principal. Errors are *switchboard.Error or
+// *providers.UpstreamError (see switchboard.CodeOf); internal failures are logged
+// here with detail and returned with a generic message.
+func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Request) (out any, err error) {
+	start := r.now()
+	status := &upstreamStatus{}
+	defer func() {
+		r.record(p, req, start, int(status.code.Load()), err)
+	}()
+	tool, ok := r.registry.Tool(req.Tool)
+	if !ok {
+		return nil, switchboard.NotFound("tool " + req.Tool)
+	}
+	if err := tool.Validate(req.Args); err != nil {
+		return nil, err
+	}
+	if req.ConnectionID == "" {
+		return nil, switchboard.Invalid("connection", "is required")
+	}
+	entry, err := r.pool.get(ctx, p.TenantID, req.ConnectionID)
+	if err != nil {
+		return nil, r.internal(err, "open connection %s", req.ConnectionID)
+	}
+	conn := &entry.conn
+	if !conn.UsableBy(p) {
+		// The same answer as for a connection that does not exist: nothing leaks.
+		return nil, switchboard.NotFound("connection")
+	}
+	if conn.Provider != tool.Provider.Name {
+		return nil, switchboard.Invalid("connection", fmt.Sprintf("is a %s connection; %s needs a %s connection", conn.Provider, tool.Name, tool.Provider.Name))
+	}
+	if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
+		return nil, &switchboard.Error{Code: switchboard.CodeReconnect, Message: fmt.Sprintf("the %s connection %q needs to be reconnected before it can be used", tool.Provider.Title, conn.AccountLabel)}
+	}
+	call := &providers.Call{Tenant: p.TenantID, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: entry.client}
+	out, err = tool.Op.Invoke(withStatus(ctx, status), call, req.Args)
+	if err != nil {
+		return nil, r.internal(err, "run %s", tool.Name)
+	}
+	return out, nil
+}
+
+// internal logs and hides an error that carries no code; coded errors pass through.
+func (r *Router) internal(err error, format string, args ...any) error {
+	if switchboard.CodeOf(err) != switchboard.CodeInternal {
+		return err
+	}
+	var e *switchboard.Error
+	if errors.As(err, &e) && e.Err == nil {
+		return err
+	}
+	r.log.Error(fmt.Sprintf(format, args...), "err", err)
+	return switchboard.Internal(err)
+}
+
+func (r *Router) record(p switchboard.Principal, req Request, start time.Time, upstream int, err error) {
+	if r.audit == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = string(switchboard.CodeOf(err))
+		var ue *providers.UpstreamError
+		if errors.As(err, &ue) && upstream == 0 {
+			upstream = ue.Status
+		}
+	}
+	sum := sha256.Sum256(req.Args)
+	r.audit.Record(audit.Event{
+		TenantID:       p.TenantID,
+		At:             start,
+		Kind:           audit.KindToolCall,
+		Principal:      p.ID(),
+		KeyID:          p.KeyID,
+		Tool:           req.Tool,
+		ConnectionID:   req.ConnectionID,
+		Outcome:        outcome,
+		UpstreamStatus: upstream,
+		LatencyMicros:  r.now().Sub(start).Microseconds(),
+		ArgsHash:       hex.EncodeToString(sum[:]),
+	})
+}
+
+// Forget drops the cached client of a connection; wire it to connection changes.
+func (r *Router) Forget(_ switchboard.TenantID, connectionID string) { r.pool.forget(connectionID) }

@@ -1,0 +1,53 @@
+package router
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// ConnectionRef names one connection a tool can run on: its id and a label unique
+// among the principal's connections of that provider.
+type ConnectionRef struct {
+	ID    string
+	Label string
+}
+
+// Binding is one tool a principal may call, with the connections it can run on
+// (at least one; a tool with several takes a connection argument).
+type Binding struct {
+	Tool        *providers.Tool
+	Connections []ConnectionRef
+}
+
+// Tools lists every tool the principal may call: each operation of each provider the
+// principal has a usable connection to, in registry order.
+func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding, error) {
+	conns, err := r.conns.Usable(ctx, p)
+	if err != nil {
+		return nil, r.internal(err, "list usable connections of %s", p.ID())
+	}
+	byProvider := map[string][]ConnectionRef{}
+	seen := map[string]int{}
+	for _, c := range conns {
+		label := c.AccountLabel
+		key := c.Provider + "\x00" + label
+		if seen[key]++; seen[key] > 1 {
+			label = fmt.Sprintf("%s (%s)", label, c.ID)
+		}
+		byProvider[c.Provider] = append(byProvider[c.Provider], ConnectionRef{ID: c.ID, Label: label})
+	}
+	var out []Binding
+	for _, spec := range r.registry.Providers() {
+		refs := byProvider[spec.Name]
+		if len(refs) == 0 {
+			continue
+		}
+		for _, t := range r.registry.Tools(spec.Name) {
+			out = append(out, Binding{Tool: t, Connections: refs})
+		}
+	}
+	return out, nil
+}
