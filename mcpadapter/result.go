@@ -1,0 +1,64 @@
+package mcpadapter
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// toolError renders a failed call as a tool result with isError set and a message an
+// agent can act on: which argument to fix, when to retry, where to reconnect.
+func (a *Adapter) toolError(err error) *mcp.CallToolResult {
+	return mcp.NewToolResultError(a.errorText(err))
+}
+
+func (a *Adapter) errorText(err error) string {
+	var ue *providers.UpstreamError
+	if errors.As(err, &ue) {
+		switch ue.Code {
+		case switchboard.CodeRateLimited:
+			return fmt.Sprintf("Rate limited by %s: retry after %d s. (%s)", ue.Provider, retrySeconds(ue.RetryAfter), ue.Error())
+		case switchboard.CodeReconnect:
+			return fmt.Sprintf("%s no longer accepts this connection's credentials (%s): the token was revoked or expired. Reconnect it at %s and retry.", ue.Provider, ue.Error(), a.reconnectURL())
+		case switchboard.CodeForbidden:
+			return fmt.Sprintf("%s refused the request: %s. The connection's token may lack a scope or permission for this.", ue.Provider, ue.Error())
+		case switchboard.CodeNotFound:
+			return fmt.Sprintf("Not found at %s: %s. Check the identifiers; the account may not have access.", ue.Provider, ue.Error())
+		case switchboard.CodeInvalid, switchboard.CodeConflict:
+			return fmt.Sprintf("%s rejected the arguments: %s", ue.Provider, ue.Error())
+		default:
+			return fmt.Sprintf("%s failed: %s. Retrying later may help.", ue.Provider, ue.Error())
+		}
+	}
+	e := switchboard.AsError(err)
+	switch e.Code {
+	case switchboard.CodeInvalid:
+		if e.Field != "" {
+			return fmt.Sprintf("Invalid argument %q: %s.", e.Field, e.Message)
+		}
+		return "Invalid arguments: " + e.Message
+	case switchboard.CodeReconnect:
+		return fmt.Sprintf("%s. Reconnect it at %s and retry.", e.Message, a.reconnectURL())
+	case switchboard.CodeInternal:
+		return "Switchboard failed to run this tool (internal error); the operator has the details."
+	default:
+		return e.Message
+	}
+}
+
+func (a *Adapter) reconnectURL() string {
+	if a.opts.PublicURL == "" {
+		return "the Switchboard connections page"
+	}
+	return a.opts.PublicURL + "/#connections"
+}
+
+func retrySeconds(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
