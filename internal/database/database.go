@@ -1,0 +1,151 @@
+// Package database opens the hub's gorm database: SQLite (pure Go) by default, PostgreSQL
+// in production, both tuned for the hub's load and with a logger that never prints SQL
+// values (they may be sealed credentials or key hashes).
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Open connects to the database the URL names: "sqlite:PATH" or a plain file path for
+// SQLite, "postgres://…" or "postgresql://…" for PostgreSQL. It does not migrate; run
+// migrations.Run next.
+func Open(ctx context.Context, rawURL string) (*gorm.DB, error) {
+	switch {
+	case rawURL == "":
+		return nil, errors.New("open database: no database URL; set SWITCHBOARD_DATABASE_URL to sqlite:PATH or postgres://…")
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		return openPostgres(ctx, rawURL)
+	case strings.Contains(rawURL, "://"):
+		return nil, fmt.Errorf("open database: unsupported URL scheme in %q; use sqlite:PATH or postgres://…", redact(rawURL))
+	default:
+		return openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite:"))
+	}
+}
+
+// Ping checks that the database answers, for readiness probes.
+func Ping(ctx context.Context, db *gorm.DB) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	return nil
+}
+
+// Close closes the database's connection pool.
+func Close(db *gorm.DB) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
+	return sqlDB.Close()
+}
+
+// config is the gorm configuration both dialects share: errors translated to
+// gorm.ErrDuplicatedKey and friends, UTC timestamps at the microsecond precision
+// PostgreSQL keeps (so a value read back equals the one written), and a logger that
+// reports errors without SQL values.
+func config() *gorm.Config {
+	return &gorm.Config{
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
+		Logger: logger.New(log.New(os.Stderr, "database: ", log.LstdFlags), logger.Config{
+			LogLevel:                  logger.Error,
+			IgnoreRecordNotFoundError: true,
+			ParameterizedQueries:      true, // never print values: they may be sealed blobs or hashes
+		}),
+	}
+}
+
+// openSQLite opens a SQLite file in WAL mode. Readers run in parallel with the one
+// writer; transactions take the write lock when they begin (BEGIN IMMEDIATE), so two
+// writers queue on busy_timeout instead of failing with "database is locked" half-way.
+func openSQLite(ctx context.Context, path string) (*gorm.DB, error) {
+	if path == "" {
+		return nil, errors.New("open database: empty SQLite path")
+	}
+	if path == ":memory:" || strings.HasPrefix(path, "file::memory:") {
+		return nil, errors.New("open database: in-memory SQLite is not supported (each pooled connection would see its own database); use a file")
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("open database: create directory %s: %w", dir, err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	q.Set("_time_format", "sqlite")
+	dsn := "file:" + path + "?" + q.Encode()
+	db, err := gorm.Open(sqlite.Open(dsn), config())
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	// Writes serialize on SQLite's lock whatever the pool size; a few connections let
+	// reads proceed alongside the writer without many writers queueing on the lock.
+	n := min(max(runtime.GOMAXPROCS(0), 2), 8)
+	sqlDB.SetMaxOpenConns(n)
+	sqlDB.SetMaxIdleConns(n)
+	sqlDB.SetConnMaxIdleTime(0)
+	sqlDB.SetConnMaxLifetime(0)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// openPostgres opens a PostgreSQL pool through pgx.
+func openPostgres(ctx context.Context, rawURL string) (*gorm.DB, error) {
+	db, err := gorm.Open(postgres.Open(rawURL), config())
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", redact(rawURL), err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", redact(rawURL), err)
+	}
+	sqlDB.SetMaxOpenConns(25)
+	sqlDB.SetMaxIdleConns(25)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	sqlDB.SetConnMaxLifetime(30 * time.Minute)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("open database %s: %w", redact(rawURL), err)
+	}
+	return db, nil
+}
+
+// redact drops the password from a database URL so it can appear in errors and logs.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
