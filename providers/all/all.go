@@ -1,0 +1,29 @@
+// Package all is the explicit list of every provider Switchboard ships. Wiring code
+// calls Register on a fresh registry; nothing registers itself.
+package all
+
+import (
+	"fmt"
+
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/github"
+	"github.com/switchboard-hub/switchboard/providers/slack"
+)
+
+// Specs returns every provider's Spec, in the order the catalog lists them.
+func Specs() []providers.Spec {
+	return []providers.Spec{
+		github.Spec(),
+		slack.Spec(),
+	}
+}
+
+// Register adds every provider to the registry.
+func Register(r *providers.Registry) error {
+	for _, s := range Specs() {
+		if err := r.Register(s); err != nil {
+			return fmt.Errorf("register providers: %w", err)
+		}
+	}
+	return nil
+}
