@@ -1,0 +1,50 @@
+package providertest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// SpecsDirEnv names the environment variable that points at the directory holding the
+// official API descriptions (github/api.github.com.json.gz, slack/slack_web_openapi_v2.json).
+const SpecsDirEnv = "SWITCHBOARD_SPECS_DIR"
+
+// specFile finds a description file: under $SWITCHBOARD_SPECS_DIR if set, else under
+// <repo root>/../shared/specs, where the repo root is the nearest directory above the
+// working directory that holds go.mod. The error says where it looked.
+func specFile(rel string) (string, error) {
+	dir, how, err := specsDir()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, rel)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("API description %s not found (%s): %w", p, how, err)
+	}
+	return p, nil
+}
+
+func specsDir() (dir, how string, err error) {
+	if d := os.Getenv(SpecsDirEnv); d != "" {
+		return d, "from $" + SpecsDirEnv, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", "", fmt.Errorf("find API descriptions: working directory: %w", err)
+	}
+	for d := wd; ; {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(filepath.Dir(d), "shared", "specs"),
+				fmt.Sprintf("<repo root %s>/../shared/specs; set $%s to look elsewhere", d, SpecsDirEnv), nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", "", fmt.Errorf("find API descriptions: %w", err)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "", fmt.Errorf("find API descriptions: no go.mod in %s or above it; set $%s", wd, SpecsDirEnv)
+		}
+		d = parent
+	}
+}
