@@ -42,3 +42,6 @@ type Event struct {
 type Recorder interface {
 	Record(e Event)
 }
+
+// TableName is the table events live in.
+func (Event) TableName() string { return "audit_events" }
