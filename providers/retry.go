@@ -17,6 +17,7 @@ type retrier struct {
 	next     http.RoundTripper
 	attempts int
 	base     time.Duration
+	maxWait  time.Duration // an upstream window longer than this is not waited out
 }
 
 func (t *retrier) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -34,7 +35,7 @@ func (t *retrier) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Body = body
 		}
 		resp, err := t.next.RoundTrip(r)
-		if attempt+1 >= t.attempts || !worthRetrying(resp, err) || req.Context().Err() != nil {
+		if attempt+1 >= t.attempts || !t.worthRetrying(resp, err) || req.Context().Err() != nil {
 			return resp, err
 		}
 		if resp != nil {
@@ -48,10 +49,13 @@ func (t *retrier) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-func worthRetrying(resp *http.Response, err error) bool {
+func (t *retrier) worthRetrying(resp *http.Response, err error) bool {
 	if err != nil {
 		var ue *UpstreamError
 		return !errors.As(err, &ue) // our own rate-limit refusal is final
+	}
+	if wait, limited := RateLimitWait(resp.Header, time.Now()); limited && wait > t.maxWait {
+		return false // the caller is better told to come back than held
 	}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,

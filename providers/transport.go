@@ -31,8 +31,8 @@ func NewTransport() *http.Transport {
 // base is the provider's shared transport.
 func NewClient(spec *Spec, base http.RoundTripper, tokens oauth2.TokenSource) *http.Client {
 	var rt http.RoundTripper = &authTransport{next: base, tokens: tokens, headers: spec.Headers}
-	rt = newLimiter(spec.Name, spec.RateLimit, rt)
-	rt = &retrier{next: rt, attempts: 3, base: 200 * time.Millisecond}
+	lim := newLimiter(spec.Name, spec.RateLimit, rt)
+	rt = &retrier{next: lim, attempts: 3, base: 200 * time.Millisecond, maxWait: lim.maxWait}
 	return &http.Client{Transport: rt, Timeout: 2 * time.Minute}
 }
 

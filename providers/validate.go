@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	sj "github.com/santhosh-tekuri/jsonschema/v6"
@@ -55,15 +56,37 @@ func (v *Validator) Validate(raw json.RawMessage) error {
 	if !errors.As(err, &ve) {
 		return switchboard.Invalid("arguments", err.Error())
 	}
-	return describe(leaf(ve))
+	var leaves []*sj.ValidationError
+	collectLeaves(ve, &leaves)
+	// An unknown argument is most often a misspelt one: name it first.
+	slices.SortStableFunc(leaves, func(a, b *sj.ValidationError) int {
+		_, ua := a.ErrorKind.(*kind.AdditionalProperties)
+		_, ub := b.ErrorKind.(*kind.AdditionalProperties)
+		switch {
+		case ua && !ub:
+			return -1
+		case ub && !ua:
+			return 1
+		}
+		return 0
+	})
+	first := describe(leaves[0])
+	for _, l := range leaves[1:min(len(leaves), 4)] {
+		other := describe(l)
+		first.Message += "; also " + other.Field + ": " + other.Message
+	}
+	return first
 }
 
-// leaf follows the first cause down to the most specific failure.
-func leaf(ve *sj.ValidationError) *sj.ValidationError {
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
+// collectLeaves gathers the most specific failures.
+func collectLeaves(ve *sj.ValidationError, out *[]*sj.ValidationError) {
+	if len(ve.Causes) == 0 {
+		*out = append(*out, ve)
+		return
 	}
-	return ve
+	for _, c := range ve.Causes {
+		collectLeaves(c, out)
+	}
 }
 
 func describe(ve *sj.ValidationError) *switchboard.Error {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
@@ -115,6 +116,14 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 	call := &providers.Call{Tenant: p.TenantID, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: entry.client}
 	out, err = tool.Op.Invoke(withStatus(ctx, status), call, req.Args)
 	if err != nil {
+		var ue *providers.UpstreamError
+		if errors.As(err, &ue) {
+			return nil, ue // without the transport's wrapping, which repeats the URL
+		}
+		var netErr *url.Error
+		if errors.As(err, &netErr) && ctx.Err() == nil {
+			return nil, &switchboard.Error{Code: switchboard.CodeUpstream, Message: fmt.Sprintf("could not reach %s: %v; retrying later may help", tool.Provider.Title, netErr.Err), Err: err}
+		}
 		return nil, r.internal(err, "run %s", tool.Name)
 	}
 	return out, nil

@@ -132,6 +132,10 @@ func parseGitHub(raw []byte) (*openapi3.T, error) {
 }
 
 func loadV3(data []byte) (*openapi3.T, error) {
+	data, err := prune(data)
+	if err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
 	l := openapi3.NewLoader()
 	l.IsExternalRefsAllowed = false
 	doc, err := l.LoadFromData(data)

@@ -1,0 +1,197 @@
+package github_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/github"
+	"github.com/switchboard-hub/switchboard/providers/providertest"
+)
+
+// testToken is the personal access token the fake upstream expects.
+const testToken = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+
+// fixture reads a canned GitHub answer from testdata/upstream. The bodies are GitHub's
+// own examples from its OpenAPI description, adjusted to be consistent, and every test
+// that serves one checks it against the description's response schema.
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "upstream", name))
+	if err != nil {
+		t.Fatalf("read fixture: %v", err)
+	}
+	return b
+}
+
+// tools registers Spec() in a fresh registry and returns its tools by name.
+func tools(t *testing.T) map[string]*providers.Tool {
+	t.Helper()
+	r := providers.NewRegistry()
+	if err := r.Register(github.Spec()); err != nil {
+		t.Fatalf("register github: %v", err)
+	}
+	out := map[string]*providers.Tool{}
+	for _, tool := range r.Tools("github") {
+		out[tool.Name] = tool
+	}
+	return out
+}
+
+// invoke runs a tool the way the router does: validate the arguments against the input
+// schema, then Invoke (which sets the retry policy from the hints).
+func invoke(t *testing.T, tool *providers.Tool, call *providers.Call, args string) (any, error) {
+	t.Helper()
+	if err := tool.Validate(json.RawMessage(args)); err != nil {
+		return nil, err
+	}
+	return tool.Op.Invoke(context.Background(), call, json.RawMessage(args))
+}
+
+// newCall returns a Call for the GitHub spec whose client talks to baseURL.
+func newCall(t *testing.T, baseURL string) *providers.Call {
+	t.Helper()
+	spec := github.Spec()
+	return providertest.NewCall(t, &spec, baseURL, testToken)
+}
+
+// answer returns a handler that answers every request with status, headers and body.
+func answer(status int, header http.Header, body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for k, vs := range header {
+			for _, v := range vs {
+				w.Header().Add(k, v)
+			}
+		}
+		if len(body) > 0 {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}
+}
+
+// checkRequests checks every request the fake received: the credential and GitHub's
+// headers, and the request against GitHub's OpenAPI description, with prefix (the
+// GitHub Enterprise Server /api/v3) removed from the path first. It returns the
+// operation IDs matched.
+func checkRequests(t *testing.T, up *providertest.Upstream, prefix string) []string {
+	t.Helper()
+	desc := providertest.GitHubDescription(t)
+	var ids []string
+	for _, req := range up.Requests() {
+		if got, want := req.Header.Get("Authorization"), "Bearer "+testToken; got != want {
+			t.Errorf("%s %s: Authorization = %q, want %q", req.Method, req.Path, got, want)
+		}
+		if got := req.Header.Get("Accept"); got != "application/vnd.github+json" {
+			t.Errorf("%s %s: Accept = %q, want application/vnd.github+json", req.Method, req.Path, got)
+		}
+		if got := req.Header.Get("X-GitHub-Api-Version"); got != "2022-11-28" {
+			t.Errorf("%s %s: X-GitHub-Api-Version = %q, want 2022-11-28", req.Method, req.Path, got)
+		}
+		if prefix != "" {
+			rest, ok := strings.CutPrefix(req.Path, prefix)
+			if !ok {
+				t.Errorf("%s %s: path lacks the base URL's prefix %s", req.Method, req.Path, prefix)
+			}
+			req.Path = rest
+		}
+		ids = append(ids, desc.CheckRequest(t, req))
+	}
+	return ids
+}
+
+// opCase is one operation called against a fake GitHub that answers a fixture.
+type opCase struct {
+	name    string
+	tool    string
+	args    string
+	fixture string
+	status  int         // of the answer; 200 when 0
+	header  http.Header // of the answer
+	// What must have been sent.
+	wantMethod string
+	wantPath   string
+	wantQuery  url.Values
+	wantBody   map[string]any // nil: no body
+	wantOpID   string         // the operation of GitHub's description the request is
+	want       any            // the typed output
+}
+
+// run calls the tool once against a fake GitHub and checks what was sent, that the
+// request and the fake's answer match GitHub's description, and the typed output.
+func (tc opCase) run(t *testing.T) {
+	t.Helper()
+	status := tc.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	body := fixture(t, tc.fixture)
+	up := providertest.NewUpstream(t, answer(status, tc.header, body))
+	tool := tools(t)[tc.tool]
+	if tool == nil {
+		t.Fatalf("no tool %s", tc.tool)
+	}
+	out, err := invoke(t, tool, newCall(t, up.URL), tc.args)
+	if err != nil {
+		t.Fatalf("%s: %v", tc.tool, err)
+	}
+	if diff := cmp.Diff(tc.want, out); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	providertest.CheckOutput(t, tool, out)
+
+	reqs := up.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("upstream got %d requests, want 1", len(reqs))
+	}
+	req := reqs[0]
+	if req.Method != tc.wantMethod || req.Path != tc.wantPath {
+		t.Errorf("request = %s %s, want %s %s", req.Method, req.Path, tc.wantMethod, tc.wantPath)
+	}
+	wantQuery := tc.wantQuery
+	if wantQuery == nil {
+		wantQuery = url.Values{}
+	}
+	if diff := cmp.Diff(wantQuery, req.Query); diff != "" {
+		t.Errorf("query (-want +got):\n%s", diff)
+	}
+	checkBody(t, req, tc.wantBody)
+	ids := checkRequests(t, up, "")
+	if len(ids) != 1 || ids[0] != tc.wantOpID {
+		t.Errorf("request matched GitHub operations %q, want %s", ids, tc.wantOpID)
+	}
+	providertest.GitHubDescription(t).CheckResponse(t, tc.wantOpID, status, body)
+}
+
+// checkBody compares a request's JSON body, decoded, with want (nil: no body at all).
+func checkBody(t *testing.T, req providertest.Request, want map[string]any) {
+	t.Helper()
+	if want == nil {
+		if len(req.Body) != 0 {
+			t.Errorf("request body = %s, want none", req.Body)
+		}
+		return
+	}
+	if req.ContentType != "application/json" {
+		t.Errorf("Content-Type = %q, want application/json", req.ContentType)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(req.Body, &got); err != nil {
+		t.Fatalf("request body %q is not a JSON object: %v", req.Body, err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("request body (-want +got):\n%s", diff)
+	}
+}
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,251 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/providertest"
+)
+
+const testToken = "xoxb-1111-2222-switchboardtest"
+
+// answer is one canned Slack answer.
+type answer struct {
+	status int               // 0 means 200
+	header map[string]string // extra response headers
+	body   string
+}
+
+// fake is a Slack Web API stand-in that answers requests with canned answers in turn
+// (the last one again once they run out), and the Call that reaches it.
+type fake struct {
+	up   *providertest.Upstream
+	call *providers.Call
+}
+
+func newFake(t *testing.T, answers ...answer) *fake {
+	t.Helper()
+	if len(answers) == 0 {
+		t.Fatal("newFake: no answers")
+	}
+	var (
+		mu sync.Mutex
+		n  int
+	)
+	up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		a := answers[min(n, len(answers)-1)]
+		n++
+		mu.Unlock()
+		for k, v := range a.header {
+			w.Header().Set(k, v)
+		}
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		}
+		status := a.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(a.body))
+	})
+	spec := Spec()
+	return &fake{up: up, call: providertest.NewCall(t, &spec, up.URL, testToken)}
+}
+
+// checkRequests checks every request the fake received against Slack's API
+// description and for the bearer token, and returns the operations they matched.
+func (f *fake) checkRequests(t *testing.T) []string {
+	t.Helper()
+	desc := providertest.SlackDescription(t)
+	var ids []string
+	for _, r := range f.up.Requests() {
+		if got := r.Header.Get("Authorization"); got != "Bearer "+testToken {
+			t.Errorf("%s %s: Authorization = %q, want the bearer token", r.Method, r.Path, got)
+		}
+		if strings.Contains(r.Query.Encode()+string(r.Body), testToken) {
+			t.Errorf("%s %s: the token leaked into the query or body", r.Method, r.Path)
+		}
+		ids = append(ids, desc.CheckRequest(t, r))
+	}
+	return ids
+}
+
+// tool returns a registered tool of the Slack spec.
+func tool(t *testing.T, name string) *providers.Tool {
+	t.Helper()
+	r := providers.NewRegistry()
+	if err := r.Register(Spec()); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	tl, ok := r.Tool(name)
+	if !ok {
+		t.Fatalf("no tool %s", name)
+	}
+	return tl
+}
+
+// invoke runs a tool the way the router does: arguments validated against the input
+// schema, then decoded and run with the retry policy of the operation's hints.
+func invoke(t *testing.T, call *providers.Call, name, args string) (any, error) {
+	t.Helper()
+	tl := tool(t, name)
+	if err := tl.Validate(json.RawMessage(args)); err != nil {
+		t.Fatalf("%s: arguments %s do not validate: %v", name, args, err)
+	}
+	return tl.Op.Invoke(context.Background(), call, json.RawMessage(args))
+}
+
+// wantRequest compares what the fake received last with what Slack expects.
+type wantRequest struct {
+	method string
+	path   string
+	query  map[string]string // the whole query
+	form   map[string]string // the whole form body, for POST
+}
+
+func (w wantRequest) check(t *testing.T, got providertest.Request) {
+	t.Helper()
+	if got.Method != w.method || got.Path != w.path {
+		t.Errorf("request = %s %s, want %s %s", got.Method, got.Path, w.method, w.path)
+	}
+	if diff := cmp.Diff(w.query, flat(got.Query), cmpEmptyMap); diff != "" {
+		t.Errorf("query (-want +got):\n%s", diff)
+	}
+	if w.method == http.MethodPost {
+		if got.ContentType != "application/x-www-form-urlencoded" {
+			t.Errorf("content type = %q, want a form", got.ContentType)
+		}
+		form, err := parseForm(got.Body)
+		if err != nil {
+			t.Fatalf("form body %q: %v", got.Body, err)
+		}
+		if diff := cmp.Diff(w.form, form, cmpEmptyMap); diff != "" {
+			t.Errorf("form (-want +got):\n%s", diff)
+		}
+	} else if len(got.Body) > 0 {
+		t.Errorf("GET request has a body: %q", got.Body)
+	}
+}
+
+var cmpEmptyMap = cmp.FilterValues(func(a, b map[string]string) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())
+
+func TestSpecRegisters(t *testing.T) {
+	t.Parallel()
+	r := providers.NewRegistry()
+	if err := r.Register(Spec()); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	var names []string
+	for _, tl := range r.Tools("slack") {
+		names = append(names, tl.Name)
+		info := tl.Info
+		if !strings.HasPrefix(info.DocsURL, "https://api.slack.com/methods/") {
+			t.Errorf("%s: DocsURL %q is not a Slack method page", tl.Name, info.DocsURL)
+		}
+		if len(info.Scopes) == 0 {
+			t.Errorf("%s: no scopes", tl.Name)
+		}
+		if info.Hints.ClosedWorld {
+			t.Errorf("%s: a Slack tool reaches an open world", tl.Name)
+		}
+		wantReadOnly := strings.HasPrefix(info.Name, "get_") || strings.HasPrefix(info.Name, "list_")
+		if info.Hints.ReadOnly != wantReadOnly {
+			t.Errorf("%s: ReadOnly = %v, want true exactly for get_ and list_ tools", tl.Name, info.Hints.ReadOnly)
+		}
+	}
+	want := []string{
+		"slack_list_channels", "slack_get_channel_history", "slack_get_thread_replies", "slack_post_message",
+		"slack_reply_to_thread", "slack_add_reaction", "slack_get_users", "slack_get_user_profile",
+	}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	// Posting must never be retried (a retry would post twice); reactions may be, as
+	// already_reacted counts as success.
+	for name, retryable := range map[string]bool{"slack_post_message": false, "slack_reply_to_thread": false, "slack_add_reaction": true, "slack_get_users": true} {
+		tl, _ := r.Tool(name)
+		if got := tl.Info.Hints.Retryable(); got != retryable {
+			t.Errorf("%s: Retryable = %v, want %v", name, got, retryable)
+		}
+	}
+	s := Spec()
+	if s.BaseURL != "https://slack.com/api" || s.Name != "slack" || s.RateLimit.PerSecond <= 0 || s.RateLimit.MaxWait <= 0 {
+		t.Errorf("spec = %+v", s)
+	}
+}
+
+const authTestOK = `{"ok":true,"url":"https://acme.slack.com/","team":"Acme Inc","user":"switchboard","team_id":"T0123ABCD","user_id":"U0456EFGH","bot_id":"B0789IJKLM","is_enterprise_install":false}`
+
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		answer   answer
+		want     providers.Account
+		wantCode string
+	}{
+		{
+			name:   "bot token with scopes",
+			answer: answer{header: map[string]string{"X-OAuth-Scopes": "chat:write, channels:read,channels:history", "X-Accepted-OAuth-Scopes": ""}, body: authTestOK},
+			want:   providers.Account{ID: "T0123ABCD/U0456EFGH", Label: "Acme Inc", Scopes: []string{"chat:write", "channels:read", "channels:history"}},
+		},
+		{
+			name:   "no scope header",
+			answer: answer{body: authTestOK},
+			want:   providers.Account{ID: "T0123ABCD/U0456EFGH", Label: "Acme Inc"},
+		},
+		{name: "revoked token", answer: answer{body: `{"ok":false,"error":"token_revoked"}`}, wantCode: "reconnect"},
+		{name: "invalid token", answer: answer{body: `{"ok":false,"error":"invalid_auth"}`}, wantCode: "reconnect"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFake(t, tt.answer)
+			spec := Spec()
+			got, err := spec.Verify(context.Background(), f.call)
+			ids := f.checkRequests(t)
+			if diff := cmp.Diff([]string{"auth_test"}, ids); diff != "" {
+				t.Errorf("operations (-want +got):\n%s", diff)
+			}
+			providertest.SlackDescription(t).CheckResponse(t, "auth_test", http.StatusOK, []byte(tt.answer.body))
+			wantRequest{method: http.MethodGet, path: "/auth.test"}.check(t, f.up.Last(t))
+			if tt.wantCode != "" {
+				if code := string(codeOf(err)); code != tt.wantCode {
+					t.Fatalf("Verify error = %v (code %s), want code %s", err, code, tt.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("account (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// checkOutput fails t unless out matches the tool's output schema.
+func checkOutput(t *testing.T, tl *providers.Tool, out any) {
+	t.Helper()
+	v, err := providers.NewValidator(tl.OutputSchema)
+	if err != nil {
+		t.Fatalf("%s: compile output schema: %v", tl.Name, err)
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		t.Fatalf("%s: marshal output: %v", tl.Name, err)
+	}
+	if err := v.Validate(raw); err != nil {
+		t.Errorf("%s: output %s does not match the output schema: %v", tl.Name, raw, err)
+	}
+}

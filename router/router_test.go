@@ -1,0 +1,319 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// memConns is an in-memory connection source with the store's tenancy rules.
+type memConns struct {
+	mu    sync.Mutex
+	conns map[string]connections.Connection
+	creds map[string]connections.Credentials
+	opens atomic.Int32
+}
+
+func (m *memConns) add(c connections.Connection, token string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.conns[c.ID] = c
+	m.creds[c.ID] = connections.Credentials{AccessToken: token}
+}
+
+func (m *memConns) Usable(_ context.Context, p switchboard.Principal) ([]connections.Connection, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []connections.Connection
+	for _, id := range []string{"con_a1", "con_a2", "con_a3", "con_b1"} {
+		if c, ok := m.conns[id]; ok && c.UsableBy(p) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (m *memConns) Open(_ context.Context, tenant switchboard.TenantID, id string) (connections.Connection, connections.Credentials, error) {
+	m.opens.Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.conns[id]
+	if !ok || c.TenantID != tenant {
+		return connections.Connection{}, connections.Credentials{}, switchboard.NotFound("connection")
+	}
+	return c, m.creds[id], nil
+}
+
+type memAudit struct {
+	mu     sync.Mutex
+	events []audit.Event
+}
+
+func (m *memAudit) Record(e audit.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, e)
+}
+
+func (m *memAudit) last(t *testing.T) audit.Event {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.events) == 0 {
+		t.Fatal("no audit event recorded")
+	}
+	return m.events[len(m.events)-1]
+}
+
+type greetIn struct {
+	Name string `json:"name" jsonschema:"Who to greet"`
+}
+
+type greetOut struct {
+	Greeting string `json:"greeting" jsonschema:"The greeting the upstream made"`
+}
+
+// fakeProvider is a provider whose one operation asks its upstream for a greeting.
+func fakeProvider(name string) providers.Spec {
+	greet := &providers.Operation[greetIn, greetOut]{
+		Name: "greet", Title: "Greet", Description: "Ask the upstream to greet someone.",
+		Hints: providers.Hints{ReadOnly: true},
+		Run: func(ctx context.Context, c *providers.Call, in greetIn) (greetOut, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.URL("/greet?name="+in.Name), nil)
+			resp, err := c.HTTP.Do(req)
+			if err != nil {
+				return greetOut{}, err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return greetOut{}, providers.StatusError(name, resp, "", "")
+			}
+			var out greetOut
+			return out, json.NewDecoder(resp.Body).Decode(&out)
+		},
+	}
+	return providers.Spec{Name: name, Title: name, Verify: func(context.Context, *providers.Call) (providers.Account, error) { return providers.Account{}, nil }, Operations: []providers.Op{greet}}
+}
+
+type fixture struct {
+	router   *Router
+	conns    *memConns
+	audit    *memAudit
+	upstream *httptest.Server
+	tokens   chan string
+}
+
+var (
+	alice = switchboard.Principal{TenantID: "ten_a", TenantSlug: "a", Kind: switchboard.PrincipalUser, UserID: "usr_alice", KeyID: "key_1"}
+	carol = switchboard.Principal{TenantID: "ten_a", TenantSlug: "a", Kind: switchboard.PrincipalUser, UserID: "usr_carol", KeyID: "key_3"}
+	bob   = switchboard.Principal{TenantID: "ten_b", TenantSlug: "b", Kind: switchboard.PrincipalUser, UserID: "usr_bob", KeyID: "key_2"}
+)
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{conns: &memConns{conns: map[string]connections.Connection{}, creds: map[string]connections.Credentials{}}, audit: &memAudit{}, tokens: make(chan string, 64)}
+	f.upstream = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.tokens <- r.Header.Get("Authorization")
+		switch r.URL.Query().Get("name") {
+		case "gone":
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		case "slow":
+			w.Header().Set("Retry-After", "42")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(greetOut{Greeting: "hello " + r.URL.Query().Get("name")})
+	}))
+	t.Cleanup(f.upstream.Close)
+	reg := providers.NewRegistry()
+	for _, n := range []string{"fake", "other"} {
+		if err := reg.Register(fakeProvider(n)); err != nil {
+			t.Fatal(err)
+		}
+		_ = reg.SetBaseURL(n, f.upstream.URL)
+	}
+	f.conns.add(connections.Connection{ID: "con_a1", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "fake", AccountLabel: "alice-fake", Status: connections.StatusActive}, "token-a1")
+	f.conns.add(connections.Connection{ID: "con_a2", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "fake", AccountLabel: "team", Shared: true, Status: connections.StatusActive}, "token-a2")
+	f.conns.add(connections.Connection{ID: "con_a3", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "other", AccountLabel: "dead", Status: connections.StatusNeedsReconnect}, "token-a3")
+	f.conns.add(connections.Connection{ID: "con_b1", TenantID: "ten_b", OwnerUserID: "usr_bob", Provider: "fake", AccountLabel: "bob-fake", Status: connections.StatusActive}, "token-b1")
+	f.router = New(Options{Registry: reg, Connections: f.conns, Audit: f.audit})
+	return f
+}
+
+func TestExecute(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		who       switchboard.Principal
+		req       Request
+		want      any
+		wantCode  switchboard.Code
+		wantField string
+		wantToken string // the Authorization the upstream must have seen; "" means no request
+	}{
+		{name: "own private connection", who: alice, req: Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"ada"}`)}, want: greetOut{Greeting: "hello ada"}, wantToken: "Bearer token-a1"},
+		{name: "shared connection of a colleague", who: carol, req: Request{Tool: "fake_greet", ConnectionID: "con_a2", Args: json.RawMessage(`{"name":"cy"}`)}, want: greetOut{Greeting: "hello cy"}, wantToken: "Bearer token-a2"},
+		{name: "colleague's private connection is not found", who: carol, req: Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"x"}`)}, wantCode: switchboard.CodeNotFound},
+		{name: "other tenant's connection is not found", who: bob, req: Request{Tool: "fake_greet", ConnectionID: "con_a2", Args: json.RawMessage(`{"name":"x"}`)}, wantCode: switchboard.CodeNotFound},
+		{name: "unknown connection", who: alice, req: Request{Tool: "fake_greet", ConnectionID: "con_zz", Args: json.RawMessage(`{"name":"x"}`)}, wantCode: switchboard.CodeNotFound},
+		{name: "arguments validated before anything else", who: bob, req: Request{Tool: "fake_greet", ConnectionID: "con_a2", Args: json.RawMessage(`{"nam":"x"}`)}, wantCode: switchboard.CodeInvalid, wantField: "nam"}, // also names the missing "name"
+		{name: "unknown tool", who: alice, req: Request{Tool: "fake_nope", ConnectionID: "con_a1"}, wantCode: switchboard.CodeNotFound},
+		{name: "connection of another provider", who: alice, req: Request{Tool: "other_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"x"}`)}, wantCode: switchboard.CodeInvalid, wantField: "connection"},
+		{name: "connection needing reconnect", who: alice, req: Request{Tool: "other_greet", ConnectionID: "con_a3", Args: json.RawMessage(`{"name":"x"}`)}, wantCode: switchboard.CodeReconnect},
+		{name: "upstream 401 asks to reconnect", who: alice, req: Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"gone"}`)}, wantCode: switchboard.CodeReconnect, wantToken: "Bearer token-a1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			out, err := f.router.Execute(context.Background(), tt.who, tt.req)
+			if tt.wantCode != "" {
+				if got := switchboard.CodeOf(err); got != tt.wantCode {
+					t.Fatalf("error = %v (code %s), want code %s", err, got, tt.wantCode)
+				}
+				if e := switchboard.AsError(err); tt.wantField != "" && e.Field != tt.wantField {
+					t.Errorf("field = %q, want %q", e.Field, tt.wantField)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, out); tt.wantCode == "" && diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+			select {
+			case got := <-f.tokens:
+				if got != tt.wantToken {
+					t.Errorf("upstream saw Authorization %q, want %q", got, tt.wantToken)
+				}
+			default:
+				if tt.wantToken != "" {
+					t.Error("upstream received no request")
+				}
+			}
+			ev := f.audit.last(t)
+			wantOutcome := "ok"
+			if tt.wantCode != "" {
+				wantOutcome = string(tt.wantCode)
+			}
+			if ev.Outcome != wantOutcome || ev.Tool != tt.req.Tool || ev.TenantID != tt.who.TenantID || ev.Principal != tt.who.ID() || ev.Kind != audit.KindToolCall {
+				t.Errorf("audit event = %+v", ev)
+			}
+			if len(ev.ArgsHash) != 64 {
+				t.Errorf("audit args hash = %q, want a SHA-256 hex", ev.ArgsHash)
+			}
+		})
+	}
+}
+
+func TestExecuteAuditsUpstreamStatusAndRetryAfter(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"slow"}`)})
+	var ue *providers.UpstreamError
+	if !asUpstream(err, &ue) || ue.Code != switchboard.CodeRateLimited || ue.RetryAfter.Seconds() != 42 {
+		t.Fatalf("error = %v, want rate_limited with retry after 42 s", err)
+	}
+	if ev := f.audit.last(t); ev.UpstreamStatus != http.StatusTooManyRequests || ev.Outcome != "rate_limited" {
+		t.Errorf("audit = %+v, want upstream 429 rate_limited", ev)
+	}
+	// The second call is refused by the connection's limiter without reaching the upstream.
+	<-f.tokens
+	_, err = f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"ada"}`)})
+	if switchboard.CodeOf(err) != switchboard.CodeRateLimited {
+		t.Errorf("call inside the upstream's window = %v, want rate_limited", err)
+	}
+	select {
+	case <-f.tokens:
+		t.Error("a call inside the upstream's Retry-After window reached the upstream")
+	default:
+	}
+}
+
+func asUpstream(err error, target **providers.UpstreamError) bool {
+	for err != nil {
+		if ue, ok := err.(*providers.UpstreamError); ok {
+			*target = ue
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+func TestPoolCachesAndForgets(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	call := func() {
+		t.Helper()
+		if _, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		<-f.tokens
+	}
+	call()
+	call()
+	if n := f.conns.opens.Load(); n != 1 {
+		t.Errorf("credentials opened %d times for two calls, want 1 (cached)", n)
+	}
+	f.conns.add(connections.Connection{ID: "con_a1", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "fake", AccountLabel: "alice-fake", Status: connections.StatusActive}, "token-rotated")
+	f.router.Forget("ten_a", "con_a1")
+	if _, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-f.tokens; got != "Bearer token-rotated" {
+		t.Errorf("after Forget the upstream saw %q, want the new token", got)
+	}
+	// A cached entry of tenant A is never served to tenant B.
+	if _, err := f.router.Execute(context.Background(), bob, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Errorf("tenant B on A's cached connection = %v, want not_found", err)
+	}
+}
+
+func TestTools(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tests := []struct {
+		name string
+		who  switchboard.Principal
+		want map[string][]ConnectionRef
+	}{
+		{name: "owner sees private, shared and reconnect-needing", who: alice, want: map[string][]ConnectionRef{
+			"fake_greet":  {{ID: "con_a1", Label: "alice-fake"}, {ID: "con_a2", Label: "team"}},
+			"other_greet": {{ID: "con_a3", Label: "dead"}},
+		}},
+		{name: "colleague sees shared only", who: carol, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_a2", Label: "team"}}}},
+		{name: "other tenant sees its own", who: bob, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_b1", Label: "bob-fake"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			bs, err := f.router.Tools(context.Background(), tt.who)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][]ConnectionRef{}
+			for _, b := range bs {
+				got[b.Tool.Name] = b.Connections
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
