@@ -23,6 +23,8 @@ type ListOptions struct {
 	Cursor string     // the next value of the previous page
 	Kind   Kind       // only events of this kind
 	Tool   string     // only calls of this tool
+	// Principal, when set, keeps only the events of that principal ("user:…", "agent:…").
+	Principal string
 }
 
 // Store reads audit events.
@@ -52,6 +54,9 @@ func (s *Store) List(ctx context.Context, tenant switchboard.TenantID, opts List
 	}
 	if opts.Tool != "" {
 		q = q.Where("tool = ?", opts.Tool)
+	}
+	if opts.Principal != "" {
+		q = q.Where("principal = ?", opts.Principal)
 	}
 	if opts.Cursor != "" {
 		at, id, err := decodeCursor(opts.Cursor)
