@@ -27,7 +27,7 @@ func TestGetFileContents(t *testing.T) {
 			wantOpID:  "repos/get-content",
 			want: github.GetFileContentsOutput{
 				Type: "file", Path: "README.md", Name: "README.md", SHA: "980a0d5f19a64b4b30a87d4206aade58726b60e3",
-				Size:    79,
+				Size:    88,
 				Content: ptr("# Hello-World\n\nMy first repository on GitHub — ünïcödé welcome.\n\nRun `make test`.\n"),
 				HTMLURL: "https://github.com/octocat/Hello-World/blob/master/README.md", Entries: []github.ContentEntry{},
 			},
@@ -53,7 +53,7 @@ func TestGetFileContents(t *testing.T) {
 			wantOpID: "repos/get-content",
 			want: github.GetFileContentsOutput{
 				Type: "file", Path: "README.md", Name: "README.md", SHA: "980a0d5f19a64b4b30a87d4206aade58726b60e3",
-				Size:    79,
+				Size:    88,
 				Content: ptr("# Hello-World\n\nMy first repository on GitHub — ünïcödé welcome.\n\nRun `make test`.\n"),
 				HTMLURL: "https://github.com/octocat/Hello-World/blob/master/README.md", Entries: []github.ContentEntry{},
 			},
