@@ -12,7 +12,7 @@ import (
 const (
 	postMessageOK = `{"ok":true,"channel":"C012AB3CD","ts":"1712345702.000300","message":{
 		"bot_id":"B0789IJKLM","type":"message","text":"Deploy finished: <https://ci.acme.dev/418|build 418>","user":"U0456EFGH",
-		"ts":"1712345702.000300","team":"T0123ABCDE","app_id":"A0123ABCD"}}`
+		"ts":"1712345702.000300","team":"T0123ABCDE"}}`
 	replyOK = `{"ok":true,"channel":"C012AB3CD","ts":"1712345710.000400","message":{
 		"bot_id":"B0789IJKLM","type":"message","text":"On it","user":"U0456EFGH","ts":"1712345710.000400",
 		"team":"T0123ABCDE","thread_ts":"1712345678.123456","parent_user_id":"U012AB3CDE"}}`

@@ -66,12 +66,12 @@ func send(ctx context.Context, c *providers.Call, httpMethod, method string, par
 		if errors.As(err, &ue) || ctx.Err() != nil {
 			return nil, fmt.Errorf("slack %s: %w", method, err)
 		}
-		return nil, &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "Slack could not be reached; try again shortly", Err: fmt.Errorf("slack %s: %w", method, err)}
+		return nil, &switchboard.Error{Code: switchboard.CodeUpstream, Message: "Slack could not be reached; try again shortly", Err: fmt.Errorf("slack %s: %w", method, err)}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
-		return nil, &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "Slack's answer was cut off; try again shortly", Err: fmt.Errorf("slack %s: read answer: %w", method, err)}
+		return nil, &switchboard.Error{Code: switchboard.CodeUpstream, Message: "Slack's answer was cut off; try again shortly", Err: fmt.Errorf("slack %s: read answer: %w", method, err)}
 	}
 	var env envelope
 	jsonErr := json.Unmarshal(body, &env)

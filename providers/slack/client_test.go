@@ -165,10 +165,10 @@ func TestHTTPFailures(t *testing.T) {
 			wantCode: switchboard.CodeForbidden, wantReason: "not_allowed_token_type", wantAttempts: 1},
 		{name: "404 read", tool: "slack_get_channel_history", args: historyArgs, answer: answer{status: 404, body: `{"ok":false,"error":"unknown_method","req_method":"conversations.history"}`},
 			wantCode: switchboard.CodeNotFound, wantReason: "unknown_method", wantAttempts: 1},
-		// The client retries the 429 after Retry-After; 7 s is longer than the spec's
-		// MaxWait, so the retry is refused before it is sent, with the wait left.
+		// Retry-After: 7 is longer than the spec's MaxWait, so even a read is not
+		// retried: the agent is told to come back in 7 s.
 		{name: "429 read", tool: "slack_get_channel_history", args: historyArgs, answer: answer{status: 429, header: map[string]string{"Retry-After": "7"}, body: `{"ok":false,"error":"ratelimited"}`},
-			wantCode: switchboard.CodeRateLimited, wantReason: "rate_limited", wantRetryAfter: [2]time.Duration{6 * time.Second, 7 * time.Second}, wantAttempts: 1},
+			wantCode: switchboard.CodeRateLimited, wantReason: "ratelimited", wantRetryAfter: [2]time.Duration{7 * time.Second, 7 * time.Second}, wantAttempts: 1},
 		{name: "429 post", tool: "slack_post_message", args: postArgs, answer: answer{status: 429, header: map[string]string{"Retry-After": "7"}, body: `{"ok":false,"error":"ratelimited"}`},
 			wantCode: switchboard.CodeRateLimited, wantReason: "ratelimited", wantRetryAfter: [2]time.Duration{7 * time.Second, 7 * time.Second}, wantAttempts: 1},
 		{name: "500 read is retried", tool: "slack_get_channel_history", args: historyArgs, answer: answer{status: 500, header: map[string]string{"Content-Type": "text/html"}, body: slack5xx},
@@ -252,5 +252,23 @@ func TestBadAnswers(t *testing.T) {
 			}
 			f.checkRequests(t)
 		})
+	}
+}
+
+// TestUnreachable checks that a Slack that cannot be reached is an upstream failure
+// after the read's retries, with a message to try again.
+func TestUnreachable(t *testing.T) {
+	t.Parallel()
+	up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {})
+	up.Close() // nothing listens at its address any more
+	spec := Spec()
+	call := providertest.NewCall(t, &spec, up.URL, testToken)
+	_, err := invoke(t, call, "slack_get_users", `{}`)
+	var se *switchboard.Error
+	if !errors.As(err, &se) || se.Code != switchboard.CodeUpstream || !strings.Contains(se.Message, "could not be reached") {
+		t.Fatalf("error = %v, want upstream: Slack could not be reached", err)
+	}
+	if strings.Contains(err.Error(), testToken) {
+		t.Errorf("error %q holds the token", err)
 	}
 }

@@ -237,15 +237,15 @@ func TestVerify(t *testing.T) {
 // checkOutput fails t unless out matches the tool's output schema.
 func checkOutput(t *testing.T, tl *providers.Tool, out any) {
 	t.Helper()
-	v, err := providers.NewValidator(tl.OutputSchema)
-	if err != nil {
-		t.Fatalf("%s: compile output schema: %v", tl.Name, err)
+	providertest.CheckOutput(t, tl, out)
+}
+
+// TestGoldenSchemas compares every tool's schemas with testdata/; after a deliberate
+// change, run `go test ./providers/slack -run TestGoldenSchemas -update` and review the diff.
+func TestGoldenSchemas(t *testing.T) {
+	r := providers.NewRegistry()
+	if err := r.Register(Spec()); err != nil {
+		t.Fatalf("register: %v", err)
 	}
-	raw, err := json.Marshal(out)
-	if err != nil {
-		t.Fatalf("%s: marshal output: %v", tl.Name, err)
-	}
-	if err := v.Validate(raw); err != nil {
-		t.Errorf("%s: output %s does not match the output schema: %v", tl.Name, raw, err)
-	}
+	providertest.GoldenSchemas(t, r.Tools("slack"))
 }
