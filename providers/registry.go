@@ -120,6 +120,18 @@ func (r *Registry) SetBaseURL(provider, url string) error {
 	return nil
 }
 
+// SetRateLimit overrides the token bucket each connection of a provider gets (a GitHub
+// Enterprise Server with its own limits, a benchmark). Call it while wiring, before the
+// registry is shared.
+func (r *Registry) SetRateLimit(provider string, rl RateLimit) error {
+	s, ok := r.specs[provider]
+	if !ok {
+		return fmt.Errorf("set rate limit: unknown provider %q", provider)
+	}
+	s.RateLimit = rl
+	return nil
+}
+
 // BaseURL is the provider's API base URL in this deployment.
 func (r *Registry) BaseURL(provider string) string {
 	if u, ok := r.baseURLs[provider]; ok {

@@ -82,6 +82,15 @@ func TestRegistry(t *testing.T) {
 	if err := r.SetBaseURL("fake", "http://127.0.0.1:1"); err != nil || r.BaseURL("fake") != "http://127.0.0.1:1" {
 		t.Errorf("SetBaseURL: %v, %q", err, r.BaseURL("fake"))
 	}
+	if err := r.SetRateLimit("fake", RateLimit{PerSecond: 99, Burst: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if spec, _ := r.Provider("fake"); spec.RateLimit.PerSecond != 99 || spec.RateLimit.Burst != 7 {
+		t.Errorf("rate limit after SetRateLimit = %+v", spec.RateLimit)
+	}
+	if err := r.SetRateLimit("nope", RateLimit{}); err == nil {
+		t.Error("SetRateLimit accepted an unknown provider")
+	}
 	if err := r.SetBaseURL("nope", "x"); err == nil {
 		t.Error("SetBaseURL accepted an unknown provider")
 	}
