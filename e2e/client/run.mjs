@@ -1,0 +1,262 @@
+// run.mjs drives a live `switchboard serve` with the official TypeScript MCP client
+// (@modelcontextprotocol/sdk) over Streamable HTTP. go test ./e2e starts the server, its
+// fake upstreams and this script; the script prints one JSON summary line on stdout and
+// exits 1 when any check failed (each failure is named in the summary and on stderr).
+//
+// Environment:
+//   MCP_URL_A, KEY_A  tenant A's MCP URL and an API key of tenant A (GitHub and Slack connected)
+//   MCP_URL_B, KEY_B  tenant B's MCP URL and an API key of tenant B (nothing connected)
+//   GH_OWNER, GH_REPO the repository the GitHub call targets
+//   SLACK_CHANNEL     the channel the Slack call posts to
+//   TIMEOUT_MS        per-request timeout (default 30000)
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) {
+    console.error(`run.mjs: environment variable ${name} is required`);
+    process.exit(2);
+  }
+  return v;
+};
+
+const cfg = {
+  urlA: env("MCP_URL_A"),
+  keyA: env("KEY_A"),
+  urlB: env("MCP_URL_B"),
+  keyB: env("KEY_B"),
+  owner: env("GH_OWNER"),
+  repo: env("GH_REPO"),
+  channel: env("SLACK_CHANNEL"),
+  timeout: Number(process.env.TIMEOUT_MS || 30000),
+};
+
+// The tools a tenant with one GitHub and one Slack connection must see.
+const expectedTools = [
+  "github_add_issue_comment",
+  "github_create_issue",
+  "github_create_pull_request",
+  "github_get_file_contents",
+  "github_get_issue",
+  "github_get_pull_request",
+  "github_list_issues",
+  "github_list_pull_requests",
+  "github_search_repositories",
+  "github_update_issue",
+  "slack_add_reaction",
+  "slack_get_channel_history",
+  "slack_get_thread_replies",
+  "slack_get_user_profile",
+  "slack_get_users",
+  "slack_list_channels",
+  "slack_post_message",
+  "slack_reply_to_thread",
+];
+
+// Annotations the operations declare; a sample of writes and reads of both providers.
+const expectedAnnotations = {
+  github_create_issue: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  github_update_issue: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+  github_get_issue: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+  slack_post_message: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  slack_list_channels: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
+};
+
+const failures = [];
+const summary = {};
+
+function check(ok, message) {
+  if (!ok) {
+    failures.push(message);
+    console.error(`FAIL: ${message}`);
+  }
+  return ok;
+}
+
+function connectTo(url, key) {
+  const client = new Client({ name: "switchboard-e2e", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+  return { client, transport };
+}
+
+function errorInfo(err) {
+  return {
+    name: err?.constructor?.name ?? typeof err,
+    code: err?.code ?? null,
+    message: String(err?.message ?? err),
+  };
+}
+
+function textOf(result) {
+  return (result?.content ?? [])
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
+}
+
+const reqOpts = { timeout: cfg.timeout };
+
+async function tenantA() {
+  const { client, transport } = connectTo(cfg.urlA, cfg.keyA);
+  await client.connect(transport, reqOpts);
+  try {
+    const { tools } = await client.listTools(undefined, reqOpts);
+    const names = tools.map((t) => t.name).sort();
+    summary.tools_a = names;
+    for (const want of expectedTools) {
+      check(names.includes(want), `tenant A's tools/list lacks ${want} (got ${names.join(", ")})`);
+    }
+    for (const t of tools) {
+      check(/^[a-zA-Z0-9_-]{1,64}$/.test(t.name), `tool name ${JSON.stringify(t.name)} does not match ^[a-zA-Z0-9_-]{1,64}$`);
+      check(t.inputSchema?.type === "object", `${t.name}: inputSchema.type is ${t.inputSchema?.type}, want object`);
+      check(t.outputSchema?.type === "object", `${t.name}: outputSchema.type is ${t.outputSchema?.type}, want object`);
+      check(typeof t.description === "string" && t.description.length > 0, `${t.name}: no description`);
+      for (const hint of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]) {
+        check(typeof t.annotations?.[hint] === "boolean", `${t.name}: annotations.${hint} is not set`);
+      }
+    }
+    for (const [name, want] of Object.entries(expectedAnnotations)) {
+      const t = tools.find((x) => x.name === name);
+      if (!t) continue; // already reported as missing
+      for (const [hint, v] of Object.entries(want)) {
+        check(t.annotations?.[hint] === v, `${name}: annotations.${hint} is ${t.annotations?.[hint]}, want ${v}`);
+      }
+    }
+    const create = tools.find((t) => t.name === "github_create_issue");
+    if (create) {
+      summary.create_issue_required = [...(create.inputSchema.required ?? [])].sort();
+      for (const f of ["owner", "repo", "title"]) {
+        check(create.inputSchema.required?.includes(f), `github_create_issue: inputSchema does not require ${f}`);
+      }
+    }
+
+    // One GitHub call. The SDK also validates structuredContent against the tool's
+    // outputSchema (it throws when they disagree).
+    const title = "Crash when the config file is empty";
+    const body = "Steps: start with an empty switchboard.yaml.";
+    const gh = await client.callTool(
+      { name: "github_create_issue", arguments: { owner: cfg.owner, repo: cfg.repo, title, body } },
+      undefined,
+      reqOpts,
+    );
+    summary.github_create_issue = { isError: gh.isError ?? false, structuredContent: gh.structuredContent ?? null };
+    if (check(!gh.isError, `github_create_issue returned isError: ${textOf(gh)}`)) {
+      const sc = gh.structuredContent ?? {};
+      check(Number.isInteger(sc.number) && sc.number > 0, `github_create_issue: number is ${sc.number}`);
+      check(sc.title === title, `github_create_issue: title is ${JSON.stringify(sc.title)}, want ${JSON.stringify(title)}`);
+      check(sc.body === body, `github_create_issue: body is ${JSON.stringify(sc.body)}`);
+      check(sc.state === "open", `github_create_issue: state is ${sc.state}, want open`);
+      check(
+        typeof sc.html_url === "string" && sc.html_url.endsWith(`/${cfg.owner}/${cfg.repo}/issues/${sc.number}`),
+        `github_create_issue: html_url is ${sc.html_url}`,
+      );
+      check(JSON.stringify(JSON.parse(textOf(gh))) === JSON.stringify(sc), "github_create_issue: text content is not the structured content");
+    }
+
+    // One Slack call.
+    const text = "Deploy finished :rocket:";
+    const sl = await client.callTool(
+      { name: "slack_post_message", arguments: { channel: cfg.channel, text } },
+      undefined,
+      reqOpts,
+    );
+    summary.slack_post_message = { isError: sl.isError ?? false, structuredContent: sl.structuredContent ?? null };
+    if (check(!sl.isError, `slack_post_message returned isError: ${textOf(sl)}`)) {
+      const sc = sl.structuredContent ?? {};
+      check(sc.channel === cfg.channel, `slack_post_message: channel is ${sc.channel}, want ${cfg.channel}`);
+      check(/^[0-9]+\.[0-9]+$/.test(sc.ts ?? ""), `slack_post_message: ts is ${sc.ts}`);
+      check(sc.text === text, `slack_post_message: text is ${JSON.stringify(sc.text)}, want ${JSON.stringify(text)}`);
+    }
+
+    // A bad argument: a tool error naming the field, and nothing sent upstream (the Go
+    // test counts the fake's requests).
+    const bad = await client.callTool(
+      { name: "github_create_issue", arguments: { owner: cfg.owner, repo: cfg.repo, title: 42 } },
+      undefined,
+      reqOpts,
+    );
+    summary.bad_argument = { isError: bad.isError ?? false, text: textOf(bad) };
+    check(bad.isError === true, `github_create_issue with title 42: isError is ${bad.isError}, want true`);
+    check(textOf(bad).includes("title"), `github_create_issue with title 42: message does not name the field title: ${textOf(bad)}`);
+
+    const missing = await client.callTool(
+      { name: "slack_post_message", arguments: { channel: cfg.channel } },
+      undefined,
+      reqOpts,
+    );
+    summary.missing_argument = { isError: missing.isError ?? false, text: textOf(missing) };
+    check(missing.isError === true, `slack_post_message without text: isError is ${missing.isError}, want true`);
+    check(textOf(missing).includes("text"), `slack_post_message without text: message does not name the field text: ${textOf(missing)}`);
+  } finally {
+    await transport.terminateSession().catch(() => {});
+    await client.close();
+  }
+}
+
+// connectRefused expects connecting with key to url to fail with HTTP 403.
+async function connectRefused(label, url, key) {
+  const { client, transport } = connectTo(url, key);
+  try {
+    await client.connect(transport, reqOpts);
+    summary[label] = { connected: true };
+    check(false, `${label}: connecting succeeded, want HTTP 403`);
+    await client.close();
+  } catch (err) {
+    const info = errorInfo(err);
+    summary[label] = { connected: false, code: info.code, message: info.message };
+    check(info.code === 403, `${label}: connect failed with ${info.name} code ${info.code} (${info.message}), want HTTP 403`);
+  }
+}
+
+async function tenantB() {
+  const { client, transport } = connectTo(cfg.urlB, cfg.keyB);
+  await client.connect(transport, reqOpts);
+  try {
+    const { tools } = await client.listTools(undefined, reqOpts);
+    summary.tools_b = tools.map((t) => t.name);
+    check(tools.length === 0, `tenant B lists ${tools.length} tools (${summary.tools_b.join(", ")}), want none`);
+    try {
+      const res = await client.callTool(
+        { name: "github_create_issue", arguments: { owner: cfg.owner, repo: cfg.repo, title: "from tenant B" } },
+        undefined,
+        reqOpts,
+      );
+      // A tool result is acceptable only as a refusal.
+      summary.tenant_b_call = { refused: res.isError === true, how: "tool_error", message: textOf(res) };
+      check(res.isError === true, `tenant B's github_create_issue succeeded: ${JSON.stringify(res)}`);
+    } catch (err) {
+      const info = errorInfo(err);
+      summary.tenant_b_call = { refused: true, how: "jsonrpc_error", code: info.code, message: info.message };
+    }
+  } finally {
+    await transport.terminateSession().catch(() => {});
+    await client.close();
+  }
+}
+
+async function main() {
+  const steps = [
+    ["tenant_a", tenantA],
+    ["b_key_on_a_url", () => connectRefused("b_key_on_a_url", cfg.urlA, cfg.keyB)],
+    ["a_key_on_b_url", () => connectRefused("a_key_on_b_url", cfg.urlB, cfg.keyA)],
+    ["tenant_b", tenantB],
+  ];
+  for (const [name, step] of steps) {
+    try {
+      await step();
+    } catch (err) {
+      const info = errorInfo(err);
+      check(false, `${name}: ${info.name}${info.code !== null ? ` (code ${info.code})` : ""}: ${info.message}`);
+    }
+  }
+  summary.ok = failures.length === 0;
+  summary.failures = failures;
+  process.stdout.write(JSON.stringify(summary) + "\n");
+  process.exit(summary.ok ? 0 : 1);
+}
+
+await main();

@@ -1,0 +1,10 @@
+// Package e2e holds the end-to-end test of Switchboard: it builds the real
+// `switchboard serve` binary, starts it against fake GitHub and Slack upstreams,
+// connects both providers through the REST API, and drives the tenant's MCP URL with
+// the official TypeScript MCP client (e2e/client/run.mjs, @modelcontextprotocol/sdk).
+// It runs on SQLite, and on PostgreSQL too when SWITCHBOARD_TEST_DATABASE_URL is set.
+//
+// The client suite needs Node.js 20+ and npm; go test installs the npm packages itself.
+// Without Node it skips with a message saying the suite did not run, except in CI
+// (CI=true), where a missing Node fails the test.
+package e2e

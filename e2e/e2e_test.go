@@ -1,0 +1,422 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/database"
+)
+
+// envPostgresURL names the variable that makes the flow run on PostgreSQL too.
+const envPostgresURL = "SWITCHBOARD_TEST_DATABASE_URL"
+
+// TestEndToEnd runs the whole flow against the real binary: on SQLite always, and on a
+// fresh PostgreSQL database when SWITCHBOARD_TEST_DATABASE_URL is set.
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	requireNode(t)
+	ensureClientPackages(t)
+	bin := buildServer(t)
+
+	stores := []store{{name: "sqlite", setup: func(*testing.T) (map[string]string, func(*testing.T) []byte) { return nil, nil }}}
+	if base := os.Getenv(envPostgresURL); base != "" {
+		stores = append(stores, store{name: "postgres", setup: func(t *testing.T) (map[string]string, func(*testing.T) []byte) {
+			dbURL, db := freshPostgres(t, base)
+			return map[string]string{"SWITCHBOARD_DATABASE_URL": dbURL}, func(t *testing.T) []byte { return dumpPostgres(t, db) }
+		}})
+	}
+	for _, store := range stores {
+		t.Run(store.name, func(t *testing.T) {
+			t.Parallel()
+			env, dump := store.setup(t)
+			runFlow(t, bin, env, dump)
+		})
+	}
+}
+
+// store is a database the flow runs on. setup returns the server's extra environment
+// and a function that dumps the database as text (nil: read the SQLite data directory).
+type store struct {
+	name  string
+	setup func(t *testing.T) (env map[string]string, dump func(t *testing.T) []byte)
+}
+
+// runFlow starts the server with fake upstreams, connects GitHub and Slack for tenant
+// default, creates tenant beta, drives both MCP URLs with the TypeScript client, and
+// checks what the client saw, what the fakes received, and that no secret is stored in
+// plain text. dump returns the database's contents as text; nil means the SQLite files
+// in the data directory.
+func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testing.T) []byte) {
+	gh, ghRec := fakeGitHub(t)
+	sl, slRec := fakeSlack(t)
+	serverEnv := map[string]string{
+		"SWITCHBOARD_GITHUB_BASE_URL": gh.URL,
+		"SWITCHBOARD_SLACK_BASE_URL":  sl.URL + "/api",
+	}
+	for k, v := range env {
+		serverEnv[k] = v
+	}
+	srv := startServer(t, bin, serverEnv)
+	if want := srv.BaseURL + "/mcp/default"; srv.MCPURL != want {
+		t.Errorf("printed MCP URL = %q, want %q", srv.MCPURL, want)
+	}
+	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
+
+	// Tenant beta, with an owner key of its own.
+	status, body := api.do(t, http.MethodPost, "/api/tenants", map[string]string{"slug": "beta", "name": "Beta", "owner_email": "owner@beta.test"})
+	if status != http.StatusCreated {
+		t.Fatalf("POST /api/tenants: status %d, want 201; body %s", status, body)
+	}
+	betaKey := findAPIKey(body)
+	if betaKey == "" {
+		t.Fatalf("POST /api/tenants answered no sbk_ API key for the owner: %s", redactKey(string(body)))
+	}
+	betaURL := srv.BaseURL + "/mcp/beta"
+
+	// Connections for tenant default: a token the upstream refuses, then good ones.
+	connects := []struct {
+		name      string
+		provider  string
+		token     string
+		wantCode  int
+		wantLabel string
+	}{
+		{name: "github revoked token", provider: "github", token: githubBadToken, wantCode: http.StatusBadRequest},
+		{name: "github", provider: "github", token: githubToken, wantCode: http.StatusCreated, wantLabel: githubLogin},
+		{name: "slack", provider: "slack", token: slackToken, wantCode: http.StatusCreated, wantLabel: slackTeam},
+	}
+	for _, c := range connects {
+		status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": c.provider, "token": c.token})
+		if strings.Contains(string(body), c.token) {
+			t.Errorf("connect %s: the answer echoes the token", c.name)
+		}
+		if c.wantCode != http.StatusCreated {
+			if status < 400 || status > 499 {
+				t.Errorf("connect %s: status %d, want a 4xx refusal; body %s", c.name, status, body)
+			}
+			continue
+		}
+		if status != c.wantCode {
+			t.Fatalf("connect %s: status %d, want %d; body %s", c.name, status, c.wantCode, body)
+		}
+		var got struct {
+			ID           string `json:"id"`
+			AccountLabel string `json:"account_label"`
+		}
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatalf("connect %s: decode %s: %v", c.name, body, err)
+		}
+		if got.ID == "" || got.AccountLabel != c.wantLabel {
+			t.Errorf("connect %s: id %q, account_label %q; want an id and %q", c.name, got.ID, got.AccountLabel, c.wantLabel)
+		}
+	}
+
+	// The official TypeScript client.
+	run := runClient(t, map[string]string{
+		"MCP_URL_A": srv.MCPURL, "KEY_A": srv.AdminKey,
+		"MCP_URL_B": betaURL, "KEY_B": betaKey,
+		"GH_OWNER": githubOwner, "GH_REPO": githubRepo, "SLACK_CHANNEL": slackChannel,
+	})
+	if run.ExitCode != 0 || !run.Summary.OK {
+		t.Errorf("run.mjs exit %d, failures:\n  %s\nstderr:\n%s", run.ExitCode, strings.Join(run.Summary.Failures, "\n  "), run.Stderr)
+	}
+	checkSummary(t, run.Summary)
+
+	// What the upstreams received.
+	wantGitHub := []received{
+		{Method: "GET", Path: "/user", Authorization: "Bearer " + githubBadToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28"},
+		{Method: "GET", Path: "/user", Authorization: "Bearer " + githubToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28"},
+		{Method: "POST", Path: "/repos/" + githubOwner + "/" + githubRepo + "/issues", ContentType: "application/json",
+			Authorization: "Bearer " + githubToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28",
+			Body: `{"body":"Steps: start with an empty switchboard.yaml.","title":"Crash when the config file is empty"}`},
+	}
+	if diff := cmp.Diff(wantGitHub, normalize(ghRec.all())); diff != "" {
+		t.Errorf("GitHub fake received (-want +got):\n%s", diff)
+	}
+	wantSlack := []received{
+		{Method: "GET", Path: "/api/auth.test", Authorization: "Bearer " + slackToken, Accept: "application/json"},
+		{Method: "POST", Path: "/api/chat.postMessage", ContentType: "application/x-www-form-urlencoded",
+			Authorization: "Bearer " + slackToken, Accept: "application/json",
+			Body: url.Values{"channel": {slackChannel}, "text": {"Deploy finished :rocket:"}}.Encode()},
+	}
+	if diff := cmp.Diff(wantSlack, normalize(slRec.all())); diff != "" {
+		t.Errorf("Slack fake received (-want +got):\n%s", diff)
+	}
+
+	// No secret in plain text where the server keeps its data.
+	var stored []byte
+	if dump != nil {
+		stored = dump(t)
+	} else {
+		stored = readDataDir(t, srv.DataDir)
+	}
+	secrets := []struct{ name, value string }{
+		{"GitHub token", githubToken}, {"Slack token", slackToken}, {"admin API key", srv.AdminKey}, {"beta owner API key", betaKey},
+	}
+	for _, s := range secrets {
+		if bytes.Contains(stored, []byte(s.value)) || bytes.Contains(stored, []byte(hex.EncodeToString([]byte(s.value)))) {
+			t.Errorf("the %s is stored in plain text", s.name)
+		}
+	}
+	if len(stored) == 0 {
+		t.Errorf("read no stored data to check for secrets")
+	}
+}
+
+// checkSummary checks run.mjs's summary beyond its own checks: the exact tool list, the
+// structured results as the fakes' answers map to them, and the refusals.
+func checkSummary(t *testing.T, s summary) {
+	t.Helper()
+	wantTools := []string{
+		"github_add_issue_comment", "github_create_issue", "github_create_pull_request", "github_get_file_contents",
+		"github_get_issue", "github_get_pull_request", "github_list_issues", "github_list_pull_requests",
+		"github_search_repositories", "github_update_issue",
+		"slack_add_reaction", "slack_get_channel_history", "slack_get_thread_replies", "slack_get_user_profile",
+		"slack_get_users", "slack_list_channels", "slack_post_message", "slack_reply_to_thread",
+	}
+	if diff := cmp.Diff(wantTools, s.ToolsA); diff != "" {
+		t.Errorf("tenant default's tools (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"owner", "repo", "title"}, s.CreateIssueRequired); diff != "" {
+		t.Errorf("github_create_issue required arguments (-want +got):\n%s", diff)
+	}
+	wantIssue := callSummary{StructuredContent: map[string]any{
+		"number": float64(githubIssueNum), "title": "Crash when the config file is empty", "state": "open",
+		"is_pull_request": false, "body": "Steps: start with an empty switchboard.yaml.", "user": githubLogin,
+		"labels": []any{}, "assignees": []any{}, "comments": float64(0), "locked": false,
+		"html_url":   fmt.Sprintf("https://github.com/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum),
+		"created_at": githubCreatedAt, "updated_at": githubCreatedAt,
+	}}
+	if diff := cmp.Diff(wantIssue, s.GitHubCreateIssue); diff != "" {
+		t.Errorf("github_create_issue result (-want +got):\n%s", diff)
+	}
+	wantPost := callSummary{StructuredContent: map[string]any{"channel": slackChannel, "ts": slackTS, "text": "Deploy finished :rocket:"}}
+	if diff := cmp.Diff(wantPost, s.SlackPostMessage); diff != "" {
+		t.Errorf("slack_post_message result (-want +got):\n%s", diff)
+	}
+	for _, e := range []struct {
+		name  string
+		got   toolErrorSummary
+		field string
+	}{
+		{name: "github_create_issue with title 42", got: s.BadArgument, field: "title"},
+		{name: "slack_post_message without text", got: s.MissingArgument, field: "text"},
+	} {
+		if !e.got.IsError || !strings.Contains(e.got.Text, e.field) {
+			t.Errorf("%s: isError %v, text %q; want a tool error naming %q", e.name, e.got.IsError, e.got.Text, e.field)
+		}
+	}
+	for _, r := range []struct {
+		name string
+		got  refusedConnect
+	}{{"beta's key on default's URL", s.BKeyOnAURL}, {"default's key on beta's URL", s.AKeyOnBURL}} {
+		if r.got.Connected || r.got.Code == nil || *r.got.Code != http.StatusForbidden {
+			t.Errorf("%s: %+v; want the connection refused with HTTP 403", r.name, r.got)
+		}
+	}
+	if len(s.ToolsB) != 0 {
+		t.Errorf("tenant beta lists %v, want no tools", s.ToolsB)
+	}
+	if !s.TenantBCall.Refused {
+		t.Errorf("tenant beta's github_create_issue was not refused: %+v", s.TenantBCall)
+	}
+}
+
+// normalize makes recorded requests comparable: JSON bodies re-encoded with sorted keys.
+func normalize(reqs []received) []received {
+	out := slices.Clone(reqs)
+	for i, r := range out {
+		if !strings.HasPrefix(r.ContentType, "application/json") {
+			continue
+		}
+		var v any
+		if json.Unmarshal([]byte(r.Body), &v) == nil {
+			b, _ := json.Marshal(v)
+			out[i].Body = string(b)
+		}
+	}
+	return out
+}
+
+// findAPIKey returns the first string value starting with sbk_ anywhere in a JSON body.
+func findAPIKey(body []byte) string {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	var walk func(v any) string
+	walk = func(v any) string {
+		switch x := v.(type) {
+		case string:
+			if strings.HasPrefix(x, "sbk_") {
+				return x
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				if s := walk(x[k]); s != "" {
+					return s
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if s := walk(e); s != "" {
+					return s
+				}
+			}
+		}
+		return ""
+	}
+	return walk(v)
+}
+
+// apiClient calls the REST API with a bearer key.
+type apiClient struct {
+	base, key string
+}
+
+func (c *apiClient) do(t *testing.T, method, path string, in any) (int, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatalf("encode %s %s: %v", method, path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		t.Fatalf("build %s %s: %v", method, path, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read answer: %v", method, path, err)
+	}
+	return resp.StatusCode, out
+}
+
+// readDataDir returns the bytes of every file under the server's data directory (the
+// SQLite database, its WAL and the key file).
+func readDataDir(t *testing.T, dir string) []byte {
+	t.Helper()
+	var all []byte
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		all = append(all, b...)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("read data directory %s: %v", dir, err)
+	}
+	return all
+}
+
+// freshPostgres creates a database of its own on the server base names, and drops it
+// (with the server's connections) when the test ends. It returns the new database's URL
+// and a connection to it.
+func freshPostgres(t *testing.T, base string) (string, *gorm.DB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	admin, err := database.Open(ctx, base)
+	if err != nil {
+		t.Fatalf("open %s: %v", envPostgresURL, err)
+	}
+	name := "sb_e2e_" + strings.ToLower(switchboard.RandomToken(10))
+	name = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			return r
+		}
+		return '_'
+	}, name)
+	if err := admin.WithContext(ctx).Exec("CREATE DATABASE " + name).Error; err != nil {
+		_ = database.Close(admin)
+		t.Fatalf("create database %s: %v", name, err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("parse %s: %v", envPostgresURL, err)
+	}
+	u.Path = "/" + name
+	db, err := database.Open(ctx, u.String())
+	if err != nil {
+		t.Fatalf("open database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = database.Close(db)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := admin.WithContext(ctx).Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").Error; err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+		_ = database.Close(admin)
+	})
+	return u.String(), db
+}
+
+// dumpPostgres returns every row of every table of the database's public schema as
+// text, for the plain-text secret check.
+func dumpPostgres(t *testing.T, db *gorm.DB) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var tables []string
+	if err := db.WithContext(ctx).Raw(`SELECT quote_ident(table_name) FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`).Scan(&tables).Error; err != nil {
+		t.Fatalf("list tables: %v", err)
+	}
+	if !slices.Contains(tables, "connections") || !slices.Contains(tables, "api_keys") {
+		t.Errorf("the database has tables %v; want connections and api_keys among them", tables)
+	}
+	var all bytes.Buffer
+	for _, table := range tables {
+		var rows []string
+		if err := db.WithContext(ctx).Raw("SELECT t::text FROM " + table + " t").Scan(&rows).Error; err != nil {
+			t.Fatalf("read table %s: %v", table, err)
+		}
+		for _, r := range rows {
+			all.WriteString(r)
+			all.WriteByte('\n')
+		}
+	}
+	return all.Bytes()
+}

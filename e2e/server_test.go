@@ -1,0 +1,220 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildServer compiles ./cmd/switchboard into a temporary directory and returns the
+// binary's path.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "switchboard")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/switchboard")
+	cmd.Dir = moduleRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/switchboard: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// moduleRoot is the repository root: the parent of this package's directory.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("getwd: %v", err)
+	}
+	return filepath.Dir(wd)
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// server is a running `switchboard serve`.
+type server struct {
+	BaseURL  string // http://127.0.0.1:PORT
+	MCPURL   string // the default tenant's MCP URL, as printed
+	AdminKey string // the first admin API key, as printed
+	DataDir  string
+	stdout   *lockedBuffer
+	stderr   *lockedBuffer
+}
+
+var (
+	mcpURLLine   = regexp.MustCompile(`MCP URL \(tenant default\): (\S+)`)
+	adminKeyLine = regexp.MustCompile(`Admin API key \(shown once, store it now\): (sbk_\S+)`)
+)
+
+// startServer runs `bin serve` on a free loopback port with its own data directory and
+// the given extra environment, reads the MCP URL and admin key it prints, and waits for
+// /readyz. The process group is killed when the test ends; on failure its output is
+// logged.
+func startServer(t *testing.T, bin string, env map[string]string) *server {
+	t.Helper()
+	addr := freeAddr(t)
+	s := &server{BaseURL: "http://" + addr, DataDir: filepath.Join(t.TempDir(), "data"), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
+
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir = filepath.Dir(s.DataDir)
+	cmd.Env = append(withoutSwitchboardEnv(os.Environ()), "SWITCHBOARD_ADDR="+addr, "SWITCHBOARD_DATA_DIR="+s.DataDir)
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdin = nil
+	cmd.Stderr = s.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatalf("stdout pipe: %v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s serve: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			_, _ = s.stdout.Write(append(sc.Bytes(), '\n'))
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		close(lines)
+		exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		stopServer(t, cmd, exited)
+		if t.Failed() {
+			t.Logf("switchboard serve stdout:\n%s", redactKey(s.stdout.String()))
+			t.Logf("switchboard serve stderr:\n%s", s.stderr.String())
+		}
+	})
+
+	deadline := time.After(60 * time.Second)
+	for s.MCPURL == "" || s.AdminKey == "" {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("switchboard serve closed its stdout before printing the MCP URL and admin key (stdout so far:\n%s)", redactKey(s.stdout.String()))
+			}
+			if m := mcpURLLine.FindStringSubmatch(line); m != nil {
+				s.MCPURL = m[1]
+			}
+			if m := adminKeyLine.FindStringSubmatch(line); m != nil {
+				s.AdminKey = m[1]
+			}
+		case <-deadline:
+			t.Fatalf("switchboard serve printed no %q and %q lines within 60 s", "MCP URL (tenant default): …", "Admin API key (shown once, store it now): sbk_…")
+		}
+	}
+	// Keep draining stdout so the server never blocks on a full pipe.
+	go func() {
+		for range lines {
+		}
+	}()
+	waitReady(t, s.BaseURL+"/readyz", 30*time.Second)
+	return s
+}
+
+// redactKey hides admin keys in logged output.
+func redactKey(s string) string {
+	return regexp.MustCompile(`sbk_\S+`).ReplaceAllString(s, "sbk_[redacted]")
+}
+
+// withoutSwitchboardEnv drops inherited SWITCHBOARD_* variables so the server sees only
+// the configuration the test gives it.
+func withoutSwitchboardEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "SWITCHBOARD_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// freeAddr returns a loopback address with a port nobody listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatalf("close probe listener: %v", err)
+	}
+	return addr
+}
+
+// waitReady polls url until it answers 200.
+func waitReady(t *testing.T, url string, within time.Duration) {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(within)
+	var last string
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(url)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("GET %s did not answer 200 within %s (last: %s)", url, within, last)
+}
+
+// stopServer sends SIGTERM to the server's process group, then SIGKILL after 10 s.
+func stopServer(t *testing.T, cmd *exec.Cmd, exited <-chan error) {
+	t.Helper()
+	pgid := cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Errorf("switchboard serve did not stop within 10 s of SIGTERM; killing it")
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			t.Errorf("switchboard serve (pid %d) survived SIGKILL", pgid)
+		}
+	}
+}
