@@ -22,8 +22,11 @@ import (
 const testToken = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
 
 // fixture reads a canned GitHub answer from testdata/upstream. The bodies are GitHub's
-// own examples from its OpenAPI description, adjusted to be consistent, and every test
-// that serves one checks it against the description's response schema.
+// own examples from its OpenAPI description, adjusted to be consistent (an open pull
+// request has no merged_at; a file's content is real base64), and every test that
+// serves one checks it against the description's response schema. GitHub's examples
+// pull-request and pull-request-simple-items lack the "type" its team schema requires
+// in requested_teams; the fixtures add "type": "organization", as the API sends.
 func fixture(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "upstream", name))
