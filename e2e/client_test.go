@@ -30,7 +30,21 @@ func requireNode(t *testing.T) {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("%s; CI=true, so a missing Node.js is a failure (%s)", nodeMissing, problem)
 	}
-	t.Skipf("%s (%s)", nodeMissing, problem)
+	msg := fmt.Sprintf("%s (%s)", nodeMissing, problem)
+	announce(msg)
+	t.Skip(msg)
+}
+
+// announce writes msg to the terminal go test runs in, when there is one: in package
+// list mode (go test ./...) go test hides a passing package's output, skips included,
+// and this suite not running must not go unnoticed.
+func announce(msg string) {
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		return // no terminal (CI, IDE): the skip message is what reports it
+	}
+	defer tty.Close()
+	_, _ = fmt.Fprintf(tty, "\n*** %s ***\n\n", msg)
 }
 
 // nodeProblem says why the client suite cannot run here, or "" when it can.
