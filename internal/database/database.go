@@ -95,8 +95,9 @@ func openSQLite(ctx context.Context, path string) (*gorm.DB, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// No _time_format: the default already writes "2006-01-02 15:04:05.999999999-07:00",
+	// and in go-sqlite v1.21 setting it makes the driver skip _txlock.
 	q.Set("_txlock", "immediate")
-	q.Set("_time_format", "sqlite")
 	dsn := "file:" + path + "?" + q.Encode()
 	db, err := gorm.Open(sqlite.Open(dsn), config())
 	if err != nil {

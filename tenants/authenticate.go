@@ -1,0 +1,201 @@
+package tenants
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// touchEvery is how often a key's last_used_at is written at most.
+const touchEvery = time.Minute
+
+// errUnauthorized is the one answer to every bad key, malformed, unknown or revoked,
+// so that the answer says nothing about which.
+func errUnauthorized() error {
+	return &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "invalid or revoked API key"}
+}
+
+// Authenticate returns the principal an API key stands for. Verified keys are cached
+// in memory (by the SHA-256 of the key) for 30 s, so the hot path costs a hash and a map
+// lookup; RevokeKey invalidates this process's cache at once.
+func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Principal, error) {
+	sum := sha256.Sum256([]byte(key))
+	now := time.Now()
+	if p, touch, ok := s.cache.get(sum, now); ok {
+		if touch {
+			s.touch(p.KeyID, now)
+		}
+		return p, nil
+	}
+	prefix, ok := parseKey(key)
+	if !ok {
+		return switchboard.Principal{}, errUnauthorized()
+	}
+	gen := s.cache.generation()
+	var row struct {
+		ID         string
+		TenantID   switchboard.TenantID
+		UserID     string
+		AgentID    *string
+		Hash       string
+		Operator   bool
+		RevokedAt  *time.Time
+		LastUsedAt *time.Time
+		Role       switchboard.Role
+		Slug       string
+	}
+	err := s.db.WithContext(ctx).Table("api_keys AS k").
+		Select("k.id, k.tenant_id, k.user_id, k.agent_id, k.hash, k.operator, k.revoked_at, k.last_used_at, u.role, t.slug").
+		Joins("JOIN users u ON u.id = k.user_id AND u.tenant_id = k.tenant_id").
+		Joins("JOIN tenants t ON t.id = k.tenant_id").
+		Where("k.prefix = ?", prefix).
+		Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return switchboard.Principal{}, errUnauthorized()
+	}
+	if err != nil {
+		return switchboard.Principal{}, switchboard.Internal(fmt.Errorf("authenticate key: %w", err))
+	}
+	stored, err := hex.DecodeString(row.Hash)
+	if err != nil || subtle.ConstantTimeCompare(stored, sum[:]) != 1 || row.RevokedAt != nil {
+		return switchboard.Principal{}, errUnauthorized()
+	}
+	p := switchboard.Principal{
+		TenantID:   row.TenantID,
+		TenantSlug: row.Slug,
+		Kind:       switchboard.PrincipalUser,
+		UserID:     row.UserID,
+		Role:       row.Role,
+		KeyID:      row.ID,
+		Operator:   row.Operator,
+	}
+	if row.AgentID != nil {
+		p.Kind = switchboard.PrincipalAgent
+		p.AgentID = *row.AgentID
+	}
+	var lastUsed time.Time
+	if row.LastUsedAt != nil {
+		lastUsed = *row.LastUsedAt
+	}
+	touch := now.Sub(lastUsed) >= touchEvery
+	if touch {
+		lastUsed = now
+	}
+	s.cache.put(sum, p, now, lastUsed, gen)
+	if touch {
+		s.touch(p.KeyID, now)
+	}
+	return p, nil
+}
+
+// parseKey returns the prefix of a well-formed key.
+func parseKey(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, keyPrefix)
+	if !ok || len(rest) != prefixLen+1+secretLen || rest[prefixLen] != '_' {
+		return "", false
+	}
+	return rest[:prefixLen], true
+}
+
+// touch records that a key was used, off the request path: with its own context, since
+// the request's ends with the request.
+func (s *Store) touch(keyID string, at time.Time) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.db.WithContext(ctx).Model(&APIKey{}).Where("id = ?", keyID).
+			Update("last_used_at", at.UTC().Truncate(time.Microsecond)).Error // best effort: a missed update only delays last_used_at
+	}()
+}
+
+// keyCache holds verified keys by their SHA-256, for a short time, in bounded space.
+type keyCache struct {
+	mu      sync.Mutex
+	entries map[[32]byte]*cacheEntry
+	gen     uint64 // bumped by every invalidation, so a lookup racing a revocation is not cached
+	max     int
+	ttl     time.Duration
+}
+
+type cacheEntry struct {
+	p        switchboard.Principal
+	expires  time.Time
+	lastUsed time.Time
+}
+
+func newKeyCache(max int, ttl time.Duration) *keyCache {
+	return &keyCache{entries: map[[32]byte]*cacheEntry{}, max: max, ttl: ttl}
+}
+
+// get returns the cached principal and whether last_used_at is due an update (which
+// it then counts as done).
+func (c *keyCache) get(sum [32]byte, now time.Time) (switchboard.Principal, bool, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[sum]
+	if !ok {
+		return switchboard.Principal{}, false, false
+	}
+	if now.After(e.expires) {
+		delete(c.entries, sum)
+		return switchboard.Principal{}, false, false
+	}
+	touch := now.Sub(e.lastUsed) >= touchEvery
+	if touch {
+		e.lastUsed = now
+	}
+	return e.p, touch, true
+}
+
+func (c *keyCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put caches a principal unless an invalidation happened since gen was read.
+func (c *keyCache) put(sum [32]byte, p switchboard.Principal, now, lastUsed time.Time, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
+	if len(c.entries) >= c.max {
+		for k, e := range c.entries {
+			if now.After(e.expires) {
+				delete(c.entries, k)
+			}
+		}
+		for k := range c.entries {
+			if len(c.entries) < c.max {
+				break
+			}
+			delete(c.entries, k)
+		}
+	}
+	c.entries[sum] = &cacheEntry{p: p, expires: now.Add(c.ttl), lastUsed: lastUsed}
+}
+
+// invalidateKey drops every cached entry of a key.
+func (c *keyCache) invalidateKey(keyID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for k, e := range c.entries {
+		if e.p.KeyID == keyID {
+			delete(c.entries, k)
+		}
+	}
+}
