@@ -51,10 +51,15 @@ func updating() bool {
 // tool of the same provider that no longer exists fails too.
 func GoldenSchemas(t *testing.T, tools []*providers.Tool) {
 	t.Helper()
+	goldenSchemas(t, "testdata", updating(), tools)
+}
+
+// goldenSchemas is GoldenSchemas with the directory and the -update flag passed in.
+func goldenSchemas(t testing.TB, dir string, update bool, tools []*providers.Tool) {
+	t.Helper()
 	if len(tools) == 0 {
 		t.Fatalf("providertest.GoldenSchemas: no tools")
 	}
-	update := updating()
 	provs := map[string]bool{}
 	want := map[string]bool{}
 	for _, tool := range tools {
@@ -70,9 +75,9 @@ func GoldenSchemas(t *testing.T, tools []*providers.Tool) {
 				t.Errorf("tool %s: schema %s is not JSON: %v", tool.Name, name, err)
 				continue
 			}
-			path := filepath.Join("testdata", name)
+			path := filepath.Join(dir, name)
 			if update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
 					t.Fatalf("providertest: %v", err)
 				}
 				if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -95,7 +100,7 @@ func GoldenSchemas(t *testing.T, tools []*providers.Tool) {
 		}
 	}
 	for prov := range provs {
-		stale, err := filepath.Glob(filepath.Join("testdata", prov+"_*.json"))
+		stale, err := filepath.Glob(filepath.Join(dir, prov+"_*.json"))
 		if err != nil {
 			t.Fatalf("providertest: %v", err)
 		}

@@ -15,35 +15,41 @@ const SpecsDirEnv = "SWITCHBOARD_SPECS_DIR"
 // <repo root>/../shared/specs, where the repo root is the nearest directory above the
 // working directory that holds go.mod. The error says where it looked.
 func specFile(rel string) (string, error) {
-	dir, how, err := specsDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find API descriptions: working directory: %w", err)
+	}
+	return findSpec(os.Getenv(SpecsDirEnv), wd, rel)
+}
+
+// findSpec is specFile with the environment variable's value and the working directory
+// passed in.
+func findSpec(envDir, wd, rel string) (string, error) {
+	dir, how, err := specsDir(envDir, wd)
 	if err != nil {
 		return "", err
 	}
 	p := filepath.Join(dir, rel)
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("API description %s not found (%s): %w", p, how, err)
+		return "", fmt.Errorf("API description %s not found (looked %s): %w", p, how, err)
 	}
 	return p, nil
 }
 
-func specsDir() (dir, how string, err error) {
-	if d := os.Getenv(SpecsDirEnv); d != "" {
-		return d, "from $" + SpecsDirEnv, nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", "", fmt.Errorf("find API descriptions: working directory: %w", err)
+func specsDir(envDir, wd string) (dir, how string, err error) {
+	if envDir != "" {
+		return envDir, "in $" + SpecsDirEnv, nil
 	}
 	for d := wd; ; {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
 			return filepath.Join(filepath.Dir(d), "shared", "specs"),
-				fmt.Sprintf("<repo root %s>/../shared/specs; set $%s to look elsewhere", d, SpecsDirEnv), nil
+				fmt.Sprintf("in ../shared/specs beside the repo root %s; set $%s to look elsewhere", d, SpecsDirEnv), nil
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return "", "", fmt.Errorf("find API descriptions: %w", err)
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return "", "", fmt.Errorf("find API descriptions: no go.mod in %s or above it; set $%s", wd, SpecsDirEnv)
+			return "", "", fmt.Errorf("find API descriptions: no go.mod in %s or any directory above it; set $%s", wd, SpecsDirEnv)
 		}
 		d = parent
 	}
