@@ -110,68 +110,100 @@ func statusMessage(status int) string {
 	}
 }
 
-// errorClass is how one Slack error code is reported.
-type errorClass struct {
-	code    switchboard.Code
-	message string
-}
-
-// errorClasses maps Slack's error codes (https://api.slack.com/web#errors and each
-// method's page) to switchboard codes and a message an agent can act on. Codes not
-// listed are reported as upstream failures with Slack's code as the reason.
-var errorClasses = map[string]errorClass{
+// classify maps Slack's error codes (https://api.slack.com/web#errors and each
+// method's page) to a switchboard code and a message an agent can act on. ok is false
+// for codes not listed, which are reported as upstream failures with Slack's code as
+// the reason. missing_scope is handled by slackError, as its message names a scope.
+func classify(slackCode string) (code switchboard.Code, message string, ok bool) {
+	switch slackCode {
 	// The credential is dead: only a new connection helps.
-	"invalid_auth":      {switchboard.CodeReconnect, "Slack does not accept this connection's token; reconnect Slack"},
-	"not_authed":        {switchboard.CodeReconnect, "no Slack token was sent; reconnect Slack"},
-	"account_inactive":  {switchboard.CodeReconnect, "the Slack user or app behind this connection was deactivated; reconnect Slack with an active account"},
-	"token_revoked":     {switchboard.CodeReconnect, "the Slack token of this connection was revoked; reconnect Slack"},
-	"token_expired":     {switchboard.CodeReconnect, "the Slack token of this connection expired; reconnect Slack"},
-	"team_added_to_org": {switchboard.CodeReconnect, "the workspace moved into an Enterprise Grid org, which voids its tokens; reconnect Slack"},
-
+	case "invalid_auth":
+		return switchboard.CodeReconnect, "Slack does not accept this connection's token; reconnect Slack", true
+	case "not_authed":
+		return switchboard.CodeReconnect, "no Slack token was sent; reconnect Slack", true
+	case "account_inactive":
+		return switchboard.CodeReconnect, "the Slack user or app behind this connection was deactivated; reconnect Slack with an active account", true
+	case "token_revoked":
+		return switchboard.CodeReconnect, "the Slack token of this connection was revoked; reconnect Slack", true
+	case "token_expired":
+		return switchboard.CodeReconnect, "the Slack token of this connection expired; reconnect Slack", true
+	case "team_added_to_org":
+		return switchboard.CodeReconnect, "the workspace moved into an Enterprise Grid org, which voids its tokens; reconnect Slack", true
 	// The credential works, but may not do this.
-	"not_in_channel":          {switchboard.CodeForbidden, "the Slack app is not a member of this channel; invite it by typing /invite @<app name> in the channel, then retry"},
-	"no_permission":           {switchboard.CodeForbidden, "the workspace does not allow this connection to do that"},
-	"restricted_action":       {switchboard.CodeForbidden, "a workspace preference forbids this connection to do that"},
-	"ekm_access_denied":       {switchboard.CodeForbidden, "the workspace's key management denied access"},
-	"org_login_required":      {switchboard.CodeForbidden, "the workspace is migrating to an Enterprise Grid org; try again later"},
-	"channel_is_archived":     {switchboard.CodeConflict, "the channel is archived; nothing can be posted in it"},
-	"is_archived":             {switchboard.CodeConflict, "the channel is archived; nothing can be posted in it"},
-	"already_reacted":         {switchboard.CodeConflict, "that reaction is already on the message"},
-	"too_many_reactions":      {switchboard.CodeConflict, "the message has as many reactions as Slack allows"},
-	"too_many_emoji":          {switchboard.CodeConflict, "the message has as many distinct emoji as Slack allows"},
-	"cannot_reply_to_message": {switchboard.CodeConflict, "that message cannot have thread replies"},
-
+	case "not_in_channel":
+		return switchboard.CodeForbidden, "the Slack app is not a member of this channel; invite it by typing /invite @<app name> in the channel, then retry", true
+	case "no_permission":
+		return switchboard.CodeForbidden, "the workspace does not allow this connection to do that", true
+	case "restricted_action":
+		return switchboard.CodeForbidden, "a workspace preference forbids this connection to do that", true
+	case "ekm_access_denied":
+		return switchboard.CodeForbidden, "the workspace's key management denied access", true
+	case "org_login_required":
+		return switchboard.CodeForbidden, "the workspace is migrating to an Enterprise Grid org; try again later", true
+	// The message or channel is in a state that refuses this.
+	case "channel_is_archived":
+		return switchboard.CodeConflict, "the channel is archived; nothing can be posted in it", true
+	case "is_archived":
+		return switchboard.CodeConflict, "the channel is archived; nothing can be posted in it", true
+	case "already_reacted":
+		return switchboard.CodeConflict, "that reaction is already on the message", true
+	case "too_many_reactions":
+		return switchboard.CodeConflict, "the message has as many reactions as Slack allows", true
+	case "too_many_emoji":
+		return switchboard.CodeConflict, "the message has as many distinct emoji as Slack allows", true
+	case "cannot_reply_to_message":
+		return switchboard.CodeConflict, "that message cannot have thread replies", true
 	// The thing named does not exist, or this connection cannot see it.
-	"channel_not_found": {switchboard.CodeNotFound, "no channel with that ID is visible to this connection; channel IDs look like C0123ABCD (use slack_list_channels)"},
-	"user_not_found":    {switchboard.CodeNotFound, "no user with that ID in this workspace; user IDs look like U0123ABCD (use slack_get_users)"},
-	"user_not_visible":  {switchboard.CodeNotFound, "that user is not visible to this connection"},
-	"message_not_found": {switchboard.CodeNotFound, "no message with that timestamp in the channel"},
-	"thread_not_found":  {switchboard.CodeNotFound, "no thread with that parent timestamp in the channel"},
-	"no_reaction":       {switchboard.CodeNotFound, "that reaction is not on the message"},
-
-	// Slack's own rate limit.
-	"ratelimited":  {switchboard.CodeRateLimited, "Slack's rate limit for this method is spent; retry after the wait"},
-	"rate_limited": {switchboard.CodeRateLimited, "Slack's rate limit for posting is spent; retry after the wait"},
-
+	case "channel_not_found":
+		return switchboard.CodeNotFound, "no channel with that ID is visible to this connection; channel IDs look like C0123ABCD (use slack_list_channels)", true
+	case "user_not_found":
+		return switchboard.CodeNotFound, "no user with that ID in this workspace; user IDs look like U0123ABCD (use slack_get_users)", true
+	case "user_not_visible":
+		return switchboard.CodeNotFound, "that user is not visible to this connection", true
+	case "message_not_found":
+		return switchboard.CodeNotFound, "no message with that timestamp in the channel", true
+	case "thread_not_found":
+		return switchboard.CodeNotFound, "no thread with that parent timestamp in the channel", true
+	case "no_reaction":
+		return switchboard.CodeNotFound, "that reaction is not on the message", true
+	// Slack's own rate limit; the wait comes from Retry-After where Slack sends it.
+	case "ratelimited":
+		return switchboard.CodeRateLimited, "Slack's rate limit for this method is spent; retry after the wait", true
+	case "rate_limited":
+		return switchboard.CodeRateLimited, "Slack's rate limit for posting is spent; retry after the wait", true
 	// The request was wrong.
-	"invalid_arguments":    {switchboard.CodeInvalid, "Slack rejected the arguments"},
-	"invalid_arg_name":     {switchboard.CodeInvalid, "Slack rejected an argument name"},
-	"invalid_cursor":       {switchboard.CodeInvalid, "the cursor is not valid any more; start again without a cursor"},
-	"invalid_blocks":       {switchboard.CodeInvalid, "Slack rejected the message blocks"},
-	"invalid_ts_latest":    {switchboard.CodeInvalid, "latest is not a Slack timestamp such as 1712345678.123456"},
-	"invalid_ts_oldest":    {switchboard.CodeInvalid, "oldest is not a Slack timestamp such as 1712345678.123456"},
-	"bad_timestamp":        {switchboard.CodeInvalid, "timestamp is not a message timestamp such as 1712345678.123456"},
-	"invalid_name":         {switchboard.CodeInvalid, "name is not an emoji known to this workspace; pass it without colons, e.g. thumbsup"},
-	"msg_too_long":         {switchboard.CodeInvalid, "text is too long; Slack truncates beyond 40,000 characters and refuses far longer text"},
-	"no_text":              {switchboard.CodeInvalid, "text is empty; a message needs text"},
-	"too_many_attachments": {switchboard.CodeInvalid, "the message has too many attachments"},
-	"limit_required":       {switchboard.CodeInvalid, "this workspace requires a page limit"},
+	case "invalid_arguments":
+		return switchboard.CodeInvalid, "Slack rejected the arguments", true
+	case "invalid_arg_name":
+		return switchboard.CodeInvalid, "Slack rejected an argument name", true
+	case "invalid_cursor":
+		return switchboard.CodeInvalid, "the cursor is not valid any more; start again without a cursor", true
+	case "invalid_blocks":
+		return switchboard.CodeInvalid, "Slack rejected the message blocks", true
+	case "invalid_ts_latest":
+		return switchboard.CodeInvalid, "latest is not a Slack timestamp such as 1712345678.123456", true
+	case "invalid_ts_oldest":
+		return switchboard.CodeInvalid, "oldest is not a Slack timestamp such as 1712345678.123456", true
+	case "bad_timestamp":
+		return switchboard.CodeInvalid, "timestamp is not a message timestamp such as 1712345678.123456", true
+	case "invalid_name":
+		return switchboard.CodeInvalid, "name is not an emoji known to this workspace; pass it without colons, e.g. thumbsup", true
+	case "msg_too_long":
+		return switchboard.CodeInvalid, "text is too long for one Slack message (at most 40,000 characters)", true
+	case "no_text":
+		return switchboard.CodeInvalid, "text is empty; a message needs text", true
+	case "too_many_attachments":
+		return switchboard.CodeInvalid, "the message has too many attachments", true
+	case "limit_required":
+		return switchboard.CodeInvalid, "this workspace requires a page limit", true
+	}
+	return "", "", false
 }
 
 // slackError classifies an ok:false answer. The reason is always Slack's own code.
 func slackError(resp *http.Response, env envelope) *providers.UpstreamError {
 	e := &providers.UpstreamError{Provider: "slack", Status: resp.StatusCode, Code: switchboard.CodeUpstream, Reason: env.Error}
-	class, known := errorClasses[env.Error]
+	code, message, known := classify(env.Error)
 	switch {
 	case env.Error == "missing_scope":
 		e.Code = switchboard.CodeForbidden
@@ -179,8 +211,11 @@ func slackError(resp *http.Response, env envelope) *providers.UpstreamError {
 		if env.Needed != "" {
 			e.Message = fmt.Sprintf("this Slack connection lacks the %s scope; add it to the app under OAuth & Permissions, reinstall it and reconnect", env.Needed)
 		}
+		if env.Provided != "" {
+			e.Message += fmt.Sprintf(" (it has %s)", env.Provided)
+		}
 	case known:
-		e.Code, e.Message = class.code, class.message
+		e.Code, e.Message = code, message
 	default:
 		e.Message = "Slack refused the request"
 		if len(env.ResponseMetadata.Messages) > 0 {
