@@ -20,8 +20,10 @@ var PostMessage = &providers.Operation[PostMessageInput, PostedMessage]{
 		"(not_in_channel otherwise). Each call posts a new message: do not retry a call that succeeded.",
 	DocsURL: "https://api.slack.com/methods/chat.postMessage",
 	Scopes:  []string{"chat:write"},
-	Hints:   providers.Hints{},
-	Run:     postMessage,
+	// Not read-only, not idempotent (a second call posts a second message, so the
+	// client never retries it), not destructive (nothing existing is changed).
+	Hints: providers.Hints{},
+	Run:   postMessage,
 }
 
 // PostMessageInput is the input of post_message.
@@ -76,8 +78,9 @@ var ReplyToThread = &providers.Operation[ReplyToThreadInput, PostedMessage]{
 		"reply: do not retry a call that succeeded.",
 	DocsURL: "https://api.slack.com/methods/chat.postMessage",
 	Scopes:  []string{"chat:write"},
-	Hints:   providers.Hints{},
-	Run:     replyToThread,
+	// As post_message: each call adds a reply, so it is never retried.
+	Hints: providers.Hints{},
+	Run:   replyToThread,
 }
 
 // ReplyToThreadInput is the input of reply_to_thread.
