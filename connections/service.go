@@ -1,0 +1,249 @@
+package connections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/oauth2"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// verifyTimeout bounds the check of a pasted token against its provider.
+const verifyTimeout = 30 * time.Second
+
+// ConnectInput is a request to connect a provider account with an API token.
+type ConnectInput struct {
+	Provider string  `json:"provider"`
+	Token    string  `json:"token"`
+	Shared   bool    `json:"shared"`
+	Label    *string `json:"label,omitempty"` // overrides the account label the provider reports
+}
+
+// Service is what the API and the MCP adapter use to manage connections for a
+// principal: it checks who may see and change what, verifies tokens with the
+// provider, records audit events, and tells subscribers about every change.
+type Service struct {
+	store *Store
+	reg   *providers.Registry
+	tr    *providers.Transports
+	rec   audit.Recorder
+
+	mu   sync.Mutex
+	subs []func(tenant switchboard.TenantID, connectionID string)
+}
+
+// NewService returns a Service.
+func NewService(store *Store, reg *providers.Registry, tr *providers.Transports, rec audit.Recorder) *Service {
+	return &Service{store: store, reg: reg, tr: tr, rec: rec}
+}
+
+// Subscribe registers fn to be called after every change to a connection (the router
+// drops its cached client, the MCP adapter refreshes tool lists). Subscribe while
+// wiring; fn must not block.
+func (s *Service) Subscribe(fn func(tenant switchboard.TenantID, connectionID string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subs = append(s.subs, fn)
+}
+
+func (s *Service) notify(tenant switchboard.TenantID, connectionID string) {
+	s.mu.Lock()
+	subs := slices.Clone(s.subs)
+	s.mu.Unlock()
+	for _, fn := range subs {
+		fn(tenant, connectionID)
+	}
+}
+
+// Connect verifies an API token with its provider and stores it as a connection owned
+// by p's user. A token the provider refuses is an invalid "token" error with the
+// provider's reason, and nothing is stored.
+func (s *Service) Connect(ctx context.Context, p switchboard.Principal, in ConnectInput) (Connection, error) {
+	if p.Kind != switchboard.PrincipalUser {
+		return Connection{}, switchboard.Errorf(switchboard.CodeForbidden, "only a user can connect an account")
+	}
+	spec, ok := s.reg.Provider(in.Provider)
+	if !ok {
+		var names []string
+		for _, sp := range s.reg.Providers() {
+			names = append(names, sp.Name)
+		}
+		return Connection{}, switchboard.Invalid("provider", fmt.Sprintf("unknown provider %q; known providers: %s", in.Provider, strings.Join(names, ", ")))
+	}
+	if !slices.Contains(spec.AuthKinds, providers.AuthAPIKey) {
+		return Connection{}, switchboard.Invalid("provider", fmt.Sprintf("%s does not accept API tokens; connect it with OAuth", spec.Name))
+	}
+	token := strings.TrimSpace(in.Token)
+	if token == "" {
+		msg := "is required"
+		if spec.TokenHelp != "" {
+			msg += ": " + spec.TokenHelp
+		}
+		return Connection{}, switchboard.Invalid("token", msg)
+	}
+	var label string
+	if in.Label != nil {
+		label = strings.TrimSpace(*in.Label)
+		if label == "" || utf8.RuneCountInString(label) > 255 {
+			return Connection{}, switchboard.Invalid("label", "must be 1 to 255 characters")
+		}
+	}
+	acct, err := s.verify(ctx, p.TenantID, spec, token)
+	if err != nil {
+		s.record(p, audit.KindConnectionCreated, "", switchboard.CodeOf(err), spec.Name)
+		return Connection{}, err
+	}
+	if label == "" {
+		label = acct.Label
+	}
+	c := Connection{
+		OwnerUserID:  p.UserID,
+		Provider:     spec.Name,
+		AuthKind:     providers.AuthAPIKey,
+		AccountID:    acct.ID,
+		AccountLabel: label,
+		Scopes:       scopes(acct.Scopes),
+		Shared:       in.Shared,
+		Status:       StatusActive,
+	}
+	if err := s.store.Create(ctx, p.TenantID, &c, Credentials{AccessToken: token, TokenType: "Bearer"}); err != nil {
+		return Connection{}, err
+	}
+	s.record(p, audit.KindConnectionCreated, c.ID, "", spec.Name+" "+c.AccountLabel)
+	s.notify(p.TenantID, c.ID)
+	return c, nil
+}
+
+// verify asks the provider whom the token belongs to.
+func (s *Service) verify(ctx context.Context, tenant switchboard.TenantID, spec *providers.Spec, token string) (providers.Account, error) {
+	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
+	defer cancel()
+	call := &providers.Call{
+		Tenant:  tenant,
+		BaseURL: s.reg.BaseURL(spec.Name),
+		HTTP:    providers.NewClient(spec, s.tr.For(spec.Name), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token, TokenType: "Bearer"})),
+	}
+	acct, err := spec.Verify(ctx, call)
+	if err == nil {
+		if acct.ID == "" {
+			return providers.Account{}, &switchboard.Error{Code: switchboard.CodeUpstream, Message: spec.Name + " did not say whose token this is"}
+		}
+		return acct, nil
+	}
+	var ue *providers.UpstreamError
+	if errors.As(err, &ue) {
+		switch ue.Code {
+		case switchboard.CodeReconnect, switchboard.CodeForbidden, switchboard.CodeInvalid, switchboard.CodeNotFound, switchboard.CodeUnauthorized:
+			return providers.Account{}, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "token", Message: spec.Name + " rejected the token: " + upstreamReason(ue), Err: err}
+		}
+	}
+	var se *switchboard.Error
+	if errors.As(err, &se) {
+		return providers.Account{}, se
+	}
+	return providers.Account{}, &switchboard.Error{Code: switchboard.CodeUpstream, Message: "could not check the token with " + spec.Name + "; try again", Err: err}
+}
+
+func upstreamReason(ue *providers.UpstreamError) string {
+	switch {
+	case ue.Message != "":
+		return ue.Message
+	case ue.Reason != "":
+		return ue.Reason
+	default:
+		return fmt.Sprintf("it answered %d", ue.Status)
+	}
+}
+
+// List returns the connections p may see: every one of the tenant for an admin user,
+// else the shared ones and p's own.
+func (s *Service) List(ctx context.Context, p switchboard.Principal) ([]Connection, error) {
+	cs, err := s.store.List(ctx, p.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := cs[:0]
+	for _, c := range cs {
+		if visible(p, &c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// Get returns a connection p may see; one p may not see is not found.
+func (s *Service) Get(ctx context.Context, p switchboard.Principal, id string) (Connection, error) {
+	c, err := s.store.Get(ctx, p.TenantID, id)
+	if err != nil {
+		return Connection{}, err
+	}
+	if !visible(p, &c) {
+		return Connection{}, switchboard.NotFound("connection")
+	}
+	return c, nil
+}
+
+// Delete removes a connection. Its owner and the tenant's admins may; others who can
+// see it (a shared connection) are forbidden, and those who cannot get not_found.
+func (s *Service) Delete(ctx context.Context, p switchboard.Principal, id string) error {
+	c, err := s.Get(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if !mayManage(p, &c) {
+		return switchboard.Errorf(switchboard.CodeForbidden, "only the connection's owner or a tenant admin may delete it")
+	}
+	if err := s.store.Delete(ctx, p.TenantID, id); err != nil {
+		return err
+	}
+	s.record(p, audit.KindConnectionDeleted, c.ID, "", c.Provider+" "+c.AccountLabel)
+	s.notify(p.TenantID, c.ID)
+	return nil
+}
+
+// visible reports whether p may see c.
+func visible(p switchboard.Principal, c *Connection) bool {
+	if c.TenantID != p.TenantID {
+		return false
+	}
+	if p.Kind == switchboard.PrincipalUser && p.Role.IsAdmin() {
+		return true
+	}
+	return c.Shared || c.OwnerUserID == p.UserID
+}
+
+// mayManage reports whether p may change or delete c.
+func mayManage(p switchboard.Principal, c *Connection) bool {
+	if p.Kind != switchboard.PrincipalUser || c.TenantID != p.TenantID {
+		return false
+	}
+	return p.Role.IsAdmin() || c.OwnerUserID == p.UserID
+}
+
+func (s *Service) record(p switchboard.Principal, kind audit.Kind, connectionID string, code switchboard.Code, detail string) {
+	if s.rec == nil {
+		return
+	}
+	outcome := "ok"
+	if code != "" {
+		outcome = string(code)
+	}
+	s.rec.Record(audit.Event{
+		TenantID:     p.TenantID,
+		Kind:         kind,
+		Principal:    p.ID(),
+		KeyID:        p.KeyID,
+		ConnectionID: connectionID,
+		Outcome:      outcome,
+		Detail:       detail,
+	})
+}
