@@ -55,7 +55,7 @@ func (d *APIDescription) CheckRequest(t testing.TB, r Request) (operationID stri
 			t.Errorf("%s: request %s %s: %s", where, r.Method, r.Path, msg)
 		}
 	}
-	for _, msg := range d.unknownQuery(route, r.Query) {
+	for _, msg := range append(d.unknownQuery(route, r.Query), d.unknownBodyFields(route, r)...) {
 		t.Errorf("%s: request %s %s: %s", where, r.Method, r.Path, msg)
 	}
 	if d.bearerToken[id] && !hasToken(r) {
@@ -85,6 +85,11 @@ func (d *APIDescription) route(r Request) (*http.Request, *routers.Route, map[st
 		}
 		if firstErr == nil || errors.Is(err, routers.ErrMethodNotAllowed) {
 			firstErr = err
+		}
+		for _, mr := range d.multiSegment {
+			if route, params, ok := mr.match(r.Method, p); ok {
+				return req, route, params, nil
+			}
 		}
 	}
 	if errors.Is(firstErr, routers.ErrMethodNotAllowed) {
@@ -138,6 +143,48 @@ func (d *APIDescription) unknownQuery(route *routers.Route, q url.Values) []stri
 			continue
 		}
 		out = append(out, fmt.Sprintf("query parameter %q is not a parameter of this operation", k))
+	}
+	return out
+}
+
+// unknownBodyFields names the top-level fields of a JSON or form body that the body
+// schema does not declare, when it declares its fields and allows no others by
+// omission (a misspelt field is silently ignored upstream).
+func (d *APIDescription) unknownBodyFields(route *routers.Route, r Request) []string {
+	rb := route.Operation.RequestBody
+	if rb == nil || rb.Value == nil || len(r.Body) == 0 {
+		return nil
+	}
+	mt := rb.Value.Content.Get(r.ContentType)
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+		return nil
+	}
+	s := mt.Schema.Value
+	if len(s.Properties) == 0 || s.AdditionalProperties.Schema != nil ||
+		(s.AdditionalProperties.Has != nil && *s.AdditionalProperties.Has) {
+		return nil
+	}
+	var keys []string
+	switch r.ContentType {
+	case "application/json":
+		var m map[string]json.RawMessage
+		if json.Unmarshal(r.Body, &m) != nil {
+			return nil // ValidateRequest reports it
+		}
+		keys = slices.Sorted(mapKeys(m))
+	case "application/x-www-form-urlencoded":
+		f, err := url.ParseQuery(string(r.Body))
+		if err != nil {
+			return nil
+		}
+		keys = sortedKeys(f)
+	}
+	var out []string
+	for _, k := range keys {
+		if s.Properties[k] != nil || (k == "token" && d.bearerToken[route.Operation.OperationID]) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("body field %q is not in the request body schema", k))
 	}
 	return out
 }

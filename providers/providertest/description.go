@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -38,7 +39,20 @@ type APIDescription struct {
 	// bearerToken holds the operations whose `token` parameter is satisfied by an
 	// Authorization: Bearer header (Slack).
 	bearerToken map[string]bool
-	load        time.Duration // how long reading, parsing and routing took
+	// multiSegment match the paths with a parameter that may hold slashes (GitHub's
+	// x-multi-segment: contents/{path}, branches/{branch}), which the router cannot.
+	multiSegment []multiSegmentRoute
+	load         time.Duration // how long reading, parsing and routing took
+}
+
+// multiSegmentRoute matches a path template whose x-multi-segment parameters may span
+// several segments.
+type multiSegmentRoute struct {
+	re    *regexp.Regexp
+	names []string
+	path  string
+	item  *openapi3.PathItem
+	spec  *openapi3.T
 }
 
 // The descriptions, loaded on first use and immutable afterwards.
@@ -112,6 +126,7 @@ func loadDescription(name, rel string, parse func([]byte) (*openapi3.T, error)) 
 			d.byID[op.OperationID] = &routers.Route{Spec: doc, Path: p, PathItem: item, Method: method, Operation: op}
 		}
 	}
+	d.multiSegment = multiSegmentRoutes(doc)
 	if d.router, err = gorillamux.NewRouter(doc); err != nil {
 		return nil, fmt.Errorf("load %s API description %s: route: %w", name, path, err)
 	}
@@ -248,4 +263,69 @@ func acceptJSONBodies(doc *openapi3.T) {
 // it to report whether the descriptions are valid.
 func (d *APIDescription) validateDoc() error {
 	return d.doc.Validate(context.Background())
+}
+
+var templateParam = regexp.MustCompile(`\{([^{}/]+)\}`)
+
+// multiSegmentRoutes builds a multiSegmentRoute for every path template with a path
+// parameter marked x-multi-segment (a parameter that may hold slashes).
+func multiSegmentRoutes(doc *openapi3.T) []multiSegmentRoute {
+	var out []multiSegmentRoute
+	for _, p := range doc.Paths.InMatchingOrder() {
+		item := doc.Paths.Value(p)
+		multi := map[string]bool{}
+		for _, ps := range append([]openapi3.Parameters{item.Parameters}, operationParams(item)...) {
+			for _, ref := range ps {
+				if v := ref.Value; v != nil && v.In == openapi3.ParameterInPath && v.Extensions["x-multi-segment"] == true {
+					multi[v.Name] = true
+				}
+			}
+		}
+		if len(multi) == 0 {
+			continue
+		}
+		var names []string
+		var b strings.Builder
+		b.WriteString("^")
+		last := 0
+		for _, loc := range templateParam.FindAllStringSubmatchIndex(p, -1) {
+			b.WriteString(regexp.QuoteMeta(p[last:loc[0]]))
+			name := p[loc[2]:loc[3]]
+			names = append(names, name)
+			if multi[name] {
+				b.WriteString("(.+?)")
+			} else {
+				b.WriteString("([^/]+)")
+			}
+			last = loc[1]
+		}
+		b.WriteString(regexp.QuoteMeta(p[last:]) + "$")
+		out = append(out, multiSegmentRoute{re: regexp.MustCompile(b.String()), names: names, path: p, item: item, spec: doc})
+	}
+	return out
+}
+
+func operationParams(item *openapi3.PathItem) []openapi3.Parameters {
+	var out []openapi3.Parameters
+	for _, op := range item.Operations() {
+		out = append(out, op.Parameters)
+	}
+	return out
+}
+
+// match returns the route and path parameters of a method and decoded path.
+func (mr multiSegmentRoute) match(method, path string) (*routers.Route, map[string]string, bool) {
+	m := mr.re.FindStringSubmatch(path)
+	if m == nil {
+		return nil, nil, false
+	}
+	op := mr.item.GetOperation(method)
+	if op == nil {
+		return nil, nil, false
+	}
+	params := make(map[string]string, len(mr.names))
+	for i, n := range mr.names {
+		params[n] = m[i+1]
+	}
+	return &routers.Route{Spec: mr.spec, Path: mr.path, PathItem: mr.item, Method: method, Operation: op}, params, true
 }

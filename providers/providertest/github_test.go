@@ -50,6 +50,21 @@ func TestGitHubCheckRequest(t *testing.T) {
 			wantID: "issues/create",
 		},
 		{
+			name:   "file path with slashes (x-multi-segment)",
+			req:    withQuery(jsonRequest("GET", "/repos/octo/hello/contents/docs/guide/intro.md", ""), url.Values{"ref": {"main"}}),
+			wantID: "repos/get-content",
+		},
+		{
+			name:   "branch with a slash in the middle of the path",
+			req:    jsonRequest("GET", "/repos/octo/hello/branches/feature/x/protection", ""),
+			wantID: "repos/get-branch-protection",
+		},
+		{
+			name:     "slashes where the parameter allows none",
+			req:      jsonRequest("GET", "/repos/octo/hello/issues/42/extra", ""),
+			wantErrs: []string{"matches no operation"},
+		},
+		{
 			name:     "unknown path",
 			req:      jsonRequest("GET", "/repos/octo/hello/nonsense/1/2", ""),
 			wantErrs: []string{"matches no operation"},
@@ -82,6 +97,12 @@ func TestGitHubCheckRequest(t *testing.T) {
 			req:      jsonRequest("POST", "/repos/octo/hello/issues", `{"body":"no title"}`),
 			wantID:   "issues/create",
 			wantErrs: []string{"issues/create", "body", `"title"`},
+		},
+		{
+			name:     "misspelt body field",
+			req:      jsonRequest("POST", "/repos/octo/hello/issues", `{"title":"Bug","lables":["bug"]}`),
+			wantID:   "issues/create",
+			wantErrs: []string{`body field "lables" is not in the request body schema`},
 		},
 		{
 			name:     "no body where one is required",

@@ -82,6 +82,23 @@ func TestSlackCheckRequest(t *testing.T) {
 			wantErrs: []string{"chat_postMessage", `"channel"`},
 		},
 		{
+			name:     "misspelt form field",
+			req:      formRequest("/chat.postMessage", url.Values{"channel": {"C123"}, "text": {"hi"}, "thread": {"1.2"}}),
+			wantID:   "chat_postMessage",
+			wantErrs: []string{`body field "thread" is not in the request body schema`},
+		},
+		{
+			name:     "wrong form field type",
+			req:      formRequest("/chat.postMessage", url.Values{"channel": {"C123"}, "text": {"hi"}, "unfurl_links": {"maybe"}}),
+			wantID:   "chat_postMessage",
+			wantErrs: []string{"unfurl_links"},
+		},
+		{
+			name:   "token as a form field",
+			req:    withoutAuth(formRequest("/chat.postMessage", url.Values{"channel": {"C123"}, "text": {"hi"}, "token": {"xoxb-test"}})),
+			wantID: "chat_postMessage",
+		},
+		{
 			name:     "wrong query parameter type",
 			req:      getRequest("/conversations.list", url.Values{"limit": {"lots"}}),
 			wantID:   "conversations_list",
