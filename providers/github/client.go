@@ -110,10 +110,8 @@ func errorFrom(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
 	var body apiError
 	if json.Unmarshal(data, &body) != nil || body.Message == "" {
-		body.Message = strings.TrimSpace(string(data))
-		if body.Message == "" || !json.Valid(data) && len(body.Message) > 200 {
-			body.Message = http.StatusText(resp.StatusCode)
-		}
+		// Not GitHub's JSON (an HTML page from a proxy, say): its text helps no one.
+		body.Message = http.StatusText(resp.StatusCode)
 	}
 	e := providers.StatusError(providerName, resp, "", "")
 	msg := body.Message

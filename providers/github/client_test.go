@@ -121,7 +121,7 @@ func TestFailures(t *testing.T) {
 			name: "502 on a read without a JSON body is retried", tool: "github_get_issue", args: getIssueArgs, status: http.StatusBadGateway,
 			body:         `<html><body><h1>502 Bad Gateway</h1></body></html>`,
 			undocumented: "GitHub's front end answers 502 with an HTML page on any endpoint",
-			wantCode:     switchboard.CodeUpstream, wantIn: "502", wantAttempts: 3,
+			wantCode:     switchboard.CodeUpstream, wantIn: "github answered 502: Bad Gateway", wantAttempts: 3,
 		},
 		{
 			name: "503 on create_issue is sent once", tool: "github_create_issue", args: createIssueArgs, status: http.StatusServiceUnavailable,
@@ -169,6 +169,9 @@ func TestFailures(t *testing.T) {
 				}
 			} else if tc.wantField != "" {
 				t.Errorf("error %v names no field, want %q", err, tc.wantField)
+			}
+			if strings.Contains(err.Error(), "<html>") {
+				t.Errorf("error %q carries the HTML page", err)
 			}
 			if strings.Contains(err.Error(), testToken) {
 				t.Errorf("error %q shows the token", err)
