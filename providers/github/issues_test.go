@@ -131,6 +131,8 @@ func TestIssuesRefuseBadInput(t *testing.T) {
 		{name: "since not a time", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "since": "yesterday"}`, wantField: "since"},
 		{name: "limit over 100", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "limit": 101}`, wantField: "limit"},
 		{name: "cursor not ours", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "cursor": "page=2"}`, wantField: "cursor"},
+		{name: "cursor holding no page number", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "cursor": "` + providers.EncodeCursor("abc") + `"}`, wantField: "cursor"},
+		{name: "cursor for the first page", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "cursor": "` + providers.EncodeCursor("1") + `"}`, wantField: "cursor"},
 		{name: "unknown argument", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "page": 2}`, wantField: "page"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
