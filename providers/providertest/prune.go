@@ -2,21 +2,27 @@ package providertest
 
 import "encoding/json"
 
-// prunedKeys are the members of a description that validation never reads; decoding the
+// pruned reports whether a member is one that validation never reads; decoding the
 // GitHub description into kin-openapi's types costs time in proportion to its size, so
-// they are dropped first. Member names of maps whose keys are names (properties, paths,
-// content types, …) are never dropped.
-var prunedKeys = map[string]bool{
-	"description": true, "summary": true, "example": true, "examples": true,
-	"x-github": true, "externalDocs": true, "tags": true,
+// these are dropped first. Member names of maps whose keys are names (properties,
+// paths, content types, …) are never dropped.
+func pruned(key string) bool {
+	switch key {
+	case "description", "summary", "example", "examples", "x-github", "externalDocs", "tags":
+		return true
+	}
+	return false
 }
 
-// nameMaps are the members whose values map names to objects.
-var nameMaps = map[string]bool{
-	"properties": true, "patternProperties": true, "schemas": true, "responses": true, "parameters": true,
-	"headers": true, "paths": true, "requestBodies": true, "securitySchemes": true, "content": true,
-	"encoding": true, "links": true, "callbacks": true, "variables": true, "definitions": true,
-	"securityDefinitions": true, "mapping": true, "webhooks": true,
+// nameMap reports whether a member's value maps names to objects.
+func nameMap(key string) bool {
+	switch key {
+	case "properties", "patternProperties", "schemas", "responses", "parameters", "headers", "paths",
+		"requestBodies", "securitySchemes", "content", "encoding", "links", "callbacks", "variables",
+		"definitions", "securityDefinitions", "mapping", "webhooks":
+		return true
+	}
+	return false
 }
 
 // prune decodes a JSON description, drops what validation never reads and encodes it again.
@@ -33,13 +39,13 @@ func pruneValue(v any, namesOnly bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, c := range x {
-			if !namesOnly && prunedKeys[k] {
+			if !namesOnly && pruned(k) {
 				if _, isString := c.(string); isString || k != "description" {
 					delete(x, k)
 					continue
 				}
 			}
-			pruneValue(c, !namesOnly && nameMaps[k])
+			pruneValue(c, !namesOnly && nameMap(k))
 		}
 	case []any:
 		for _, c := range x {

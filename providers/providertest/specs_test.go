@@ -32,13 +32,14 @@ func TestFindSpec(t *testing.T) {
 	if err := os.MkdirAll(noRepo, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
+	type findCase struct {
 		name    string
 		env, wd string
 		rel     string
 		want    string
 		wantErr []string // substrings of the error
-	}{
+	}
+	tests := []findCase{
 		{name: "beside the repo root", wd: wd, rel: "slack/x.json", want: filepath.Join(tmp, "shared", "specs", "slack", "x.json")},
 		{name: "from the root itself", wd: filepath.Join(tmp, "repo"), rel: "slack/x.json", want: filepath.Join(tmp, "shared", "specs", "slack", "x.json")},
 		{name: "environment wins", env: filepath.Join(tmp, "other"), wd: wd, rel: "slack/x.json", want: filepath.Join(tmp, "other", "slack", "x.json")},
@@ -53,13 +54,7 @@ func TestFindSpec(t *testing.T) {
 	}
 	// Only without a go.mod above the temporary directory can "no repo" be tested.
 	if _, _, err := specsDir("", noRepo); err != nil {
-		tests = append(tests, struct {
-			name    string
-			env, wd string
-			rel     string
-			want    string
-			wantErr []string
-		}{name: "no go.mod anywhere", wd: noRepo, rel: "slack/x.json", wantErr: []string{"no go.mod", noRepo, SpecsDirEnv}})
+		tests = append(tests, findCase{name: "no go.mod anywhere", wd: noRepo, rel: "slack/x.json", wantErr: []string{"no go.mod", noRepo, SpecsDirEnv}})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
