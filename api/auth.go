@@ -1,0 +1,87 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// authenticate turns the bearer API key into the principal and puts it in the
+// request's context; without a valid key nothing under /api runs.
+func (s *server) authenticate(c *gin.Context) {
+	key, ok := bearer(c.GetHeader("Authorization"))
+	if !ok {
+		c.Header("WWW-Authenticate", `Bearer realm="switchboard"`)
+		s.fail(c, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "send an API key as Authorization: Bearer <key>"})
+		return
+	}
+	p, err := s.Tenants.Authenticate(c.Request.Context(), key)
+	if err != nil {
+		c.Header("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
+		if switchboard.CodeOf(err) == switchboard.CodeInternal {
+			s.fail(c, err)
+			return
+		}
+		s.fail(c, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "the API key is not valid: it is unknown or revoked"})
+		return
+	}
+	c.Request = c.Request.WithContext(switchboard.WithPrincipal(c.Request.Context(), p))
+	c.Next()
+}
+
+func bearer(h string) (string, bool) {
+	scheme, key, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(key), true
+}
+
+// principal returns who is asking. Every handler calls it first; the middleware has
+// set it, so a missing one is a wiring fault and is refused.
+func principal(c *gin.Context) (switchboard.Principal, error) {
+	p, ok := switchboard.PrincipalFrom(c.Request.Context())
+	if !ok || p.TenantID == "" {
+		return switchboard.Principal{}, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "send an API key as Authorization: Bearer <key>"}
+	}
+	return p, nil
+}
+
+// asUser is principal for endpoints that manage the tenant: agents' keys may call
+// tools, not administer users and keys.
+func asUser(c *gin.Context) (switchboard.Principal, error) {
+	p, err := principal(c)
+	if err != nil {
+		return p, err
+	}
+	if p.Kind == switchboard.PrincipalAgent {
+		return p, switchboard.Errorf(switchboard.CodeForbidden, "an agent's API key cannot manage the tenant; use a user's key")
+	}
+	return p, nil
+}
+
+// asAdmin is asUser for tenant administrators (owner or admin).
+func asAdmin(c *gin.Context) (switchboard.Principal, error) {
+	p, err := asUser(c)
+	if err != nil {
+		return p, err
+	}
+	if !p.Role.IsAdmin() {
+		return p, switchboard.Errorf(switchboard.CodeForbidden, "this needs a tenant admin's API key (role owner or admin)")
+	}
+	return p, nil
+}
+
+// asOperator is asUser for the deployment's operator, who manages tenants.
+func asOperator(c *gin.Context) (switchboard.Principal, error) {
+	p, err := asUser(c)
+	if err != nil {
+		return p, err
+	}
+	if !p.Operator {
+		return p, switchboard.Errorf(switchboard.CodeForbidden, "this needs the operator's API key")
+	}
+	return p, nil
+}

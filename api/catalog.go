@@ -1,0 +1,97 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// providerView is one provider of the catalog.
+type providerView struct {
+	Name        string               `json:"name"`
+	Title       string               `json:"title"`
+	Description string               `json:"description"`
+	AuthKinds   []providers.AuthKind `json:"auth_kinds"`
+	TokenHelp   string               `json:"token_help,omitempty"`
+	DocsURL     string               `json:"docs_url,omitempty"`
+	Operations  int                  `json:"operations"`
+}
+
+// operationView is one operation of a provider: its tool name and the same schema bytes
+// the MCP tools/list serves.
+type operationView struct {
+	Tool         string          `json:"tool"`
+	Name         string          `json:"name"`
+	Title        string          `json:"title"`
+	Description  string          `json:"description"`
+	DocsURL      string          `json:"docs_url,omitempty"`
+	Scopes       []string        `json:"scopes"`
+	Annotations  annotations     `json:"annotations"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	OutputSchema json.RawMessage `json:"output_schema"`
+}
+
+// annotations are the MCP tool annotations the operation's hints become.
+type annotations struct {
+	ReadOnlyHint    bool `json:"readOnlyHint"`
+	DestructiveHint bool `json:"destructiveHint"`
+	IdempotentHint  bool `json:"idempotentHint"`
+	OpenWorldHint   bool `json:"openWorldHint"`
+}
+
+func (s *server) listProviders(c *gin.Context) {
+	if _, err := principal(c); err != nil {
+		s.fail(c, err)
+		return
+	}
+	specs := s.Registry.Providers()
+	out := make([]providerView, 0, len(specs))
+	for _, p := range specs {
+		kinds := p.AuthKinds
+		if kinds == nil {
+			kinds = []providers.AuthKind{}
+		}
+		out = append(out, providerView{
+			Name: p.Name, Title: p.Title, Description: p.Description, AuthKinds: kinds,
+			TokenHelp: p.TokenHelp, DocsURL: p.DocsURL, Operations: len(s.Registry.Tools(p.Name)),
+		})
+	}
+	c.JSON(http.StatusOK, gin.H{"providers": out})
+}
+
+func (s *server) listOperations(c *gin.Context) {
+	if _, err := principal(c); err != nil {
+		s.fail(c, err)
+		return
+	}
+	name := c.Param("provider")
+	if _, ok := s.Registry.Provider(name); !ok {
+		s.fail(c, switchboard.NotFound("provider "+name))
+		return
+	}
+	tools := s.Registry.Tools(name)
+	out := make([]operationView, 0, len(tools))
+	for _, t := range tools {
+		scopes := t.Info.Scopes
+		if scopes == nil {
+			scopes = []string{}
+		}
+		out = append(out, operationView{
+			Tool: t.Name, Name: t.Info.Name, Title: t.Info.Title, Description: t.Info.Description,
+			DocsURL: t.Info.DocsURL, Scopes: scopes,
+			Annotations: annotations{
+				ReadOnlyHint:    t.Info.Hints.ReadOnly,
+				DestructiveHint: t.Info.Hints.Destructive,
+				IdempotentHint:  t.Info.Hints.Idempotent || t.Info.Hints.ReadOnly,
+				OpenWorldHint:   !t.Info.Hints.ClosedWorld,
+			},
+			InputSchema:  t.InputSchema,
+			OutputSchema: t.OutputSchema,
+		})
+	}
+	c.JSON(http.StatusOK, gin.H{"provider": name, "operations": out})
+}

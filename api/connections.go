@@ -1,0 +1,117 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// connectionView is a connection as the API shows it: never its credentials.
+type connectionView struct {
+	ID           string             `json:"id"`
+	Provider     string             `json:"provider"`
+	AuthKind     providers.AuthKind `json:"auth_kind"`
+	AccountID    string             `json:"account_id"`
+	AccountLabel string             `json:"account_label"`
+	Scopes       []string           `json:"scopes"`
+	Shared       bool               `json:"shared"`
+	OwnerUserID  string             `json:"owner_user_id"`
+	Status       connections.Status `json:"status"`
+	ExpiresAt    *time.Time         `json:"expires_at,omitempty"`
+	RefreshedAt  *time.Time         `json:"refreshed_at,omitempty"`
+	CreatedAt    time.Time          `json:"created_at"`
+	UpdatedAt    time.Time          `json:"updated_at"`
+}
+
+func viewConnection(c connections.Connection) connectionView {
+	return connectionView{
+		ID: c.ID, Provider: c.Provider, AuthKind: c.AuthKind, AccountID: c.AccountID,
+		AccountLabel: c.AccountLabel, Scopes: strings.Fields(c.Scopes), Shared: c.Shared,
+		OwnerUserID: c.OwnerUserID, Status: c.Status, ExpiresAt: c.ExpiresAt,
+		RefreshedAt: c.RefreshedAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+	}
+}
+
+// createConnectionRequest connects a provider account with a token.
+type createConnectionRequest struct {
+	Provider string  `json:"provider"`
+	Token    string  `json:"token"`
+	Shared   bool    `json:"shared"`
+	Label    *string `json:"label"`
+}
+
+// createConnection checks the token against the provider and stores it sealed.
+func (s *server) createConnection(c *gin.Context) {
+	p, err := principal(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req createConnectionRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := required([2]string{"provider", req.Provider}, [2]string{"token", req.Token}); err != nil {
+		s.fail(c, err)
+		return
+	}
+	conn, err := s.Connections.Connect(c.Request.Context(), p, connections.ConnectInput{
+		Provider: req.Provider, Token: req.Token, Shared: req.Shared, Label: req.Label,
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, viewConnection(conn))
+}
+
+func (s *server) listConnections(c *gin.Context) {
+	p, err := principal(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	list, err := s.Connections.List(c.Request.Context(), p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]connectionView, 0, len(list))
+	for _, conn := range list {
+		out = append(out, viewConnection(conn))
+	}
+	c.JSON(http.StatusOK, gin.H{"connections": out})
+}
+
+func (s *server) getConnection(c *gin.Context) {
+	p, err := principal(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	conn, err := s.Connections.Get(c.Request.Context(), p, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, viewConnection(conn))
+}
+
+func (s *server) deleteConnection(c *gin.Context) {
+	p, err := principal(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := s.Connections.Delete(c.Request.Context(), p, c.Param("id")); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,142 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/tenants"
+)
+
+// keyView is an API key as listings show it: its prefix, never the key or its hash.
+type keyView struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	UserID     string     `json:"user_id"`
+	AgentID    string     `json:"agent_id,omitempty"`
+	Operator   bool       `json:"operator"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+}
+
+// createdKey is a new key: Key is the plaintext, shown this once.
+type createdKey struct {
+	keyView
+	Key string `json:"key"`
+}
+
+// listKeys lists the tenant's keys for admins, the caller's own keys for members.
+func (s *server) listKeys(c *gin.Context) {
+	p, err := asUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	list, err := s.Tenants.ListKeys(c.Request.Context(), p.TenantID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]keyView, 0, len(list))
+	for _, k := range list {
+		if p.Role.IsAdmin() || k.UserID == p.UserID {
+			out = append(out, viewKey(k))
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"keys": out})
+}
+
+// createKeyRequest creates a key for the caller or, for admins, another user.
+type createKeyRequest struct {
+	Name   string  `json:"name"`
+	UserID *string `json:"user_id"`
+}
+
+func (s *server) createKey(c *gin.Context) {
+	p, err := asUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req createKeyRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := required([2]string{"name", req.Name}); err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	userID := p.UserID
+	if req.UserID != nil && *req.UserID != p.UserID {
+		if !p.Role.IsAdmin() {
+			s.fail(c, switchboard.Errorf(switchboard.CodeForbidden, "only a tenant admin may create a key for another user"))
+			return
+		}
+		if *req.UserID == "" {
+			s.fail(c, switchboard.Invalid("user_id", "must be a user id, or left out for your own key"))
+			return
+		}
+		if _, err := s.Tenants.User(ctx, p.TenantID, *req.UserID); err != nil {
+			if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+				err = &switchboard.Error{Code: switchboard.CodeNotFound, Field: "user_id", Message: "user not found"}
+			}
+			s.fail(c, err)
+			return
+		}
+		userID = *req.UserID
+	}
+	plain, key, err := s.Tenants.CreateKey(ctx, p.TenantID, userID, req.Name, false)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindKeyCreated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
+		Detail: "created key " + key.ID + " for user " + userID})
+	c.JSON(http.StatusCreated, createdKey{keyView: viewKey(key), Key: plain})
+}
+
+// revokeKey revokes one of the caller's keys or, for admins, any key of the tenant. A
+// key the caller may not see is not found, like a missing one.
+func (s *server) revokeKey(c *gin.Context) {
+	p, err := asUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	id := c.Param("id")
+	key, err := s.Tenants.Key(ctx, p.TenantID, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if !p.Role.IsAdmin() && key.UserID != p.UserID {
+		s.fail(c, switchboard.NotFound("API key"))
+		return
+	}
+	if err := s.Tenants.RevokeKey(ctx, p.TenantID, id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindKeyRevoked, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
+		Detail: "revoked key " + id})
+	c.Status(http.StatusNoContent)
+}
+
+func viewKey(k tenants.APIKey) keyView {
+	agent := ""
+	if k.AgentID != nil {
+		agent = *k.AgentID
+	}
+	return keyView{
+		ID: k.ID, Name: k.Name, Prefix: k.Prefix, UserID: k.UserID, AgentID: agent, Operator: k.Operator,
+		CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt,
+	}
+}

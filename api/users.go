@@ -1,0 +1,93 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/tenants"
+)
+
+// userView is a user of the caller's tenant.
+type userView struct {
+	ID        string           `json:"id"`
+	Email     string           `json:"email"`
+	Role      switchboard.Role `json:"role"`
+	CreatedAt time.Time        `json:"created_at"`
+}
+
+func viewUser(u tenants.User) userView {
+	return userView{ID: u.ID, Email: u.Email, Role: u.Role, CreatedAt: u.CreatedAt}
+}
+
+// listUsers lists the tenant's users for admins; anyone else sees only themselves.
+func (s *server) listUsers(c *gin.Context) {
+	p, err := asUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	var list []tenants.User
+	if p.Role.IsAdmin() {
+		list, err = s.Tenants.ListUsers(ctx, p.TenantID)
+	} else {
+		var u tenants.User
+		u, err = s.Tenants.User(ctx, p.TenantID, p.UserID)
+		list = []tenants.User{u}
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]userView, 0, len(list))
+	for _, u := range list {
+		out = append(out, viewUser(u))
+	}
+	c.JSON(http.StatusOK, gin.H{"users": out})
+}
+
+// createUserRequest adds a user to the caller's tenant.
+type createUserRequest struct {
+	Email string           `json:"email"`
+	Role  switchboard.Role `json:"role"`
+}
+
+// createUser adds a user; admins may add admins and members, only owners add owners.
+func (s *server) createUser(c *gin.Context) {
+	p, err := asAdmin(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req createUserRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := required([2]string{"email", req.Email}); err != nil {
+		s.fail(c, err)
+		return
+	}
+	switch req.Role {
+	case "":
+		req.Role = switchboard.RoleMember
+	case switchboard.RoleMember, switchboard.RoleAdmin:
+	case switchboard.RoleOwner:
+		if p.Role != switchboard.RoleOwner {
+			s.fail(c, switchboard.Errorf(switchboard.CodeForbidden, "only an owner may add another owner"))
+			return
+		}
+	default:
+		s.fail(c, switchboard.Invalid("role", "must be one of owner, admin, member"))
+		return
+	}
+	u, err := s.Tenants.CreateUser(c.Request.Context(), p.TenantID, req.Email, req.Role)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, viewUser(u))
+}

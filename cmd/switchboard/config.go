@@ -1,0 +1,162 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// envVar documents one configuration variable for `switchboard -h` and the README.
+type envVar struct {
+	Name    string
+	Default string
+	Help    string
+}
+
+// envVars are every variable the server reads, in the order help lists them.
+func envVars() []envVar {
+	return []envVar{
+		{"SWITCHBOARD_ADDR", "127.0.0.1:8080", "host:port to listen on; 0.0.0.0:8080 listens on every interface"},
+		{"SWITCHBOARD_DATA_DIR", "./data", "directory for the SQLite database and the key file, created 0700"},
+		{"SWITCHBOARD_DATABASE_URL", "sqlite:DATA_DIR/switchboard.db", "sqlite:PATH (or a file path) for SQLite; postgres://user:pass@host:5432/db?sslmode=… for PostgreSQL"},
+		{"SWITCHBOARD_KEY_FILE", "DATA_DIR/master.key", "the local key that seals connection credentials, created 0600 on first start; keep it and back it up"},
+		{"SWITCHBOARD_PUBLIC_URL", "http://ADDR", "the URL people and MCP clients reach this server at (behind a proxy: its https URL); MCP URLs start with it"},
+		{"SWITCHBOARD_GITHUB_BASE_URL", "https://api.github.com", "GitHub REST API base URL; for GitHub Enterprise Server https://HOST/api/v3"},
+		{"SWITCHBOARD_SLACK_BASE_URL", "https://slack.com/api", "Slack Web API base URL"},
+		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs are text on stderr"},
+	}
+}
+
+// config is the server's configuration, read from SWITCHBOARD_* variables.
+type config struct {
+	Addr        string
+	DataDir     string
+	DatabaseURL string
+	KeyFile     string
+	// PublicURL is empty unless set; serve then derives it from the listening address.
+	PublicURL     string
+	GitHubBaseURL string
+	SlackBaseURL  string
+	LogLevel      slog.Level
+}
+
+// configError is a configuration variable with a bad value; the process exits 2.
+type configError struct {
+	Name   string
+	Reason string
+}
+
+func (e *configError) Error() string { return e.Name + ": " + e.Reason }
+
+// loadConfig reads the configuration through getenv, applies the defaults, and checks
+// every value; an error names the variable at fault.
+func loadConfig(getenv func(string) string) (config, error) {
+	get := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := config{
+		Addr:          get("SWITCHBOARD_ADDR", "127.0.0.1:8080"),
+		DataDir:       get("SWITCHBOARD_DATA_DIR", "./data"),
+		GitHubBaseURL: get("SWITCHBOARD_GITHUB_BASE_URL", ""),
+		SlackBaseURL:  get("SWITCHBOARD_SLACK_BASE_URL", ""),
+	}
+	if err := checkAddr(c.Addr); err != nil {
+		return config{}, &configError{"SWITCHBOARD_ADDR", err.Error()}
+	}
+	c.DatabaseURL = get("SWITCHBOARD_DATABASE_URL", "sqlite:"+filepath.Join(c.DataDir, "switchboard.db"))
+	if err := checkDatabaseURL(c.DatabaseURL); err != nil {
+		return config{}, &configError{"SWITCHBOARD_DATABASE_URL", err.Error()}
+	}
+	c.KeyFile = get("SWITCHBOARD_KEY_FILE", filepath.Join(c.DataDir, "master.key"))
+	if v := get("SWITCHBOARD_PUBLIC_URL", ""); v != "" {
+		u, err := checkHTTPURL(v)
+		if err != nil {
+			return config{}, &configError{"SWITCHBOARD_PUBLIC_URL", err.Error()}
+		}
+		c.PublicURL = u
+	}
+	for _, v := range []struct {
+		name string
+		val  *string
+	}{{"SWITCHBOARD_GITHUB_BASE_URL", &c.GitHubBaseURL}, {"SWITCHBOARD_SLACK_BASE_URL", &c.SlackBaseURL}} {
+		if *v.val == "" {
+			continue
+		}
+		u, err := checkHTTPURL(*v.val)
+		if err != nil {
+			return config{}, &configError{v.name, err.Error()}
+		}
+		*v.val = u
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(get("SWITCHBOARD_LOG_LEVEL", "info"))); err != nil {
+		return config{}, &configError{"SWITCHBOARD_LOG_LEVEL", fmt.Sprintf("%q is not a level; use debug, info, warn or error", getenv("SWITCHBOARD_LOG_LEVEL"))}
+	}
+	return c, nil
+}
+
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port (for example 127.0.0.1:8080)", addr)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q has no valid port; use a number from 0 to 65535", addr)
+	}
+	if strings.ContainsAny(host, "/ ") {
+		return fmt.Errorf("%q has no valid host", addr)
+	}
+	return nil
+}
+
+func checkDatabaseURL(v string) error {
+	if !strings.Contains(v, "://") {
+		if strings.TrimPrefix(v, "sqlite:") == "" {
+			return fmt.Errorf("sqlite: needs a file path, for example sqlite:./data/switchboard.db")
+		}
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return fmt.Errorf("is not a URL; use sqlite:PATH or postgres://user@host:5432/db")
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return fmt.Errorf("scheme %q is not supported; use sqlite:PATH or postgres://…", u.Scheme)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%s has no host", u.Redacted())
+	}
+	return nil
+}
+
+// checkHTTPURL checks an absolute http(s) URL and returns it without a trailing slash.
+func checkHTTPURL(v string) (string, error) {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%q is not an absolute http:// or https:// URL", v)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("%q must not have a query or fragment", v)
+	}
+	return strings.TrimRight(v, "/"), nil
+}
+
+// publicURLFor is the default public URL for a listening address: http://ADDR, with
+// an unspecified host (0.0.0.0, ::) shown as localhost.
+func publicURLFor(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}

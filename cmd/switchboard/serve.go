@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/mail"
+	"os"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/api"
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/mcpadapter"
+	"github.com/switchboard-hub/switchboard/migrations"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/tenants"
+	"github.com/switchboard-hub/switchboard/web"
+)
+
+// shutdownTimeout bounds the graceful part of a shutdown; connections still open then
+// are closed.
+const shutdownTimeout = 8 * time.Second
+
+// openDatabase creates the data directory, opens the database and migrates it.
+func openDatabase(ctx context.Context, cfg config) (*gorm.DB, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
+	}
+	db, err := database.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Run(ctx, db); err != nil {
+		_ = database.Close(db)
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return db, nil
+}
+
+// newRegistry registers every provider and applies the base URL overrides.
+func newRegistry(cfg config) (*providers.Registry, error) {
+	reg := providers.NewRegistry()
+	if err := all.Register(reg); err != nil {
+		return nil, err
+	}
+	for provider, u := range map[string]string{"github": cfg.GitHubBaseURL, "slack": cfg.SlackBaseURL} {
+		if u == "" {
+			continue
+		}
+		if err := reg.SetBaseURL(provider, u); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+// serve runs the hub until ctx ends, then shuts it down gracefully.
+func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) error {
+	db, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := database.Close(db); err != nil {
+			log.Error("close database", "err", err)
+		}
+	}()
+	keyring, err := connections.LoadOrCreateKeyFile(cfg.KeyFile)
+	if err != nil {
+		return err
+	}
+	reg, err := newRegistry(cfg)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (SWITCHBOARD_ADDR): %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	listenURL := "http://" + ln.Addr().String()
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = publicURLFor(ln.Addr().String())
+	}
+
+	transports := &providers.Transports{}
+	auditWriter := audit.NewWriter(db, audit.WriterOptions{Logger: log})
+	tenantStore := tenants.NewStore(db)
+	connStore := connections.NewStore(db, keyring)
+	connService := connections.NewService(connStore, reg, transports, auditWriter)
+	rtr := router.New(router.Options{Registry: reg, Connections: connStore, Audit: auditWriter, Transports: transports, Logger: log})
+	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tenantStore, Logger: log, PublicURL: publicURL, Version: version()})
+	connService.Subscribe(rtr.Forget)
+	connService.Subscribe(adapter.ConnectionChanged)
+
+	tenant, adminKey, created, err := tenantStore.Bootstrap(ctx)
+	if err != nil {
+		return err
+	}
+	page, err := web.Handler(web.Options{PublicURL: publicURL, DefaultTenant: tenant.Slug, Version: version()})
+	if err != nil {
+		return err
+	}
+	engine := api.New(api.Options{
+		Registry:    reg,
+		Tenants:     tenantStore,
+		Connections: connService,
+		Audit:       audit.NewStore(db),
+		Recorder:    auditWriter,
+		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
+		PublicURL:   publicURL,
+		Logger:      log,
+		NoRoute:     page,
+	})
+	mcp := gin.WrapH(adapter)
+	engine.Any(mcpadapter.Prefix+":tenant", mcp)
+
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	go adapter.Run(runCtx)
+
+	srv := &http.Server{
+		Handler:           engine,
+		ReadHeaderTimeout: 10 * time.Second,
+		// No ReadTimeout or WriteTimeout: MCP streams (SSE) stay open for long; bodies
+		// are bounded by size in the handlers instead.
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	// Ending the MCP sessions first lets their open streams finish, so Shutdown need not
+	// wait for them.
+	srv.RegisterOnShutdown(func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		adapter.Close(closeCtx)
+	})
+
+	fmt.Fprintf(stdout, "Switchboard is listening on %s\n", listenURL)
+	fmt.Fprintf(stdout, "UI: %s/\n", publicURL)
+	fmt.Fprintf(stdout, "MCP URL (tenant %s): %s/mcp/%s\n", tenant.Slug, publicURL, tenant.Slug)
+	if created {
+		fmt.Fprintf(stdout, "Admin API key (shown once, store it now): %s\n", adminKey)
+	} else {
+		fmt.Fprintln(stdout, "Admin API key: shown on first start only; create more with POST /api/keys")
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "version", version())
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		stopRun()
+		closeRest(log, adapter, auditWriter, tenantStore)
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		log.Warn("graceful shutdown timed out; closing the remaining connections", "err", err)
+		_ = srv.Close()
+	}
+	stopRun()
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("serve", "err", err)
+	}
+	closeRest(log, adapter, auditWriter, tenantStore)
+	log.Info("stopped")
+	return nil
+}
+
+// closeRest stops what outlives the HTTP server: MCP sessions, the audit writer (which
+// flushes its queue) and the key store's background writes.
+func closeRest(log *slog.Logger, adapter *mcpadapter.Adapter, w *audit.Writer, ts *tenants.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	adapter.Close(ctx)
+	if err := w.Close(ctx); err != nil {
+		log.Error("flush audit events", "err", err)
+	}
+	ts.Close()
+}
+
+// migrate runs the migrations alone.
+func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
+	db, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer database.Close(db)
+	fmt.Fprintln(stdout, "Migrations are up to date.")
+	return nil
+}
+
+// createTenant creates a tenant, its owner and an owner key, and prints them.
+func createTenant(ctx context.Context, cfg config, slug, name, email string, stdout io.Writer) error {
+	db, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer database.Close(db)
+	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email || addr.Name != "" {
+		return switchboard.Invalid("--owner-email", "must be an email address such as ada@example.com")
+	}
+	ts := tenants.NewStore(db)
+	defer ts.Close()
+	t, err := ts.CreateTenant(ctx, slug, name)
+	if err != nil {
+		return err
+	}
+	owner, err := ts.CreateUser(ctx, t.ID, email, switchboard.RoleOwner)
+	if err != nil {
+		return err
+	}
+	key, _, err := ts.CreateKey(ctx, t.ID, owner.ID, "owner", false)
+	if err != nil {
+		return err
+	}
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = publicURLFor(cfg.Addr)
+	}
+	fmt.Fprintf(stdout, "Tenant %s (%s) created, owner %s\n", t.Slug, t.ID, owner.Email)
+	fmt.Fprintf(stdout, "MCP URL (tenant %s): %s/mcp/%s\n", t.Slug, publicURL, t.Slug)
+	fmt.Fprintf(stdout, "Owner API key (shown once, store it now): %s\n", key)
+	return nil
+}
