@@ -228,5 +228,6 @@ func runClient(t *testing.T, env map[string]string) clientRun {
 	if err := json.Unmarshal([]byte(last), &run.Summary); err != nil {
 		t.Fatalf("run.mjs (exit %d) printed no JSON summary line: %v\nstdout:\n%s\nstderr:\n%s", run.ExitCode, err, run.Stdout, run.Stderr)
 	}
+	t.Logf("run.mjs summary: %s", last)
 	return run
 }

@@ -192,8 +192,12 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 			t.Errorf("the %s is stored in plain text", s.name)
 		}
 	}
-	if len(stored) == 0 {
-		t.Errorf("read no stored data to check for secrets")
+	// A control: the account labels are stored in clear, so a search that misses them
+	// did not read the database.
+	for _, label := range []string{githubLogin, slackTeam} {
+		if !bytes.Contains(stored, []byte(label)) {
+			t.Errorf("the stored data (%d bytes) does not hold the account label %q: the secret check read the wrong data", len(stored), label)
+		}
 	}
 }
 
