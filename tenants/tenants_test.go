@@ -372,3 +372,32 @@ func TestBootstrap(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkAuthenticate measures the hot path: a key verified once, then served from
+// the cache.
+func BenchmarkAuthenticate(b *testing.B) {
+	db := testdb.SQLite(b)
+	s := tenants.NewStore(db)
+	defer s.Close()
+	ctx := context.Background()
+	ten, err := s.CreateTenant(ctx, "bench", "Bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	u, err := s.CreateUser(ctx, ten.ID, "b@bench.test", switchboard.RoleMember)
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, _, err := s.CreateKey(ctx, ten.ID, u.ID, "bench", false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Authenticate(ctx, key); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
