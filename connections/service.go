@@ -144,6 +144,8 @@ func (s *Service) verify(ctx context.Context, tenant switchboard.TenantID, spec 
 		switch ue.Code {
 		case switchboard.CodeReconnect, switchboard.CodeForbidden, switchboard.CodeInvalid, switchboard.CodeNotFound, switchboard.CodeUnauthorized:
 			return providers.Account{}, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "token", Message: spec.Name + " rejected the token: " + upstreamReason(ue), Err: err}
+		case switchboard.CodeRateLimited:
+			return providers.Account{}, &switchboard.Error{Code: switchboard.CodeRateLimited, RetryAfter: ue.RetryAfter, Message: spec.Name + " is rate limiting us; try again later", Err: err}
 		}
 	}
 	var se *switchboard.Error

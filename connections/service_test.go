@@ -43,6 +43,12 @@ func newFakeUpstream(t *testing.T) *fakeUpstream {
 			fmt.Fprint(w, `{"message":"Not Found"}`)
 			return
 		}
+		if r.Header.Get("Authorization") == "Bearer fake_rate_limited" {
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprint(w, `{"message":"API rate limit exceeded"}`)
+			return
+		}
 		if r.Header.Get("Authorization") != "Bearer "+goodToken {
 			w.WriteHeader(http.StatusUnauthorized)
 			fmt.Fprint(w, `{"message":"Bad credentials"}`)
@@ -154,16 +160,18 @@ func TestConnect(t *testing.T) {
 		tests := []struct {
 			name      string
 			in        connections.ConnectInput
-			field     string // the invalid field expected, "" for success
-			reason    string // what the error message must say
-			upstreamN int    // requests the fake must have received
+			code      switchboard.Code // the error code expected, "" for success
+			field     string           // the field named by the error
+			reason    string           // what the error message must say
+			upstreamN int              // requests the fake must have received
 		}{
 			{name: "good token", in: connections.ConnectInput{Provider: "fake", Token: goodToken, Shared: true}, upstreamN: 1},
-			{name: "rejected token", in: connections.ConnectInput{Provider: "fake", Token: "fake_revoked"}, field: "token", reason: "Bad credentials", upstreamN: 1},
-			{name: "unknown provider", in: connections.ConnectInput{Provider: "gitlab", Token: goodToken}, field: "provider", reason: "known providers: fake, oauthonly"},
-			{name: "empty token", in: connections.ConnectInput{Provider: "fake", Token: " "}, field: "token", reason: "Paste a fake token."},
-			{name: "provider without api keys", in: connections.ConnectInput{Provider: "oauthonly", Token: goodToken}, field: "provider", reason: "OAuth"},
-			{name: "blank label", in: connections.ConnectInput{Provider: "fake", Token: goodToken, Label: &label}, field: "label", reason: "1 to 255"},
+			{name: "rejected token", in: connections.ConnectInput{Provider: "fake", Token: "fake_revoked"}, code: switchboard.CodeInvalid, field: "token", reason: "Bad credentials", upstreamN: 1},
+			{name: "rate limited while checking", in: connections.ConnectInput{Provider: "fake", Token: "fake_rate_limited"}, code: switchboard.CodeRateLimited, reason: "rate limiting", upstreamN: 1},
+			{name: "unknown provider", in: connections.ConnectInput{Provider: "gitlab", Token: goodToken}, code: switchboard.CodeInvalid, field: "provider", reason: "known providers: fake, oauthonly"},
+			{name: "empty token", in: connections.ConnectInput{Provider: "fake", Token: " "}, code: switchboard.CodeInvalid, field: "token", reason: "Paste a fake token."},
+			{name: "provider without api keys", in: connections.ConnectInput{Provider: "oauthonly", Token: goodToken}, code: switchboard.CodeInvalid, field: "provider", reason: "OAuth"},
+			{name: "blank label", in: connections.ConnectInput{Provider: "fake", Token: goodToken, Label: &label}, code: switchboard.CodeInvalid, field: "label", reason: "1 to 255"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -187,10 +195,10 @@ func TestConnect(t *testing.T) {
 				if lerr != nil {
 					t.Fatal(lerr)
 				}
-				if tt.field != "" {
+				if tt.code != "" {
 					e := switchboard.AsError(err)
-					if err == nil || e.Code != switchboard.CodeInvalid || e.Field != tt.field || !strings.Contains(e.Message, tt.reason) {
-						t.Fatalf("err = %v, want invalid %s saying %q", err, tt.field, tt.reason)
+					if err == nil || e.Code != tt.code || e.Field != tt.field || !strings.Contains(e.Message, tt.reason) {
+						t.Fatalf("err = %v, want %s %q saying %q", err, tt.code, tt.field, tt.reason)
 					}
 					if strings.Contains(err.Error(), tt.in.Token) && strings.TrimSpace(tt.in.Token) != "" {
 						t.Errorf("error %q repeats the token", err)
