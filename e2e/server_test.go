@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -23,13 +24,45 @@ func buildServer(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
+	root := moduleRoot(t)
+	trackSources(t, root)
 	bin := filepath.Join(t.TempDir(), "switchboard")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/switchboard")
-	cmd.Dir = moduleRoot(t)
+	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/switchboard: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// trackSources reads every Go source and module file of the repository, and the
+// client's script. go test caches a passing result keyed on the files the test process
+// itself opened; the binary is built (and run.mjs run) by child processes, so without
+// this a change to, say, the MCP adapter would leave a stale cached pass.
+func trackSources(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "data") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum" || strings.HasSuffix(name, ".mjs") ||
+			name == "package-lock.json" || strings.Contains(path, string(filepath.Separator)+"web"+string(filepath.Separator)) {
+			if _, err := os.ReadFile(path); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("read the sources under %s: %v", root, err)
+	}
 }
 
 // moduleRoot is the repository root: the parent of this package's directory.
