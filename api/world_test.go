@@ -1,0 +1,274 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/api"
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/tenants"
+)
+
+func TestMain(m *testing.M) {
+	gin.SetMode(gin.TestMode)
+	m.Run()
+}
+
+// The tokens the fake GitHub knows. Every response body a test reads is checked for them.
+const (
+	goodToken    = "ghp_GoodToken0123456789abcdefghijklmnopqr"
+	otherToken   = "ghp_OtherToken0123456789abcdefghijklmnop"
+	revokedToken = "ghp_RevokedToken0123456789abcdefghijklmn"
+)
+
+// fakeGitHub answers GET /user like api.github.com does, and records what it was sent.
+type fakeGitHub struct {
+	*httptest.Server
+	mu   sync.Mutex
+	auth []string
+}
+
+func newFakeGitHub(t *testing.T) *fakeGitHub {
+	t.Helper()
+	f := &fakeGitHub{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.auth = append(f.auth, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if r.Method != http.MethodGet || r.URL.Path != "/user" {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}`)
+			return
+		}
+		switch r.Header.Get("Authorization") {
+		case "Bearer " + goodToken:
+			w.Header().Set("X-OAuth-Scopes", "repo, read:org")
+			_, _ = io.WriteString(w, `{"login":"octocat","id":583231,"type":"User","site_admin":false}`)
+		case "Bearer " + otherToken:
+			_, _ = io.WriteString(w, `{"login":"hubot","id":1,"type":"User","site_admin":false}`)
+		default:
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest","status":"401"}`)
+		}
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeGitHub) requests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.auth...)
+}
+
+// actor is one API key of a tenant.
+type actor struct {
+	key    string
+	userID string
+	tenant switchboard.TenantID
+}
+
+// world is a running API on a migrated database: tenant A (the bootstrapped default,
+// with its operator-owner and a member) and tenant B (an owner), and a fake GitHub.
+type world struct {
+	t       *testing.T
+	db      *gorm.DB
+	srv     *httptest.Server
+	github  *fakeGitHub
+	tenants *tenants.Store
+	writer  *audit.Writer
+	a       tenants.Tenant
+	b       tenants.Tenant
+	admin   actor // tenant A's owner, operator key
+	member  actor // tenant A's member
+	ownerB  actor // tenant B's owner
+
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func newWorld(t *testing.T, db *gorm.DB) *world {
+	t.Helper()
+	ctx := context.Background()
+	w := &world{t: t, db: db, github: newFakeGitHub(t), tenants: tenants.NewStore(db)}
+	t.Cleanup(w.tenants.Close)
+
+	reg := providers.NewRegistry()
+	if err := all.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.SetBaseURL("github", w.github.URL); err != nil {
+		t.Fatal(err)
+	}
+	keyring, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys", "master.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.writer = audit.NewWriter(db, audit.WriterOptions{FlushInterval: 5 * time.Millisecond})
+	t.Cleanup(func() { _ = w.writer.Close(context.Background()) })
+	svc := connections.NewService(connections.NewStore(db, keyring), reg, &providers.Transports{}, w.writer)
+
+	var key string
+	w.a, key, _, err = w.tenants.Bootstrap(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, err := w.tenants.ListUsers(ctx, w.a.ID)
+	if err != nil || len(users) != 1 {
+		t.Fatalf("bootstrap users: %v, %v", users, err)
+	}
+	w.admin = actor{key: key, userID: users[0].ID, tenant: w.a.ID}
+	w.member = w.newUser(w.a.ID, "member@a.test", switchboard.RoleMember)
+	w.b, err = w.tenants.CreateTenant(ctx, "tenant-b", "Tenant B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.ownerB = w.newUser(w.b.ID, "owner@b.test", switchboard.RoleOwner)
+
+	engine := api.New(api.Options{
+		Registry:    reg,
+		Tenants:     w.tenants,
+		Connections: svc,
+		Audit:       audit.NewStore(db),
+		Recorder:    w.writer,
+		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
+		PublicURL:   "https://hub.example.com/",
+		Logger:      slog.New(slog.DiscardHandler),
+	})
+	w.srv = httptest.NewServer(engine)
+	t.Cleanup(w.srv.Close)
+	t.Cleanup(w.checkNoSecrets)
+	return w
+}
+
+func (w *world) newUser(tenant switchboard.TenantID, email string, role switchboard.Role) actor {
+	w.t.Helper()
+	ctx := context.Background()
+	u, err := w.tenants.CreateUser(ctx, tenant, email, role)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	key, _, err := w.tenants.CreateKey(ctx, tenant, u.ID, "test", false)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return actor{key: key, userID: u.ID, tenant: tenant}
+}
+
+// do sends a request with the actor's key (none for a zero actor) and returns the
+// status and raw body.
+func (w *world) do(who actor, method, path, body string) (int, []byte) {
+	w.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, w.srv.URL+path, r)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if who.key != "" {
+		req.Header.Set("Authorization", "Bearer "+who.key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := w.srv.Client().Do(req)
+	if err != nil {
+		w.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.bodies = append(w.bodies, b)
+	w.mu.Unlock()
+	return res.StatusCode, b
+}
+
+// want sends a request, fails unless it answers status, and decodes the body into out.
+func (w *world) want(who actor, method, path, body string, status int, out any) []byte {
+	w.t.Helper()
+	got, b := w.do(who, method, path, body)
+	if got != status {
+		w.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, got, status, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			w.t.Fatalf("%s %s: decode %s: %v", method, path, b, err)
+		}
+	}
+	return b
+}
+
+// connect connects the GitHub account of goodToken as who and returns its id.
+func (w *world) connect(who actor, token string, shared bool) string {
+	w.t.Helper()
+	body, _ := json.Marshal(map[string]any{"provider": "github", "token": token, "shared": shared})
+	var got struct {
+		ID string `json:"id"`
+	}
+	w.want(who, http.MethodPost, "/api/connections", string(body), http.StatusCreated, &got)
+	return got.ID
+}
+
+func (w *world) flushAudit() {
+	w.t.Helper()
+	if err := w.writer.Flush(context.Background()); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// checkNoSecrets fails the test if any response carried a provider token.
+func (w *world) checkNoSecrets() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, b := range w.bodies {
+		for _, tok := range []string{goodToken, otherToken, revokedToken} {
+			if bytes.Contains(b, []byte(tok)) {
+				w.t.Errorf("a response carries a provider token: %s", b)
+			}
+		}
+	}
+}
+
+// apiError is the error body.
+type apiError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Field   string `json:"field"`
+	} `json:"error"`
+}
+
+func decodeError(t *testing.T, b []byte) apiError {
+	t.Helper()
+	var e apiError
+	if err := json.Unmarshal(b, &e); err != nil || e.Error.Code == "" {
+		t.Fatalf("not an error body: %s", b)
+	}
+	return e
+}
+
+func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
