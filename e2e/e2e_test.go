@@ -192,6 +192,15 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 			t.Errorf("the %s is stored in plain text", s.name)
 		}
 	}
+	logs := srv.stdout.String() + srv.stderr.String()
+	for _, s := range secrets[:2] {
+		if strings.Contains(logs, s.value) {
+			t.Errorf("the server's output holds the %s", s.name)
+		}
+	}
+	if strings.Contains(logs, betaKey) {
+		t.Errorf("the server's output holds the beta owner API key")
+	}
 	// A control: the account labels are stored in clear, so a search that misses them
 	// did not read the database.
 	for _, label := range []string{githubLogin, slackTeam} {

@@ -259,11 +259,9 @@ func fakeSlack(t *testing.T) (*httptest.Server, *recorder) {
 				})
 			}
 		default:
-			writeJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error": "unknown_method", "req_method": path(r)})
+			writeJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error": "unknown_method", "req_method": strings.TrimPrefix(r.URL.Path, "/api/")})
 		}
 	}))
 	t.Cleanup(srv.Close)
 	return srv, rec
 }
-
-func path(r *http.Request) string { return strings.TrimPrefix(r.URL.Path, "/api/") }
