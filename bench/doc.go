@@ -1,0 +1,4 @@
+// Package bench measures the hub end to end: tool calls through the real MCP endpoint,
+// router, connection pool and batched audit writer against a fake upstream that answers
+// at once, side by side with direct calls to the same upstream. See BENCHMARKS.md.
+package bench

@@ -1,0 +1,347 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/mcpadapter"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/tenants"
+)
+
+// issueJSON is what GitHub answers for GET /repos/{owner}/{repo}/issues/{number}, trimmed.
+const issueJSON = `{"id":1,"node_id":"MDU6SXNzdWUx","url":"https://api.github.com/repos/octocat/Hello-World/issues/1347","html_url":"https://github.com/octocat/Hello-World/issues/1347","number":1347,"state":"open","title":"Found a bug","body":"I'm having a problem with this.","user":{"login":"octocat","id":1},"labels":[{"id":208045946,"name":"bug","color":"f29513","description":"Something isn't working","default":true}],"assignees":[],"comments":0,"locked":false,"created_at":"2011-04-22T13:33:48Z","updated_at":"2011-04-22T13:33:48Z","closed_at":null,"author_association":"OWNER"}`
+
+// hub is the whole stack in one process, serving MCP over real loopback HTTP.
+type hub struct {
+	mcpURL   string
+	key      string
+	upstream *httptest.Server
+	audit    *audit.Writer
+	client   *http.Client
+}
+
+func newHub(b *testing.B, extra ...providers.Spec) *hub {
+	b.Helper()
+	ctx := context.Background()
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		switch r.URL.Path {
+		case "/user":
+			w.Header().Set("X-OAuth-Scopes", "repo")
+			_, _ = io.WriteString(w, `{"login":"octocat","id":1}`)
+		default:
+			_, _ = io.WriteString(w, issueJSON)
+		}
+	}))
+	b.Cleanup(upstream.Close)
+
+	db := testdb.SQLite(b)
+	reg := providers.NewRegistry()
+	if err := all.Register(reg); err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range extra {
+		if err := reg.Register(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = reg.SetBaseURL("github", upstream.URL)
+	// The per-connection bucket is GitHub's real budget; lift it so the benchmark
+	// measures the hub, not the limiter.
+	_ = reg.SetRateLimit("github", providers.RateLimit{})
+	kr, err := connections.LoadOrCreateKeyFile(b.TempDir() + "/master.key")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tstore := tenants.NewStore(db)
+	tenant, key, _, err := tstore.Bootstrap(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	writer := audit.NewWriter(db, audit.WriterOptions{})
+	b.Cleanup(func() { _ = writer.Close(context.Background()) })
+	transports := &providers.Transports{}
+	cstore := connections.NewStore(db, kr)
+	svc := connections.NewService(cstore, reg, transports, writer)
+	p, err := tstore.Authenticate(ctx, key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.Connect(ctx, p, connections.ConnectInput{Provider: "github", Token: "ghp_benchmarktoken"}); err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range extra {
+		c := &connections.Connection{OwnerUserID: p.UserID, Provider: s.Name, AuthKind: providers.AuthAPIKey, AccountID: "1", AccountLabel: "bulk", Status: connections.StatusActive}
+		if err := cstore.Create(ctx, tenant.ID, c, connections.Credentials{AccessToken: "t"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rtr := router.New(router.Options{Registry: reg, Connections: cstore, Audit: writer, Transports: transports})
+	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tstore})
+	b.Cleanup(func() { adapter.Close(context.Background()) })
+	srv := httptest.NewServer(adapter)
+	b.Cleanup(srv.Close)
+	return &hub{
+		mcpURL: srv.URL + "/mcp/" + tenant.Slug, key: key, upstream: upstream, audit: writer,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}},
+	}
+}
+
+// session is one MCP client session over raw HTTP, the lightest client there is, so
+// the figures are the hub's and not a client library's.
+type session struct {
+	h  *hub
+	id string
+	n  atomic.Int64
+}
+
+func (h *hub) session(b *testing.B) *session {
+	b.Helper()
+	s := &session{h: h}
+	resp, err := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.id = resp.Header.Get("Mcp-Session-Id")
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if s.id == "" {
+		b.Fatal("no Mcp-Session-Id")
+	}
+	resp, err = s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return s
+}
+
+func (s *session) post(body string) (*http.Response, error) {
+	req, _ := http.NewRequest(http.MethodPost, s.h.mcpURL, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.h.key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.id != "" {
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	return s.h.client.Do(req)
+}
+
+// rpc sends one request and returns the JSON-RPC response, whether it came as JSON or
+// as one SSE event.
+func (s *session) rpc(method, params string) (json.RawMessage, error) {
+	id := s.n.Add(1)
+	resp, err := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: HTTP %d: %s", method, resp.StatusCode, body)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				body = []byte(data)
+			}
+		}
+	}
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", method, err, body)
+	}
+	if msg.Error != nil {
+		return nil, fmt.Errorf("%s: %s", method, msg.Error.Message)
+	}
+	return msg.Result, nil
+}
+
+func (s *session) callTool() error {
+	res, err := s.rpc("tools/call", `{"name":"github_get_issue","arguments":{"owner":"octocat","repo":"Hello-World","issue_number":1347}}`)
+	if err != nil {
+		return err
+	}
+	if bytes.Contains(res, []byte(`"isError":true`)) || !bytes.Contains(res, []byte(`"structuredContent"`)) {
+		return fmt.Errorf("tool call failed: %s", res)
+	}
+	return nil
+}
+
+func (h *hub) direct() error {
+	req, _ := http.NewRequest(http.MethodGet, h.upstream.URL+"/repos/octocat/Hello-World/issues/1347", nil)
+	req.Header.Set("Authorization", "Bearer ghp_benchmarktoken")
+	req.Header.Set("Accept", "application/vnd.github+json")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var v map[string]any
+	return json.NewDecoder(resp.Body).Decode(&v)
+}
+
+// run makes n calls spread over c concurrent callers and returns each call's latency
+// and the wall time.
+func run(b *testing.B, n, c int, call func(worker int) error) ([]time.Duration, time.Duration) {
+	b.Helper()
+	lat := make([]time.Duration, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	start := time.Now()
+	for w := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				t0 := time.Now()
+				if err := call(w); err != nil {
+					failed.Store(err)
+					return
+				}
+				lat[i] = time.Since(t0)
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	return lat, time.Since(start)
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+
+// BenchmarkToolsCall runs github_get_issue through the hub and the same request
+// straight to the fake upstream, in one run, at 1, 16 and 64 concurrent callers; every
+// hub call writes its audit row to SQLite through the batched writer.
+func BenchmarkToolsCall(b *testing.B) {
+	h := newHub(b)
+	for _, c := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("callers=%d", c), func(b *testing.B) {
+			sessions := make([]*session, c)
+			for i := range sessions {
+				sessions[i] = h.session(b)
+			}
+			// Warm both paths: connections, the scope's server, the pooled client.
+			run(b, 4*c, c, func(w int) error { return sessions[w].callTool() })
+			run(b, 4*c, c, func(int) error { return h.direct() })
+			n := max(b.N, 200)
+			b.ResetTimer()
+			direct, _ := run(b, n, c, func(int) error { return h.direct() })
+			hubLat, wall := run(b, n, c, func(w int) error { return sessions[w].callTool() })
+			b.StopTimer()
+			if err := h.audit.Flush(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(micros(pct(direct, 0.50)), "direct-p50-µs")
+			b.ReportMetric(micros(pct(hubLat, 0.50)), "hub-p50-µs")
+			b.ReportMetric(micros(pct(hubLat, 0.50)-pct(direct, 0.50)), "added-p50-µs")
+			b.ReportMetric(micros(pct(hubLat, 0.99)-pct(direct, 0.99)), "added-p99-µs")
+			b.ReportMetric(float64(n)/wall.Seconds(), "hub-calls/s")
+		})
+	}
+}
+
+type bulkIn struct {
+	Owner string  `json:"owner" jsonschema:"Account that owns the repository"`
+	Repo  string  `json:"repo" jsonschema:"Repository name"`
+	State *string `json:"state,omitempty" jsonschema:"Filter by state" schema:"enum=open|closed|all,default=open"`
+	providers.PageInput
+}
+
+type bulkOut struct {
+	Items      []string `json:"items" jsonschema:"What was found"`
+	NextCursor string   `json:"next_cursor,omitempty" jsonschema:"Cursor of the next page"`
+}
+
+// bulkSpec is a provider with n operations, to give a tenant a large catalog.
+func bulkSpec(n int) providers.Spec {
+	ops := make([]providers.Op, n)
+	for i := range ops {
+		ops[i] = &providers.Operation[bulkIn, bulkOut]{
+			Name: fmt.Sprintf("operation_%03d", i), Title: fmt.Sprintf("Operation %d", i),
+			Description: "A synthetic operation with a realistic schema, for catalog-size benchmarks.",
+			Hints:       providers.Hints{ReadOnly: true},
+			Run: func(context.Context, *providers.Call, bulkIn) (bulkOut, error) {
+				return bulkOut{Items: []string{}}, nil
+			},
+		}
+	}
+	return providers.Spec{Name: "bulk", Title: "Bulk", Verify: func(context.Context, *providers.Call) (providers.Account, error) { return providers.Account{}, nil }, Operations: ops}
+}
+
+// BenchmarkToolsList lists the tools of a tenant with 300 tools (GitHub's and a
+// synthetic provider's) from one session.
+func BenchmarkToolsList(b *testing.B) {
+	h := newHub(b, bulkSpec(300-len(mustRegistry(b).Tools("github"))))
+	s := h.session(b)
+	res, err := s.rpc("tools/list", `{}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var list struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(res, &list); err != nil || len(list.Tools) != 300 {
+		b.Fatalf("tools/list returned %d tools (%v), want 300", len(list.Tools), err)
+	}
+	b.ReportMetric(float64(len(res))/1024, "KiB/list")
+	b.ResetTimer()
+	lat, _ := run(b, max(b.N, 50), 1, func(int) error {
+		_, err := s.rpc("tools/list", `{}`)
+		return err
+	})
+	b.StopTimer()
+	b.ReportMetric(micros(pct(lat, 0.50)), "p50-µs")
+	b.ReportMetric(micros(pct(lat, 0.99)), "p99-µs")
+}
+
+func mustRegistry(b *testing.B) *providers.Registry {
+	reg := providers.NewRegistry()
+	if err := all.Register(reg); err != nil {
+		b.Fatal(err)
+	}
+	return reg
+}
