@@ -94,6 +94,8 @@ func (s *server) noRoute(c *gin.Context) {
 		notFoundRoute(c)
 		return
 	}
+	// gin has set 404 for an unmatched route; the handler decides the status itself.
+	c.Writer.WriteHeader(http.StatusOK)
 	s.NoRoute.ServeHTTP(c.Writer, c.Request)
 }
 

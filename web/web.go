@@ -74,6 +74,7 @@ func Handler(o Options) (http.Handler, error) {
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
+		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(body)
 	})
 	return mux, nil

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    config
+		wantVar string // the variable the error names; "" for success
+	}{
+		{
+			name: "defaults",
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo},
+		},
+		{
+			name: "everything set",
+			env: map[string]string{
+				"SWITCHBOARD_ADDR": "0.0.0.0:9000", "SWITCHBOARD_DATA_DIR": "/var/lib/sb",
+				"SWITCHBOARD_DATABASE_URL": "postgres://sb:pw@db:5432/sb?sslmode=disable", "SWITCHBOARD_KEY_FILE": "/run/secrets/key",
+				"SWITCHBOARD_PUBLIC_URL": "https://hub.example.com/", "SWITCHBOARD_GITHUB_BASE_URL": "https://ghe.example.com/api/v3/",
+				"SWITCHBOARD_SLACK_BASE_URL": "http://127.0.0.1:9999/api", "SWITCHBOARD_LOG_LEVEL": "DEBUG",
+			},
+			want: config{Addr: "0.0.0.0:9000", DataDir: "/var/lib/sb", DatabaseURL: "postgres://sb:pw@db:5432/sb?sslmode=disable",
+				KeyFile: "/run/secrets/key", PublicURL: "https://hub.example.com", GitHubBaseURL: "https://ghe.example.com/api/v3",
+				SlackBaseURL: "http://127.0.0.1:9999/api", LogLevel: slog.LevelDebug},
+		},
+		{
+			name: "data dir moves the defaults",
+			env:  map[string]string{"SWITCHBOARD_DATA_DIR": "/tmp/sb"},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", LogLevel: slog.LevelInfo},
+		},
+		{name: "addr without port", env: map[string]string{"SWITCHBOARD_ADDR": "localhost"}, wantVar: "SWITCHBOARD_ADDR"},
+		{name: "addr with bad port", env: map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:http"}, wantVar: "SWITCHBOARD_ADDR"},
+		{name: "addr port out of range", env: map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:70000"}, wantVar: "SWITCHBOARD_ADDR"},
+		{name: "database scheme", env: map[string]string{"SWITCHBOARD_DATABASE_URL": "mysql://db/sb"}, wantVar: "SWITCHBOARD_DATABASE_URL"},
+		{name: "empty sqlite path", env: map[string]string{"SWITCHBOARD_DATABASE_URL": "sqlite:"}, wantVar: "SWITCHBOARD_DATABASE_URL"},
+		{name: "postgres without host", env: map[string]string{"SWITCHBOARD_DATABASE_URL": "postgres:///sb"}, wantVar: "SWITCHBOARD_DATABASE_URL"},
+		{name: "relative public URL", env: map[string]string{"SWITCHBOARD_PUBLIC_URL": "hub.example.com"}, wantVar: "SWITCHBOARD_PUBLIC_URL"},
+		{name: "public URL with query", env: map[string]string{"SWITCHBOARD_PUBLIC_URL": "https://hub.example.com/?x=1"}, wantVar: "SWITCHBOARD_PUBLIC_URL"},
+		{name: "github base URL", env: map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": "ftp://ghe"}, wantVar: "SWITCHBOARD_GITHUB_BASE_URL"},
+		{name: "slack base URL", env: map[string]string{"SWITCHBOARD_SLACK_BASE_URL": "slack.com/api"}, wantVar: "SWITCHBOARD_SLACK_BASE_URL"},
+		{name: "log level", env: map[string]string{"SWITCHBOARD_LOG_LEVEL": "loud"}, wantVar: "SWITCHBOARD_LOG_LEVEL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := loadConfig(func(k string) string { return tc.env[k] })
+			if tc.wantVar == "" {
+				if err != nil {
+					t.Fatalf("loadConfig: %v", err)
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("config (-want +got):\n%s", diff)
+				}
+				return
+			}
+			var ce *configError
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want a configError naming %s", err, tc.wantVar)
+			}
+			if ce.Name != tc.wantVar || ce.Reason == "" {
+				t.Errorf("error names %q (%q), want %s with a reason", ce.Name, ce.Reason, tc.wantVar)
+			}
+		})
+	}
+}
+
+func TestPublicURLFor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, addr, want string
+	}{
+		{name: "loopback", addr: "127.0.0.1:8080", want: "http://127.0.0.1:8080"},
+		{name: "every IPv4 interface", addr: "0.0.0.0:8080", want: "http://localhost:8080"},
+		{name: "every interface", addr: ":8080", want: "http://localhost:8080"},
+		{name: "IPv6 unspecified", addr: "[::]:8080", want: "http://localhost:8080"},
+		{name: "IPv6 loopback", addr: "[::1]:9000", want: "http://[::1]:9000"},
+		{name: "host name", addr: "hub.internal:80", want: "http://hub.internal:80"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, publicURLFor(tc.addr)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// env returns a getenv over a map, so tests never read the process environment.
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestCommandLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name       string
+		args       []string
+		env        map[string]string
+		wantCode   int
+		wantStdout []string
+		wantStderr []string
+	}{
+		{name: "help", args: []string{"-h"}, wantCode: exitOK, wantStdout: []string{"switchboard migrate", "tenant create --slug SLUG"}},
+		{name: "version", args: []string{"version"}, wantCode: exitOK, wantStdout: []string{"switchboard "}},
+		{name: "unknown command", args: []string{"start"}, wantCode: exitUsage, wantStderr: []string{`unknown command "start"`, "Usage:"}},
+		{name: "bad addr", args: []string{"serve"}, env: map[string]string{"SWITCHBOARD_ADDR": "nope", "SWITCHBOARD_DATA_DIR": dir}, wantCode: exitUsage, wantStderr: []string{"SWITCHBOARD_ADDR"}},
+		{name: "bad addr with the default command", env: map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:99999", "SWITCHBOARD_DATA_DIR": dir}, wantCode: exitUsage, wantStderr: []string{"SWITCHBOARD_ADDR"}},
+		{name: "serve takes no arguments", args: []string{"serve", "--port", "80"}, env: map[string]string{"SWITCHBOARD_DATA_DIR": dir}, wantCode: exitUsage, wantStderr: []string{"takes no arguments"}},
+		{name: "tenant without create", args: []string{"tenant", "list"}, env: map[string]string{"SWITCHBOARD_DATA_DIR": dir}, wantCode: exitUsage, wantStderr: []string{"tenant create"}},
+		{name: "tenant create without slug", args: []string{"tenant", "create", "--name", "A", "--owner-email", "a@a.test"}, env: map[string]string{"SWITCHBOARD_DATA_DIR": dir}, wantCode: exitUsage, wantStderr: []string{"--slug is required"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tc.args, env(tc.env), &stdout, &stderr)
+			if code != tc.wantCode {
+				t.Errorf("exit %d, want %d; stderr %s", code, tc.wantCode, stderr.String())
+			}
+			for _, w := range tc.wantStdout {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
+				}
+			}
+			for _, w := range tc.wantStderr {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+// TestHelpDocumentsEveryVariable keeps `switchboard -h` and README.md in step with the
+// variables the server reads.
+func TestHelpDocumentsEveryVariable(t *testing.T) {
+	t.Parallel()
+	var stdout bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, env(nil), &stdout, io.Discard); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatalf("read README.md: %v", err)
+	}
+	for _, v := range envVars() {
+		if !strings.Contains(stdout.String(), v.Name) {
+			t.Errorf("switchboard -h does not document %s", v.Name)
+		}
+		if !strings.Contains(string(readme), "`"+v.Name+"`") {
+			t.Errorf("README.md does not document %s", v.Name)
+		}
+	}
+}
+
+func TestMigrateAndTenantCreate(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	e := env(map[string]string{"SWITCHBOARD_DATA_DIR": dir, "SWITCHBOARD_PUBLIC_URL": "https://hub.example.com"})
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"migrate"}, e, &stdout, &stderr); code != exitOK {
+		t.Fatalf("migrate: exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "switchboard.db")); err != nil {
+		t.Fatalf("migrate made no database: %v", err)
+	}
+	// Migrating again is a no-op.
+	if code := run(context.Background(), []string{"migrate"}, e, &stdout, &stderr); code != exitOK {
+		t.Fatalf("second migrate: exit %d: %s", code, stderr.String())
+	}
+
+	stdout.Reset()
+	args := []string{"tenant", "create", "--slug", "acme", "--name", "Acme", "--owner-email", "ada@acme.test"}
+	if code := run(context.Background(), args, e, &stdout, &stderr); code != exitOK {
+		t.Fatalf("tenant create: exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, w := range []string{"Tenant acme (ten_", "MCP URL (tenant acme): https://hub.example.com/mcp/acme", "Owner API key (shown once, store it now): sbk_"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("tenant create output lacks %q:\n%s", w, out)
+		}
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{name: "taken slug", args: args, wantStderr: "slug"},
+		{name: "bad email", args: []string{"tenant", "create", "--slug", "beta", "--name", "Beta", "--owner-email", "nobody"}, wantStderr: "--owner-email"},
+		{name: "bad slug", args: []string{"tenant", "create", "--slug", "B", "--name", "Beta", "--owner-email", "a@b.test"}, wantStderr: "slug"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			if code := run(context.Background(), tc.args, e, io.Discard, &stderr); code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr %s", code, exitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.wantStderr) {
+				t.Errorf("stderr lacks %q: %s", tc.wantStderr, stderr.String())
+			}
+		})
+	}
+}
+
+// TestServe starts the server in-process twice on one data directory: the first start
+// prints the admin key, which works; the second says the key was shown before.
+func TestServe(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	e := env(map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:0", "SWITCHBOARD_DATA_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error"})
+
+	lines, stop := startServe(t, e)
+	listen := regexp.MustCompile(`^Switchboard is listening on (http://127\.0\.0\.1:\d+)$`).FindStringSubmatch(lines[0])
+	if listen == nil {
+		t.Fatalf("first line %q", lines[0])
+	}
+	base := listen[1]
+	key, ok := strings.CutPrefix(lines[3], "Admin API key (shown once, store it now): ")
+	if !ok || !strings.HasPrefix(key, "sbk_") {
+		t.Fatalf("fourth line %q", lines[3])
+	}
+	if diff := cmp.Diff([]string{"UI: " + base + "/", "MCP URL (tenant default): " + base + "/mcp/default"}, lines[1:3]); diff != "" {
+		t.Errorf("printed lines (-want +got):\n%s", diff)
+	}
+	for _, f := range []struct {
+		name string
+		mode os.FileMode
+	}{{"master.key", 0o600}, {"switchboard.db", 0}} {
+		st, err := os.Stat(filepath.Join(dir, f.name))
+		if err != nil {
+			t.Fatalf("%s: %v", f.name, err)
+		}
+		if f.mode != 0 && st.Mode().Perm() != f.mode {
+			t.Errorf("%s mode %v, want %v", f.name, st.Mode().Perm(), f.mode)
+		}
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("data dir: %v, mode %v; want 0700", err, st.Mode().Perm())
+	}
+
+	checks := []struct {
+		name, path, key string
+		wantStatus      int
+		wantBody        string
+	}{
+		{name: "healthz", path: "/healthz", wantStatus: http.StatusOK, wantBody: `"ok"`},
+		{name: "readyz", path: "/readyz", wantStatus: http.StatusOK, wantBody: `"ok"`},
+		{name: "tenant", path: "/api/tenant", key: key, wantStatus: http.StatusOK, wantBody: `"mcp_url":"` + base + `/mcp/default"`},
+		{name: "providers", path: "/api/providers", key: key, wantStatus: http.StatusOK, wantBody: `"name":"github"`},
+		{name: "web page", path: "/", wantStatus: http.StatusOK, wantBody: base + "/mcp/default"},
+		{name: "MCP needs a key", path: "/mcp/default", wantStatus: http.StatusUnauthorized, wantBody: `"unauthorized"`},
+		{name: "unknown API path", path: "/api/nope", key: key, wantStatus: http.StatusNotFound, wantBody: `"not_found"`},
+	}
+	for _, c := range checks {
+		req, _ := http.NewRequest(http.MethodGet, base+c.path, nil)
+		if c.key != "" {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.wantStatus || !strings.Contains(string(b), c.wantBody) {
+			t.Errorf("%s: status %d body %s; want %d with %s", c.name, res.StatusCode, b, c.wantStatus, c.wantBody)
+		}
+	}
+	// MCP initialize through the mounted adapter.
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp/default", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(b), `"serverInfo"`) {
+		t.Errorf("MCP initialize: status %d body %s", res.StatusCode, b)
+	}
+	if code := stop(); code != exitOK {
+		t.Fatalf("serve exit %d", code)
+	}
+
+	lines, stop = startServe(t, e)
+	if !strings.Contains(lines[3], "shown on first start") || strings.Contains(strings.Join(lines, "\n"), "sbk_") {
+		t.Errorf("second start printed %q", lines)
+	}
+	if code := stop(); code != exitOK {
+		t.Fatalf("second serve exit %d", code)
+	}
+}
+
+// startServe runs `serve` until stop is called and returns its first four lines of
+// output; stop cancels it and returns its exit code.
+func startServe(t *testing.T, getenv func(string) string) ([]string, func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		code := run(ctx, []string{"serve"}, getenv, pw, &stderr)
+		pw.Close()
+		done <- code
+	}()
+	sc := bufio.NewScanner(pr)
+	var lines []string
+	for len(lines) < 4 && sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if len(lines) < 4 {
+		cancel()
+		t.Fatalf("serve printed %q; stderr %s", lines, stderr.String())
+	}
+	stopped := false
+	stop := func() int {
+		if stopped {
+			return exitOK
+		}
+		stopped = true
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(15 * time.Second):
+			t.Fatal("serve did not stop within 15 s of cancellation")
+			return -1
+		}
+	}
+	t.Cleanup(func() { stop() })
+	return lines, stop
+}
+
