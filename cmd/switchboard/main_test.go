@@ -265,4 +265,3 @@ func startServe(t *testing.T, getenv func(string) string) ([]string, func() int)
 	t.Cleanup(func() { stop() })
 	return lines, stop
 }
-
