@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
@@ -41,6 +45,7 @@ type hub struct {
 func newHub(b *testing.B, extra ...providers.Spec) *hub {
 	b.Helper()
 	ctx := context.Background()
+	gin.SetMode(gin.ReleaseMode) // as `switchboard serve` runs
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		switch r.URL.Path {
@@ -95,9 +100,14 @@ func newHub(b *testing.B, extra ...providers.Spec) *hub {
 		}
 	}
 	rtr := router.New(router.Options{Registry: reg, Connections: cstore, Audit: writer, Transports: transports})
-	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tstore})
+	// The same serving path as `switchboard serve`: the gin engine with its access log
+	// (written to nowhere here), and the adapter mounted at /mcp/:tenant.
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tstore, Logger: log})
 	b.Cleanup(func() { adapter.Close(context.Background()) })
-	srv := httptest.NewServer(adapter)
+	engine := api.New(api.Options{Registry: reg, Tenants: tstore, Connections: svc, Audit: audit.NewStore(db), Recorder: writer, Logger: log})
+	engine.Any(mcpadapter.Prefix+":tenant", gin.WrapH(adapter))
+	srv := httptest.NewServer(engine)
 	b.Cleanup(srv.Close)
 	return &hub{
 		mcpURL: srv.URL + "/mcp/" + tenant.Slug, key: key, upstream: upstream, audit: writer,
@@ -327,7 +337,6 @@ func BenchmarkToolsList(b *testing.B) {
 	if err := json.Unmarshal(res, &list); err != nil || len(list.Tools) != 300 {
 		b.Fatalf("tools/list returned %d tools (%v), want 300", len(list.Tools), err)
 	}
-	b.ReportMetric(float64(len(res))/1024, "KiB/list")
 	b.ResetTimer()
 	lat, _ := run(b, max(b.N, 50), 1, func(int) error {
 		_, err := s.rpc("tools/list", `{}`)
@@ -336,6 +345,7 @@ func BenchmarkToolsList(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(micros(pct(lat, 0.50)), "p50-µs")
 	b.ReportMetric(micros(pct(lat, 0.99)), "p99-µs")
+	b.ReportMetric(float64(len(res))/1024, "KiB/list")
 }
 
 func mustRegistry(b *testing.B) *providers.Registry {
