@@ -51,10 +51,12 @@ func (s *server) listKeys(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"keys": out})
 }
 
-// createKeyRequest creates a key for the caller or, for admins, another user.
+// createKeyRequest creates a key for the caller. There is no user field: every user
+// mints keys only for themselves, so that no admin can act as another user (the owner
+// included) or use their private connections. A new user's first key comes with the
+// answer to POST /api/users.
 type createKeyRequest struct {
-	Name   string  `json:"name"`
-	UserID *string `json:"user_id"`
+	Name string `json:"name"`
 }
 
 func (s *server) createKey(c *gin.Context) {
@@ -72,33 +74,13 @@ func (s *server) createKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	ctx := c.Request.Context()
-	userID := p.UserID
-	if req.UserID != nil && *req.UserID != p.UserID {
-		if !p.Role.IsAdmin() {
-			s.fail(c, switchboard.Errorf(switchboard.CodeForbidden, "only a tenant admin may create a key for another user"))
-			return
-		}
-		if *req.UserID == "" {
-			s.fail(c, switchboard.Invalid("user_id", "must be a user id, or left out for your own key"))
-			return
-		}
-		if _, err := s.Tenants.User(ctx, p.TenantID, *req.UserID); err != nil {
-			if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-				err = &switchboard.Error{Code: switchboard.CodeNotFound, Field: "user_id", Message: "user not found"}
-			}
-			s.fail(c, err)
-			return
-		}
-		userID = *req.UserID
-	}
-	plain, key, err := s.Tenants.CreateKey(ctx, p.TenantID, userID, req.Name, false)
+	plain, key, err := s.Tenants.CreateKey(c.Request.Context(), p.TenantID, p.UserID, req.Name, false)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindKeyCreated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
-		Detail: "created key " + key.ID + " for user " + userID})
+		Detail: "created key " + key.ID + " for user " + p.UserID})
 	c.JSON(http.StatusCreated, createdKey{keyView: viewKey(key), Key: plain})
 }
 

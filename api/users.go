@@ -1,12 +1,14 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -55,7 +57,19 @@ type createUserRequest struct {
 	Role  switchboard.Role `json:"role"`
 }
 
-// createUser adds a user; admins may add admins and members, only owners add owners.
+// firstKeyName names the API key a new user is created with.
+const firstKeyName = "first"
+
+// createdUser is the answer to a new user: the user and, once and never again, their
+// first API key. It is the only way to a key for someone else, and the admin who
+// created the user hands it over.
+type createdUser struct {
+	userView
+	APIKey createdKey `json:"api_key"`
+}
+
+// createUser adds a user with a first API key; admins may add admins and members, only
+// owners add owners.
 func (s *server) createUser(c *gin.Context) {
 	p, err := asAdmin(c)
 	if err != nil {
@@ -84,10 +98,12 @@ func (s *server) createUser(c *gin.Context) {
 		s.fail(c, switchboard.Invalid("role", "must be one of owner, admin, member"))
 		return
 	}
-	u, err := s.Tenants.CreateUser(c.Request.Context(), p.TenantID, req.Email, req.Role)
+	u, plain, key, err := s.Tenants.CreateUserWithKey(c.Request.Context(), p.TenantID, req.Email, req.Role, firstKeyName)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, viewUser(u))
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindKeyCreated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
+		Detail: fmt.Sprintf("created user %s (%s) with first key %s", u.ID, u.Role, key.ID)})
+	c.JSON(http.StatusCreated, createdUser{userView: viewUser(u), APIKey: createdKey{keyView: viewKey(key), Key: plain}})
 }

@@ -1,13 +1,16 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"gorm.io/gorm"
 
+	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 )
 
@@ -24,18 +27,74 @@ func TestUsers(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		w := newWorld(t, db)
-		var u struct {
-			ID    string `json:"id"`
-			Email string `json:"email"`
-			Role  string `json:"role"`
+		type createdUser struct {
+			ID     string  `json:"id"`
+			Email  string  `json:"email"`
+			Role   string  `json:"role"`
+			APIKey keyBody `json:"api_key"`
 		}
+		var u createdUser
 		w.want(w.admin, http.MethodPost, "/api/users", `{"email":"Grace@A.test","role":"admin"}`, http.StatusCreated, &u)
 		if u.ID == "" || u.Email != "grace@a.test" || u.Role != "admin" {
 			t.Errorf("created user %+v", u)
 		}
+		grace := u
 		w.want(w.admin, http.MethodPost, "/api/users", `{"email":"linus@a.test"}`, http.StatusCreated, &u)
 		if u.Role != "member" {
 			t.Errorf("role defaults to %q, want member", u.Role)
+		}
+		linus := u
+
+		// A new user gets their first API key in the answer, once: nobody else can mint
+		// one for them. It authenticates as the new user.
+		for _, nu := range []createdUser{grace, linus} {
+			k := nu.APIKey
+			if k.Key == "" || k.ID == "" || k.UserID != nu.ID || k.Prefix == "" || !strings.Contains(k.Key, k.Prefix) {
+				t.Errorf("%s's first key: %+v", nu.Email, k)
+			}
+		}
+		var ten struct {
+			Slug string `json:"slug"`
+		}
+		w.want(actor{key: linus.APIKey.Key}, http.MethodGet, "/api/tenant", "", http.StatusOK, &ten)
+		if ten.Slug != "default" {
+			t.Errorf("the new user's key sees tenant %q, want default", ten.Slug)
+		}
+		var self struct {
+			Users []struct {
+				ID string `json:"id"`
+			} `json:"users"`
+		}
+		w.want(actor{key: linus.APIKey.Key}, http.MethodGet, "/api/users", "", http.StatusOK, &self)
+		if len(self.Users) != 1 || self.Users[0].ID != linus.ID {
+			t.Errorf("the new member's key acts as %+v, want only %s", self.Users, linus.ID)
+		}
+		var graceKeys struct {
+			Keys []keyBody `json:"keys"`
+		}
+		w.want(actor{key: grace.APIKey.Key}, http.MethodPost, "/api/keys", `{"name":"second"}`, http.StatusCreated, nil)
+		w.want(actor{key: grace.APIKey.Key}, http.MethodGet, "/api/keys", "", http.StatusOK, &graceKeys)
+		for _, k := range graceKeys.Keys {
+			if k.Name == "second" && k.UserID != grace.ID {
+				t.Errorf("a key minted with the new admin's key belongs to %s, want %s", k.UserID, grace.ID)
+			}
+		}
+		w.flushAudit()
+		var events struct {
+			Events []struct {
+				Principal string `json:"principal"`
+				Detail    string `json:"detail"`
+			} `json:"events"`
+		}
+		w.want(w.admin, http.MethodGet, "/api/audit?kind=key_created", "", http.StatusOK, &events)
+		for _, nu := range []createdUser{grace, linus} {
+			found := false
+			for _, e := range events.Events {
+				found = found || (e.Principal == "user:"+w.admin.userID && strings.Contains(e.Detail, nu.APIKey.ID) && strings.Contains(e.Detail, nu.ID))
+			}
+			if !found {
+				t.Errorf("no key_created event by the admin for %s's first key %s: %+v", nu.Email, nu.APIKey.ID, events.Events)
+			}
 		}
 
 		tests := []struct {
@@ -92,6 +151,22 @@ func TestKeys(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		w := newWorld(t, db)
+		adminA := w.newUser(w.a.ID, "admin@a.test", switchboard.RoleAdmin)
+		keysOf := func(userID string) []string {
+			t.Helper()
+			list, err := w.tenants.ListKeys(context.Background(), w.a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, k := range list {
+				if k.UserID == userID {
+					out = append(out, k.Name)
+				}
+			}
+			slices.Sort(out)
+			return out
+		}
 
 		var own keyBody
 		w.want(w.member, http.MethodPost, "/api/keys", `{"name":"laptop"}`, http.StatusCreated, &own)
@@ -99,9 +174,9 @@ func TestKeys(t *testing.T) {
 			t.Fatalf("member's own key: %+v", own)
 		}
 		var forMember keyBody
-		w.want(w.admin, http.MethodPost, "/api/keys", `{"name":"ci","user_id":"`+w.member.userID+`"}`, http.StatusCreated, &forMember)
+		w.want(w.member, http.MethodPost, "/api/keys", `{"name":"ci"}`, http.StatusCreated, &forMember)
 		if forMember.UserID != w.member.userID || forMember.Key == "" {
-			t.Fatalf("admin's key for the member: %+v", forMember)
+			t.Fatalf("member's second key: %+v", forMember)
 		}
 		var adminKey keyBody
 		w.want(w.admin, http.MethodPost, "/api/keys", `{"name":"admin-2"}`, http.StatusCreated, &adminKey)
@@ -115,8 +190,13 @@ func TestKeys(t *testing.T) {
 			wantStatus int
 			wantField  string
 		}{
-			{name: "member creates a key for another user", who: w.member, method: http.MethodPost, path: "/api/keys", body: `{"name":"x","user_id":"` + w.admin.userID + `"}`, wantStatus: http.StatusForbidden},
-			{name: "admin creates a key for a user of another tenant", who: w.admin, method: http.MethodPost, path: "/api/keys", body: `{"name":"x","user_id":"` + w.ownerB.userID + `"}`, wantStatus: http.StatusNotFound, wantField: "user_id"},
+			// Every user mints keys only for themselves: an admin minting one for the owner
+			// or a member could act as them, with their private connections.
+			{name: "member creates a key for another user", who: w.member, method: http.MethodPost, path: "/api/keys", body: `{"name":"x","user_id":"` + w.admin.userID + `"}`, wantStatus: http.StatusBadRequest, wantField: "user_id"},
+			{name: "admin creates a key for the owner", who: adminA, method: http.MethodPost, path: "/api/keys", body: `{"name":"x","user_id":"` + w.admin.userID + `"}`, wantStatus: http.StatusBadRequest, wantField: "user_id"},
+			{name: "admin creates a key for a member", who: adminA, method: http.MethodPost, path: "/api/keys", body: `{"name":"x","user_id":"` + w.member.userID + `"}`, wantStatus: http.StatusBadRequest, wantField: "user_id"},
+			{name: "admin names their own user", who: adminA, method: http.MethodPost, path: "/api/keys", body: `{"name":"x","user_id":"` + adminA.userID + `"}`, wantStatus: http.StatusBadRequest, wantField: "user_id"},
+			{name: "admin creates a key for a user of another tenant", who: w.admin, method: http.MethodPost, path: "/api/keys", body: `{"name":"x","user_id":"` + w.ownerB.userID + `"}`, wantStatus: http.StatusBadRequest, wantField: "user_id"},
 			{name: "no name", who: w.member, method: http.MethodPost, path: "/api/keys", body: `{}`, wantStatus: http.StatusBadRequest, wantField: "name"},
 			{name: "operator flag is not a field", who: w.admin, method: http.MethodPost, path: "/api/keys", body: `{"name":"x","operator":true}`, wantStatus: http.StatusBadRequest, wantField: "operator"},
 			{name: "member revokes the admin's key", who: w.member, method: http.MethodDelete, path: "/api/keys/" + adminKey.ID, wantStatus: http.StatusNotFound},
@@ -128,10 +208,21 @@ func TestKeys(t *testing.T) {
 				if status != tc.wantStatus {
 					t.Fatalf("status %d, want %d; body %s", status, tc.wantStatus, b)
 				}
-				if e := decodeError(t, b); e.Error.Field != tc.wantField {
+				e := decodeError(t, b)
+				if e.Error.Field != tc.wantField {
 					t.Errorf("field %q, want %q", e.Error.Field, tc.wantField)
 				}
+				if tc.wantField == "user_id" && e.Error.Message != "is not a known field" {
+					t.Errorf("message %q, want the field refused as unknown", e.Error.Message)
+				}
 			})
+		}
+		// None of the refused requests left a key behind.
+		if diff := cmp.Diff([]string{"admin-2", "bootstrap"}, keysOf(w.admin.userID)); diff != "" {
+			t.Errorf("the owner's keys (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"ci", "laptop", "test"}, keysOf(w.member.userID)); diff != "" {
+			t.Errorf("the member's keys (-want +got):\n%s", diff)
 		}
 
 		ids := func(who actor) []string {
@@ -185,7 +276,7 @@ func TestKeys(t *testing.T) {
 			}
 			kinds = append(kinds, e.Kind)
 		}
-		if diff := cmp.Diff([]string{"key_revoked", "key_created"}, kinds); diff != "" {
+		if diff := cmp.Diff([]string{"key_revoked", "key_created", "key_created"}, kinds); diff != "" {
 			t.Errorf("member's events, newest first (-want +got):\n%s", diff)
 		}
 	})

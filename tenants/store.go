@@ -87,6 +87,29 @@ func (s *Store) CreateUser(ctx context.Context, tenant switchboard.TenantID, ema
 	return createUser(s.db.WithContext(ctx), tenant, email, role)
 }
 
+// CreateUserWithKey adds a user to the tenant and creates their first API key, named
+// keyName, in one transaction: either both exist afterwards or neither does. The key is
+// returned in the clear, once.
+func (s *Store) CreateUserWithKey(ctx context.Context, tenant switchboard.TenantID, email string, role switchboard.Role, keyName string) (User, string, APIKey, error) {
+	var (
+		user  User
+		plain string
+		key   APIKey
+	)
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if user, err = createUser(tx, tenant, email, role); err != nil {
+			return err
+		}
+		plain, key, err = createKey(tx, tenant, user.ID, nil, keyName, false)
+		return err
+	})
+	if err != nil {
+		return User{}, "", APIKey{}, asStoreError(err, "create user with key")
+	}
+	return user, plain, key, nil
+}
+
 func createUser(db *gorm.DB, tenant switchboard.TenantID, email string, role switchboard.Role) (User, error) {
 	email, err := normalizeEmail(email)
 	if err != nil {
@@ -138,6 +161,16 @@ func (s *Store) ListUsers(ctx context.Context, tenant switchboard.TenantID) ([]U
 		return nil, switchboard.Internal(fmt.Errorf("list users: %w", err))
 	}
 	return us, nil
+}
+
+// asStoreError returns a switchboard.Error from a transaction as it is, and wraps any
+// other failure (a commit that failed) as internal.
+func asStoreError(err error, doing string) error {
+	var e *switchboard.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return switchboard.Internal(fmt.Errorf("%s: %w", doing, err))
 }
 
 // notFound maps gorm's not-found to a not_found error of the kind, and any other
