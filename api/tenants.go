@@ -75,7 +75,8 @@ type createdTenant struct {
 	APIKey createdKey `json:"api_key"`
 }
 
-// createTenant creates a tenant, its owner user and the owner's first API key.
+// createTenant creates a tenant, its owner user and the owner's first API key, all or
+// nothing.
 func (s *server) createTenant(c *gin.Context) {
 	p, err := asOperator(c)
 	if err != nil {
@@ -95,18 +96,7 @@ func (s *server) createTenant(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	ctx := c.Request.Context()
-	t, err := s.Tenants.CreateTenant(ctx, req.Slug, req.Name)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	owner, err := s.Tenants.CreateUser(ctx, t.ID, req.OwnerEmail, switchboard.RoleOwner)
-	if err != nil {
-		s.fail(c, renameField(err, "email", "owner_email"))
-		return
-	}
-	plain, key, err := s.Tenants.CreateKey(ctx, t.ID, owner.ID, "owner", false)
+	t, owner, plain, key, err := s.Tenants.CreateTenantWithOwner(c.Request.Context(), req.Slug, req.Name, req.OwnerEmail)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -134,13 +124,4 @@ func validEmail(field, v string) error {
 		return switchboard.Invalid(field, "must be an email address such as ada@example.com")
 	}
 	return nil
-}
-
-// renameField reports a store's invalid-field error under the API's name for the field.
-func renameField(err error, from, to string) error {
-	e := switchboard.AsError(err)
-	if e.Code == switchboard.CodeInvalid && e.Field == from {
-		return &switchboard.Error{Code: e.Code, Field: to, Message: e.Message}
-	}
-	return err
 }

@@ -1,13 +1,17 @@
 package api_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"gorm.io/gorm"
 
+	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 )
 
@@ -144,3 +148,49 @@ func TestTenantRefusals(t *testing.T) {
 }
 
 func containsBytes(b []byte, s string) bool { return strings.Contains(string(b), s) }
+
+// TestCreateTenantLeavesNothingOnFailure makes the owner's key fail to insert, as a lost
+// connection would: the tenant must not be left behind, ownerless, with its slug taken.
+func TestCreateTenantLeavesNothingOnFailure(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		w := newWorld(t, db)
+		var failKeys atomic.Bool
+		err := db.Callback().Create().Before("gorm:create").Register("test:fail_key_inserts", func(tx *gorm.DB) {
+			if failKeys.Load() && tx.Statement.Table == "api_keys" {
+				_ = tx.AddError(errors.New("forced failure inserting an API key"))
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := `{"slug":"acme","name":"Acme","owner_email":"ada@acme.test"}`
+		failKeys.Store(true)
+		status, b := w.do(w.admin, http.MethodPost, "/api/tenants", body)
+		failKeys.Store(false)
+		if status != http.StatusInternalServerError || decodeError(t, b).Error.Code != "internal" {
+			t.Fatalf("status %d body %s, want 500 internal", status, b)
+		}
+		if _, err := w.tenants.TenantBySlug(context.Background(), "acme"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			t.Errorf("tenant acme after the failure: err = %v, want not found", err)
+		}
+		var users int64
+		if err := db.Table("users").Where("email = ?", "ada@acme.test").Count(&users).Error; err != nil {
+			t.Fatal(err)
+		}
+		if users != 0 {
+			t.Errorf("%d owner users left behind", users)
+		}
+		// The slug is still free.
+		var created struct {
+			Tenant struct {
+				Slug string `json:"slug"`
+			} `json:"tenant"`
+		}
+		w.want(w.admin, http.MethodPost, "/api/tenants", body, http.StatusCreated, &created)
+		if created.Tenant.Slug != "acme" {
+			t.Errorf("retry created %+v", created)
+		}
+	})
+}

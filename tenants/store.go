@@ -19,8 +19,8 @@ import (
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$`)
 
 // Store keeps tenants, users and API keys. Every method takes the tenant, except
-// CreateTenant, TenantBySlug, ListTenants (the operator's) and Authenticate (which
-// finds the tenant from the key).
+// CreateTenant, CreateTenantWithOwner, TenantBySlug, ListTenants (the operator's) and
+// Authenticate (which finds the tenant from the key).
 type Store struct {
 	db    *gorm.DB
 	cache *keyCache
@@ -57,6 +57,40 @@ func createTenant(db *gorm.DB, slug, name string) (Tenant, error) {
 		return Tenant{}, switchboard.Internal(fmt.Errorf("create tenant %s: %w", slug, err))
 	}
 	return t, nil
+}
+
+// OwnerKeyName names the API key a new tenant's owner is created with.
+const OwnerKeyName = "owner"
+
+// CreateTenantWithOwner creates a tenant, its owner user (ownerEmail) and the owner's
+// first API key, named OwnerKeyName, in one transaction: if any step fails nothing is
+// left behind, so the slug stays free. The key is returned in the clear, once. A bad
+// owner email is reported as the field owner_email.
+func (s *Store) CreateTenantWithOwner(ctx context.Context, slug, name, ownerEmail string) (Tenant, User, string, APIKey, error) {
+	var (
+		tenant Tenant
+		owner  User
+		plain  string
+		key    APIKey
+	)
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if tenant, err = createTenant(tx, slug, name); err != nil {
+			return err
+		}
+		if owner, err = createUser(tx, tenant.ID, ownerEmail, switchboard.RoleOwner); err != nil {
+			if e := switchboard.AsError(err); e.Code == switchboard.CodeInvalid && e.Field == "email" {
+				return &switchboard.Error{Code: e.Code, Field: "owner_email", Message: e.Message}
+			}
+			return err
+		}
+		plain, key, err = createKey(tx, tenant.ID, owner.ID, nil, OwnerKeyName, false)
+		return err
+	})
+	if err != nil {
+		return Tenant{}, User{}, "", APIKey{}, asStoreError(err, "create tenant "+slug)
+	}
+	return tenant, owner, plain, key, nil
 }
 
 // TenantBySlug returns the tenant a slug names.

@@ -209,7 +209,8 @@ func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
 	return nil
 }
 
-// createTenant creates a tenant, its owner and an owner key, and prints them.
+// createTenant creates a tenant, its owner and an owner key in one transaction, and
+// prints them.
 func createTenant(ctx context.Context, cfg config, slug, name, email string, stdout io.Writer) error {
 	db, err := openDatabase(ctx, cfg)
 	if err != nil {
@@ -221,15 +222,7 @@ func createTenant(ctx context.Context, cfg config, slug, name, email string, std
 	}
 	ts := tenants.NewStore(db)
 	defer ts.Close()
-	t, err := ts.CreateTenant(ctx, slug, name)
-	if err != nil {
-		return err
-	}
-	owner, err := ts.CreateUser(ctx, t.ID, email, switchboard.RoleOwner)
-	if err != nil {
-		return err
-	}
-	key, _, err := ts.CreateKey(ctx, t.ID, owner.ID, "owner", false)
+	t, owner, key, _, err := ts.CreateTenantWithOwner(ctx, slug, name, email)
 	if err != nil {
 		return err
 	}
