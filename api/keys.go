@@ -84,8 +84,9 @@ func (s *server) createKey(c *gin.Context) {
 	c.JSON(http.StatusCreated, createdKey{keyView: viewKey(key), Key: plain})
 }
 
-// revokeKey revokes one of the caller's keys or, for admins, any key of the tenant. A
-// key the caller may not see is not found, like a missing one.
+// revokeKey revokes one of the caller's keys or, for admins, any key of the tenant
+// except the operator's, which only an operator revokes. A key the caller may not
+// revoke is not found, like a missing one.
 func (s *server) revokeKey(c *gin.Context) {
 	p, err := asUser(c)
 	if err != nil {
@@ -99,7 +100,9 @@ func (s *server) revokeKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if !p.Role.IsAdmin() && key.UserID != p.UserID {
+	// The deployment operator's keys are beyond a tenant admin's reach: revoking one
+	// would lock the operator out. Only an operator revokes them.
+	if (!p.Role.IsAdmin() && key.UserID != p.UserID) || (key.Operator && !p.Operator) {
 		s.fail(c, switchboard.NotFound("API key"))
 		return
 	}

@@ -358,3 +358,63 @@ func TestAudit(t *testing.T) {
 		}
 	})
 }
+
+// TestOperatorKeysRevokedOnlyByOperators checks that a tenant's admins and owners, who
+// may revoke any other key of the tenant, cannot revoke the deployment operator's keys:
+// such a key answers them exactly like a missing one.
+func TestOperatorKeysRevokedOnlyByOperators(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		w := newWorld(t, db)
+		ctx := context.Background()
+		adminA := w.newUser(w.a.ID, "admin@a.test", switchboard.RoleAdmin)
+		ownerA := w.newUser(w.a.ID, "owner2@a.test", switchboard.RoleOwner)
+		_, spare, err := w.tenants.CreateKey(ctx, w.a.ID, w.admin.userID, "ops-2", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := w.tenants.ListKeys(ctx, w.a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bootstrap string
+		for _, k := range keys {
+			if k.Name == "bootstrap" && k.Operator {
+				bootstrap = k.ID
+			}
+		}
+		if bootstrap == "" {
+			t.Fatalf("no bootstrap operator key among %+v", keys)
+		}
+		_, missing := w.do(adminA, http.MethodDelete, "/api/keys/key_nothere", "")
+
+		for _, tc := range []struct {
+			name string
+			who  actor
+		}{
+			{name: "admin", who: adminA},
+			{name: "owner without an operator key", who: ownerA},
+			{name: "member", who: w.member},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				for _, id := range []string{bootstrap, spare.ID} {
+					status, b := w.do(tc.who, http.MethodDelete, "/api/keys/"+id, "")
+					if status != http.StatusNotFound || string(b) != string(missing) {
+						t.Errorf("revoke operator key %s: status %d body %s, want 404 %s", id, status, b, missing)
+					}
+				}
+			})
+		}
+		// The operator's keys still work, and the operator may revoke one.
+		w.want(w.admin, http.MethodGet, "/api/tenants", "", http.StatusOK, nil)
+		w.want(w.admin, http.MethodDelete, "/api/keys/"+spare.ID, "", http.StatusNoContent, nil)
+		k, err := w.tenants.Key(ctx, w.a.ID, spare.ID)
+		if err != nil || !k.Revoked() {
+			t.Errorf("the operator's revocation: key %+v, err %v", k, err)
+		}
+		if k, err := w.tenants.Key(ctx, w.a.ID, bootstrap); err != nil || k.Revoked() {
+			t.Errorf("bootstrap key after the refusals: %+v, err %v", k, err)
+		}
+	})
+}
