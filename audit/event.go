@@ -16,9 +16,11 @@ const (
 	KindToolCall          Kind = "tool_call"
 	KindConnectionCreated Kind = "connection_created"
 	KindConnectionDeleted Kind = "connection_deleted"
-	KindKeyCreated        Kind = "key_created"
-	KindKeyRevoked        Kind = "key_revoked"
-	KindTenantCreated     Kind = "tenant_created"
+	// KindConnectionNeedsReconnect: the provider refused a connection's credentials.
+	KindConnectionNeedsReconnect Kind = "connection_needs_reconnect"
+	KindKeyCreated               Kind = "key_created"
+	KindKeyRevoked               Kind = "key_revoked"
+	KindTenantCreated            Kind = "tenant_created"
 )
 
 // Event is one audit record. It never holds credentials, and arguments only as a hash.

@@ -81,6 +81,11 @@ func (w *Writer) Record(e Event) {
 	w.write(ctx, []Event{e})
 }
 
+// Saturated reports whether the queue is nine-tenths full: the database is not keeping
+// up or does not answer. Callers about to start work that must be audited refuse it
+// then, rather than hang in Record.
+func (w *Writer) Saturated() bool { return len(w.events) >= cap(w.events)*9/10 }
+
 // Flush writes every event recorded before it was called.
 func (w *Writer) Flush(ctx context.Context) error {
 	reply := make(chan error, 1)
@@ -102,10 +107,14 @@ func (w *Writer) Flush(ctx context.Context) error {
 // Close writes what is queued and stops the writer. Events recorded afterwards are
 // written one by one.
 func (w *Writer) Close(ctx context.Context) error {
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	w.stopOnce.Do(func() { close(w.stop) })
+	// Records blocked on a full queue hold the read lock; wait for them only as long
+	// as ctx allows.
+	go func() {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
+		w.stopOnce.Do(func() { close(w.stop) })
+	}()
 	select {
 	case <-w.done:
 		return nil

@@ -99,7 +99,7 @@ func newHub(b *testing.B, extra ...providers.Spec) *hub {
 			b.Fatal(err)
 		}
 	}
-	rtr := router.New(router.Options{Registry: reg, Connections: cstore, Audit: writer, Transports: transports})
+	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: writer, Transports: transports, ArgsKey: kr.Derive("audit-args")})
 	// The same serving path as `switchboard serve`: the gin engine with its access log
 	// (written to nowhere here), and the adapter mounted at /mcp/:tenant.
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

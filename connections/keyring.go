@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -26,6 +28,7 @@ type Keyring interface {
 type LocalKeyring struct {
 	current string
 	aeads   map[string]cipher.AEAD
+	derived []byte // HMAC-SHA-256 of the current key, the root of Derive
 }
 
 var _ Keyring = (*LocalKeyring)(nil)
@@ -127,7 +130,9 @@ func NewLocalKeyring(current string, keys map[string][]byte) (*LocalKeyring, err
 	if _, ok := keys[current]; !ok {
 		return nil, fmt.Errorf("current key %q is not among the keys", current)
 	}
-	kr := &LocalKeyring{current: current, aeads: make(map[string]cipher.AEAD, len(keys))}
+	root := hmac.New(sha256.New, keys[current])
+	root.Write([]byte("switchboard/derive/v1"))
+	kr := &LocalKeyring{current: current, aeads: make(map[string]cipher.AEAD, len(keys)), derived: root.Sum(nil)}
 	for id, key := range keys {
 		if len(key) != 32 {
 			return nil, fmt.Errorf("key %q must be 32 bytes", id)
@@ -143,6 +148,15 @@ func NewLocalKeyring(current string, keys map[string][]byte) (*LocalKeyring, err
 		kr.aeads[id] = aead
 	}
 	return kr, nil
+}
+
+// Derive returns a 32-byte secret for one purpose (for example the key of the audit
+// log's argument hashes), derived from the current key: stable across restarts, and
+// different for every purpose. It changes when the current key rotates.
+func (k *LocalKeyring) Derive(purpose string) []byte {
+	mac := hmac.New(sha256.New, k.derived)
+	mac.Write([]byte(purpose))
+	return mac.Sum(nil)
 }
 
 // CurrentKeyID is the ID of the key that seals.

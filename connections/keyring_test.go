@@ -1,6 +1,7 @@
 package connections_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -155,4 +156,29 @@ func mustKeyring(t *testing.T, id string) connections.Keyring {
 		t.Fatal(err)
 	}
 	return kr
+}
+
+func TestDerive(t *testing.T) {
+	t.Parallel()
+	key := make([]byte, 32)
+	a, err := connections.NewLocalKeyring("k1", map[string][]byte{"k1": key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := connections.NewLocalKeyring("k1", map[string][]byte{"k1": key})
+	other := make([]byte, 32)
+	other[0] = 1
+	c, _ := connections.NewLocalKeyring("k2", map[string][]byte{"k1": key, "k2": other})
+	if !bytes.Equal(a.Derive("audit-args"), b.Derive("audit-args")) {
+		t.Error("the same key and purpose derived different secrets")
+	}
+	if bytes.Equal(a.Derive("audit-args"), a.Derive("other")) {
+		t.Error("two purposes derived the same secret")
+	}
+	if bytes.Equal(a.Derive("audit-args"), c.Derive("audit-args")) {
+		t.Error("another current key derived the same secret")
+	}
+	if len(a.Derive("x")) != 32 || bytes.Equal(a.Derive("x"), key) {
+		t.Error("derived secret must be 32 bytes and not the key itself")
+	}
 }

@@ -130,7 +130,7 @@ func (s *Service) verify(ctx context.Context, tenant switchboard.TenantID, spec 
 	call := &providers.Call{
 		Tenant:  tenant,
 		BaseURL: s.reg.BaseURL(spec.Name),
-		HTTP:    providers.NewClient(spec, s.tr.For(spec.Name), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token, TokenType: "Bearer"})),
+		HTTP:    providers.NewClient(spec, s.tr.For(spec.Name), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token, TokenType: "Bearer"}), nil),
 	}
 	acct, err := spec.Verify(ctx, call)
 	if err == nil {
@@ -164,6 +164,34 @@ func upstreamReason(ue *providers.UpstreamError) string {
 	default:
 		return fmt.Sprintf("it answered %d", ue.Status)
 	}
+}
+
+// Usable lists the connections p may run tools on (see Store.Usable).
+func (s *Service) Usable(ctx context.Context, p switchboard.Principal) ([]Connection, error) {
+	return s.store.Usable(ctx, p)
+}
+
+// Open returns a connection of the tenant with its credentials (see Store.Open).
+func (s *Service) Open(ctx context.Context, tenant switchboard.TenantID, id string) (Connection, Credentials, error) {
+	return s.store.Open(ctx, tenant, id)
+}
+
+// MarkNeedsReconnect records that the provider refused the connection's credentials as
+// of version: the status becomes needs_reconnect, an audit event names the principal
+// whose call found out, and subscribers are told. If the connection changed since that
+// version (someone reconnected it meanwhile), nothing is marked.
+func (s *Service) MarkNeedsReconnect(ctx context.Context, p switchboard.Principal, id string, version int64) error {
+	c, err := s.store.SetStatus(ctx, p.TenantID, id, version, StatusNeedsReconnect)
+	switch switchboard.CodeOf(err) {
+	case "":
+	case switchboard.CodeConflict, switchboard.CodeNotFound:
+		return nil
+	default:
+		return err
+	}
+	s.record(p, audit.KindConnectionNeedsReconnect, c.ID, "", c.Provider+" "+c.AccountLabel)
+	s.notify(p.TenantID, c.ID)
+	return nil
 }
 
 // List returns the connections p may see: every one of the tenant for an admin user,

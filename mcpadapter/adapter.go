@@ -92,6 +92,11 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &switchboard.Error{Code: switchboard.CodeForbidden, Message: "this API key is not valid for this MCP URL; use /mcp/" + p.TenantSlug})
 		return
 	}
+	if r.Method == http.MethodGet && r.Header.Get("Mcp-Session-Id") == "" {
+		// A stream outside any session would only hold a goroutine and the scope open.
+		writeError(w, switchboard.Invalid("Mcp-Session-Id", "a GET stream needs the session id that initialize returned"))
+		return
+	}
 	s, err := a.scope(r.Context(), p)
 	if err != nil {
 		writeError(w, switchboard.AsError(err))

@@ -50,11 +50,22 @@ func (m *memConns) Usable(_ context.Context, p switchboard.Principal) ([]connect
 	defer m.mu.Unlock()
 	var out []connections.Connection
 	for _, c := range m.conns {
-		if c.UsableBy(p) {
+		if c.UsableBy(p) && c.Status == connections.StatusActive {
 			out = append(out, c)
 		}
 	}
 	return out, nil
+}
+
+func (m *memConns) MarkNeedsReconnect(_ context.Context, p switchboard.Principal, id string, _ int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, c := range m.conns {
+		if c.ID == id && c.TenantID == p.TenantID {
+			m.conns[i].Status = connections.StatusNeedsReconnect
+		}
+	}
+	return nil
 }
 
 func (m *memConns) Open(_ context.Context, tenant switchboard.TenantID, id string) (connections.Connection, connections.Credentials, error) {
@@ -397,5 +408,46 @@ func TestConnectionChangeRefreshesTools(t *testing.T) {
 			t.Fatalf("tools after the connection was added = %v", toolNames(t, c))
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+func TestGetStreamNeedsASession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/mcp/acme", nil)
+	req.Header.Set("Authorization", "Bearer key-alice")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("GET without a session = %d, want 400", resp.StatusCode)
+	}
+}
+
+func TestSweepSparesScopesInUse(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s, err := e.adapter.scope(context.Background(), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Taken in use but not yet serving: a sweep far in the future must not drop it.
+	e.adapter.Sweep(time.Now().Add(24 * time.Hour))
+	e.adapter.mu.Lock()
+	_, kept := e.adapter.scopes[scopeKey(alice)]
+	e.adapter.mu.Unlock()
+	if !kept {
+		t.Fatal("a scope in use was swept")
+	}
+	s.done()
+	e.adapter.Sweep(time.Now().Add(24 * time.Hour))
+	e.adapter.mu.Lock()
+	_, kept = e.adapter.scopes[scopeKey(alice)]
+	e.adapter.mu.Unlock()
+	if kept {
+		t.Error("an idle scope was not swept")
 	}
 }

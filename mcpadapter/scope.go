@@ -23,7 +23,8 @@ type scope struct {
 	http      *server.StreamableHTTPServer
 
 	refreshMu   sync.Mutex
-	fingerprint string
+	fingerprint string      // guarded by refreshMu
+	built       atomic.Bool // a tool list has been set
 
 	lastUsed atomic.Int64 // unix nanoseconds
 	inFlight atomic.Int64 // open requests, including long-lived GET streams
@@ -31,7 +32,9 @@ type scope struct {
 
 func scopeKey(p switchboard.Principal) string { return string(p.TenantID) + "|" + p.ID() }
 
-// scope returns the principal's scope, building it on first use.
+// scope returns the principal's scope, building it on first use. The scope is returned
+// in use (inFlight counted under the adapter's lock, so Sweep cannot close it between
+// here and serve); the caller must call done.
 func (a *Adapter) scope(ctx context.Context, p switchboard.Principal) (*scope, error) {
 	key := scopeKey(p)
 	a.mu.Lock()
@@ -40,10 +43,12 @@ func (a *Adapter) scope(ctx context.Context, p switchboard.Principal) (*scope, e
 		s = a.newScope(p)
 		a.scopes[key] = s
 	}
+	s.inFlight.Add(1)
 	a.mu.Unlock()
 	if err := s.ensure(ctx); err != nil {
+		s.done()
 		a.mu.Lock()
-		if a.scopes[key] == s && s.fingerprint == "" {
+		if a.scopes[key] == s && !s.built.Load() {
 			delete(a.scopes, key)
 		}
 		a.mu.Unlock()
@@ -71,10 +76,7 @@ func (a *Adapter) newScope(p switchboard.Principal) *scope {
 
 // ensure builds the tool list once.
 func (s *scope) ensure(ctx context.Context) error {
-	s.refreshMu.Lock()
-	built := s.fingerprint != ""
-	s.refreshMu.Unlock()
-	if built {
+	if s.built.Load() {
 		return nil
 	}
 	return s.refresh(ctx)
@@ -105,22 +107,27 @@ func (s *scope) refresh(ctx context.Context) error {
 	}
 	slices.Sort(parts)
 	fp := "v1;" + strings.Join(parts, ";")
-	if fp == s.fingerprint {
+	if fp == s.fingerprint && s.built.Load() {
 		return nil
 	}
 	s.mcp.SetTools(tools...)
 	s.fingerprint = fp
+	s.built.Store(true)
 	return nil
 }
 
+// serve hands a request to the scope's server; the scope was taken in use by
+// Adapter.scope, and serve gives it back.
 func (s *scope) serve(w http.ResponseWriter, r *http.Request) {
-	s.inFlight.Add(1)
-	defer func() {
-		s.inFlight.Add(-1)
-		s.lastUsed.Store(time.Now().UnixNano())
-	}()
+	defer s.done()
 	s.lastUsed.Store(time.Now().UnixNano())
 	s.http.ServeHTTP(w, r)
+}
+
+// done ends one use of the scope.
+func (s *scope) done() {
+	s.lastUsed.Store(time.Now().UnixNano())
+	s.inFlight.Add(-1)
 }
 
 func (s *scope) idle(now time.Time, timeout time.Duration) bool {

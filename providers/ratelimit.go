@@ -14,20 +14,21 @@ import (
 // DefaultMaxWait is how long a call waits for a rate limit when the Spec sets none.
 const DefaultMaxWait = 5 * time.Second
 
-// limiter enforces one connection's token bucket and the windows its upstream announces
-// (Retry-After, X-RateLimit-Remaining: 0 until X-RateLimit-Reset). A call that would
-// wait longer than maxWait fails at once with rate_limited and the time to wait, so an
-// agent is told to come back instead of being held.
-type limiter struct {
+// Limiter is one connection's rate-limit state: its token bucket, and the window its
+// upstream announced (Retry-After, X-RateLimit-Remaining: 0 until X-RateLimit-Reset).
+// It belongs to the connection, not to a client: keep it while the connection lives, so
+// that a rebuilt client still knows the upstream asked to wait.
+type Limiter struct {
 	provider     string
-	next         http.RoundTripper
 	bucket       *rate.Limiter
 	maxWait      time.Duration
 	blockedUntil atomic.Int64 // unix nanoseconds; the upstream's window
 }
 
-func newLimiter(provider string, rl RateLimit, next http.RoundTripper) *limiter {
-	l := &limiter{provider: provider, next: next, maxWait: rl.MaxWait, bucket: rate.NewLimiter(rate.Inf, 0)}
+// NewLimiter returns a connection's limiter from its provider's RateLimit.
+func NewLimiter(spec *Spec) *Limiter {
+	rl := spec.RateLimit
+	l := &Limiter{provider: spec.Name, maxWait: rl.MaxWait, bucket: rate.NewLimiter(rate.Inf, 0)}
 	if rl.PerSecond > 0 {
 		l.bucket = rate.NewLimiter(rate.Limit(rl.PerSecond), max(rl.Burst, 1))
 	}
@@ -37,7 +38,15 @@ func newLimiter(provider string, rl RateLimit, next http.RoundTripper) *limiter 
 	return l
 }
 
-func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
+// limitTransport makes every request wait for its connection's Limiter. A call that
+// would wait longer than the limiter's maxWait fails at once with rate_limited and the
+// time to wait, so an agent is told to come back instead of being held.
+type limitTransport struct {
+	*Limiter
+	next http.RoundTripper
+}
+
+func (l *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	now := time.Now()
 	if until := l.blockedUntil.Load(); until > now.UnixNano() {
@@ -70,7 +79,7 @@ func (l *limiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func (l *limiter) limited(req *http.Request, wait time.Duration) error {
+func (l *Limiter) limited(req *http.Request, wait time.Duration) error {
 	if req.Body != nil {
 		_ = req.Body.Close()
 	}

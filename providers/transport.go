@@ -28,11 +28,15 @@ func NewTransport() *http.Transport {
 // NewClient returns the HTTP client of one connection: it authenticates every request
 // with the token source, sets the provider's headers, waits for the connection's token
 // bucket and upstream rate-limit windows, and retries what the operation's hints allow.
-// base is the provider's shared transport.
-func NewClient(spec *Spec, base http.RoundTripper, tokens oauth2.TokenSource) *http.Client {
+// base is the provider's shared transport; lim is the connection's Limiter (nil makes a
+// new one, for a client used once, such as a token check).
+func NewClient(spec *Spec, base http.RoundTripper, tokens oauth2.TokenSource, lim *Limiter) *http.Client {
+	if lim == nil {
+		lim = NewLimiter(spec)
+	}
 	var rt http.RoundTripper = &authTransport{next: base, tokens: tokens, headers: spec.Headers}
-	lim := newLimiter(spec.Name, spec.RateLimit, rt)
-	rt = &retrier{next: lim, attempts: 3, base: 200 * time.Millisecond, maxWait: lim.maxWait}
+	rt = &limitTransport{Limiter: lim, next: rt}
+	rt = &retrier{next: rt, attempts: 3, base: 200 * time.Millisecond, maxWait: lim.maxWait}
 	return &http.Client{Transport: rt, Timeout: 2 * time.Minute}
 }
 

@@ -49,7 +49,7 @@ func newFlaky(t *testing.T, statuses []int, headers ...http.Header) (*flaky, *ht
 
 func testClient(rl RateLimit) *http.Client {
 	spec := &Spec{Name: "fake", RateLimit: rl, Headers: map[string]string{"Accept": "application/json"}}
-	c := NewClient(spec, NewTransport(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "tok-123"}))
+	c := NewClient(spec, NewTransport(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "tok-123"}), nil)
 	return c
 }
 
@@ -142,6 +142,28 @@ func TestLimiterHonoursUpstreamWindows(t *testing.T) {
 				t.Errorf("upstream received %d requests, want 1: the second must not be sent", got)
 			}
 		})
+	}
+}
+
+func TestLimiterOutlivesItsClient(t *testing.T) {
+	t.Parallel()
+	f, srv := newFlaky(t, []int{429, 200}, http.Header{"Retry-After": {"600"}})
+	spec := &Spec{Name: "fake"}
+	lim := NewLimiter(spec)
+	tokens := oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "t"})
+	resp, err := post(context.Background(), NewClient(spec, NewTransport(), tokens, lim), srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// A client rebuilt for the same connection (new record, rotated token) shares the
+	// limiter, so it still honours the upstream's ten-minute window.
+	_, err = post(context.Background(), NewClient(spec, NewTransport(), tokens, lim), srv.URL, "")
+	if switchboard.CodeOf(err) != switchboard.CodeRateLimited {
+		t.Fatalf("call through a rebuilt client = %v, want rate_limited", err)
+	}
+	if got := f.n.Load(); got != 1 {
+		t.Errorf("upstream received %d requests, want 1", got)
 	}
 }
 

@@ -16,16 +16,22 @@ import (
 
 // pool caches, per connection, its record and an HTTP client built on the provider's
 // shared transport, so a call opens no credentials and builds no client on the hot path.
-// An entry is dropped when the connection changes (forget) and re-read after ttl.
+// An entry is dropped when the connection changes (forget) and re-read after ttl. The
+// connection's rate-limit state lives apart from the entry and survives both, so an
+// upstream's announced window is honoured whatever happens to the cached client.
 type pool struct {
 	registry   *providers.Registry
 	conns      Connections
 	transports *providers.Transports
 	ttl        time.Duration
 
-	mu      sync.RWMutex
-	entries map[string]*entry
-	group   flight
+	mu       sync.RWMutex
+	entries  map[string]*entry
+	limiters map[string]*providers.Limiter
+	// gens counts each connection's changes: an open that started before a change
+	// does not cache what it read.
+	gens  map[string]uint64
+	group flight
 }
 
 type entry struct {
@@ -35,7 +41,10 @@ type entry struct {
 }
 
 func newPool(reg *providers.Registry, conns Connections, tr *providers.Transports, ttl time.Duration) *pool {
-	return &pool{registry: reg, conns: conns, transports: tr, ttl: ttl, entries: map[string]*entry{}}
+	return &pool{
+		registry: reg, conns: conns, transports: tr, ttl: ttl,
+		entries: map[string]*entry{}, limiters: map[string]*providers.Limiter{}, gens: map[string]uint64{},
+	}
 }
 
 // get returns the connection's entry, opening it when it is not cached. The tenant is
@@ -53,8 +62,16 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 	// Concurrent opens share one store read; the key holds the tenant, so a caller of
 	// another tenant never receives this tenant's entry.
 	return p.group.do(string(tenant)+"\x00"+id, func() (*entry, error) {
+		p.mu.RLock()
+		gen := p.gens[id]
+		p.mu.RUnlock()
 		conn, creds, err := p.conns.Open(context.WithoutCancel(ctx), tenant, id)
 		if err != nil {
+			if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+				p.mu.Lock()
+				delete(p.limiters, id) // the connection is gone (or never was this tenant's)
+				p.mu.Unlock()
+			}
 			return nil, err
 		}
 		spec, ok := p.registry.Provider(conn.Provider)
@@ -62,19 +79,31 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "provider %s is not available in this deployment", conn.Provider)
 		}
 		tok := &oauth2.Token{AccessToken: creds.AccessToken, TokenType: creds.TokenType, Expiry: creds.Expiry}
-		client := providers.NewClient(spec, p.transports.For(conn.Provider), oauth2.StaticTokenSource(tok))
+		p.mu.Lock()
+		lim := p.limiters[id]
+		if lim == nil {
+			lim = providers.NewLimiter(spec)
+			p.limiters[id] = lim
+		}
+		p.mu.Unlock()
+		client := providers.NewClient(spec, p.transports.For(conn.Provider), oauth2.StaticTokenSource(tok), lim)
 		client.Transport = &statusTransport{next: client.Transport}
 		e := &entry{conn: conn, client: client, expires: time.Now().Add(p.ttl)}
 		p.mu.Lock()
-		p.entries[id] = e
+		if p.gens[id] == gen {
+			p.entries[id] = e
+		}
 		p.mu.Unlock()
 		return e, nil
 	})
 }
 
+// forget drops a connection's cached entry; its limiter stays until an open finds the
+// connection gone.
 func (p *pool) forget(id string) {
 	p.mu.Lock()
 	delete(p.entries, id)
+	p.gens[id]++
 	p.mu.Unlock()
 }
 

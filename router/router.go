@@ -6,6 +6,7 @@ package router
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -27,6 +28,15 @@ type Connections interface {
 	Usable(ctx context.Context, p switchboard.Principal) ([]connections.Connection, error)
 	// Open returns a connection of the tenant with its credentials unsealed.
 	Open(ctx context.Context, tenant switchboard.TenantID, id string) (connections.Connection, connections.Credentials, error)
+	// MarkNeedsReconnect records that the provider refused the connection's credentials
+	// (as of the given version), on behalf of the principal whose call found out.
+	MarkNeedsReconnect(ctx context.Context, p switchboard.Principal, id string, version int64) error
+}
+
+// saturated is implemented by audit recorders that can say they are not keeping up
+// (the database is slow or down), so calls are refused instead of hanging.
+type saturated interface {
+	Saturated() bool
 }
 
 // Router runs tool calls. It is safe for concurrent use.
@@ -36,6 +46,7 @@ type Router struct {
 	audit    audit.Recorder
 	pool     *pool
 	log      *slog.Logger
+	argsKey  []byte
 	now      func() time.Time
 }
 
@@ -49,6 +60,9 @@ type Options struct {
 	// ClientTTL bounds how long a connection's cached client and record are trusted
 	// before they are re-read (another node may have changed the connection).
 	ClientTTL time.Duration
+	// ArgsKey keys the HMAC-SHA-256 of a call's arguments in its audit record, so short
+	// arguments cannot be guessed from the log. Derive it from the deployment's secret.
+	ArgsKey []byte
 }
 
 // New returns a Router.
@@ -68,6 +82,7 @@ func New(o Options) *Router {
 		audit:    o.Audit,
 		pool:     newPool(o.Registry, o.Connections, o.Transports, o.ClientTTL),
 		log:      o.Logger,
+		argsKey:  o.ArgsKey,
 		now:      time.Now,
 	}
 }
@@ -83,6 +98,10 @@ type Request struct {
 // *providers.UpstreamError (see switchboard.CodeOf); internal failures are logged
 // here with detail and returned with a generic message.
 func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Request) (out any, err error) {
+	if s, ok := r.audit.(saturated); ok && s.Saturated() {
+		// Nothing runs that could not be audited; the refusal itself is not queued.
+		return nil, &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "the audit log is not keeping up, so nothing was run; retry in a few seconds"}
+	}
 	start := r.now()
 	status := &upstreamStatus{}
 	defer func() {
@@ -118,6 +137,9 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 	if err != nil {
 		var ue *providers.UpstreamError
 		if errors.As(err, &ue) {
+			if ue.Code == switchboard.CodeReconnect {
+				r.needsReconnect(ctx, p, conn)
+			}
 			return nil, ue // without the transport's wrapping, which repeats the URL
 		}
 		var netErr *url.Error
@@ -154,7 +176,8 @@ func (r *Router) record(p switchboard.Principal, req Request, start time.Time, u
 			upstream = ue.Status
 		}
 	}
-	sum := sha256.Sum256(req.Args)
+	mac := hmac.New(sha256.New, r.argsKey)
+	mac.Write(req.Args)
 	r.audit.Record(audit.Event{
 		TenantID:       p.TenantID,
 		At:             start,
@@ -166,8 +189,17 @@ func (r *Router) record(p switchboard.Principal, req Request, start time.Time, u
 		Outcome:        outcome,
 		UpstreamStatus: upstream,
 		LatencyMicros:  r.now().Sub(start).Microseconds(),
-		ArgsHash:       hex.EncodeToString(sum[:]),
+		ArgsHash:       hex.EncodeToString(mac.Sum(nil)),
 	})
+}
+
+// needsReconnect marks a connection whose credentials the provider refused, so its
+// status says so and later calls fail without reaching the provider.
+func (r *Router) needsReconnect(ctx context.Context, p switchboard.Principal, c *connections.Connection) {
+	r.pool.forget(c.ID)
+	if err := r.conns.MarkNeedsReconnect(context.WithoutCancel(ctx), p, c.ID, c.Version); err != nil {
+		r.log.Error("mark connection needs_reconnect", "connection", c.ID, "err", err)
+	}
 }
 
 // Forget drops the cached client of a connection; wire it to connection changes.

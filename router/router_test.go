@@ -2,12 +2,15 @@ package router
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -17,12 +20,15 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
-// memConns is an in-memory connection source with the store's tenancy rules.
+// memConns is an in-memory connection source with the store's tenancy and status rules.
 type memConns struct {
-	mu    sync.Mutex
-	conns map[string]connections.Connection
-	creds map[string]connections.Credentials
-	opens atomic.Int32
+	mu     sync.Mutex
+	conns  map[string]connections.Connection
+	creds  map[string]connections.Credentials
+	opens  atomic.Int32
+	marked []string
+	// openGate, when set, is waited on inside Open (to race a change against an open).
+	openGate chan struct{}
 }
 
 func (m *memConns) add(c connections.Connection, token string) {
@@ -37,7 +43,7 @@ func (m *memConns) Usable(_ context.Context, p switchboard.Principal) ([]connect
 	defer m.mu.Unlock()
 	var out []connections.Connection
 	for _, id := range []string{"con_a1", "con_a2", "con_a3", "con_b1"} {
-		if c, ok := m.conns[id]; ok && c.UsableBy(p) {
+		if c, ok := m.conns[id]; ok && c.UsableBy(p) && (c.Status == connections.StatusActive || c.Status == connections.StatusExpiring) {
 			out = append(out, c)
 		}
 	}
@@ -46,6 +52,9 @@ func (m *memConns) Usable(_ context.Context, p switchboard.Principal) ([]connect
 
 func (m *memConns) Open(_ context.Context, tenant switchboard.TenantID, id string) (connections.Connection, connections.Credentials, error) {
 	m.opens.Add(1)
+	if m.openGate != nil {
+		<-m.openGate
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c, ok := m.conns[id]
@@ -55,7 +64,22 @@ func (m *memConns) Open(_ context.Context, tenant switchboard.TenantID, id strin
 	return c, m.creds[id], nil
 }
 
+func (m *memConns) MarkNeedsReconnect(_ context.Context, p switchboard.Principal, id string, version int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.conns[id]
+	if !ok || c.TenantID != p.TenantID || c.Version != version {
+		return nil
+	}
+	c.Status = connections.StatusNeedsReconnect
+	c.Version++
+	m.conns[id] = c
+	m.marked = append(m.marked, id)
+	return nil
+}
+
 type memAudit struct {
+	full   bool
 	mu     sync.Mutex
 	events []audit.Event
 }
@@ -65,6 +89,8 @@ func (m *memAudit) Record(e audit.Event) {
 	defer m.mu.Unlock()
 	m.events = append(m.events, e)
 }
+
+func (m *memAudit) Saturated() bool { return m.full }
 
 func (m *memAudit) last(t *testing.T) audit.Event {
 	t.Helper()
@@ -293,9 +319,8 @@ func TestTools(t *testing.T) {
 		who  switchboard.Principal
 		want map[string][]ConnectionRef
 	}{
-		{name: "owner sees private, shared and reconnect-needing", who: alice, want: map[string][]ConnectionRef{
-			"fake_greet":  {{ID: "con_a1", Label: "alice-fake"}, {ID: "con_a2", Label: "team"}},
-			"other_greet": {{ID: "con_a3", Label: "dead"}},
+		{name: "owner sees private and shared, not one needing reconnect", who: alice, want: map[string][]ConnectionRef{
+			"fake_greet": {{ID: "con_a1", Label: "alice-fake"}, {ID: "con_a2", Label: "team"}},
 		}},
 		{name: "colleague sees shared only", who: carol, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_a2", Label: "team"}}}},
 		{name: "other tenant sees its own", who: bob, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_b1", Label: "bob-fake"}}}},
@@ -315,5 +340,86 @@ func TestTools(t *testing.T) {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestUpstreamRefusalMarksNeedsReconnect(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"gone"}`)})
+	if switchboard.CodeOf(err) != switchboard.CodeReconnect {
+		t.Fatalf("error = %v, want reconnect", err)
+	}
+	<-f.tokens
+	if diff := cmp.Diff([]string{"con_a1"}, f.conns.marked); diff != "" {
+		t.Errorf("marked (-want +got):\n%s", diff)
+	}
+	// The next call reads the connection again, sees its status and does not reach the upstream.
+	_, err = f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"ada"}`)})
+	if switchboard.CodeOf(err) != switchboard.CodeReconnect {
+		t.Errorf("call after the refusal = %v, want reconnect", err)
+	}
+	select {
+	case <-f.tokens:
+		t.Error("a call on a connection needing reconnect reached the upstream")
+	default:
+	}
+}
+
+func TestForgetDuringOpenIsNotCached(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.conns.openGate = make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)})
+		done <- err
+	}()
+	for f.conns.opens.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// The connection changes while its record is being read: what was read must not be cached.
+	f.router.Forget("ten_a", "con_a1")
+	close(f.conns.openGate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	<-f.tokens
+	if _, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	<-f.tokens
+	if n := f.conns.opens.Load(); n != 2 {
+		t.Errorf("opens = %d, want 2: the entry read across a change was cached", n)
+	}
+}
+
+func TestSaturatedAuditRefusesCalls(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.audit.full = true
+	_, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)})
+	if switchboard.CodeOf(err) != switchboard.CodeUnavailable {
+		t.Fatalf("error = %v, want unavailable", err)
+	}
+	select {
+	case <-f.tokens:
+		t.Error("a call the audit log could not record reached the upstream")
+	default:
+	}
+}
+
+func TestArgsHashIsKeyed(t *testing.T) {
+	t.Parallel()
+	hashWith := func(key string) string {
+		f := newFixture(t)
+		f.router.argsKey = []byte(key)
+		_, _ = f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)})
+		return f.audit.last(t).ArgsHash
+	}
+	plain := sha256.Sum256([]byte(`{"name":"a"}`))
+	a, a2, b := hashWith("k1"), hashWith("k1"), hashWith("k2")
+	if a != a2 || a == b || a == hex.EncodeToString(plain[:]) {
+		t.Errorf("args hash with k1 %s, again %s, with k2 %s: want stable per key, different across keys, not the bare SHA-256", a, a2, b)
 	}
 }

@@ -36,6 +36,6 @@ func NewCall(t testing.TB, spec *providers.Spec, baseURL, token string) *provide
 		Tenant:       TestTenant,
 		ConnectionID: TestConnectionID,
 		BaseURL:      strings.TrimRight(baseURL, "/"),
-		HTTP:         providers.NewClient(spec, tr, tokens),
+		HTTP:         providers.NewClient(spec, tr, tokens, nil),
 	}
 }
