@@ -317,3 +317,63 @@ func TestServiceVisibilityAndDelete(t *testing.T) {
 		}
 	})
 }
+
+func TestMarkNeedsReconnect(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		r := newServiceRig(t, db)
+		p := r.a.bob
+		c, err := r.svc.Connect(ctx, p, connections.ConnectInput{Provider: "fake", Token: goodToken})
+		if err != nil {
+			t.Fatal(err)
+		}
+		notifiedBefore := len(r.notifications())
+		// A stale version (the connection changed since the call read it) marks nothing.
+		if err := r.svc.MarkNeedsReconnect(ctx, p, c.ID, c.Version+7); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := r.store.Get(ctx, p.TenantID, c.ID); got.Status != connections.StatusActive {
+			t.Errorf("status after a stale mark = %s, want active", got.Status)
+		}
+		// Another tenant's principal marks nothing either.
+		if err := r.svc.MarkNeedsReconnect(ctx, r.b.bob, c.ID, c.Version); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := r.store.Get(ctx, p.TenantID, c.ID); got.Status != connections.StatusActive {
+			t.Errorf("status after another tenant's mark = %s, want active", got.Status)
+		}
+		if err := r.svc.MarkNeedsReconnect(ctx, p, c.ID, c.Version); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.store.Get(ctx, p.TenantID, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != connections.StatusNeedsReconnect || got.Version != c.Version+1 {
+			t.Errorf("after the mark: status %s version %d, want needs_reconnect version %d", got.Status, got.Version, c.Version+1)
+		}
+		usable, err := r.svc.Usable(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range usable {
+			if u.ID == c.ID {
+				t.Error("a connection needing reconnect is still usable")
+			}
+		}
+		if n := r.notifications()[notifiedBefore:]; len(n) != 1 || n[0] != string(p.TenantID)+"/"+c.ID {
+			t.Errorf("notifications after the marks = %v, want exactly one for %s", n, c.ID)
+		}
+		var marked int
+		for _, e := range r.events(t, p.TenantID) {
+			if e.Kind == audit.KindConnectionNeedsReconnect && e.ConnectionID == c.ID && e.Principal == p.ID() {
+				marked++
+			}
+		}
+		if marked != 1 {
+			t.Errorf("needs_reconnect audit events = %d, want 1", marked)
+		}
+	})
+}
