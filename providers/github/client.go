@@ -235,7 +235,9 @@ func checkNumber(field string, n int) error {
 }
 
 // pageQuery starts a list's query: per_page from the limit (GitHub's maximum is 100)
-// and page from the cursor.
+// on the first page; on later pages page and per_page from the cursor, whatever the
+// limit says, because GitHub numbers pages in units of per_page and another size would
+// skip or repeat items.
 func pageQuery(p providers.PageInput) (url.Values, error) {
 	limit := p.LimitOr(defaultPageSize)
 	if limit < 1 || limit > maxPageSize {
@@ -247,11 +249,12 @@ func pageQuery(p providers.PageInput) (url.Values, error) {
 		return nil, err
 	}
 	if pos != "" {
-		page, err := strconv.Atoi(pos)
-		if err != nil || page < 2 {
+		page, perPage, ok := parsePosition(pos)
+		if !ok {
 			return nil, switchboard.Invalid("cursor", "is not a cursor this tool returned; pass next_cursor from the previous page, or omit it")
 		}
-		q.Set("page", pos)
+		q.Set("page", strconv.Itoa(page))
+		q.Set("per_page", strconv.Itoa(perPage))
 	}
 	return q, nil
 }
@@ -262,9 +265,10 @@ const (
 	maxPageSize     = 100
 )
 
-// nextCursor turns the Link header's rel="next" into the opaque next_cursor (the next
-// page number), or "" on the last page.
-func nextCursor(h http.Header) string {
+// nextCursor turns the Link header's rel="next" into the opaque next_cursor, which
+// holds the next page number and the per_page of the request sent (query), or "" on
+// the last page.
+func nextCursor(h http.Header, query url.Values) string {
 	next := providers.NextLink(h)
 	if next == "" {
 		return ""
@@ -273,11 +277,34 @@ func nextCursor(h http.Header) string {
 	if err != nil {
 		return ""
 	}
-	page := u.Query().Get("page")
-	if n, err := strconv.Atoi(page); err != nil || n < 2 {
+	page, err := strconv.Atoi(u.Query().Get("page"))
+	if err != nil || page < 2 {
 		return ""
 	}
-	return providers.EncodeCursor(page)
+	perPage, err := strconv.Atoi(query.Get("per_page"))
+	if err != nil || perPage < 1 || perPage > maxPageSize {
+		return ""
+	}
+	return providers.EncodeCursor(position(page, perPage))
+}
+
+// position is what a cursor holds: "page=P&per_page=N".
+func position(page, perPage int) string {
+	return url.Values{"page": {strconv.Itoa(page)}, "per_page": {strconv.Itoa(perPage)}}.Encode()
+}
+
+// parsePosition reads a position back, refusing anything position did not write.
+func parsePosition(pos string) (page, perPage int, ok bool) {
+	v, err := url.ParseQuery(pos)
+	if err != nil || len(v) != 2 || len(v["page"]) != 1 || len(v["per_page"]) != 1 {
+		return 0, 0, false
+	}
+	page, err1 := strconv.Atoi(v.Get("page"))
+	perPage, err2 := strconv.Atoi(v.Get("per_page"))
+	if err1 != nil || err2 != nil || page < 2 || perPage < 1 || perPage > maxPageSize || position(page, perPage) != pos {
+		return 0, 0, false
+	}
+	return page, perPage, true
 }
 
 // setOpt sets a query parameter when the optional value is given.

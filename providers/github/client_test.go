@@ -198,7 +198,9 @@ func TestFailures(t *testing.T) {
 }
 
 // TestPagination follows next_cursor across two pages: the second request carries
-// page=2 and the same per_page, and the last page has no next_cursor.
+// page=2 and the first page's per_page even when the caller asks for another limit
+// (GitHub's pages are numbered in units of per_page, so a new size would skip or
+// repeat items), and the last page has no next_cursor.
 func TestPagination(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -247,7 +249,8 @@ func TestPagination(t *testing.T) {
 			if cursor == "" {
 				t.Fatal("first page has no next_cursor")
 			}
-			second, err := invoke(t, tool, call, tc.args+`, "cursor": "`+cursor+`"}`)
+			secondArgs := strings.Replace(tc.args, `"limit": 2`, `"limit": 7`, 1)
+			second, err := invoke(t, tool, call, secondArgs+`, "cursor": "`+cursor+`"}`)
 			if err != nil {
 				t.Fatalf("second page: %v", err)
 			}

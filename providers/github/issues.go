@@ -20,7 +20,7 @@ var ListIssues = &providers.Operation[ListIssuesInput, ListIssuesOutput]{
 		"GitHub counts pull requests as issues, so this list includes them: each item has is_pull_request, true for a " +
 		"pull request (use list_pull_requests to list only those; skip items with is_pull_request to keep only issues). " +
 		"Filter with labels (all must match), assignee (a login, \"none\" or \"*\") and since (updated at or after). " +
-		"Returns next_cursor when more pages exist: pass it back as cursor with the same filters.",
+		"Returns next_cursor when more pages exist: pass it back as cursor with the same filters; later pages keep the first page's size.",
 	DocsURL: "https://docs.github.com/rest/issues/issues#list-repository-issues",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -245,7 +245,7 @@ func listIssues(ctx context.Context, c *providers.Call, in ListIssuesInput) (Lis
 	if err != nil {
 		return ListIssuesOutput{}, err
 	}
-	out := ListIssuesOutput{Issues: make([]Issue, 0, len(res)), NextCursor: nextCursor(h)}
+	out := ListIssuesOutput{Issues: make([]Issue, 0, len(res)), NextCursor: nextCursor(h, q)}
 	for _, i := range res {
 		out.Issues = append(out.Issues, i.output())
 	}

@@ -42,7 +42,7 @@ func TestIssues(t *testing.T) {
 			wantMethod: http.MethodGet, wantPath: "/repos/octocat/Hello-World/issues",
 			wantQuery: url.Values{"per_page": {"30"}},
 			wantOpID:  "issues/list-for-repo",
-			want:      github.ListIssuesOutput{Issues: []github.Issue{bugIssue, prAsIssue}, NextCursor: providers.EncodeCursor("2")},
+			want:      github.ListIssuesOutput{Issues: []github.Issue{bugIssue, prAsIssue}, NextCursor: providers.EncodeCursor("page=2&per_page=30")},
 		},
 		{
 			name: "list issues, every filter", tool: "github_list_issues", fixture: "issues.json",
@@ -132,7 +132,9 @@ func TestIssuesRefuseBadInput(t *testing.T) {
 		{name: "limit over 100", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "limit": 101}`, wantField: "limit"},
 		{name: "cursor not ours", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "cursor": "page=2"}`, wantField: "cursor"},
 		{name: "cursor holding no page number", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "cursor": "` + providers.EncodeCursor("abc") + `"}`, wantField: "cursor"},
-		{name: "cursor for the first page", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "cursor": "` + providers.EncodeCursor("1") + `"}`, wantField: "cursor"},
+		{name: "cursor for the first page", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "cursor": "` + providers.EncodeCursor("page=1&per_page=30") + `"}`, wantField: "cursor"},
+		{name: "cursor without a page size", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "cursor": "` + providers.EncodeCursor("2") + `"}`, wantField: "cursor"},
+		{name: "cursor with a page size over the maximum", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "cursor": "` + providers.EncodeCursor("page=2&per_page=101") + `"}`, wantField: "cursor"},
 		{name: "unknown argument", tool: "github_list_issues", args: `{"owner": "octocat", "repo": "Hello-World", "page": 2}`, wantField: "page"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

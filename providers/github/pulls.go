@@ -18,7 +18,8 @@ var ListPullRequests = &providers.Operation[ListPullRequestsInput, ListPullReque
 	Description: "List the pull requests of a repository, open ones unless state says otherwise, newest first by default. " +
 		"Filter by head (\"user:branch\" or \"org:branch\", the branch the changes come from) and base (the branch they " +
 		"go into, e.g. main). Items carry branches, draft and merged flags but not mergeability or diff size: call " +
-		"get_pull_request for those. Returns next_cursor when more pages exist: pass it back as cursor with the same filters.",
+		"get_pull_request for those. Returns next_cursor when more pages exist: pass it back as cursor with the same filters; " +
+		"later pages keep the first page's size.",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#list-pull-requests",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -211,7 +212,7 @@ func listPullRequests(ctx context.Context, c *providers.Call, in ListPullRequest
 	if err != nil {
 		return ListPullRequestsOutput{}, err
 	}
-	out := ListPullRequestsOutput{PullRequests: make([]PullRequest, 0, len(res)), NextCursor: nextCursor(h)}
+	out := ListPullRequestsOutput{PullRequests: make([]PullRequest, 0, len(res)), NextCursor: nextCursor(h, q)}
 	for _, pr := range res {
 		out.PullRequests = append(out.PullRequests, pr.output())
 	}

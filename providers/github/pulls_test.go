@@ -45,7 +45,7 @@ func TestPullRequests(t *testing.T) {
 			wantMethod: http.MethodGet, wantPath: "/repos/octocat/Hello-World/pulls",
 			wantQuery: url.Values{"per_page": {"30"}},
 			wantOpID:  "pulls/list",
-			want:      github.ListPullRequestsOutput{PullRequests: []github.PullRequest{featurePR, mergedPR}, NextCursor: providers.EncodeCursor("2")},
+			want:      github.ListPullRequestsOutput{PullRequests: []github.PullRequest{featurePR, mergedPR}, NextCursor: providers.EncodeCursor("page=2&per_page=30")},
 		},
 		{
 			name: "list pull requests, every filter", tool: "github_list_pull_requests", fixture: "pulls.json",

@@ -17,7 +17,8 @@ var SearchRepositories = &providers.Operation[SearchRepositoriesInput, SearchRep
 		"q combines keywords and qualifiers, e.g. \"switchboard language:go stars:>100\", \"org:octo-org topic:cli\", " +
 		"\"user:octocat in:name hello\", \"is:private\" (private results need a token with access). " +
 		"Results are capped by GitHub at 1,000 per query; refine q rather than paging far. " +
-		"Returns total_count and next_cursor when more pages exist: pass it back as cursor with the same q.",
+		"Returns total_count and next_cursor when more pages exist: pass it back as cursor with the same q; later pages keep " +
+		"the first page's size.",
 	DocsURL: "https://docs.github.com/rest/search/search#search-repositories",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -113,7 +114,7 @@ func searchRepositories(ctx context.Context, c *providers.Call, in SearchReposit
 	if err != nil {
 		return SearchRepositoriesOutput{}, err
 	}
-	out := SearchRepositoriesOutput{TotalCount: res.TotalCount, IncompleteResults: res.IncompleteResults, Items: make([]Repository, 0, len(res.Items)), NextCursor: nextCursor(h)}
+	out := SearchRepositoriesOutput{TotalCount: res.TotalCount, IncompleteResults: res.IncompleteResults, Items: make([]Repository, 0, len(res.Items)), NextCursor: nextCursor(h, q)}
 	for _, r := range res.Items {
 		out.Items = append(out.Items, r.output())
 	}

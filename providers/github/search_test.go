@@ -27,11 +27,11 @@ func TestSearchRepositories(t *testing.T) {
 			wantQuery: url.Values{"q": {"tetris language:assembly"}, "per_page": {"30"}},
 			wantOpID:  "search/repos",
 			want: github.SearchRepositoriesOutput{TotalCount: 40, Items: []github.Repository{tetris},
-				NextCursor: providers.EncodeCursor("2")},
+				NextCursor: providers.EncodeCursor("page=2&per_page=30")},
 		},
 		{
 			name: "sorted, later page, last", tool: "github_search_repositories", fixture: "search_repositories.json",
-			args:       `{"q": "tetris", "sort": "stars", "order": "asc", "limit": 100, "cursor": "` + providers.EncodeCursor("3") + `"}`,
+			args:       `{"q": "tetris", "sort": "stars", "order": "asc", "limit": 100, "cursor": "` + providers.EncodeCursor("page=3&per_page=100") + `"}`,
 			wantMethod: http.MethodGet, wantPath: "/search/repositories",
 			wantQuery: url.Values{"q": {"tetris"}, "sort": {"stars"}, "order": {"asc"}, "per_page": {"100"}, "page": {"3"}},
 			wantOpID:  "search/repos",
