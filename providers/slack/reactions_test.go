@@ -86,8 +86,11 @@ func TestAddReaction(t *testing.T) {
 			if n := len(f.up.Requests()); n != tt.attempts {
 				t.Errorf("attempts = %d, want %d", n, tt.attempts)
 			}
-			wantRequest{method: http.MethodPost, path: "/reactions.add",
-				form: map[string]string{"channel": "C012AB3CD", "timestamp": "1712345678.123456", "name": tt.wantName}}.check(t, f.up.Last(t))
+			// Every attempt, the retry too, carries the whole form.
+			for _, r := range f.up.Requests() {
+				wantRequest{method: http.MethodPost, path: "/reactions.add",
+					form: map[string]string{"channel": "C012AB3CD", "timestamp": "1712345678.123456", "name": tt.wantName}}.check(t, r)
+			}
 			for _, id := range f.checkRequests(t) {
 				if id != "reactions_add" {
 					t.Errorf("operation = %s, want reactions_add", id)
