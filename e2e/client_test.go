@@ -163,18 +163,20 @@ type clientRun struct {
 
 // summary is run.mjs's JSON summary line.
 type summary struct {
-	OK                  bool               `json:"ok"`
-	Failures            []string           `json:"failures"`
-	ToolsA              []string           `json:"tools_a"`
-	ToolsB              []string           `json:"tools_b"`
-	CreateIssueRequired []string           `json:"create_issue_required"`
-	GitHubCreateIssue   callSummary        `json:"github_create_issue"`
-	SlackPostMessage    callSummary        `json:"slack_post_message"`
-	BadArgument         toolErrorSummary   `json:"bad_argument"`
-	MissingArgument     toolErrorSummary   `json:"missing_argument"`
-	BKeyOnAURL          refusedConnect     `json:"b_key_on_a_url"`
-	AKeyOnBURL          refusedConnect     `json:"a_key_on_b_url"`
-	TenantBCall         tenantBCallSummary `json:"tenant_b_call"`
+	OK                  bool             `json:"ok"`
+	Failures            []string         `json:"failures"`
+	ToolsA              []string         `json:"tools_a"`
+	ToolsB              []string         `json:"tools_b"`
+	CreateIssueRequired []string         `json:"create_issue_required"`
+	GitHubCreateIssue   callSummary      `json:"github_create_issue"`
+	SlackPostMessage    callSummary      `json:"slack_post_message"`
+	BadArgument         toolErrorSummary `json:"bad_argument"`
+	MissingArgument     toolErrorSummary `json:"missing_argument"`
+	BKeyOnAURL          refusedConnect   `json:"b_key_on_a_url"`
+	AKeyOnBURL          refusedConnect   `json:"a_key_on_b_url"`
+	TenantBCreateIssue  callSummary      `json:"tenant_b_create_issue"`
+	// TenantBForeignConnection is beta's call naming default's GitHub account.
+	TenantBForeignConnection tenantBCallSummary `json:"tenant_b_foreign_connection"`
 }
 
 type callSummary struct {

@@ -59,7 +59,8 @@ type store struct {
 }
 
 // runFlow starts the server with fake upstreams, connects GitHub and Slack for tenant
-// default, creates tenant beta, drives both MCP URLs with the TypeScript client, and
+// default, creates tenant beta and connects its own GitHub account (another token,
+// another login), drives both MCP URLs with the TypeScript client, and
 // checks what the client saw, what the fakes received, and that no secret is stored in
 // plain text. dump returns the database's contents as text; nil means the SQLite files
 // in the data directory.
@@ -145,10 +146,24 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 		}
 	}
 
+	// Tenant beta's own GitHub account.
+	betaAPI := &apiClient{base: srv.BaseURL, key: betaKey}
+	status, body = betaAPI.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubBetaToken})
+	if status != http.StatusCreated {
+		t.Fatalf("connect beta's github: status %d, want 201; body %s", status, body)
+	}
+	var betaConn struct {
+		AccountLabel string `json:"account_label"`
+	}
+	if err := json.Unmarshal(body, &betaConn); err != nil || betaConn.AccountLabel != githubBetaLogin {
+		t.Fatalf("connect beta's github: %s (%v); want account_label %q", body, err, githubBetaLogin)
+	}
+
 	// The official TypeScript client.
 	run := runClient(t, map[string]string{
 		"MCP_URL_A": srv.MCPURL, "KEY_A": srv.AdminKey,
 		"MCP_URL_B": betaURL, "KEY_B": betaKey,
+		"GH_LABEL_A": githubLogin, "GH_LOGIN_B": githubBetaLogin,
 		"GH_OWNER": githubOwner, "GH_REPO": githubRepo, "SLACK_CHANNEL": slackChannel,
 	})
 	if run.ExitCode != 0 || !run.Summary.OK {
@@ -160,9 +175,14 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 	wantGitHub := []received{
 		{Method: "GET", Path: "/user", Authorization: "Bearer " + githubBadToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28"},
 		{Method: "GET", Path: "/user", Authorization: "Bearer " + githubToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28"},
+		{Method: "GET", Path: "/user", Authorization: "Bearer " + githubBetaToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28"},
 		{Method: "POST", Path: "/repos/" + githubOwner + "/" + githubRepo + "/issues", ContentType: "application/json",
 			Authorization: "Bearer " + githubToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28",
 			Body: `{"body":"Steps: start with an empty switchboard.yaml.","title":"Crash when the config file is empty"}`},
+		// Beta's call runs on beta's token; its call naming default's account sent nothing.
+		{Method: "POST", Path: "/repos/" + githubOwner + "/" + githubRepo + "/issues", ContentType: "application/json",
+			Authorization: "Bearer " + githubBetaToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28",
+			Body: `{"title":"Filed from tenant beta"}`},
 	}
 	if diff := cmp.Diff(wantGitHub, normalize(ghRec.all())); diff != "" {
 		t.Errorf("GitHub fake received (-want +got):\n%s", diff)
@@ -185,7 +205,8 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 		stored = readDataDir(t, srv.DataDir)
 	}
 	secrets := []struct{ name, value string }{
-		{"GitHub token", githubToken}, {"Slack token", slackToken}, {"admin API key", srv.AdminKey}, {"beta owner API key", betaKey},
+		{"GitHub token", githubToken}, {"Slack token", slackToken}, {"beta's GitHub token", githubBetaToken},
+		{"admin API key", srv.AdminKey}, {"beta owner API key", betaKey},
 	}
 	for _, s := range secrets {
 		if bytes.Contains(stored, []byte(s.value)) || bytes.Contains(stored, []byte(hex.EncodeToString([]byte(s.value)))) {
@@ -193,7 +214,7 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 		}
 	}
 	logs := srv.stdout.String() + srv.stderr.String()
-	for _, s := range secrets[:2] {
+	for _, s := range secrets[:3] {
 		if strings.Contains(logs, s.value) {
 			t.Errorf("the server's output holds the %s", s.name)
 		}
@@ -203,7 +224,7 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 	}
 	// A control: the account labels are stored in clear, so a search that misses them
 	// did not read the database.
-	for _, label := range []string{githubLogin, slackTeam} {
+	for _, label := range []string{githubLogin, slackTeam, githubBetaLogin} {
 		if !bytes.Contains(stored, []byte(label)) {
 			t.Errorf("the stored data (%d bytes) does not hold the account label %q: the secret check read the wrong data", len(stored), label)
 		}
@@ -261,11 +282,22 @@ func checkSummary(t *testing.T, s summary) {
 			t.Errorf("%s: %+v; want the connection refused with HTTP 403", r.name, r.got)
 		}
 	}
-	if len(s.ToolsB) != 0 {
-		t.Errorf("tenant beta lists %v, want no tools", s.ToolsB)
+	// Beta sees its GitHub account's tools and none of default's Slack.
+	var wantToolsB []string
+	for _, name := range wantTools {
+		if strings.HasPrefix(name, "github_") {
+			wantToolsB = append(wantToolsB, name)
+		}
 	}
-	if !s.TenantBCall.Refused {
-		t.Errorf("tenant beta's github_create_issue was not refused: %+v", s.TenantBCall)
+	if diff := cmp.Diff(wantToolsB, s.ToolsB); diff != "" {
+		t.Errorf("tenant beta's tools (-want +got):\n%s", diff)
+	}
+	sc := s.TenantBCreateIssue.StructuredContent
+	if s.TenantBCreateIssue.IsError || sc["user"] != githubBetaLogin || sc["title"] != "Filed from tenant beta" || sc["number"] != float64(githubIssueNum) {
+		t.Errorf("tenant beta's github_create_issue: %+v; want the issue opened as %s", s.TenantBCreateIssue, githubBetaLogin)
+	}
+	if f := s.TenantBForeignConnection; !f.Refused || !strings.Contains(f.Message, "connection") {
+		t.Errorf("tenant beta's github_create_issue with connection %q: %+v; want a refusal naming the connection argument", githubLogin, f)
 	}
 }
 

@@ -71,6 +71,8 @@ const (
 	githubToken      = "ghp_e2eTokenAbcdefghijklmnopqrstuvwxyz0123"
 	githubBadToken   = "ghp_e2eRevokedTokenZyxwvutsrqponmlkjihgf98"
 	githubLogin      = "octocat"
+	githubBetaToken  = "ghp_e2eBetaTokenBcdefghijklmnopqrstuvwxy45" // tenant beta's own account
+	githubBetaLogin  = "hubot"
 	githubOwner      = "octo-org"
 	githubRepo       = "hello-world"
 	githubIssueNum   = 1347
@@ -83,8 +85,12 @@ const (
 	slackFakeScopes  = "chat:write,channels:read,channels:history,reactions:write,users:read"
 )
 
+// githubAccounts are the logins of the tokens the fake GitHub accepts.
+var githubAccounts = map[string]string{githubToken: githubLogin, githubBetaToken: githubBetaLogin}
+
 // fakeGitHub answers like api.github.com for GET /user and POST
-// /repos/{owner}/{repo}/issues: 401 "Bad credentials" for any other token, 422 with
+// /repos/{owner}/{repo}/issues as the account of the token (githubAccounts): 401 "Bad
+// credentials" for any other token, 422 with
 // errors[] for a missing title, 404 for any other path, and the rate-limit and scope
 // headers GitHub sets on every answer.
 // https://docs.github.com/rest/users/users#get-the-authenticated-user
@@ -106,7 +112,12 @@ func fakeGitHub(t *testing.T) (*httptest.Server, *recorder) {
 		h.Set("X-RateLimit-Used", "13")
 		h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
 		h.Set("X-RateLimit-Resource", "core")
-		if got.Authorization != "Bearer "+githubToken && got.Authorization != "token "+githubToken {
+		token, ok := strings.CutPrefix(got.Authorization, "Bearer ")
+		if !ok {
+			token, _ = strings.CutPrefix(got.Authorization, "token ")
+		}
+		login, known := githubAccounts[token]
+		if !known {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{
 				"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest", "status": "401"})
 			return
@@ -116,7 +127,7 @@ func fakeGitHub(t *testing.T) (*httptest.Server, *recorder) {
 		issuesPath := "/repos/" + githubOwner + "/" + githubRepo + "/issues"
 		switch {
 		case r.Method == http.MethodGet && r.URL.Path == "/user":
-			writeJSON(w, http.StatusOK, githubUser())
+			writeJSON(w, http.StatusOK, githubUser(login))
 		case r.Method == http.MethodPost && r.URL.Path == issuesPath:
 			var in struct {
 				Title *string `json:"title"`
@@ -136,7 +147,7 @@ func fakeGitHub(t *testing.T) (*httptest.Server, *recorder) {
 				})
 				return
 			}
-			issue := githubIssue(*in.Title, in.Body)
+			issue := githubIssue(*in.Title, in.Body, login)
 			h.Set("Location", issue["url"].(string))
 			writeJSON(w, http.StatusCreated, issue)
 		default:
@@ -148,22 +159,28 @@ func fakeGitHub(t *testing.T) (*httptest.Server, *recorder) {
 	return srv, rec
 }
 
-func githubUser() map[string]any {
+// githubUser is the user object GitHub answers for login.
+func githubUser(login string) map[string]any {
+	id := 1
+	if login != githubLogin {
+		id = 2
+	}
 	return map[string]any{
-		"login": githubLogin, "id": 1, "node_id": "MDQ6VXNlcjE=", "type": "User", "site_admin": false,
+		"login": login, "id": id, "node_id": "MDQ6VXNlcjE=", "type": "User", "site_admin": false,
 		"avatar_url": "https://github.com/images/error/octocat_happy.gif",
-		"url":        "https://api.github.com/users/octocat", "html_url": "https://github.com/octocat",
-		"name": "monalisa octocat", "company": "GitHub", "email": "octocat@github.com",
+		"url":        "https://api.github.com/users/" + login, "html_url": "https://github.com/" + login,
+		"name": "monalisa " + login, "company": "GitHub", "email": login + "@github.com",
 		"public_repos": 2, "followers": 20, "following": 0,
 		"created_at": "2008-01-14T04:33:35Z", "updated_at": "2008-01-14T04:33:35Z",
 	}
 }
 
 // githubIssue is the issue object GitHub answers a create with (trimmed of fields
-// nobody reads, but with every field our provider reads, in GitHub's shape).
-func githubIssue(title string, body *string) map[string]any {
+// nobody reads, but with every field our provider reads, in GitHub's shape), opened by
+// login.
+func githubIssue(title string, body *string, login string) map[string]any {
 	repoURL := "https://api.github.com/repos/" + githubOwner + "/" + githubRepo
-	u := githubUser()
+	u := githubUser(login)
 	return map[string]any{
 		"id": 2001347, "node_id": "I_kwDOE2E", "number": githubIssueNum,
 		"url":            fmt.Sprintf("%s/issues/%d", repoURL, githubIssueNum),

@@ -5,7 +5,9 @@
 //
 // Environment:
 //   MCP_URL_A, KEY_A  tenant A's MCP URL and an API key of tenant A (GitHub and Slack connected)
-//   MCP_URL_B, KEY_B  tenant B's MCP URL and an API key of tenant B (nothing connected)
+//   MCP_URL_B, KEY_B  tenant B's MCP URL and an API key of tenant B (its own GitHub account only)
+//   GH_LABEL_A        the label of tenant A's GitHub connection, which tenant B must not reach
+//   GH_LOGIN_B        the login of tenant B's GitHub account
 //   GH_OWNER, GH_REPO the repository the GitHub call targets
 //   SLACK_CHANNEL     the channel the Slack call posts to
 //   TIMEOUT_MS        per-request timeout (default 30000)
@@ -27,6 +29,8 @@ const cfg = {
   keyA: env("KEY_A"),
   urlB: env("MCP_URL_B"),
   keyB: env("KEY_B"),
+  labelA: env("GH_LABEL_A"),
+  loginB: env("GH_LOGIN_B"),
   owner: env("GH_OWNER"),
   repo: env("GH_REPO"),
   channel: env("SLACK_CHANNEL"),
@@ -212,25 +216,51 @@ async function connectRefused(label, url, key) {
   }
 }
 
+// tenantB checks tenant B's own view: its GitHub account's tools and no Slack ones
+// (tenant A's), a call that runs as its own account (the Go test checks the token the
+// fake received), and a call naming tenant A's GitHub account refused.
 async function tenantB() {
   const { client, transport } = connectTo(cfg.urlB, cfg.keyB);
   await client.connect(transport, reqOpts);
   try {
     const { tools } = await client.listTools(undefined, reqOpts);
-    summary.tools_b = tools.map((t) => t.name);
-    check(tools.length === 0, `tenant B lists ${tools.length} tools (${summary.tools_b.join(", ")}), want none`);
+    const names = tools.map((t) => t.name).sort();
+    summary.tools_b = names;
+    const wantGitHub = expectedTools.filter((n) => n.startsWith("github_"));
+    for (const want of wantGitHub) {
+      check(names.includes(want), `tenant B's tools/list lacks ${want} (got ${names.join(", ")})`);
+    }
+    check(!names.some((n) => !n.startsWith("github_")), `tenant B lists tools of providers it has not connected: ${names.join(", ")}`);
+
+    const title = "Filed from tenant beta";
+    const own = await client.callTool(
+      { name: "github_create_issue", arguments: { owner: cfg.owner, repo: cfg.repo, title } },
+      undefined,
+      reqOpts,
+    );
+    summary.tenant_b_create_issue = { isError: own.isError ?? false, structuredContent: own.structuredContent ?? null };
+    if (check(!own.isError, `tenant B's github_create_issue returned isError: ${textOf(own)}`)) {
+      const sc = own.structuredContent ?? {};
+      check(sc.user === cfg.loginB, `tenant B's github_create_issue: opened by ${sc.user}, want ${cfg.loginB}`);
+      check(sc.title === title, `tenant B's github_create_issue: title is ${JSON.stringify(sc.title)}`);
+    }
+
+    // Naming tenant A's account must not reach it.
     try {
       const res = await client.callTool(
-        { name: "github_create_issue", arguments: { owner: cfg.owner, repo: cfg.repo, title: "from tenant B" } },
+        {
+          name: "github_create_issue",
+          arguments: { owner: cfg.owner, repo: cfg.repo, title: "Filed through tenant A's account", connection: cfg.labelA },
+        },
         undefined,
         reqOpts,
       );
       // A tool result is acceptable only as a refusal.
-      summary.tenant_b_call = { refused: res.isError === true, how: "tool_error", message: textOf(res) };
-      check(res.isError === true, `tenant B's github_create_issue succeeded: ${JSON.stringify(res)}`);
+      summary.tenant_b_foreign_connection = { refused: res.isError === true, how: "tool_error", message: textOf(res) };
+      check(res.isError === true, `tenant B's github_create_issue with connection ${cfg.labelA} succeeded: ${JSON.stringify(res)}`);
     } catch (err) {
       const info = errorInfo(err);
-      summary.tenant_b_call = { refused: true, how: "jsonrpc_error", code: info.code, message: info.message };
+      summary.tenant_b_foreign_connection = { refused: true, how: "jsonrpc_error", code: info.code, message: info.message };
     }
   } finally {
     await transport.terminateSession().catch(() => {});
