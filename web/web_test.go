@@ -139,3 +139,36 @@ func TestRoutes(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectionsAnchor checks the target of the link the MCP adapter sends with a
+// "reconnect" tool error (PublicURL + "/#connections"): exactly one element of the page
+// has id="connections", and it is the section telling how to connect an account with a
+// token and how to reconnect one whose token stopped working.
+func TestConnectionsAnchor(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, web.Options{PublicURL: "https://hub.example.com", DefaultTenant: "default"})
+	res, body := get(t, http.MethodGet, srv.URL+"/")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, want 200", res.StatusCode)
+	}
+	if n := strings.Count(body, `id="connections"`); n != 1 {
+		t.Fatalf("the page has %d elements with id=\"connections\", want 1", n)
+	}
+	start := strings.Index(body, `<section id="connections">`)
+	if start < 0 {
+		t.Fatal(`id="connections" is not on a <section>`)
+	}
+	section := body[start:]
+	section = section[:strings.Index(section, "</section>")]
+	for _, want := range []string{
+		"curl -X POST https://hub.example.com/api/connections",
+		"Reconnect",
+		"needs_reconnect",
+		"curl -X DELETE",
+		"https://hub.example.com/api/connections/$OLD_CONNECTION_ID",
+	} {
+		if !strings.Contains(section, want) {
+			t.Errorf("the connections section lacks %q", want)
+		}
+	}
+}
