@@ -103,7 +103,7 @@ func (s *server) createUser(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindKeyCreated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindUserCreated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
 		Detail: fmt.Sprintf("created user %s (%s) with first key %s", u.ID, u.Role, key.ID)})
 	c.JSON(http.StatusCreated, createdUser{userView: viewUser(u), APIKey: createdKey{keyView: viewKey(key), Key: plain}})
 }

@@ -86,14 +86,14 @@ func TestUsers(t *testing.T) {
 				Detail    string `json:"detail"`
 			} `json:"events"`
 		}
-		w.want(w.admin, http.MethodGet, "/api/audit?kind=key_created", "", http.StatusOK, &events)
+		w.want(w.admin, http.MethodGet, "/api/audit?kind=user_created", "", http.StatusOK, &events)
 		for _, nu := range []createdUser{grace, linus} {
 			found := false
 			for _, e := range events.Events {
 				found = found || (e.Principal == "user:"+w.admin.userID && strings.Contains(e.Detail, nu.APIKey.ID) && strings.Contains(e.Detail, nu.ID))
 			}
 			if !found {
-				t.Errorf("no key_created event by the admin for %s's first key %s: %+v", nu.Email, nu.APIKey.ID, events.Events)
+				t.Errorf("no user_created event by the admin for %s with first key %s: %+v", nu.Email, nu.APIKey.ID, events.Events)
 			}
 		}
 

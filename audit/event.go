@@ -21,6 +21,7 @@ const (
 	KindKeyCreated               Kind = "key_created"
 	KindKeyRevoked               Kind = "key_revoked"
 	KindTenantCreated            Kind = "tenant_created"
+	KindUserCreated              Kind = "user_created"
 )
 
 // Event is one audit record. It never holds credentials, and arguments only as a hash.
