@@ -32,6 +32,8 @@ type Connection struct {
 	AccountID    string               `gorm:"size:255;not null" json:"account_id"`
 	AccountLabel string               `gorm:"size:255;not null" json:"account_label"`
 	Scopes       string               `gorm:"size:2000;not null" json:"scopes"` // space-separated
+	// Meta is the account's non-secret data the provider's operations need (providers.Account.Meta).
+	Meta map[string]string `gorm:"serializer:json;not null" json:"meta,omitempty"`
 	// Shared connections may be used by every user of the tenant; others by their owner only.
 	Shared      bool       `gorm:"not null" json:"shared"`
 	Status      Status     `gorm:"size:32;not null" json:"status"`

@@ -112,6 +112,7 @@ func (s *Service) Connect(ctx context.Context, p switchboard.Principal, in Conne
 		AccountID:    acct.ID,
 		AccountLabel: label,
 		Scopes:       scopes(acct.Scopes),
+		Meta:         acct.Meta,
 		Shared:       in.Shared,
 		Status:       StatusActive,
 	}

@@ -22,7 +22,18 @@ type migration struct {
 func all() []migration {
 	return []migration{
 		{Version: 1, Name: "initial", Up: up0001Initial},
+		{Version: 2, Name: "connection_meta", Up: up0002ConnectionMeta},
 	}
+}
+
+// Versions returns the version of every migration, in order: what Applied returns once
+// Run has run.
+func Versions() []int {
+	var v []int
+	for _, m := range all() {
+		v = append(v, m.Version)
+	}
+	return v
 }
 
 // schemaMigration is a row of schema_migrations: one applied migration.

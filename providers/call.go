@@ -16,6 +16,8 @@ type Call struct {
 	ConnectionID string
 	BaseURL      string // the provider's API base URL for this connection, no trailing slash
 	HTTP         *http.Client
+	// Meta is the connection's non-secret account data recorded at connect time (Account.Meta).
+	Meta map[string]string
 }
 
 // URL joins the base URL and a path that starts with "/".

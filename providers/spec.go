@@ -31,6 +31,23 @@ type Account struct {
 	ID     string   // the upstream's stable identifier (GitHub user id, Slack team id + user id)
 	Label  string   // what a person recognises: GitHub login, Slack team name
 	Scopes []string // the scopes the credential carries, where the upstream says
+	// Meta is non-secret data the provider's operations need for this account, kept on
+	// the connection and handed back in Call.Meta (Jira: the Atlassian cloud id).
+	Meta map[string]string
+}
+
+// OAuth2 describes a provider's OAuth 2.0 authorization-code flow. The OAuth app's
+// client id and secret come from configuration or the tenant, never from the Spec.
+type OAuth2 struct {
+	AuthURL  string // authorization endpoint, absolute
+	TokenURL string // token endpoint, absolute
+	// Scopes are requested by default; UserScopes are Slack's user-token scopes, sent as user_scope.
+	Scopes     []string
+	UserScopes []string
+	// ScopeSeparator joins scopes in the authorization URL; "" means a space.
+	ScopeSeparator string
+	PKCE           bool              // the provider accepts PKCE S256
+	AuthParams     map[string]string // extra authorization-URL parameters
 }
 
 // Spec describes one provider: how to reach and authenticate to it, its limits, and
@@ -42,6 +59,8 @@ type Spec struct {
 	DocsURL     string
 	BaseURL     string // default API base URL, without a trailing slash; a deployment may override it
 	AuthKinds   []AuthKind
+	// OAuth is set for providers that support the OAuth connect flow.
+	OAuth *OAuth2
 	// TokenHelp tells a person which token to paste for an api_key connection.
 	TokenHelp string
 	RateLimit RateLimit

@@ -132,7 +132,7 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 	if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
 		return nil, &switchboard.Error{Code: switchboard.CodeReconnect, Message: fmt.Sprintf("the %s connection %q needs to be reconnected before it can be used", tool.Provider.Title, conn.AccountLabel)}
 	}
-	call := &providers.Call{Tenant: p.TenantID, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: entry.client}
+	call := &providers.Call{Tenant: p.TenantID, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: entry.client, Meta: conn.Meta}
 	out, err = tool.Op.Invoke(withStatus(ctx, status), call, req.Args)
 	if err != nil {
 		var ue *providers.UpstreamError
