@@ -11,7 +11,7 @@ import (
 // PageInput is embedded in the input of every list operation: the same cursor and limit
 // whatever the upstream's own style (Slack cursors, GitHub Link headers, offsets).
 type PageInput struct {
-	Cursor *string `json:"cursor,omitempty" jsonschema:"Opaque cursor from a previous call's next_cursor, to fetch the next page; omit it for the first page"`
+	Cursor *string `json:"cursor,omitempty" jsonschema:"Opaque cursor from a previous call's next_cursor, to fetch the next page; omit it for the first page" schema:"example=eyJwIjoyfQ"`
 	Limit  *int    `json:"limit,omitempty" jsonschema:"Maximum number of items to return in this page" schema:"minimum=1,maximum=100,default=30"`
 }
 

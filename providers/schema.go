@@ -15,7 +15,8 @@ import (
 // github.com/google/jsonschema-go reflects (types, required fields, the jsonschema tag
 // as description), it applies the schema tag, whose comma-separated keys declare what
 // prose should not: enum=a|b|c, default=v, minimum=n, maximum=n, minLength=n,
-// maxLength=n, minItems=n, maxItems=n, pattern=re (last, it may hold commas), format=f.
+// maxLength=n, minItems=n, maxItems=n, pattern=re (last, it may hold commas), format=f,
+// example=v (for an array, example=a|b is one example array of those items).
 // Optional pointer fields are described by their element type: an absent field, not
 // null, is how a caller leaves them out.
 func Reflect[T any]() (*jsonschema.Schema, error) {
@@ -171,6 +172,12 @@ func applySchemaKey(s *jsonschema.Schema, key, val string) error {
 		default:
 			s.MaxItems = &n
 		}
+	case "example":
+		ex, err := example(s, val)
+		if err != nil {
+			return err
+		}
+		s.Examples = append(s.Examples, ex)
 	case "pattern":
 		s.Pattern = val
 	case "format":
@@ -179,6 +186,27 @@ func applySchemaKey(s *jsonschema.Schema, key, val string) error {
 		return fmt.Errorf("unknown key")
 	}
 	return nil
+}
+
+// example converts an example=… value to the schema's type; for an array it is a
+// |-separated list of items.
+func example(s *jsonschema.Schema, v string) (any, error) {
+	if s.Type != "array" {
+		return literal(s.Type, v)
+	}
+	itemType := ""
+	if s.Items != nil {
+		itemType = s.Items.Type
+	}
+	var items []any
+	for _, part := range strings.Split(v, "|") {
+		lit, err := literal(itemType, part)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, lit)
+	}
+	return items, nil
 }
 
 // literal converts a tag value to the JSON type of the schema it belongs to.

@@ -11,10 +11,10 @@ type schemaProbe struct {
 	PageInput
 	Channel string   `json:"channel" jsonschema:"Channel ID"`
 	State   *string  `json:"state,omitempty" jsonschema:"Issue state" schema:"enum=open|closed|all,default=open"`
-	Count   int      `json:"count" jsonschema:"How many" schema:"minimum=1,maximum=50"`
+	Count   int      `json:"count" jsonschema:"How many" schema:"minimum=1,maximum=50,example=7"`
 	Since   *string  `json:"since,omitempty" jsonschema:"ISO 8601 time" schema:"format=date-time"`
 	Name    *string  `json:"name,omitempty" jsonschema:"Emoji name" schema:"minLength=1,maxLength=100,pattern=^[a-z0-9_+-]+(,x)?$"`
-	Tags    []string `json:"tags,omitempty" jsonschema:"Labels" schema:"maxItems=10"`
+	Tags    []string `json:"tags,omitempty" jsonschema:"Labels" schema:"maxItems=10,example=bug|ui"`
 	Nested  *struct {
 		Flag *bool `json:"flag,omitempty" jsonschema:"A flag" schema:"default=true"`
 	} `json:"nested,omitempty" jsonschema:"Nested options"`
@@ -37,13 +37,13 @@ func TestReflectAppliesTags(t *testing.T) {
 		field string
 		want  map[string]any
 	}{
-		{name: "embedded page cursor flattened", field: "cursor", want: map[string]any{"type": "string", "description": "Opaque cursor from a previous call's next_cursor, to fetch the next page; omit it for the first page"}},
+		{name: "embedded page cursor flattened", field: "cursor", want: map[string]any{"type": "string", "description": "Opaque cursor from a previous call's next_cursor, to fetch the next page; omit it for the first page", "examples": []any{"eyJwIjoyfQ"}}},
 		{name: "embedded page limit bounds", field: "limit", want: map[string]any{"type": "integer", "description": "Maximum number of items to return in this page", "minimum": 1.0, "maximum": 100.0, "default": 30.0}},
 		{name: "enum and default; pointer is not nullable", field: "state", want: map[string]any{"type": "string", "description": "Issue state", "enum": []any{"open", "closed", "all"}, "default": "open"}},
-		{name: "minimum and maximum", field: "count", want: map[string]any{"type": "integer", "description": "How many", "minimum": 1.0, "maximum": 50.0}},
+		{name: "minimum and maximum", field: "count", want: map[string]any{"type": "integer", "description": "How many", "minimum": 1.0, "maximum": 50.0, "examples": []any{7.0}}},
 		{name: "format", field: "since", want: map[string]any{"type": "string", "description": "ISO 8601 time", "format": "date-time"}},
 		{name: "pattern keeps commas", field: "name", want: map[string]any{"type": "string", "description": "Emoji name", "minLength": 1.0, "maxLength": 100.0, "pattern": "^[a-z0-9_+-]+(,x)?$"}},
-		{name: "array bounds", field: "tags", want: map[string]any{"type": "array", "description": "Labels", "items": map[string]any{"type": "string"}, "maxItems": 10.0}},
+		{name: "array bounds", field: "tags", want: map[string]any{"type": "array", "description": "Labels", "items": map[string]any{"type": "string"}, "maxItems": 10.0, "examples": []any{[]any{"bug", "ui"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +75,9 @@ func TestReflectRefusesBadTags(t *testing.T) {
 	type badNumber struct {
 		A int `json:"a" jsonschema:"A" schema:"minimum=one"`
 	}
+	type badExample struct {
+		A int `json:"a" jsonschema:"A" schema:"example=seven"`
+	}
 	type badEnumValue struct {
 		A int `json:"a" jsonschema:"A" schema:"enum=1|two"`
 	}
@@ -83,6 +86,7 @@ func TestReflectRefusesBadTags(t *testing.T) {
 		"unknown schema key":        func() error { _, err := Reflect[unknownKey](); return err },
 		"minimum not a number":      func() error { _, err := Reflect[badNumber](); return err },
 		"enum value of wrong type":  func() error { _, err := Reflect[badEnumValue](); return err },
+		"example of wrong type":     func() error { _, err := Reflect[badExample](); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := reflect(); err == nil {
