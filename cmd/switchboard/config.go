@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-hub/switchboard/providers/all"
 )
 
 // envVar documents one configuration variable for `switchboard -h` and the README.
@@ -25,8 +27,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_DATABASE_URL", "sqlite:DATA_DIR/switchboard.db", "sqlite:PATH (or a file path) for SQLite; postgres://user:pass@host:5432/db?sslmode=… for PostgreSQL"},
 		{"SWITCHBOARD_KEY_FILE", "DATA_DIR/master.key", "the local key that seals connection credentials, created 0600 on first start; keep it and back it up"},
 		{"SWITCHBOARD_PUBLIC_URL", "http://ADDR", "the URL people and MCP clients reach this server at (behind a proxy: its https URL); MCP URLs start with it"},
-		{"SWITCHBOARD_GITHUB_BASE_URL", "https://api.github.com", "GitHub REST API base URL; for GitHub Enterprise Server https://HOST/api/v3"},
-		{"SWITCHBOARD_SLACK_BASE_URL", "https://slack.com/api", "Slack Web API base URL"},
+		{"SWITCHBOARD_<PROVIDER>_BASE_URL", "the provider's public API", "API base URL of one provider, e.g. SWITCHBOARD_GITHUB_BASE_URL=https://HOST/api/v3 for GitHub Enterprise Server, or a test double's URL"},
 		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs are text on stderr"},
 	}
 }
@@ -38,10 +39,10 @@ type config struct {
 	DatabaseURL string
 	KeyFile     string
 	// PublicURL is empty unless set; serve then derives it from the listening address.
-	PublicURL     string
-	GitHubBaseURL string
-	SlackBaseURL  string
-	LogLevel      slog.Level
+	PublicURL string
+	// BaseURLs overrides providers' API base URLs, by provider name.
+	BaseURLs map[string]string
+	LogLevel slog.Level
 }
 
 // configError is a configuration variable with a bad value; the process exits 2.
@@ -62,10 +63,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return def
 	}
 	c := config{
-		Addr:          get("SWITCHBOARD_ADDR", "127.0.0.1:8080"),
-		DataDir:       get("SWITCHBOARD_DATA_DIR", "./data"),
-		GitHubBaseURL: get("SWITCHBOARD_GITHUB_BASE_URL", ""),
-		SlackBaseURL:  get("SWITCHBOARD_SLACK_BASE_URL", ""),
+		Addr:    get("SWITCHBOARD_ADDR", "127.0.0.1:8080"),
+		DataDir: get("SWITCHBOARD_DATA_DIR", "./data"),
 	}
 	if err := checkAddr(c.Addr); err != nil {
 		return config{}, &configError{"SWITCHBOARD_ADDR", err.Error()}
@@ -82,18 +81,20 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.PublicURL = u
 	}
-	for _, v := range []struct {
-		name string
-		val  *string
-	}{{"SWITCHBOARD_GITHUB_BASE_URL", &c.GitHubBaseURL}, {"SWITCHBOARD_SLACK_BASE_URL", &c.SlackBaseURL}} {
-		if *v.val == "" {
+	for _, spec := range all.Specs() {
+		name := "SWITCHBOARD_" + strings.ToUpper(spec.Name) + "_BASE_URL"
+		v := get(name, "")
+		if v == "" {
 			continue
 		}
-		u, err := checkHTTPURL(*v.val)
+		u, err := checkHTTPURL(v)
 		if err != nil {
-			return config{}, &configError{v.name, err.Error()}
+			return config{}, &configError{name, err.Error()}
 		}
-		*v.val = u
+		if c.BaseURLs == nil {
+			c.BaseURLs = map[string]string{}
+		}
+		c.BaseURLs[spec.Name] = u
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("SWITCHBOARD_LOG_LEVEL", "info"))); err != nil {
 		return config{}, &configError{"SWITCHBOARD_LOG_LEVEL", fmt.Sprintf("%q is not a level; use debug, info, warn or error", getenv("SWITCHBOARD_LOG_LEVEL"))}

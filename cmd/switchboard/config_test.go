@@ -29,8 +29,8 @@ func TestLoadConfig(t *testing.T) {
 				"SWITCHBOARD_SLACK_BASE_URL": "http://127.0.0.1:9999/api", "SWITCHBOARD_LOG_LEVEL": "DEBUG",
 			},
 			want: config{Addr: "0.0.0.0:9000", DataDir: "/var/lib/sb", DatabaseURL: "postgres://sb:pw@db:5432/sb?sslmode=disable",
-				KeyFile: "/run/secrets/key", PublicURL: "https://hub.example.com", GitHubBaseURL: "https://ghe.example.com/api/v3",
-				SlackBaseURL: "http://127.0.0.1:9999/api", LogLevel: slog.LevelDebug},
+				KeyFile: "/run/secrets/key", PublicURL: "https://hub.example.com",
+				BaseURLs: map[string]string{"github": "https://ghe.example.com/api/v3", "slack": "http://127.0.0.1:9999/api"}, LogLevel: slog.LevelDebug},
 		},
 		{
 			name: "data dir moves the defaults",

@@ -55,10 +55,7 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 	if err := all.Register(reg); err != nil {
 		return nil, err
 	}
-	for provider, u := range map[string]string{"github": cfg.GitHubBaseURL, "slack": cfg.SlackBaseURL} {
-		if u == "" {
-			continue
-		}
+	for provider, u := range cfg.BaseURLs {
 		if err := reg.SetBaseURL(provider, u); err != nil {
 			return nil, err
 		}
