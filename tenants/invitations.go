@@ -1,0 +1,206 @@
+package tenants
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// Lifetimes of one-time links.
+const (
+	InvitationLifetime   = 7 * 24 * time.Hour
+	PasswordLinkLifetime = 24 * time.Hour
+)
+
+// linkPrefix starts every invitation and password-link token.
+const linkPrefix = "sbi_"
+
+// Invitation is a one-time link: to join the tenant as a new user with Email and Role
+// (UserID nil), or to set an existing user's password (UserID set). Only the token's
+// SHA-256 is kept; the link is shown once, to whoever made it.
+type Invitation struct {
+	ID        string               `gorm:"primaryKey;size:40" json:"id"`
+	TenantID  switchboard.TenantID `gorm:"size:40;not null" json:"-"`
+	UserID    *string              `gorm:"size:40" json:"user_id,omitempty"`
+	Email     string               `gorm:"size:254;not null" json:"email"`
+	Role      switchboard.Role     `gorm:"size:16;not null" json:"role"`
+	TokenHash string               `gorm:"size:64;not null" json:"-"`
+	CreatedBy string               `gorm:"size:64;not null" json:"created_by"`
+	CreatedAt time.Time            `gorm:"not null" json:"created_at"`
+	ExpiresAt time.Time            `gorm:"not null" json:"expires_at"`
+	UsedAt    *time.Time           `json:"used_at,omitempty"`
+}
+
+// TableName is the table invitations live in.
+func (Invitation) TableName() string { return "invitations" }
+
+// CreateInvitation invites email to join the tenant with role. createdBy is the
+// inviting principal's ID, for the record. The token is returned once.
+func (s *Store) CreateInvitation(ctx context.Context, tenant switchboard.TenantID, createdBy, email string, role switchboard.Role) (string, Invitation, error) {
+	email, err := normalizeEmail(email)
+	if err != nil {
+		return "", Invitation{}, err
+	}
+	switch role {
+	case switchboard.RoleOwner, switchboard.RoleAdmin, switchboard.RoleMember:
+	default:
+		return "", Invitation{}, switchboard.Invalid("role", "must be owner, admin or member")
+	}
+	var n int64
+	if err := s.db.WithContext(ctx).Model(&User{}).Where("tenant_id = ? AND email = ?", tenant, email).Count(&n).Error; err != nil {
+		return "", Invitation{}, switchboard.Internal(fmt.Errorf("invite: find user: %w", err))
+	}
+	if n > 0 {
+		return "", Invitation{}, &switchboard.Error{Code: switchboard.CodeConflict, Field: "email", Message: "a user with this email already exists in the tenant"}
+	}
+	return s.createLink(ctx, Invitation{TenantID: tenant, Email: email, Role: role, CreatedBy: createdBy}, InvitationLifetime)
+}
+
+// PasswordLink makes a one-time link that sets the password of one of the tenant's
+// existing users (the first admin's, printed at first start, or a forgotten one).
+func (s *Store) PasswordLink(ctx context.Context, tenant switchboard.TenantID, userID, createdBy string) (string, Invitation, error) {
+	u, err := s.User(ctx, tenant, userID)
+	if err != nil {
+		return "", Invitation{}, err
+	}
+	return s.createLink(ctx, Invitation{TenantID: tenant, UserID: &u.ID, Email: u.Email, Role: u.Role, CreatedBy: createdBy}, PasswordLinkLifetime)
+}
+
+// PasswordLinkByEmail is PasswordLink for the user of the tenant (named by its slug)
+// with that email: the operator's command-line way to a first password.
+func (s *Store) PasswordLinkByEmail(ctx context.Context, tenantSlug, email, createdBy string) (string, Invitation, error) {
+	t, err := s.TenantBySlug(ctx, tenantSlug)
+	if err != nil {
+		return "", Invitation{}, err
+	}
+	email, err = normalizeEmail(email)
+	if err != nil {
+		return "", Invitation{}, err
+	}
+	var u User
+	err = s.db.WithContext(ctx).Where("tenant_id = ? AND email = ?", t.ID, email).Take(&u).Error
+	if err != nil {
+		return "", Invitation{}, notFound(err, "user", "find user by email")
+	}
+	return s.PasswordLink(ctx, t.ID, u.ID, createdBy)
+}
+
+func (s *Store) createLink(ctx context.Context, inv Invitation, lifetime time.Duration) (string, Invitation, error) {
+	token := linkPrefix + switchboard.RandomToken(32)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	inv.ID = switchboard.NewID("inv")
+	inv.TokenHash = hashToken(token)
+	inv.CreatedAt = now
+	inv.ExpiresAt = now.Add(lifetime)
+	if err := s.db.WithContext(ctx).Create(&inv).Error; err != nil {
+		return "", Invitation{}, switchboard.Internal(fmt.Errorf("create invitation: %w", err))
+	}
+	return token, inv, nil
+}
+
+// ListInvitations returns the tenant's invitations that are neither used nor expired,
+// newest first. Password links are not listed.
+func (s *Store) ListInvitations(ctx context.Context, tenant switchboard.TenantID) ([]Invitation, error) {
+	var list []Invitation
+	err := s.db.WithContext(ctx).
+		Where("tenant_id = ? AND user_id IS NULL AND used_at IS NULL AND expires_at > ?", tenant, time.Now().UTC()).
+		Order("created_at DESC, id DESC").Find(&list).Error
+	if err != nil {
+		return nil, switchboard.Internal(fmt.Errorf("list invitations: %w", err))
+	}
+	return list, nil
+}
+
+// errBadLink is the one answer to every unusable link: malformed, unknown, used or expired.
+func errBadLink() error {
+	return &switchboard.Error{Code: switchboard.CodeNotFound, Message: "this link is not valid: it was already used, it expired, or it was mistyped; ask an admin for a new one"}
+}
+
+// LinkTenant is what a link's page shows before it is used: which tenant and which
+// email it is for.
+type LinkTenant struct {
+	TenantSlug string
+	TenantName string
+	Email      string
+	NewUser    bool
+}
+
+// Link returns what a valid, unused link is for.
+func (s *Store) Link(ctx context.Context, token string) (LinkTenant, error) {
+	inv, err := findLink(s.db.WithContext(ctx), token)
+	if err != nil {
+		return LinkTenant{}, err
+	}
+	t, err := s.Tenant(ctx, inv.TenantID)
+	if err != nil {
+		return LinkTenant{}, err
+	}
+	return LinkTenant{TenantSlug: t.Slug, TenantName: t.Name, Email: inv.Email, NewUser: inv.UserID == nil}, nil
+}
+
+func findLink(db *gorm.DB, token string) (Invitation, error) {
+	if len(token) > 128 {
+		return Invitation{}, errBadLink()
+	}
+	var inv Invitation
+	err := db.Where("token_hash = ? AND used_at IS NULL", hashToken(token)).Take(&inv).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return Invitation{}, errBadLink()
+	case err != nil:
+		return Invitation{}, switchboard.Internal(fmt.Errorf("find invitation: %w", err))
+	}
+	if !time.Now().Before(inv.ExpiresAt) {
+		return Invitation{}, errBadLink()
+	}
+	return inv, nil
+}
+
+// UseLink uses a one-time link: it creates the invited user (or finds the user whose
+// password the link sets), sets the password, marks the link used and starts a session,
+// all in one transaction. It returns the session token, once, and the user.
+func (s *Store) UseLink(ctx context.Context, token, password string) (string, Session, User, error) {
+	if err := checkPassword(password); err != nil {
+		return "", Session{}, User{}, err
+	}
+	hash, err := hashPassword(password)
+	if err != nil {
+		return "", Session{}, User{}, err
+	}
+	var user User
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		inv, err := findLink(tx, token)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		res := tx.Model(&Invitation{}).Where("id = ? AND used_at IS NULL", inv.ID).Update("used_at", now)
+		if res.Error != nil {
+			return switchboard.Internal(fmt.Errorf("use invitation %s: %w", inv.ID, res.Error))
+		}
+		if res.RowsAffected == 0 {
+			return errBadLink() // a concurrent use won
+		}
+		if inv.UserID == nil {
+			if user, err = createUser(tx, inv.TenantID, inv.Email, inv.Role); err != nil {
+				return err
+			}
+		} else if err := tx.Where("tenant_id = ? AND id = ?", inv.TenantID, *inv.UserID).Take(&user).Error; err != nil {
+			return notFound(err, "user", "find invited user")
+		}
+		return setPassword(tx, inv.TenantID, user.ID, hash)
+	})
+	if err != nil {
+		return "", Session{}, User{}, asStoreError(err, "use invitation")
+	}
+	tok, ses, err := s.startSession(ctx, user.TenantID, user.ID)
+	if err != nil {
+		return "", Session{}, User{}, err
+	}
+	return tok, ses, user, nil
+}

@@ -1,0 +1,91 @@
+package tenants
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// Password bounds. bcrypt reads at most 72 bytes, so longer passwords are refused
+// rather than silently cut.
+const (
+	MinPasswordLength = 10
+	maxPasswordBytes  = 72
+	bcryptCost        = 11
+)
+
+// checkPassword says what is wrong with a new password, naming the field.
+func checkPassword(pw string) error {
+	switch {
+	case utf8.RuneCountInString(pw) < MinPasswordLength:
+		return switchboard.Invalid("password", fmt.Sprintf("must be at least %d characters", MinPasswordLength))
+	case len(pw) > maxPasswordBytes:
+		return switchboard.Invalid("password", fmt.Sprintf("must be at most %d bytes", maxPasswordBytes))
+	case strings.TrimSpace(pw) == "":
+		return switchboard.Invalid("password", "must not be only spaces")
+	}
+	return nil
+}
+
+func hashPassword(pw string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcryptCost)
+	if err != nil {
+		return "", switchboard.Internal(fmt.Errorf("hash password: %w", err))
+	}
+	return string(h), nil
+}
+
+// SetPassword sets one of the tenant's users' password (bcrypt) and ends the user's
+// other browser sessions.
+func (s *Store) SetPassword(ctx context.Context, tenant switchboard.TenantID, userID, password string) error {
+	if err := checkPassword(password); err != nil {
+		return err
+	}
+	h, err := hashPassword(password)
+	if err != nil {
+		return err
+	}
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return setPassword(tx, tenant, userID, h)
+	})
+}
+
+func setPassword(tx *gorm.DB, tenant switchboard.TenantID, userID, hash string) error {
+	res := tx.Model(&User{}).Where("tenant_id = ? AND id = ?", tenant, userID).Update("password_hash", hash)
+	if res.Error != nil {
+		return switchboard.Internal(fmt.Errorf("set password of user %s: %w", userID, res.Error))
+	}
+	if res.RowsAffected == 0 {
+		return switchboard.NotFound("user")
+	}
+	if err := tx.Where("tenant_id = ? AND user_id = ?", tenant, userID).Delete(&Session{}).Error; err != nil {
+		return switchboard.Internal(fmt.Errorf("end sessions of user %s: %w", userID, err))
+	}
+	return nil
+}
+
+// dummyHash is compared against when no user matches, so that a sign-in takes as long
+// for an unknown email as for a wrong password.
+const dummyHash = "$2a$11$GOvO5fCG6wF2SKvZD8FqeusioDU4qjJkPh1SDx9k2Vdetn.w4yScq"
+
+// verifyPassword checks a password against the user's stored hash ("" when unset).
+func verifyPassword(stored *string, pw string) bool {
+	if stored == nil || *stored == "" {
+		_ = bcrypt.CompareHashAndPassword([]byte(dummyHash), []byte(pw))
+		return false
+	}
+	err := bcrypt.CompareHashAndPassword([]byte(*stored), []byte(pw))
+	return err == nil
+}
+
+// errBadSignIn is the one answer to every failed sign-in: unknown workspace, unknown
+// email, no password set, or a wrong password.
+func errBadSignIn() error {
+	return &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "the workspace, email or password is wrong; check them, or ask an admin for a new invitation link"}
+}
