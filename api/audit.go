@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -19,9 +20,27 @@ func (s *server) listAudit(c *gin.Context) {
 		return
 	}
 	opts := audit.ListOptions{
-		Cursor: c.Query("cursor"),
-		Kind:   audit.Kind(c.Query("kind")),
-		Tool:   c.Query("tool"),
+		Cursor:       c.Query("cursor"),
+		Kind:         audit.Kind(c.Query("kind")),
+		Tool:         c.Query("tool"),
+		Outcome:      c.Query("outcome"),
+		ConnectionID: c.Query("connection_id"),
+		Principal:    c.Query("principal"),
+	}
+	for _, f := range []struct {
+		name string
+		dst  **time.Time
+	}{{"since", &opts.After}, {"until", &opts.Before}} {
+		v := c.Query(f.name)
+		if v == "" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			s.fail(c, switchboard.Invalid(f.name, "must be a time such as 2026-05-04T10:00:00Z (RFC 3339)"))
+			return
+		}
+		*f.dst = &at
 	}
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -31,6 +50,7 @@ func (s *server) listAudit(c *gin.Context) {
 		}
 		opts.Limit = n
 	}
+	// Members and agents see only their own events, whatever principal they ask for.
 	if p.Kind == switchboard.PrincipalAgent || !p.Role.IsAdmin() {
 		opts.Principal = p.ID()
 	}

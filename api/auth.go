@@ -1,16 +1,31 @@
 package api
 
 import (
+	"crypto/subtle"
+	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/tenants"
 )
 
-// authenticate turns the bearer API key into the principal and puts it in the
-// request's context; without a valid key nothing under /api runs.
+// CSRFHeader carries a browser session's anti-forgery token on requests that change
+// something.
+const CSRFHeader = "X-CSRF-Token"
+
+// authenticate turns the bearer API key, or the browser's session cookie, into the
+// principal and puts it in the request's context; without either nothing under /api
+// runs. A request with a session cookie that changes something must also carry the
+// session's CSRF token in the X-CSRF-Token header.
 func (s *server) authenticate(c *gin.Context) {
+	if c.GetHeader("Authorization") == "" {
+		if cookie, err := c.Request.Cookie(tenants.SessionCookie); err == nil && cookie.Value != "" {
+			s.authenticateSession(c, cookie.Value)
+			return
+		}
+	}
 	key, ok := bearer(c.GetHeader("Authorization"))
 	if !ok {
 		c.Header("WWW-Authenticate", `Bearer realm="switchboard"`)
@@ -26,6 +41,30 @@ func (s *server) authenticate(c *gin.Context) {
 		}
 		s.fail(c, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "the API key is not valid: it is unknown or revoked"})
 		return
+	}
+	c.Request = c.Request.WithContext(switchboard.WithPrincipal(c.Request.Context(), p))
+	c.Next()
+}
+
+// authenticateSession is authenticate for a browser signed in to the UI.
+func (s *server) authenticateSession(c *gin.Context, token string) {
+	p, err := s.Tenants.AuthenticateSession(c.Request.Context(), token)
+	if err != nil {
+		if switchboard.CodeOf(err) == switchboard.CodeInternal {
+			s.fail(c, err)
+			return
+		}
+		s.fail(c, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "your session ended; sign in again"})
+		return
+	}
+	switch c.Request.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		want := tenants.CSRFToken(token)
+		if subtle.ConstantTimeCompare([]byte(c.GetHeader(CSRFHeader)), []byte(want)) != 1 {
+			s.fail(c, switchboard.Errorf(switchboard.CodeForbidden, "the request lacks this session's CSRF token (header %s); reload the page and try again", CSRFHeader))
+			return
+		}
 	}
 	c.Request = c.Request.WithContext(switchboard.WithPrincipal(c.Request.Context(), p))
 	c.Next()

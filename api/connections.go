@@ -24,6 +24,7 @@ type connectionView struct {
 	Status       connections.Status `json:"status"`
 	ExpiresAt    *time.Time         `json:"expires_at,omitempty"`
 	RefreshedAt  *time.Time         `json:"refreshed_at,omitempty"`
+	LastUsedAt   *time.Time         `json:"last_used_at,omitempty"`
 	CreatedAt    time.Time          `json:"created_at"`
 	UpdatedAt    time.Time          `json:"updated_at"`
 }
@@ -82,9 +83,24 @@ func (s *server) listConnections(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	ids := make([]string, 0, len(list))
+	for _, conn := range list {
+		ids = append(ids, conn.ID)
+	}
+	used := map[string]time.Time{}
+	if s.Audit != nil {
+		if used, err = s.Audit.LastUsed(c.Request.Context(), p.TenantID, ids); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
 	out := make([]connectionView, 0, len(list))
 	for _, conn := range list {
-		out = append(out, viewConnection(conn))
+		v := viewConnection(conn)
+		if at, ok := used[conn.ID]; ok {
+			v.LastUsedAt = &at
+		}
+		out = append(out, v)
 	}
 	c.JSON(http.StatusOK, gin.H{"connections": out})
 }

@@ -25,6 +25,8 @@ type Options struct {
 	Tenants     *tenants.Store
 	Connections *connections.Service
 	Audit       *audit.Store
+	// Tools runs tool calls for POST /api/tools/{tool}/call (the router).
+	Tools ToolRunner
 	// Recorder takes the audit events of tenant, user and key changes.
 	Recorder audit.Recorder
 	// Ready reports whether the hub can serve (the database answers); /readyz calls it.
@@ -84,6 +86,12 @@ func New(o Options) *gin.Engine {
 	a.DELETE("/keys/:id", s.revokeKey)
 
 	a.GET("/audit", s.listAudit)
+
+	a.GET("/invitations", s.listInvitations)
+	a.POST("/invitations", s.createInvitation)
+
+	a.GET("/tools", s.listTools)
+	a.POST("/tools/:tool/call", s.callTool)
 	return e
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/database"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -54,6 +55,16 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 		f.auth = append(f.auth, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
 		f.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if r.Method == http.MethodGet && r.URL.Path == "/repos/octo-org/hello/issues/7" && r.Header.Get("Authorization") == "Bearer "+goodToken {
+			_, _ = io.WriteString(w, issue7)
+			return
+		}
+		if r.Method == http.MethodGet && r.URL.Path == "/repos/octo-org/hello/issues/429" {
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = io.WriteString(w, `{"message":"API rate limit exceeded","documentation_url":"https://docs.github.com/rest"}`)
+			return
+		}
 		if r.Method != http.MethodGet || r.URL.Path != "/user" {
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = io.WriteString(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}`)
@@ -79,6 +90,9 @@ func (f *fakeGitHub) requests() []string {
 	defer f.mu.Unlock()
 	return append([]string(nil), f.auth...)
 }
+
+// issue7 is GitHub's answer to GET /repos/octo-org/hello/issues/7.
+const issue7 = `{"id":7007,"number":7,"state":"open","title":"Try it works","body":"from the UI","html_url":"https://github.com/octo-org/hello/issues/7","user":{"login":"octocat","id":583231},"labels":[],"assignees":[],"comments":0,"created_at":"2026-05-04T10:11:12Z","updated_at":"2026-05-04T10:11:12Z"}`
 
 // actor is one API key of a tenant.
 type actor struct {
@@ -125,7 +139,10 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	}
 	w.writer = audit.NewWriter(db, audit.WriterOptions{FlushInterval: 5 * time.Millisecond})
 	t.Cleanup(func() { _ = w.writer.Close(context.Background()) })
-	svc := connections.NewService(connections.NewStore(db, keyring), reg, &providers.Transports{}, w.writer)
+	transports := &providers.Transports{}
+	svc := connections.NewService(connections.NewStore(db, keyring), reg, transports, w.writer)
+	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: w.writer, Transports: transports, Logger: slog.New(slog.DiscardHandler), ArgsKey: []byte("test")})
+	svc.Subscribe(rtr.Forget)
 
 	var key string
 	w.a, key, _, err = w.tenants.Bootstrap(ctx)
@@ -149,6 +166,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		Tenants:     w.tenants,
 		Connections: svc,
 		Audit:       audit.NewStore(db),
+		Tools:       rtr,
 		Recorder:    w.writer,
 		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL:   "https://hub.example.com/",

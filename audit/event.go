@@ -22,6 +22,7 @@ const (
 	KindKeyRevoked               Kind = "key_revoked"
 	KindTenantCreated            Kind = "tenant_created"
 	KindUserCreated              Kind = "user_created"
+	KindUserInvited              Kind = "user_invited"
 )
 
 // Event is one audit record. It never holds credentials, and arguments only as a hash.

@@ -20,9 +20,14 @@ const MaxListLimit = 500
 type ListOptions struct {
 	Limit  int        // rows per page; 0 means 50, at most MaxListLimit
 	Before *time.Time // only events strictly before this time
+	After  *time.Time // only events at or after this time
 	Cursor string     // the next value of the previous page
 	Kind   Kind       // only events of this kind
 	Tool   string     // only calls of this tool
+	// Outcome keeps only events with this outcome ("ok" or an error code).
+	Outcome string
+	// ConnectionID keeps only events about this connection.
+	ConnectionID string
 	// Principal, when set, keeps only the events of that principal ("user:…", "agent:…").
 	Principal string
 }
@@ -48,6 +53,15 @@ func (s *Store) List(ctx context.Context, tenant switchboard.TenantID, opts List
 	q := s.db.WithContext(ctx).Where("tenant_id = ?", tenant)
 	if opts.Before != nil {
 		q = q.Where("at < ?", opts.Before.UTC())
+	}
+	if opts.After != nil {
+		q = q.Where("at >= ?", opts.After.UTC())
+	}
+	if opts.Outcome != "" {
+		q = q.Where("outcome = ?", opts.Outcome)
+	}
+	if opts.ConnectionID != "" {
+		q = q.Where("connection_id = ?", opts.ConnectionID)
 	}
 	if opts.Kind != "" {
 		q = q.Where("kind = ?", opts.Kind)
@@ -79,6 +93,30 @@ func (s *Store) List(ctx context.Context, tenant switchboard.TenantID, opts List
 		events[i].At = events[i].At.UTC()
 	}
 	return events, next, nil
+}
+
+// LastUsed returns, for each of the tenant's connections named, when a tool last ran on
+// it (connections never used are absent).
+func (s *Store) LastUsed(ctx context.Context, tenant switchboard.TenantID, connectionIDs []string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	if len(connectionIDs) == 0 {
+		return out, nil
+	}
+	// One indexed lookup per connection: a tenant has few, and MAX over a timestamp
+	// column comes back as text from SQLite.
+	for _, id := range connectionIDs {
+		var ats []time.Time
+		err := s.db.WithContext(ctx).Model(&Event{}).
+			Where("tenant_id = ? AND kind = ? AND connection_id = ?", tenant, KindToolCall, id).
+			Order("at DESC").Limit(1).Pluck("at", &ats).Error
+		if err != nil {
+			return nil, switchboard.Internal(fmt.Errorf("last use of connection %s: %w", id, err))
+		}
+		if len(ats) == 1 {
+			out[id] = ats[0].UTC()
+		}
+	}
+	return out, nil
 }
 
 func encodeCursor(at time.Time, id string) string {

@@ -117,6 +117,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Tenants:     tenantStore,
 		Connections: connService,
 		Audit:       audit.NewStore(db),
+		Tools:       rtr,
 		Recorder:    auditWriter,
 		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL:   publicURL,

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/router"
+)
+
+// ToolRunner runs tools for the REST API, through the same router as MCP calls: the
+// same ownership checks, validation and audit.
+type ToolRunner interface {
+	// Tools lists the tools the principal may call, with their connections.
+	Tools(ctx context.Context, p switchboard.Principal) ([]router.Binding, error)
+	// Execute runs one call.
+	Execute(ctx context.Context, p switchboard.Principal, req router.Request) (any, error)
+}
+
+// toolConnection is a connection a tool may run on.
+type toolConnection struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+}
+
+// callableTool is a tool the caller may call now.
+type callableTool struct {
+	Tool        string           `json:"tool"`
+	Provider    string           `json:"provider"`
+	Connections []toolConnection `json:"connections"`
+}
+
+// listTools lists the tools the caller may call, each with the connections it can run on.
+func (s *server) listTools(c *gin.Context) {
+	p, err := principal(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	bindings, err := s.tools().Tools(c.Request.Context(), p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]callableTool, 0, len(bindings))
+	for _, b := range bindings {
+		ct := callableTool{Tool: b.Tool.Name, Provider: b.Tool.Provider.Name, Connections: make([]toolConnection, 0, len(b.Connections))}
+		for _, r := range b.Connections {
+			ct.Connections = append(ct.Connections, toolConnection{ID: r.ID, Label: r.Label})
+		}
+		out = append(out, ct)
+	}
+	c.JSON(http.StatusOK, gin.H{"tools": out})
+}
+
+// callToolRequest runs a tool. ConnectionID may be left out when the caller has exactly
+// one connection the tool can run on.
+type callToolRequest struct {
+	ConnectionID string          `json:"connection_id"`
+	Arguments    json.RawMessage `json:"arguments"`
+}
+
+// callResult is the answer to a tool call: the operation's structured output.
+type callResult struct {
+	Tool         string `json:"tool"`
+	ConnectionID string `json:"connection_id"`
+	Result       any    `json:"result"`
+}
+
+// callTool runs one tool through the router for the caller: "Try it" in the UI.
+func (s *server) callTool(c *gin.Context) {
+	p, err := principal(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req callToolRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	args := req.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	ctx := c.Request.Context()
+	name := c.Param("tool")
+	connID := strings.TrimSpace(req.ConnectionID)
+	if connID == "" {
+		bindings, err := s.tools().Tools(ctx, p)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		var refs []router.ConnectionRef
+		for _, b := range bindings {
+			if b.Tool.Name == name {
+				refs = b.Connections
+			}
+		}
+		switch len(refs) {
+		case 0:
+			s.fail(c, switchboard.NotFound("tool "+name+" (connect an account of its provider first)"))
+			return
+		case 1:
+			connID = refs[0].ID
+		default:
+			s.fail(c, switchboard.Invalid("connection_id", "is required: you have several connections this tool can run on"))
+			return
+		}
+	}
+	out, err := s.tools().Execute(ctx, p, router.Request{Tool: name, ConnectionID: connID, Args: args})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, callResult{Tool: name, ConnectionID: connID, Result: out})
+}
+
+// tools is the configured runner, or one that says there is none.
+func (s *server) tools() ToolRunner {
+	if s.Tools == nil {
+		return noTools{}
+	}
+	return s.Tools
+}
+
+type noTools struct{}
+
+func (noTools) Tools(context.Context, switchboard.Principal) ([]router.Binding, error) {
+	return nil, nil
+}
+
+func (noTools) Execute(context.Context, switchboard.Principal, router.Request) (any, error) {
+	return nil, switchboard.Errorf(switchboard.CodeUnavailable, "this server runs no tools")
+}
