@@ -66,6 +66,10 @@ type Spec struct {
 	RateLimit RateLimit
 	// Headers are set on every request to the provider (Accept, API version).
 	Headers map[string]string
+	// AuthHeader, when set, builds the header that carries the access token, in place
+	// of the default "Authorization: Bearer <token>": Linear takes its personal API keys
+	// bare ("Authorization: lin_api_…") and its OAuth tokens as Bearer.
+	AuthHeader func(accessToken string) (name, value string)
 	// Verify checks the credential the Call carries and returns the account it belongs to.
 	Verify func(ctx context.Context, c *Call) (Account, error)
 	// Operations are the provider's operations; each becomes the tool Name_opname.

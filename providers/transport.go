@@ -34,7 +34,7 @@ func NewClient(spec *Spec, base http.RoundTripper, tokens oauth2.TokenSource, li
 	if lim == nil {
 		lim = NewLimiter(spec)
 	}
-	var rt http.RoundTripper = &authTransport{next: base, tokens: tokens, headers: spec.Headers}
+	var rt http.RoundTripper = &authTransport{next: base, tokens: tokens, headers: spec.Headers, authHeader: spec.AuthHeader}
 	rt = &limitTransport{Limiter: lim, next: rt}
 	rt = &retrier{next: rt, attempts: 3, base: 200 * time.Millisecond, maxWait: lim.maxWait}
 	return &http.Client{Transport: rt, Timeout: 2 * time.Minute}
@@ -45,6 +45,8 @@ type authTransport struct {
 	next    http.RoundTripper
 	tokens  oauth2.TokenSource
 	headers map[string]string
+	// authHeader is Spec.AuthHeader; nil sets the token as the oauth2 package does.
+	authHeader func(accessToken string) (name, value string)
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -64,6 +66,11 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r.Header.Get("User-Agent") == "" {
 		r.Header.Set("User-Agent", "Switchboard/1.0")
 	}
-	tok.SetAuthHeader(r)
+	if t.authHeader != nil {
+		name, value := t.authHeader(tok.AccessToken)
+		r.Header.Set(name, value)
+	} else {
+		tok.SetAuthHeader(r)
+	}
 	return t.next.RoundTrip(r)
 }

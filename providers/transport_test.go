@@ -264,3 +264,40 @@ func TestStatusError(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthHeader checks that a provider's AuthHeader decides how the token is sent,
+// and that without one the token goes as Authorization: Bearer.
+func TestAuthHeader(t *testing.T) {
+	t.Parallel()
+	bare := func(tok string) (string, string) {
+		if strings.HasPrefix(tok, "key_") {
+			return "Authorization", tok
+		}
+		return "Authorization", "Bearer " + tok
+	}
+	for _, tc := range []struct {
+		name       string
+		authHeader func(string) (string, string)
+		token      string
+		want       string
+	}{
+		{name: "default is Bearer", token: "tok-123", want: "Bearer tok-123"},
+		{name: "hook sends an API key bare", authHeader: bare, token: "key_abc", want: "key_abc"},
+		{name: "hook sends an OAuth token as Bearer", authHeader: bare, token: "oauth_abc", want: "Bearer oauth_abc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f, srv := newFlaky(t, []int{http.StatusOK})
+			spec := &Spec{Name: "fake", RateLimit: RateLimit{PerSecond: 100, Burst: 10}, AuthHeader: tc.authHeader}
+			c := NewClient(spec, NewTransport(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tc.token, TokenType: "Bearer"}), nil)
+			resp, err := post(context.Background(), c, srv.URL, "{}")
+			if err != nil {
+				t.Fatalf("post: %v", err)
+			}
+			_ = resp.Body.Close()
+			if got := <-f.auth; got != tc.want {
+				t.Errorf("Authorization = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
