@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/github"
+	"github.com/switchboard-hub/switchboard/providers/notion"
 	"github.com/switchboard-hub/switchboard/providers/slack"
 )
 
@@ -15,6 +16,7 @@ func Specs() []providers.Spec {
 	return []providers.Spec{
 		github.Spec(),
 		slack.Spec(),
+		notion.Spec(),
 	}
 }
 

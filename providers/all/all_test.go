@@ -23,7 +23,7 @@ func TestRegister(t *testing.T) {
 	for _, p := range r.Providers() {
 		names = append(names, p.Name)
 	}
-	if diff := cmp.Diff([]string{"github", "slack"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"github", "slack", "notion"}, names); diff != "" {
 		t.Errorf("providers (-want +got):\n%s", diff)
 	}
 	for _, p := range r.Providers() {
@@ -67,6 +67,7 @@ func TestSpecsHaveTheIssueOperations(t *testing.T) {
 		{name: "slack post message", tool: "slack_post_message"},
 		{name: "github create issue", tool: "github_create_issue"},
 		{name: "github search repositories", tool: "github_search_repositories"},
+		{name: "notion query database", tool: "notion_query_database"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
