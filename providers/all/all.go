@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/github"
+	"github.com/switchboard-hub/switchboard/providers/linear"
 	"github.com/switchboard-hub/switchboard/providers/notion"
 	"github.com/switchboard-hub/switchboard/providers/slack"
 )
@@ -17,6 +18,7 @@ func Specs() []providers.Spec {
 		github.Spec(),
 		slack.Spec(),
 		notion.Spec(),
+		linear.Spec(),
 	}
 }
 
