@@ -136,6 +136,22 @@ func classify(slackCode string) (code switchboard.Code, message string, ok bool)
 		return switchboard.CodeForbidden, "the workspace does not allow this connection to do that", true
 	case "restricted_action":
 		return switchboard.CodeForbidden, "a workspace preference forbids this connection to do that", true
+	case "not_allowed_token_type":
+		return switchboard.CodeForbidden, "this Slack method needs a user token (xoxp-…), and this connection holds a bot token (xoxb-…); connect Slack again with a user token (OAuth with user scopes such as search:read, or paste an xoxp- token) and use that connection", true
+	case "cant_update_message":
+		return switchboard.CodeForbidden, "this connection may only edit messages it posted itself", true
+	case "cant_delete_message":
+		return switchboard.CodeForbidden, "this connection may only delete messages it posted itself (a bot token cannot delete other people's messages)", true
+	case "compliance_exports_prevent_deletion":
+		return switchboard.CodeForbidden, "the workspace's compliance exports forbid deleting messages", true
+	case "edit_window_closed":
+		return switchboard.CodeForbidden, "the workspace's time window for editing that message has closed", true
+	case "cant_archive_general":
+		return switchboard.CodeForbidden, "the workspace's general channel cannot be archived", true
+	case "permission_denied":
+		return switchboard.CodeForbidden, "this connection may not change the pins of that channel", true
+	case "user_is_restricted", "user_is_ultra_restricted":
+		return switchboard.CodeForbidden, "the Slack account behind this connection is a guest and may not do that", true
 	case "ekm_access_denied":
 		return switchboard.CodeForbidden, "the workspace's key management denied access", true
 	case "org_login_required":
@@ -151,6 +167,16 @@ func classify(slackCode string) (code switchboard.Code, message string, ok bool)
 		return switchboard.CodeConflict, "the message has as many reactions as Slack allows", true
 	case "too_many_emoji":
 		return switchboard.CodeConflict, "the message has as many distinct emoji as Slack allows", true
+	case "already_archived":
+		return switchboard.CodeConflict, "the channel is archived already", true
+	case "already_pinned":
+		return switchboard.CodeConflict, "that message is pinned already", true
+	case "not_pinned":
+		return switchboard.CodeConflict, "that message is not pinned", true
+	case "already_in_channel":
+		return switchboard.CodeConflict, "a user named in users is already a member of the channel; invite only the others", true
+	case "name_taken":
+		return switchboard.CodeConflict, "a channel with that name exists already (it may be archived); pick another name", true
 	case "cannot_reply_to_message":
 		return switchboard.CodeConflict, "that message cannot have thread replies", true
 	// The thing named does not exist, or this connection cannot see it.
@@ -164,6 +190,10 @@ func classify(slackCode string) (code switchboard.Code, message string, ok bool)
 		return switchboard.CodeNotFound, "no message with that timestamp in the channel", true
 	case "thread_not_found":
 		return switchboard.CodeNotFound, "no thread with that parent timestamp in the channel", true
+	case "users_not_found":
+		return switchboard.CodeNotFound, "no user of this workspace has that email address (or it is hidden from this connection)", true
+	case "user_not_in_channel":
+		return switchboard.CodeNotFound, "that user is not a member of the channel, so an ephemeral message cannot reach them there", true
 	case "no_reaction":
 		return switchboard.CodeNotFound, "that reaction is not on the message", true
 	// Slack's own rate limit; the wait comes from Retry-After where Slack sends it.
@@ -194,6 +224,22 @@ func classify(slackCode string) (code switchboard.Code, message string, ok bool)
 		return switchboard.CodeInvalid, "text is empty; a message needs text", true
 	case "too_many_attachments":
 		return switchboard.CodeInvalid, "the message has too many attachments", true
+	case "invalid_time":
+		return switchboard.CodeInvalid, "post_at is not a valid Unix time in seconds", true
+	case "time_in_past":
+		return switchboard.CodeInvalid, "post_at is in the past; schedule a time in the future", true
+	case "time_too_far":
+		return switchboard.CodeInvalid, "post_at is more than 120 days ahead, the furthest Slack schedules", true
+	case "invalid_name_required", "invalid_name_punctuation", "invalid_name_maxlength", "invalid_name_specials":
+		return switchboard.CodeInvalid, "name is not a valid channel name: use at most 80 lowercase letters, digits, hyphens and underscores", true
+	case "too_long":
+		return switchboard.CodeInvalid, "the text is longer than Slack allows (250 characters for a topic or purpose)", true
+	case "cant_invite_self":
+		return switchboard.CodeInvalid, "users holds this connection's own user, which cannot invite itself", true
+	case "not_pinnable":
+		return switchboard.CodeInvalid, "that message cannot be pinned", true
+	case "no_item_specified":
+		return switchboard.CodeInvalid, "no message was named: give channel and timestamp", true
 	case "limit_required":
 		return switchboard.CodeInvalid, "this workspace requires a page limit", true
 	}
@@ -259,4 +305,21 @@ func setPage(v url.Values, p providers.PageInput, def int) error {
 		v.Set("cursor", cursor)
 	}
 	return nil
+}
+
+// reword replaces the message of an UpstreamError whose Slack code is reason: some
+// codes mean different things for different methods (invalid_name is an unknown emoji
+// for reactions and a bad channel name for conversations.create).
+func reword(err error, reason, message string) error {
+	var ue *providers.UpstreamError
+	if errors.As(err, &ue) && ue.Reason == reason {
+		ue.Message = message
+	}
+	return err
+}
+
+// isReason reports whether err is Slack's ok:false answer with the given code.
+func isReason(err error, reason string) bool {
+	var ue *providers.UpstreamError
+	return errors.As(err, &ue) && ue.Reason == reason
 }

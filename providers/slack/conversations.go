@@ -95,13 +95,18 @@ func listChannels(ctx context.Context, c *providers.Call, in ListChannelsInput) 
 	}
 	out := ListChannelsOutput{Channels: make([]Channel, 0, len(r.Channels)), NextCursor: providers.EncodeCursor(r.ResponseMetadata.NextCursor)}
 	for _, ch := range r.Channels {
-		out.Channels = append(out.Channels, Channel{
-			ID: ch.ID, Name: ch.Name, IsPrivate: ch.IsPrivate, IsArchived: ch.IsArchived, IsMember: ch.IsMember,
-			IsIM: ch.IsIM, IsMPIM: ch.IsMPIM, User: ch.User, Topic: ch.Topic.Value, Purpose: ch.Purpose.Value,
-			NumMembers: ch.NumMembers, Created: ch.Created,
-		})
+		out.Channels = append(out.Channels, ch.channel())
 	}
 	return out, nil
+}
+
+// channel converts the Web API's conversation object.
+func (ch slackConversation) channel() Channel {
+	return Channel{
+		ID: ch.ID, Name: ch.Name, IsPrivate: ch.IsPrivate, IsArchived: ch.IsArchived, IsMember: ch.IsMember,
+		IsIM: ch.IsIM, IsMPIM: ch.IsMPIM, User: ch.User, Topic: ch.Topic.Value, Purpose: ch.Purpose.Value,
+		NumMembers: ch.NumMembers, Created: ch.Created,
+	}
 }
 
 // GetChannelHistory reads a channel's messages, newest first.

@@ -18,14 +18,14 @@ func Spec() providers.Spec {
 	return providers.Spec{
 		Name:        "slack",
 		Title:       "Slack",
-		Description: "Read and post messages, threads and reactions in a Slack workspace, and look up its channels and people.",
+		Description: "Read, search, post, edit and schedule messages, threads, reactions, pins and files in a Slack workspace, and look up and manage its channels and people.",
 		DocsURL:     "https://api.slack.com/web",
 		BaseURL:     "https://slack.com/api",
 		AuthKinds:   []providers.AuthKind{providers.AuthAPIKey, providers.AuthOAuth2},
 		TokenHelp: "Paste a bot token (xoxb-…): create or open your app at https://api.slack.com/apps, " +
-			"add the bot scopes you need under OAuth & Permissions (channels:read, channels:history, chat:write, " +
-			"reactions:write, users:read, users:read.email), install it to the workspace and copy the Bot User OAuth Token. " +
-			"A user token (xoxp-…) works too and acts as that person.",
+			"add the bot scopes you need under OAuth & Permissions (channels:read, channels:history, channels:manage, chat:write, " +
+			"files:write, pins:read, pins:write, reactions:write, users:read, users:read.email), install it to the workspace and copy the Bot User OAuth Token. " +
+			"A user token (xoxp-…) works too and acts as that person; search_messages needs one (user scope search:read).",
 		// Most methods used here are Tier 2-3 (20-50+ requests a minute per workspace and
 		// app); one a second with a burst of ten stays near that, and Slack's own 429s
 		// with Retry-After cover the rest.
@@ -40,6 +40,24 @@ func Spec() providers.Spec {
 			AddReaction,
 			GetUsers,
 			GetUserProfile,
+			UpdateMessage,
+			DeleteMessage,
+			ScheduleMessage,
+			PostEphemeral,
+			GetPermalink,
+			CreateChannel,
+			ArchiveChannel,
+			RenameChannel,
+			InviteToChannel,
+			SetChannelTopic,
+			SetChannelPurpose,
+			GetUserByEmail,
+			RemoveReaction,
+			PinMessage,
+			UnpinMessage,
+			ListPins,
+			SearchMessages,
+			UploadFile,
 		},
 	}
 }

@@ -130,3 +130,31 @@ func getUserProfile(ctx context.Context, c *providers.Call, in GetUserProfileInp
 	}
 	return r.User.user(), nil
 }
+
+// GetUserByEmail finds a person by email address.
+// Slack API docs: https://api.slack.com/methods/users.lookupByEmail
+var GetUserByEmail = &providers.Operation[GetUserByEmailInput, User]{
+	Name:  "get_user_by_email",
+	Title: "Get user by email",
+	Description: "Find the Slack user who has an email address (e.g. from a ticket, a commit or a calendar invite), to " +
+		"mention them (<@U…>), message them or invite them to a channel. Faster and more precise than paging through " +
+		"get_users. Needs the users:read.email scope; an address no one in the workspace has is not_found. Returns the " +
+		"user: ID (U…), handle, names, title, time zone and email.",
+	DocsURL: "https://api.slack.com/methods/users.lookupByEmail",
+	Scopes:  []string{"users:read.email"},
+	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
+	Run:     getUserByEmail,
+}
+
+// GetUserByEmailInput is the input of get_user_by_email.
+type GetUserByEmailInput struct {
+	Email string `json:"email" jsonschema:"The email address of the person's Slack account, e.g. jane@acme.example" schema:"minLength=3,maxLength=254,format=email,example=jane@acme.example,pattern=^[^@\\s]+@[^@\\s]+$"`
+}
+
+func getUserByEmail(ctx context.Context, c *providers.Call, in GetUserByEmailInput) (User, error) {
+	var r usersInfoResponse
+	if _, err := send(ctx, c, http.MethodGet, "users.lookupByEmail", url.Values{"email": {in.Email}}, &r); err != nil {
+		return User{}, err
+	}
+	return r.User.user(), nil
+}
