@@ -17,7 +17,8 @@ var PostMessage = &providers.Operation[PostMessageInput, PostedMessage]{
 		"conversation ID (C0123ABCD, or D… for a direct message; list_channels finds them) or a #name; to message a person " +
 		"directly pass their user ID (U…). text is Slack mrkdwn (*bold*, _italic_, <@U0123ABCD> mentions, <https://x|label> links). " +
 		"Set thread_ts to a message's ts (e.g. 1712345678.123456) to reply in its thread. The bot must be in the channel " +
-		"(not_in_channel otherwise). Each call posts a new message: do not retry a call that succeeded.",
+		"(not_in_channel otherwise). Each call posts a new message: do not retry a call that succeeded. Returns the " +
+		"conversation ID, the new message's ts (its ID, for replies, reactions, edits) and the stored text.",
 	DocsURL: "https://api.slack.com/methods/chat.postMessage",
 	Scopes:  []string{"chat:write"},
 	// Not read-only, not idempotent (a second call posts a second message, so the
@@ -28,9 +29,9 @@ var PostMessage = &providers.Operation[PostMessageInput, PostedMessage]{
 
 // PostMessageInput is the input of post_message.
 type PostMessageInput struct {
-	Channel     string  `json:"channel" jsonschema:"Where to post: a conversation ID (C0123ABCD, D… for a DM), a #channel-name, or a user ID (U…) for a direct message" schema:"minLength=1"`
-	Text        string  `json:"text" jsonschema:"Message text in Slack mrkdwn" schema:"minLength=1,maxLength=40000"`
-	ThreadTS    *string `json:"thread_ts,omitempty" jsonschema:"Timestamp of the parent message (e.g. 1712345678.123456), to post the message as a reply in its thread" schema:"pattern=^[0-9]+\\.[0-9]+$"`
+	Channel     string  `json:"channel" jsonschema:"Where to post: a conversation ID (C0123ABCD, D… for a DM), a #channel-name, or a user ID (U…) for a direct message" schema:"minLength=1,example=C0123ABCD"`
+	Text        string  `json:"text" jsonschema:"Message text in Slack mrkdwn" schema:"minLength=1,maxLength=40000,example=Deploy of *api* finished :white_check_mark:"`
+	ThreadTS    *string `json:"thread_ts,omitempty" jsonschema:"Timestamp of the parent message (e.g. 1712345678.123456), to post the message as a reply in its thread" schema:"example=1712345678.123456,pattern=^[0-9]+\\.[0-9]+$"`
 	UnfurlLinks *bool   `json:"unfurl_links,omitempty" jsonschema:"Show previews of text-based links in the message" schema:"default=false"`
 	UnfurlMedia *bool   `json:"unfurl_media,omitempty" jsonschema:"Show previews of images and videos linked in the message" schema:"default=true"`
 }
@@ -75,7 +76,8 @@ var ReplyToThread = &providers.Operation[ReplyToThreadInput, PostedMessage]{
 	Description: "Reply in the thread of a Slack message. channel is the conversation ID (C0123ABCD) of the parent " +
 		"message and thread_ts its ts (e.g. 1712345678.123456, from get_channel_history; replying to a reply means " +
 		"using that reply's thread_ts). Set reply_broadcast to also show the reply in the channel. Each call posts a new " +
-		"reply: do not retry a call that succeeded.",
+		"reply: do not retry a call that succeeded. Returns the conversation ID, the reply's ts, the thread's parent ts " +
+		"and the stored text.",
 	DocsURL: "https://api.slack.com/methods/chat.postMessage",
 	Scopes:  []string{"chat:write"},
 	// As post_message: each call adds a reply, so it is never retried.
@@ -85,9 +87,9 @@ var ReplyToThread = &providers.Operation[ReplyToThreadInput, PostedMessage]{
 
 // ReplyToThreadInput is the input of reply_to_thread.
 type ReplyToThreadInput struct {
-	Channel        string `json:"channel" jsonschema:"Conversation ID of the parent message's channel, e.g. C0123ABCD" schema:"minLength=1"`
-	ThreadTS       string `json:"thread_ts" jsonschema:"Timestamp of the thread's parent message, e.g. 1712345678.123456" schema:"pattern=^[0-9]+\\.[0-9]+$"`
-	Text           string `json:"text" jsonschema:"Reply text in Slack mrkdwn" schema:"minLength=1,maxLength=40000"`
+	Channel        string `json:"channel" jsonschema:"Conversation ID of the parent message's channel, e.g. C0123ABCD" schema:"minLength=1,example=C0123ABCD"`
+	ThreadTS       string `json:"thread_ts" jsonschema:"Timestamp of the thread's parent message, e.g. 1712345678.123456" schema:"example=1712345678.123456,pattern=^[0-9]+\\.[0-9]+$"`
+	Text           string `json:"text" jsonschema:"Reply text in Slack mrkdwn" schema:"minLength=1,maxLength=40000,example=On it: rolling back now"`
 	ReplyBroadcast *bool  `json:"reply_broadcast,omitempty" jsonschema:"Also post the reply to the channel itself, not only in the thread" schema:"default=false"`
 }
 

@@ -211,8 +211,8 @@ var GetPermalink = &providers.Operation[GetPermalinkInput, Permalink]{
 	DocsURL: "https://api.slack.com/methods/chat.getPermalink",
 	// Slack's method page lists no required scope: any token that can see the channel works.
 	Scopes: nil,
-	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
-	Run:     getPermalink,
+	Hints:  providers.Hints{ReadOnly: true, Idempotent: true},
+	Run:    getPermalink,
 }
 
 // GetPermalinkInput is the input of get_permalink.

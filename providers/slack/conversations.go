@@ -16,7 +16,7 @@ var ListChannels = &providers.Operation[ListChannelsInput, ListChannelsOutput]{
 	Description: "List the Slack workspace's channels with their IDs (C0123ABCD for channels, D… for direct messages, " +
 		"G… for some private channels), names, topics and whether this connection is a member. Use it to find the channel ID " +
 		"other Slack tools need. One type per call (public channels by default); archived channels are left out unless " +
-		"exclude_archived is false. Pages: pass next_cursor back as cursor.",
+		"exclude_archived is false. Returns the channels of this page and next_cursor: pass it back as cursor for the next page.",
 	DocsURL: "https://api.slack.com/methods/conversations.list",
 	Scopes:  []string{"channels:read", "groups:read", "im:read", "mpim:read"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -117,7 +117,8 @@ var GetChannelHistory = &providers.Operation[GetChannelHistoryInput, MessagesOut
 	Description: "Read the messages of a Slack channel, newest first, with their timestamps (ts, e.g. 1712345678.123456), " +
 		"authors (user IDs U…) and reply counts. Thread replies are not included: for a message with reply_count > 0, " +
 		"call get_thread_replies with its ts. Narrow the time range with oldest/latest (Slack timestamps). " +
-		"The connection must be a member of the channel (not_in_channel otherwise). Pages: pass next_cursor back as cursor.",
+		"The connection must be a member of the channel (not_in_channel otherwise). Returns the messages of this page " +
+		"(ts, user, text, thread and reaction data) and next_cursor: pass it back as cursor for older messages.",
 	DocsURL: "https://api.slack.com/methods/conversations.history",
 	Scopes:  []string{"channels:history", "groups:history", "im:history", "mpim:history"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -126,9 +127,9 @@ var GetChannelHistory = &providers.Operation[GetChannelHistoryInput, MessagesOut
 
 // GetChannelHistoryInput is the input of get_channel_history.
 type GetChannelHistoryInput struct {
-	Channel string  `json:"channel" jsonschema:"Conversation ID, e.g. C0123ABCD (from list_channels); not a #name" schema:"pattern=^[CDG][A-Z0-9]+$"`
-	Oldest  *string `json:"oldest,omitempty" jsonschema:"Only messages after this Slack timestamp, e.g. 1712345678.123456 (Unix seconds with microseconds)" schema:"pattern=^[0-9]+(\\.[0-9]+)?$"`
-	Latest  *string `json:"latest,omitempty" jsonschema:"Only messages before this Slack timestamp, e.g. 1712345678.123456; defaults to now" schema:"pattern=^[0-9]+(\\.[0-9]+)?$"`
+	Channel string  `json:"channel" jsonschema:"Conversation ID, e.g. C0123ABCD (from list_channels); not a #name" schema:"example=C0123ABCD,pattern=^[CDG][A-Z0-9]+$"`
+	Oldest  *string `json:"oldest,omitempty" jsonschema:"Only messages after this Slack timestamp, e.g. 1712345678.123456 (Unix seconds with microseconds)" schema:"example=1712345678.123456,pattern=^[0-9]+(\\.[0-9]+)?$"`
+	Latest  *string `json:"latest,omitempty" jsonschema:"Only messages before this Slack timestamp, e.g. 1712345678.123456; defaults to now" schema:"example=1712400000.000000,pattern=^[0-9]+(\\.[0-9]+)?$"`
 	providers.PageInput
 }
 
@@ -219,7 +220,7 @@ var GetThreadReplies = &providers.Operation[GetThreadRepliesInput, MessagesOutpu
 	Title: "Get thread replies",
 	Description: "Read a Slack thread: the parent message first, then its replies, oldest first. Give the channel ID " +
 		"(C…) and the parent message's ts (e.g. 1712345678.123456, from get_channel_history; a reply's thread_ts works too). " +
-		"Pages: pass next_cursor back as cursor.",
+		"Returns the parent and the replies of this page and next_cursor: pass it back as cursor for later replies.",
 	DocsURL: "https://api.slack.com/methods/conversations.replies",
 	Scopes:  []string{"channels:history", "groups:history", "im:history", "mpim:history"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -228,8 +229,8 @@ var GetThreadReplies = &providers.Operation[GetThreadRepliesInput, MessagesOutpu
 
 // GetThreadRepliesInput is the input of get_thread_replies.
 type GetThreadRepliesInput struct {
-	Channel string `json:"channel" jsonschema:"Conversation ID of the thread's channel, e.g. C0123ABCD" schema:"pattern=^[CDG][A-Z0-9]+$"`
-	TS      string `json:"ts" jsonschema:"Timestamp of the thread's parent message, e.g. 1712345678.123456" schema:"pattern=^[0-9]+\\.[0-9]+$"`
+	Channel string `json:"channel" jsonschema:"Conversation ID of the thread's channel, e.g. C0123ABCD" schema:"example=C0123ABCD,pattern=^[CDG][A-Z0-9]+$"`
+	TS      string `json:"ts" jsonschema:"Timestamp of the thread's parent message, e.g. 1712345678.123456" schema:"example=1712345678.123456,pattern=^[0-9]+\\.[0-9]+$"`
 	providers.PageInput
 }
 

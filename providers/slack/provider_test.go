@@ -151,27 +151,41 @@ func TestSpecRegisters(t *testing.T) {
 		if !strings.HasPrefix(info.DocsURL, "https://api.slack.com/methods/") {
 			t.Errorf("%s: DocsURL %q is not a Slack method page", tl.Name, info.DocsURL)
 		}
-		if len(info.Scopes) == 0 {
-			t.Errorf("%s: no scopes", tl.Name)
+		// chat.getPermalink is the one method Slack documents with no required scope.
+		if noScope := info.Name == "get_permalink"; (len(info.Scopes) == 0) != noScope {
+			t.Errorf("%s: scopes %v, want some exactly for methods that need one", tl.Name, info.Scopes)
 		}
 		if info.Hints.ClosedWorld {
 			t.Errorf("%s: a Slack tool reaches an open world", tl.Name)
 		}
-		wantReadOnly := strings.HasPrefix(info.Name, "get_") || strings.HasPrefix(info.Name, "list_")
+		verb, _, _ := strings.Cut(info.Name, "_")
+		wantReadOnly := verb == "get" || verb == "list" || verb == "search"
 		if info.Hints.ReadOnly != wantReadOnly {
-			t.Errorf("%s: ReadOnly = %v, want true exactly for get_ and list_ tools", tl.Name, info.Hints.ReadOnly)
+			t.Errorf("%s: ReadOnly = %v, want true exactly for get_, list_ and search_ tools", tl.Name, info.Hints.ReadOnly)
 		}
 	}
 	want := []string{
 		"slack_list_channels", "slack_get_channel_history", "slack_get_thread_replies", "slack_post_message",
 		"slack_reply_to_thread", "slack_add_reaction", "slack_get_users", "slack_get_user_profile",
+		"slack_update_message", "slack_delete_message", "slack_schedule_message", "slack_post_ephemeral",
+		"slack_get_permalink", "slack_create_channel", "slack_archive_channel", "slack_rename_channel",
+		"slack_invite_to_channel", "slack_set_channel_topic", "slack_set_channel_purpose", "slack_get_user_by_email",
+		"slack_remove_reaction", "slack_pin_message", "slack_unpin_message", "slack_list_pins",
+		"slack_search_messages", "slack_upload_file",
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
-	// Posting must never be retried (a retry would post twice); reactions may be, as
-	// already_reacted counts as success.
-	for name, retryable := range map[string]bool{"slack_post_message": false, "slack_reply_to_thread": false, "slack_add_reaction": true, "slack_get_users": true} {
+	// Whatever adds something anew must never be retried (a retry would post, schedule,
+	// create, invite or upload twice); reactions, pins and archiving may be, as their
+	// "already so" answers count as success.
+	for name, retryable := range map[string]bool{
+		"slack_post_message": false, "slack_reply_to_thread": false, "slack_schedule_message": false,
+		"slack_post_ephemeral": false, "slack_create_channel": false, "slack_invite_to_channel": false,
+		"slack_upload_file": false, "slack_add_reaction": true, "slack_remove_reaction": true,
+		"slack_pin_message": true, "slack_unpin_message": true, "slack_archive_channel": true,
+		"slack_get_users": true, "slack_search_messages": true,
+	} {
 		tl, _ := r.Tool(name)
 		if got := tl.Info.Hints.Retryable(); got != retryable {
 			t.Errorf("%s: Retryable = %v, want %v", name, got, retryable)
@@ -248,4 +262,10 @@ func TestGoldenSchemas(t *testing.T) {
 		t.Fatalf("register: %v", err)
 	}
 	providertest.GoldenSchemas(t, r.Tools("slack"))
+}
+
+// TestCatalog holds every Slack operation to the catalog-quality bar.
+func TestCatalog(t *testing.T) {
+	t.Parallel()
+	providertest.CheckCatalog(t, Spec())
 }

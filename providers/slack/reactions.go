@@ -23,7 +23,7 @@ var AddReaction = &providers.Operation[ReactionInput, AddReactionOutput]{
 	Description: "Add an emoji reaction to a Slack message. channel is the conversation ID (C0123ABCD), timestamp the " +
 		"message's ts (e.g. 1712345678.123456, from get_channel_history or post_message), name the emoji name without " +
 		"colons (thumbsup, white_check_mark, eyes, or a custom emoji's name). Adding a reaction that is already there " +
-		"succeeds with already_reacted true.",
+		"succeeds with already_reacted true. Returns the message, the emoji name as sent and whether it was there already.",
 	DocsURL: "https://api.slack.com/methods/reactions.add",
 	Scopes:  []string{"reactions:write"},
 	Hints:   providers.Hints{Idempotent: true},
@@ -32,9 +32,9 @@ var AddReaction = &providers.Operation[ReactionInput, AddReactionOutput]{
 
 // ReactionInput names a reaction on a message: the input of add_reaction and remove_reaction.
 type ReactionInput struct {
-	Channel   string `json:"channel" jsonschema:"Conversation ID of the message's channel, e.g. C0123ABCD" schema:"pattern=^[CDG][A-Z0-9]+$"`
-	Timestamp string `json:"timestamp" jsonschema:"The message's ts, e.g. 1712345678.123456" schema:"pattern=^[0-9]+\\.[0-9]+$"`
-	Name      string `json:"name" jsonschema:"Emoji name without colons, e.g. thumbsup; a skin tone is written thumbsup::skin-tone-2" schema:"minLength=1,maxLength=100"`
+	Channel   string `json:"channel" jsonschema:"Conversation ID of the message's channel, e.g. C0123ABCD" schema:"example=C0123ABCD,pattern=^[CDG][A-Z0-9]+$"`
+	Timestamp string `json:"timestamp" jsonschema:"The message's ts, e.g. 1712345678.123456" schema:"example=1712345678.123456,pattern=^[0-9]+\\.[0-9]+$"`
+	Name      string `json:"name" jsonschema:"Emoji name without colons, e.g. thumbsup; a skin tone is written thumbsup::skin-tone-2" schema:"minLength=1,maxLength=100,example=white_check_mark"`
 }
 
 // AddReactionOutput says which reaction is now on which message.

@@ -16,7 +16,8 @@ var GetUsers = &providers.Operation[GetUsersInput, GetUsersOutput]{
 	Description: "List the people (and bots) of the Slack workspace with their user IDs (U0123ABCD), handles, real and " +
 		"display names, titles and time zones; email only when the connection has users:read.email. Deactivated " +
 		"accounts are included with deleted true. Use it to turn a name into the user ID other tools and <@U…> " +
-		"mentions need. Pages: pass next_cursor back as cursor.",
+		"mentions need; to find one person by email, get_user_by_email is quicker. Returns the members of this page and " +
+		"next_cursor: pass it back as cursor for the next page.",
 	DocsURL: "https://api.slack.com/methods/users.list",
 	Scopes:  []string{"users:read", "users:read.email"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -106,7 +107,7 @@ var GetUserProfile = &providers.Operation[GetUserProfileInput, User]{
 	Title: "Get user profile",
 	Description: "Look up one Slack user by ID (U0123ABCD or W… on Enterprise Grid, as found in a message's user field " +
 		"or a <@U…> mention): handle, real and display name, title, time zone, and email when the connection has " +
-		"users:read.email.",
+		"users:read.email. Returns the user with those fields and whether they are a bot, an admin or deactivated.",
 	DocsURL: "https://api.slack.com/methods/users.info",
 	Scopes:  []string{"users:read", "users:read.email"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -115,7 +116,7 @@ var GetUserProfile = &providers.Operation[GetUserProfileInput, User]{
 
 // GetUserProfileInput is the input of get_user_profile.
 type GetUserProfileInput struct {
-	User string `json:"user" jsonschema:"User ID, e.g. U0123ABCD" schema:"pattern=^[UW][A-Z0-9]+$"`
+	User string `json:"user" jsonschema:"User ID, e.g. U0123ABCD" schema:"example=U0123ABCD,pattern=^[UW][A-Z0-9]+$"`
 }
 
 type usersInfoResponse struct {
