@@ -17,7 +17,7 @@ import (
 // the reaction on the message and it is, so that answer is a success (with
 // already_reacted set) rather than a conflict; that makes the operation idempotent, and
 // so safe for the client to retry after a 5xx or a lost answer.
-var AddReaction = &providers.Operation[ReactionInput, AddReactionOutput]{
+var AddReaction = &providers.Operation[ReactionInput, ReactionOutput]{
 	Name:  "add_reaction",
 	Title: "Add reaction",
 	Description: "Add an emoji reaction to a Slack message. channel is the conversation ID (C0123ABCD), timestamp the " +
@@ -37,18 +37,18 @@ type ReactionInput struct {
 	Name      string `json:"name" jsonschema:"Emoji name without colons, e.g. thumbsup; a skin tone is written thumbsup::skin-tone-2" schema:"minLength=1,maxLength=100,example=white_check_mark"`
 }
 
-// AddReactionOutput says which reaction is now on which message.
-type AddReactionOutput struct {
+// ReactionOutput says which reaction is now on which message.
+type ReactionOutput struct {
 	Channel        string `json:"channel" jsonschema:"Conversation ID of the message's channel"`
 	Timestamp      string `json:"timestamp" jsonschema:"The message's ts"`
 	Name           string `json:"name" jsonschema:"The emoji name, without colons"`
 	AlreadyReacted bool   `json:"already_reacted" jsonschema:"True when the reaction was already there, so nothing changed"`
 }
 
-func addReaction(ctx context.Context, c *providers.Call, in ReactionInput) (AddReactionOutput, error) {
+func addReaction(ctx context.Context, c *providers.Call, in ReactionInput) (ReactionOutput, error) {
 	name := strings.Trim(strings.TrimSpace(in.Name), ":")
 	form := url.Values{"channel": {in.Channel}, "timestamp": {in.Timestamp}, "name": {name}}
-	out := AddReactionOutput{Channel: in.Channel, Timestamp: in.Timestamp, Name: name}
+	out := ReactionOutput{Channel: in.Channel, Timestamp: in.Timestamp, Name: name}
 	_, err := send(ctx, c, http.MethodPost, "reactions.add", form, nil)
 	var ue *providers.UpstreamError
 	if errors.As(err, &ue) && ue.Reason == "already_reacted" {
@@ -56,7 +56,7 @@ func addReaction(ctx context.Context, c *providers.Call, in ReactionInput) (AddR
 		return out, nil
 	}
 	if err != nil {
-		return AddReactionOutput{}, err
+		return ReactionOutput{}, err
 	}
 	return out, nil
 }

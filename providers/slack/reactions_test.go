@@ -17,7 +17,7 @@ func TestAddReaction(t *testing.T) {
 		args     string
 		answers  []answer
 		wantName string
-		want     AddReactionOutput
+		want     ReactionOutput
 		wantCode switchboard.Code
 		// attempts is how many requests reach Slack.
 		attempts int
@@ -27,7 +27,7 @@ func TestAddReaction(t *testing.T) {
 			args:     `{"channel":"C012AB3CD","timestamp":"1712345678.123456","name":"white_check_mark"}`,
 			answers:  []answer{{body: `{"ok":true}`}},
 			wantName: "white_check_mark",
-			want:     AddReactionOutput{Channel: "C012AB3CD", Timestamp: "1712345678.123456", Name: "white_check_mark"},
+			want:     ReactionOutput{Channel: "C012AB3CD", Timestamp: "1712345678.123456", Name: "white_check_mark"},
 			attempts: 1,
 		},
 		{
@@ -35,7 +35,7 @@ func TestAddReaction(t *testing.T) {
 			args:     `{"channel":"C012AB3CD","timestamp":"1712345678.123456","name":":thumbsup::skin-tone-2:"}`,
 			answers:  []answer{{body: `{"ok":true}`}},
 			wantName: "thumbsup::skin-tone-2",
-			want:     AddReactionOutput{Channel: "C012AB3CD", Timestamp: "1712345678.123456", Name: "thumbsup::skin-tone-2"},
+			want:     ReactionOutput{Channel: "C012AB3CD", Timestamp: "1712345678.123456", Name: "thumbsup::skin-tone-2"},
 			attempts: 1,
 		},
 		{
@@ -43,7 +43,7 @@ func TestAddReaction(t *testing.T) {
 			args:     `{"channel":"C012AB3CD","timestamp":"1712345678.123456","name":"eyes"}`,
 			answers:  []answer{{body: `{"ok":false,"error":"already_reacted"}`}},
 			wantName: "eyes",
-			want:     AddReactionOutput{Channel: "C012AB3CD", Timestamp: "1712345678.123456", Name: "eyes", AlreadyReacted: true},
+			want:     ReactionOutput{Channel: "C012AB3CD", Timestamp: "1712345678.123456", Name: "eyes", AlreadyReacted: true},
 			attempts: 1,
 		},
 		{
@@ -53,7 +53,7 @@ func TestAddReaction(t *testing.T) {
 			args:     `{"channel":"C012AB3CD","timestamp":"1712345678.123456","name":"eyes"}`,
 			answers:  []answer{{status: 503, header: map[string]string{"Content-Type": "text/plain"}, body: "upstream unavailable"}, {body: `{"ok":false,"error":"already_reacted"}`}},
 			wantName: "eyes",
-			want:     AddReactionOutput{Channel: "C012AB3CD", Timestamp: "1712345678.123456", Name: "eyes", AlreadyReacted: true},
+			want:     ReactionOutput{Channel: "C012AB3CD", Timestamp: "1712345678.123456", Name: "eyes", AlreadyReacted: true},
 			attempts: 2,
 		},
 		{
