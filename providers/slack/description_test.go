@@ -193,8 +193,10 @@ type errRecorder struct {
 	errs []string
 }
 
-func (r *errRecorder) Helper()                           {}
-func (r *errRecorder) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
+func (r *errRecorder) Helper() {}
+func (r *errRecorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
 
 // TestUndescribedMethodsAbsent asserts that every method of undescribedMethods is
 // still missing from Slack's description: once the description gains one, this fails,

@@ -46,13 +46,13 @@ func wantApollo(name, topic, purpose string) Channel {
 const (
 	chatUpdateOK = `{"ok":true,"channel":"C012AB3CD","ts":"1712345702.000300","text":"Deploy finished (edited)",
 		"message":{"text":"Deploy finished (edited)"}}`
-	chatDeleteOK       = `{"ok":true,"channel":"C012AB3CD","ts":"1712345702.000300"}`
-	postEphemeralOK    = `{"ok":true,"message_ts":"1712345710.000500"}`
-	permalinkOK        = `{"ok":true,"channel":"C012AB3CD","permalink":"https://acme.slack.com/archives/C012AB3CD/p1712345678123456"}`
-	usersLookupOK      = `{"ok":true,"user":` + userJane + `}`
-	okOnly             = `{"ok":true}`
-	runbookMessage     = `{"type":"message","user":"U012AB3CDE","text":"Runbook: restart api with make restart","ts":"1712345678.123456","pinned_to":["C012AB3CD"]}`
-	pinsListOK         = `{"ok":true,"items":[{"type":"message","channel":"C012AB3CD","created":1712345800,"created_by":"U012AB3CDE","message":` + runbookMessage + `},
+	chatDeleteOK    = `{"ok":true,"channel":"C012AB3CD","ts":"1712345702.000300"}`
+	postEphemeralOK = `{"ok":true,"message_ts":"1712345710.000500"}`
+	permalinkOK     = `{"ok":true,"channel":"C012AB3CD","permalink":"https://acme.slack.com/archives/C012AB3CD/p1712345678123456"}`
+	usersLookupOK   = `{"ok":true,"user":` + userJane + `}`
+	okOnly          = `{"ok":true}`
+	runbookMessage  = `{"type":"message","user":"U012AB3CDE","text":"Runbook: restart api with make restart","ts":"1712345678.123456","pinned_to":["C012AB3CD"]}`
+	pinsListOK      = `{"ok":true,"items":[{"type":"message","channel":"C012AB3CD","created":1712345800,"created_by":"U012AB3CDE","message":` + runbookMessage + `},
 		{"type":"file","created":1712345700,"created_by":"U061F7AUR","file":{"id":"F0123ABCDE","name":"oncall.pdf","title":"On-call guide","created":1712345600,"user":"U061F7AUR"}}]}`
 	uploadURLOK = `{"ok":true,"upload_url":"{{upstream}}/upload/v1/CwABAAAAXAoAAZnBgQ","file_id":"F07ABCDEFGH"}`
 	uploadedOK  = `OK - 24`
