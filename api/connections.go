@@ -25,8 +25,10 @@ type connectionView struct {
 	ExpiresAt    *time.Time         `json:"expires_at,omitempty"`
 	RefreshedAt  *time.Time         `json:"refreshed_at,omitempty"`
 	LastUsedAt   *time.Time         `json:"last_used_at,omitempty"`
-	CreatedAt    time.Time          `json:"created_at"`
-	UpdatedAt    time.Time          `json:"updated_at"`
+	// LastRefreshError is why the last token refresh failed, until one succeeds.
+	LastRefreshError string    `json:"last_refresh_error,omitempty"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
 }
 
 func viewConnection(c connections.Connection) connectionView {
@@ -34,7 +36,7 @@ func viewConnection(c connections.Connection) connectionView {
 		ID: c.ID, Provider: c.Provider, AuthKind: c.AuthKind, AccountID: c.AccountID,
 		AccountLabel: c.AccountLabel, Scopes: strings.Fields(c.Scopes), Shared: c.Shared,
 		OwnerUserID: c.OwnerUserID, Status: c.Status, ExpiresAt: c.ExpiresAt,
-		RefreshedAt: c.RefreshedAt, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		RefreshedAt: c.RefreshedAt, LastRefreshError: c.LastRefreshError, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 	}
 }
 
@@ -125,8 +127,14 @@ func (s *server) deleteConnection(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if err := s.Connections.Delete(c.Request.Context(), p, c.Param("id")); err != nil {
+	d, err := s.Connections.Disconnect(c.Request.Context(), p, c.Param("id"))
+	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if d.Revocable && !d.Revoked {
+		// Deleted here, but the provider still honours the token: say so.
+		c.JSON(http.StatusOK, gin.H{"deleted": true, "revoked": false, "revoke_error": d.RevokeError})
 		return
 	}
 	c.Status(http.StatusNoContent)

@@ -65,6 +65,8 @@ func New(o Options) *gin.Engine {
 	e.GET("/readyz", s.readyz)
 	e.HEAD("/readyz", s.readyz)
 
+	e.GET(CallbackPath, s.callback)
+
 	a := e.Group("/api", s.authenticate)
 	a.GET("/providers", s.listProviders)
 	a.GET("/providers/:provider/operations", s.listOperations)
@@ -73,6 +75,11 @@ func New(o Options) *gin.Engine {
 	a.GET("/connections", s.listConnections)
 	a.GET("/connections/:id", s.getConnection)
 	a.DELETE("/connections/:id", s.deleteConnection)
+	a.POST("/connections/:id/authorize", s.authorize) // :id is the provider's name here
+
+	a.GET("/oauth-apps", s.listOAuthApps)
+	a.PUT("/oauth-apps/:provider", s.putOAuthApp)
+	a.DELETE("/oauth-apps/:provider", s.deleteOAuthApp)
 
 	a.GET("/tenant", s.getTenant)
 	a.GET("/tenants", s.listTenants)

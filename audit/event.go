@@ -18,11 +18,19 @@ const (
 	KindConnectionDeleted Kind = "connection_deleted"
 	// KindConnectionNeedsReconnect: the provider refused a connection's credentials.
 	KindConnectionNeedsReconnect Kind = "connection_needs_reconnect"
-	KindKeyCreated               Kind = "key_created"
-	KindKeyRevoked               Kind = "key_revoked"
-	KindTenantCreated            Kind = "tenant_created"
-	KindUserCreated              Kind = "user_created"
-	KindUserInvited              Kind = "user_invited"
+	// KindConnectionRefreshFailed: a token refresh failed (the detail says why, never a token).
+	KindConnectionRefreshFailed Kind = "connection_refresh_failed"
+	// KindConnectionRevokeFailed: a disconnect could not revoke the token at the provider.
+	KindConnectionRevokeFailed Kind = "connection_revoke_failed"
+	// KindOAuthConnectFailed: an OAuth connect flow ended without a connection.
+	KindOAuthConnectFailed Kind = "oauth_connect_failed"
+	KindOAuthAppSet        Kind = "oauth_app_set"
+	KindOAuthAppDeleted    Kind = "oauth_app_deleted"
+	KindKeyCreated         Kind = "key_created"
+	KindKeyRevoked         Kind = "key_revoked"
+	KindTenantCreated      Kind = "tenant_created"
+	KindUserCreated        Kind = "user_created"
+	KindUserInvited        Kind = "user_invited"
 )
 
 // Event is one audit record. It never holds credentials, and arguments only as a hash.

@@ -41,9 +41,17 @@ type Connection struct {
 	KeyID       string     `gorm:"size:128;not null" json:"-"`
 	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
 	RefreshedAt *time.Time `json:"refreshed_at,omitempty"`
-	Version     int64      `gorm:"not null" json:"version"`
-	CreatedAt   time.Time  `json:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
+	// Refreshable says the credentials hold a refresh token.
+	Refreshable bool `gorm:"not null" json:"-"`
+	// LastRefreshError is why the last refresh failed ("" after a success), without secrets.
+	LastRefreshError string `gorm:"size:500;not null" json:"last_refresh_error,omitempty"`
+	// RefreshClaim and RefreshClaimUntil are the lease of the process refreshing the
+	// connection now, so processes sharing the database refresh it once.
+	RefreshClaim      string     `gorm:"size:40;not null" json:"-"`
+	RefreshClaimUntil *time.Time `json:"-"`
+	Version           int64      `gorm:"not null" json:"version"`
+	CreatedAt         time.Time  `json:"created_at"`
+	UpdatedAt         time.Time  `json:"updated_at"`
 }
 
 // UsableBy reports whether the principal may use the connection: same tenant, and
@@ -61,4 +69,7 @@ type Credentials struct {
 	TokenType    string    `json:"token_type,omitempty"`
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
+	// ClientID is the OAuth app that issued an OAuth token: refreshes and revocations
+	// must go through the same app.
+	ClientID string `json:"client_id,omitempty"`
 }

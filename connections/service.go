@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
@@ -39,6 +40,9 @@ type Service struct {
 
 	mu   sync.Mutex
 	subs []func(tenant switchboard.TenantID, connectionID string)
+
+	oauth  OAuthConfig
+	flight singleflight.Group // token refreshes, one per connection at a time
 }
 
 // NewService returns a Service.
@@ -223,22 +227,11 @@ func (s *Service) Get(ctx context.Context, p switchboard.Principal, id string) (
 	return c, nil
 }
 
-// Delete removes a connection. Its owner and the tenant's admins may; others who can
-// see it (a shared connection) are forbidden, and those who cannot get not_found.
+// Delete disconnects a connection (see Disconnect) and reports only whether it was
+// removed.
 func (s *Service) Delete(ctx context.Context, p switchboard.Principal, id string) error {
-	c, err := s.Get(ctx, p, id)
-	if err != nil {
-		return err
-	}
-	if !mayManage(p, &c) {
-		return switchboard.Errorf(switchboard.CodeForbidden, "only the connection's owner or a tenant admin may delete it")
-	}
-	if err := s.store.Delete(ctx, p.TenantID, id); err != nil {
-		return err
-	}
-	s.record(p, audit.KindConnectionDeleted, c.ID, "", c.Provider+" "+c.AccountLabel)
-	s.notify(p.TenantID, c.ID)
-	return nil
+	_, err := s.Disconnect(ctx, p, id)
+	return err
 }
 
 // visible reports whether p may see c.

@@ -2,6 +2,7 @@ package connections
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,6 +43,11 @@ func (s *Store) Create(ctx context.Context, tenant switchboard.TenantID, c *Conn
 	c.ID = switchboard.NewID("con")
 	c.TenantID = tenant
 	c.Version = 1
+	c.Refreshable = creds.RefreshToken != ""
+	if c.ExpiresAt == nil && !creds.Expiry.IsZero() {
+		exp := creds.Expiry.UTC().Truncate(time.Microsecond)
+		c.ExpiresAt = &exp
+	}
 	if c.Status == "" {
 		c.Status = StatusActive
 	}
@@ -122,7 +128,8 @@ func (s *Store) UpdateCredentials(ctx context.Context, tenant switchboard.Tenant
 		return Connection{}, switchboard.Internal(fmt.Errorf("update connection %s: %w", id, err))
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	updates := map[string]any{"sealed": sealed, "key_id": keyID, "status": status, "version": version + 1, "refreshed_at": now, "updated_at": now, "expires_at": nil}
+	updates := map[string]any{"sealed": sealed, "key_id": keyID, "status": status, "version": version + 1, "refreshed_at": now, "updated_at": now, "expires_at": nil,
+		"refreshable": creds.RefreshToken != "", "last_refresh_error": ""}
 	if !creds.Expiry.IsZero() {
 		updates["expires_at"] = creds.Expiry.UTC().Truncate(time.Microsecond)
 	}
@@ -163,3 +170,49 @@ func (s *Store) Delete(ctx context.Context, tenant switchboard.TenantID, id stri
 
 // scopes joins scopes into the stored space-separated form.
 func scopes(ss []string) string { return strings.Join(ss, " ") }
+
+// connectOAuth stores the connection an OAuth flow made: when the owner already has a
+// connection of the same provider account, it is reconnected (new credentials, scopes,
+// label and meta, active again, at the next version); otherwise c is created.
+func (s *Store) connectOAuth(ctx context.Context, tenant switchboard.TenantID, c Connection, creds Credentials) (Connection, bool, error) {
+	var existing Connection
+	err := s.db.WithContext(ctx).
+		Where("tenant_id = ? AND provider = ? AND account_id = ? AND owner_user_id = ?", tenant, c.Provider, c.AccountID, c.OwnerUserID).
+		Order("created_at, id").Take(&existing).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		if err := s.Create(ctx, tenant, &c, creds); err != nil {
+			return Connection{}, false, err
+		}
+		return c, false, nil
+	case err != nil:
+		return Connection{}, false, switchboard.Internal(fmt.Errorf("find connection to reconnect: %w", err))
+	}
+	sealed, keyID, err := sealCredentials(ctx, s.kr, tenant, existing.ID, creds)
+	if err != nil {
+		return Connection{}, false, switchboard.Internal(fmt.Errorf("reconnect connection %s: %w", existing.ID, err))
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	updates := map[string]any{
+		"sealed": sealed, "key_id": keyID, "status": StatusActive, "version": existing.Version + 1, "refreshed_at": now, "updated_at": now,
+		"expires_at": nil, "refreshable": creds.RefreshToken != "", "last_refresh_error": "", "auth_kind": c.AuthKind,
+		"account_label": c.AccountLabel, "scopes": c.Scopes, "meta": metaJSON(c.Meta),
+	}
+	if !creds.Expiry.IsZero() {
+		updates["expires_at"] = creds.Expiry.UTC().Truncate(time.Microsecond)
+	}
+	got, err := s.update(ctx, tenant, existing.ID, existing.Version, updates)
+	if err != nil {
+		return Connection{}, false, err
+	}
+	return got, true, nil
+}
+
+// metaJSON is the stored form of a connection's meta, for updates by column.
+func metaJSON(meta map[string]string) string {
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	b, _ := json.Marshal(meta) // a map of strings always encodes
+	return string(b)
+}

@@ -23,6 +23,7 @@ func all() []migration {
 	return []migration{
 		{Version: 1, Name: "initial", Up: up0001Initial},
 		{Version: 2, Name: "connection_meta", Up: up0002ConnectionMeta},
+		{Version: 3, Name: "oauth", Up: up0003OAuth},
 		{Version: 5, Name: "runs", Up: up0005Runs},
 		{Version: 6, Name: "web", Up: up0006Web},
 	}

@@ -5,6 +5,7 @@ package providers
 
 import (
 	"context"
+	"net/http"
 	"time"
 )
 
@@ -48,6 +49,28 @@ type OAuth2 struct {
 	ScopeSeparator string
 	PKCE           bool              // the provider accepts PKCE S256
 	AuthParams     map[string]string // extra authorization-URL parameters
+	// TokenResponse, when set, rewrites the token endpoint's JSON answer into the
+	// standard shape of RFC 6749 section 5.1 (access_token, token_type, refresh_token,
+	// expires_in, or error), keeping the other fields: Slack nests a user token under
+	// authed_user and reports failures as 200 with "ok": false.
+	TokenResponse func(body []byte) ([]byte, error)
+	// TokenMeta, when set, picks the non-secret account data to keep on the connection
+	// from the token endpoint's (rewritten) answer: Slack's team.
+	// extra returns a field of the answer, as x/oauth2's Token.Extra does.
+	TokenMeta func(extra func(key string) any) map[string]string
+	// Revoke, when set, revokes a token at the provider. It answers nil when the token
+	// is revoked or was already invalid, and an error the person can read otherwise.
+	Revoke func(ctx context.Context, r RevokeRequest) error
+}
+
+// RevokeRequest is what Spec.OAuth.Revoke needs: a client without credentials on the
+// provider's shared transport, the API base URL, the OAuth app, and the token.
+type RevokeRequest struct {
+	HTTP         *http.Client
+	BaseURL      string
+	ClientID     string
+	ClientSecret string
+	AccessToken  string
 }
 
 // Spec describes one provider: how to reach and authenticate to it, its limits, and

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"time"
@@ -49,8 +50,22 @@ type authTransport struct {
 	authHeader func(accessToken string) (name, value string)
 }
 
+// ContextTokenSource is a token source whose work behind a token (a refresh) takes the
+// request's context; authTransport prefers it to Token. Implementations must not keep
+// the context.
+type ContextTokenSource interface {
+	TokenContext(ctx context.Context) (*oauth2.Token, error)
+}
+
+func (t *authTransport) token(ctx context.Context) (*oauth2.Token, error) {
+	if cts, ok := t.tokens.(ContextTokenSource); ok {
+		return cts.TokenContext(ctx)
+	}
+	return t.tokens.Token()
+}
+
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	tok, err := t.tokens.Token()
+	tok, err := t.token(req.Context())
 	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close()

@@ -34,6 +34,13 @@ type pool struct {
 	group flight
 }
 
+// tokenSourcer is implemented by connection stores whose tokens refresh
+// (connections.Service): the pool's clients take their tokens from it, so a refresh is
+// single-flight and persisted. Others' tokens are used as they are.
+type tokenSourcer interface {
+	TokenSource(c connections.Connection, creds connections.Credentials) oauth2.TokenSource
+}
+
 type entry struct {
 	conn    connections.Connection
 	client  *http.Client
@@ -78,7 +85,10 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 		if !ok {
 			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "provider %s is not available in this deployment", conn.Provider)
 		}
-		tok := &oauth2.Token{AccessToken: creds.AccessToken, TokenType: creds.TokenType, Expiry: creds.Expiry}
+		var tokens oauth2.TokenSource = oauth2.StaticTokenSource(&oauth2.Token{AccessToken: creds.AccessToken, TokenType: creds.TokenType, Expiry: creds.Expiry})
+		if ts, ok := p.conns.(tokenSourcer); ok {
+			tokens = ts.TokenSource(conn, creds)
+		}
 		p.mu.Lock()
 		lim := p.limiters[id]
 		if lim == nil {
@@ -86,7 +96,7 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 			p.limiters[id] = lim
 		}
 		p.mu.Unlock()
-		client := providers.NewClient(spec, p.transports.For(conn.Provider), oauth2.StaticTokenSource(tok), lim)
+		client := providers.NewClient(spec, p.transports.For(conn.Provider), tokens, lim)
 		client.Transport = &statusTransport{next: client.Transport}
 		e := &entry{conn: conn, client: client, expires: time.Now().Add(p.ttl)}
 		p.mu.Lock()

@@ -142,6 +142,13 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 			}
 			return nil, ue // without the transport's wrapping, which repeats the URL
 		}
+		var se *switchboard.Error
+		if errors.As(err, &se) && se.Code == switchboard.CodeReconnect {
+			// The token source found the authorization refused (a refresh token the
+			// provider rejected); the connection is marked already.
+			r.pool.forget(conn.ID)
+			return nil, se
+		}
 		var netErr *url.Error
 		if errors.As(err, &netErr) && ctx.Err() == nil {
 			return nil, &switchboard.Error{Code: switchboard.CodeUpstream, Message: fmt.Sprintf("could not reach %s: %v; retrying later may help", tool.Provider.Title, netErr.Err), Err: err}

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/providers/all"
 )
 
@@ -29,6 +31,13 @@ func envVars() []envVar {
 		{"SWITCHBOARD_PUBLIC_URL", "http://ADDR", "the URL people and MCP clients reach this server at (behind a proxy: its https URL); MCP URLs start with it"},
 		{"SWITCHBOARD_<PROVIDER>_BASE_URL", "the provider's public API", "API base URL of one provider, e.g. SWITCHBOARD_GITHUB_BASE_URL=https://HOST/api/v3 for GitHub Enterprise Server, or a test double's URL"},
 		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs are text on stderr"},
+		{"SWITCHBOARD_OAUTH_GITHUB_CLIENT_ID", "", "the deployment's GitHub OAuth app (or GitHub App) client ID, for connecting with OAuth; register PUBLIC_URL/oauth/callback as its callback URL"},
+		{"SWITCHBOARD_OAUTH_GITHUB_CLIENT_SECRET", "", "that app's client secret"},
+		{"SWITCHBOARD_OAUTH_SLACK_CLIENT_ID", "", "the deployment's Slack app client ID; register PUBLIC_URL/oauth/callback as its redirect URL"},
+		{"SWITCHBOARD_OAUTH_SLACK_CLIENT_SECRET", "", "that app's client secret"},
+		{"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL", "the provider's", "overrides a provider's OAuth authorization endpoint (GitHub Enterprise Server: https://HOST/login/oauth/authorize); <PROVIDER> is GITHUB, SLACK, …"},
+		{"SWITCHBOARD_OAUTH_<PROVIDER>_TOKEN_URL", "the provider's", "overrides a provider's OAuth token endpoint (GitHub Enterprise Server: https://HOST/login/oauth/access_token)"},
+		{"SWITCHBOARD_REFRESH_INTERVAL", "1m", "how often the background refresher looks for OAuth tokens expiring within 10 minutes"},
 	}
 }
 
@@ -43,6 +52,10 @@ type config struct {
 	// BaseURLs overrides providers' API base URLs, by provider name.
 	BaseURLs map[string]string
 	LogLevel slog.Level
+	// OAuthApps are the deployment's OAuth apps by provider, from SWITCHBOARD_OAUTH_*.
+	OAuthApps map[string]connections.OAuthApp
+	// RefreshInterval is the background refresher's period.
+	RefreshInterval time.Duration
 }
 
 // configError is a configuration variable with a bad value; the process exits 2.
@@ -96,10 +109,60 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.BaseURLs[spec.Name] = u
 	}
+	apps, err := loadOAuthApps(get)
+	if err != nil {
+		return config{}, err
+	}
+	c.OAuthApps = apps
+	c.RefreshInterval, err = time.ParseDuration(get("SWITCHBOARD_REFRESH_INTERVAL", "1m"))
+	if err != nil || c.RefreshInterval < time.Second {
+		return config{}, &configError{"SWITCHBOARD_REFRESH_INTERVAL", "must be a duration of at least 1s, such as 30s or 1m"}
+	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("SWITCHBOARD_LOG_LEVEL", "info"))); err != nil {
 		return config{}, &configError{"SWITCHBOARD_LOG_LEVEL", fmt.Sprintf("%q is not a level; use debug, info, warn or error", getenv("SWITCHBOARD_LOG_LEVEL"))}
 	}
 	return c, nil
+}
+
+// loadOAuthApps reads the deployment's OAuth app of every provider that supports OAuth:
+// SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET (both or neither), and the
+// optional _AUTH_URL and _TOKEN_URL endpoint overrides.
+func loadOAuthApps(get func(name, def string) string) (map[string]connections.OAuthApp, error) {
+	apps := map[string]connections.OAuthApp{}
+	for _, spec := range all.Specs() {
+		if spec.OAuth == nil {
+			continue
+		}
+		prefix := "SWITCHBOARD_OAUTH_" + strings.ToUpper(spec.Name) + "_"
+		app := connections.OAuthApp{ClientID: get(prefix+"CLIENT_ID", ""), ClientSecret: get(prefix+"CLIENT_SECRET", "")}
+		switch {
+		case app.ClientID != "" && app.ClientSecret == "":
+			return nil, &configError{prefix + "CLIENT_SECRET", "is required when " + prefix + "CLIENT_ID is set"}
+		case app.ClientID == "" && app.ClientSecret != "":
+			return nil, &configError{prefix + "CLIENT_ID", "is required when " + prefix + "CLIENT_SECRET is set"}
+		}
+		for _, v := range []struct {
+			name string
+			val  *string
+		}{{prefix + "AUTH_URL", &app.AuthURL}, {prefix + "TOKEN_URL", &app.TokenURL}} {
+			raw := get(v.name, "")
+			if raw == "" {
+				continue
+			}
+			u, err := checkHTTPURL(raw)
+			if err != nil {
+				return nil, &configError{v.name, err.Error()}
+			}
+			*v.val = u
+		}
+		if app != (connections.OAuthApp{}) {
+			apps[spec.Name] = app
+		}
+	}
+	if len(apps) == 0 {
+		return nil, nil
+	}
+	return apps, nil
 }
 
 func checkAddr(addr string) error {

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-hub/switchboard/connections"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -18,7 +21,7 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute},
 		},
 		{
 			name: "everything set",
@@ -27,15 +30,20 @@ func TestLoadConfig(t *testing.T) {
 				"SWITCHBOARD_DATABASE_URL": "postgres://sb:pw@db:5432/sb?sslmode=disable", "SWITCHBOARD_KEY_FILE": "/run/secrets/key",
 				"SWITCHBOARD_PUBLIC_URL": "https://hub.example.com/", "SWITCHBOARD_GITHUB_BASE_URL": "https://ghe.example.com/api/v3/",
 				"SWITCHBOARD_SLACK_BASE_URL": "http://127.0.0.1:9999/api", "SWITCHBOARD_LOG_LEVEL": "DEBUG",
+				"SWITCHBOARD_OAUTH_GITHUB_CLIENT_ID": "Iv1.abc", "SWITCHBOARD_OAUTH_GITHUB_CLIENT_SECRET": "s3cret",
+				"SWITCHBOARD_OAUTH_GITHUB_AUTH_URL": "https://ghe.example.com/login/oauth/authorize", "SWITCHBOARD_OAUTH_GITHUB_TOKEN_URL": "https://ghe.example.com/login/oauth/access_token",
+				"SWITCHBOARD_REFRESH_INTERVAL": "30s",
 			},
 			want: config{Addr: "0.0.0.0:9000", DataDir: "/var/lib/sb", DatabaseURL: "postgres://sb:pw@db:5432/sb?sslmode=disable",
 				KeyFile: "/run/secrets/key", PublicURL: "https://hub.example.com",
-				BaseURLs: map[string]string{"github": "https://ghe.example.com/api/v3", "slack": "http://127.0.0.1:9999/api"}, LogLevel: slog.LevelDebug},
+				BaseURLs: map[string]string{"github": "https://ghe.example.com/api/v3", "slack": "http://127.0.0.1:9999/api"}, LogLevel: slog.LevelDebug, RefreshInterval: 30 * time.Second,
+				OAuthApps: map[string]connections.OAuthApp{"github": {ClientID: "Iv1.abc", ClientSecret: "s3cret",
+					AuthURL: "https://ghe.example.com/login/oauth/authorize", TokenURL: "https://ghe.example.com/login/oauth/access_token"}}},
 		},
 		{
 			name: "data dir moves the defaults",
 			env:  map[string]string{"SWITCHBOARD_DATA_DIR": "/tmp/sb"},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", LogLevel: slog.LevelInfo},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute},
 		},
 		{name: "addr without port", env: map[string]string{"SWITCHBOARD_ADDR": "localhost"}, wantVar: "SWITCHBOARD_ADDR"},
 		{name: "addr with bad port", env: map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:http"}, wantVar: "SWITCHBOARD_ADDR"},
@@ -48,6 +56,10 @@ func TestLoadConfig(t *testing.T) {
 		{name: "github base URL", env: map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": "ftp://ghe"}, wantVar: "SWITCHBOARD_GITHUB_BASE_URL"},
 		{name: "slack base URL", env: map[string]string{"SWITCHBOARD_SLACK_BASE_URL": "slack.com/api"}, wantVar: "SWITCHBOARD_SLACK_BASE_URL"},
 		{name: "log level", env: map[string]string{"SWITCHBOARD_LOG_LEVEL": "loud"}, wantVar: "SWITCHBOARD_LOG_LEVEL"},
+		{name: "oauth client id without secret", env: map[string]string{"SWITCHBOARD_OAUTH_SLACK_CLIENT_ID": "123.456"}, wantVar: "SWITCHBOARD_OAUTH_SLACK_CLIENT_SECRET"},
+		{name: "oauth secret without client id", env: map[string]string{"SWITCHBOARD_OAUTH_GITHUB_CLIENT_SECRET": "x"}, wantVar: "SWITCHBOARD_OAUTH_GITHUB_CLIENT_ID"},
+		{name: "oauth token URL", env: map[string]string{"SWITCHBOARD_OAUTH_GITHUB_TOKEN_URL": "ghe/token"}, wantVar: "SWITCHBOARD_OAUTH_GITHUB_TOKEN_URL"},
+		{name: "refresh interval", env: map[string]string{"SWITCHBOARD_REFRESH_INTERVAL": "10ms"}, wantVar: "SWITCHBOARD_REFRESH_INTERVAL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -99,6 +99,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	tenantStore := tenants.NewStore(db)
 	connStore := connections.NewStore(db, keyring)
 	connService := connections.NewService(connStore, reg, transports, auditWriter)
+	connService.ConfigureOAuth(connections.OAuthConfig{RedirectURL: publicURL + api.CallbackPath, Apps: cfg.OAuthApps, Logger: log})
 	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: keyring.Derive("audit-args")})
 	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tenantStore, Logger: log, PublicURL: publicURL, Version: version()})
 	connService.Subscribe(rtr.Forget)
@@ -130,6 +131,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	go adapter.Run(runCtx)
+	go connService.RunRefresher(runCtx, cfg.RefreshInterval)
 
 	srv := &http.Server{
 		Handler:           engine,

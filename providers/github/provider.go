@@ -23,6 +23,7 @@ func Spec() providers.Spec {
 		DocsURL:     "https://docs.github.com/rest",
 		BaseURL:     "https://api.github.com",
 		AuthKinds:   []providers.AuthKind{providers.AuthAPIKey, providers.AuthOAuth2},
+		OAuth:       oauth(),
 		TokenHelp: "Paste a GitHub personal access token, created at https://github.com/settings/tokens " +
 			"(on GitHub Enterprise Server: https://HOST/settings/tokens). A fine-grained token: choose the repositories, " +
 			"then the repository permissions Contents: Read, Issues: Read and write, Pull requests: Read and write " +

@@ -22,6 +22,7 @@ func Spec() providers.Spec {
 		DocsURL:     "https://api.slack.com/web",
 		BaseURL:     "https://slack.com/api",
 		AuthKinds:   []providers.AuthKind{providers.AuthAPIKey, providers.AuthOAuth2},
+		OAuth:       oauth(),
 		TokenHelp: "Paste a bot token (xoxb-…): create or open your app at https://api.slack.com/apps, " +
 			"add the bot scopes you need under OAuth & Permissions (channels:read, channels:history, channels:manage, chat:write, " +
 			"files:write, pins:read, pins:write, reactions:write, users:read, users:read.email), install it to the workspace and copy the Bot User OAuth Token. " +
