@@ -27,6 +27,8 @@ type Options struct {
 	Audit       *audit.Store
 	// Tools runs tool calls for POST /api/tools/{tool}/call (the router).
 	Tools ToolRunner
+	// Runs keeps the asynchronous runs of /api/runs (the runs executor).
+	Runs RunService
 	// Recorder takes the audit events of tenant, user and key changes.
 	Recorder audit.Recorder
 	// Ready reports whether the hub can serve (the database answers); /readyz calls it.
@@ -99,6 +101,11 @@ func New(o Options) *gin.Engine {
 
 	a.GET("/tools", s.listTools)
 	a.POST("/tools/:tool/call", s.callTool)
+
+	a.POST("/runs", s.startRun)
+	a.GET("/runs", s.listRuns)
+	a.GET("/runs/:id", s.getRun)
+	a.POST("/runs/:id/cancel", s.cancelRun)
 	return e
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -115,6 +116,7 @@ type world struct {
 	admin   actor // tenant A's owner, operator key
 	member  actor // tenant A's member
 	ownerB  actor // tenant B's owner
+	runs    *runs.Executor
 
 	mu     sync.Mutex
 	bodies [][]byte
@@ -143,6 +145,12 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	svc := connections.NewService(connections.NewStore(db, keyring), reg, transports, w.writer)
 	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: w.writer, Transports: transports, Logger: slog.New(slog.DiscardHandler), ArgsKey: []byte("test")})
 	svc.Subscribe(rtr.Forget)
+	w.runs = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w.runs.Close(ctx)
+	})
 
 	var key string
 	w.a, key, _, err = w.tenants.Bootstrap(ctx)
@@ -167,6 +175,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		Connections: svc,
 		Audit:       audit.NewStore(db),
 		Tools:       rtr,
+		Runs:        w.runs,
 		Recorder:    w.writer,
 		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL:   "https://hub.example.com/",

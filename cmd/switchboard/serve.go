@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
 	"github.com/switchboard-hub/switchboard/web"
 )
@@ -102,6 +103,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	connService.ConfigureOAuth(connections.OAuthConfig{RedirectURL: publicURL + api.CallbackPath, Apps: cfg.OAuthApps, Logger: log})
 	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: keyring.Derive("audit-args")})
 	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tenantStore, Logger: log, PublicURL: publicURL, Version: version()})
+	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: log})
 	connService.Subscribe(rtr.Forget)
 	connService.Subscribe(adapter.ConnectionChanged)
 
@@ -119,6 +121,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Connections: connService,
 		Audit:       audit.NewStore(db),
 		Tools:       rtr,
+		Runs:        runExec,
 		Recorder:    auditWriter,
 		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL:   publicURL,
@@ -132,6 +135,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	defer stopRun()
 	go adapter.Run(runCtx)
 	go connService.RunRefresher(runCtx, cfg.RefreshInterval)
+	go runExec.Run(runCtx)
 
 	srv := &http.Server{
 		Handler:           engine,
@@ -166,7 +170,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	select {
 	case err := <-serveErr:
 		stopRun()
-		closeRest(log, adapter, auditWriter, tenantStore)
+		closeRest(log, adapter, runExec, auditWriter, tenantStore)
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
@@ -181,17 +185,22 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("serve", "err", err)
 	}
-	closeRest(log, adapter, auditWriter, tenantStore)
+	closeRest(log, adapter, runExec, auditWriter, tenantStore)
 	log.Info("stopped")
 	return nil
 }
 
-// closeRest stops what outlives the HTTP server: MCP sessions, the audit writer (which
-// flushes its queue) and the key store's background writes.
-func closeRest(log *slog.Logger, adapter *mcpadapter.Adapter, w *audit.Writer, ts *tenants.Store) {
+// closeRest stops what outlives the HTTP server: MCP sessions, the runs executor, the
+// audit writer (which flushes its queue) and the key store's background writes.
+func closeRest(log *slog.Logger, adapter *mcpadapter.Adapter, ex *runs.Executor, w *audit.Writer, ts *tenants.Store) {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	adapter.Close(ctx)
+	// Runs still executing after half the time are stopped; they are recovered after
+	// the restart. The other half is the audit writer's, which records their calls.
+	runsCtx, cancelRuns := context.WithTimeout(ctx, shutdownTimeout/2)
+	ex.Close(runsCtx)
+	cancelRuns()
 	if err := w.Close(ctx); err != nil {
 		log.Error("flush audit events", "err", err)
 	}
