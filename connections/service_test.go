@@ -358,10 +358,18 @@ func TestMarkNeedsReconnect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Still listed (its tools stay, marked), with its new status.
+		found := false
 		for _, u := range usable {
 			if u.ID == c.ID {
-				t.Error("a connection needing reconnect is still usable")
+				found = true
+				if u.Status != connections.StatusNeedsReconnect {
+					t.Errorf("usable status = %s, want needs_reconnect", u.Status)
+				}
 			}
+		}
+		if !found {
+			t.Error("a connection needing reconnect is no longer listed as usable")
 		}
 		if n := r.notifications()[notifiedBefore:]; len(n) != 1 || n[0] != string(p.TenantID)+"/"+c.ID {
 			t.Errorf("notifications after the marks = %v, want exactly one for %s", n, c.ID)

@@ -87,12 +87,13 @@ func (s *Store) List(ctx context.Context, tenant switchboard.TenantID) ([]Connec
 	return cs, nil
 }
 
-// Usable returns the connections p may use now: of p's tenant, shared or p's own, and
-// active or expiring.
+// Usable returns the connections p may use: of p's tenant, shared or p's own, and
+// active, expiring or needing reconnection (whose tools stay listed, marked, while
+// their calls return the reconnect link).
 func (s *Store) Usable(ctx context.Context, p switchboard.Principal) ([]Connection, error) {
 	var cs []Connection
 	err := s.db.WithContext(ctx).
-		Where("tenant_id = ? AND status IN ? AND (shared = ? OR owner_user_id = ?)", p.TenantID, []Status{StatusActive, StatusExpiring}, true, p.UserID).
+		Where("tenant_id = ? AND status IN ? AND (shared = ? OR owner_user_id = ?)", p.TenantID, []Status{StatusActive, StatusExpiring, StatusNeedsReconnect}, true, p.UserID).
 		Order("created_at, id").Find(&cs).Error
 	if err != nil {
 		return nil, switchboard.Internal(fmt.Errorf("list usable connections: %w", err))

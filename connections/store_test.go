@@ -143,16 +143,20 @@ func TestStoreTenancy(t *testing.T) {
 				}
 			})
 		}
-		t.Run("Usable skips connections that need reconnecting", func(t *testing.T) {
+		t.Run("Usable keeps connections that need reconnecting, and skips revoked ones", func(t *testing.T) {
 			c := create(t, w.store, w.b.ann, false, "stale", "ghp_stale")
 			if _, err := w.store.SetStatus(ctx, w.b.id, c.ID, c.Version, connections.StatusNeedsReconnect); err != nil {
+				t.Fatal(err)
+			}
+			revoked := create(t, w.store, w.b.ann, false, "gone", "ghp_gone")
+			if _, err := w.store.SetStatus(ctx, w.b.id, revoked.ID, revoked.Version, connections.StatusRevoked); err != nil {
 				t.Fatal(err)
 			}
 			got, err := w.store.Usable(ctx, w.b.ann)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]string{w.b.annPrivate.ID, w.b.share.ID}, ids(got)); diff != "" {
+			if diff := cmp.Diff([]string{w.b.annPrivate.ID, w.b.share.ID, c.ID}, ids(got)); diff != "" {
 				t.Errorf("usable (-want +got):\n%s", diff)
 			}
 		})

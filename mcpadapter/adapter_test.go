@@ -430,14 +430,14 @@ func TestGetStreamNeedsASession(t *testing.T) {
 func TestSweepSparesScopesInUse(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	s, err := e.adapter.scope(context.Background(), alice)
+	s, err := e.adapter.scope(context.Background(), alice, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Taken in use but not yet serving: a sweep far in the future must not drop it.
 	e.adapter.Sweep(time.Now().Add(24 * time.Hour))
 	e.adapter.mu.Lock()
-	_, kept := e.adapter.scopes[scopeKey(alice)]
+	_, kept := e.adapter.scopes[scopeKey(alice, "")]
 	e.adapter.mu.Unlock()
 	if !kept {
 		t.Fatal("a scope in use was swept")
@@ -445,7 +445,7 @@ func TestSweepSparesScopesInUse(t *testing.T) {
 	s.done()
 	e.adapter.Sweep(time.Now().Add(24 * time.Hour))
 	e.adapter.mu.Lock()
-	_, kept = e.adapter.scopes[scopeKey(alice)]
+	_, kept = e.adapter.scopes[scopeKey(alice, "")]
 	e.adapter.mu.Unlock()
 	if kept {
 		t.Error("an idle scope was not swept")

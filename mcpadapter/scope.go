@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,13 +13,17 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/router"
 )
 
-// scope is the MCP server of one principal of one tenant: its tool list is exactly the
-// tools that principal may call.
+// scope is the MCP server of one endpoint of one principal: the tenant URL of a user,
+// or the agent URL of an agent. Its tool list is exactly the tools that principal may
+// call (at an agent URL, the agent's tools, each on the connection it is bound to).
 type scope struct {
 	adapter   *Adapter
 	principal switchboard.Principal
+	agentID   string
 	mcp       *server.MCPServer
 	http      *server.StreamableHTTPServer
 
@@ -26,50 +31,94 @@ type scope struct {
 	fingerprint string      // guarded by refreshMu
 	built       atomic.Bool // a tool list has been set
 
+	// state is what the last refresh built; handlers read it without locks.
+	state atomic.Pointer[scopeState]
+
 	lastUsed atomic.Int64 // unix nanoseconds
 	inFlight atomic.Int64 // open requests, including long-lived GET streams
 }
 
-func scopeKey(p switchboard.Principal) string { return string(p.TenantID) + "|" + p.ID() }
+// scopeState is one refresh's view of the scope.
+type scopeState struct {
+	hub    map[string]*hubTool          // hub tools by name
+	served map[string]server.ServerTool // the hub tools as MCP tools (wrapped), by name
+	order  []string                     // hub tool names in registry order
+	mode   agents.ToolMode
+	agent  *agents.Agent // at an agent URL
+	index  *searchIndex  // in search mode
+}
 
-// scope returns the principal's scope, building it on first use. The scope is returned
-// in use (inFlight counted under the adapter's lock, so Sweep cannot close it between
-// here and serve); the caller must call done.
-func (a *Adapter) scope(ctx context.Context, p switchboard.Principal) (*scope, error) {
-	key := scopeKey(p)
+func scopeKey(p switchboard.Principal, agentID string) string {
+	return string(p.TenantID) + "|" + p.ID() + "|" + agentID
+}
+
+// Scope returns the scope as extensions see it.
+func (s *scope) Scope() Scope { return Scope{Principal: s.principal, AgentID: s.agentID, s: s} }
+
+// scope returns the principal's scope at the endpoint, building it on first use. The
+// scope is returned in use (inFlight counted under the adapter's lock, so Sweep cannot
+// close it between here and serve); the caller must call done.
+func (a *Adapter) scope(ctx context.Context, p switchboard.Principal, agentID string) (*scope, error) {
+	key := scopeKey(p, agentID)
 	a.mu.Lock()
 	s, ok := a.scopes[key]
 	if !ok {
-		s = a.newScope(p)
+		s = a.newScope(p, agentID)
 		a.scopes[key] = s
 	}
 	s.inFlight.Add(1)
 	a.mu.Unlock()
 	if err := s.ensure(ctx); err != nil {
 		s.done()
+		// A scope that never built (an unknown agent, a database failure) is dropped
+		// with its server, unless another request is using it.
+		drop := false
 		a.mu.Lock()
-		if a.scopes[key] == s && !s.built.Load() {
+		if a.scopes[key] == s && !s.built.Load() && s.inFlight.Load() == 0 {
 			delete(a.scopes, key)
+			drop = true
 		}
 		a.mu.Unlock()
+		if drop {
+			s.close(context.Background())
+		}
 		return nil, err
 	}
 	return s, nil
 }
 
-func (a *Adapter) newScope(p switchboard.Principal) *scope {
-	s := &scope{adapter: a, principal: p}
-	s.mcp = server.NewMCPServer("switchboard", a.opts.Version,
+func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
+	s := &scope{adapter: a, principal: p, agentID: agentID}
+	path := Prefix + p.TenantSlug
+	instructions := "Tools of the SaaS accounts connected to Switchboard for tenant " + p.TenantSlug +
+		". Tool names are {provider}_{operation}. Where a tool takes a `connection` argument, pick the account by its label."
+	if agentID != "" {
+		path += "/agents/" + agentID
+		instructions = "Tools of a Switchboard agent of tenant " + p.TenantSlug + ", each bound to one connected account." +
+			" The prompt " + instructionsPrompt + " holds the agent's instructions."
+	}
+	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
+		server.WithPromptCapabilities(true),
+		server.WithResourceCapabilities(false, true),
+		server.WithLogging(),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(promptCompleter{s}),
+		server.WithResourceCompletionProvider(resourceCompleter{s}),
 		server.WithRecovery(),
-		server.WithInstructions("Tools of the SaaS accounts connected to Switchboard for tenant "+p.TenantSlug+
-			". Tool names are {provider}_{operation}. Where a tool takes a `connection` argument, pick the account by its label."),
-	)
+		server.WithResourceRecovery(),
+		server.WithInstructions(instructions),
+	}
+	for _, e := range a.opts.Extensions {
+		opts = append(opts, e.ServerOptions...)
+	}
+	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
 	s.http = server.NewStreamableHTTPServer(s.mcp,
-		server.WithEndpointPath(Prefix+p.TenantSlug),
+		server.WithEndpointPath(path),
 		server.WithSessionIdleTTL(a.opts.IdleTimeout),
 		server.WithStreamableHTTPLogger(a.opts.Logger),
 	)
+	s.state.Store(&scopeState{mode: agents.ToolModeAll})
 	s.lastUsed.Store(time.Now().UnixNano())
 	return s
 }
@@ -82,38 +131,153 @@ func (s *scope) ensure(ctx context.Context) error {
 	return s.refresh(ctx)
 }
 
-// refresh rebuilds the tool list from the principal's usable connections and replaces
-// the server's tools when it changed (mcp-go then notifies the live sessions).
+// refresh rebuilds the tool list from the principal's connections (and, at an agent
+// URL, the agent's selection) and replaces the server's tools, prompts and resources
+// when they changed (mcp-go then notifies the live sessions with list_changed).
 func (s *scope) refresh(ctx context.Context) error {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
-	bindings, err := s.adapter.opts.Router.Tools(ctx, s.principal)
+	a := s.adapter
+	bindings, err := a.opts.Router.Tools(ctx, s.principal)
 	if err != nil {
 		return err
 	}
-	parts := make([]string, 0, len(bindings)+1)
-	tools := make([]server.ServerTool, 0, len(bindings))
-	for _, b := range bindings {
-		t, err := s.adapter.buildTool(b)
+	st := &scopeState{mode: agents.ToolModeAll, hub: map[string]*hubTool{}, served: map[string]server.ServerTool{}}
+	fp := []string{"v2"}
+	if a.opts.Agents != nil {
+		agent, settings, err := a.opts.Agents.AgentAndSettings(ctx, s.principal.TenantID, s.agentID)
 		if err != nil {
 			return err
 		}
-		tools = append(tools, t)
+		st.mode = settings.ToolMode
+		if s.agentID != "" {
+			st.agent = &agent
+			st.mode = agent.EffectiveToolMode(settings)
+			bindings = agentBindings(bindings, agent)
+			fp = append(fp, fmt.Sprintf("agent=%s@%d", agent.ID, agent.Version))
+		}
+	} else if s.agentID != "" {
+		return switchboard.NotFound("agent")
+	}
+	fp = append(fp, "mode="+string(st.mode))
+	sc := s.Scope()
+	parts := make([]string, 0, len(bindings))
+	for _, b := range bindings {
+		t := newHubTool(b)
+		tool, err := a.buildTool(t)
+		if err != nil {
+			return err
+		}
+		for _, e := range a.opts.Extensions {
+			if e.WrapTool != nil {
+				tool.Handler = e.WrapTool(sc, b, tool.Handler)
+			}
+		}
+		tool.Handler = s.instrument(b.Tool.Name, tool.Handler)
+		st.hub[b.Tool.Name] = t
+		st.served[b.Tool.Name] = tool
+		st.order = append(st.order, b.Tool.Name)
 		refs := make([]string, 0, len(b.Connections))
 		for _, c := range b.Connections {
-			refs = append(refs, c.ID+"="+c.Label)
+			refs = append(refs, fmt.Sprintf("%s=%s/%t", c.ID, c.Label, c.NeedsReconnect))
 		}
 		parts = append(parts, b.Tool.Name+":"+strings.Join(refs, ","))
 	}
 	slices.Sort(parts)
-	fp := "v1;" + strings.Join(parts, ";")
-	if fp == s.fingerprint && s.built.Load() {
+	fp = append(fp, parts...)
+
+	var mgmt []server.ServerTool
+	var resources []server.ServerResource
+	var templates []server.ServerResourceTemplate
+	for _, e := range a.opts.Extensions {
+		if e.Tools != nil {
+			ts, err := e.Tools(ctx, sc)
+			if err != nil {
+				return fmt.Errorf("tools of extension %s: %w", e.Name, err)
+			}
+			mgmt = append(mgmt, ts...)
+		}
+		if e.Resources != nil {
+			rs, err := e.Resources(ctx, sc)
+			if err != nil {
+				return fmt.Errorf("resources of extension %s: %w", e.Name, err)
+			}
+			resources = append(resources, rs...)
+		}
+		if e.ResourceTemplates != nil {
+			ts, err := e.ResourceTemplates(ctx, sc)
+			if err != nil {
+				return fmt.Errorf("resource templates of extension %s: %w", e.Name, err)
+			}
+			templates = append(templates, ts...)
+		}
+	}
+	for _, t := range mgmt {
+		fp = append(fp, "mgmt:"+t.Tool.Name)
+	}
+	for _, r := range resources {
+		fp = append(fp, "res:"+r.Resource.URI)
+	}
+	for _, t := range templates {
+		fp = append(fp, "tpl:"+t.Template.URITemplate.Raw())
+	}
+	if st.agent != nil {
+		fp = append(fp, "prompt:"+st.agent.Name+"\x00"+st.agent.Description+"\x00"+st.agent.Instructions)
+	}
+	fingerprint := strings.Join(fp, ";")
+	if fingerprint == s.fingerprint && s.built.Load() {
 		return nil
 	}
-	s.mcp.SetTools(tools...)
-	s.fingerprint = fp
+
+	listed := mgmt
+	if st.mode == agents.ToolModeSearch {
+		st.index = newSearchIndex(st)
+		listed = append(s.searchTools(), listed...)
+	} else {
+		hubTools := make([]server.ServerTool, 0, len(st.order)+len(mgmt))
+		for _, name := range st.order {
+			hubTools = append(hubTools, st.served[name])
+		}
+		listed = append(hubTools, listed...)
+	}
+	s.state.Store(st)
+	s.mcp.SetTools(listed...)
+	s.mcp.SetPrompts(s.prompts(st)...)
+	s.mcp.SetResources(append(s.resources(), resources...)...)
+	s.mcp.SetResourceTemplates(append(s.resourceTemplates(), templates...)...)
+	s.fingerprint = fingerprint
 	s.built.Store(true)
 	return nil
+}
+
+// agentBindings narrows the principal's bindings to the agent's tools, each on the
+// connection it is bound to. A tool whose connection is gone (deleted, revoked, or no
+// longer usable by the agent's creator) is left out.
+func agentBindings(all []router.Binding, agent agents.Agent) []router.Binding {
+	byName := make(map[string]router.Binding, len(all))
+	for _, b := range all {
+		byName[b.Tool.Name] = b
+	}
+	out := make([]router.Binding, 0, len(agent.Tools))
+	for _, t := range agent.Tools {
+		b, ok := byName[t.Tool]
+		if !ok {
+			continue
+		}
+		for _, c := range b.Connections {
+			if c.ID == t.ConnectionID {
+				out = append(out, router.Binding{Tool: b.Tool, Connections: []router.ConnectionRef{c}})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// hubTool returns one of the scope's hub tools by name.
+func (s *scope) hubTool(name string) (*hubTool, bool) {
+	t, ok := s.state.Load().hub[name]
+	return t, ok
 }
 
 // serve hands a request to the scope's server; the scope was taken in use by

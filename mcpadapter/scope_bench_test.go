@@ -32,7 +32,7 @@ func BenchmarkScopeBuild(b *testing.B) {
 	scopes := make([]*scope, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
-		s := a.newScope(alice)
+		s := a.newScope(alice, "")
 		if err := s.refresh(context.Background()); err != nil {
 			b.Fatal(err)
 		}

@@ -17,16 +17,59 @@ import (
 // of its provider.
 const connectionArg = "connection"
 
+// hubTool is one of the registry's tools as a scope serves it: the binding (the
+// connections it may run on) and how a call's arguments pick the connection.
+type hubTool struct {
+	binding router.Binding
+	labels  map[string]string // label -> connection id, when the tool takes a connection argument
+	single  string            // the connection id, when there is only one
+}
+
+// request turns a call's arguments into the router request, taking the connection
+// argument off when the tool has one.
+func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
+	connID := t.single
+	if connID == "" {
+		var err error
+		if args, connID, err = takeConnection(args, t.labels); err != nil {
+			return router.Request{}, err
+		}
+	}
+	return router.Request{Tool: t.binding.Tool.Name, ConnectionID: connID, Args: args}, nil
+}
+
+// needsReconnect lists the labels of the tool's connections that need reconnecting.
+func (t *hubTool) needsReconnect() []string {
+	var out []string
+	for _, c := range t.binding.Connections {
+		if c.NeedsReconnect {
+			out = append(out, c.Label)
+		}
+	}
+	return out
+}
+
+func newHubTool(b router.Binding) *hubTool {
+	t := &hubTool{binding: b}
+	if len(b.Connections) == 1 {
+		t.single = b.Connections[0].ID
+		return t
+	}
+	t.labels = make(map[string]string, len(b.Connections))
+	for _, c := range b.Connections {
+		t.labels[c.Label] = c.ID
+	}
+	return t
+}
+
 // buildTool turns a binding into an MCP tool: the registry's schemas (plus a connection
 // argument listing the caller's accounts when there are several), annotations from the
-// operation's hints, and a handler that runs the call through the router.
-func (a *Adapter) buildTool(b router.Binding) (server.ServerTool, error) {
+// operation's hints, and a handler that runs the call through the router. A tool whose
+// connection needs reconnecting stays listed, marked [NEEDS RECONNECT].
+func (a *Adapter) buildTool(t *hubTool) (server.ServerTool, error) {
+	b := t.binding
 	info := b.Tool.Info
 	input := b.Tool.InputSchema
-	labels := make(map[string]string, len(b.Connections))
-	for _, c := range b.Connections {
-		labels[c.Label] = c.ID
-	}
 	description := info.Description
 	if len(b.Connections) > 1 {
 		var err error
@@ -35,6 +78,14 @@ func (a *Adapter) buildTool(b router.Binding) (server.ServerTool, error) {
 		}
 	} else {
 		description += fmt.Sprintf(" (Runs as %s account %q.)", b.Tool.Provider.Title, b.Connections[0].Label)
+	}
+	if stale := t.needsReconnect(); len(stale) > 0 {
+		quoted := make([]string, len(stale))
+		for i, l := range stale {
+			quoted[i] = fmt.Sprintf("%q", l)
+		}
+		description = fmt.Sprintf("%s The %s account %s needs reconnecting at %s before this tool works. %s",
+			NeedsReconnectMark, b.Tool.Provider.Title, strings.Join(quoted, ", "), a.reconnectURL(), description)
 	}
 	h := info.Hints
 	tool := mcp.Tool{
@@ -52,10 +103,6 @@ func (a *Adapter) buildTool(b router.Binding) (server.ServerTool, error) {
 		},
 	}
 	name := b.Tool.Name
-	single := ""
-	if len(b.Connections) == 1 {
-		single = b.Connections[0].ID
-	}
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p, ok := switchboard.PrincipalFrom(ctx)
 		if !ok {
@@ -65,13 +112,11 @@ func (a *Adapter) buildTool(b router.Binding) (server.ServerTool, error) {
 		if err != nil {
 			return a.toolError(switchboard.Invalid("arguments", err.Error())), nil
 		}
-		connID := single
-		if connID == "" {
-			if args, connID, err = takeConnection(args, labels); err != nil {
-				return a.toolError(err), nil
-			}
+		rreq, err := t.request(args)
+		if err != nil {
+			return a.toolError(err), nil
 		}
-		out, err := a.opts.Router.Execute(ctx, p, router.Request{Tool: name, ConnectionID: connID, Args: args})
+		out, err := a.opts.Router.Execute(ctx, p, rreq)
 		if err != nil {
 			return a.toolError(err), nil
 		}
@@ -86,6 +131,10 @@ func (a *Adapter) buildTool(b router.Binding) (server.ServerTool, error) {
 	}
 	return server.ServerTool{Tool: tool, Handler: handler}, nil
 }
+
+// NeedsReconnectMark starts the description of a tool whose connection needs
+// reconnecting.
+const NeedsReconnectMark = "[NEEDS RECONNECT]"
 
 // withConnectionArg adds the required connection argument, an enum of the labels.
 func withConnectionArg(input json.RawMessage, b router.Binding) (json.RawMessage, error) {

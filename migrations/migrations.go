@@ -24,6 +24,7 @@ func all() []migration {
 		{Version: 1, Name: "initial", Up: up0001Initial},
 		{Version: 2, Name: "connection_meta", Up: up0002ConnectionMeta},
 		{Version: 3, Name: "oauth", Up: up0003OAuth},
+		{Version: 4, Name: "agents", Up: up0004Agents},
 		{Version: 5, Name: "runs", Up: up0005Runs},
 		{Version: 6, Name: "web", Up: up0006Web},
 	}

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -152,7 +153,10 @@ func (f *flight) do(key string, fn func() (*entry, error)) (*entry, error) {
 
 // upstreamStatus receives the HTTP status of the last upstream response of a call, for
 // the audit record.
-type upstreamStatus struct{ code atomic.Int32 }
+type upstreamStatus struct {
+	code      atomic.Int32
+	responses atomic.Int32
+}
 
 type statusKey struct{}
 
@@ -160,7 +164,9 @@ func withStatus(ctx context.Context, s *upstreamStatus) context.Context {
 	return context.WithValue(ctx, statusKey{}, s)
 }
 
-// statusTransport notes each response's status in the call's upstreamStatus.
+// statusTransport notes each response's status in the call's upstreamStatus, and
+// reports each response as progress (a call that pages through results gets one per
+// page).
 type statusTransport struct{ next http.RoundTripper }
 
 func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -168,6 +174,8 @@ func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		if s, ok := req.Context().Value(statusKey{}).(*upstreamStatus); ok {
 			s.code.Store(int32(resp.StatusCode))
+			n := s.responses.Add(1)
+			providers.ReportProgress(req.Context(), float64(n), 0, fmt.Sprintf("upstream response %d (HTTP %d)", n, resp.StatusCode))
 		}
 	}
 	return resp, err

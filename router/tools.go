@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -13,6 +14,9 @@ import (
 type ConnectionRef struct {
 	ID    string
 	Label string
+	// NeedsReconnect is set when the provider refused the connection's credentials: its
+	// tools stay listed (marked) and calls return the reconnect link.
+	NeedsReconnect bool
 }
 
 // Binding is one tool a principal may call, with the connections it can run on
@@ -23,7 +27,8 @@ type Binding struct {
 }
 
 // Tools lists every tool the principal may call: each operation of each provider the
-// principal has a usable connection to, in registry order.
+// principal has a usable connection to, in registry order. Connections that need
+// reconnecting are included, flagged, so their tools stay listed.
 func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding, error) {
 	conns, err := r.conns.Usable(ctx, p)
 	if err != nil {
@@ -32,12 +37,15 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 	byProvider := map[string][]ConnectionRef{}
 	seen := map[string]int{}
 	for _, c := range conns {
+		if c.Status == connections.StatusRevoked {
+			continue
+		}
 		label := c.AccountLabel
 		key := c.Provider + "\x00" + label
 		if seen[key]++; seen[key] > 1 {
 			label = fmt.Sprintf("%s (%s)", label, c.ID)
 		}
-		byProvider[c.Provider] = append(byProvider[c.Provider], ConnectionRef{ID: c.ID, Label: label})
+		byProvider[c.Provider] = append(byProvider[c.Provider], ConnectionRef{ID: c.ID, Label: label, NeedsReconnect: c.Status == connections.StatusNeedsReconnect})
 	}
 	var out []Binding
 	for _, spec := range r.registry.Providers() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers/all"
 )
 
@@ -38,6 +39,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL", "the provider's", "overrides a provider's OAuth authorization endpoint (GitHub Enterprise Server: https://HOST/login/oauth/authorize); <PROVIDER> is GITHUB, SLACK, …"},
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_TOKEN_URL", "the provider's", "overrides a provider's OAuth token endpoint (GitHub Enterprise Server: https://HOST/login/oauth/access_token)"},
 		{"SWITCHBOARD_REFRESH_INTERVAL", "1m", "how often the background refresher looks for OAuth tokens expiring within 10 minutes"},
+		{"SWITCHBOARD_ALLOWED_ORIGINS", "", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own; * allows any"},
 	}
 }
 
@@ -56,6 +58,9 @@ type config struct {
 	OAuthApps map[string]connections.OAuthApp
 	// RefreshInterval is the background refresher's period.
 	RefreshInterval time.Duration
+	// AllowedOrigins are browser origins allowed to call the MCP URLs (DNS rebinding
+	// protection), besides PublicURL's own.
+	AllowedOrigins []string
 }
 
 // configError is a configuration variable with a bad value; the process exits 2.
@@ -117,6 +122,21 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.RefreshInterval, err = time.ParseDuration(get("SWITCHBOARD_REFRESH_INTERVAL", "1m"))
 	if err != nil || c.RefreshInterval < time.Second {
 		return config{}, &configError{"SWITCHBOARD_REFRESH_INTERVAL", "must be a duration of at least 1s, such as 30s or 1m"}
+	}
+	for o := range strings.SplitSeq(get("SWITCHBOARD_ALLOWED_ORIGINS", ""), ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		if o == "*" {
+			c.AllowedOrigins = append(c.AllowedOrigins, o)
+			continue
+		}
+		norm, ok := mcpadapter.NormalizeOrigin(o)
+		if !ok {
+			return config{}, &configError{"SWITCHBOARD_ALLOWED_ORIGINS", fmt.Sprintf("%q is not an origin; use scheme://host[:port], for example https://app.example.com", o)}
+		}
+		c.AllowedOrigins = append(c.AllowedOrigins, norm)
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("SWITCHBOARD_LOG_LEVEL", "info"))); err != nil {
 		return config{}, &configError{"SWITCHBOARD_LOG_LEVEL", fmt.Sprintf("%q is not a level; use debug, info, warn or error", getenv("SWITCHBOARD_LOG_LEVEL"))}

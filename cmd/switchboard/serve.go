@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
@@ -102,10 +103,15 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	connService := connections.NewService(connStore, reg, transports, auditWriter)
 	connService.ConfigureOAuth(connections.OAuthConfig{RedirectURL: publicURL + api.CallbackPath, Apps: cfg.OAuthApps, Logger: log})
 	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: keyring.Derive("audit-args")})
-	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tenantStore, Logger: log, PublicURL: publicURL, Version: version()})
+	agentService := agents.NewService(agents.NewStore(db), reg, connService)
+	adapter := mcpadapter.New(mcpadapter.Options{
+		Router: rtr, Auth: tenantStore, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
+		AllowedOrigins: cfg.AllowedOrigins,
+	})
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: log})
 	connService.Subscribe(rtr.Forget)
 	connService.Subscribe(adapter.ConnectionChanged)
+	agentService.Subscribe(adapter.AgentChanged)
 
 	tenant, adminKey, created, err := tenantStore.Bootstrap(ctx)
 	if err != nil {
@@ -130,6 +136,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	})
 	mcp := gin.WrapH(adapter)
 	engine.Any(mcpadapter.Prefix+":tenant", mcp)
+	engine.Any(mcpadapter.Prefix+":tenant/agents/:agent", mcp)
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()

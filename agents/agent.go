@@ -1,0 +1,122 @@
+// Package agents owns agents: a named set of tools, each bound to one connection of
+// the agent's tenant, with instructions (served as an MCP prompt), a confirm policy
+// and a tool mode, reachable at its own MCP URL with its own API keys. It also owns
+// the tenant's MCP settings (the defaults an agent inherits). Every store call takes
+// the tenant.
+package agents
+
+import (
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// Confirm is a confirm policy: when a tool call asks the person first.
+type Confirm string
+
+// The confirm policies. ConfirmInherit (an agent's empty value) takes the tenant's.
+const (
+	ConfirmInherit     Confirm = ""
+	ConfirmNever       Confirm = "never"
+	ConfirmDestructive Confirm = "destructive"
+	ConfirmAlways      Confirm = "always"
+)
+
+// ToolMode is how an MCP endpoint lists its tools.
+type ToolMode string
+
+// The tool modes. ToolModeInherit (an agent's empty value) takes the tenant's;
+// ToolModeSearch replaces the full list with search_tools, describe_tool and call_tool.
+const (
+	ToolModeInherit ToolMode = ""
+	ToolModeAll     ToolMode = "all"
+	ToolModeSearch  ToolMode = "search"
+)
+
+// Agent is a named selection of tools of one tenant, each bound to a connection.
+type Agent struct {
+	ID           string               `gorm:"primaryKey;size:40"`
+	TenantID     switchboard.TenantID `gorm:"size:40;not null"`
+	Name         string               `gorm:"size:100;not null"`
+	Description  string               `gorm:"size:2000;not null"`
+	Instructions string               `gorm:"not null"`
+	Confirm      Confirm              `gorm:"size:16;not null"`
+	ToolMode     ToolMode             `gorm:"size:16;not null"`
+	// CreatedBy is the user the agent acts for: its tools run on connections that
+	// user may use.
+	CreatedBy string    `gorm:"size:40;not null"`
+	Version   int64     `gorm:"not null"`
+	CreatedAt time.Time `gorm:"not null"`
+	UpdatedAt time.Time `gorm:"not null"`
+	// Tools are the agent's selected tools, in the order they were given.
+	Tools []Tool `gorm:"-"`
+}
+
+// TableName is the agents table.
+func (Agent) TableName() string { return "agents" }
+
+// Tool is one tool an agent selected, bound to one connection.
+type Tool struct {
+	AgentID      string               `gorm:"primaryKey;size:40"`
+	Tool         string               `gorm:"primaryKey;size:64"`
+	TenantID     switchboard.TenantID `gorm:"size:40;not null"`
+	ConnectionID string               `gorm:"size:40;not null"`
+	Position     int                  `gorm:"not null"`
+}
+
+// TableName is the agent_tools table.
+func (Tool) TableName() string { return "agent_tools" }
+
+// Settings are a tenant's MCP settings: the confirm policy and tool mode its tenant
+// URL uses and its agents inherit.
+type Settings struct {
+	TenantID  switchboard.TenantID `gorm:"primaryKey;size:40"`
+	Confirm   Confirm              `gorm:"size:16;not null"`
+	ToolMode  ToolMode             `gorm:"size:16;not null"`
+	UpdatedAt time.Time            `gorm:"not null"`
+}
+
+// TableName is the tenant_mcp_settings table.
+func (Settings) TableName() string { return "tenant_mcp_settings" }
+
+// DefaultSettings are a tenant's settings until it changes them: no confirmation, the
+// full tool list.
+func DefaultSettings(tenant switchboard.TenantID) Settings {
+	return Settings{TenantID: tenant, Confirm: ConfirmNever, ToolMode: ToolModeAll}
+}
+
+// EffectiveConfirm is the agent's confirm policy, or the tenant's when it has none.
+func (a *Agent) EffectiveConfirm(s Settings) Confirm {
+	if a.Confirm != ConfirmInherit {
+		return a.Confirm
+	}
+	return s.Confirm
+}
+
+// EffectiveToolMode is the agent's tool mode, or the tenant's when it has none.
+func (a *Agent) EffectiveToolMode(s Settings) ToolMode {
+	if a.ToolMode != ToolModeInherit {
+		return a.ToolMode
+	}
+	return s.ToolMode
+}
+
+func validConfirm(c Confirm, inherit bool) bool {
+	switch c {
+	case ConfirmNever, ConfirmDestructive, ConfirmAlways:
+		return true
+	case ConfirmInherit:
+		return inherit
+	}
+	return false
+}
+
+func validToolMode(m ToolMode, inherit bool) bool {
+	switch m {
+	case ToolModeAll, ToolModeSearch:
+		return true
+	case ToolModeInherit:
+		return inherit
+	}
+	return false
+}

@@ -1,0 +1,303 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// Limits on an agent's fields.
+const (
+	MaxNameRunes         = 100
+	MaxDescriptionRunes  = 2000
+	MaxInstructionsRunes = 20000
+	MaxTools             = 500
+)
+
+// Connections is what the service needs of the connection service: a connection the
+// principal may see (another tenant's is not found).
+type Connections interface {
+	Get(ctx context.Context, p switchboard.Principal, id string) (connections.Connection, error)
+}
+
+// Input is an agent as a caller gives it, to create or replace one.
+type Input struct {
+	Name         string
+	Description  string
+	Instructions string
+	Confirm      Confirm
+	ToolMode     ToolMode
+	Tools        []ToolInput
+}
+
+// ToolInput selects one tool and the connection it runs on.
+type ToolInput struct {
+	Tool         string
+	ConnectionID string
+}
+
+// Service manages agents for a principal: it checks who may see and change what,
+// validates every field (tools exist, each bound to a connection of the tenant that
+// the agent's creator may use, of the tool's provider), and tells subscribers about
+// every change.
+type Service struct {
+	store *Store
+	reg   *providers.Registry
+	conns Connections
+
+	mu   sync.Mutex
+	subs []func(tenant switchboard.TenantID, agentID string)
+}
+
+// NewService returns a Service.
+func NewService(store *Store, reg *providers.Registry, conns Connections) *Service {
+	return &Service{store: store, reg: reg, conns: conns}
+}
+
+// Subscribe registers fn to be called after every change to an agent (the MCP adapter
+// refreshes that agent's live sessions; agentID is "" for a change of the tenant's
+// settings). Subscribe while wiring; fn must not block.
+func (s *Service) Subscribe(fn func(tenant switchboard.TenantID, agentID string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subs = append(s.subs, fn)
+}
+
+func (s *Service) notify(tenant switchboard.TenantID, agentID string) {
+	s.mu.Lock()
+	subs := slices.Clone(s.subs)
+	s.mu.Unlock()
+	for _, fn := range subs {
+		fn(tenant, agentID)
+	}
+}
+
+// Create creates an agent acting for p's user. Only users create agents.
+func (s *Service) Create(ctx context.Context, p switchboard.Principal, in Input) (Agent, error) {
+	if err := asUser(p); err != nil {
+		return Agent{}, err
+	}
+	a := Agent{CreatedBy: p.UserID}
+	if err := s.fill(ctx, p, &a, in); err != nil {
+		return Agent{}, err
+	}
+	if err := s.store.Create(ctx, p.TenantID, &a); err != nil {
+		return Agent{}, err
+	}
+	s.notify(p.TenantID, a.ID)
+	return a, nil
+}
+
+// Get returns an agent of p's tenant. Users see every agent of their tenant; an
+// agent's key sees only its own agent.
+func (s *Service) Get(ctx context.Context, p switchboard.Principal, id string) (Agent, error) {
+	if p.Kind == switchboard.PrincipalAgent && p.AgentID != id {
+		return Agent{}, switchboard.NotFound("agent")
+	}
+	return s.store.Get(ctx, p.TenantID, id)
+}
+
+// List returns the agents of p's tenant (for an agent's key, only its own).
+func (s *Service) List(ctx context.Context, p switchboard.Principal) ([]Agent, error) {
+	as, err := s.store.List(ctx, p.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	if p.Kind != switchboard.PrincipalAgent {
+		return as, nil
+	}
+	out := as[:0]
+	for _, a := range as {
+		if a.ID == p.AgentID {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// Update replaces an agent's fields and tools, if it is still at version. Its creator
+// and the tenant's admins may; other users are forbidden.
+func (s *Service) Update(ctx context.Context, p switchboard.Principal, id string, version int64, in Input) (Agent, error) {
+	a, err := s.manageable(ctx, p, id)
+	if err != nil {
+		return Agent{}, err
+	}
+	if err := s.fill(ctx, p, &a, in); err != nil {
+		return Agent{}, err
+	}
+	if err := s.store.Update(ctx, p.TenantID, &a, version); err != nil {
+		return Agent{}, err
+	}
+	s.notify(p.TenantID, a.ID)
+	return a, nil
+}
+
+// Delete removes an agent; its creator and the tenant's admins may.
+func (s *Service) Delete(ctx context.Context, p switchboard.Principal, id string) (Agent, error) {
+	a, err := s.manageable(ctx, p, id)
+	if err != nil {
+		return Agent{}, err
+	}
+	if err := s.store.Delete(ctx, p.TenantID, id); err != nil {
+		return Agent{}, err
+	}
+	s.notify(p.TenantID, id)
+	return a, nil
+}
+
+// Manageable returns the agent if p may change it (its creator or a tenant admin):
+// for minting and listing its API keys.
+func (s *Service) Manageable(ctx context.Context, p switchboard.Principal, id string) (Agent, error) {
+	return s.manageable(ctx, p, id)
+}
+
+func (s *Service) manageable(ctx context.Context, p switchboard.Principal, id string) (Agent, error) {
+	if err := asUser(p); err != nil {
+		return Agent{}, err
+	}
+	a, err := s.store.Get(ctx, p.TenantID, id)
+	if err != nil {
+		return Agent{}, err
+	}
+	if a.CreatedBy != p.UserID && !p.Role.IsAdmin() {
+		return Agent{}, switchboard.Errorf(switchboard.CodeForbidden, "only the agent's creator or a tenant admin may change it")
+	}
+	return a, nil
+}
+
+// Settings returns the tenant's MCP settings.
+func (s *Service) Settings(ctx context.Context, p switchboard.Principal) (Settings, error) {
+	return s.store.Settings(ctx, p.TenantID)
+}
+
+// PutSettings changes the tenant's MCP settings; only admins may.
+func (s *Service) PutSettings(ctx context.Context, p switchboard.Principal, st Settings) (Settings, error) {
+	if err := asUser(p); err != nil {
+		return Settings{}, err
+	}
+	if !p.Role.IsAdmin() {
+		return Settings{}, switchboard.Errorf(switchboard.CodeForbidden, "only a tenant admin may change the MCP settings")
+	}
+	if !validConfirm(st.Confirm, false) {
+		return Settings{}, switchboard.Invalid("confirm", "must be never, destructive or always")
+	}
+	if !validToolMode(st.ToolMode, false) {
+		return Settings{}, switchboard.Invalid("tool_mode", "must be all or search")
+	}
+	if err := s.store.PutSettings(ctx, p.TenantID, &st); err != nil {
+		return Settings{}, err
+	}
+	s.notify(p.TenantID, "")
+	return st, nil
+}
+
+// ConfirmPolicy is the confirm policy that applies to the principal's tool calls: its
+// agent's (or the tenant's when the agent inherits it) for an agent's key, the
+// tenant's for a user's.
+func (s *Service) ConfirmPolicy(ctx context.Context, p switchboard.Principal) (string, error) {
+	st, err := s.store.Settings(ctx, p.TenantID)
+	if err != nil {
+		return "", err
+	}
+	if p.Kind != switchboard.PrincipalAgent {
+		return string(st.Confirm), nil
+	}
+	a, err := s.store.Get(ctx, p.TenantID, p.AgentID)
+	if err != nil {
+		return "", err
+	}
+	return string(a.EffectiveConfirm(st)), nil
+}
+
+// AgentAndSettings returns an agent of the tenant and the tenant's settings, for the
+// MCP adapter (which has authenticated the agent's key).
+func (s *Service) AgentAndSettings(ctx context.Context, tenant switchboard.TenantID, id string) (Agent, Settings, error) {
+	st, err := s.store.Settings(ctx, tenant)
+	if err != nil {
+		return Agent{}, Settings{}, err
+	}
+	if id == "" {
+		return Agent{}, st, nil
+	}
+	a, err := s.store.Get(ctx, tenant, id)
+	return a, st, err
+}
+
+// fill validates the input and sets the agent's fields from it. The tools must exist,
+// be unique, and be bound to a connection of the tool's provider that p may see and
+// the agent's creator may use.
+func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, in Input) error {
+	name := strings.TrimSpace(in.Name)
+	switch {
+	case name == "" || utf8.RuneCountInString(name) > MaxNameRunes:
+		return switchboard.Invalid("name", fmt.Sprintf("must be 1 to %d characters", MaxNameRunes))
+	case strings.ContainsAny(name, "\r\n\t"):
+		return switchboard.Invalid("name", "must be one line")
+	case utf8.RuneCountInString(in.Description) > MaxDescriptionRunes:
+		return switchboard.Invalid("description", fmt.Sprintf("must be at most %d characters", MaxDescriptionRunes))
+	case utf8.RuneCountInString(in.Instructions) > MaxInstructionsRunes:
+		return switchboard.Invalid("instructions", fmt.Sprintf("must be at most %d characters", MaxInstructionsRunes))
+	case !utf8.ValidString(in.Description) || !utf8.ValidString(in.Instructions):
+		return switchboard.Invalid("description", "must be valid UTF-8")
+	case !validConfirm(in.Confirm, true):
+		return switchboard.Invalid("confirm", "must be never, destructive, always, or empty for the tenant's policy")
+	case !validToolMode(in.ToolMode, true):
+		return switchboard.Invalid("tool_mode", "must be all, search, or empty for the tenant's mode")
+	case len(in.Tools) > MaxTools:
+		return switchboard.Invalid("tools", fmt.Sprintf("must hold at most %d tools", MaxTools))
+	}
+	creator := switchboard.Principal{TenantID: p.TenantID, Kind: switchboard.PrincipalUser, UserID: a.CreatedBy}
+	tools := make([]Tool, 0, len(in.Tools))
+	seen := map[string]bool{}
+	for i, ti := range in.Tools {
+		field := fmt.Sprintf("tools[%d]", i)
+		t, ok := s.reg.Tool(ti.Tool)
+		if !ok {
+			return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is not a tool of this hub", ti.Tool))
+		}
+		if seen[ti.Tool] {
+			return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is selected twice", ti.Tool))
+		}
+		seen[ti.Tool] = true
+		if strings.TrimSpace(ti.ConnectionID) == "" {
+			return switchboard.Invalid(field+".connection_id", "is required: every tool is bound to one connection")
+		}
+		c, err := s.conns.Get(ctx, p, ti.ConnectionID)
+		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			return switchboard.Invalid(field+".connection_id", "is not a connection of this tenant that you can see")
+		}
+		if err != nil {
+			return err
+		}
+		if !c.UsableBy(creator) {
+			return switchboard.Invalid(field+".connection_id", "is another user's private connection, which the agent's creator may not use")
+		}
+		if c.Provider != t.Provider.Name {
+			return switchboard.Invalid(field+".connection_id", fmt.Sprintf("is a %s connection; %s needs a %s connection", c.Provider, t.Name, t.Provider.Name))
+		}
+		if c.Status == connections.StatusRevoked {
+			return switchboard.Invalid(field+".connection_id", "is revoked; reconnect the account first")
+		}
+		tools = append(tools, Tool{Tool: t.Name, ConnectionID: c.ID})
+	}
+	a.Name, a.Description, a.Instructions = name, in.Description, in.Instructions
+	a.Confirm, a.ToolMode, a.Tools = in.Confirm, in.ToolMode, tools
+	return nil
+}
+
+func asUser(p switchboard.Principal) error {
+	if p.Kind == switchboard.PrincipalAgent {
+		return switchboard.Errorf(switchboard.CodeForbidden, "an agent's API key cannot manage agents; use a user's key")
+	}
+	if p.UserID == "" {
+		return switchboard.Errorf(switchboard.CodeUnauthorized, "send an API key as Authorization: Bearer <key>")
+	}
+	return nil
+}

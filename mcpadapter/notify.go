@@ -1,0 +1,72 @@
+package mcpadapter
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// instrument wraps a hub tool's handler with what the caller asked for besides the
+// result: progress notifications when the request carries a progress token (one per
+// upstream response, so a call that pages through results reports each page), and log
+// notifications at the session's level (the call starting, and its failure).
+func (s *scope) instrument(name string, next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+			ctx = providers.WithProgress(ctx, s.progressSender(ctx, req.Params.Meta.ProgressToken))
+		}
+		s.log(ctx, mcp.LoggingLevelDebug, map[string]any{"event": "tool_call", "tool": name})
+		res, err := next(ctx, req)
+		switch {
+		case err != nil:
+			s.log(ctx, mcp.LoggingLevelError, map[string]any{"event": "tool_failed", "tool": name})
+		case res != nil && res.IsError:
+			s.log(ctx, mcp.LoggingLevelWarning, map[string]any{"event": "tool_error", "tool": name, "message": firstText(res)})
+		default:
+			s.log(ctx, mcp.LoggingLevelInfo, map[string]any{"event": "tool_done", "tool": name})
+		}
+		return res, err
+	}
+}
+
+// progressSender returns a ProgressFunc that sends notifications/progress for the
+// token, with a progress value that only increases.
+func (s *scope) progressSender(ctx context.Context, token mcp.ProgressToken) providers.ProgressFunc {
+	var mu sync.Mutex
+	last := 0.0
+	return func(done, total float64, message string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done <= last {
+			done = last + 1
+		}
+		last = done
+		params := map[string]any{"progressToken": token, "progress": done}
+		if total > 0 {
+			params["total"] = total
+		}
+		if message != "" {
+			params["message"] = message
+		}
+		_ = s.mcp.SendNotificationToClient(ctx, "notifications/progress", params)
+	}
+}
+
+// log sends a log notification to the calling session when its level asks for it.
+func (s *scope) log(ctx context.Context, level mcp.LoggingLevel, data any) {
+	_ = s.mcp.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "switchboard", data))
+}
+
+func firstText(res *mcp.CallToolResult) string {
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return fmt.Sprintf("%d content items", len(res.Content))
+}
