@@ -137,7 +137,7 @@ func classify(slackCode string) (code switchboard.Code, message string, ok bool)
 	case "restricted_action":
 		return switchboard.CodeForbidden, "a workspace preference forbids this connection to do that", true
 	case "not_allowed_token_type":
-		return switchboard.CodeForbidden, "this Slack method needs a user token (xoxp-…), and this connection holds a bot token (xoxb-…); connect Slack again with a user token (OAuth with user scopes such as search:read, or paste an xoxp- token) and use that connection", true
+		return switchboard.CodeForbidden, "this Slack method needs a user token (xoxp-…), and this connection holds a bot token (xoxb-…); connect Slack again with a user token: add a Slack connection with a user token (xoxp-…, from your app's OAuth & Permissions page, with the user scope the method needs, e.g. search:read) and use that connection", true
 	case "cant_update_message":
 		return switchboard.CodeForbidden, "this connection may only edit messages it posted itself", true
 	case "cant_delete_message":

@@ -18,9 +18,12 @@ import (
 // Slack docs: https://api.slack.com/authentication/oauth-v2 and https://api.slack.com/authentication/rotation
 func oauth() *providers.OAuth2 {
 	return &providers.OAuth2{
-		AuthURL:        "https://slack.com/oauth/v2/authorize",
-		TokenURL:       "https://slack.com/api/oauth.v2.access",
-		Scopes:         []string{"channels:read", "channels:history", "chat:write", "reactions:write", "users:read", "users:read.email"},
+		AuthURL:  "https://slack.com/oauth/v2/authorize",
+		TokenURL: "https://slack.com/api/oauth.v2.access",
+		// The bot scopes every Slack operation needs except search_messages, which only
+		// a user token may call (a pasted xoxp- token with search:read).
+		Scopes: []string{"channels:read", "channels:history", "channels:manage", "groups:write", "chat:write", "files:write",
+			"pins:read", "pins:write", "reactions:write", "users:read", "users:read.email"},
 		ScopeSeparator: ",",
 		TokenResponse:  tokenResponse,
 		TokenMeta:      tokenMeta,
