@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -29,6 +30,8 @@ type Options struct {
 	Tools ToolRunner
 	// Runs keeps the asynchronous runs of /api/runs (the runs executor).
 	Runs RunService
+	// Agents manages /api/agents and /api/mcp-settings.
+	Agents *agents.Service
 	// Recorder takes the audit events of tenant, user and key changes.
 	Recorder audit.Recorder
 	// Ready reports whether the hub can serve (the database answers); /readyz calls it.
@@ -101,6 +104,16 @@ func New(o Options) *gin.Engine {
 
 	a.GET("/tools", s.listTools)
 	a.POST("/tools/:tool/call", s.callTool)
+
+	a.GET("/agents", s.listAgents)
+	a.POST("/agents", s.createAgent)
+	a.GET("/agents/:id", s.getAgent)
+	a.PUT("/agents/:id", s.updateAgent)
+	a.DELETE("/agents/:id", s.deleteAgent)
+	a.GET("/agents/:id/keys", s.listAgentKeys)
+	a.POST("/agents/:id/keys", s.createAgentKey)
+	a.GET("/mcp-settings", s.getMCPSettings)
+	a.PUT("/mcp-settings", s.putMCPSettings)
 
 	a.POST("/runs", s.startRun)
 	a.GET("/runs", s.listRuns)

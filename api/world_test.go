@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
@@ -176,6 +177,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		Audit:       audit.NewStore(db),
 		Tools:       rtr,
 		Runs:        w.runs,
+		Agents:      agents.NewService(agents.NewStore(db), reg, svc),
 		Recorder:    w.writer,
 		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL:   "https://hub.example.com/",

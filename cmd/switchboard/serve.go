@@ -128,6 +128,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Audit:       audit.NewStore(db),
 		Tools:       rtr,
 		Runs:        runExec,
+		Agents:      agentService,
 		Recorder:    auditWriter,
 		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL:   publicURL,

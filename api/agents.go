@@ -1,0 +1,386 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/audit"
+)
+
+// The audit kinds of agent changes.
+const (
+	kindAgentCreated       audit.Kind = "agent_created"
+	kindAgentUpdated       audit.Kind = "agent_updated"
+	kindAgentDeleted       audit.Kind = "agent_deleted"
+	kindMCPSettingsChanged audit.Kind = "mcp_settings_changed"
+)
+
+// agentView is an agent as the API shows it, with the policies in effect (its own or
+// the tenant's) and its MCP URL.
+type agentView struct {
+	ID                string          `json:"id"`
+	Name              string          `json:"name"`
+	Description       string          `json:"description"`
+	Instructions      string          `json:"instructions"`
+	Confirm           agents.Confirm  `json:"confirm"`
+	ToolMode          agents.ToolMode `json:"tool_mode"`
+	EffectiveConfirm  agents.Confirm  `json:"effective_confirm"`
+	EffectiveToolMode agents.ToolMode `json:"effective_tool_mode"`
+	Tools             []agentToolView `json:"tools"`
+	MCPURL            string          `json:"mcp_url"`
+	CreatedBy         string          `json:"created_by"`
+	Version           int64           `json:"version"`
+	CreatedAt         time.Time       `json:"created_at"`
+	UpdatedAt         time.Time       `json:"updated_at"`
+}
+
+// agentToolView is one selected tool with the connection it is bound to, and what it
+// does (from the catalog).
+type agentToolView struct {
+	Tool         string `json:"tool"`
+	ConnectionID string `json:"connection_id"`
+	Provider     string `json:"provider,omitempty"`
+	Title        string `json:"title,omitempty"`
+	ReadOnly     bool   `json:"read_only"`
+	Destructive  bool   `json:"destructive"`
+}
+
+func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string) agentView {
+	v := agentView{
+		ID: a.ID, Name: a.Name, Description: a.Description, Instructions: a.Instructions,
+		Confirm: a.Confirm, ToolMode: a.ToolMode, EffectiveConfirm: a.EffectiveConfirm(st), EffectiveToolMode: a.EffectiveToolMode(st),
+		Tools:     make([]agentToolView, 0, len(a.Tools)),
+		MCPURL:    s.PublicURL + "/mcp/" + slug + "/agents/" + a.ID,
+		CreatedBy: a.CreatedBy, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+	}
+	for _, t := range a.Tools {
+		tv := agentToolView{Tool: t.Tool, ConnectionID: t.ConnectionID}
+		if tool, ok := s.Registry.Tool(t.Tool); ok {
+			tv.Provider, tv.Title = tool.Provider.Name, tool.Info.Title
+			tv.ReadOnly, tv.Destructive = tool.Info.Hints.ReadOnly, tool.Info.Hints.Destructive
+		}
+		v.Tools = append(v.Tools, tv)
+	}
+	return v
+}
+
+// agentRequest creates or replaces an agent. Version is required to replace one.
+type agentRequest struct {
+	Name         string             `json:"name"`
+	Description  string             `json:"description"`
+	Instructions string             `json:"instructions"`
+	Confirm      agents.Confirm     `json:"confirm"`
+	ToolMode     agents.ToolMode    `json:"tool_mode"`
+	Tools        []agentToolRequest `json:"tools"`
+	Version      *int64             `json:"version,omitempty"`
+}
+
+type agentToolRequest struct {
+	Tool         string `json:"tool"`
+	ConnectionID string `json:"connection_id"`
+}
+
+func (r agentRequest) input() agents.Input {
+	in := agents.Input{Name: r.Name, Description: r.Description, Instructions: r.Instructions, Confirm: r.Confirm, ToolMode: r.ToolMode}
+	for _, t := range r.Tools {
+		in.Tools = append(in.Tools, agents.ToolInput{Tool: t.Tool, ConnectionID: t.ConnectionID})
+	}
+	return in
+}
+
+// agentsReady refuses agent routes when the deployment has no agents service.
+func (s *server) agentsReady() error {
+	if s.Agents == nil {
+		return switchboard.Errorf(switchboard.CodeUnavailable, "agents are not enabled in this deployment")
+	}
+	return nil
+}
+
+// settingsFor reads the tenant's MCP settings, for the effective policies of a view.
+func (s *server) settingsFor(ctx context.Context, p switchboard.Principal) (agents.Settings, error) {
+	return s.Agents.Settings(ctx, p)
+}
+
+func (s *server) listAgents(c *gin.Context) {
+	p, err := principal(c)
+	if err == nil {
+		err = s.agentsReady()
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	list, err := s.Agents.List(ctx, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	st, err := s.settingsFor(ctx, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]agentView, 0, len(list))
+	for _, a := range list {
+		out = append(out, s.viewAgent(a, st, p.TenantSlug))
+	}
+	c.JSON(http.StatusOK, gin.H{"agents": out})
+}
+
+func (s *server) getAgent(c *gin.Context) {
+	p, err := principal(c)
+	if err == nil {
+		err = s.agentsReady()
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	a, err := s.Agents.Get(ctx, p, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	st, err := s.settingsFor(ctx, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, s.viewAgent(a, st, p.TenantSlug))
+}
+
+func (s *server) createAgent(c *gin.Context) {
+	p, err := asUser(c)
+	if err == nil {
+		err = s.agentsReady()
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req agentRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.Version != nil {
+		s.fail(c, switchboard.Invalid("version", "is set by the hub; omit it when creating an agent"))
+		return
+	}
+	ctx := c.Request.Context()
+	a, err := s.Agents.Create(ctx, p, req.input())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: kindAgentCreated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: "created agent " + a.ID})
+	st, err := s.settingsFor(ctx, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, s.viewAgent(a, st, p.TenantSlug))
+}
+
+// updateAgent replaces an agent (PUT: every field; tools replace the selection). The
+// version read last is required, so two editors do not overwrite each other.
+func (s *server) updateAgent(c *gin.Context) {
+	p, err := asUser(c)
+	if err == nil {
+		err = s.agentsReady()
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req agentRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.Version == nil {
+		s.fail(c, switchboard.Invalid("version", "is required: send the version you read, so a concurrent change is not overwritten"))
+		return
+	}
+	ctx := c.Request.Context()
+	a, err := s.Agents.Update(ctx, p, c.Param("id"), *req.Version, req.input())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: kindAgentUpdated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: "updated agent " + a.ID})
+	st, err := s.settingsFor(ctx, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, s.viewAgent(a, st, p.TenantSlug))
+}
+
+// deleteAgent removes an agent and revokes its API keys.
+func (s *server) deleteAgent(c *gin.Context) {
+	p, err := asUser(c)
+	if err == nil {
+		err = s.agentsReady()
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	a, err := s.Agents.Delete(ctx, p, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	keys, err := s.Tenants.ListKeys(ctx, p.TenantID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	for _, k := range keys {
+		if k.AgentID != nil && *k.AgentID == a.ID && !k.Revoked() {
+			if err := s.Tenants.RevokeKey(ctx, p.TenantID, k.ID); err != nil {
+				s.fail(c, err)
+				return
+			}
+		}
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: kindAgentDeleted, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: "deleted agent " + a.ID + " and revoked its keys"})
+	c.Status(http.StatusNoContent)
+}
+
+// createAgentKey mints an API key for the agent (its creator or an admin may): the
+// key serves the agent's MCP URL only, and is shown this once.
+func (s *server) createAgentKey(c *gin.Context) {
+	p, err := asUser(c)
+	if err == nil {
+		err = s.agentsReady()
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req createKeyRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := required([2]string{"name", req.Name}); err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	a, err := s.Agents.Manageable(ctx, p, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	plain, key, err := s.Tenants.CreateAgentKey(ctx, p.TenantID, a.CreatedBy, a.ID, req.Name)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindKeyCreated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
+		Detail: "created key " + key.ID + " for agent " + a.ID})
+	c.JSON(http.StatusCreated, gin.H{"key": plain, "id": key.ID, "name": key.Name, "prefix": key.Prefix, "agent_id": a.ID,
+		"user_id": key.UserID, "created_at": key.CreatedAt, "mcp_url": s.PublicURL + "/mcp/" + p.TenantSlug + "/agents/" + a.ID})
+}
+
+// listAgentKeys lists an agent's keys (never the keys themselves).
+func (s *server) listAgentKeys(c *gin.Context) {
+	p, err := asUser(c)
+	if err == nil {
+		err = s.agentsReady()
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	a, err := s.Agents.Manageable(ctx, p, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	keys, err := s.Tenants.ListKeys(ctx, p.TenantID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := []keyView{}
+	for _, k := range keys {
+		if k.AgentID != nil && *k.AgentID == a.ID {
+			out = append(out, viewKey(k))
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"keys": out})
+}
+
+// mcpSettingsRequest changes the tenant's MCP settings.
+type mcpSettingsRequest struct {
+	Confirm  agents.Confirm  `json:"confirm"`
+	ToolMode agents.ToolMode `json:"tool_mode"`
+}
+
+type mcpSettingsView struct {
+	Confirm   agents.Confirm  `json:"confirm"`
+	ToolMode  agents.ToolMode `json:"tool_mode"`
+	UpdatedAt *time.Time      `json:"updated_at,omitempty"`
+}
+
+func viewSettings(st agents.Settings) mcpSettingsView {
+	v := mcpSettingsView{Confirm: st.Confirm, ToolMode: st.ToolMode}
+	if !st.UpdatedAt.IsZero() {
+		v.UpdatedAt = &st.UpdatedAt
+	}
+	return v
+}
+
+func (s *server) getMCPSettings(c *gin.Context) {
+	p, err := principal(c)
+	if err == nil {
+		err = s.agentsReady()
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	st, err := s.Agents.Settings(c.Request.Context(), p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, viewSettings(st))
+}
+
+func (s *server) putMCPSettings(c *gin.Context) {
+	p, err := asAdmin(c)
+	if err == nil {
+		err = s.agentsReady()
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req mcpSettingsRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	st, err := s.Agents.PutSettings(c.Request.Context(), p, agents.Settings{Confirm: req.Confirm, ToolMode: req.ToolMode})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: kindMCPSettingsChanged, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
+		Detail: "confirm " + string(st.Confirm) + ", tool mode " + string(st.ToolMode)})
+	c.JSON(http.StatusOK, viewSettings(st))
+}
