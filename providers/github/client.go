@@ -46,6 +46,18 @@ type request struct {
 // answer is an *providers.UpstreamError, possibly wrapped in an invalid
 // *switchboard.Error naming the field GitHub rejected.
 func (r request) do(ctx context.Context, c *providers.Call, out any) (http.Header, error) {
+	h, _, err := r.send(ctx, c, out)
+	return h, err
+}
+
+// doStatus is do for answers whose success status carries meaning (202 against 205).
+func (r request) doStatus(ctx context.Context, c *providers.Call, out any) (int, error) {
+	_, status, err := r.send(ctx, c, out)
+	return status, err
+}
+
+// send is do, returning the status too. An empty 202, 204 or 205 answer leaves out as it is.
+func (r request) send(ctx context.Context, c *providers.Call, out any) (http.Header, int, error) {
 	u := c.URL(r.path)
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
@@ -54,42 +66,45 @@ func (r request) do(ctx context.Context, c *providers.Call, out any) (http.Heade
 	if r.body != nil {
 		b, err := json.Marshal(r.body)
 		if err != nil {
-			return nil, fmt.Errorf("encode github %s %s: %w", r.method, r.path, err)
+			return nil, 0, fmt.Errorf("encode github %s %s: %w", r.method, r.path, err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
 	if err != nil {
-		return nil, fmt.Errorf("build github %s %s: %w", r.method, r.path, err)
+		return nil, 0, fmt.Errorf("build github %s %s: %w", r.method, r.path, err)
 	}
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("github %s %s: %w", r.method, r.path, err)
+		return nil, 0, fmt.Errorf("github %s %s: %w", r.method, r.path, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.Header, errorFrom(resp)
+		return resp.Header, resp.StatusCode, errorFrom(resp)
 	}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
-		return resp.Header, nil
+		return resp.Header, resp.StatusCode, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("read github %s %s: %w", r.method, r.path, err)
+		return nil, 0, fmt.Errorf("read github %s %s: %w", r.method, r.path, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 && resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return resp.Header, resp.StatusCode, nil // 202, 204, 205: nothing to decode
 	}
 	if len(data) > maxResponseBytes {
-		return nil, &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
+		return nil, 0, &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
 			Message: fmt.Sprintf("the answer is larger than %d bytes; narrow the request", maxResponseBytes)}
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return nil, &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
+		return nil, 0, &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
 			Message: "the answer is not the JSON GitHub documents: " + err.Error()}
 	}
-	return resp.Header, nil
+	return resp.Header, resp.StatusCode, nil
 }
 
 // apiError is GitHub's error body.
@@ -321,4 +336,37 @@ func decodeRaw(raw json.RawMessage, out any) error {
 			Message: "the answer is not the JSON GitHub documents: " + err.Error()}
 	}
 	return nil
+}
+
+// location sends a GET that GitHub answers with a redirect (302) to a short-lived
+// download URL, and returns that URL without following it: the redirect is not
+// followed so that nothing is downloaded and the token is never sent to the storage
+// host. The client is a copy of the Call's that shares its transport (credentials,
+// rate limit, retries) and differs only in its redirect policy.
+func (r request) location(ctx context.Context, c *providers.Call) (string, error) {
+	u := c.URL(r.path)
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u, nil)
+	if err != nil {
+		return "", fmt.Errorf("build github %s %s: %w", r.method, r.path, err)
+	}
+	hc := *c.HTTP
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("github %s %s: %w", r.method, r.path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return "", errorFrom(resp)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode < 300 || resp.StatusCode > 399 || loc == "" {
+		return "", &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
+			Message: "GitHub answered without the redirect to a download URL it documents"}
+	}
+	return loc, nil
 }

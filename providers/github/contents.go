@@ -27,7 +27,7 @@ var GetFileContents = &providers.Operation[GetFileContentsInput, GetFileContents
 		"(e.g. \"README.md\", \"src/main.go\"); an empty path lists the root. ref picks a branch, tag or commit SHA " +
 		"(default: the default branch). For a file, type is \"file\" and content holds its UTF-8 text; for a directory, " +
 		"type is \"dir\" and entries lists its files and subdirectories (call again with an entry's path to go deeper). " +
-		"Binary files and files over 1 MiB are refused with an invalid path error: read a smaller or text file instead. " +
+		"Binary files and files over 1 MiB are refused with an invalid path error that gives the file's download_url. " +
 		"A symlink returns its target; a submodule its git URL.",
 	DocsURL: "https://docs.github.com/rest/repos/contents#get-repository-content",
 	Scopes:  []string{"repo"},
@@ -54,6 +54,7 @@ type GetFileContentsOutput struct {
 	Target       *string        `json:"target,omitempty" jsonschema:"Where the symlink points (type symlink)"`
 	SubmoduleURL *string        `json:"submodule_git_url,omitempty" jsonschema:"Git URL of the submodule (type submodule)"`
 	HTMLURL      string         `json:"html_url,omitempty" jsonschema:"Web page of the file or directory"`
+	DownloadURL  string         `json:"download_url,omitempty" jsonschema:"Raw download URL of the file, without GitHub's temporary token (a private repository's file needs the account's access)"`
 	Entries      []ContentEntry `json:"entries" jsonschema:"Directory entries (type dir); empty for other types"`
 }
 
@@ -79,6 +80,7 @@ type ghContent struct {
 	HTMLURL         *string `json:"html_url"`
 	Target          *string `json:"target"`
 	SubmoduleGitURL *string `json:"submodule_git_url"`
+	DownloadURL     *string `json:"download_url"`
 }
 
 func getFileContents(ctx context.Context, c *providers.Call, in GetFileContentsInput) (GetFileContentsOutput, error) {
@@ -142,7 +144,8 @@ func directory(path string, entries []ghContent) GetFileContentsOutput {
 // file decodes a file's base64 content into text, refusing binary or oversized files;
 // symlinks and submodules are described.
 func file(f ghContent) (GetFileContentsOutput, error) {
-	out := GetFileContentsOutput{Type: f.Type, Path: f.Path, Name: f.Name, SHA: f.SHA, Size: f.Size, HTMLURL: deref(f.HTMLURL), Entries: []ContentEntry{}}
+	out := GetFileContentsOutput{Type: f.Type, Path: f.Path, Name: f.Name, SHA: f.SHA, Size: f.Size, HTMLURL: deref(f.HTMLURL),
+		DownloadURL: withoutQuery(deref(f.DownloadURL)), Entries: []ContentEntry{}}
 	switch f.Type {
 	case "symlink":
 		out.Target = f.Target
@@ -157,7 +160,7 @@ func file(f ghContent) (GetFileContentsOutput, error) {
 	}
 	// Files over 1 MB come with encoding "none" and no content.
 	if f.Size > maxFileBytes || f.Encoding == "none" {
-		return GetFileContentsOutput{}, switchboard.Invalid("path", fmt.Sprintf("is a file of %d bytes; this tool returns text files up to %d bytes (1 MiB)", f.Size, maxFileBytes))
+		return GetFileContentsOutput{}, switchboard.Invalid("path", fmt.Sprintf("is a file of %d bytes; this tool returns text files up to %d bytes (1 MiB)%s", f.Size, maxFileBytes, fetchHint(out.DownloadURL)))
 	}
 	if f.Encoding != "base64" || f.Content == nil {
 		return GetFileContentsOutput{}, &providers.UpstreamError{Provider: providerName, Status: http.StatusOK, Code: switchboard.CodeUpstream,
@@ -175,13 +178,30 @@ func file(f ghContent) (GetFileContentsOutput, error) {
 			Message: "GitHub answered file content that is not valid base64: " + err.Error()}
 	}
 	if len(data) > maxFileBytes {
-		return GetFileContentsOutput{}, switchboard.Invalid("path", fmt.Sprintf("is a file of %d bytes; this tool returns text files up to %d bytes (1 MiB)", len(data), maxFileBytes))
+		return GetFileContentsOutput{}, switchboard.Invalid("path", fmt.Sprintf("is a file of %d bytes; this tool returns text files up to %d bytes (1 MiB)%s", len(data), maxFileBytes, fetchHint(out.DownloadURL)))
 	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return GetFileContentsOutput{}, switchboard.Invalid("path", fmt.Sprintf("is a binary file (%d bytes); this tool returns text files only", len(data)))
+		return GetFileContentsOutput{}, switchboard.Invalid("path", fmt.Sprintf("is a binary file (%d bytes); this tool returns text files only%s", len(data), fetchHint(out.DownloadURL)))
 	}
 	text := string(data)
 	out.Content = &text
 	out.Size = len(data)
 	return out, nil
+}
+
+// fetchHint tells an agent where a refused file can be downloaded instead.
+func fetchHint(downloadURL string) string {
+	if downloadURL == "" {
+		return ""
+	}
+	return "; download it from " + downloadURL + " (private repositories need the account's access), or read a smaller text file"
+}
+
+// withoutQuery drops the query of a URL: GitHub puts a temporary access token in the
+// download_url of a private repository's file, and no token may reach an agent.
+func withoutQuery(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		return u[:i]
+	}
+	return u
 }

@@ -12,13 +12,12 @@ import (
 	"github.com/switchboard-hub/switchboard/providers/providertest"
 )
 
-func TestGetFileContents(t *testing.T) {
-	t.Parallel()
+func getFileContentsCases() []opCase {
 	dirEntries := []github.ContentEntry{
 		{Type: "file", Name: "octokit.rb", Path: "lib/octokit.rb", Size: 625, SHA: "fff6fe3a23bf1c8ea0692b4a883af99bee26fd3b"},
 		{Type: "dir", Name: "octokit", Path: "lib/octokit", SHA: "a84d88e7554fc1fa21bcbc4efae3c782a70d2b9d"},
 	}
-	for _, tc := range []opCase{
+	return []opCase{
 		{
 			name: "text file at a ref", tool: "github_get_file_contents", fixture: "file.json",
 			args:       `{"owner": "octocat", "repo": "Hello-World", "path": "README.md", "ref": "v1.0"}`,
@@ -27,9 +26,10 @@ func TestGetFileContents(t *testing.T) {
 			wantOpID:  "repos/get-content",
 			want: github.GetFileContentsOutput{
 				Type: "file", Path: "README.md", Name: "README.md", SHA: "980a0d5f19a64b4b30a87d4206aade58726b60e3",
-				Size:    88,
-				Content: ptr("# Hello-World\n\nMy first repository on GitHub — ünïcödé welcome.\n\nRun `make test`.\n"),
-				HTMLURL: "https://github.com/octocat/Hello-World/blob/master/README.md", Entries: []github.ContentEntry{},
+				Size:        88,
+				Content:     ptr("# Hello-World\n\nMy first repository on GitHub — ünïcödé welcome.\n\nRun `make test`.\n"),
+				HTMLURL:     "https://github.com/octocat/Hello-World/blob/master/README.md",
+				DownloadURL: "https://raw.githubusercontent.com/octocat/Hello-World/master/README.md", Entries: []github.ContentEntry{},
 			},
 		},
 		{
@@ -53,9 +53,10 @@ func TestGetFileContents(t *testing.T) {
 			wantOpID: "repos/get-content",
 			want: github.GetFileContentsOutput{
 				Type: "file", Path: "README.md", Name: "README.md", SHA: "980a0d5f19a64b4b30a87d4206aade58726b60e3",
-				Size:    88,
-				Content: ptr("# Hello-World\n\nMy first repository on GitHub — ünïcödé welcome.\n\nRun `make test`.\n"),
-				HTMLURL: "https://github.com/octocat/Hello-World/blob/master/README.md", Entries: []github.ContentEntry{},
+				Size:        88,
+				Content:     ptr("# Hello-World\n\nMy first repository on GitHub — ünïcödé welcome.\n\nRun `make test`.\n"),
+				HTMLURL:     "https://github.com/octocat/Hello-World/blob/master/README.md",
+				DownloadURL: "https://raw.githubusercontent.com/octocat/Hello-World/master/README.md", Entries: []github.ContentEntry{},
 			},
 		},
 		{
@@ -66,10 +67,16 @@ func TestGetFileContents(t *testing.T) {
 			want: github.GetFileContentsOutput{
 				Type: "symlink", Path: "bin/some-symlink", Name: "some-symlink", SHA: "452a98979c88e093d682cab404a3ec82babebb48",
 				Size: 23, Target: ptr("/path/to/symlink/target"), HTMLURL: "https://github.com/octokit/octokit.rb/blob/master/bin/some-symlink",
-				Entries: []github.ContentEntry{},
+				DownloadURL: "https://raw.githubusercontent.com/octokit/octokit.rb/master/bin/some-symlink",
+				Entries:     []github.ContentEntry{},
 			},
 		},
-	} {
+	}
+}
+
+func TestGetFileContents(t *testing.T) {
+	t.Parallel()
+	for _, tc := range getFileContentsCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.run(t)
@@ -89,8 +96,10 @@ func TestGetFileContentsRefuses(t *testing.T) {
 		wantField string
 		wantIn    string
 	}{
-		{name: "binary file", args: `{"owner": "octocat", "repo": "Hello-World", "path": "docs/logo.png"}`, fixture: "file_binary.json", wantField: "path", wantIn: "binary"},
-		{name: "file over 1 MiB", args: `{"owner": "octocat", "repo": "Hello-World", "path": "data/data.csv"}`, fixture: "file_large.json", wantField: "path", wantIn: "2345678 bytes"},
+		{name: "binary file", args: `{"owner": "octocat", "repo": "Hello-World", "path": "docs/logo.png"}`, fixture: "file_binary.json", wantField: "path",
+			wantIn: "is a binary file (33 bytes); this tool returns text files only; download it from https://raw.githubusercontent.com/octocat/Hello-World/master/docs/logo.png (private"},
+		{name: "file over 1 MiB", args: `{"owner": "octocat", "repo": "Hello-World", "path": "data/data.csv"}`, fixture: "file_large.json", wantField: "path",
+			wantIn: "2345678 bytes; this tool returns text files up to 1048576 bytes (1 MiB); download it from https://raw.githubusercontent.com/octocat/Hello-World/master/data/data.csv"},
 		{name: "dot-dot segment", args: `{"owner": "octocat", "repo": "Hello-World", "path": "docs/../../../user"}`, wantField: "path", wantIn: "'..'"},
 		{name: "repo with a slash", args: `{"owner": "octocat", "repo": "Hello-World/issues", "path": "README.md"}`, wantField: "repo", wantIn: "without slashes"},
 		{name: "owner dot-dot", args: `{"owner": "..", "repo": "x", "path": "README.md"}`, wantField: "owner", wantIn: "not a GitHub name"},
@@ -106,6 +115,9 @@ func TestGetFileContentsRefuses(t *testing.T) {
 			var se *switchboard.Error
 			if !errors.As(err, &se) || se.Code != switchboard.CodeInvalid || se.Field != tc.wantField || !strings.Contains(se.Message, tc.wantIn) {
 				t.Fatalf("error = %v, want invalid %s containing %q", err, tc.wantField, tc.wantIn)
+			}
+			if strings.Contains(err.Error(), "token=") || strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("error %q carries the download URL's token", err)
 			}
 			n := len(up.Requests())
 			switch {

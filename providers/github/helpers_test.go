@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,7 +128,9 @@ func rootContentsPlaceholder(p string) string {
 	return p
 }
 
-// opCase is one operation called against a fake GitHub that answers a fixture.
+// opCase is one operation called against a fake GitHub that answers fixtures. A case
+// sends one request (described by the fields below flow) or, when flow is set, the
+// requests of flow in that order.
 type opCase struct {
 	name    string
 	tool    string
@@ -141,19 +144,62 @@ type opCase struct {
 	wantQuery  url.Values
 	wantBody   map[string]any // nil: no body
 	wantOpID   string         // the operation of GitHub's description the request is
-	want       any            // the typed output
+	// flow, when set, replaces the single exchange above: an operation that sends
+	// several requests (push_files, get_pull_request_status).
+	flow []exchange
+	want any // the typed output
 }
 
-// run calls the tool once against a fake GitHub and checks what was sent, that the
-// request and the fake's answer match GitHub's description, and the typed output.
+// exchange is one request an operation must send and the fake's answer to it.
+type exchange struct {
+	method  string
+	path    string
+	query   url.Values     // nil: none
+	body    map[string]any // nil: no body
+	opID    string         // the operation of GitHub's description the request is
+	status  int            // of the answer; 200 when 0
+	header  http.Header    // of the answer
+	fixture string         // the answer's body; "" for none
+}
+
+// exchanges returns the requests the case expects, in order.
+func (tc opCase) exchanges() []exchange {
+	if tc.flow != nil {
+		return tc.flow
+	}
+	return []exchange{{method: tc.wantMethod, path: tc.wantPath, query: tc.wantQuery, body: tc.wantBody, opID: tc.wantOpID,
+		status: tc.status, header: tc.header, fixture: tc.fixture}}
+}
+
+// run calls the tool once against a fake GitHub and checks every request sent (method,
+// path, query, body), that each request and each of the fake's answers match GitHub's
+// description (CheckRequest, CheckResponse), and the typed output.
 func (tc opCase) run(t *testing.T) {
 	t.Helper()
-	status := tc.status
-	if status == 0 {
-		status = http.StatusOK
+	want := tc.exchanges()
+	bodies := make([][]byte, len(want))
+	for i, x := range want {
+		if want[i].status == 0 {
+			want[i].status = http.StatusOK
+		}
+		if x.fixture != "" {
+			bodies[i] = fixture(t, x.fixture)
+		}
 	}
-	body := fixture(t, tc.fixture)
-	up := providertest.NewUpstream(t, answer(status, tc.header, body))
+	var mu sync.Mutex
+	n := 0
+	up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		i := n
+		n++
+		mu.Unlock()
+		if i >= len(want) {
+			t.Errorf("unexpected request %d: %s %s", i+1, r.Method, r.URL.Path)
+			http.Error(w, `{"message": "unexpected request"}`, http.StatusInternalServerError)
+			return
+		}
+		answer(want[i].status, want[i].header, bodies[i])(w, r)
+	})
 	tool := tools(t)[tc.tool]
 	if tool == nil {
 		t.Fatalf("no tool %s", tc.tool)
@@ -168,26 +214,29 @@ func (tc opCase) run(t *testing.T) {
 	providertest.CheckOutput(t, tool, out)
 
 	reqs := up.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("upstream got %d requests, want 1", len(reqs))
+	if len(reqs) != len(want) {
+		t.Fatalf("upstream got %d requests, want %d", len(reqs), len(want))
 	}
-	req := reqs[0]
-	if req.Method != tc.wantMethod || req.Path != tc.wantPath {
-		t.Errorf("request = %s %s, want %s %s", req.Method, req.Path, tc.wantMethod, tc.wantPath)
-	}
-	wantQuery := tc.wantQuery
-	if wantQuery == nil {
-		wantQuery = url.Values{}
-	}
-	if diff := cmp.Diff(wantQuery, req.Query); diff != "" {
-		t.Errorf("query (-want +got):\n%s", diff)
-	}
-	checkBody(t, req, tc.wantBody)
 	ids := checkRequests(t, up, "")
-	if len(ids) != 1 || ids[0] != tc.wantOpID {
-		t.Errorf("request matched GitHub operations %q, want %s", ids, tc.wantOpID)
+	desc := providertest.GitHubDescription(t)
+	for i, req := range reqs {
+		x := want[i]
+		if req.Method != x.method || req.Path != x.path {
+			t.Errorf("request %d = %s %s, want %s %s", i+1, req.Method, req.Path, x.method, x.path)
+		}
+		wantQuery := x.query
+		if wantQuery == nil {
+			wantQuery = url.Values{}
+		}
+		if diff := cmp.Diff(wantQuery, req.Query); diff != "" {
+			t.Errorf("request %d query (-want +got):\n%s", i+1, diff)
+		}
+		checkBody(t, req, x.body)
+		if ids[i] != x.opID {
+			t.Errorf("request %d matched GitHub operation %q, want %s", i+1, ids[i], x.opID)
+		}
+		desc.CheckResponse(t, x.opID, x.status, bodies[i])
 	}
-	providertest.GitHubDescription(t).CheckResponse(t, tc.wantOpID, status, body)
 }
 
 // checkBody compares a request's JSON body, decoded, with want (nil: no body at all).

@@ -351,3 +351,63 @@ func issuePath(owner, repo string, number int, rest ...string) (string, error) {
 	}
 	return repoPath(owner, repo, append([]string{"issues", strconv.Itoa(number)}, rest...)...)
 }
+
+// ListIssueComments lists the comments of an issue or pull request conversation.
+// GitHub API docs: https://docs.github.com/rest/issues/comments#list-issue-comments
+var ListIssueComments = &providers.Operation[ListIssueCommentsInput, ListIssueCommentsOutput]{
+	Name:  "list_issue_comments",
+	Title: "List issue comments",
+	Description: "List the comments of an issue's or a pull request's conversation, oldest first (the body of the issue " +
+		"itself comes from get_issue; comments on lines of a pull request's diff come from get_pull_request_comments). " +
+		"Returns next_cursor when more pages exist: pass it back as cursor with the same since.",
+	DocsURL: "https://docs.github.com/rest/issues/comments#list-issue-comments",
+	Scopes:  []string{"repo"},
+	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
+	Run:     listIssueComments,
+}
+
+// ListIssueCommentsInput is the input of list_issue_comments.
+type ListIssueCommentsInput struct {
+	Owner       string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
+	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
+	IssueNumber int     `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1"`
+	Since       *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time"`
+	providers.PageInput
+}
+
+// ListIssueCommentsOutput is one page of comments.
+type ListIssueCommentsOutput struct {
+	Comments   []Comment `json:"comments" jsonschema:"The comments on this page, oldest first"`
+	NextCursor string    `json:"next_cursor,omitempty" jsonschema:"Cursor for the next page; absent on the last page"`
+}
+
+func listIssueComments(ctx context.Context, c *providers.Call, in ListIssueCommentsInput) (ListIssueCommentsOutput, error) {
+	p, err := issuePath(in.Owner, in.Repo, in.IssueNumber, "comments")
+	if err != nil {
+		return ListIssueCommentsOutput{}, err
+	}
+	q, err := pageQuery(in.PageInput)
+	if err != nil {
+		return ListIssueCommentsOutput{}, err
+	}
+	if in.Since != nil {
+		if _, err := time.Parse(time.RFC3339, *in.Since); err != nil {
+			return ListIssueCommentsOutput{}, switchboard.Invalid("since", "must be an RFC 3339 time such as 2024-05-01T00:00:00Z")
+		}
+		q.Set("since", *in.Since)
+	}
+	var res []ghComment
+	h, err := request{method: http.MethodGet, path: p, query: q}.do(ctx, c, &res)
+	if err != nil {
+		return ListIssueCommentsOutput{}, err
+	}
+	out := ListIssueCommentsOutput{Comments: make([]Comment, 0, len(res)), NextCursor: nextCursor(h, q)}
+	for _, cm := range res {
+		out.Comments = append(out.Comments, cm.output())
+	}
+	return out, nil
+}
+
+func (cm ghComment) output() Comment {
+	return Comment{ID: cm.ID, Body: deref(cm.Body), User: login(cm.User), HTMLURL: cm.HTMLURL, CreatedAt: cm.CreatedAt, UpdatedAt: cm.UpdatedAt}
+}

@@ -32,9 +32,8 @@ var (
 	}
 )
 
-func TestIssues(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []opCase{
+func issueCases() []opCase {
+	return []opCase{
 		{
 			name: "list issues, defaults: pull requests are marked", tool: "github_list_issues", fixture: "issues.json",
 			args:       `{"owner": "octocat", "repo": "Hello-World"}`,
@@ -102,7 +101,12 @@ func TestIssues(t *testing.T) {
 			want: github.Comment{ID: 1, Body: "Me too", User: "octocat", HTMLURL: "https://github.com/octocat/Hello-World/issues/1347#issuecomment-1",
 				CreatedAt: "2011-04-14T16:00:49Z", UpdatedAt: "2011-04-14T16:00:49Z"},
 		},
-	} {
+	}
+}
+
+func TestIssues(t *testing.T) {
+	t.Parallel()
+	for _, tc := range issueCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.run(t)

@@ -19,15 +19,17 @@ func Spec() providers.Spec {
 	return providers.Spec{
 		Name:        "github",
 		Title:       "GitHub",
-		Description: "Search repositories, read files, and work with issues and pull requests on GitHub or GitHub Enterprise Server.",
+		Description: "Repositories, files and commits, issues, pull requests and reviews, releases, GitHub Actions runs, notifications, gists and organizations on GitHub or GitHub Enterprise Server.",
 		DocsURL:     "https://docs.github.com/rest",
 		BaseURL:     "https://api.github.com",
 		AuthKinds:   []providers.AuthKind{providers.AuthAPIKey, providers.AuthOAuth2},
 		OAuth:       oauth(),
 		TokenHelp: "Paste a GitHub personal access token, created at https://github.com/settings/tokens " +
 			"(on GitHub Enterprise Server: https://HOST/settings/tokens). A fine-grained token: choose the repositories, " +
-			"then the repository permissions Contents: Read, Issues: Read and write, Pull requests: Read and write " +
-			"(Metadata: Read is added by itself). A classic token: the repo scope (public_repo is enough for public repositories only).",
+			"then the repository permissions Contents, Issues, Pull requests and Actions: Read and write, Commit statuses and " +
+			"Checks: Read (Metadata: Read is added by itself), and the account permission Gists: Read and write. A classic " +
+			"token: the scopes repo, workflow, gist, notifications, read:org and read:user (public_repo instead of repo is enough " +
+			"for public repositories only). Notifications need a classic token.",
 		// GitHub allows 5,000 requests an hour per token (about 1.4 a second sustained).
 		// The bucket only smooths bursts; the X-RateLimit-* headers GitHub sends on every
 		// answer are honoured by the client kit, which stops sending once they say the
@@ -39,16 +41,23 @@ func Spec() providers.Spec {
 		},
 		Verify: verify,
 		Operations: []providers.Op{
-			SearchRepositories,
-			GetFileContents,
-			ListIssues,
-			GetIssue,
-			CreateIssue,
-			UpdateIssue,
-			AddIssueComment,
-			ListPullRequests,
-			GetPullRequest,
-			CreatePullRequest,
+			// The account and its organizations.
+			GetMe, ListMyOrgs, GetOrg, ListOrgRepos,
+			// Repositories, branches and commits.
+			SearchRepositories, GetRepository, CreateRepository, ForkRepository,
+			ListBranches, CreateBranch, ListCommits, GetCommit,
+			// Files.
+			GetFileContents, CreateOrUpdateFile, PushFiles, SearchCode,
+			// Issues, comments, labels and milestones.
+			ListIssues, SearchIssues, GetIssue, CreateIssue, UpdateIssue, ListIssueComments, AddIssueComment,
+			ListLabels, CreateLabel, AddLabelsToIssue, ListMilestones, CreateMilestone,
+			// Pull requests and reviews.
+			ListPullRequests, GetPullRequest, CreatePullRequest, GetPullRequestFiles, GetPullRequestStatus,
+			GetPullRequestComments, GetPullRequestReviews, CreatePullRequestReview, MergePullRequest, UpdatePullRequestBranch,
+			// Releases and GitHub Actions.
+			ListReleases, GetLatestRelease, CreateRelease, ListWorkflowRuns, RerunWorkflowRun, GetWorkflowRunLogsURL,
+			// Notifications, gists and people.
+			ListNotifications, MarkNotificationsRead, MarkNotificationThreadRead, ListGists, GetGist, CreateGist, SearchUsers,
 		},
 	}
 }

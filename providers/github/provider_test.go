@@ -43,9 +43,20 @@ func TestSpecRegisters(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	want := []string{
-		"github_search_repositories", "github_get_file_contents", "github_list_issues", "github_get_issue",
-		"github_create_issue", "github_update_issue", "github_add_issue_comment", "github_list_pull_requests",
-		"github_get_pull_request", "github_create_pull_request",
+		"github_get_me", "github_list_my_orgs", "github_get_org", "github_list_org_repos",
+		"github_search_repositories", "github_get_repository", "github_create_repository", "github_fork_repository",
+		"github_list_branches", "github_create_branch", "github_list_commits", "github_get_commit",
+		"github_get_file_contents", "github_create_or_update_file", "github_push_files", "github_search_code",
+		"github_list_issues", "github_search_issues", "github_get_issue", "github_create_issue", "github_update_issue",
+		"github_list_issue_comments", "github_add_issue_comment",
+		"github_list_labels", "github_create_label", "github_add_labels_to_issue", "github_list_milestones", "github_create_milestone",
+		"github_list_pull_requests", "github_get_pull_request", "github_create_pull_request", "github_get_pull_request_files",
+		"github_get_pull_request_status", "github_get_pull_request_comments", "github_get_pull_request_reviews",
+		"github_create_pull_request_review", "github_merge_pull_request", "github_update_pull_request_branch",
+		"github_list_releases", "github_get_latest_release", "github_create_release",
+		"github_list_workflow_runs", "github_rerun_workflow_run", "github_get_workflow_run_logs_url",
+		"github_list_notifications", "github_mark_notifications_read", "github_mark_notification_thread_read",
+		"github_list_gists", "github_get_gist", "github_create_gist", "github_search_users",
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
@@ -61,13 +72,37 @@ func TestHints(t *testing.T) {
 	t.Parallel()
 	read := providers.Hints{ReadOnly: true, Idempotent: true}
 	create := providers.Hints{}
-	for name, want := range map[string]providers.Hints{
+	overwrite := providers.Hints{Destructive: true}
+	idempotent := providers.Hints{Idempotent: true}
+	want := map[string]providers.Hints{
 		"github_search_repositories": read, "github_get_file_contents": read, "github_list_issues": read,
 		"github_get_issue": read, "github_list_pull_requests": read, "github_get_pull_request": read,
+		"github_get_me": read, "github_list_my_orgs": read, "github_get_org": read, "github_list_org_repos": read,
+		"github_get_repository": read, "github_list_branches": read, "github_list_commits": read, "github_get_commit": read,
+		"github_search_code": read, "github_search_issues": read, "github_search_users": read, "github_list_issue_comments": read,
+		"github_list_labels": read, "github_list_milestones": read, "github_get_pull_request_files": read,
+		"github_get_pull_request_status": read, "github_get_pull_request_comments": read, "github_get_pull_request_reviews": read,
+		"github_list_releases": read, "github_get_latest_release": read, "github_list_workflow_runs": read,
+		"github_get_workflow_run_logs_url": read, "github_list_notifications": read, "github_list_gists": read, "github_get_gist": read,
 		"github_create_issue": create, "github_add_issue_comment": create, "github_create_pull_request": create,
+		"github_create_repository": create, "github_create_branch": create, "github_create_label": create,
+		"github_create_milestone": create, "github_create_pull_request_review": create, "github_update_pull_request_branch": create,
+		"github_create_release": create, "github_rerun_workflow_run": create, "github_create_gist": create,
+		// Forking twice returns the existing fork; adding a label or marking read twice changes nothing.
+		"github_fork_repository": idempotent, "github_add_labels_to_issue": idempotent,
+		"github_mark_notifications_read": idempotent, "github_mark_notification_thread_read": idempotent,
+		// These replace what was there (file contents, a branch's head, the base branch).
+		"github_create_or_update_file": overwrite, "github_push_files": overwrite, "github_merge_pull_request": overwrite,
 		"github_update_issue": {Destructive: true, Idempotent: true},
-	} {
-		tool := tools(t)[name]
+	}
+	all := tools(t)
+	for name := range all {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: no hints pinned here; decide them and add it", name)
+		}
+	}
+	for name, want := range want {
+		tool := all[name]
 		if tool == nil {
 			t.Errorf("no tool %s", name)
 			continue

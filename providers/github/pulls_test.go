@@ -35,9 +35,8 @@ var (
 	}
 )
 
-func TestPullRequests(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []opCase{
+func pullCases() []opCase {
+	return []opCase{
 		{
 			name: "list pull requests, defaults", tool: "github_list_pull_requests", fixture: "pulls.json",
 			args:       `{"owner": "octocat", "repo": "Hello-World"}`,
@@ -80,7 +79,12 @@ func TestPullRequests(t *testing.T) {
 			wantOpID: "pulls/create",
 			want:     featurePRFull,
 		},
-	} {
+	}
+}
+
+func TestPullRequests(t *testing.T) {
+	t.Parallel()
+	for _, tc := range pullCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.run(t)

@@ -9,8 +9,7 @@ import (
 	"github.com/switchboard-hub/switchboard/providers/github"
 )
 
-func TestSearchRepositories(t *testing.T) {
-	t.Parallel()
+func searchRepositoriesCases() []opCase {
 	tetris := github.Repository{
 		FullName: "dtrupenn/Tetris", Owner: "dtrupenn", Name: "Tetris",
 		Description: "A C implementation of Tetris using Pennsim through LC4", HTMLURL: "https://github.com/dtrupenn/Tetris",
@@ -18,7 +17,7 @@ func TestSearchRepositories(t *testing.T) {
 		DefaultBranch: "master", UpdatedAt: "2013-01-05T17:58:47Z", PushedAt: "2012-01-01T00:37:02Z",
 	}
 	next := http.Header{"Link": {`<https://api.github.com/search/repositories?q=tetris+language%3Aassembly&per_page=30&page=2>; rel="next", <https://api.github.com/search/repositories?q=tetris+language%3Aassembly&per_page=30&page=34>; rel="last"`}}
-	for _, tc := range []opCase{
+	return []opCase{
 		{
 			name: "first page, defaults", tool: "github_search_repositories", fixture: "search_repositories.json",
 			args:       `{"q": "tetris language:assembly"}`,
@@ -37,7 +36,12 @@ func TestSearchRepositories(t *testing.T) {
 			wantOpID:  "search/repos",
 			want:      github.SearchRepositoriesOutput{TotalCount: 40, Items: []github.Repository{tetris}},
 		},
-	} {
+	}
+}
+
+func TestSearchRepositories(t *testing.T) {
+	t.Parallel()
+	for _, tc := range searchRepositoriesCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.run(t)
