@@ -56,12 +56,12 @@ var GetWorkflowRunLogsURL = &providers.Operation[WorkflowRunInput, WorkflowRunLo
 
 // ListWorkflowRunsInput is the input of list_workflow_runs.
 type ListWorkflowRunsInput struct {
-	Owner   string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo    string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	Branch  *string `json:"branch,omitempty" jsonschema:"Only runs on this branch, e.g. main" schema:"minLength=1"`
-	HeadSHA *string `json:"head_sha,omitempty" jsonschema:"Only runs of this commit, e.g. acb5820ced9479c074f688cc328bf03f341a511d" schema:"minLength=1"`
-	Event   *string `json:"event,omitempty" jsonschema:"Only runs triggered by this event, e.g. push" schema:"minLength=1"`
-	Actor   *string `json:"actor,omitempty" jsonschema:"Only runs started by this login, e.g. octocat" schema:"minLength=1"`
+	Owner   string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo    string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	Branch  *string `json:"branch,omitempty" jsonschema:"Only runs on this branch, e.g. main" schema:"minLength=1,example=main"`
+	HeadSHA *string `json:"head_sha,omitempty" jsonschema:"Only runs of this commit, e.g. acb5820ced9479c074f688cc328bf03f341a511d" schema:"minLength=1,example=acb5820ced9479c074f688cc328bf03f341a511d"`
+	Event   *string `json:"event,omitempty" jsonschema:"Only runs triggered by this event, e.g. push" schema:"minLength=1,example=push"`
+	Actor   *string `json:"actor,omitempty" jsonschema:"Only runs started by this login, e.g. octocat" schema:"minLength=1,example=octocat"`
 	Status  *string `json:"status,omitempty" jsonschema:"Only runs with this status or conclusion" schema:"enum=completed|action_required|cancelled|failure|neutral|skipped|stale|success|timed_out|in_progress|queued|requested|waiting|pending"`
 	providers.PageInput
 }
@@ -93,16 +93,16 @@ type WorkflowRun struct {
 
 // WorkflowRunInput names a workflow run.
 type WorkflowRunInput struct {
-	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	RunID int64  `json:"run_id" jsonschema:"Workflow run ID from list_workflow_runs, e.g. 30433642" schema:"minimum=1"`
+	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	RunID int64  `json:"run_id" jsonschema:"Workflow run ID from list_workflow_runs, e.g. 30433642" schema:"minimum=1,example=30433642"`
 }
 
 // RerunWorkflowRunInput is the input of rerun_workflow_run.
 type RerunWorkflowRunInput struct {
-	Owner              string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo               string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	RunID              int64  `json:"run_id" jsonschema:"Workflow run ID from list_workflow_runs, e.g. 30433642" schema:"minimum=1"`
+	Owner              string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo               string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	RunID              int64  `json:"run_id" jsonschema:"Workflow run ID from list_workflow_runs, e.g. 30433642" schema:"minimum=1,example=30433642"`
 	EnableDebugLogging *bool  `json:"enable_debug_logging,omitempty" jsonschema:"Run with debug logging on" schema:"default=false"`
 }
 

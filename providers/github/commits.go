@@ -17,7 +17,7 @@ var ListCommits = &providers.Operation[ListCommitsInput, ListCommitsOutput]{
 	Title: "List commits",
 	Description: "List the commits reachable from a branch, tag or SHA (default: the default branch), newest first: SHA, " +
 		"message, author and date. Narrow with path (commits touching a file or directory), author, since and until. Use " +
-		"get_commit for one commit's changed files and diff. Returns next_cursor when more pages exist: pass it back as " +
+		"get_commit for one commit's changed files and diff. Returns one page of them, with next_cursor when more pages exist: pass it back as " +
 		"cursor with the same filters; later pages keep the first page's size.",
 	DocsURL: "https://docs.github.com/rest/commits/commits#list-commits",
 	Scopes:  []string{"repo"},
@@ -41,13 +41,13 @@ var GetCommit = &providers.Operation[GetCommitInput, CommitDetail]{
 
 // ListCommitsInput is the input of list_commits.
 type ListCommitsInput struct {
-	Owner  string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo   string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	SHA    *string `json:"sha,omitempty" jsonschema:"Branch, tag or commit SHA to list from; omit for the default branch, e.g. main" schema:"minLength=1"`
-	Path   *string `json:"path,omitempty" jsonschema:"Only commits that touch this file or directory, e.g. src/main.go" schema:"minLength=1"`
-	Author *string `json:"author,omitempty" jsonschema:"Only commits by this GitHub login or email address, e.g. octocat" schema:"minLength=1"`
-	Since  *string `json:"since,omitempty" jsonschema:"Only commits at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time"`
-	Until  *string `json:"until,omitempty" jsonschema:"Only commits before this time, RFC 3339, e.g. 2024-06-01T00:00:00Z" schema:"format=date-time"`
+	Owner  string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo   string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	SHA    *string `json:"sha,omitempty" jsonschema:"Branch, tag or commit SHA to list from; omit for the default branch, e.g. main" schema:"minLength=1,example=main"`
+	Path   *string `json:"path,omitempty" jsonschema:"Only commits that touch this file or directory, e.g. src/main.go" schema:"minLength=1,example=src/main.go"`
+	Author *string `json:"author,omitempty" jsonschema:"Only commits by this GitHub login or email address, e.g. octocat" schema:"minLength=1,example=octocat"`
+	Since  *string `json:"since,omitempty" jsonschema:"Only commits at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
+	Until  *string `json:"until,omitempty" jsonschema:"Only commits before this time, RFC 3339, e.g. 2024-06-01T00:00:00Z" schema:"format=date-time,example=2024-06-01T00:00:00Z"`
 	providers.PageInput
 }
 
@@ -59,9 +59,9 @@ type ListCommitsOutput struct {
 
 // GetCommitInput is the input of get_commit.
 type GetCommitInput struct {
-	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	Ref   string `json:"ref" jsonschema:"Commit SHA, branch or tag, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=1,maxLength=255"`
+	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	Ref   string `json:"ref" jsonschema:"Commit SHA, branch or tag, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=1,maxLength=255,example=6dcb09b5b57875f334f61aebed695e2e4193db5e"`
 }
 
 // Commit is a commit as lists show it.

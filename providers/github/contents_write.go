@@ -27,13 +27,13 @@ var CreateOrUpdateFile = &providers.Operation[CreateOrUpdateFileInput, FileCommi
 
 // CreateOrUpdateFileInput is the input of create_or_update_file.
 type CreateOrUpdateFileInput struct {
-	Owner   string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo    string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	Path    string  `json:"path" jsonschema:"File path from the repository root, e.g. docs/notes.md" schema:"minLength=1,maxLength=4096"`
-	Content string  `json:"content" jsonschema:"The whole new file content as UTF-8 text, e.g. Hello world" schema:"maxLength=1048576"`
-	Message string  `json:"message" jsonschema:"Commit message, e.g. Add usage notes" schema:"minLength=1,maxLength=65536"`
-	Branch  *string `json:"branch,omitempty" jsonschema:"Branch to commit to; omit for the default branch, e.g. fix-typo" schema:"minLength=1,maxLength=255"`
-	SHA     *string `json:"sha,omitempty" jsonschema:"Blob SHA of the file being replaced (required to update an existing file), e.g. 95b966ae1c166bd92f8ae7d1c313e738c731dfc3" schema:"minLength=40,maxLength=64"`
+	Owner   string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo    string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	Path    string  `json:"path" jsonschema:"File path from the repository root, e.g. docs/notes.md" schema:"minLength=1,maxLength=4096,example=docs/notes.md"`
+	Content string  `json:"content" jsonschema:"The whole new file content as UTF-8 text, e.g. Hello world" schema:"maxLength=1048576,example=Hello world"`
+	Message string  `json:"message" jsonschema:"Commit message, e.g. Add usage notes" schema:"minLength=1,maxLength=65536,example=Add usage notes"`
+	Branch  *string `json:"branch,omitempty" jsonschema:"Branch to commit to; omit for the default branch, e.g. fix-typo" schema:"minLength=1,maxLength=255,example=fix-typo"`
+	SHA     *string `json:"sha,omitempty" jsonschema:"Blob SHA of the file being replaced (required to update an existing file), e.g. 95b966ae1c166bd92f8ae7d1c313e738c731dfc3" schema:"minLength=40,maxLength=64,example=95b966ae1c166bd92f8ae7d1c313e738c731dfc3"`
 }
 
 // FileCommit is a file written by a commit.

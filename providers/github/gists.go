@@ -56,7 +56,7 @@ var CreateGist = &providers.Operation[CreateGistInput, Gist]{
 
 // ListGistsInput is the input of list_gists.
 type ListGistsInput struct {
-	Since *string `json:"since,omitempty" jsonschema:"Only gists updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time"`
+	Since *string `json:"since,omitempty" jsonschema:"Only gists updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
 	providers.PageInput
 }
 
@@ -68,20 +68,20 @@ type ListGistsOutput struct {
 
 // GetGistInput is the input of get_gist.
 type GetGistInput struct {
-	GistID string `json:"gist_id" jsonschema:"Gist ID, the hex string at the end of its URL, e.g. aa5a315d61ae9438b18d" schema:"minLength=1,maxLength=64,pattern=^[0-9a-zA-Z]+$"`
+	GistID string `json:"gist_id" jsonschema:"Gist ID, the hex string at the end of its URL, e.g. aa5a315d61ae9438b18d" schema:"minLength=1,maxLength=64,example=aa5a315d61ae9438b18d,pattern=^[0-9a-zA-Z]+$"`
 }
 
 // CreateGistInput is the input of create_gist.
 type CreateGistInput struct {
-	Description *string    `json:"description,omitempty" jsonschema:"What the gist is, e.g. Example Ruby script" schema:"maxLength=1024"`
+	Description *string    `json:"description,omitempty" jsonschema:"What the gist is, e.g. Example Ruby script" schema:"maxLength=1024,example=Example Ruby script"`
 	Public      *bool      `json:"public,omitempty" jsonschema:"Make it public (listed on the user's profile); secret gists are only unlisted" schema:"default=false"`
 	Files       []GistFile `json:"files" jsonschema:"The files, each with a name and its text" schema:"minItems=1,maxItems=20"`
 }
 
 // GistFile is one file of a new gist.
 type GistFile struct {
-	Filename string `json:"filename" jsonschema:"File name with extension, which sets the highlighting, e.g. hello.rb" schema:"minLength=1,maxLength=255"`
-	Content  string `json:"content" jsonschema:"The file's text, e.g. puts 'Hello'" schema:"minLength=1,maxLength=1048576"`
+	Filename string `json:"filename" jsonschema:"File name with extension, which sets the highlighting, e.g. hello.rb" schema:"minLength=1,maxLength=255,example=hello.rb"`
+	Content  string `json:"content" jsonschema:"The file's text, e.g. puts 'Hello'" schema:"minLength=1,maxLength=1048576,example=puts 'Hello'"`
 }
 
 // Gist is a gist.

@@ -20,7 +20,7 @@ var ListIssues = &providers.Operation[ListIssuesInput, ListIssuesOutput]{
 		"GitHub counts pull requests as issues, so this list includes them: each item has is_pull_request, true for a " +
 		"pull request (use list_pull_requests to list only those; skip items with is_pull_request to keep only issues). " +
 		"Filter with labels (all must match), assignee (a login, \"none\" or \"*\") and since (updated at or after). " +
-		"Returns next_cursor when more pages exist: pass it back as cursor with the same filters; later pages keep the first page's size.",
+		"Returns one page of them, with next_cursor when more pages exist: pass it back as cursor with the same filters; later pages keep the first page's size.",
 	DocsURL: "https://docs.github.com/rest/issues/issues#list-repository-issues",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -34,7 +34,7 @@ var GetIssue = &providers.Operation[GetIssueInput, Issue]{
 	Title: "Get issue",
 	Description: "Read one issue of a repository by its number (the #123 shown on GitHub): title, body, state, labels, " +
 		"assignees, milestone and timestamps. A pull request number also works (is_pull_request is then true); use " +
-		"get_pull_request for its branches and merge state.",
+		"get_pull_request for its branches and merge state. Returns the issue; its comments come from list_issue_comments.",
 	DocsURL: "https://docs.github.com/rest/issues/issues#get-an-issue",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -88,14 +88,14 @@ var AddIssueComment = &providers.Operation[AddIssueCommentInput, Comment]{
 
 // ListIssuesInput is the input of list_issues.
 type ListIssuesInput struct {
-	Owner     string   `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo      string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
+	Owner     string   `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo      string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	State     *string  `json:"state,omitempty" jsonschema:"Which issues to list by state" schema:"enum=open|closed|all,default=open"`
 	Labels    []string `json:"labels,omitempty" jsonschema:"Label names; only issues carrying every one of them are listed"`
-	Assignee  *string  `json:"assignee,omitempty" jsonschema:"Login of the assignee; none for unassigned issues, * for assigned to anyone" schema:"minLength=1"`
+	Assignee  *string  `json:"assignee,omitempty" jsonschema:"Login of the assignee; none for unassigned issues, * for assigned to anyone" schema:"minLength=1,example=octocat"`
 	Sort      *string  `json:"sort,omitempty" jsonschema:"What to sort by" schema:"enum=created|updated|comments,default=created"`
 	Direction *string  `json:"direction,omitempty" jsonschema:"Sort direction" schema:"enum=asc|desc,default=desc"`
-	Since     *string  `json:"since,omitempty" jsonschema:"Only issues updated at or after this time, RFC 3339 (e.g. 2024-05-01T00:00:00Z)" schema:"format=date-time"`
+	Since     *string  `json:"since,omitempty" jsonschema:"Only issues updated at or after this time, RFC 3339 (e.g. 2024-05-01T00:00:00Z)" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
 	providers.PageInput
 }
 
@@ -107,29 +107,29 @@ type ListIssuesOutput struct {
 
 // GetIssueInput is the input of get_issue.
 type GetIssueInput struct {
-	Owner       string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo        string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	IssueNumber int    `json:"issue_number" jsonschema:"Issue number, as in #123" schema:"minimum=1"`
+	Owner       string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo        string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	IssueNumber int    `json:"issue_number" jsonschema:"Issue number, as in #123" schema:"minimum=1,example=1347"`
 }
 
 // CreateIssueInput is the input of create_issue.
 type CreateIssueInput struct {
-	Owner     string   `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo      string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	Title     string   `json:"title" jsonschema:"Issue title" schema:"minLength=1,maxLength=256"`
-	Body      *string  `json:"body,omitempty" jsonschema:"Issue text in GitHub Markdown"`
+	Owner     string   `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo      string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	Title     string   `json:"title" jsonschema:"Issue title" schema:"minLength=1,maxLength=256,example=Found a bug"`
+	Body      *string  `json:"body,omitempty" jsonschema:"Issue text in GitHub Markdown" schema:"example=Steps to reproduce: run make test"`
 	Labels    []string `json:"labels,omitempty" jsonschema:"Names of existing labels to set (needs push access, else dropped)"`
 	Assignees []string `json:"assignees,omitempty" jsonschema:"Logins to assign (needs push access, else dropped)" schema:"maxItems=10"`
-	Milestone *int     `json:"milestone,omitempty" jsonschema:"Number of the milestone to set (needs push access, else dropped)" schema:"minimum=1"`
+	Milestone *int     `json:"milestone,omitempty" jsonschema:"Number of the milestone to set (needs push access, else dropped)" schema:"minimum=1,example=1"`
 }
 
 // UpdateIssueInput is the input of update_issue; absent fields are left unchanged.
 type UpdateIssueInput struct {
-	Owner       string    `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo        string    `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	IssueNumber int       `json:"issue_number" jsonschema:"Issue number, as in #123" schema:"minimum=1"`
-	Title       *string   `json:"title,omitempty" jsonschema:"New title" schema:"minLength=1,maxLength=256"`
-	Body        *string   `json:"body,omitempty" jsonschema:"New text in GitHub Markdown; replaces the whole body"`
+	Owner       string    `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo        string    `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	IssueNumber int       `json:"issue_number" jsonschema:"Issue number, as in #123" schema:"minimum=1,example=1347"`
+	Title       *string   `json:"title,omitempty" jsonschema:"New title" schema:"minLength=1,maxLength=256,example=Found a bug"`
+	Body        *string   `json:"body,omitempty" jsonschema:"New text in GitHub Markdown; replaces the whole body" schema:"example=Steps to reproduce: run make test"`
 	State       *string   `json:"state,omitempty" jsonschema:"open to reopen, closed to close" schema:"enum=open|closed"`
 	StateReason *string   `json:"state_reason,omitempty" jsonschema:"Why the state changes; used only with state" schema:"enum=completed|not_planned|reopened"`
 	Labels      *[]string `json:"labels,omitempty" jsonschema:"Label names that replace all current labels; [] removes every label"`
@@ -138,10 +138,10 @@ type UpdateIssueInput struct {
 
 // AddIssueCommentInput is the input of add_issue_comment.
 type AddIssueCommentInput struct {
-	Owner       string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo        string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	IssueNumber int    `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1"`
-	Body        string `json:"body" jsonschema:"Comment text in GitHub Markdown" schema:"minLength=1,maxLength=65536"`
+	Owner       string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo        string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	IssueNumber int    `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1,example=1347"`
+	Body        string `json:"body" jsonschema:"Comment text in GitHub Markdown" schema:"minLength=1,maxLength=65536,example=Steps to reproduce: run make test"`
 }
 
 // Issue is an issue (or a pull request seen as an issue).
@@ -359,7 +359,7 @@ var ListIssueComments = &providers.Operation[ListIssueCommentsInput, ListIssueCo
 	Title: "List issue comments",
 	Description: "List the comments of an issue's or a pull request's conversation, oldest first (the body of the issue " +
 		"itself comes from get_issue; comments on lines of a pull request's diff come from get_pull_request_comments). " +
-		"Returns next_cursor when more pages exist: pass it back as cursor with the same since.",
+		"Returns one page of them, with next_cursor when more pages exist: pass it back as cursor with the same since.",
 	DocsURL: "https://docs.github.com/rest/issues/comments#list-issue-comments",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -368,10 +368,10 @@ var ListIssueComments = &providers.Operation[ListIssueCommentsInput, ListIssueCo
 
 // ListIssueCommentsInput is the input of list_issue_comments.
 type ListIssueCommentsInput struct {
-	Owner       string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	IssueNumber int     `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1"`
-	Since       *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time"`
+	Owner       string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	IssueNumber int     `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1,example=1347"`
+	Since       *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
 	providers.PageInput
 }
 

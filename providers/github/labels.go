@@ -66,18 +66,18 @@ type Label struct {
 
 // CreateLabelInput is the input of create_label.
 type CreateLabelInput struct {
-	Owner       string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	Name        string  `json:"name" jsonschema:"Label name; emoji allowed, e.g. needs triage" schema:"minLength=1,maxLength=50"`
-	Color       *string `json:"color,omitempty" jsonschema:"Hex color without #; omit for a default, e.g. f29513" schema:"pattern=^[0-9a-fA-F]{6}$"`
-	Description *string `json:"description,omitempty" jsonschema:"Short description, e.g. Something isn't working" schema:"maxLength=100"`
+	Owner       string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	Name        string  `json:"name" jsonschema:"Label name; emoji allowed, e.g. needs triage" schema:"minLength=1,maxLength=50,example=needs triage"`
+	Color       *string `json:"color,omitempty" jsonschema:"Hex color without #; omit for a default, e.g. f29513" schema:"example=f29513,pattern=^[0-9a-fA-F]{6}$"`
+	Description *string `json:"description,omitempty" jsonschema:"Short description, e.g. Something isn't working" schema:"maxLength=100,example=Something isn't working"`
 }
 
 // AddLabelsInput is the input of add_labels_to_issue.
 type AddLabelsInput struct {
-	Owner       string   `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo        string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	IssueNumber int      `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1"`
+	Owner       string   `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo        string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	IssueNumber int      `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1,example=1347"`
 	Labels      []string `json:"labels" jsonschema:"Label names to add" schema:"minItems=1,maxItems=100"`
 }
 

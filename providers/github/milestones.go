@@ -40,8 +40,8 @@ var CreateMilestone = &providers.Operation[CreateMilestoneInput, Milestone]{
 
 // ListMilestonesInput is the input of list_milestones.
 type ListMilestonesInput struct {
-	Owner     string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo      string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
+	Owner     string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo      string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	State     *string `json:"state,omitempty" jsonschema:"Which milestones to list by state" schema:"enum=open|closed|all,default=open"`
 	Sort      *string `json:"sort,omitempty" jsonschema:"Sort by due date or by completeness" schema:"enum=due_on|completeness,default=due_on"`
 	Direction *string `json:"direction,omitempty" jsonschema:"Sort direction" schema:"enum=asc|desc,default=asc"`
@@ -68,11 +68,11 @@ type Milestone struct {
 
 // CreateMilestoneInput is the input of create_milestone.
 type CreateMilestoneInput struct {
-	Owner       string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	Title       string  `json:"title" jsonschema:"Milestone title, e.g. v1.0" schema:"minLength=1,maxLength=256"`
-	Description *string `json:"description,omitempty" jsonschema:"What the milestone is for, e.g. First stable release" schema:"maxLength=65536"`
-	DueOn       *string `json:"due_on,omitempty" jsonschema:"Due date, RFC 3339, e.g. 2024-12-31T00:00:00Z" schema:"format=date-time"`
+	Owner       string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	Title       string  `json:"title" jsonschema:"Milestone title, e.g. v1.0" schema:"minLength=1,maxLength=256,example=v1.0"`
+	Description *string `json:"description,omitempty" jsonschema:"What the milestone is for, e.g. First stable release" schema:"maxLength=65536,example=First stable release"`
+	DueOn       *string `json:"due_on,omitempty" jsonschema:"Due date, RFC 3339, e.g. 2024-12-31T00:00:00Z" schema:"format=date-time,example=2024-12-31T00:00:00Z"`
 	State       *string `json:"state,omitempty" jsonschema:"Create it open or already closed" schema:"enum=open|closed,default=open"`
 }
 

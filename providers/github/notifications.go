@@ -57,8 +57,8 @@ var MarkNotificationThreadRead = &providers.Operation[ThreadInput, MarkThreadRea
 type ListNotificationsInput struct {
 	All           *bool   `json:"all,omitempty" jsonschema:"Include notifications already read" schema:"default=false"`
 	Participating *bool   `json:"participating,omitempty" jsonschema:"Only notifications where the user participates or is mentioned" schema:"default=false"`
-	Since         *string `json:"since,omitempty" jsonschema:"Only notifications updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time"`
-	Before        *string `json:"before,omitempty" jsonschema:"Only notifications updated before this time, RFC 3339, e.g. 2024-06-01T00:00:00Z" schema:"format=date-time"`
+	Since         *string `json:"since,omitempty" jsonschema:"Only notifications updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
+	Before        *string `json:"before,omitempty" jsonschema:"Only notifications updated before this time, RFC 3339, e.g. 2024-06-01T00:00:00Z" schema:"format=date-time,example=2024-06-01T00:00:00Z"`
 	providers.PageInput
 }
 
@@ -82,7 +82,7 @@ type Notification struct {
 
 // MarkNotificationsReadInput is the input of mark_notifications_read.
 type MarkNotificationsReadInput struct {
-	LastReadAt *string `json:"last_read_at,omitempty" jsonschema:"Mark only notifications updated before this time, RFC 3339; omit for now, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time"`
+	LastReadAt *string `json:"last_read_at,omitempty" jsonschema:"Mark only notifications updated before this time, RFC 3339; omit for now, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
 }
 
 // MarkNotificationsReadOutput says how GitHub took the request.
@@ -93,7 +93,7 @@ type MarkNotificationsReadOutput struct {
 
 // ThreadInput names a notification thread.
 type ThreadInput struct {
-	ThreadID int64 `json:"thread_id" jsonschema:"Notification thread ID from list_notifications, e.g. 1" schema:"minimum=1"`
+	ThreadID int64 `json:"thread_id" jsonschema:"Notification thread ID from list_notifications, e.g. 1" schema:"minimum=1,example=1"`
 }
 
 // MarkThreadReadOutput confirms a thread was marked read.

@@ -178,3 +178,11 @@ func TestVerify(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalog checks that every operation's catalog entry is fit for an agent choosing
+// among hundreds of tools: what it does and returns, docs, deliberate hints, described
+// and exemplified parameters, an output schema with properties.
+func TestCatalog(t *testing.T) {
+	t.Parallel()
+	providertest.CheckCatalog(t, github.Spec())
+}

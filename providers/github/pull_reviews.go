@@ -20,7 +20,7 @@ var GetPullRequestFiles = &providers.Operation[PullPageInput, PullFilesOutput]{
 	Title: "Get pull request files",
 	Description: "List the files a pull request changes, with each file's status (added, modified, removed, renamed), line " +
 		"counts and unified diff (patch; absent for binary or very large diffs). Use it to review a pull request's " +
-		"changes; GitHub lists at most 3,000 files. Returns next_cursor when more pages exist: pass it back as cursor; " +
+		"changes; GitHub lists at most 3,000 files. Returns one page of them, with next_cursor when more pages exist: pass it back as cursor; " +
 		"later pages keep the first page's size.",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#list-pull-requests-files",
 	Scopes:  []string{"repo"},
@@ -66,7 +66,7 @@ var GetPullRequestReviews = &providers.Operation[PullPageInput, PullReviewsOutpu
 	Title: "Get pull request reviews",
 	Description: "List the reviews submitted on a pull request, oldest first: reviewer, verdict (APPROVED, " +
 		"CHANGES_REQUESTED, COMMENTED, DISMISSED) and summary text. Use it to see whether a pull request is approved " +
-		"before merge_pull_request. Returns next_cursor when more pages exist: pass it back as cursor.",
+		"before merge_pull_request. Returns one page of them, with next_cursor when more pages exist: pass it back as cursor.",
 	DocsURL: "https://docs.github.com/rest/pulls/reviews#list-reviews-for-a-pull-request",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -121,25 +121,25 @@ var UpdatePullRequestBranch = &providers.Operation[UpdatePullBranchInput, Update
 
 // PullInput names a pull request.
 type PullInput struct {
-	Owner      string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1"`
+	Owner      string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 }
 
 // PullPageInput names a pull request and a page of one of its lists.
 type PullPageInput struct {
-	Owner      string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1"`
+	Owner      string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 	providers.PageInput
 }
 
 // PullCommentsInput is the input of get_pull_request_comments.
 type PullCommentsInput struct {
-	Owner      string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo       string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	PullNumber int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1"`
-	Since      *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time"`
+	Owner      string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo       string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	PullNumber int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
+	Since      *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
 	providers.PageInput
 }
 
@@ -211,32 +211,32 @@ type Review struct {
 
 // CreateReviewInput is the input of create_pull_request_review.
 type CreateReviewInput struct {
-	Owner      string          `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo       string          `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	PullNumber int             `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1"`
+	Owner      string          `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo       string          `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	PullNumber int             `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 	Event      string          `json:"event" jsonschema:"The verdict: APPROVE, REQUEST_CHANGES or COMMENT" schema:"enum=APPROVE|REQUEST_CHANGES|COMMENT"`
-	Body       *string         `json:"body,omitempty" jsonschema:"Summary in GitHub Markdown; required for REQUEST_CHANGES and COMMENT, e.g. Looks good, one nit inline" schema:"maxLength=65536"`
-	CommitID   *string         `json:"commit_id,omitempty" jsonschema:"SHA of the commit reviewed; omit for the current head, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=40,maxLength=64"`
+	Body       *string         `json:"body,omitempty" jsonschema:"Summary in GitHub Markdown; required for REQUEST_CHANGES and COMMENT, e.g. Looks good, one nit inline" schema:"maxLength=65536,example=Looks good"`
+	CommitID   *string         `json:"commit_id,omitempty" jsonschema:"SHA of the commit reviewed; omit for the current head, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=40,maxLength=64,example=6dcb09b5b57875f334f61aebed695e2e4193db5e"`
 	Comments   []ReviewLineArg `json:"comments,omitempty" jsonschema:"Comments on lines of the diff" schema:"maxItems=50"`
 }
 
 // ReviewLineArg is a comment on one line of a pull request's diff.
 type ReviewLineArg struct {
-	Path string  `json:"path" jsonschema:"File path as get_pull_request_files lists it, e.g. src/main.go" schema:"minLength=1"`
-	Line int     `json:"line" jsonschema:"Line number in the file (new version for RIGHT, old for LEFT) that appears in the diff" schema:"minimum=1"`
+	Path string  `json:"path" jsonschema:"File path as get_pull_request_files lists it, e.g. src/main.go" schema:"minLength=1,example=src/main.go"`
+	Line int     `json:"line" jsonschema:"Line number in the file (new version for RIGHT, old for LEFT) that appears in the diff" schema:"minimum=1,example=6"`
 	Side *string `json:"side,omitempty" jsonschema:"RIGHT for the new version (added or unchanged lines), LEFT for the old (deleted lines)" schema:"enum=RIGHT|LEFT,default=RIGHT"`
-	Body string  `json:"body" jsonschema:"Comment text in GitHub Markdown, e.g. This can be nil here" schema:"minLength=1,maxLength=65536"`
+	Body string  `json:"body" jsonschema:"Comment text in GitHub Markdown, e.g. This can be nil here" schema:"minLength=1,maxLength=65536,example=This can be nil here"`
 }
 
 // MergePullRequestInput is the input of merge_pull_request.
 type MergePullRequestInput struct {
-	Owner         string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo          string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	PullNumber    int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1"`
+	Owner         string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo          string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	PullNumber    int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 	MergeMethod   *string `json:"merge_method,omitempty" jsonschema:"merge: a merge commit; squash: one commit of all changes; rebase: the commits replayed on base" schema:"enum=merge|squash|rebase,default=merge"`
-	CommitTitle   *string `json:"commit_title,omitempty" jsonschema:"Title of the merge or squash commit; omit for GitHub's default, e.g. Add feature X (#12)" schema:"minLength=1,maxLength=256"`
-	CommitMessage *string `json:"commit_message,omitempty" jsonschema:"Extra text for the commit message, e.g. Reviewed by the team" schema:"maxLength=65536"`
-	SHA           *string `json:"sha,omitempty" jsonschema:"Merge only if the head is still this SHA, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=40,maxLength=64"`
+	CommitTitle   *string `json:"commit_title,omitempty" jsonschema:"Title of the merge or squash commit; omit for GitHub's default, e.g. Add feature X (#12)" schema:"minLength=1,maxLength=256,example=Add feature X (#12)"`
+	CommitMessage *string `json:"commit_message,omitempty" jsonschema:"Extra text for the commit message, e.g. Reviewed by the team" schema:"maxLength=65536,example=Reviewed by the team"`
+	SHA           *string `json:"sha,omitempty" jsonschema:"Merge only if the head is still this SHA, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=40,maxLength=64,example=6dcb09b5b57875f334f61aebed695e2e4193db5e"`
 }
 
 // MergeResult is the outcome of a merge.
@@ -248,10 +248,10 @@ type MergeResult struct {
 
 // UpdatePullBranchInput is the input of update_pull_request_branch.
 type UpdatePullBranchInput struct {
-	Owner           string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo            string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	PullNumber      int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1"`
-	ExpectedHeadSHA *string `json:"expected_head_sha,omitempty" jsonschema:"Update only if the head is still this SHA, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=40,maxLength=64"`
+	Owner           string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo            string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	PullNumber      int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
+	ExpectedHeadSHA *string `json:"expected_head_sha,omitempty" jsonschema:"Update only if the head is still this SHA, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=40,maxLength=64,example=6dcb09b5b57875f334f61aebed695e2e4193db5e"`
 }
 
 // UpdatePullBranchOutput is GitHub's answer to a branch update.

@@ -18,7 +18,7 @@ var ListPullRequests = &providers.Operation[ListPullRequestsInput, ListPullReque
 	Description: "List the pull requests of a repository, open ones unless state says otherwise, newest first by default. " +
 		"Filter by head (\"user:branch\" or \"org:branch\", the branch the changes come from) and base (the branch they " +
 		"go into, e.g. main). Items carry branches, draft and merged flags but not mergeability or diff size: call " +
-		"get_pull_request for those. Returns next_cursor when more pages exist: pass it back as cursor with the same filters; " +
+		"get_pull_request for those. Returns one page of them, with next_cursor when more pages exist: pass it back as cursor with the same filters; " +
 		"later pages keep the first page's size.",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#list-pull-requests",
 	Scopes:  []string{"repo"},
@@ -33,7 +33,9 @@ var GetPullRequest = &providers.Operation[GetPullRequestInput, PullRequest]{
 	Title: "Get pull request",
 	Description: "Read one pull request by its number: title, body, state, head and base branches with their SHAs, " +
 		"draft and merged flags, mergeability, review requests and diff size (commits, additions, deletions, changed " +
-		"files). mergeable is absent while GitHub is still computing it; ask again a few seconds later.",
+		"files). mergeable is absent while GitHub is still computing it; ask again a few seconds later. Returns the pull " +
+		"request; its changed files, CI status and reviews come from get_pull_request_files, get_pull_request_status and " +
+		"get_pull_request_reviews.",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#get-a-pull-request",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -57,11 +59,11 @@ var CreatePullRequest = &providers.Operation[CreatePullRequestInput, PullRequest
 
 // ListPullRequestsInput is the input of list_pull_requests.
 type ListPullRequestsInput struct {
-	Owner     string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo      string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
+	Owner     string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo      string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	State     *string `json:"state,omitempty" jsonschema:"Which pull requests to list by state; merged ones are closed" schema:"enum=open|closed|all,default=open"`
-	Head      *string `json:"head,omitempty" jsonschema:"Only pull requests from this branch, as user:branch or org:branch, e.g. octocat:new-topic" schema:"minLength=1"`
-	Base      *string `json:"base,omitempty" jsonschema:"Only pull requests into this branch, e.g. main" schema:"minLength=1"`
+	Head      *string `json:"head,omitempty" jsonschema:"Only pull requests from this branch, as user:branch or org:branch, e.g. octocat:new-topic" schema:"minLength=1,example=octocat:new-topic"`
+	Base      *string `json:"base,omitempty" jsonschema:"Only pull requests into this branch, e.g. main" schema:"minLength=1,example=main"`
 	Sort      *string `json:"sort,omitempty" jsonschema:"What to sort by; popularity is comment count, long-running is age weighted by activity" schema:"enum=created|updated|popularity|long-running,default=created"`
 	Direction *string `json:"direction,omitempty" jsonschema:"Sort direction; desc by default, except asc for sort long-running" schema:"enum=asc|desc"`
 	providers.PageInput
@@ -75,19 +77,19 @@ type ListPullRequestsOutput struct {
 
 // GetPullRequestInput is the input of get_pull_request.
 type GetPullRequestInput struct {
-	Owner      string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1"`
+	Owner      string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 }
 
 // CreatePullRequestInput is the input of create_pull_request.
 type CreatePullRequestInput struct {
-	Owner               string  `json:"owner" jsonschema:"Account that owns the repository the pull request goes into, e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo                string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	Title               string  `json:"title" jsonschema:"Pull request title" schema:"minLength=1,maxLength=256"`
-	Head                string  `json:"head" jsonschema:"Branch holding the changes: a branch name, or user:branch for a fork" schema:"minLength=1"`
-	Base                string  `json:"base" jsonschema:"Existing branch of this repository to merge into, e.g. main" schema:"minLength=1"`
-	Body                *string `json:"body,omitempty" jsonschema:"Description in GitHub Markdown; 'Closes #12' links and closes issue 12 on merge"`
+	Owner               string  `json:"owner" jsonschema:"Account that owns the repository the pull request goes into, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo                string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	Title               string  `json:"title" jsonschema:"Pull request title" schema:"minLength=1,maxLength=256,example=Add retry to the HTTP client"`
+	Head                string  `json:"head" jsonschema:"Branch holding the changes: a branch name, or user:branch for a fork" schema:"minLength=1,example=octocat:new-topic"`
+	Base                string  `json:"base" jsonschema:"Existing branch of this repository to merge into, e.g. main" schema:"minLength=1,example=main"`
+	Body                *string `json:"body,omitempty" jsonschema:"Description in GitHub Markdown; 'Closes #12' links and closes issue 12 on merge" schema:"example=Retries 5xx answers. Closes #12"`
 	Draft               *bool   `json:"draft,omitempty" jsonschema:"Open as a draft pull request" schema:"default=false"`
 	MaintainerCanModify *bool   `json:"maintainer_can_modify,omitempty" jsonschema:"Let the base repository's maintainers push to head (pull requests from forks)" schema:"default=true"`
 }

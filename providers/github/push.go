@@ -27,17 +27,17 @@ var PushFiles = &providers.Operation[PushFilesInput, PushFilesOutput]{
 
 // PushFilesInput is the input of push_files.
 type PushFilesInput struct {
-	Owner   string     `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo    string     `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	Branch  string     `json:"branch" jsonschema:"Existing branch to commit to, e.g. fix-typo" schema:"minLength=1,maxLength=255"`
-	Message string     `json:"message" jsonschema:"Commit message, e.g. Update the docs" schema:"minLength=1,maxLength=65536"`
+	Owner   string     `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo    string     `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	Branch  string     `json:"branch" jsonschema:"Existing branch to commit to, e.g. fix-typo" schema:"minLength=1,maxLength=255,example=fix-typo"`
+	Message string     `json:"message" jsonschema:"Commit message, e.g. Update the docs" schema:"minLength=1,maxLength=65536,example=Update the docs"`
 	Files   []PushFile `json:"files" jsonschema:"The files to write, each with its path and whole new content" schema:"minItems=1,maxItems=100"`
 }
 
 // PushFile is one file of push_files.
 type PushFile struct {
-	Path    string `json:"path" jsonschema:"File path from the repository root, e.g. docs/notes.md" schema:"minLength=1,maxLength=4096"`
-	Content string `json:"content" jsonschema:"The whole file content as UTF-8 text, e.g. Hello world" schema:"maxLength=1048576"`
+	Path    string `json:"path" jsonschema:"File path from the repository root, e.g. docs/notes.md" schema:"minLength=1,maxLength=4096,example=docs/notes.md"`
+	Content string `json:"content" jsonschema:"The whole file content as UTF-8 text, e.g. Hello world" schema:"maxLength=1048576,example=Hello world"`
 }
 
 // PushFilesOutput is the commit push_files made.

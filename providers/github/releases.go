@@ -16,7 +16,7 @@ var ListReleases = &providers.Operation[RepoPageInput, ListReleasesOutput]{
 	Title: "List releases",
 	Description: "List the releases of a repository, newest first, drafts included when the token can push: tag, name, " +
 		"notes, draft and prerelease flags and downloadable assets. Use get_latest_release for just the current version. " +
-		"Returns next_cursor when more pages exist: pass it back as cursor; later pages keep the first page's size.",
+		"Returns one page of them, with next_cursor when more pages exist: pass it back as cursor; later pages keep the first page's size.",
 	DocsURL: "https://docs.github.com/rest/releases/releases#list-releases",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -54,8 +54,8 @@ var CreateRelease = &providers.Operation[CreateReleaseInput, Release]{
 
 // RepoPageInput names a repository and a page of one of its lists.
 type RepoPageInput struct {
-	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
+	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	providers.PageInput
 }
 
@@ -90,12 +90,12 @@ type Asset struct {
 
 // CreateReleaseInput is the input of create_release.
 type CreateReleaseInput struct {
-	Owner                string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo                 string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	TagName              string  `json:"tag_name" jsonschema:"Tag of the release, existing or to create, e.g. v1.2.0" schema:"minLength=1,maxLength=255"`
-	TargetCommitish      *string `json:"target_commitish,omitempty" jsonschema:"Branch or commit SHA to tag when the tag does not exist; omit for the default branch, e.g. main" schema:"minLength=1"`
-	Name                 *string `json:"name,omitempty" jsonschema:"Release title, e.g. Version 1.2.0" schema:"maxLength=256"`
-	Body                 *string `json:"body,omitempty" jsonschema:"Release notes in GitHub Markdown, e.g. Fixes the login bug" schema:"maxLength=125000"`
+	Owner                string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo                 string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	TagName              string  `json:"tag_name" jsonschema:"Tag of the release, existing or to create, e.g. v1.2.0" schema:"minLength=1,maxLength=255,example=v1.2.0"`
+	TargetCommitish      *string `json:"target_commitish,omitempty" jsonschema:"Branch or commit SHA to tag when the tag does not exist; omit for the default branch, e.g. main" schema:"minLength=1,example=main"`
+	Name                 *string `json:"name,omitempty" jsonschema:"Release title, e.g. Version 1.2.0" schema:"maxLength=256,example=Version 1.2.0"`
+	Body                 *string `json:"body,omitempty" jsonschema:"Release notes in GitHub Markdown, e.g. Fixes the login bug" schema:"maxLength=125000,example=Fixes the login bug"`
 	Draft                *bool   `json:"draft,omitempty" jsonschema:"Create an unpublished draft" schema:"default=false"`
 	Prerelease           *bool   `json:"prerelease,omitempty" jsonschema:"Mark it as a prerelease" schema:"default=false"`
 	GenerateReleaseNotes *bool   `json:"generate_release_notes,omitempty" jsonschema:"Let GitHub write the name and notes from merged pull requests (body is put first)" schema:"default=false"`

@@ -84,34 +84,34 @@ var CreateBranch = &providers.Operation[CreateBranchInput, BranchRef]{
 
 // RepoInput names a repository.
 type RepoInput struct {
-	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
+	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 }
 
 // CreateRepositoryInput is the input of create_repository.
 type CreateRepositoryInput struct {
-	Name         string  `json:"name" jsonschema:"Name of the new repository, e.g. hello-world" schema:"minLength=1,maxLength=100"`
-	Organization *string `json:"organization,omitempty" jsonschema:"Organization login to create it in; omit to create it in the token user's account, e.g. octo-org" schema:"minLength=1,maxLength=100"`
-	Description  *string `json:"description,omitempty" jsonschema:"Short description shown on the repository page, e.g. A tiny demo" schema:"maxLength=350"`
+	Name         string  `json:"name" jsonschema:"Name of the new repository, e.g. hello-world" schema:"minLength=1,maxLength=100,example=hello-world"`
+	Organization *string `json:"organization,omitempty" jsonschema:"Organization login to create it in; omit to create it in the token user's account, e.g. octo-org" schema:"minLength=1,maxLength=100,example=octo-org"`
+	Description  *string `json:"description,omitempty" jsonschema:"Short description shown on the repository page, e.g. A tiny demo" schema:"maxLength=350,example=A tiny demo"`
 	Private      *bool   `json:"private,omitempty" jsonschema:"Create it private (visible only to people given access)" schema:"default=false"`
 	AutoInit     *bool   `json:"auto_init,omitempty" jsonschema:"Start with a commit holding a README, so branches and pull requests can be made at once" schema:"default=false"`
-	Gitignore    *string `json:"gitignore_template,omitempty" jsonschema:"Name of a .gitignore template to add (needs auto_init), e.g. Go" schema:"minLength=1"`
-	License      *string `json:"license_template,omitempty" jsonschema:"License keyword to add a LICENSE file (needs auto_init), e.g. mit" schema:"minLength=1"`
+	Gitignore    *string `json:"gitignore_template,omitempty" jsonschema:"Name of a .gitignore template to add (needs auto_init), e.g. Go" schema:"minLength=1,example=Go"`
+	License      *string `json:"license_template,omitempty" jsonschema:"License keyword to add a LICENSE file (needs auto_init), e.g. mit" schema:"minLength=1,example=mit"`
 }
 
 // ForkRepositoryInput is the input of fork_repository.
 type ForkRepositoryInput struct {
-	Owner             string  `json:"owner" jsonschema:"Account that owns the repository to fork, e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo              string  `json:"repo" jsonschema:"Repository to fork, without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	Organization      *string `json:"organization,omitempty" jsonschema:"Organization login to fork into; omit to fork into the token user's account, e.g. octo-org" schema:"minLength=1,maxLength=100"`
-	Name              *string `json:"name,omitempty" jsonschema:"Name for the fork; omit to keep the repository's name, e.g. Hello-World-fork" schema:"minLength=1,maxLength=100"`
+	Owner             string  `json:"owner" jsonschema:"Account that owns the repository to fork, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo              string  `json:"repo" jsonschema:"Repository to fork, without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	Organization      *string `json:"organization,omitempty" jsonschema:"Organization login to fork into; omit to fork into the token user's account, e.g. octo-org" schema:"minLength=1,maxLength=100,example=octo-org"`
+	Name              *string `json:"name,omitempty" jsonschema:"Name for the fork; omit to keep the repository's name, e.g. Hello-World-fork" schema:"minLength=1,maxLength=100,example=Hello-World-fork"`
 	DefaultBranchOnly *bool   `json:"default_branch_only,omitempty" jsonschema:"Copy only the default branch" schema:"default=false"`
 }
 
 // ListBranchesInput is the input of list_branches.
 type ListBranchesInput struct {
-	Owner     string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo      string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
+	Owner     string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo      string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Protected *bool  `json:"protected,omitempty" jsonschema:"true: only protected branches; false: only unprotected ones; omit for all"`
 	providers.PageInput
 }
@@ -131,10 +131,10 @@ type RepoBranch struct {
 
 // CreateBranchInput is the input of create_branch.
 type CreateBranchInput struct {
-	Owner      string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100"`
-	Repo       string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100"`
-	Branch     string  `json:"branch" jsonschema:"Name of the branch to create, e.g. fix-typo" schema:"minLength=1,maxLength=255"`
-	FromBranch *string `json:"from_branch,omitempty" jsonschema:"Branch whose head the new branch starts at; omit for the default branch, e.g. main" schema:"minLength=1,maxLength=255"`
+	Owner      string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Repo       string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
+	Branch     string  `json:"branch" jsonschema:"Name of the branch to create, e.g. fix-typo" schema:"minLength=1,maxLength=255,example=fix-typo"`
+	FromBranch *string `json:"from_branch,omitempty" jsonschema:"Branch whose head the new branch starts at; omit for the default branch, e.g. main" schema:"minLength=1,maxLength=255,example=main"`
 }
 
 // BranchRef is a branch just created or moved.

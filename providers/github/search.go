@@ -29,7 +29,7 @@ var SearchRepositories = &providers.Operation[SearchRepositoriesInput, SearchRep
 
 // SearchRepositoriesInput is the input of search_repositories.
 type SearchRepositoriesInput struct {
-	Query string  `json:"q" jsonschema:"Search keywords and qualifiers in GitHub search syntax, e.g. 'http router language:go stars:>500'" schema:"minLength=1,maxLength=256"`
+	Query string  `json:"q" jsonschema:"Search keywords and qualifiers in GitHub search syntax, e.g. 'http router language:go stars:>500'" schema:"minLength=1,maxLength=256,example=http router language:go stars:>500"`
 	Sort  *string `json:"sort,omitempty" jsonschema:"Sort by stars, forks, help-wanted-issues or updated; omit for best match" schema:"enum=stars|forks|help-wanted-issues|updated"`
 	Order *string `json:"order,omitempty" jsonschema:"Sort direction, only used with sort" schema:"enum=desc|asc,default=desc"`
 	providers.PageInput
@@ -172,7 +172,7 @@ var SearchUsers = &providers.Operation[SearchUsersInput, SearchUsersOutput]{
 
 // SearchCodeInput is the input of search_code.
 type SearchCodeInput struct {
-	Query string `json:"q" jsonschema:"Search keywords and qualifiers in GitHub code search syntax, e.g. 'addClass repo:jquery/jquery'" schema:"minLength=1,maxLength=256"`
+	Query string `json:"q" jsonschema:"Search keywords and qualifiers in GitHub code search syntax, e.g. 'addClass repo:jquery/jquery'" schema:"minLength=1,maxLength=256,example=addClass repo:jquery/jquery"`
 	providers.PageInput
 }
 
@@ -196,7 +196,7 @@ type CodeHit struct {
 
 // SearchIssuesInput is the input of search_issues.
 type SearchIssuesInput struct {
-	Query string  `json:"q" jsonschema:"Search keywords and qualifiers, with is:issue or is:pr, e.g. 'is:issue is:open repo:octocat/Hello-World label:bug'" schema:"minLength=1,maxLength=256"`
+	Query string  `json:"q" jsonschema:"Search keywords and qualifiers, with is:issue or is:pr, e.g. 'is:issue is:open repo:octocat/Hello-World label:bug'" schema:"minLength=1,maxLength=256,example=is:issue is:open repo:octocat/Hello-World label:bug"`
 	Sort  *string `json:"sort,omitempty" jsonschema:"Sort by comments, reactions, interactions, created or updated; omit for best match" schema:"enum=comments|reactions|interactions|created|updated"`
 	Order *string `json:"order,omitempty" jsonschema:"Sort direction, only used with sort" schema:"enum=desc|asc,default=desc"`
 	providers.PageInput
@@ -218,7 +218,7 @@ type IssueInRepo struct {
 
 // SearchUsersInput is the input of search_users.
 type SearchUsersInput struct {
-	Query string  `json:"q" jsonschema:"Search keywords and qualifiers, e.g. 'tom repos:>42 followers:>1000'" schema:"minLength=1,maxLength=256"`
+	Query string  `json:"q" jsonschema:"Search keywords and qualifiers, e.g. 'tom repos:>42 followers:>1000'" schema:"minLength=1,maxLength=256,example=tom repos:>42 followers:>1000"`
 	Sort  *string `json:"sort,omitempty" jsonschema:"Sort by followers, repositories or joined; omit for best match" schema:"enum=followers|repositories|joined"`
 	Order *string `json:"order,omitempty" jsonschema:"Sort direction, only used with sort" schema:"enum=desc|asc,default=desc"`
 	providers.PageInput

@@ -29,7 +29,7 @@ var ListMyOrgs = &providers.Operation[ListMyOrgsInput, ListOrgsOutput]{
 	Title: "List my organizations",
 	Description: "List the organizations the token user belongs to (login and description), e.g. to choose where to " +
 		"create_repository or which org to pass to list_org_repos. Organizations that restrict OAuth apps or tokens may be " +
-		"missing. Returns next_cursor when more pages exist: pass it back as cursor.",
+		"missing. Returns one page of them, with next_cursor when more pages exist: pass it back as cursor.",
 	DocsURL: "https://docs.github.com/rest/orgs/orgs#list-organizations-for-the-authenticated-user",
 	Scopes:  []string{"read:org"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -56,7 +56,7 @@ var ListOrgRepos = &providers.Operation[ListOrgReposInput, ListOrgReposOutput]{
 	Title: "List organization repositories",
 	Description: "List the repositories of an organization that the token can see (private ones need membership), " +
 		"filtered by type and sorted by created, updated, pushed or name. Use search_repositories with \"org:NAME\" to " +
-		"filter by keyword or language instead. Returns next_cursor when more pages exist: pass it back as cursor with " +
+		"filter by keyword or language instead. Returns one page of them, with next_cursor when more pages exist: pass it back as cursor with " +
 		"the same filters.",
 	DocsURL: "https://docs.github.com/rest/repos/repos#list-organization-repositories",
 	Scopes:  []string{"repo"},
@@ -99,7 +99,7 @@ type OrgBrief struct {
 
 // OrgInput names an organization.
 type OrgInput struct {
-	Org string `json:"org" jsonschema:"Organization login, e.g. github" schema:"minLength=1,maxLength=100"`
+	Org string `json:"org" jsonschema:"Organization login, e.g. github" schema:"minLength=1,maxLength=100,example=github"`
 }
 
 // Organization is an organization's profile.
@@ -118,7 +118,7 @@ type Organization struct {
 
 // ListOrgReposInput is the input of list_org_repos.
 type ListOrgReposInput struct {
-	Org       string  `json:"org" jsonschema:"Organization login, e.g. github" schema:"minLength=1,maxLength=100"`
+	Org       string  `json:"org" jsonschema:"Organization login, e.g. github" schema:"minLength=1,maxLength=100,example=github"`
 	Type      *string `json:"type,omitempty" jsonschema:"Which repositories: all, public, private, forks, sources (not forks) or member" schema:"enum=all|public|private|forks|sources|member,default=all"`
 	Sort      *string `json:"sort,omitempty" jsonschema:"What to sort by" schema:"enum=created|updated|pushed|full_name,default=created"`
 	Direction *string `json:"direction,omitempty" jsonschema:"Sort direction; asc for full_name, desc otherwise by default" schema:"enum=asc|desc"`
