@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/tenants"
 )
 
 // CallbackPath is where providers send the browser back after authorization; the
@@ -77,8 +78,9 @@ type callbackView struct {
 
 // callback finishes a flow the provider redirected back. It answers JSON to clients
 // that ask for it (Accept: application/json) and a page otherwise; failures name what
-// went wrong and what to do, and store nothing. If the request carries an API key, it
-// must be the key of the user who started the flow.
+// went wrong and what to do, and store nothing. The browser must hold the flow's
+// cookie; if the request also says who it is (an API key, or a UI session), that must
+// be the user who started the flow.
 func (s *server) callback(c *gin.Context) {
 	q := c.Request.URL.Query()
 	in := connections.CallbackInput{
@@ -94,6 +96,11 @@ func (s *server) callback(c *gin.Context) {
 			return
 		}
 		in.Principal = &p
+	} else if ck, err := c.Request.Cookie(tenants.SessionCookie); err == nil && ck.Value != "" {
+		// A browser signed in to the UI: it must be the user who started the flow.
+		if p, err := s.Tenants.AuthenticateSession(c.Request.Context(), ck.Value); err == nil {
+			in.Principal = &p
+		}
 	}
 	c.Header("Cache-Control", "no-store")
 	c.Header("Referrer-Policy", "no-referrer") // the URL holds the code and state

@@ -137,3 +137,36 @@ func openPostgres(t testing.TB, base string, migrate bool) *gorm.DB {
 	}
 	return db
 }
+
+// Reopen returns a second, independent connection pool on the database db uses (the
+// same SQLite file, or the same PostgreSQL schema), as another process would have;
+// it is closed when the test ends.
+func Reopen(t testing.TB, db *gorm.DB) *gorm.DB {
+	t.Helper()
+	var dsn string
+	if db.Dialector.Name() == "postgres" {
+		var schema string
+		if err := db.Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
+			t.Fatalf("current schema: %v", err)
+		}
+		u, err := url.Parse(os.Getenv(EnvPostgresURL))
+		if err != nil {
+			t.Fatalf("parse %s: %v", EnvPostgresURL, err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		dsn = u.String()
+	} else {
+		dsn = "sqlite:" + SQLitePath(t, db)
+	}
+	other, err := database.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("reopen database: %v", err)
+	}
+	if sqlDB, err := other.DB(); err == nil && db.Dialector.Name() == "postgres" {
+		sqlDB.SetMaxOpenConns(8)
+	}
+	t.Cleanup(func() { _ = database.Close(other) })
+	return other
+}
