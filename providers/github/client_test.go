@@ -102,6 +102,24 @@ func TestFailures(t *testing.T) {
 			wantCode: switchboard.CodeInvalid, wantIn: "PullRequest: A pull request already exists for octocat:new-topic.", wantAttempts: 1,
 		},
 		{
+			name: "405 pull request not mergeable", tool: "github_merge_pull_request", args: getPullArgs, status: http.StatusMethodNotAllowed,
+			body:     `{"message": "Pull Request is not mergeable", "documentation_url": "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request", "status": "405"}`,
+			wantCode: switchboard.CodeInvalid, wantIn: "Pull Request is not mergeable", wantAttempts: 1,
+		},
+		{
+			name: "409 head moved before the merge", tool: "github_merge_pull_request", args: getPullArgs, status: http.StatusConflict,
+			body:     `{"message": "Head branch was modified. Review and try the merge again.", "documentation_url": "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request", "status": "409"}`,
+			wantCode: switchboard.CodeConflict, wantIn: "Head branch was modified", wantAttempts: 1,
+		},
+		{
+			name: "409 stale file sha", tool: "github_create_or_update_file", status: http.StatusConflict,
+			args: `{"owner": "octocat", "repo": "Hello-World", "path": "README.md", "content": "x", "message": "m", "sha": "95b966ae1c166bd92f8ae7d1c313e738c731dfc3"}`,
+			body: `{"message": "README.md does not match 95b966ae1c166bd92f8ae7d1c313e738c731dfc3", "documentation_url": "https://docs.github.com/rest/repos/contents#create-or-update-file-contents", "status": "409"}`,
+			undocumented: "the description's 409 is a oneOf of basic-error and repository-rule-violation-error, both of which " +
+				"any basic error matches, so no body can validate against it",
+			wantCode: switchboard.CodeConflict, wantIn: "does not match", wantAttempts: 1,
+		},
+		{
 			name: "429 with Retry-After on a read", tool: "github_get_pull_request", args: getPullArgs, status: http.StatusTooManyRequests,
 			header:       http.Header{"Retry-After": {"30"}},
 			body:         `{"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits", "status": "429"}`,
@@ -297,6 +315,19 @@ func nextOf(out any) string {
 // TestEnterpriseServerBaseURL points the provider at a base URL with a path prefix, as
 // GitHub Enterprise Server's https://HOST/api/v3, and checks that every request keeps
 // the prefix and is, below it, a request of GitHub's description.
+// TestEveryOperationOnEnterpriseServer runs every operation's cases against a GitHub
+// Enterprise Server base URL (https://HOST/api/v3): every request keeps the /api/v3
+// prefix and is otherwise the request sent to github.com.
+func TestEveryOperationOnEnterpriseServer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range specCheckedCases() {
+		t.Run(tc.tool+"/"+tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.runAt(t, "/api/v3")
+		})
+	}
+}
+
 func TestEnterpriseServerBaseURL(t *testing.T) {
 	t.Parallel()
 	const prefix = "/api/v3"

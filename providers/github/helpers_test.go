@@ -176,6 +176,13 @@ func (tc opCase) exchanges() []exchange {
 // description (CheckRequest, CheckResponse), and the typed output.
 func (tc opCase) run(t *testing.T) {
 	t.Helper()
+	tc.runAt(t, "")
+}
+
+// runAt is run against a fake whose API lives under prefix, as GitHub Enterprise
+// Server's does (https://HOST/api/v3): every request must carry the prefix.
+func (tc opCase) runAt(t *testing.T, prefix string) {
+	t.Helper()
 	want := tc.exchanges()
 	bodies := make([][]byte, len(want))
 	for i, x := range want {
@@ -204,7 +211,7 @@ func (tc opCase) run(t *testing.T) {
 	if tool == nil {
 		t.Fatalf("no tool %s", tc.tool)
 	}
-	out, err := invoke(t, tool, newCall(t, up.URL), tc.args)
+	out, err := invoke(t, tool, newCall(t, up.URL+prefix), tc.args)
 	if err != nil {
 		t.Fatalf("%s: %v", tc.tool, err)
 	}
@@ -217,12 +224,12 @@ func (tc opCase) run(t *testing.T) {
 	if len(reqs) != len(want) {
 		t.Fatalf("upstream got %d requests, want %d", len(reqs), len(want))
 	}
-	ids := checkRequests(t, up, "")
+	ids := checkRequests(t, up, prefix)
 	desc := providertest.GitHubDescription(t)
 	for i, req := range reqs {
 		x := want[i]
-		if req.Method != x.method || req.Path != x.path {
-			t.Errorf("request %d = %s %s, want %s %s", i+1, req.Method, req.Path, x.method, x.path)
+		if req.Method != x.method || req.Path != prefix+x.path {
+			t.Errorf("request %d = %s %s, want %s %s", i+1, req.Method, req.Path, x.method, prefix+x.path)
 		}
 		wantQuery := x.query
 		if wantQuery == nil {
