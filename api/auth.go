@@ -11,6 +11,10 @@ import (
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
+// SessionCookie names the cookie that holds a browser's session token (set by the web
+// pages when someone signs in).
+const SessionCookie = "switchboard_session"
+
 // CSRFHeader carries a browser session's anti-forgery token on requests that change
 // something.
 const CSRFHeader = "X-CSRF-Token"
@@ -21,7 +25,7 @@ const CSRFHeader = "X-CSRF-Token"
 // session's CSRF token in the X-CSRF-Token header.
 func (s *server) authenticate(c *gin.Context) {
 	if c.GetHeader("Authorization") == "" {
-		if cookie, err := c.Request.Cookie(tenants.SessionCookie); err == nil && cookie.Value != "" {
+		if cookie, err := c.Request.Cookie(SessionCookie); err == nil && cookie.Value != "" {
 			s.authenticateSession(c, cookie.Value)
 			return
 		}

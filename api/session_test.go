@@ -45,7 +45,7 @@ func (w *world) doBrowser(b browser, csrf, method, path, body string) (int, stri
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	req.AddCookie(&http.Cookie{Name: tenants.SessionCookie, Value: b.cookie})
+	req.AddCookie(&http.Cookie{Name: api.SessionCookie, Value: b.cookie})
 	if csrf != "" {
 		req.Header.Set(api.CSRFHeader, csrf)
 	}

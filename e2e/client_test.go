@@ -82,15 +82,21 @@ func clientDir(t *testing.T) string {
 // not hold exactly the versions package-lock.json pins.
 func ensureClientPackages(t *testing.T) {
 	t.Helper()
-	dir := clientDir(t)
+	ensurePackages(t, clientDir(t))
+}
+
+// ensurePackages runs `npm ci` in dir when its node_modules is missing or does not hold
+// exactly the versions its package-lock.json pins.
+func ensurePackages(t *testing.T, dir string) {
+	t.Helper()
 	why, err := packagesStale(dir)
 	if err != nil {
-		t.Fatalf("check e2e/client/node_modules: %v", err)
+		t.Fatalf("check %s/node_modules: %v", dir, err)
 	}
 	if why == "" {
 		return
 	}
-	t.Logf("installing the MCP client's npm packages (%s): npm ci --no-audit --no-fund in %s", why, dir)
+	t.Logf("installing npm packages (%s): npm ci --no-audit --no-fund in %s", why, dir)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
@@ -100,7 +106,7 @@ func ensureClientPackages(t *testing.T) {
 		t.Fatalf("npm ci --no-audit --no-fund in %s: %v\n%s", dir, err, out)
 	}
 	if why, err := packagesStale(dir); err != nil || why != "" {
-		t.Fatalf("after npm ci, e2e/client/node_modules is still not what package-lock.json pins: %s %v", why, err)
+		t.Fatalf("after npm ci, %s/node_modules is still not what package-lock.json pins: %s %v", dir, why, err)
 	}
 }
 

@@ -98,14 +98,17 @@ type server struct {
 	BaseURL  string // http://127.0.0.1:PORT
 	MCPURL   string // the default tenant's MCP URL, as printed
 	AdminKey string // the first admin API key, as printed
-	DataDir  string
-	stdout   *lockedBuffer
-	stderr   *lockedBuffer
+	// AdminLink is the one-time link to set the first admin's UI password, as printed.
+	AdminLink string
+	DataDir   string
+	stdout    *lockedBuffer
+	stderr    *lockedBuffer
 }
 
 var (
 	mcpURLLine   = regexp.MustCompile(`MCP URL \(tenant default\): (\S+)`)
 	adminKeyLine = regexp.MustCompile(`Admin API key \(shown once, store it now\): (sbk_\S+)`)
+	adminLinkRe  = regexp.MustCompile(`Set the admin's UI password \([^)]*\): (\S+/invite/sbi_\S+)`)
 )
 
 // startServer runs `bin serve` on a free loopback port with its own data directory and
@@ -156,7 +159,7 @@ func startServer(t *testing.T, bin string, env map[string]string) *server {
 	})
 
 	deadline := time.After(60 * time.Second)
-	for s.MCPURL == "" || s.AdminKey == "" {
+	for s.MCPURL == "" || s.AdminKey == "" || s.AdminLink == "" {
 		select {
 		case line, ok := <-lines:
 			if !ok {
@@ -168,8 +171,11 @@ func startServer(t *testing.T, bin string, env map[string]string) *server {
 			if m := adminKeyLine.FindStringSubmatch(line); m != nil {
 				s.AdminKey = m[1]
 			}
+			if m := adminLinkRe.FindStringSubmatch(line); m != nil {
+				s.AdminLink = m[1]
+			}
 		case <-deadline:
-			t.Fatalf("switchboard serve printed no %q and %q lines within 60 s", "MCP URL (tenant default): …", "Admin API key (shown once, store it now): sbk_…")
+			t.Fatalf("switchboard serve printed no %q, %q and %q lines within 60 s", "MCP URL (tenant default): …", "Admin API key (shown once, store it now): sbk_…", "Set the admin's UI password (…): …/invite/sbi_…")
 		}
 	}
 	// Keep draining stdout so the server never blocks on a full pipe.
@@ -183,7 +189,7 @@ func startServer(t *testing.T, bin string, env map[string]string) *server {
 
 // redactKey hides admin keys in logged output.
 func redactKey(s string) string {
-	return regexp.MustCompile(`sbk_\S+`).ReplaceAllString(s, "sbk_[redacted]")
+	return regexp.MustCompile(`(sb[kis])_\S+`).ReplaceAllString(s, "${1}_[redacted]")
 }
 
 // withoutSwitchboardEnv drops inherited SWITCHBOARD_* variables so the server sees only

@@ -1,16 +1,21 @@
-// Package web serves Switchboard's browser pages, embedded in the binary: for now one
-// page that says what this server is, where its MCP and REST endpoints are, and how to
-// connect a first account.
+// Package web serves Switchboard's builder UI, embedded in the binary: pages rendered
+// by html/template, each a shell that a small plain-JavaScript file fills from the REST
+// API with the browser's session cookie. The package itself handles only what happens
+// before and around a session: signing in and out, and one-time invitation links.
 package web
 
 import (
-	"bytes"
+	"context"
 	"embed"
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
 )
 
 //go:embed templates/*.html
@@ -19,63 +24,187 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// Options describe the deployment the pages talk about. None of it is secret.
+// Accounts is what the pages need of the user store: passwords, sessions and links.
+type Accounts interface {
+	// SignIn checks the email and password in the tenant the slug names and returns a
+	// new session token.
+	SignIn(ctx context.Context, tenantSlug, email, password string) (string, error)
+	// SignOut ends the session.
+	SignOut(ctx context.Context, sessionToken string) error
+	// Session returns who a session token stands for.
+	Session(ctx context.Context, sessionToken string) (switchboard.Principal, error)
+	// CSRFToken is the anti-forgery token of a session.
+	CSRFToken(sessionToken string) string
+	// Link returns what a one-time invitation or password link is for.
+	Link(ctx context.Context, linkToken string) (Link, error)
+	// UseLink sets the password the link is for and returns a new session token.
+	UseLink(ctx context.Context, linkToken, password string) (string, error)
+}
+
+// Link is what a one-time link is for.
+type Link struct {
+	TenantSlug string
+	TenantName string
+	Email      string
+	NewUser    bool // an invitation to join, rather than a new password
+}
+
+// Options describe the deployment the pages talk about and the store they sign in with.
 type Options struct {
 	// PublicURL is where people reach this deployment, without a trailing slash.
 	PublicURL string
-	// DefaultTenant is the slug of the tenant created on first start.
+	// DefaultTenant is the slug of the tenant created on first start; the sign-in form
+	// suggests it.
 	DefaultTenant string
 	// Version is the running build's version.
-	Version string
+	Version  string
+	Accounts Accounts
+	// SessionLifetime is how long a session cookie lasts (the store's session lifetime).
+	SessionLifetime time.Duration
+	// MinPasswordLength is the store's shortest password, for the form's hint.
+	MinPasswordLength int
+	Logger            *slog.Logger
 }
 
-// page is what the index template renders.
-type page struct {
-	PublicURL        string
-	MCPURLPattern    string
-	DefaultTenantURL string
-	DefaultTenant    string
-	APIURL           string
-	Version          string
+// The pages behind sign-in: path pattern, template and title.
+var appPages = []struct {
+	pattern, name, title string
+}{
+	{"GET /{$}", "integrations", "Integrations"},
+	{"GET /agents", "agents", "Agents"},
+	{"GET /agents/new", "agent", "New agent"},
+	{"GET /agents/{id}", "agent", "Agent"},
+	{"GET /tools/{tool}", "tool", "Try a tool"},
+	{"GET /activity", "activity", "Activity"},
+	{"GET /settings", "settings", "Settings"},
 }
 
-// Handler serves GET / and the static files under /static/.
+type handler struct {
+	Options
+	log    *slog.Logger
+	pages  map[string]*template.Template
+	secure bool // cookies are Secure: the public URL is https
+}
+
+// Handler serves the UI: the static files, the sign-in, sign-out and invitation
+// pages, and the application pages, which need a session.
 func Handler(o Options) (http.Handler, error) {
-	tmpl, err := template.ParseFS(templateFS, "templates/*.html")
-	if err != nil {
-		return nil, fmt.Errorf("parse web templates: %w", err)
+	if o.Accounts == nil {
+		return nil, fmt.Errorf("web: no accounts store")
 	}
-	base := strings.TrimRight(o.PublicURL, "/")
-	p := page{
-		PublicURL:     base,
-		MCPURLPattern: base + "/mcp/{tenant}",
-		DefaultTenant: o.DefaultTenant,
-		APIURL:        base + "/api",
-		Version:       o.Version,
+	h := &handler{Options: o, log: o.Logger, pages: map[string]*template.Template{}}
+	if h.log == nil {
+		h.log = slog.Default()
 	}
-	if o.DefaultTenant != "" {
-		p.DefaultTenantURL = base + "/mcp/" + o.DefaultTenant
+	if h.SessionLifetime <= 0 {
+		h.SessionLifetime = 12 * time.Hour
 	}
-	// The page holds nothing per request or per user, so it is rendered once.
-	var index bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&index, "index.html", p); err != nil {
-		return nil, fmt.Errorf("render index page: %w", err)
+	if h.MinPasswordLength <= 0 {
+		h.MinPasswordLength = 10
+	}
+	h.PublicURL = strings.TrimRight(o.PublicURL, "/")
+	h.secure = strings.HasPrefix(h.PublicURL, "https://")
+	names := []string{"signin", "invite"}
+	for _, p := range appPages {
+		names = append(names, p.name)
+	}
+	for _, name := range names {
+		if _, ok := h.pages[name]; ok {
+			continue
+		}
+		t, err := template.New("layout.html").ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("parse web template %s: %w", name, err)
+		}
+		h.pages[name] = t
 	}
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		return nil, fmt.Errorf("static files: %w", err)
 	}
+	files := http.FileServerFS(static)
 	mux := http.NewServeMux()
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	body := index.Bytes()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body)
-	})
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		files.ServeHTTP(w, r)
+	})))
+	mux.HandleFunc("GET /signin", h.signInPage)
+	mux.HandleFunc("POST /signin", h.signIn)
+	mux.HandleFunc("POST /signout", h.signOut)
+	mux.HandleFunc("GET /invite/{token}", h.invitePage)
+	mux.HandleFunc("POST /invite/{token}", h.acceptInvite)
+	for _, p := range appPages {
+		mux.HandleFunc(p.pattern, h.appPage(p.name, p.title))
+	}
 	return mux, nil
+}
+
+// pageData is what every template renders from.
+type pageData struct {
+	Title     string
+	Page      string
+	PublicURL string
+	Version   string
+	CSRF      string
+	Principal switchboard.Principal
+	SignedIn  bool
+	// Param is the page's path parameter: the agent ID or the tool name.
+	Param string
+	// TenantMCPURL is the signed-in tenant's MCP URL.
+	TenantMCPURL string
+	// Form pages.
+	Error         string
+	ErrorField    string
+	Next          string
+	Tenant        string
+	Email         string
+	Link          Link
+	MinPassword   int
+	DefaultTenant string
+}
+
+// render writes a page with the headers every page carries.
+func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, d pageData) {
+	d.PublicURL = h.PublicURL
+	d.Version = h.Version
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/html; charset=utf-8")
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	var buf strings.Builder
+	if err := h.pages[d.Page].Execute(&buf, d); err != nil {
+		h.log.ErrorContext(r.Context(), "render page", "page", d.Page, "err", err)
+		http.Error(w, "the page could not be rendered; reload it, and tell the operator if it persists", http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write([]byte(buf.String()))
+	}
+}
+
+// appPage serves a page behind sign-in; without a session it sends the browser to the
+// sign-in page, which brings it back here.
+func (h *handler) appPage(name, title string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		token, p, ok := h.session(r)
+		if !ok {
+			http.Redirect(w, r, "/signin?next="+urlQueryEscape(r.URL.Path), http.StatusSeeOther)
+			return
+		}
+		d := pageData{
+			Title: title, Page: name, CSRF: h.Accounts.CSRFToken(token), Principal: p, SignedIn: true,
+			TenantMCPURL: h.PublicURL + "/mcp/" + p.TenantSlug,
+		}
+		switch name {
+		case "agent":
+			d.Param = r.PathValue("id")
+		case "tool":
+			d.Param = r.PathValue("tool")
+		}
+		h.render(w, r, http.StatusOK, d)
+	}
 }

@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "switchboard", version())
 		return exitOK
-	case "serve", "migrate", "tenant":
+	case "serve", "migrate", "tenant", "user":
 	default:
 		fmt.Fprintf(stderr, "switchboard: unknown command %q\n\n", cmd)
 		usage(stderr)
@@ -84,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = migrate(ctx, cfg, stdout)
 	case "tenant":
 		return tenantCommand(ctx, cfg, args, stdout, stderr)
+	case "user":
+		return userCommand(ctx, cfg, args, stdout, stderr)
 	}
 	if err != nil {
 		log.Error(cmd+" failed", "err", err)
@@ -115,6 +117,8 @@ Usage:
   switchboard migrate        run the database migrations and exit
   switchboard tenant create --slug SLUG --name NAME --owner-email EMAIL
                              create a tenant, its owner user and an owner API key
+  switchboard user password-link [--tenant SLUG] --email EMAIL
+                             print a one-time link that sets the user's UI password
   switchboard version        print the version
   switchboard -h             print this help
 
@@ -126,8 +130,8 @@ Configuration (environment variables):
 	}
 	_ = tw.Flush()
 	fmt.Fprint(w, `
-On first start, serve creates the tenant "default" and prints its MCP URL and an admin
-API key, once. Send the key as "Authorization: Bearer KEY" to /api and /mcp/default.
+On first start, serve creates the tenant "default" and prints its MCP URL, an admin
+API key and a one-time link to set the admin's password for the UI (admin@localhost). Send the key as "Authorization: Bearer KEY" to /api and /mcp/default.
 `)
 }
 

@@ -105,7 +105,7 @@ func TestMigrateAndTenantCreate(t *testing.T) {
 		t.Fatalf("tenant create: exit %d: %s", code, stderr.String())
 	}
 	out := stdout.String()
-	for _, w := range []string{"Tenant acme (ten_", "MCP URL (tenant acme): https://hub.example.com/mcp/acme", "Owner API key (shown once, store it now): sbk_"} {
+	for _, w := range []string{"Tenant acme (ten_", "MCP URL (tenant acme): https://hub.example.com/mcp/acme", "Owner API key (shown once, store it now): sbk_", "Owner's UI password link (one use, 24 h): https://hub.example.com/invite/sbi_"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("tenant create output lacks %q:\n%s", w, out)
 		}
@@ -139,7 +139,7 @@ func TestServe(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	e := env(map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:0", "SWITCHBOARD_DATA_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error"})
 
-	lines, stop := startServe(t, e)
+	lines, stop := startServe(t, e, 5)
 	listen := regexp.MustCompile(`^Switchboard is listening on (http://127\.0\.0\.1:\d+)$`).FindStringSubmatch(lines[0])
 	if listen == nil {
 		t.Fatalf("first line %q", lines[0])
@@ -151,6 +151,10 @@ func TestServe(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"UI: " + base + "/", "MCP URL (tenant default): " + base + "/mcp/default"}, lines[1:3]); diff != "" {
 		t.Errorf("printed lines (-want +got):\n%s", diff)
+	}
+	link, ok := strings.CutPrefix(lines[4], "Set the admin's UI password (admin@localhost, one use, 24 h): ")
+	if !ok || !strings.HasPrefix(link, base+"/invite/sbi_") {
+		t.Fatalf("fifth line %q", lines[4])
 	}
 	for _, f := range []struct {
 		name string
@@ -177,7 +181,8 @@ func TestServe(t *testing.T) {
 		{name: "readyz", path: "/readyz", wantStatus: http.StatusOK, wantBody: `"ok"`},
 		{name: "tenant", path: "/api/tenant", key: key, wantStatus: http.StatusOK, wantBody: `"mcp_url":"` + base + `/mcp/default"`},
 		{name: "providers", path: "/api/providers", key: key, wantStatus: http.StatusOK, wantBody: `"name":"github"`},
-		{name: "web page", path: "/", wantStatus: http.StatusOK, wantBody: base + "/mcp/default"},
+		{name: "web page signed out is the sign-in form", path: "/", wantStatus: http.StatusOK, wantBody: `<input id="tenant" name="tenant" value="default"`},
+		{name: "the admin's password link", path: strings.TrimPrefix(link, base), wantStatus: http.StatusOK, wantBody: `<strong id="invite-email">admin@localhost</strong>`},
 		{name: "MCP needs a key", path: "/mcp/default", wantStatus: http.StatusUnauthorized, wantBody: `"unauthorized"`},
 		{name: "unknown API path", path: "/api/nope", key: key, wantStatus: http.StatusNotFound, wantBody: `"not_found"`},
 	}
@@ -215,7 +220,7 @@ func TestServe(t *testing.T) {
 		t.Fatalf("serve exit %d", code)
 	}
 
-	lines, stop = startServe(t, e)
+	lines, stop = startServe(t, e, 4)
 	if !strings.Contains(lines[3], "shown on first start") || strings.Contains(strings.Join(lines, "\n"), "sbk_") {
 		t.Errorf("second start printed %q", lines)
 	}
@@ -224,9 +229,9 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// startServe runs `serve` until stop is called and returns its first four lines of
+// startServe runs `serve` until stop is called and returns its first n lines of
 // output; stop cancels it and returns its exit code.
-func startServe(t *testing.T, getenv func(string) string) ([]string, func() int) {
+func startServe(t *testing.T, getenv func(string) string, n int) ([]string, func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -239,11 +244,11 @@ func startServe(t *testing.T, getenv func(string) string) ([]string, func() int)
 	}()
 	sc := bufio.NewScanner(pr)
 	var lines []string
-	for len(lines) < 4 && sc.Scan() {
+	for len(lines) < n && sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	if len(lines) < 4 {
+	if len(lines) < n {
 		cancel()
 		t.Fatalf("serve printed %q; stderr %s", lines, stderr.String())
 	}
@@ -264,4 +269,44 @@ func startServe(t *testing.T, getenv func(string) string) ([]string, func() int)
 	}
 	t.Cleanup(func() { stop() })
 	return lines, stop
+}
+
+// TestUserPasswordLink prints a one-time link that sets a user's UI password, and
+// refuses unknown users and bad command lines.
+func TestUserPasswordLink(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	e := env(map[string]string{"SWITCHBOARD_DATA_DIR": dir, "SWITCHBOARD_PUBLIC_URL": "https://hub.example.com/"})
+	var stdout, stderr bytes.Buffer
+	args := []string{"tenant", "create", "--slug", "acme", "--name", "Acme", "--owner-email", "ada@acme.test"}
+	if code := run(context.Background(), args, e, &stdout, &stderr); code != exitOK {
+		t.Fatalf("tenant create: exit %d: %s", code, stderr.String())
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{name: "link", args: []string{"user", "password-link", "--tenant", "acme", "--email", "Ada@acme.test"}, wantCode: exitOK, wantStdout: "Password link for ada@acme.test in tenant acme (one use, until "},
+		{name: "unknown user", args: []string{"user", "password-link", "--tenant", "acme", "--email", "bob@acme.test"}, wantCode: exitUsage, wantStderr: "user not found"},
+		{name: "unknown tenant", args: []string{"user", "password-link", "--tenant", "nope", "--email", "ada@acme.test"}, wantCode: exitUsage, wantStderr: "tenant not found"},
+		{name: "no email", args: []string{"user", "password-link", "--tenant", "acme"}, wantCode: exitUsage, wantStderr: "--email is required"},
+		{name: "unknown sub-command", args: []string{"user", "delete"}, wantCode: exitUsage, wantStderr: "the only sub-command is password-link"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), tc.args, e, &stdout, &stderr); code != tc.wantCode {
+				t.Fatalf("exit %d, want %d; stderr %s", code, tc.wantCode, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tc.wantStdout) || !strings.Contains(stderr.String(), tc.wantStderr) {
+				t.Fatalf("stdout %q stderr %q; want %q and %q", stdout.String(), stderr.String(), tc.wantStdout, tc.wantStderr)
+			}
+			if tc.wantCode == exitOK && !regexp.MustCompile(`: https://hub\.example\.com/invite/sbi_[0-9a-z]+\n$`).MatchString(stdout.String()) {
+				t.Errorf("the link is not at the end of %q", stdout.String())
+			}
+		})
+	}
 }

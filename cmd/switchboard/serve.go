@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/mail"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -117,7 +118,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
-	page, err := web.Handler(web.Options{PublicURL: publicURL, DefaultTenant: tenant.Slug, Version: version()})
+	page, err := web.Handler(web.Options{
+		PublicURL: publicURL, DefaultTenant: tenant.Slug, Version: version(), Accounts: webAccounts{store: tenantStore},
+		SessionLifetime: tenants.SessionLifetime, MinPasswordLength: tenants.MinPasswordLength, Logger: log,
+	})
 	if err != nil {
 		return err
 	}
@@ -167,6 +171,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	fmt.Fprintf(stdout, "MCP URL (tenant %s): %s/mcp/%s\n", tenant.Slug, publicURL, tenant.Slug)
 	if created {
 		fmt.Fprintf(stdout, "Admin API key (shown once, store it now): %s\n", adminKey)
+		link, _, err := tenantStore.PasswordLinkByEmail(ctx, tenant.Slug, tenants.BootstrapEmail, "bootstrap")
+		if err != nil {
+			return fmt.Errorf("make the admin's password link: %w", err)
+		}
+		fmt.Fprintf(stdout, "Set the admin's UI password (%s, one use, 24 h): %s%s%s\n", tenants.BootstrapEmail, publicURL, api.InvitePath, link)
 	} else {
 		fmt.Fprintln(stdout, "Admin API key: shown on first start only; create more with POST /api/keys")
 	}
@@ -250,5 +259,10 @@ func createTenant(ctx context.Context, cfg config, slug, name, email string, std
 	fmt.Fprintf(stdout, "Tenant %s (%s) created, owner %s\n", t.Slug, t.ID, owner.Email)
 	fmt.Fprintf(stdout, "MCP URL (tenant %s): %s/mcp/%s\n", t.Slug, publicURL, t.Slug)
 	fmt.Fprintf(stdout, "Owner API key (shown once, store it now): %s\n", key)
+	link, _, err := ts.PasswordLink(ctx, t.ID, owner.ID, "operator")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Owner's UI password link (one use, 24 h): %s%s%s\n", strings.TrimRight(publicURL, "/"), api.InvitePath, link)
 	return nil
 }

@@ -1,0 +1,317 @@
+// Drives the builder UI of a live `switchboard serve` in Chromium (playwright-core):
+// sign in, connect GitHub with a token, build an agent with two tools, copy its URL,
+// run a tool from Try it, see the call in Activity, revoke a key, and check that
+// another tenant's member sees none of it. Run by go test ./e2e (TestBrowser), which
+// starts the server and the fake GitHub and passes everything in the environment.
+// The last line of stdout is a JSON summary; the exit code is 0 only if every check held.
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+const BASE = env('BASE_URL');
+const ADMIN_LINK = env('ADMIN_LINK');
+const BETA_LINK = env('BETA_LINK');
+const GITHUB_TOKEN = env('GITHUB_TOKEN');
+const SHOTS = env('SCREENSHOT_DIR');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const PASSWORD = 'e2e password for the admin';
+const BETA_PASSWORD = 'e2e password for beta';
+
+const summary = { ok: false, failures: [], steps: [], screenshots: [], beta: {} };
+const check = (cond, msg) => { if (!cond) { summary.failures.push(msg); throw new Error(msg); } };
+const step = (name) => { summary.steps.push(name); console.error(`-- ${name}`); };
+
+fs.mkdirSync(SHOTS, { recursive: true });
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+});
+const origin = new URL(BASE).origin;
+const foreign = [];
+
+async function newPage(ctx) {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(15000);
+  page.on('request', (req) => {
+    const u = req.url();
+    if (!u.startsWith(origin) && !u.startsWith('data:')) foreign.push(u);
+  });
+  page.on('pageerror', (err) => summary.failures.push(`page error on ${page.url()}: ${err.message}`));
+  page.on('dialog', (d) => d.accept());
+  return page;
+}
+
+async function shot(page, name) {
+  const file = path.join(SHOTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  summary.screenshots.push(file);
+}
+
+// audit checks what every page must be: labelled controls, nothing wider than the
+// window, no secret in the HTML.
+async function audit(page, what) {
+  const res = await page.evaluate((token) => {
+    const unlabelled = [];
+    for (const n of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
+      if (n.closest('[hidden]')) continue;
+      const named = (n.labels && n.labels.length) || n.getAttribute('aria-label') || n.getAttribute('aria-labelledby');
+      if (!named) unlabelled.push(n.id || n.name || n.outerHTML.slice(0, 60));
+    }
+    const html = document.documentElement.outerHTML;
+    const values = [...document.querySelectorAll('input, textarea')].map((n) => n.value).join('\n');
+    const wide = [...document.querySelectorAll('body *')].filter((n) => n.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 5).map((n) => n.tagName + '#' + n.id + '.' + n.className);
+    return { wide, unlabelled, overflow: document.documentElement.scrollWidth - window.innerWidth, leaked: html.includes(token) || values.includes(token), size: html.length };
+  }, GITHUB_TOKEN);
+  check(res.unlabelled.length === 0, `${what}: controls without a label: ${res.unlabelled.join(', ')}`);
+  check(res.overflow <= 1, `${what}: the page is ${res.overflow}px wider than the window (${res.wide.join(', ')})`);
+  check(!res.leaked, `${what}: the GitHub token appears in the page`);
+}
+
+try {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  const page = await newPage(ctx);
+
+  step('a signed-out browser is sent to sign in');
+  await page.goto(`${BASE}/#connections`);
+  check(new URL(page.url()).pathname === '/signin', `/ without a session went to ${page.url()}`);
+  await shot(page, '01-signin');
+
+  step('the admin sets a password with the link serve printed');
+  await page.goto(ADMIN_LINK);
+  check((await page.textContent('#invite-email')) === 'admin@localhost', 'the password link is not for admin@localhost');
+  await page.fill('#password', PASSWORD);
+  await page.fill('#confirm', PASSWORD + ' typo');
+  await page.click('button[type=submit]');
+  check((await page.textContent('#form-error')).includes('differ'), 'mismatched passwords were not refused with a message');
+  await page.fill('#password', PASSWORD);
+  await page.fill('#confirm', PASSWORD);
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${BASE}/`);
+
+  step('sign out, then sign in with email and password');
+  await page.click('text=Sign out');
+  await page.waitForURL(/\/signin/);
+  await page.fill('#email', 'admin@localhost');
+  await page.fill('#password', 'wrong password!');
+  await page.click('button[type=submit]');
+  check((await page.textContent('#form-error')).includes('wrong'), 'a wrong password was not refused with a message');
+  check((await page.inputValue('#password')) === '', 'the password field kept the password after a failed sign-in');
+  await page.fill('#password', PASSWORD);
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${BASE}/`);
+  const cookies = await ctx.cookies();
+  const session = cookies.find((c) => c.name === 'switchboard_session');
+  check(session && session.httpOnly && session.sameSite === 'Lax', `the session cookie is not HTTP-only and SameSite=Lax: ${JSON.stringify(session && { httpOnly: session.httpOnly, sameSite: session.sameSite })}`);
+
+  step('connect GitHub with a token');
+  await page.waitForSelector('[data-provider=github]');
+  await page.fill('#catalog-search', 'issue');
+  await page.waitForSelector('[data-provider=github] a[href="/tools/github_create_issue"]');
+  await page.fill('#catalog-search', '');
+  await page.click('[data-connect=github]');
+  check(await page.isVisible('#connect-dialog'), 'the connect dialog did not open');
+  check((await page.textContent('#connect-help')).length > 20, 'the connect dialog has no help on which token to make');
+  check((await page.textContent('#connect-scopes')).includes('Scopes'), 'the connect dialog does not say which scopes the tools need');
+  await page.fill('#connect-token-input', 'ghp_notAValidTokenForTheFake000000000000');
+  await page.click('#connect-submit');
+  await page.waitForSelector('#connect-error:not([hidden])');
+  check((await page.inputValue('#connect-token-input')) === '', 'the refused token stayed in the form');
+  await page.fill('#connect-token-input', GITHUB_TOKEN);
+  await page.check('#connect-shared');
+  await page.click('#connect-submit');
+  await page.waitForSelector('#connections-table tbody tr');
+  const row = await page.textContent('#connections-table tbody tr');
+  check(row.includes('octocat') && row.includes('active') && row.includes('repo'), `the connection row lacks login, status or scopes: ${row}`);
+  const connectionID = await page.getAttribute('#connections-table tbody tr', 'data-connection');
+  await audit(page, 'integrations');
+  await shot(page, '02-integrations');
+
+  let agentURL = '';
+  if (!process.env.E2E_NO_AGENTS_API) {
+  step('build an agent with two tools');
+  await page.click('nav >> text=Agents');
+  await page.click('#new-agent');
+  await page.waitForSelector('#pick-github_create_issue');
+  await page.fill('#agent-name', 'Triage bot');
+  await page.fill('#agent-description', 'Files and reads issues');
+  await page.fill('#agent-instructions', 'Be brief.');
+  await page.selectOption('#agent-confirm', 'destructive');
+  await page.selectOption('#agent-toolmode', 'all');
+  await page.fill('#tool-search', 'create issue');
+  check(!(await page.isVisible('[data-tool=github_get_pull_request]')), 'the tool search did not hide a non-matching tool');
+  await page.fill('#tool-search', '');
+  await page.check('#pick-github_create_issue');
+  await page.check('#pick-github_get_issue');
+  const estimate = await page.textContent('#token-estimate');
+  check(/2 tools selected: about [\d,]+ tokens/.test(estimate), `the token estimate reads ${estimate}`);
+  await page.click('[data-tool=github_create_issue] summary');
+  check((await page.textContent('[data-tool=github_create_issue] .params')).includes('title'), 'the create_issue parameters do not list title');
+  await page.click('#agent-save');
+  await page.waitForSelector('#agent-connect:not([hidden])');
+  agentURL = await page.inputValue('#agent-mcp-url');
+  check(/\/mcp\/default\/agents\/[^/]+$/.test(agentURL), `the agent's MCP URL is ${agentURL}`);
+  summary.agent_mcp_url = agentURL;
+  await page.click('[data-copy=agent-mcp-url]');
+  summary.clipboard = await page.evaluate(() => navigator.clipboard.readText());
+  check(summary.clipboard === agentURL, `the clipboard holds ${summary.clipboard}, not the MCP URL`);
+  await page.click('#agent-new-key');
+  await page.waitForSelector('#agent-key-box:not([hidden])');
+  const agentKey = await page.inputValue('#agent-key');
+  check(agentKey.startsWith('sbk_'), 'no agent API key was shown');
+  for (const id of ['claude', 'cursor', 'vscode', 'curl']) {
+    const text = await page.textContent(`#snippet-${id}`);
+    check(text.includes(agentURL) && text.includes(agentKey), `the ${id} snippet lacks the URL or the key`);
+  }
+  await audit(page, 'agent builder');
+  await shot(page, '03-agent');
+  await page.reload();
+  await page.waitForSelector('#pick-github_create_issue');
+  check(await page.isChecked('#pick-github_create_issue') && await page.isChecked('#pick-github_get_issue'), 'the saved agent does not show its two tools after a reload');
+  check(!(await page.content()).includes(agentKey), 'the agent key is still in the page after a reload');
+
+  }
+
+  step('run a tool from Try it');
+  await page.goto(`${BASE}/tools/github_create_issue`);
+  await page.waitForSelector('#try-fields .field');
+  await page.click('#try-run');
+  await page.waitForSelector('#try-error:not([hidden])');
+  check((await page.textContent('#try-error')).includes('owner'), `a missing argument was not named: ${await page.textContent('#try-error')}`);
+  await page.fill('[data-path=owner] input', 'octo-org');
+  await page.fill('[data-path=repo] input', 'hello-world');
+  await page.fill('[data-path=title] input', 'Filed from Try it');
+  await page.fill('[data-path=body] textarea, [data-path=body] input', 'Made in a browser');
+  await page.click('[data-path=labels] button');
+  await page.fill('[data-path="labels[0]"] input', 'bug');
+  await page.click('#try-run');
+  await page.waitForSelector('#try-result:not([hidden])');
+  const out = JSON.parse(await page.textContent('#try-output'));
+  check(out.title === 'Filed from Try it' && out.number > 0, `the result is ${JSON.stringify(out)}`);
+  summary.try_result = { number: out.number, title: out.title };
+  await audit(page, 'try it');
+  await shot(page, '04-try-it');
+
+  step('see the call in Activity');
+  await page.click('nav >> text=Activity');
+  await page.waitForSelector('#audit-rows tr[data-event]');
+  await page.fill('#f-tool', 'github_create_issue');
+  await page.selectOption('#f-outcome', 'ok');
+  await page.click('#audit-filters button[type=submit]');
+  await page.waitForFunction(() => [...document.querySelectorAll('#audit-rows tr[data-event]')].every((r) => r.textContent.includes('github_create_issue')));
+  const rows = await page.$$eval('#audit-rows tr[data-event]', (trs) => trs.map((t) => t.textContent));
+  check(rows.length === 1 && rows[0].includes('ok') && rows[0].includes('ms'), `Activity shows ${JSON.stringify(rows)}`);
+  await page.click('#audit-rows tr[data-event] button');
+  await page.waitForSelector('#audit-detail[open]');
+  const detail = await page.textContent('#audit-detail-list');
+  check(detail.includes('github_create_issue') && detail.includes('Latency'), `the detail view shows ${detail}`);
+  await shot(page, '05-activity');
+  await page.keyboard.press('Escape');
+  await audit(page, 'activity');
+
+  step('create and revoke an API key');
+  await page.click('nav >> text=Settings');
+  await page.fill('#key-name', 'e2e laptop');
+  await page.click('#key-form button');
+  await page.waitForSelector('#new-key-box:not([hidden])');
+  const key = await page.inputValue('#new-key');
+  check(key.startsWith('sbk_'), 'the new key was not shown');
+  const before = await fetch(`${BASE}/api/tenant`, { headers: { Authorization: `Bearer ${key}` } });
+  check(before.status === 200, `the new key was refused before revocation: ${before.status}`);
+  const prefix = key.split('_')[1];
+  await page.click(`button[aria-label^="Revoke key e2e laptop"]`);
+  await page.waitForFunction((p) => [...document.querySelectorAll('#keys-table tr')].some((r) => r.textContent.includes(p) && r.textContent.includes('revoked')), prefix);
+  const after = await fetch(`${BASE}/api/tenant`, { headers: { Authorization: `Bearer ${key}` } });
+  check(after.status === 401, `the revoked key still answers ${after.status}`);
+  summary.revoked_prefix = prefix;
+  check((await page.inputValue('#tenant-mcp-url')) === `${BASE}/mcp/default`, 'Settings shows the wrong tenant MCP URL');
+  await audit(page, 'settings');
+  await shot(page, '06-settings');
+
+  step('a narrow window');
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const p of ['/', '/agents', '/activity', '/settings', '/tools/github_create_issue']) {
+    await page.goto(BASE + p);
+    await page.waitForLoadState('networkidle');
+    await audit(page, `narrow ${p}`);
+  }
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector('#connections-table');
+  await shot(page, '07-narrow-integrations');
+
+  step('keyboard: the connect dialog opens, takes a token and closes without a mouse');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector('[data-connect=github]');
+  await page.focus('[data-connect=github]');
+  await page.keyboard.press('Enter');
+  check(await page.evaluate(() => document.activeElement && document.activeElement.id === 'connect-token-input'), 'the connect dialog did not focus the token field');
+  await page.keyboard.press('Escape');
+  check(!(await page.isVisible('#connect-dialog')), 'Escape did not close the connect dialog');
+
+  step('another tenant\'s member sees none of it');
+  const ctxB = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const pageB = await newPage(ctxB);
+  await pageB.goto(BETA_LINK);
+  await pageB.fill('#password', BETA_PASSWORD);
+  await pageB.fill('#confirm', BETA_PASSWORD);
+  await pageB.click('button[type=submit]');
+  await pageB.waitForURL(`${BASE}/`);
+  await pageB.waitForSelector('#connection-list:not([aria-busy])');
+  check((await pageB.textContent('#connection-list')).includes('No account connected'), 'beta sees connections');
+  check(!(await pageB.content()).includes('octocat'), "beta's page mentions default's GitHub login");
+  await pageB.goto(`${BASE}/agents`);
+  await pageB.waitForSelector('#agent-list:not([aria-busy])');
+  check(!(await pageB.textContent('#agent-list')).includes('Triage bot'), "beta sees default's agent");
+  await pageB.goto(`${BASE}/activity`);
+  await pageB.waitForSelector('#audit-rows tr');
+  await pageB.waitForFunction(() => !document.querySelector('#audit-rows').textContent.includes('Loading'));
+  check(!(await pageB.textContent('#audit-rows')).includes('github_create_issue'), "beta sees default's tool call");
+  await pageB.goto(`${BASE}/settings`);
+  await pageB.waitForSelector('#key-list:not([aria-busy])');
+  check(!(await pageB.textContent('#key-list')).includes(prefix), "beta sees default's key");
+  check(!(await pageB.textContent('#member-list')).includes('admin@localhost'), "beta sees default's members");
+  if (agentURL) {
+  const agentID = agentURL.split('/').pop();
+  const probes = await pageB.evaluate(async (id) => {
+    const out = {};
+    for (const p of ['/api/agents/' + id, '/api/connections']) {
+      const r = await fetch(p);
+      out[p] = { status: r.status, body: await r.text() };
+    }
+    return out;
+  }, agentID);
+  check(probes['/api/agents/' + agentID].status === 404, `beta's GET of default's agent answered ${probes['/api/agents/' + agentID].status}`);
+  summary.beta.agent_status = probes['/api/agents/' + agentID].status;
+  }
+  const conn = await pageB.evaluate(async (id) => {
+    const one = await fetch('/api/connections/' + id);
+    const list = await fetch('/api/connections');
+    const call = await fetch('/api/tools/github_create_issue/call', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content },
+      body: JSON.stringify({ connection_id: id, arguments: { owner: 'octo-org', repo: 'hello-world', title: 'from beta' } }) });
+    return { one: one.status, list: await list.text(), call: call.status };
+  }, connectionID);
+  check(conn.one === 404, `beta's GET of default's connection answered ${conn.one}`);
+  check(!conn.list.includes('octocat'), "beta's connection list holds default's account");
+  check(conn.call === 404, `beta's call on default's connection answered ${conn.call}`);
+  summary.beta.connection_status = conn.one;
+  summary.beta.call_status = conn.call;
+  await pageB.goto(`${BASE}/tools/github_create_issue`);
+  await pageB.waitForSelector('#try-connection .error');
+  check((await pageB.textContent('#try-connection')).includes('Connect a GitHub account first'), 'beta may run GitHub tools without a connection');
+  await shot(pageB, '08-beta-try-it');
+
+  check(foreign.length === 0, `third-party requests: ${foreign.join(', ')}`);
+  summary.ok = summary.failures.length === 0;
+} catch (err) {
+  if (!summary.failures.includes(err.message)) summary.failures.push(String(err && err.stack || err));
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(summary));
+process.exit(summary.ok ? 0 : 1);
