@@ -104,14 +104,6 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("invitation %s: want a url under %s/invite/", redactKey(string(body)), srv.BaseURL)
 	}
 
-	// The agents API comes with its own change; until this build has it, the agent
-	// steps cannot run, and the log says so.
-	agentsEnv := ""
-	if status, body := api.do(t, http.MethodGet, "/api/agents", nil); status == http.StatusNotFound && bytes.Contains(body, []byte("no such API endpoint")) {
-		t.Log("THIS BUILD HAS NO AGENTS API (GET /api/agents is not routed): the agent builder steps did not run")
-		agentsEnv = "E2E_NO_AGENTS_API=1"
-	}
-
 	shots := filepath.Join(dir, "screenshots")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
@@ -119,7 +111,7 @@ func TestBrowser(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"BASE_URL="+srv.BaseURL, "ADMIN_LINK="+srv.AdminLink, "BETA_LINK="+inv.URL,
-		"GITHUB_TOKEN="+githubToken, "SCREENSHOT_DIR="+shots, "CHROMIUM="+chromiumPath, agentsEnv)
+		"GITHUB_TOKEN="+githubToken, "SCREENSHOT_DIR="+shots, "CHROMIUM="+chromiumPath)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -155,13 +147,11 @@ func TestBrowser(t *testing.T) {
 	if !created {
 		t.Error("Try it never reached GitHub's create-issue endpoint")
 	}
-	if agentsEnv == "" {
-		if sum.Clipboard != sum.AgentMCPURL || !strings.HasPrefix(sum.AgentMCPURL, srv.BaseURL+"/mcp/default/agents/") {
-			t.Errorf("copied %q, agent URL %q", sum.Clipboard, sum.AgentMCPURL)
-		}
-		if sum.Beta.AgentStatus != http.StatusNotFound {
-			t.Errorf("beta's member reading default's agent answered %d, want 404", sum.Beta.AgentStatus)
-		}
+	if sum.Clipboard != sum.AgentMCPURL || !strings.HasPrefix(sum.AgentMCPURL, srv.BaseURL+"/mcp/default/agents/") {
+		t.Errorf("copied %q, agent URL %q", sum.Clipboard, sum.AgentMCPURL)
+	}
+	if sum.Beta.AgentStatus != http.StatusNotFound {
+		t.Errorf("beta's member reading default's agent answered %d, want 404", sum.Beta.AgentStatus)
 	}
 	if sum.Beta.ConnectionStatus != http.StatusNotFound || sum.Beta.CallStatus != http.StatusNotFound {
 		t.Errorf("beta's member reading default's connection and calling a tool on it answered %d and %d; want 404 each", sum.Beta.ConnectionStatus, sum.Beta.CallStatus)
@@ -172,11 +162,7 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("audit of the revocation: status %d body %s", status, redactKey(string(body)))
 	}
 	// Every main page's screenshot was saved.
-	names := []string{"01-signin", "02-integrations", "04-try-it", "05-activity", "06-settings", "07-narrow-integrations", "08-beta-try-it"}
-	if agentsEnv == "" {
-		names = append(names, "03-agent")
-	}
-	for _, name := range names {
+	for _, name := range []string{"01-signin", "02-integrations", "03-agent", "04-try-it", "05-activity", "06-settings", "07-narrow-integrations", "08-beta-try-it"} {
 		st, err := os.Stat(filepath.Join(shots, name+".png"))
 		if err != nil || st.Size() < 1000 {
 			t.Errorf("screenshot %s.png: %v", name, err)

@@ -186,12 +186,15 @@
     $('#connect-oauth-button').addEventListener('click', async () => {
       hideError('#connect-error');
       try {
-        const res = await api('POST', `/api/connections/${encodeURIComponent(current.provider.name)}/authorize`, {});
+        const body = { shared: $('#connect-shared').checked };
+        const label = $('#connect-label').value.trim();
+        if (label) body.label = label;
+        const res = await api('POST', `/api/connections/${encodeURIComponent(current.provider.name)}/authorize`, body);
         const url = res.authorization_url || res.url;
         if (!url) throw new Error('the server gave no authorization URL');
         location.assign(url);
       } catch (err) {
-        if (err instanceof APIError && (err.status === 404 || err.status === 405) && err.code !== 'invalid') {
+        if (err instanceof APIError && err.status === 404 && /no such API endpoint/.test(err.message)) {
           showError('#connect-error', new APIError(404, { error: { code: 'not_found', message: `OAuth is not set up for ${current.provider.title} on this server; paste a token instead, or ask the operator to configure the OAuth app.` } }));
         } else showError('#connect-error', err);
       }
@@ -386,6 +389,7 @@
         tool_mode: $('#agent-toolmode').value,
         tools: rows.filter((r) => r.box.checked).map((r) => ({ tool: r.op.tool, connection_id: r.sel.value })),
       };
+      if (agent) body.version = agent.version;
       if (!body.name) {
         showError('#agent-error', new APIError(400, { error: { code: 'invalid', field: 'name', message: 'is required: name the agent' } }));
         $('#agent-name').focus();
@@ -670,7 +674,7 @@
       const list = res.runs || [];
       fill(runs, list.length ? el('div', { class: 'tablewrap' }, el('table', {},
         el('thead', {}, el('tr', {}, ['Run', 'Tool', 'State', 'Started', 'Updated'].map((h) => el('th', { scope: 'col', text: h })))),
-        el('tbody', {}, list.map((r) => el('tr', {}, el('td', {}, el('code', { text: r.id })), el('td', { text: r.tool || '' }),
+        el('tbody', {}, list.map((r) => el('tr', {}, el('td', {}, el('code', { text: r.run_id || r.id })), el('td', { text: r.tool || '' }),
           el('td', {}, el('span', { class: `status ${r.state}`, text: (r.state || '').replace(/_/g, ' ') })), el('td', { text: fmtTime(r.created_at) }), el('td', { text: fmtTime(r.updated_at) }))))))
         : el('p', { class: 'muted', text: 'No async runs yet. Clients start one by calling a tool as a task.' }));
     } catch (err) {
