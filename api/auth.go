@@ -13,7 +13,7 @@ import (
 
 // SessionCookie names the cookie that holds a browser's session token (set by the web
 // pages when someone signs in).
-const SessionCookie = "switchboard_session"
+const SessionCookie = tenants.SessionCookie
 
 // CSRFHeader carries a browser session's anti-forgery token on requests that change
 // something.

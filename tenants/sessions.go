@@ -17,6 +17,9 @@ import (
 // SessionLifetime is how long a browser stays signed in.
 const SessionLifetime = 12 * time.Hour
 
+// SessionCookie names the cookie that holds a browser's session token.
+const SessionCookie = "switchboard_session"
+
 // sessionPrefix starts every session token, so that a leaked one is recognisable.
 const sessionPrefix = "sbs_"
 
