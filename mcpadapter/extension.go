@@ -32,6 +32,9 @@ type Extension struct {
 	// WrapTool wraps the handler of each hub tool of a scope (not management tools):
 	// for example to ask for confirmation before a destructive call.
 	WrapTool func(sc Scope, b router.Binding, next server.ToolHandlerFunc) server.ToolHandlerFunc
+	// TaskSupport marks every hub tool as accepting task-augmented calls (MCP tasks);
+	// the extension's WrapTool runs them (it sees req.Params.Task).
+	TaskSupport bool
 }
 
 // Scope is one MCP endpoint as an extension sees it: the principal it serves and, at

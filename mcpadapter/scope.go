@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
@@ -171,6 +172,9 @@ func (s *scope) refresh(ctx context.Context) error {
 		for _, e := range a.opts.Extensions {
 			if e.WrapTool != nil {
 				tool.Handler = e.WrapTool(sc, b, tool.Handler)
+			}
+			if e.TaskSupport {
+				tool.Tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
 			}
 		}
 		tool.Handler = s.instrument(b.Tool.Name, tool.Handler)

@@ -1,0 +1,194 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/notesfake"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/runs"
+	"github.com/switchboard-hub/switchboard/tenants"
+)
+
+// policies is a confirm policy per principal, "never" unless set.
+type policies struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (p *policies) set(pr switchboard.Principal, policy string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m[string(pr.TenantID)+"|"+pr.ID()] = policy
+}
+
+func (p *policies) ConfirmPolicy(_ context.Context, pr switchboard.Principal) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v, ok := p.m[string(pr.TenantID)+"|"+pr.ID()]; ok {
+		return v, nil
+	}
+	return ConfirmNever, nil
+}
+
+// runsEnv is an adapter with the runs extension over a real database, router and
+// notes upstream: tenant alpha (users ann and bob, one shared notes connection) and
+// tenant beta (user bea, its own notes connection).
+type runsEnv struct {
+	srv      *httptest.Server
+	up       *notesfake.Upstream
+	exec     *runs.Executor
+	policy   *policies
+	ann, bob switchboard.Principal
+	bea      switchboard.Principal
+}
+
+const (
+	keyAnn = "key-ann"
+	keyBob = "key-bob"
+	keyBea = "key-bea"
+)
+
+func newRunsEnv(t *testing.T, db *gorm.DB) *runsEnv {
+	t.Helper()
+	ctx := context.Background()
+	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &runsEnv{up: notesfake.New(t), policy: &policies{m: map[string]string{}}}
+	reg := providers.NewRegistry()
+	if err := reg.Register(notesfake.Spec(e.up.Server.URL)); err != nil {
+		t.Fatal(err)
+	}
+	connStore := connections.NewStore(db, kr)
+	rtr := router.New(router.Options{Registry: reg, Connections: connections.NewService(connStore, reg, &providers.Transports{}, nil), Audit: nil})
+	ts := tenants.NewStore(db)
+	t.Cleanup(ts.Close)
+	newTenant := func(slug string, emails ...string) []switchboard.Principal {
+		slug += "-" + switchboard.RandomToken(4)
+		ten, err := ts.CreateTenant(ctx, slug, slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps []switchboard.Principal
+		for _, email := range emails {
+			u, err := ts.CreateUser(ctx, ten.ID, email, switchboard.RoleMember)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, switchboard.Principal{TenantID: ten.ID, TenantSlug: slug, Kind: switchboard.PrincipalUser, UserID: u.ID, Role: switchboard.RoleMember})
+		}
+		c := connections.Connection{Provider: "notes", OwnerUserID: ps[0].UserID, AuthKind: providers.AuthAPIKey, AccountID: "acct", AccountLabel: "notes-" + slug, Shared: true}
+		if err := connStore.Create(ctx, ten.ID, &c, connections.Credentials{AccessToken: notesfake.Token}); err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	alpha := newTenant("alpha", "ann@alpha.test", "bob@alpha.test")
+	beta := newTenant("beta", "bea@beta.test")
+	e.ann, e.bob, e.bea = alpha[0], alpha[1], beta[0]
+	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		e.exec.Close(ctx)
+	})
+	adapter := New(Options{
+		Router: rtr, Auth: keys{keyAnn: e.ann, keyBob: e.bob, keyBea: e.bea}, PublicURL: "https://hub.test",
+		Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, Confirm: e.policy, TaskPoll: 20 * time.Millisecond})},
+	})
+	t.Cleanup(func() { adapter.Close(context.Background()) })
+	e.srv = httptest.NewServer(adapter)
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// elicitor answers elicitation requests with a fixed action and records them.
+type elicitor struct {
+	mu       sync.Mutex
+	action   mcp.ElicitationResponseAction
+	content  any
+	messages []string
+}
+
+func (el *elicitor) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	el.mu.Lock()
+	defer el.mu.Unlock()
+	el.messages = append(el.messages, req.Params.Message)
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: el.action, Content: el.content}}, nil
+}
+
+func (el *elicitor) asked() []string {
+	el.mu.Lock()
+	defer el.mu.Unlock()
+	return append([]string(nil), el.messages...)
+}
+
+// connect opens a client session as the key's principal; with an elicitor the client
+// declares elicitation. version is the protocol version to ask for.
+func (e *runsEnv) connect(t *testing.T, p switchboard.Principal, key, version string, el *elicitor) *client.Client {
+	t.Helper()
+	var opts []client.ClientOption
+	if el != nil {
+		opts = append(opts, client.WithElicitationHandler(el))
+	}
+	tr, err := transport.NewStreamableHTTP(e.srv.URL+"/mcp/"+p.TenantSlug, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = version
+	init.Params.ClientInfo = mcp.Implementation{Name: "runs-test", Version: "1"}
+	if el != nil {
+		init.Params.Capabilities.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}}
+	}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// structured decodes a result's structured content.
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("structured content %s: %v", raw, err)
+	}
+}
+
+// waitRun waits for a run to end.
+func (e *runsEnv) waitRun(t *testing.T, p switchboard.Principal, id string) runs.View {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := e.exec.Wait(ctx, p, id, 20*time.Millisecond)
+	if err != nil {
+		t.Fatalf("wait for run %s: %v", id, err)
+	}
+	return v
+}

@@ -1,0 +1,335 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/runs"
+)
+
+// RunsOptions configure the runs extension.
+type RunsOptions struct {
+	// Runs starts and keeps the runs.
+	Runs *runs.Executor
+	// Confirm is the confirm policy; nil means never ask.
+	Confirm ConfirmPolicy
+	// TaskPoll is how often an MCP task checks a run executing elsewhere (default 1 s).
+	TaskPoll time.Duration
+}
+
+// runsExt is the runs extension: the management tools of asynchronous runs, runs as
+// resources, confirmations before destructive calls, and MCP tasks.
+type runsExt struct {
+	o RunsOptions
+}
+
+// RunsExtension returns the extension that serves, at every MCP URL, the management
+// tools switchboard_run_async, switchboard_get_run, switchboard_cancel_run,
+// switchboard_list_runs and switchboard_submit_elicitation, the resource template
+// switchboard://runs/{id} (the caller's own runs only), the confirmation of calls the
+// confirm policy names, and task-augmented tools/call.
+func RunsExtension(o RunsOptions) Extension {
+	if o.TaskPoll <= 0 {
+		o.TaskPoll = time.Second
+	}
+	x := &runsExt{o: o}
+	return Extension{
+		Name:              "runs",
+		ServerOptions:     []server.ServerOption{server.WithTaskCapabilities(true, true, true)},
+		Tools:             x.tools,
+		ResourceTemplates: x.templates,
+		WrapTool:          x.wrap,
+		TaskSupport:       true,
+	}
+}
+
+// Names of the management tools.
+const (
+	toolRunAsync          = "switchboard_run_async"
+	toolGetRun            = "switchboard_get_run"
+	toolCancelRun         = "switchboard_cancel_run"
+	toolListRuns          = "switchboard_list_runs"
+	toolSubmitElicitation = "switchboard_submit_elicitation"
+	runsTemplate          = "switchboard://runs/{id}"
+)
+
+func mgmtTool(name, title, description, schema string, readOnly, destructive, idempotent, openWorld bool) mcp.Tool {
+	return mcp.Tool{
+		Name: name, Title: title, Description: description,
+		RawInputSchema: json.RawMessage(schema),
+		Annotations: mcp.ToolAnnotation{
+			Title: title, ReadOnlyHint: mcp.ToBoolPtr(readOnly), DestructiveHint: mcp.ToBoolPtr(destructive),
+			IdempotentHint: mcp.ToBoolPtr(idempotent), OpenWorldHint: mcp.ToBoolPtr(openWorld),
+		},
+	}
+}
+
+const runIDSchema = `{"type":"object","properties":{"run_id":{"type":"string","description":"The run's id (run_…), as switchboard_run_async or switchboard_list_runs gave it"}},"required":["run_id"],"additionalProperties":false}`
+
+// tools returns the management tools of a scope.
+func (x *runsExt) tools(_ context.Context, sc Scope) ([]server.ServerTool, error) {
+	return []server.ServerTool{
+		{Tool: mgmtTool(toolRunAsync, "Run a tool in the background",
+			"Start any tool of this endpoint in the background and get a run_id at once; read its state and output later with switchboard_get_run. Use it for calls that may take long. The arguments are the tool's own, validated now.",
+			`{"type":"object","properties":{"tool":{"type":"string","description":"The name of a tool of this endpoint, for example github_create_issue"},"arguments":{"type":"object","description":"The tool's arguments, as its input schema says"}},"required":["tool"],"additionalProperties":false}`,
+			false, true, false, true), Handler: x.runAsync(sc)},
+		{Tool: mgmtTool(toolGetRun, "Get a run",
+			"Read one of your runs: state (working, input_required, completed, failed, canceled), timestamps, the output once completed, the error once failed.",
+			runIDSchema, true, false, true, false), Handler: x.getRun},
+		{Tool: mgmtTool(toolCancelRun, "Cancel a run",
+			"Cancel one of your runs that has not ended. A run already executing is stopped, but its upstream request may already have taken effect.",
+			runIDSchema, false, false, true, false), Handler: x.cancelRun},
+		{Tool: mgmtTool(toolListRuns, "List runs",
+			"List your runs, newest first, without outputs (switchboard_get_run has them).",
+			`{"type":"object","properties":{"state":{"type":"string","enum":["working","input_required","completed","failed","canceled"],"description":"Only runs in this state"},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"At most this many runs (default 50)"},"cursor":{"type":"string","description":"The next_cursor of the previous page"}},"additionalProperties":false}`,
+			true, false, true, false), Handler: x.listRuns},
+		{Tool: mgmtTool(toolSubmitElicitation, "Submit a confirmation",
+			"Give the person's answer to a run waiting for their confirmation (state input_required): accept runs it, decline or cancel runs nothing. Only submit what the person answered.",
+			`{"type":"object","properties":{"run_id":{"type":"string","description":"The run waiting for the confirmation"},"response":{"type":"object","description":"The person's answer","properties":{"action":{"type":"string","enum":["accept","decline","cancel"],"description":"accept runs it; decline or cancel runs nothing"},"content":{"type":"object","description":"The form's content, if any"}},"required":["action"]}},"required":["run_id","response"],"additionalProperties":false}`,
+			false, true, false, true), Handler: x.submitElicitation},
+	}, nil
+}
+
+// runAsync starts a run of one of the scope's tools.
+func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		p, ok := switchboard.PrincipalFrom(ctx)
+		if !ok {
+			return nil, errors.New("no principal in context")
+		}
+		var in struct {
+			Tool      string          `json:"tool"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := decodeRunArgs(req, &in); err != nil {
+			return sc.s.adapter.toolError(err), nil
+		}
+		if strings.TrimSpace(in.Tool) == "" {
+			return sc.s.adapter.toolError(switchboard.Invalid("tool", "is required")), nil
+		}
+		if strings.HasPrefix(in.Tool, "switchboard_") {
+			return sc.s.adapter.toolError(switchboard.Invalid("tool", "must be a tool of a connected account, not a switchboard_ tool")), nil
+		}
+		args := in.Arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		rreq, tool, err := sc.Resolve(ctx, in.Tool, args)
+		if err != nil {
+			return sc.s.adapter.toolError(err), nil
+		}
+		if err := tool.Validate(rreq.Args); err != nil {
+			return sc.s.adapter.toolError(err), nil
+		}
+		b, ok := sc.binding(in.Tool)
+		if !ok {
+			return sc.s.adapter.toolError(switchboard.NotFound("tool " + in.Tool)), nil
+		}
+		if res, err := x.gate(ctx, sc, req, tool, b, rreq, runs.OriginAsync); res != nil || err != nil {
+			return res, err
+		}
+		v, err := x.o.Runs.Start(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginAsync})
+		if err != nil {
+			return sc.s.adapter.toolError(err), nil
+		}
+		return viewResult(v)
+	}
+}
+
+func (x *runsExt) getRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return x.byID(ctx, req, x.o.Runs.Get)
+}
+
+func (x *runsExt) cancelRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return x.byID(ctx, req, x.o.Runs.Cancel)
+}
+
+// byID runs fn on the run the call names.
+func (x *runsExt) byID(ctx context.Context, req mcp.CallToolRequest, fn func(context.Context, switchboard.Principal, string) (runs.View, error)) (*mcp.CallToolResult, error) {
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errors.New("no principal in context")
+	}
+	var in struct {
+		RunID string `json:"run_id"`
+	}
+	if err := decodeRunArgs(req, &in); err != nil {
+		return mcp.NewToolResultError(errorText(err)), nil
+	}
+	if strings.TrimSpace(in.RunID) == "" {
+		return mcp.NewToolResultError(errorText(switchboard.Invalid("run_id", "is required"))), nil
+	}
+	v, err := fn(ctx, p, in.RunID)
+	if err != nil {
+		return mcp.NewToolResultError(errorText(err)), nil
+	}
+	return viewResult(v)
+}
+
+func (x *runsExt) listRuns(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errors.New("no principal in context")
+	}
+	var in struct {
+		State  string `json:"state"`
+		Limit  int    `json:"limit"`
+		Cursor string `json:"cursor"`
+	}
+	if err := decodeRunArgs(req, &in); err != nil {
+		return mcp.NewToolResultError(errorText(err)), nil
+	}
+	list, next, err := x.o.Runs.List(ctx, p, runs.ListOptions{State: runs.State(in.State), Limit: in.Limit, Cursor: in.Cursor})
+	if err != nil {
+		return mcp.NewToolResultError(errorText(err)), nil
+	}
+	out := struct {
+		Runs       []runs.View `json:"runs"`
+		NextCursor string      `json:"next_cursor,omitempty"`
+	}{Runs: list, NextCursor: next}
+	return viewResult(out)
+}
+
+func (x *runsExt) submitElicitation(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errors.New("no principal in context")
+	}
+	var in struct {
+		RunID    string `json:"run_id"`
+		Response *struct {
+			Action  string `json:"action"`
+			Content any    `json:"content"`
+		} `json:"response"`
+	}
+	if err := decodeRunArgs(req, &in); err != nil {
+		return mcp.NewToolResultError(errorText(err)), nil
+	}
+	switch {
+	case strings.TrimSpace(in.RunID) == "":
+		return mcp.NewToolResultError(errorText(switchboard.Invalid("run_id", "is required"))), nil
+	case in.Response == nil:
+		return mcp.NewToolResultError(errorText(switchboard.Invalid("response", "is required: {\"action\": \"accept\"}, \"decline\" or \"cancel\""))), nil
+	}
+	action := in.Response.Action
+	switch action {
+	case "accept", "decline", "cancel":
+	default:
+		return mcp.NewToolResultError(errorText(switchboard.Invalid("response.action", "must be accept, decline or cancel"))), nil
+	}
+	if action == "accept" && !accepted(action, in.Response.Content) {
+		action = "decline"
+	}
+	v, err := x.o.Runs.Answer(ctx, p, in.RunID, action)
+	if err != nil {
+		return mcp.NewToolResultError(errorText(err)), nil
+	}
+	return viewResult(v)
+}
+
+// decodeRunArgs decodes a call's arguments into v, naming the field at fault.
+func decodeRunArgs(req mcp.CallToolRequest, v any) error {
+	raw, err := rawArguments(req)
+	if err != nil {
+		return switchboard.Invalid("arguments", "must be a JSON object")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return switchboard.Invalid(typeErr.Field, "must be a JSON "+typeErr.Value+" of the documented type")
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return switchboard.Invalid(strings.Trim(name, `"`), "is not a known argument")
+		}
+		return switchboard.Invalid("arguments", "must be a JSON object")
+	}
+	return nil
+}
+
+// errorText renders an error of the runs tools for the agent.
+func errorText(err error) string {
+	e := switchboard.AsError(err)
+	switch {
+	case e.Code == switchboard.CodeInternal:
+		return "Switchboard failed (internal error); the operator has the details."
+	case e.Field != "":
+		return fmt.Sprintf("Invalid argument %q: %s.", e.Field, e.Message)
+	default:
+		return e.Message
+	}
+}
+
+// templates returns the runs resource template of a scope.
+func (x *runsExt) templates(_ context.Context, _ Scope) ([]server.ServerResourceTemplate, error) {
+	t := mcp.NewResourceTemplate(runsTemplate, "run",
+		mcp.WithTemplateDescription("One of your runs: state, timestamps, and the output once completed."),
+		mcp.WithTemplateMIMEType("application/json"))
+	return []server.ServerResourceTemplate{{Template: t, Handler: x.readRun}}, nil
+}
+
+// readRun reads one of the caller's runs as a resource; another's is not found, like
+// a missing one.
+func (x *runsExt) readRun(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errors.New("no principal in context")
+	}
+	id, ok := strings.CutPrefix(req.Params.URI, "switchboard://runs/")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return nil, switchboard.NotFound("resource " + req.Params.URI)
+	}
+	v, err := x.o.Runs.Get(ctx, p, id)
+	if err != nil {
+		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			return nil, switchboard.NotFound("resource " + req.Params.URI)
+		}
+		return nil, errors.New("internal error")
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode run: %w", err)
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "application/json", Text: string(raw)}}, nil
+}
+
+// wrap puts the confirmation and MCP tasks in front of a hub tool's handler.
+func (x *runsExt) wrap(sc Scope, b router.Binding, next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		need, err := x.needsConfirm(ctx, sc, b.Tool)
+		if err != nil {
+			return sc.s.adapter.toolError(err), nil
+		}
+		if !need && req.Params.Task == nil {
+			return next(ctx, req)
+		}
+		args, err := rawArguments(req)
+		if err != nil {
+			return sc.s.adapter.toolError(switchboard.Invalid("arguments", err.Error())), nil
+		}
+		rreq, tool, err := sc.Resolve(ctx, b.Tool.Name, args)
+		if err != nil {
+			return sc.s.adapter.toolError(err), nil
+		}
+		if err := tool.Validate(rreq.Args); err != nil {
+			return sc.s.adapter.toolError(err), nil
+		}
+		if req.Params.Task != nil {
+			return x.runAsTask(ctx, sc, b, need, rreq)
+		}
+		if res, err := x.gate(ctx, sc, req, tool, b, rreq, runs.OriginConfirm); res != nil || err != nil {
+			return res, err
+		}
+		return next(ctx, req)
+	}
+}
