@@ -95,7 +95,7 @@ func TestCatalog(t *testing.T) {
 			})
 		}
 
-		status, b := w.do(w.member, http.MethodGet, "/api/providers/jira/operations", "")
+		status, b := w.do(w.member, http.MethodGet, "/api/providers/no_such_provider/operations", "")
 		if status != http.StatusNotFound || decodeError(t, b).Error.Code != "not_found" {
 			t.Errorf("unknown provider: status %d body %s, want 404 not_found", status, b)
 		}

@@ -90,7 +90,7 @@ func TestConnectionValidation(t *testing.T) {
 			{name: "no token", body: `{"provider":"github"}`, wantStatus: http.StatusBadRequest, wantField: "token"},
 			{name: "blank token", body: `{"provider":"github","token":"  "}`, wantStatus: http.StatusBadRequest, wantField: "token"},
 			{name: "no provider", body: `{"token":"` + goodToken + `"}`, wantStatus: http.StatusBadRequest, wantField: "provider"},
-			{name: "unknown provider", body: `{"provider":"jira","token":"` + goodToken + `"}`, wantStatus: http.StatusBadRequest, wantField: "provider"},
+			{name: "unknown provider", body: `{"provider":"no_such_provider","token":"` + goodToken + `"}`, wantStatus: http.StatusBadRequest, wantField: "provider"},
 			{name: "unknown field", body: `{"provider":"github","token":"` + goodToken + `","scope":"repo"}`, wantStatus: http.StatusBadRequest, wantField: "scope"},
 			{name: "wrong type", body: `{"provider":"github","token":"` + goodToken + `","shared":"yes"}`, wantStatus: http.StatusBadRequest, wantField: "shared"},
 			{name: "empty label", body: `{"provider":"github","token":"` + goodToken + `","label":""}`, wantStatus: http.StatusBadRequest, wantField: "label"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/github"
+	"github.com/switchboard-hub/switchboard/providers/jira"
 	"github.com/switchboard-hub/switchboard/providers/linear"
 	"github.com/switchboard-hub/switchboard/providers/notion"
 	"github.com/switchboard-hub/switchboard/providers/slack"
@@ -19,6 +20,7 @@ func Specs() []providers.Spec {
 		slack.Spec(),
 		notion.Spec(),
 		linear.Spec(),
+		jira.Spec(),
 	}
 }
 

@@ -23,7 +23,7 @@ func TestRegister(t *testing.T) {
 	for _, p := range r.Providers() {
 		names = append(names, p.Name)
 	}
-	if diff := cmp.Diff([]string{"github", "slack", "notion", "linear"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"github", "slack", "notion", "linear", "jira"}, names); diff != "" {
 		t.Errorf("providers (-want +got):\n%s", diff)
 	}
 	for _, p := range r.Providers() {
@@ -69,6 +69,7 @@ func TestSpecsHaveTheIssueOperations(t *testing.T) {
 		{name: "github search repositories", tool: "github_search_repositories"},
 		{name: "notion query database", tool: "notion_query_database"},
 		{name: "linear create issue", tool: "linear_create_issue"},
+		{name: "jira transition issue", tool: "jira_transition_issue"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -179,7 +179,7 @@ func resetWait(h http.Header) time.Duration {
 
 // Page sizes: the default and Linear's maximum for first.
 const (
-	defaultPageSize = 25
+	defaultPageSize = 30
 	maxPageSize     = 100
 )
 

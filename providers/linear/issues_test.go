@@ -57,7 +57,7 @@ func TestIssues(t *testing.T) {
 			name: "list issues, defaults", tool: "linear_list_issues", args: `{}`,
 			replies: map[string]reply{"ListIssues": {body: page(true, issueJSON, bareIssueJSON)}},
 			want:    linear.IssueList{Issues: []linear.Issue{loginIssue, darkModeIssue}, NextCursor: providers.EncodeCursor("c2f1e0d9-last")},
-			sent:    []call{{Operation: "ListIssues", Variables: map[string]any{"first": float64(25)}}},
+			sent:    []call{{Operation: "ListIssues", Variables: map[string]any{"first": float64(30)}}},
 		},
 		{
 			name: "list issues, every filter and the next page", tool: "linear_list_issues",
@@ -81,7 +81,7 @@ func TestIssues(t *testing.T) {
 			replies: map[string]reply{"ListIssues": {body: page(false)}},
 			want:    linear.IssueList{Issues: []linear.Issue{}},
 			sent: []call{{Operation: "ListIssues", Variables: map[string]any{
-				"first": float64(25),
+				"first": float64(30),
 				"filter": map[string]any{
 					"team":     map[string]any{"id": map[string]any{"eq": "9cfb482a-81e3-4154-b5b9-2c805e70a02d"}},
 					"assignee": map[string]any{"email": map[string]any{"eqIgnoreCase": "ada@acme.com"}},
@@ -93,7 +93,7 @@ func TestIssues(t *testing.T) {
 			name: "unassigned issues", tool: "linear_list_issues", args: `{"assignee": "none"}`,
 			replies: map[string]reply{"ListIssues": {body: page(false, bareIssueJSON)}},
 			want:    linear.IssueList{Issues: []linear.Issue{darkModeIssue}},
-			sent:    []call{{Operation: "ListIssues", Variables: map[string]any{"first": float64(25), "filter": map[string]any{"assignee": map[string]any{"null": true}}}}},
+			sent:    []call{{Operation: "ListIssues", Variables: map[string]any{"first": float64(30), "filter": map[string]any{"assignee": map[string]any{"null": true}}}}},
 		},
 		{
 			name: "search issues", tool: "linear_search_issues",
@@ -186,7 +186,7 @@ func TestIssues(t *testing.T) {
 			want: linear.ProjectList{Projects: []linear.Project{{ID: "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d", Name: "Mobile launch",
 				Description: "Ship the iOS and Android apps", State: "started", Progress: 0.42, Lead: "Ada Lovelace", StartDate: "2026-10-01",
 				URL: "https://linear.app/acme/project/mobile-launch-4f2a"}}},
-			sent: []call{{Operation: "ListProjects", Variables: map[string]any{"first": float64(25), "filter": map[string]any{"name": map[string]any{"containsIgnoreCase": "launch"}}}}},
+			sent: []call{{Operation: "ListProjects", Variables: map[string]any{"first": float64(30), "filter": map[string]any{"name": map[string]any{"containsIgnoreCase": "launch"}}}}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
