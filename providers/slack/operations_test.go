@@ -23,19 +23,25 @@ func apolloChannel(name, topic, purpose string, previous ...string) string {
 	if len(previous) > 0 {
 		prev = `["` + strings.Join(previous, `","`) + `"]`
 	}
+	// An unset topic or purpose has no creator and was never set.
 	creator := func(v string) string {
 		if v == "" {
 			return ""
 		}
 		return "U0456EFGH"
 	}
+	lastSet := func(v string, at int) int {
+		if v == "" {
+			return 0
+		}
+		return at
+	}
 	return fmt.Sprintf(`{"id":"C0APOLLO12","name":%q,"is_channel":true,"is_group":false,"is_im":false,"is_mpim":false,
 		"is_private":true,"created":1712345000,"creator":"U0456EFGH","is_archived":false,"is_general":false,"unlinked":0,
 		"name_normalized":%q,"is_shared":false,"is_ext_shared":false,"is_org_shared":false,"pending_shared":[],
 		"is_pending_ext_shared":false,"is_member":true,"topic":{"value":%q,"creator":%q,"last_set":%d},
 		"purpose":{"value":%q,"creator":%q,"last_set":%d},"previous_names":%s,"num_members":3}`,
-		name, name, topic, creator(topic), len(topic)*1712345100/max(len(topic), 1), purpose, creator(purpose),
-		len(purpose)*1712345200/max(len(purpose), 1), prev)
+		name, name, topic, creator(topic), lastSet(topic, 1712345100), purpose, creator(purpose), lastSet(purpose, 1712345200), prev)
 }
 
 // wantApollo is apolloChannel as the operations return it.
