@@ -50,7 +50,7 @@ func (m *memConns) Usable(_ context.Context, p switchboard.Principal) ([]connect
 	defer m.mu.Unlock()
 	var out []connections.Connection
 	for _, c := range m.conns {
-		if c.UsableBy(p) && c.Status == connections.StatusActive {
+		if c.UsableBy(p) && (c.Status == connections.StatusActive || c.Status == connections.StatusNeedsReconnect) {
 			out = append(out, c)
 		}
 	}
@@ -122,8 +122,19 @@ func notesSpec() providers.Spec {
 type env struct {
 	srv     *httptest.Server
 	conns   *memConns
+	agents  *memAgents
 	adapter *Adapter
 	seen    chan *http.Request
+
+	hookMu sync.Mutex
+	hook   func(r *http.Request) bool // answers a request itself when it returns true
+}
+
+// onUpstream installs a hook that sees each upstream request first.
+func (e *env) onUpstream(fn func(r *http.Request) bool) {
+	e.hookMu.Lock()
+	defer e.hookMu.Unlock()
+	e.hook = fn
 }
 
 var (
@@ -133,8 +144,15 @@ var (
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{conns: &memConns{}, seen: make(chan *http.Request, 16)}
+	e := &env{conns: &memConns{}, agents: newMemAgents(), seen: make(chan *http.Request, 16)}
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.hookMu.Lock()
+		hook := e.hook
+		e.hookMu.Unlock()
+		if hook != nil && hook(r) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		e.seen <- r.Clone(context.Background())
 		var in noteIn
 		_ = json.NewDecoder(r.Body).Decode(&in)
@@ -157,7 +175,8 @@ func newEnv(t *testing.T) *env {
 		connections.Connection{ID: "con_b", TenantID: "ten_b", OwnerUserID: "usr_bob", Provider: "notes", AccountLabel: "bob@notes", Status: connections.StatusActive},
 	)
 	rtr := router.New(router.Options{Registry: reg, Connections: e.conns})
-	e.adapter = New(Options{Router: rtr, Auth: keys{"key-alice": alice, "key-bob": bob}, PublicURL: "https://hub.test"})
+	e.adapter = New(Options{Router: rtr, Auth: keys{"key-alice": alice, "key-bob": bob, "key-triage": triage, "key-bob-agent": bobAgent}, Agents: e.agents,
+		PublicURL: "https://hub.test", AllowedOrigins: []string{"https://app.example.com"}})
 	t.Cleanup(func() { e.adapter.Close(context.Background()) })
 	e.srv = httptest.NewServer(e.adapter)
 	t.Cleanup(e.srv.Close)
@@ -166,13 +185,21 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) client(t *testing.T, slug, key string) (*client.Client, error) {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(e.srv.URL+"/mcp/"+slug, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	return e.clientAt(t, "/mcp/"+slug, key)
+}
+
+// clientAt is client for any path (an agent URL).
+func (e *env) clientAt(t *testing.T, path, key string) (*client.Client, error) {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(e.srv.URL+path, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}),
+		transport.WithContinuousListening())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
+	// The listening GET stream lives as long as the context Start gets.
+	if err := c.Start(context.Background()); err != nil {
 		return nil, err
 	}
 	init := mcp.InitializeRequest{}

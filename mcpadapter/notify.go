@@ -14,13 +14,16 @@ import (
 // instrument wraps a hub tool's handler with what the caller asked for besides the
 // result: progress notifications when the request carries a progress token (one per
 // upstream response, so a call that pages through results reports each page), and log
-// notifications at the session's level (the call starting, and its failure).
+// notifications at the session's level: the call starting (info), and its outcome
+// (debug when it worked, warning or error when not). mcp-go drops a notification that
+// loses the race with the call's response, so the outcome lines are best effort; the
+// result itself carries the outcome.
 func (s *scope) instrument(name string, next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			ctx = providers.WithProgress(ctx, s.progressSender(ctx, req.Params.Meta.ProgressToken))
 		}
-		s.log(ctx, mcp.LoggingLevelDebug, map[string]any{"event": "tool_call", "tool": name})
+		s.log(ctx, mcp.LoggingLevelInfo, map[string]any{"event": "tool_call", "tool": name})
 		res, err := next(ctx, req)
 		switch {
 		case err != nil:
@@ -28,7 +31,7 @@ func (s *scope) instrument(name string, next server.ToolHandlerFunc) server.Tool
 		case res != nil && res.IsError:
 			s.log(ctx, mcp.LoggingLevelWarning, map[string]any{"event": "tool_error", "tool": name, "message": firstText(res)})
 		default:
-			s.log(ctx, mcp.LoggingLevelInfo, map[string]any{"event": "tool_done", "tool": name})
+			s.log(ctx, mcp.LoggingLevelDebug, map[string]any{"event": "tool_done", "tool": name})
 		}
 		return res, err
 	}

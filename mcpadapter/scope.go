@@ -117,6 +117,9 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(path),
 		server.WithSessionIdleTTL(a.opts.IdleTimeout),
+		// The adapter checks Host and Origin itself (checkOrigin), allowing the public
+		// URL's host on a loopback listener (behind a local proxy).
+		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(a.opts.Logger),
 	)
 	s.state.Store(&scopeState{mode: agents.ToolModeAll})

@@ -93,15 +93,26 @@ func schemaParameters(raw json.RawMessage) []string {
 	return out
 }
 
-// words splits text into lower-case words, breaking snake_case and camelCase.
+// stopWord reports whether w is left out of the index and of queries: such words
+// match everything.
+func stopWord(w string) bool {
+	switch w {
+	case "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "with", "by", "is", "it", "as", "at", "from", "this", "that":
+		return true
+	}
+	return false
+}
+
+// words splits text into lower-case words, breaking snake_case and camelCase, without
+// stop words.
 func words(text string) []string {
 	var out []string
 	var b strings.Builder
 	flush := func() {
-		if b.Len() > 0 {
+		if b.Len() > 0 && !stopWord(b.String()) {
 			out = append(out, b.String())
-			b.Reset()
 		}
+		b.Reset()
 	}
 	prevLower := false
 	for _, r := range text {
