@@ -24,12 +24,12 @@ import (
 	"github.com/switchboard-hub/switchboard/router"
 )
 
-// githubApp is a GitHub App whose user tokens expire: 10 minutes for the first (so
-// that a clock moved 6 minutes makes it due for the background refresher, and 11
-// minutes makes it expired), 8 hours once refreshed, each refresh rotating the refresh
-// token.
+// githubApp is a GitHub App whose user tokens expire: 15 minutes for the first (so
+// that a clock moved 6 minutes makes it due for the background refresher, 11 minutes
+// due for a call's refresh while still valid, and 16 minutes expired), 8 hours once
+// refreshed, each refresh rotating the refresh token.
 func githubApp() oauthtest.Options {
-	return oauthtest.Options{Style: oauthtest.GitHub, CodeTokenTTL: 10 * time.Minute, RefreshedTokenTTL: 8 * time.Hour}
+	return oauthtest.Options{Style: oauthtest.GitHub, CodeTokenTTL: 15 * time.Minute, RefreshedTokenTTL: 8 * time.Hour}
 }
 
 // connectGitHub runs the whole dance for who and returns the new connection's ID.
@@ -157,7 +157,7 @@ func TestOAuthGitHubDance(t *testing.T) {
 		}
 
 		// The token has expired (for the hub): 200 calls at once refresh it once.
-		h.clock.advance(11 * time.Minute)
+		h.clock.advance(16 * time.Minute)
 		var wg sync.WaitGroup
 		errs := make([]error, 200)
 		for i := range errs {

@@ -139,7 +139,7 @@ func (s *Service) refreshClaimed(ctx context.Context, c *Connection, creds Crede
 	if next.RefreshToken == "" {
 		next.RefreshToken = creds.RefreshToken // not rotated: the old one stays good
 	}
-	if _, err := s.store.storeRefreshed(ctx, c.TenantID, c.ID, c.Version, claim, next); err != nil {
+	if _, err := s.store.storeRefreshed(ctx, c.TenantID, c.ID, c.Version, claim, next, s.now()); err != nil {
 		// The lease ran out and another process refreshed meanwhile: its credentials win.
 		s.logger().Error("store refreshed token", "connection", c.ID, "err", err)
 		_, latest, oerr := s.store.Open(ctx, c.TenantID, c.ID)

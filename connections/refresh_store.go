@@ -43,13 +43,14 @@ func (s *Store) releaseRefresh(ctx context.Context, tenant switchboard.TenantID,
 
 // storeRefreshed seals refreshed credentials, the rotated refresh token with the new
 // access token, in one UPDATE that also ends the lease; it applies only if the
-// connection is still at version and the lease is still claim's.
-func (s *Store) storeRefreshed(ctx context.Context, tenant switchboard.TenantID, id string, version int64, claim string, creds Credentials) (Connection, error) {
+// connection is still at version and the lease is still claim's. now is the refresh's
+// time (refreshed_at), by the service's clock.
+func (s *Store) storeRefreshed(ctx context.Context, tenant switchboard.TenantID, id string, version int64, claim string, creds Credentials, now time.Time) (Connection, error) {
 	sealed, keyID, err := sealCredentials(ctx, s.kr, tenant, id, creds)
 	if err != nil {
 		return Connection{}, switchboard.Internal(fmt.Errorf("store refreshed connection %s: %w", id, err))
 	}
-	now := time.Now().UTC().Truncate(time.Microsecond)
+	now = now.UTC().Truncate(time.Microsecond)
 	updates := map[string]any{
 		"sealed": sealed, "key_id": keyID, "status": StatusActive, "version": version + 1, "refreshed_at": now, "updated_at": now,
 		"expires_at": nil, "refreshable": creds.RefreshToken != "", "last_refresh_error": "", "refresh_claim": "", "refresh_claim_until": nil,

@@ -143,10 +143,13 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 			return nil, ue // without the transport's wrapping, which repeats the URL
 		}
 		var se *switchboard.Error
-		if errors.As(err, &se) && se.Code == switchboard.CodeReconnect {
-			// The token source found the authorization refused (a refresh token the
-			// provider rejected); the connection is marked already.
-			r.pool.forget(conn.ID)
+		if errors.As(err, &se) && se.Code != switchboard.CodeInternal {
+			// The token source failed with a reason of its own (a refresh token the
+			// provider refused, which marked the connection already; a token endpoint
+			// that rate limits): more use to the caller than "could not reach".
+			if se.Code == switchboard.CodeReconnect {
+				r.pool.forget(conn.ID)
+			}
 			return nil, se
 		}
 		var netErr *url.Error

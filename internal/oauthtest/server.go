@@ -114,6 +114,10 @@ func New(t testing.TB, o Options) *Server {
 	cfg.AllowedGrantTypes = []oauth2.GrantType{oauth2.AuthorizationCode, oauth2.Refreshing}
 	cfg.AllowedCodeChallengeMethods = []oauth2.CodeChallengeMethod{oauth2.CodeChallengeS256}
 	cfg.ForcePKCE = o.Style == GitHub
+	if o.Style == Slack {
+		// Without PKCE the server takes the absent method for "plain"; it must accept it.
+		cfg.AllowedCodeChallengeMethods = append(cfg.AllowedCodeChallengeMethods, oauth2.CodeChallengePlain)
+	}
 	s.srv = server.NewServer(cfg, s.mgr)
 	s.srv.SetClientInfoHandler(server.ClientFormHandler)
 	s.srv.SetUserAuthorizationHandler(func(w http.ResponseWriter, r *http.Request) (string, error) {
