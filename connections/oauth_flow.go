@@ -290,14 +290,19 @@ func (s *Service) recordFlowFailure(row oauthStateRow, err error) {
 }
 
 // oauthConfig is the x/oauth2 configuration of one app at one provider. The client
-// authenticates with client_secret_post, which Slack and GitHub both accept, so one
-// token request is sent per exchange or refresh.
+// authenticates with client_secret_post, which Slack and GitHub both accept, or with
+// HTTP Basic auth where the provider asks for it (Notion), so one token request is
+// sent per exchange or refresh.
 func oauthConfig(app OAuthApp, endpoints providers.OAuth2, redirect string) *oauth2.Config {
+	style := oauth2.AuthStyleInParams
+	if endpoints.BasicAuth {
+		style = oauth2.AuthStyleInHeader
+	}
 	return &oauth2.Config{
 		ClientID:     app.ClientID,
 		ClientSecret: app.ClientSecret,
 		RedirectURL:  redirect,
-		Endpoint:     oauth2.Endpoint{AuthURL: endpoints.AuthURL, TokenURL: endpoints.TokenURL, AuthStyle: oauth2.AuthStyleInParams},
+		Endpoint:     oauth2.Endpoint{AuthURL: endpoints.AuthURL, TokenURL: endpoints.TokenURL, AuthStyle: style},
 	}
 }
 

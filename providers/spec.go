@@ -49,6 +49,10 @@ type OAuth2 struct {
 	ScopeSeparator string
 	PKCE           bool              // the provider accepts PKCE S256
 	AuthParams     map[string]string // extra authorization-URL parameters
+	// BasicAuth sends the OAuth app's client id and secret to the token endpoint as
+	// HTTP Basic auth (client_secret_basic), for providers that take no other way
+	// (Notion); otherwise they go in the form body (client_secret_post).
+	BasicAuth bool
 	// TokenResponse, when set, rewrites the token endpoint's JSON answer into the
 	// standard shape of RFC 6749 section 5.1 (access_token, token_type, refresh_token,
 	// expires_in, or error), keeping the other fields: Slack nests a user token under

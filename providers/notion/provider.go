@@ -27,7 +27,9 @@ func Spec() providers.Spec {
 		AuthKinds:   []providers.AuthKind{providers.AuthAPIKey, providers.AuthOAuth2},
 		OAuth: &providers.OAuth2{
 			AuthURL:  "https://api.notion.com/v1/oauth/authorize",
-			TokenURL: "https://api.notion.com/v1/oauth/token", // client id and secret go as HTTP Basic auth
+			TokenURL: "https://api.notion.com/v1/oauth/token",
+			// Notion's token endpoint takes the client id and secret only as HTTP Basic auth.
+			BasicAuth: true,
 			// Notion has no scopes: a public integration's capabilities are set in its
 			// settings, and the person picks the pages it may reach on the consent screen.
 			AuthParams: map[string]string{"owner": "user"},

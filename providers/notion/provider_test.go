@@ -26,7 +26,7 @@ func TestSpec(t *testing.T) {
 	}
 	wantOAuth := &providers.OAuth2{
 		AuthURL: "https://api.notion.com/v1/oauth/authorize", TokenURL: "https://api.notion.com/v1/oauth/token",
-		AuthParams: map[string]string{"owner": "user"},
+		AuthParams: map[string]string{"owner": "user"}, BasicAuth: true,
 	}
 	if diff := cmp.Diff(wantOAuth, spec.OAuth); diff != "" {
 		t.Errorf("oauth (-want +got):\n%s", diff)
