@@ -183,6 +183,7 @@ type summary struct {
 	TenantBCreateIssue  callSummary      `json:"tenant_b_create_issue"`
 	// TenantBForeignConnection is beta's call naming default's GitHub account.
 	TenantBForeignConnection tenantBCallSummary `json:"tenant_b_foreign_connection"`
+	runsSummary
 }
 
 type callSummary struct {

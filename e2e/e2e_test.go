@@ -161,6 +161,12 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 		t.Fatalf("connect beta's github: %s (%v); want account_label %q", body, err, githubBetaLogin)
 	}
 
+	// Tenant default asks the person before destructive calls (the runs flow of run.mjs
+	// checks it; its other calls are not destructive).
+	if status, body := api.do(t, http.MethodPut, "/api/mcp-settings", map[string]string{"confirm": "destructive", "tool_mode": "all"}); status != http.StatusOK {
+		t.Fatalf("PUT /api/mcp-settings: status %d, want 200; body %s", status, body)
+	}
+
 	// The official TypeScript client.
 	run := runClient(t, map[string]string{
 		"MCP_URL_A": srv.MCPURL, "KEY_A": srv.AdminKey,
@@ -172,6 +178,7 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 		t.Errorf("run.mjs exit %d, failures:\n  %s\nstderr:\n%s", run.ExitCode, strings.Join(run.Summary.Failures, "\n  "), run.Stderr)
 	}
 	checkSummary(t, run.Summary)
+	checkRunsSummary(t, run.Summary.runsSummary)
 
 	// What the upstreams received.
 	wantGitHub := []received{
@@ -185,6 +192,15 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 		{Method: "POST", Path: "/repos/" + githubOwner + "/" + githubRepo + "/issues", ContentType: "application/json",
 			Authorization: "Bearer " + githubBetaToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28",
 			Body: `{"title":"Filed from tenant beta"}`},
+		// The runs flow: the async run reads the issue; the run confirmed through
+		// switchboard_submit_elicitation and the call the person accepted close it; the
+		// call they declined sent nothing.
+		{Method: "GET", Path: fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum),
+			Authorization: "Bearer " + githubToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28"},
+		{Method: "PATCH", Path: fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum), ContentType: "application/json",
+			Authorization: "Bearer " + githubToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28", Body: `{"state":"closed"}`},
+		{Method: "PATCH", Path: fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum), ContentType: "application/json",
+			Authorization: "Bearer " + githubToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28", Body: `{"state":"closed"}`},
 	}
 	if diff := cmp.Diff(wantGitHub, normalize(ghRec.all())); diff != "" {
 		t.Errorf("GitHub fake received (-want +got):\n%s", diff)
@@ -198,6 +214,10 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 	if diff := cmp.Diff(wantSlack, normalize(slRec.all())); diff != "" {
 		t.Errorf("Slack fake received (-want +got):\n%s", diff)
 	}
+
+	// The async run through REST: its owner reads it, tenant beta gets a 404 like a
+	// missing run's.
+	checkRunsREST(t, api, betaAPI, run.Summary.AsyncRunID)
 
 	// No secret in plain text where the server keeps its data.
 	var stored []byte
@@ -246,6 +266,9 @@ func checkSummary(t *testing.T, s summary) {
 	for _, op := range slack.Spec().Operations {
 		wantTools = append(wantTools, "slack_"+op.Info().Name)
 	}
+	// The management tools of asynchronous runs, on every MCP URL.
+	runTools := []string{"switchboard_cancel_run", "switchboard_get_run", "switchboard_list_runs", "switchboard_run_async", "switchboard_submit_elicitation"}
+	wantTools = append(wantTools, runTools...)
 	slices.Sort(wantTools)
 	if diff := cmp.Diff(wantTools, s.ToolsA); diff != "" {
 		t.Errorf("tenant default's tools (-want +got):\n%s", diff)
@@ -290,7 +313,7 @@ func checkSummary(t *testing.T, s summary) {
 	// Beta sees its GitHub account's tools and none of default's Slack.
 	var wantToolsB []string
 	for _, name := range wantTools {
-		if strings.HasPrefix(name, "github_") {
+		if strings.HasPrefix(name, "github_") || strings.HasPrefix(name, "switchboard_") {
 			wantToolsB = append(wantToolsB, name)
 		}
 	}

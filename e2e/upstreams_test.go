@@ -76,6 +76,7 @@ const (
 	githubOwner      = "octo-org"
 	githubRepo       = "hello-world"
 	githubIssueNum   = 1347
+	githubIssueTitle = "Crash when the config file is empty" // the issue GET and PATCH answer
 	githubCreatedAt  = "2026-05-04T10:11:12Z"
 	slackToken       = "xoxb-1111111111-2222222222222-e2eSlackTokenSecretValue"
 	slackTeam        = "Acme"
@@ -150,6 +151,24 @@ func fakeGitHub(t *testing.T) (*httptest.Server, *recorder) {
 			issue := githubIssue(*in.Title, in.Body, login)
 			h.Set("Location", issue["url"].(string))
 			writeJSON(w, http.StatusCreated, issue)
+		case r.Method == http.MethodGet && r.URL.Path == fmt.Sprintf("%s/%d", issuesPath, githubIssueNum):
+			// https://docs.github.com/rest/issues/issues#get-an-issue
+			writeJSON(w, http.StatusOK, githubIssue(githubIssueTitle, nil, login))
+		case r.Method == http.MethodPatch && r.URL.Path == fmt.Sprintf("%s/%d", issuesPath, githubIssueNum):
+			// https://docs.github.com/rest/issues/issues#update-an-issue
+			var in struct {
+				State *string `json:"state"`
+			}
+			if err := json.Unmarshal([]byte(got.Body), &in); err != nil {
+				writeJSON(w, http.StatusBadRequest, map[string]string{
+					"message": "Problems parsing JSON", "documentation_url": "https://docs.github.com/rest/issues/issues#update-an-issue", "status": "400"})
+				return
+			}
+			issue := githubIssue(githubIssueTitle, nil, login)
+			if in.State != nil {
+				issue["state"] = *in.State
+			}
+			writeJSON(w, http.StatusOK, issue)
 		default:
 			writeJSON(w, http.StatusNotFound, map[string]string{
 				"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"})

@@ -62,16 +62,34 @@ const (
 	runsTemplate          = "switchboard://runs/{id}"
 )
 
-func mgmtTool(name, title, description, schema string, readOnly, destructive, idempotent, openWorld bool) mcp.Tool {
+func mgmtTool(name, title, description, schema, output string, readOnly, destructive, idempotent, openWorld bool) mcp.Tool {
 	return mcp.Tool{
 		Name: name, Title: title, Description: description,
-		RawInputSchema: json.RawMessage(schema),
+		RawInputSchema:  json.RawMessage(schema),
+		RawOutputSchema: json.RawMessage(output),
 		Annotations: mcp.ToolAnnotation{
 			Title: title, ReadOnlyHint: mcp.ToBoolPtr(readOnly), DestructiveHint: mcp.ToBoolPtr(destructive),
 			IdempotentHint: mcp.ToBoolPtr(idempotent), OpenWorldHint: mcp.ToBoolPtr(openWorld),
 		},
 	}
 }
+
+// runViewProperties are the properties of a run as the tools answer it (runs.View).
+const runViewProperties = `"run_id":{"type":"string","description":"The run's id"},` +
+	`"tool":{"type":"string","description":"The tool it runs"},` +
+	`"connection_id":{"type":"string","description":"The connection it runs on"},` +
+	`"state":{"type":"string","enum":["working","input_required","completed","failed","canceled"],"description":"Where the run is"},` +
+	`"output":{"description":"The tool's structured output, once completed"},` +
+	`"error":{"type":"object","description":"Why it failed or was canceled","properties":{"code":{"type":"string"},"message":{"type":"string"}}},` +
+	`"elicitation":{"type":"object","description":"The confirmation it waits for (input_required) or was given","properties":{"message":{"type":"string"},"expires_at":{"type":"string","format":"date-time"},"action":{"type":"string"}}},` +
+	`"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"},` +
+	`"started_at":{"type":"string","format":"date-time"},"finished_at":{"type":"string","format":"date-time"}`
+
+// runViewSchema is the output schema of the tools that answer one run.
+const runViewSchema = `{"type":"object","properties":{` + runViewProperties + `},"required":["run_id","tool","state","created_at","updated_at"]}`
+
+// runListSchema is the output schema of switchboard_list_runs.
+const runListSchema = `{"type":"object","properties":{"runs":{"type":"array","items":{"type":"object","properties":{` + runViewProperties + `}}},"next_cursor":{"type":"string","description":"Pass it as cursor for the next page"}},"required":["runs"]}`
 
 const runIDSchema = `{"type":"object","properties":{"run_id":{"type":"string","description":"The run's id (run_…), as switchboard_run_async or switchboard_list_runs gave it"}},"required":["run_id"],"additionalProperties":false}`
 
@@ -81,21 +99,21 @@ func (x *runsExt) tools(_ context.Context, sc Scope) ([]server.ServerTool, error
 		{Tool: mgmtTool(toolRunAsync, "Run a tool in the background",
 			"Start any tool of this endpoint in the background and get a run_id at once; read its state and output later with switchboard_get_run. Use it for calls that may take long. The arguments are the tool's own, validated now.",
 			`{"type":"object","properties":{"tool":{"type":"string","description":"The name of a tool of this endpoint, for example github_create_issue"},"arguments":{"type":"object","description":"The tool's arguments, as its input schema says"}},"required":["tool"],"additionalProperties":false}`,
-			false, true, false, true), Handler: x.runAsync(sc)},
+			runViewSchema, false, true, false, true), Handler: x.runAsync(sc)},
 		{Tool: mgmtTool(toolGetRun, "Get a run",
 			"Read one of your runs: state (working, input_required, completed, failed, canceled), timestamps, the output once completed, the error once failed.",
-			runIDSchema, true, false, true, false), Handler: x.getRun},
+			runIDSchema, runViewSchema, true, false, true, false), Handler: x.getRun},
 		{Tool: mgmtTool(toolCancelRun, "Cancel a run",
 			"Cancel one of your runs that has not ended. A run already executing is stopped, but its upstream request may already have taken effect.",
-			runIDSchema, false, false, true, false), Handler: x.cancelRun},
+			runIDSchema, runViewSchema, false, false, true, false), Handler: x.cancelRun},
 		{Tool: mgmtTool(toolListRuns, "List runs",
 			"List your runs, newest first, without outputs (switchboard_get_run has them).",
 			`{"type":"object","properties":{"state":{"type":"string","enum":["working","input_required","completed","failed","canceled"],"description":"Only runs in this state"},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"At most this many runs (default 50)"},"cursor":{"type":"string","description":"The next_cursor of the previous page"}},"additionalProperties":false}`,
-			true, false, true, false), Handler: x.listRuns},
+			runListSchema, true, false, true, false), Handler: x.listRuns},
 		{Tool: mgmtTool(toolSubmitElicitation, "Submit a confirmation",
 			"Give the person's answer to a run waiting for their confirmation (state input_required): accept runs it, decline or cancel runs nothing. Only submit what the person answered.",
 			`{"type":"object","properties":{"run_id":{"type":"string","description":"The run waiting for the confirmation"},"response":{"type":"object","description":"The person's answer","properties":{"action":{"type":"string","enum":["accept","decline","cancel"],"description":"accept runs it; decline or cancel runs nothing"},"content":{"type":"object","description":"The form's content, if any"}},"required":["action"]}},"required":["run_id","response"],"additionalProperties":false}`,
-			false, true, false, true), Handler: x.submitElicitation},
+			runViewSchema, false, true, false, true), Handler: x.submitElicitation},
 	}, nil
 }
 

@@ -14,6 +14,7 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const env = (name) => {
   const v = process.env[name];
@@ -79,8 +80,8 @@ function check(ok, message) {
   return ok;
 }
 
-function connectTo(url, key) {
-  const client = new Client({ name: "switchboard-e2e", version: "1.0.0" });
+function connectTo(url, key, options) {
+  const client = new Client({ name: "switchboard-e2e", version: "1.0.0" }, options);
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { Authorization: `Bearer ${key}` } },
   });
@@ -230,7 +231,10 @@ async function tenantB() {
     for (const want of wantGitHub) {
       check(names.includes(want), `tenant B's tools/list lacks ${want} (got ${names.join(", ")})`);
     }
-    check(!names.some((n) => !n.startsWith("github_")), `tenant B lists tools of providers it has not connected: ${names.join(", ")}`);
+    check(
+      !names.some((n) => !n.startsWith("github_") && !n.startsWith("switchboard_")),
+      `tenant B lists tools of providers it has not connected: ${names.join(", ")}`,
+    );
 
     const title = "Filed from tenant beta";
     const own = await client.callTool(
@@ -268,12 +272,124 @@ async function tenantB() {
   }
 }
 
+// The management tools every MCP URL has, for asynchronous runs and confirmations.
+const runTools = [
+  "switchboard_cancel_run",
+  "switchboard_get_run",
+  "switchboard_list_runs",
+  "switchboard_run_async",
+  "switchboard_submit_elicitation",
+];
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// waitRun polls switchboard_get_run until the run ends (or 20 s pass) and returns it.
+async function waitRun(client, runId) {
+  const deadline = Date.now() + 20000;
+  for (;;) {
+    const res = await client.callTool({ name: "switchboard_get_run", arguments: { run_id: runId } }, undefined, reqOpts);
+    const run = res.structuredContent ?? {};
+    if (res.isError || ["completed", "failed", "canceled"].includes(run.state) || Date.now() > deadline) {
+      return { isError: res.isError ?? false, text: textOf(res), run };
+    }
+    await sleep(50);
+  }
+}
+
+const issueArgs = () => ({ owner: cfg.owner, repo: cfg.repo, issue_number: 1347 });
+
+// runsFlow: tenant A (confirm policy "destructive") starts a run and reads its output
+// by tool and by resource; a destructive call from a client that cannot elicit waits
+// as an input_required run until switchboard_submit_elicitation; a client that can
+// elicit is asked first, and its decline runs nothing while its accept runs the call.
+// Tenant B cannot reach A's run by tool or resource.
+async function runsFlow() {
+  const { client, transport } = connectTo(cfg.urlA, cfg.keyA);
+  await client.connect(transport, reqOpts);
+  const asked = [];
+  let answer = "decline";
+  const elicit = connectTo(cfg.urlA, cfg.keyA, { capabilities: { elicitation: {} } });
+  elicit.client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push(req.params.message);
+    return answer === "accept" ? { action: "accept", content: { confirm: true } } : { action: answer };
+  });
+  await elicit.client.connect(elicit.transport, reqOpts);
+  const b = connectTo(cfg.urlB, cfg.keyB);
+  await b.client.connect(b.transport, reqOpts);
+  try {
+    const { tools } = await client.listTools(undefined, reqOpts);
+    for (const name of runTools) {
+      check(tools.some((t) => t.name === name), `tools/list lacks ${name}`);
+    }
+
+    // An async run from start to output.
+    const started = await client.callTool({ name: "switchboard_run_async", arguments: { tool: "github_get_issue", arguments: issueArgs() } }, undefined, reqOpts);
+    const runId = started.structuredContent?.run_id;
+    summary.async_run_id = runId ?? null;
+    if (!check(!started.isError && typeof runId === "string" && runId.startsWith("run_"), `switchboard_run_async: ${textOf(started)}`)) {
+      return;
+    }
+    check(["working", "completed"].includes(started.structuredContent.state), `switchboard_run_async: state ${started.structuredContent.state}`);
+    const done = await waitRun(client, runId);
+    summary.async_run = { state: done.run.state ?? null, output: done.run.output ?? null, started_at: done.run.started_at ?? null, finished_at: done.run.finished_at ?? null };
+    check(done.run.state === "completed", `async run ended ${done.run.state}: ${done.text}`);
+    const resource = await client.readResource({ uri: `switchboard://runs/${runId}` }, reqOpts);
+    const fromResource = JSON.parse(resource.contents?.[0]?.text ?? "{}");
+    summary.async_run_resource = { state: fromResource.state ?? null, output_number: fromResource.output?.number ?? null };
+    const listed = await client.callTool({ name: "switchboard_list_runs", arguments: {} }, undefined, reqOpts);
+    check((listed.structuredContent?.runs ?? []).some((r) => r.run_id === runId), `switchboard_list_runs lacks ${runId}`);
+
+    // A destructive call from a client that cannot elicit: an input_required run.
+    const pending = await client.callTool({ name: "github_update_issue", arguments: { ...issueArgs(), state: "closed" } }, undefined, reqOpts);
+    const pendingId = pending._meta?.["switchboard/run_id"];
+    summary.fallback = { isError: pending.isError ?? false, state: pending._meta?.["switchboard/state"] ?? null, text: textOf(pending) };
+    if (check(typeof pendingId === "string", `github_update_issue without elicitation gave no run id: ${textOf(pending)}`)) {
+      const submitted = await client.callTool({ name: "switchboard_submit_elicitation", arguments: { run_id: pendingId, response: { action: "accept" } } }, undefined, reqOpts);
+      check(!submitted.isError, `switchboard_submit_elicitation: ${textOf(submitted)}`);
+      const after = await waitRun(client, pendingId);
+      summary.fallback.after_accept = { state: after.run.state ?? null, output_state: after.run.output?.state ?? null };
+    }
+
+    // A client that can elicit is asked first.
+    const declined = await elicit.client.callTool({ name: "github_update_issue", arguments: { ...issueArgs(), state: "closed" } }, undefined, reqOpts);
+    summary.elicit_decline = { isError: declined.isError ?? false, text: textOf(declined) };
+    answer = "accept";
+    const accepted = await elicit.client.callTool({ name: "github_update_issue", arguments: { ...issueArgs(), state: "closed" } }, undefined, reqOpts);
+    summary.elicit_accept = { isError: accepted.isError ?? false, structuredContent: accepted.structuredContent ?? null };
+    summary.elicit_asked = asked;
+
+    // Tenant B and A's run.
+    const foreign = {};
+    for (const name of ["switchboard_get_run", "switchboard_cancel_run"]) {
+      const res = await b.client.callTool({ name, arguments: { run_id: runId } }, undefined, reqOpts);
+      foreign[name] = { isError: res.isError ?? false, text: textOf(res) };
+    }
+    const sub = await b.client.callTool({ name: "switchboard_submit_elicitation", arguments: { run_id: runId, response: { action: "accept" } } }, undefined, reqOpts);
+    foreign.switchboard_submit_elicitation = { isError: sub.isError ?? false, text: textOf(sub) };
+    const bList = await b.client.callTool({ name: "switchboard_list_runs", arguments: {} }, undefined, reqOpts);
+    foreign.list_count = (bList.structuredContent?.runs ?? []).length;
+    try {
+      await b.client.readResource({ uri: `switchboard://runs/${runId}` }, reqOpts);
+      foreign.resource = { refused: false };
+    } catch (err) {
+      foreign.resource = { refused: true, ...errorInfo(err) };
+    }
+    summary.tenant_b_on_a_run = foreign;
+  } finally {
+    for (const c of [{ client, transport }, elicit, b]) {
+      await c.transport.terminateSession().catch(() => {});
+      await c.client.close();
+    }
+  }
+}
+
 async function main() {
   const steps = [
     ["tenant_a", tenantA],
     ["b_key_on_a_url", () => connectRefused("b_key_on_a_url", cfg.urlA, cfg.keyB)],
     ["a_key_on_b_url", () => connectRefused("a_key_on_b_url", cfg.urlB, cfg.keyA)],
     ["tenant_b", tenantB],
+    ["runs", runsFlow],
   ];
   for (const [name, step] of steps) {
     try {
