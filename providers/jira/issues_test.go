@@ -142,6 +142,25 @@ func TestOperations(t *testing.T) {
 			wantQuery: url.Values{"startAt": {"2"}, "maxResults": {"2"}, "orderBy": {"key"}, "expand": {"lead"}},
 			want:      jira.ProjectList{Projects: []jira.Project{{Key: "WEB", ID: "10002", Name: "Website", Type: "business"}}},
 		},
+		{
+			name: "find users, a full page", tool: "jira_find_users", args: `{"query": "mi", "limit": 2}`,
+			answer: `[{"self": "https://api.atlassian.com/ex/jira/1324a887-45db-1bf4-1e99-ef0ff456d421/rest/api/3/user?accountId=5b10ac8d82e05b22cc7d4ef5", "accountId": "5b10ac8d82e05b22cc7d4ef5", "accountType": "atlassian", "emailAddress": "mia@acme.com", "displayName": "Mia Krystof", "active": true},
+				{"accountId": "557058:0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "accountType": "app", "displayName": "Automation for Jira", "active": true}]`,
+			wantMethod: http.MethodGet, wantPath: "/user/search",
+			wantQuery: url.Values{"query": {"mi"}, "startAt": {"0"}, "maxResults": {"2"}},
+			want: jira.UserList{Users: []jira.User{
+				{AccountID: "5b10ac8d82e05b22cc7d4ef5", DisplayName: "Mia Krystof", Email: "mia@acme.com", Active: true, AccountType: "atlassian"},
+				{AccountID: "557058:0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", DisplayName: "Automation for Jira", Active: true, AccountType: "app"},
+			}, NextCursor: providers.EncodeCursor("2")},
+		},
+		{
+			name: "find assignable users in a project, next page", tool: "jira_find_users",
+			args:       `{"query": "emma", "project": "proj", "cursor": "` + providers.EncodeCursor("30") + `"}`,
+			answer:     `[{"accountId": "5b10a2844c20165700ede21g", "accountType": "atlassian", "displayName": "Emma Richards", "active": true}]`,
+			wantMethod: http.MethodGet, wantPath: "/user/assignable/search",
+			wantQuery: url.Values{"query": {"emma"}, "project": {"PROJ"}, "startAt": {"30"}, "maxResults": {"30"}},
+			want:      jira.UserList{Users: []jira.User{{AccountID: "5b10a2844c20165700ede21g", DisplayName: "Emma Richards", Active: true, AccountType: "atlassian"}}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

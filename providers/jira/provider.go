@@ -19,7 +19,7 @@ func Spec() providers.Spec {
 	return providers.Spec{
 		Name:        "jira",
 		Title:       "Jira",
-		Description: "Search Jira Cloud issues with JQL, read, create, update, comment on and transition them, and list projects.",
+		Description: "Search Jira Cloud issues with JQL, read, create, update, comment on and transition them, and look up projects and people.",
 		DocsURL:     "https://developer.atlassian.com/cloud/jira/platform/rest/v3/intro/",
 		BaseURL:     "https://api.atlassian.com",
 		AuthKinds:   []providers.AuthKind{providers.AuthOAuth2},
@@ -46,6 +46,7 @@ func Spec() providers.Spec {
 			ListTransitions,
 			TransitionIssue,
 			ListProjects,
+			FindUsers,
 		},
 	}
 }

@@ -37,8 +37,8 @@ func TestSpec(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	want := []string{"jira_add_comment", "jira_create_issue", "jira_get_issue", "jira_list_projects", "jira_list_transitions",
-		"jira_search_issues", "jira_transition_issue", "jira_update_issue"}
+	want := []string{"jira_add_comment", "jira_create_issue", "jira_find_users", "jira_get_issue", "jira_list_projects",
+		"jira_list_transitions", "jira_search_issues", "jira_transition_issue", "jira_update_issue"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
@@ -50,6 +50,7 @@ func TestHints(t *testing.T) {
 	read := providers.Hints{ReadOnly: true, Idempotent: true}
 	for name, want := range map[string]providers.Hints{
 		"jira_search_issues": read, "jira_get_issue": read, "jira_list_transitions": read, "jira_list_projects": read,
+		"jira_find_users":   read,
 		"jira_create_issue": {}, "jira_add_comment": {}, "jira_transition_issue": {},
 		"jira_update_issue": {Destructive: true, Idempotent: true},
 	} {
@@ -260,6 +261,8 @@ func TestBadInput(t *testing.T) {
 		{name: "unassign and assign", tool: "jira_update_issue", args: `{"key": "PROJ-1", "unassign": true, "assignee_account_id": "5b10ac8d82e05b22cc7d4ef5"}`, wantField: "unassign"},
 		{name: "update with nothing to change", tool: "jira_update_issue", args: `{"key": "PROJ-1"}`, wantField: "arguments"},
 		{name: "blank comment", tool: "jira_add_comment", args: `{"key": "PROJ-1", "body": "\n"}`, wantField: "body"},
+		{name: "blank user query", tool: "jira_find_users", args: `{"query": " "}`, wantField: "query"},
+		{name: "assignable in a bad project", tool: "jira_find_users", args: `{"query": "mia", "project": "PROJ-1"}`, wantField: "project"},
 		{name: "transition that is not an ID", tool: "jira_transition_issue", args: `{"key": "PROJ-1", "transition_id": "Done"}`, wantField: "transition_id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -76,6 +76,7 @@ type userObject struct {
 	DisplayName  string `json:"displayName"`
 	EmailAddress string `json:"emailAddress"`
 	Active       bool   `json:"active"`
+	AccountType  string `json:"accountType"`
 }
 
 func (o issueObject) toIssue(c *providers.Call) Issue {
