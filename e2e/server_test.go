@@ -111,13 +111,17 @@ var (
 	adminLinkRe  = regexp.MustCompile(`Set the admin's UI password \([^)]*\): (\S+/invite/sbi_\S+)`)
 )
 
-// startServer runs `bin serve` on a free loopback port with its own data directory and
-// the given extra environment, reads the MCP URL and admin key it prints, and waits for
+// startServer runs `bin serve` on a free loopback port (or env's SWITCHBOARD_ADDR) with
+// its own data directory and the given extra environment, reads the MCP URL and admin
+// key it prints (a process joining an existing database prints none), and waits for
 // /readyz. The process group is killed when the test ends; on failure its output is
 // logged.
 func startServer(t *testing.T, bin string, env map[string]string) *server {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := env["SWITCHBOARD_ADDR"] // a test running several processes picks their addresses first
+	if addr == "" {
+		addr = freeAddr(t)
+	}
 	s := &server{BaseURL: "http://" + addr, DataDir: filepath.Join(t.TempDir(), "data"), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
 
 	cmd := exec.Command(bin, "serve")
@@ -159,7 +163,9 @@ func startServer(t *testing.T, bin string, env map[string]string) *server {
 	})
 
 	deadline := time.After(60 * time.Second)
-	for s.MCPURL == "" || s.AdminKey == "" || s.AdminLink == "" {
+	// A process joining a database another one set up prints no key and no link.
+	joined := false
+	for s.MCPURL == "" || (!joined && (s.AdminKey == "" || s.AdminLink == "")) {
 		select {
 		case line, ok := <-lines:
 			if !ok {
@@ -173,6 +179,9 @@ func startServer(t *testing.T, bin string, env map[string]string) *server {
 			}
 			if m := adminLinkRe.FindStringSubmatch(line); m != nil {
 				s.AdminLink = m[1]
+			}
+			if strings.HasPrefix(line, "Admin API key: shown on first start only") {
+				joined = true
 			}
 		case <-deadline:
 			t.Fatalf("switchboard serve printed no %q, %q and %q lines within 60 s", "MCP URL (tenant default): …", "Admin API key (shown once, store it now): sbk_…", "Set the admin's UI password (…): …/invite/sbi_…")
