@@ -54,6 +54,7 @@ type runsEnv struct {
 	policy   *policies
 	ann, bob switchboard.Principal
 	bea      switchboard.Principal
+	connA    string // alpha's notes connection
 }
 
 const (
@@ -63,6 +64,13 @@ const (
 )
 
 func newRunsEnv(t *testing.T, db *gorm.DB) *runsEnv {
+	t.Helper()
+	return newRunsEnvWith(t, db, nil, nil)
+}
+
+// newRunsEnvWith is newRunsEnv with an agents service and more keys; extra maps keys
+// to principals given the tenants' principals (ann, bea) and alpha's connection id.
+func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) keys) *runsEnv {
 	t.Helper()
 	ctx := context.Background()
 	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
@@ -78,6 +86,7 @@ func newRunsEnv(t *testing.T, db *gorm.DB) *runsEnv {
 	rtr := router.New(router.Options{Registry: reg, Connections: connections.NewService(connStore, reg, &providers.Transports{}, nil), Audit: nil})
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)
+	var conns []string
 	newTenant := func(slug string, emails ...string) []switchboard.Principal {
 		slug += "-" + switchboard.RandomToken(4)
 		ten, err := ts.CreateTenant(ctx, slug, slug)
@@ -96,19 +105,27 @@ func newRunsEnv(t *testing.T, db *gorm.DB) *runsEnv {
 		if err := connStore.Create(ctx, ten.ID, &c, connections.Credentials{AccessToken: notesfake.Token}); err != nil {
 			t.Fatal(err)
 		}
+		conns = append(conns, c.ID)
 		return ps
 	}
 	alpha := newTenant("alpha", "ann@alpha.test", "bob@alpha.test")
 	beta := newTenant("beta", "bea@beta.test")
 	e.ann, e.bob, e.bea = alpha[0], alpha[1], beta[0]
+	e.connA = conns[0]
 	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		e.exec.Close(ctx)
 	})
+	auth := keys{keyAnn: e.ann, keyBob: e.bob, keyBea: e.bea}
+	if extra != nil {
+		for k, p := range extra(e) {
+			auth[k] = p
+		}
+	}
 	adapter := New(Options{
-		Router: rtr, Auth: keys{keyAnn: e.ann, keyBob: e.bob, keyBea: e.bea}, PublicURL: "https://hub.test",
+		Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test",
 		Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, Confirm: e.policy, TaskPoll: 20 * time.Millisecond})},
 	})
 	t.Cleanup(func() { adapter.Close(context.Background()) })
@@ -142,11 +159,17 @@ func (el *elicitor) asked() []string {
 // declares elicitation. version is the protocol version to ask for.
 func (e *runsEnv) connect(t *testing.T, p switchboard.Principal, key, version string, el *elicitor) *client.Client {
 	t.Helper()
+	return e.connectTo(t, "/mcp/"+p.TenantSlug, key, version, el)
+}
+
+// connectTo is connect at a path of the adapter (an agent URL).
+func (e *runsEnv) connectTo(t *testing.T, path, key, version string, el *elicitor) *client.Client {
+	t.Helper()
 	var opts []client.ClientOption
 	if el != nil {
 		opts = append(opts, client.WithElicitationHandler(el))
 	}
-	tr, err := transport.NewStreamableHTTP(e.srv.URL+"/mcp/"+p.TenantSlug, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	tr, err := transport.NewStreamableHTTP(e.srv.URL+path, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
 	if err != nil {
 		t.Fatal(err)
 	}

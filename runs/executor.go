@@ -394,8 +394,8 @@ func (e *Executor) Answer(ctx context.Context, p switchboard.Principal, id, acti
 		return View{}, switchboard.Errorf(switchboard.CodeConflict, "run %s is %s, not waiting for a confirmation", id, r.State)
 	}
 	if r.ElicitationExpiresAt != nil && !e.store.now().Before(*r.ElicitationExpiresAt) {
-		if _, err := e.store.expireElicitations(ctx, e.store.now()); err != nil {
-			return View{}, switchboard.Internal(err)
+		if err := e.store.expire(ctx, p, id); err != nil {
+			return View{}, err
 		}
 		return View{}, switchboard.Errorf(switchboard.CodeConflict, "the confirmation of run %s expired, so it was not run; start it again", id)
 	}

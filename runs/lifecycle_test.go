@@ -198,6 +198,12 @@ func TestConfirmationExpires(t *testing.T) {
 		r.store.now = func() time.Time { return real().Add(2 * time.Minute) }
 		_, err = r.exec.Answer(ctx, r.ann, late.ID, "accept")
 		wantCode(t, err, switchboard.CodeConflict, "")
+		if row := r.row(t, late.ID); row.State != StateFailed || row.ErrorCode != "timeout" {
+			t.Errorf("a late answer left the run %s (%s), want failed timeout", row.State, row.ErrorCode)
+		}
+		if row := r.row(t, swept.ID); row.State != StateInputRequired {
+			t.Errorf("a late answer to another run changed this one: %s", row.State)
+		}
 		r.exec.tick(ctx)
 		for _, v := range []View{late, swept} {
 			got, err := r.exec.Get(ctx, r.ann, v.ID)

@@ -265,13 +265,26 @@ func (s *Store) expireElicitations(ctx context.Context, now time.Time) (int64, e
 		Where("state = ? AND elicitation_expires_at <= ?", StateInputRequired, now).
 		Updates(map[string]any{
 			"state": StateFailed, "error_code": "timeout", "finished_at": now, "updated_at": now,
-			"error_message": "nobody confirmed the run in time, so it was not run; start it again to be asked again",
+			"error_message": expiredMessage,
 		})
 	if res.Error != nil {
 		return 0, fmt.Errorf("expire confirmations: %w", res.Error)
 	}
 	return res.RowsAffected, nil
 }
+
+// expire fails one of the principal's input_required runs whose confirmation came too
+// late.
+func (s *Store) expire(ctx context.Context, p switchboard.Principal, id string) error {
+	now := s.now()
+	_, err := s.update(ctx, p.TenantID, id, func(q *gorm.DB) *gorm.DB {
+		return q.Where("principal = ? AND state = ? AND elicitation_expires_at <= ?", p.ID(), StateInputRequired, now)
+	}, map[string]any{"state": StateFailed, "error_code": "timeout", "finished_at": now, "error_message": expiredMessage})
+	return err
+}
+
+// expiredMessage says why a run whose confirmation never came failed.
+const expiredMessage = "nobody confirmed the run in time, so it was not run; start it again to be asked again"
 
 // clip bounds a message to the column's size.
 func clip(s string) string {
