@@ -1,0 +1,122 @@
+package connections
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// events collects audit events.
+type events struct {
+	mu sync.Mutex
+	ev []audit.Event
+}
+
+func (e *events) Record(ev audit.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ev = append(e.ev, ev)
+}
+
+func (e *events) kinds() []audit.Kind {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []audit.Kind
+	for _, ev := range e.ev {
+		out = append(out, ev.Kind)
+	}
+	return out
+}
+
+// TestRefusedRefreshRereadsTheStore: when the provider refuses the refresh token, the
+// row is read again before the connection is marked needs_reconnect; if another node
+// rotated the token meanwhile, its credentials are used and nothing is marked.
+func TestRefusedRefreshRereadsTheStore(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name             string
+		rotatedMeanwhile bool
+		wantStatus       Status
+		wantCode         switchboard.Code
+		wantKinds        []audit.Kind
+	}{
+		{name: "another node rotated it", rotatedMeanwhile: true, wantStatus: StatusActive, wantKinds: []audit.Kind{audit.KindConnectionRefreshFailed}},
+		{name: "nobody did", wantStatus: StatusNeedsReconnect, wantCode: switchboard.CodeReconnect,
+			wantKinds: []audit.Kind{audit.KindConnectionRefreshFailed, audit.KindConnectionNeedsReconnect}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+				t.Parallel()
+				ctx := context.Background()
+				for _, q := range []string{
+					`INSERT INTO tenants (id, slug, name, created_at) VALUES ('ten_a', 'acme', 'Acme', CURRENT_TIMESTAMP)`,
+					`INSERT INTO users (id, tenant_id, email, role, created_at) VALUES ('usr_a', 'ten_a', 'a@acme.test', 'owner', CURRENT_TIMESTAMP)`,
+				} {
+					if err := db.Exec(q).Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+				kr, err := LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k", "master.key"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				store := NewStore(db, kr)
+				rec := &events{}
+				svc := NewService(store, providers.NewRegistry(), &providers.Transports{}, rec)
+				c := Connection{OwnerUserID: "usr_a", Provider: "github", AuthKind: providers.AuthOAuth2, AccountID: "1", AccountLabel: "octocat"}
+				if err := store.Create(ctx, "ten_a", &c, Credentials{AccessToken: "a1", RefreshToken: "r1", Expiry: time.Now().Add(time.Minute)}); err != nil {
+					t.Fatal(err)
+				}
+				rotated := Credentials{AccessToken: "a2", TokenType: "Bearer", RefreshToken: "r2", Expiry: time.Now().Add(8 * time.Hour).UTC().Truncate(time.Microsecond)}
+				if tt.rotatedMeanwhile {
+					if _, err := store.UpdateCredentials(ctx, "ten_a", c.ID, c.Version, rotated, StatusActive); err != nil {
+						t.Fatal(err)
+					}
+				}
+				claim := "rfc_test"
+				if ok, err := store.claimRefresh(ctx, "ten_a", c.ID, claim, time.Now(), time.Now().Add(time.Minute)); err != nil || !ok {
+					t.Fatalf("claim: %v %v", ok, err)
+				}
+				cause := &switchboard.Error{Code: switchboard.CodeInvalid, Field: "code", Message: "GitHub refused to refresh the token: invalid_grant"}
+				creds, err := svc.refreshFailed(ctx, &c, claim, cause, true)
+				if switchboard.CodeOf(err) != tt.wantCode && !(tt.wantCode == "" && err == nil) {
+					t.Fatalf("err = %v, want code %q", err, tt.wantCode)
+				}
+				if tt.rotatedMeanwhile {
+					if diff := cmp.Diff(rotated, creds); diff != "" {
+						t.Errorf("credentials (-want +got):\n%s", diff)
+					}
+				}
+				got, err := store.Get(ctx, "ten_a", c.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Status != tt.wantStatus || got.RefreshClaim != "" || got.LastRefreshError == "" {
+					t.Errorf("status %s, claim %q, last error %q; want %s, no claim, the failure", got.Status, got.RefreshClaim, got.LastRefreshError, tt.wantStatus)
+				}
+				if diff := cmp.Diff(tt.wantKinds, rec.kinds()); diff != "" {
+					t.Errorf("audit kinds (-want +got):\n%s", diff)
+				}
+				// Another tenant reaches none of it.
+				if _, err := store.Get(ctx, "ten_b", c.ID); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+					t.Errorf("another tenant's read: %v", err)
+				}
+				if ok, err := store.claimRefresh(ctx, "ten_b", c.ID, "rfc_b", time.Now(), time.Now().Add(time.Minute)); err != nil || ok {
+					t.Errorf("another tenant claimed the refresh: %v %v", ok, err)
+				}
+			})
+		})
+	}
+}
