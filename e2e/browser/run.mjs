@@ -137,17 +137,20 @@ try {
   step('build an agent with two tools');
   await page.click('nav >> text=Agents');
   await page.click('#new-agent');
-  await page.waitForSelector('#pick-github_create_issue');
+  await page.waitForSelector('#pick-github_create_issue', { state: 'attached' });
   await page.fill('#agent-name', 'Triage bot');
   await page.fill('#agent-description', 'Files and reads issues');
   await page.fill('#agent-instructions', 'Be brief.');
   await page.selectOption('#agent-confirm', 'destructive');
   await page.selectOption('#agent-toolmode', 'all');
+  check(!(await page.isVisible('#pick-github_create_issue')), 'the provider groups of the picker are not folded');
   await page.fill('#tool-search', 'create issue');
   check(!(await page.isVisible('[data-tool=github_get_pull_request]')), 'the tool search did not hide a non-matching tool');
-  await page.fill('#tool-search', '');
   await page.check('#pick-github_create_issue');
+  await page.fill('#tool-search', 'get issue');
   await page.check('#pick-github_get_issue');
+  await page.fill('#tool-search', '');
+  check((await page.textContent('[data-provider=github] > summary')).includes('2 of'), 'the GitHub group does not count its selected tools');
   const estimate = await page.textContent('#token-estimate');
   check(/2 tools selected: about [\d,]+ tokens/.test(estimate), `the token estimate reads ${estimate}`);
   await page.click('[data-tool=github_create_issue] summary');
@@ -169,9 +172,10 @@ try {
     check(text.includes(agentURL) && text.includes(agentKey), `the ${id} snippet lacks the URL or the key`);
   }
   await audit(page, 'agent builder');
+  await page.evaluate(() => document.querySelectorAll('#tool-picker details.group').forEach((d) => { d.open = false; }));
   await shot(page, '03-agent');
   await page.reload();
-  await page.waitForSelector('#pick-github_create_issue');
+  await page.waitForSelector('#pick-github_create_issue', { state: 'attached' });
   check(await page.isChecked('#pick-github_create_issue') && await page.isChecked('#pick-github_get_issue'), 'the saved agent does not show its two tools after a reload');
   check(!(await page.content()).includes(agentKey), 'the agent key is still in the page after a reload');
 
@@ -194,6 +198,12 @@ try {
   const out = JSON.parse(await page.textContent('#try-output'));
   check(out.title === 'Filed from Try it' && out.number > 0, `the result is ${JSON.stringify(out)}`);
   summary.try_result = { number: out.number, title: out.title };
+  await page.check('#try-async');
+  await page.click('#try-run');
+  await page.waitForFunction(() => /"state": "(completed|failed|canceled)"/.test(document.querySelector('#try-output').textContent));
+  const run = JSON.parse(await page.textContent('#try-output'));
+  check(run.state === 'completed' && run.output && run.output.title === 'Filed from Try it', `the async run ended as ${JSON.stringify(run)}`);
+  summary.run_id = run.run_id;
   await audit(page, 'try it');
   await shot(page, '04-try-it');
 
@@ -202,10 +212,19 @@ try {
   await page.waitForSelector('#audit-rows tr[data-event]');
   await page.fill('#f-tool', 'github_create_issue');
   await page.selectOption('#f-outcome', 'ok');
-  await page.click('#audit-filters button[type=submit]');
-  await page.waitForFunction(() => [...document.querySelectorAll('#audit-rows tr[data-event]')].every((r) => r.textContent.includes('github_create_issue')));
-  const rows = await page.$$eval('#audit-rows tr[data-event]', (trs) => trs.map((t) => t.textContent));
-  check(rows.length === 1 && rows[0].includes('ok') && rows[0].includes('ms'), `Activity shows ${JSON.stringify(rows)}`);
+  // The call and the async run, each audited; the audit writer batches, so a row may
+  // land a moment after its call.
+  let rows = [];
+  for (let i = 0; i < 40 && rows.length < 2; i++) {
+    await page.click('#audit-filters button[type=submit]');
+    await page.waitForFunction(() => !document.querySelector('#audit-rows').textContent.includes('Loading'));
+    await page.waitForTimeout(250);
+    rows = await page.$$eval('#audit-rows tr[data-event]', (trs) => trs.map((t) => t.textContent));
+  }
+  check(rows.length === 2 && rows.every((r) => r.includes('ok') && r.includes('ms')), `Activity shows ${JSON.stringify(rows)}, want the call and the run`);
+  await page.waitForSelector('#runs table');
+  const runsText = await page.textContent('#runs');
+  check(runsText.includes(summary.run_id) && runsText.includes('completed'), `Activity's runs show ${runsText}`);
   await page.click('#audit-rows tr[data-event] button');
   await page.waitForSelector('#audit-detail[open]');
   const detail = await page.textContent('#audit-detail-list');

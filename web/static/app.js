@@ -358,11 +358,20 @@
         rows.push({ op, box, sel, row, text: `${op.tool} ${op.title} ${op.description}`.toLowerCase() });
         return row;
       });
-      return el('section', { class: 'group', 'data-provider': p.name }, el('h3', {}, logo(p), ' ', p.title), items);
+      const count = el('span', { class: 'muted small' });
+      const g = el('details', { class: 'group', 'data-provider': p.name, open: p.ops.some((o) => o.tool in bound) ? true : undefined },
+        el('summary', {}, logo(p), ' ', el('strong', { text: p.title }), ' ', count), items);
+      g.count = count;
+      g.provider = p;
+      return g;
     });
     fill($('#tool-picker'), groups);
 
     function estimate() {
+      for (const g of groups) {
+        const n = g.querySelectorAll('.pick input[type=checkbox]:checked').length;
+        g.count.textContent = `${n} of ${g.provider.ops.length} tools selected${(conns[g.provider.ops[0] && g.provider.ops[0].tool] || []).length ? '' : ' · not connected'}`;
+      }
       const chosen = rows.filter((r) => r.box.checked);
       const n = chosen.reduce((sum, r) => sum + tokens(r.op), 0);
       $('#token-estimate').textContent = chosen.length
@@ -374,7 +383,10 @@
     $('#tool-search').addEventListener('input', (ev) => {
       const q = ev.target.value.toLowerCase().trim();
       for (const r of rows) r.row.hidden = !!q && !r.text.includes(q);
-      for (const g of groups) g.hidden = ![...g.querySelectorAll('.pick')].some((n) => !n.hidden);
+      for (const g of groups) {
+        g.hidden = ![...g.querySelectorAll('.pick')].some((n) => !n.hidden);
+        if (q && !g.hidden) g.open = true;
+      }
     });
 
     if (agent) showConnect(agent);
@@ -587,6 +599,10 @@
       $('#try-run').disabled = true;
       $('#try-result').hidden = true;
       try {
+        if ($('#try-async').checked) {
+          await runAsync(name, body);
+          return;
+        }
         const res = await api('POST', `/api/tools/${encodeURIComponent(name)}/call`, body);
         $('#try-output').textContent = JSON.stringify(res.result, null, 2);
         $('#try-result').hidden = false;
@@ -599,6 +615,26 @@
       }
     });
   }
+  // runAsync starts the call as an async run and follows its state until it ends.
+  async function runAsync(name, body) {
+    let run = await api('POST', '/api/runs', { tool: name, ...body });
+    const id = run.run_id || run.id;
+    const show = () => {
+      const shown = { run_id: id, state: run.state };
+      if (run.output !== undefined) shown.output = run.output;
+      if (run.error) shown.error = run.error;
+      $('#try-output').textContent = JSON.stringify(shown, null, 2);
+      $('#try-result').hidden = false;
+    };
+    show();
+    for (let i = 0; i < 120 && ['working', 'queued', 'pending'].includes(run.state); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      run = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
+      show();
+    }
+    flash(`Run ${id} is ${String(run.state).replace(/_/g, ' ')}. Runs are listed under Activity.`);
+  }
+
   function markField(path, text) {
     const e = $('#try-error');
     e.textContent = text;
