@@ -2,6 +2,7 @@ package github_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -159,6 +160,7 @@ func TestWriteRefusesBadInput(t *testing.T) {
 		{name: "push: dot-dot path", tool: "github_push_files", args: `{"owner": "o", "repo": "r", "branch": "main", "message": "m", "files": [{"path": "a/../../b", "content": "1"}]}`, wantField: "files[0].path"},
 		{name: "push: no files", tool: "github_push_files", args: `{"owner": "o", "repo": "r", "branch": "main", "message": "m", "files": []}`, wantField: "files"},
 		{name: "push: branch with dot-dot", tool: "github_push_files", args: `{"owner": "o", "repo": "r", "branch": "a/../b", "message": "m", "files": [{"path": "a", "content": "1"}]}`, wantField: "branch"},
+		{name: "push: over 8 MiB in all", tool: "github_push_files", args: oversizedPush(), wantField: "files"},
 		{name: "push: blank message", tool: "github_push_files", args: `{"owner": "o", "repo": "r", "branch": "main", "message": "  ", "files": [{"path": "a", "content": "1"}]}`, wantField: "message"},
 		{name: "file: root path", tool: "github_create_or_update_file", args: `{"owner": "o", "repo": "r", "path": "/", "content": "x", "message": "m"}`, wantField: "path"},
 		{name: "file: short sha", tool: "github_create_or_update_file", args: `{"owner": "o", "repo": "r", "path": "a", "content": "x", "message": "m", "sha": "abc"}`, wantField: "sha"},
@@ -180,4 +182,14 @@ func TestWriteRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oversizedPush returns push_files arguments whose nine files of 1 MiB each are
+// within the per-file bound but over the 8 MiB a call may write in all.
+func oversizedPush() string {
+	var files []string
+	for i := range 9 {
+		files = append(files, fmt.Sprintf(`{"path": "f%d.txt", "content": %q}`, i, strings.Repeat("x", 1<<20)))
+	}
+	return `{"owner": "o", "repo": "r", "branch": "main", "message": "m", "files": [` + strings.Join(files, ",") + `]}`
 }

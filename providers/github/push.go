@@ -18,7 +18,8 @@ var PushFiles = &providers.Operation[PushFilesInput, PushFilesOutput]{
 	Description: "Write several text files to an existing branch as ONE commit (create them or replace their whole content; " +
 		"other files stay as they are). Use it instead of repeated create_or_update_file calls when a change spans " +
 		"files; create the branch first with create_branch if needed. The branch moves forward only: if someone pushed " +
-		"to it meanwhile, it fails and nothing changes, so call again. Returns the new commit's SHA and html_url.",
+		"to it meanwhile, it fails and nothing changes, so call again. An empty repository (no commit yet) answers conflict: " +
+		"create it with auto_init. At most 100 files and 8 MiB in all. Returns the new commit's SHA and html_url.",
 	DocsURL: "https://docs.github.com/rest/git/trees#create-a-tree",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{Destructive: true},
@@ -135,6 +136,9 @@ func pushFiles(ctx context.Context, c *providers.Call, in PushFilesInput) (PushF
 	return PushFilesOutput{Ref: ref.Ref, SHA: commit.SHA, Message: commit.Message, HTMLURL: commit.HTMLURL, Parent: head, Files: paths}, nil
 }
 
+// maxPushBytes bounds the text one push_files call may write in all.
+const maxPushBytes = 8 << 20
+
 // pushPaths checks the files' paths and returns them cleaned of surrounding slashes;
 // a path may not hold empty, '.' or '..' segments, nor come twice.
 func pushPaths(files []PushFile) ([]string, error) {
@@ -143,7 +147,11 @@ func pushPaths(files []PushFile) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	out := make([]string, 0, len(files))
+	total := 0
 	for i, f := range files {
+		if total += len(f.Content); total > maxPushBytes {
+			return nil, switchboard.Invalid("files", fmt.Sprintf("hold more than %d bytes in all; push them in several calls", maxPushBytes))
+		}
 		p := strings.Trim(f.Path, "/")
 		field := fmt.Sprintf("files[%d].path", i)
 		if p == "" {
