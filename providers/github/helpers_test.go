@@ -3,6 +3,7 @@ package github_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -36,18 +37,29 @@ func fixture(t *testing.T, name string) []byte {
 	return b
 }
 
-// tools registers Spec() in a fresh registry and returns its tools by name.
-func tools(t *testing.T) map[string]*providers.Tool {
-	t.Helper()
+// registered is the GitHub registry the tests share, built on first use: reflecting
+// the schemas of every operation takes about 40 ms (600 ms under the race detector),
+// and hundreds of subtests need the tools. It is read-only once built.
+var registered = sync.OnceValues(func() (map[string]*providers.Tool, error) {
 	r := providers.NewRegistry()
 	if err := r.Register(github.Spec()); err != nil {
-		t.Fatalf("register github: %v", err)
+		return nil, err
 	}
 	out := map[string]*providers.Tool{}
 	for _, tool := range r.Tools("github") {
 		out[tool.Name] = tool
 	}
-	return out
+	return out, nil
+})
+
+// tools returns the tools of Spec() by name, in a map of the caller's own.
+func tools(t testing.TB) map[string]*providers.Tool {
+	t.Helper()
+	all, err := registered()
+	if err != nil {
+		t.Fatalf("register github: %v", err)
+	}
+	return maps.Clone(all)
 }
 
 // invoke runs a tool the way the router does: validate the arguments against the input
