@@ -34,10 +34,9 @@ const taskWait = time.Hour
 // confirmation waits, input_required, for switchboard_submit_elicitation.
 //
 // mcp-go hands the task the context of the HTTP request that created it, which ends
-// as soon as the task is answered; the run is therefore detached from it. tasks/cancel
-// marks the MCP task canceled but cannot reach the run (mcp-go does not tell the
-// handler its task id); switchboard_cancel_run stops it.
-func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, need bool, rreq router.Request) (*mcp.CallToolResult, error) {
+// as soon as the task is answered; the run is therefore detached from it, and
+// tasks/cancel reaches it through taskLinks.
+func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, need bool, req mcp.CallToolRequest, rreq router.Request) (*mcp.CallToolResult, error) {
 	p, _ := switchboard.PrincipalFrom(ctx)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskWait)
 	defer cancel()
@@ -52,8 +51,11 @@ func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, nee
 		v, err = x.o.Runs.Start(ctx, p, call)
 	}
 	if err != nil {
+		go x.links.link(callKey(req.Header), p, "")() // drain the task id the hook sends
 		return sc.s.adapter.toolError(err), nil
 	}
+	forget := x.links.link(callKey(req.Header), p, v.ID)
+	defer forget()
 	done, err := x.o.Runs.Wait(ctx, p, v.ID, x.o.TaskPoll)
 	if err != nil {
 		return sc.s.adapter.toolError(err), nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -355,6 +356,49 @@ func TestTaskAugmentedCall(t *testing.T) {
 		}
 		if diff := cmp.Diff(1, len(e.up.Requests())); diff != "" {
 			t.Errorf("upstream requests (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestCancelingATaskCancelsItsRun(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		e := newRunsEnv(t, db)
+		c := e.connect(t, e.ann, keyAnn, mcp.LATEST_LEGACY_PROTOCOL_VERSION, nil)
+		resp, err := c.GetTransport().SendRequest(context.Background(), transport.JSONRPCRequest{
+			JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(901)), Method: string(mcp.MethodToolsCall),
+			Params: map[string]any{"name": "notes_wait", "arguments": map[string]any{}, "task": map[string]any{}},
+		})
+		if err != nil || resp.Error != nil {
+			t.Fatalf("task-augmented call: %v %+v", err, resp)
+		}
+		var created mcp.CreateTaskResult
+		if err := json.Unmarshal(resp.Result, &created); err != nil || created.Task.TaskId == "" {
+			t.Fatalf("task-augmented call answered %s (%v)", resp.Result, err)
+		}
+		select {
+		case <-e.up.Waiting():
+		case <-time.After(30 * time.Second):
+			t.Fatal("the task's run never reached the upstream")
+		}
+		// Another principal cannot cancel it: the task is not theirs.
+		bob := e.connect(t, e.bob, keyBob, mcp.LATEST_LEGACY_PROTOCOL_VERSION, nil)
+		if _, err := bob.CancelTask(context.Background(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: created.Task.TaskId}}); err == nil {
+			t.Error("bob canceled ann's task")
+		}
+		if _, err := c.CancelTask(context.Background(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: created.Task.TaskId}}); err != nil {
+			t.Fatalf("tasks/cancel: %v", err)
+		}
+		var list struct {
+			Runs []runs.View `json:"runs"`
+		}
+		structured(t, call(t, c, toolListRuns, map[string]any{}), &list)
+		if len(list.Runs) != 1 {
+			t.Fatalf("runs = %+v", list.Runs)
+		}
+		if got := e.waitRun(t, e.ann, list.Runs[0].ID); got.State != runs.StateCanceled {
+			t.Errorf("the canceled task's run is %s, want canceled", got.State)
 		}
 	})
 }

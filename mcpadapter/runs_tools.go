@@ -29,7 +29,8 @@ type RunsOptions struct {
 // runsExt is the runs extension: the management tools of asynchronous runs, runs as
 // resources, confirmations before destructive calls, and MCP tasks.
 type runsExt struct {
-	o RunsOptions
+	o     RunsOptions
+	links *taskLinks
 }
 
 // RunsExtension returns the extension that serves, at every MCP URL, the management
@@ -41,10 +42,10 @@ func RunsExtension(o RunsOptions) Extension {
 	if o.TaskPoll <= 0 {
 		o.TaskPoll = time.Second
 	}
-	x := &runsExt{o: o}
+	x := &runsExt{o: o, links: newTaskLinks()}
 	return Extension{
 		Name:              "runs",
-		ServerOptions:     []server.ServerOption{server.WithTaskCapabilities(true, true, true)},
+		ServerOptions:     []server.ServerOption{server.WithTaskCapabilities(true, true, true), x.taskHooks()},
 		Tools:             x.tools,
 		ResourceTemplates: x.templates,
 		WrapTool:          x.wrap,
@@ -343,7 +344,7 @@ func (x *runsExt) wrap(sc Scope, b router.Binding, next server.ToolHandlerFunc) 
 			return sc.s.adapter.toolError(err), nil
 		}
 		if req.Params.Task != nil {
-			return x.runAsTask(ctx, sc, b, need, rreq)
+			return x.runAsTask(ctx, sc, b, need, req, rreq)
 		}
 		if res, err := x.gate(ctx, sc, req, tool, b, rreq, runs.OriginConfirm); res != nil || err != nil {
 			return res, err

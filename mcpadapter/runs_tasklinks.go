@@ -1,0 +1,112 @@
+package mcpadapter
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// taskLinks connects mcp-go's tasks to runs, so tasks/cancel cancels the run. mcp-go
+// tells a task's id only to hooks (after tools/call answered with it), and the
+// handler only sees the call's request; both see the same request Header map, which
+// identifies the call.
+type taskLinks struct {
+	mu     sync.Mutex
+	byCall map[uintptr]chan string // call → its task id, once the hook saw it
+	runs   map[string]taskRun      // task id → its run
+}
+
+// taskRun is the run of a task, and whose it is.
+type taskRun struct {
+	principal switchboard.Principal
+	runID     string
+}
+
+func newTaskLinks() *taskLinks {
+	return &taskLinks{byCall: map[uintptr]chan string{}, runs: map[string]taskRun{}}
+}
+
+// callKey identifies a call by its request's Header map (0 when it has none).
+func callKey(h http.Header) uintptr {
+	if h == nil {
+		return 0
+	}
+	return reflect.ValueOf(h).Pointer()
+}
+
+// slot returns the channel that receives the call's task id.
+func (l *taskLinks) slot(key uintptr) chan string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch, ok := l.byCall[key]
+	if !ok {
+		ch = make(chan string, 1)
+		l.byCall[key] = ch
+	}
+	return ch
+}
+
+// link waits (briefly) for the call's task id and records the task's run; it returns
+// a function that forgets both.
+func (l *taskLinks) link(key uintptr, p switchboard.Principal, runID string) func() {
+	if key == 0 {
+		return func() {}
+	}
+	var taskID string
+	select {
+	case taskID = <-l.slot(key):
+	case <-time.After(5 * time.Second): // the hook never ran: not a task of this server
+	}
+	l.mu.Lock()
+	delete(l.byCall, key)
+	if taskID != "" {
+		l.runs[taskID] = taskRun{principal: p, runID: runID}
+	}
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		delete(l.runs, taskID)
+		l.mu.Unlock()
+	}
+}
+
+// serverOption registers the hooks that learn task ids and cancel runs.
+func (x *runsExt) taskHooks() server.ServerOption {
+	return func(s *server.MCPServer) {
+		hooks := s.GetHooks()
+		if hooks == nil {
+			hooks = &server.Hooks{}
+			server.WithHooks(hooks)(s)
+		}
+		hooks.AddAfterCallTool(func(_ context.Context, _ any, req *mcp.CallToolRequest, result any) {
+			created, ok := result.(*mcp.CreateTaskResult)
+			if !ok || req == nil || callKey(req.Header) == 0 {
+				return
+			}
+			select {
+			case x.links.slot(callKey(req.Header)) <- created.Task.TaskId:
+			default:
+			}
+		})
+		hooks.AddAfterCancelTask(func(ctx context.Context, _ any, req *mcp.CancelTaskRequest, _ *mcp.CancelTaskResult) {
+			if req == nil {
+				return
+			}
+			x.links.mu.Lock()
+			tr, ok := x.links.runs[req.Params.TaskId]
+			x.links.mu.Unlock()
+			p, asked := switchboard.PrincipalFrom(ctx)
+			if !ok || !asked || p.TenantID != tr.principal.TenantID || p.ID() != tr.principal.ID() {
+				return
+			}
+			_, _ = x.o.Runs.Cancel(context.WithoutCancel(ctx), tr.principal, tr.runID)
+		})
+	}
+}
