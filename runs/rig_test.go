@@ -59,7 +59,7 @@ type rig struct {
 	connB    string
 }
 
-func newRig(t *testing.T, db *gorm.DB, tune func(*Options)) *rig {
+func newRig(t testing.TB, db *gorm.DB, tune func(*Options)) *rig {
 	t.Helper()
 	ctx := context.Background()
 	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
@@ -109,7 +109,7 @@ func newRig(t *testing.T, db *gorm.DB, tune func(*Options)) *rig {
 
 // newExecutor returns another executor on the rig's store and router (a second
 // process, or the same one after a restart).
-func (r *rig) newExecutor(t *testing.T, tune func(*Options)) *Executor {
+func (r *rig) newExecutor(t testing.TB, tune func(*Options)) *Executor {
 	t.Helper()
 	o := Options{Store: r.store, Runner: r.router, Registry: r.reg, RunTimeout: time.Minute}
 	if tune != nil {
