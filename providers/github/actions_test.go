@@ -5,7 +5,11 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers/github"
+	"github.com/switchboard-hub/switchboard/providers/providertest"
 )
 
 // logsLocation is where GitHub's description says the logs endpoint redirects.
@@ -55,5 +59,40 @@ func TestActions(t *testing.T) {
 			t.Parallel()
 			tc.run(t)
 		})
+	}
+}
+
+// TestLogsURLIsNotFollowed points the redirect at the fake itself: a client that
+// followed it would send a second request (with the token) and download the logs.
+func TestLogsURLIsNotFollowed(t *testing.T) {
+	t.Parallel()
+	var up *providertest.Upstream
+	up = providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/download/logs.zip" {
+			answer(http.StatusOK, nil, []byte("PK\x03\x04"))(w, r)
+			return
+		}
+		answer(http.StatusFound, http.Header{"Location": {up.URL + "/download/logs.zip?sig=abc"}}, nil)(w, r)
+	})
+	out, err := invoke(t, tools(t)["github_get_workflow_run_logs_url"], newCall(t, up.URL), `{"owner": "o", "repo": "r", "run_id": 5}`)
+	if err != nil {
+		t.Fatalf("logs URL: %v", err)
+	}
+	if diff := cmp.Diff(github.WorkflowRunLogsURL{URL: up.URL + "/download/logs.zip?sig=abc", ExpiresIn: 60}, out); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if n := len(up.Requests()); n != 1 {
+		t.Errorf("upstream got %d requests, want 1: the redirect was followed", n)
+	}
+}
+
+// TestLogsURLWithoutRedirect checks that an answer without the documented redirect is
+// an upstream error, not an empty URL.
+func TestLogsURLWithoutRedirect(t *testing.T) {
+	t.Parallel()
+	up := providertest.NewUpstream(t, answer(http.StatusOK, nil, []byte(`{}`)))
+	_, err := invoke(t, tools(t)["github_get_workflow_run_logs_url"], newCall(t, up.URL), `{"owner": "o", "repo": "r", "run_id": 5}`)
+	if code := switchboard.CodeOf(err); code != switchboard.CodeUpstream {
+		t.Fatalf("error = %v, want code upstream", err)
 	}
 }

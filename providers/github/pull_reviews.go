@@ -36,8 +36,8 @@ var GetPullRequestStatus = &providers.Operation[PullInput, PullStatus]{
 	Description: "Tell whether a pull request's CI passes: reads the pull request's head commit, then both kinds of checks " +
 		"GitHub shows on it, commit statuses (e.g. external CI) and check runs (e.g. GitHub Actions). state sums them up: " +
 		"success (all passed), failure (one failed, errored, timed out or was cancelled), pending (one still running) or " +
-		"none (no checks). Returns state, the head SHA and each status and check run with its link, for a follow-up " +
-		"with list_workflow_runs.",
+		"none (no checks). Returns state, the head SHA and each status and check run (the first 100 of each) with its " +
+		"link, for a follow-up with list_workflow_runs.",
 	DocsURL: "https://docs.github.com/rest/commits/statuses#get-the-combined-status-for-a-specific-reference",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
