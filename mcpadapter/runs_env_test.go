@@ -112,7 +112,9 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	beta := newTenant("beta", "bea@beta.test")
 	e.ann, e.bob, e.bea = alpha[0], alpha[1], beta[0]
 	e.connA = conns[0]
-	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg})
+	var adapter *Adapter
+	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg,
+		Describe: func(err error) string { return adapter.DescribeError(err) }})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -124,7 +126,7 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 			auth[k] = p
 		}
 	}
-	adapter := New(Options{
+	adapter = New(Options{
 		Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test",
 		Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, Confirm: e.policy, TaskPoll: 20 * time.Millisecond})},
 	})

@@ -59,7 +59,7 @@ func TestRunAsyncFromStartToOutput(t *testing.T) {
 			Runs []runs.View `json:"runs"`
 		}
 		structured(t, call(t, c, toolListRuns, map[string]any{}), &list)
-		if len(list.Runs) != 1 || list.Runs[0].ID != started.ID {
+		if len(list.Runs) != 1 || list.Runs[0].ID != started.ID || list.Runs[0].Output != nil {
 			t.Errorf("list_runs = %+v", list)
 		}
 
@@ -85,6 +85,15 @@ func TestRunAsyncFromStartToOutput(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("resources/templates/list lacks %s", runsTemplate)
+		}
+
+		// A failed run says what a failed call says.
+		limited := call(t, c, toolRunAsync, map[string]any{"tool": "notes_limited"})
+		var lv runs.View
+		structured(t, limited, &lv)
+		failed := e.waitRun(t, e.ann, lv.ID)
+		if failed.State != runs.StateFailed || failed.Error == nil || failed.Error.Code != "rate_limited" || !strings.Contains(failed.Error.Message, "retry after 7 s") {
+			t.Errorf("rate-limited run = %s %+v", failed.State, failed.Error)
 		}
 
 		cancelDone := call(t, c, toolCancelRun, map[string]any{"run_id": started.ID})

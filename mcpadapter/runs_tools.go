@@ -255,6 +255,10 @@ func (x *runsExt) submitElicitation(ctx context.Context, req mcp.CallToolRequest
 	return viewResult(v)
 }
 
+// DescribeError is the message a failed tools/call gives for err: what a failed run
+// records, so both say the same (runs.Options.Describe).
+func (a *Adapter) DescribeError(err error) string { return a.errorText(err) }
+
 // decodeRunArgs decodes a call's arguments into v, naming the field at fault.
 func decodeRunArgs(req mcp.CallToolRequest, v any) error {
 	raw, err := rawArguments(req)

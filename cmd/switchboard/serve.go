@@ -105,8 +105,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	connService.ConfigureOAuth(connections.OAuthConfig{RedirectURL: publicURL + api.CallbackPath, Apps: cfg.OAuthApps, Logger: log})
 	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: keyring.Derive("audit-args")})
 	agentService := agents.NewService(agents.NewStore(db), reg, connService)
-	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: log})
-	adapter := mcpadapter.New(mcpadapter.Options{
+	// A failed run says what a failed tools/call says (rate-limit advice, reconnect link).
+	var adapter *mcpadapter.Adapter
+	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: log,
+		Describe: func(err error) string { return adapter.DescribeError(err) }})
+	adapter = mcpadapter.New(mcpadapter.Options{
 		Router: rtr, Auth: tenantStore, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
 		AllowedOrigins: cfg.AllowedOrigins,
 		Extensions:     []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Confirm: agentService})},
