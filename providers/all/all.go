@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/airtable"
 	"github.com/switchboard-hub/switchboard/providers/github"
 	"github.com/switchboard-hub/switchboard/providers/jira"
 	"github.com/switchboard-hub/switchboard/providers/linear"
@@ -21,6 +22,7 @@ func Specs() []providers.Spec {
 		notion.Spec(),
 		linear.Spec(),
 		jira.Spec(),
+		airtable.Spec(),
 	}
 }
 
