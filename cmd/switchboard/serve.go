@@ -150,7 +150,16 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	go adapter.Run(runCtx)
-	go connService.RunRefresher(runCtx, cfg.RefreshInterval)
+	refresherDone := make(chan struct{})
+	go func() {
+		defer close(refresherDone)
+		connService.RunRefresher(runCtx, cfg.RefreshInterval)
+	}()
+	// The refresher uses the database: it must be done before the database closes.
+	defer func() {
+		stopRun()
+		<-refresherDone
+	}()
 	go runExec.Run(runCtx)
 
 	srv := &http.Server{
