@@ -371,10 +371,13 @@ func (e *Executor) Cancel(ctx context.Context, p switchboard.Principal, id strin
 // stopLocal cancels the context of a run this process holds.
 func (e *Executor) stopLocal(id string) {
 	e.mu.Lock()
-	lr := e.local[id]
+	var cancel context.CancelFunc
+	if lr := e.local[id]; lr != nil {
+		cancel = lr.cancel
+	}
 	e.mu.Unlock()
-	if lr != nil && lr.cancel != nil {
-		lr.cancel()
+	if cancel != nil {
+		cancel()
 	}
 }
 

@@ -304,3 +304,35 @@ func TestRecoveryAfterRestart(t *testing.T) {
 		}
 	})
 }
+
+func TestCancelThroughAnotherProcessStopsTheRun(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		r := newRig(t, db, func(o *Options) { o.Node = "node_a"; o.MaxPerTenant = 1 })
+		other := r.newExecutor(t, func(o *Options) { o.Node = "node_b" })
+		ctx := context.Background()
+		v, err := r.exec.Start(ctx, r.ann, Call{Tool: "notes_wait", ConnectionID: r.connA})
+		if err != nil {
+			t.Fatal(err)
+		}
+		received(t, r, 1)
+		if _, err := other.Cancel(ctx, r.ann, v.ID); err != nil {
+			t.Fatal(err)
+		}
+		// The process running it learns on its next lease renewal, and stops the call:
+		// its slot frees while the upstream still holds the gate closed.
+		r.exec.tick(ctx)
+		done, err := r.exec.Start(ctx, r.ann, Call{Tool: "notes_get_note", ConnectionID: r.connA, Args: json.RawMessage(`{"id":"n404"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.wait(t, r.exec, r.ann, v.ID)
+		if got.State != StateCanceled || got.Output != nil {
+			t.Errorf("run = %s %s, want canceled without output", got.State, got.Output)
+		}
+		if next := r.wait(t, r.exec, r.ann, done.ID); next.State != StateFailed {
+			t.Errorf("next run = %s", next.State)
+		}
+	})
+}

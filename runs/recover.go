@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/switchboard-hub/switchboard"
 )
 
 // recoverBatch bounds the runs one recovery pass takes over.
@@ -43,21 +45,25 @@ func (e *Executor) tick(ctx context.Context) {
 // renewLeases extends the lease of every run this process holds; a run that is no
 // longer this process's (canceled through another process) is stopped here.
 func (e *Executor) renewLeases(ctx context.Context) {
+	type heldRun struct {
+		tenant switchboard.TenantID
+		cancel context.CancelFunc
+	}
 	e.mu.Lock()
-	held := make(map[string]*localRun, len(e.local))
+	held := make(map[string]heldRun, len(e.local))
 	for id, lr := range e.local {
-		held[id] = lr
+		held[id] = heldRun{tenant: lr.tenant, cancel: lr.cancel}
 	}
 	e.mu.Unlock()
 	until := e.store.now().Add(e.o.Lease)
-	for id, lr := range held {
-		ok, err := e.store.renew(ctx, lr.tenant, id, e.o.Node, until)
+	for id, h := range held {
+		ok, err := e.store.renew(ctx, h.tenant, id, e.o.Node, until)
 		if err != nil {
 			e.log.Error("renew run lease", "run", id, "err", err)
 			continue
 		}
-		if !ok && lr.cancel != nil {
-			lr.cancel()
+		if !ok && h.cancel != nil {
+			h.cancel()
 		}
 	}
 }
