@@ -67,10 +67,18 @@ func formTokenOK(r *http.Request) bool {
 	return subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostFormValue("csrf"))) == 1
 }
 
-// safeNext keeps a post-sign-in destination on this site.
+// safeNext keeps a post-sign-in destination on this site: a path that starts with one
+// slash. Browsers drop tabs and newlines from a Location and read a backslash as a
+// slash, so "/\t/evil.example" or "/\\evil.example" would leave the site: any control
+// character or backslash sends the browser home instead.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
 		return "/"
+	}
+	for _, r := range next {
+		if r < 0x20 || r == 0x7f || r == '\\' {
+			return "/"
+		}
 	}
 	return next
 }

@@ -64,6 +64,8 @@ func TestSignIn(t *testing.T) {
 		{name: "wrong password", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {"not the password"}}, wantStatus: http.StatusUnauthorized, wantBody: "The workspace, email or password is wrong."},
 		{name: "right password", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {goodPassword}, "next": {"/settings"}}, wantStatus: http.StatusSeeOther, wantLoc: "/settings"},
 		{name: "next to another site", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {goodPassword}, "next": {"//evil.example/x"}}, wantStatus: http.StatusSeeOther, wantLoc: "/"},
+		{name: "next with a tab before a second slash", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {goodPassword}, "next": {"/\t/evil.example/x"}}, wantStatus: http.StatusSeeOther, wantLoc: "/"},
+		{name: "next with a backslash", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {goodPassword}, "next": {"/\\evil.example/x"}}, wantStatus: http.StatusSeeOther, wantLoc: "/"},
 		{name: "next as a URL", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {goodPassword}, "next": {"https://evil.example/"}}, wantStatus: http.StatusSeeOther, wantLoc: "/"},
 	}
 	for _, tc := range tests {
