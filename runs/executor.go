@@ -193,6 +193,11 @@ func (e *Executor) hold(id string, tenant switchboard.TenantID) error {
 	if e.closed {
 		return &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "Switchboard is shutting down; start the run again in a few seconds"}
 	}
+	if _, ok := e.local[id]; ok {
+		// Two accepts of one confirmation, or a recovery scan meeting a run held here:
+		// the second must not replace the first's entry, whose release would remove it.
+		return switchboard.Errorf(switchboard.CodeConflict, "run %s is already starting or executing here", id)
+	}
 	t := e.tenants[tenant]
 	if t == nil {
 		t = &tenantSlots{sem: make(chan struct{}, e.o.MaxPerTenant)}

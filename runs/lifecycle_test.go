@@ -3,11 +3,13 @@ package runs
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
@@ -335,4 +337,80 @@ func TestCancelThroughAnotherProcessStopsTheRun(t *testing.T) {
 			t.Errorf("next run = %s", next.State)
 		}
 	})
+}
+
+// TestConcurrentAcceptsRunOnce answers one confirmation with many accepts at once:
+// exactly one starts the run, the others are conflicts, and the upstream sees one
+// delete. A second hold of a run held here used to replace the first's entry, so the
+// loser's release removed the winner's and its dispatch panicked.
+func TestConcurrentAcceptsRunOnce(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		r := newRig(t, db, nil)
+		ctx := context.Background()
+		id := r.up.Put("delete me once")
+		v, err := r.exec.StartConfirm(ctx, r.ann, Call{Tool: "notes_delete_note", ConnectionID: r.connA, Args: json.RawMessage(`{"id":"` + id + `"}`)}, "Delete note "+id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const callers = 16
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			accepted int
+			codes    = map[switchboard.Code]int{}
+		)
+		for range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := r.exec.Answer(ctx, r.ann, v.ID, "accept")
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					accepted++
+					return
+				}
+				codes[switchboard.CodeOf(err)]++
+			}()
+		}
+		wg.Wait()
+		if diff := cmp.Diff(map[switchboard.Code]int{switchboard.CodeConflict: callers - 1}, codes); accepted != 1 || diff != "" {
+			t.Fatalf("accepted %d times, want 1; refusals (-want +got):\n%s", accepted, diff)
+		}
+		if got := r.wait(t, r.exec, r.ann, v.ID); got.State != StateCompleted || r.up.Has(id) {
+			t.Fatalf("run %s, note kept %v; want completed and the note gone", got.State, r.up.Has(id))
+		}
+		deletes := 0
+		for _, req := range r.up.Requests() {
+			if req.Method == http.MethodDelete {
+				deletes++
+			}
+		}
+		if deletes != 1 {
+			t.Errorf("the upstream received %d deletes, want 1", deletes)
+		}
+	})
+}
+
+// TestHoldRefusesARunHeldHere checks the bookkeeping directly: a run held here cannot
+// be held again, and its release frees the tenant's count.
+func TestHoldRefusesARunHeldHere(t *testing.T) {
+	t.Parallel()
+	e := NewExecutor(Options{})
+	if err := e.hold("run_1", "ten_1"); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, e.hold("run_1", "ten_1"), switchboard.CodeConflict, "")
+	e.release("run_1", "ten_1")
+	e.mu.Lock()
+	held, tenants := len(e.local), len(e.tenants)
+	e.mu.Unlock()
+	if held != 0 || tenants != 0 {
+		t.Fatalf("after release: %d runs and %d tenants held, want none", held, tenants)
+	}
+	if err := e.hold("run_1", "ten_1"); err != nil {
+		t.Fatalf("hold after release: %v", err)
+	}
 }
