@@ -128,6 +128,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	ctx := context.Background()
 	w := &world{t: t, db: db, github: newFakeGitHub(t), tenants: tenants.NewStore(db)}
 	t.Cleanup(w.tenants.Close)
+	w.tenants.SetPasswordCost(4) // bcrypt's least: tests sign in often
 
 	reg := providers.NewRegistry()
 	if err := all.Register(reg); err != nil {

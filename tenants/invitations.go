@@ -168,7 +168,7 @@ func (s *Store) UseLink(ctx context.Context, token, password string) (string, Se
 	if err := checkPassword(password); err != nil {
 		return "", Session{}, User{}, err
 	}
-	hash, err := hashPassword(password)
+	hash, err := s.hashPassword(password)
 	if err != nil {
 		return "", Session{}, User{}, err
 	}

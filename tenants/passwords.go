@@ -17,7 +17,8 @@ import (
 const (
 	MinPasswordLength = 10
 	maxPasswordBytes  = 72
-	bcryptCost        = 11
+	// DefaultPasswordCost is the bcrypt cost of new password hashes.
+	DefaultPasswordCost = 11
 )
 
 // checkPassword says what is wrong with a new password, naming the field.
@@ -33,8 +34,17 @@ func checkPassword(pw string) error {
 	return nil
 }
 
-func hashPassword(pw string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcryptCost)
+// SetPasswordCost sets the bcrypt cost of the hashes this store makes from now on (4 to
+// 31; DefaultPasswordCost otherwise). Tests lower it: hashes of any cost verify.
+func (s *Store) SetPasswordCost(cost int) {
+	if cost < bcrypt.MinCost || cost > bcrypt.MaxCost {
+		cost = DefaultPasswordCost
+	}
+	s.pwCost.Store(int32(cost))
+}
+
+func (s *Store) hashPassword(pw string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), int(s.pwCost.Load()))
 	if err != nil {
 		return "", switchboard.Internal(fmt.Errorf("hash password: %w", err))
 	}
@@ -47,7 +57,7 @@ func (s *Store) SetPassword(ctx context.Context, tenant switchboard.TenantID, us
 	if err := checkPassword(password); err != nil {
 		return err
 	}
-	h, err := hashPassword(password)
+	h, err := s.hashPassword(password)
 	if err != nil {
 		return err
 	}
@@ -71,17 +81,25 @@ func setPassword(tx *gorm.DB, tenant switchboard.TenantID, userID, hash string) 
 }
 
 // dummyHash is compared against when no user matches, so that a sign-in takes as long
-// for an unknown email as for a wrong password.
-const dummyHash = "$2a$11$GOvO5fCG6wF2SKvZD8FqeusioDU4qjJkPh1SDx9k2Vdetn.w4yScq"
+// for an unknown email as for a wrong password: a hash at the store's cost, made once.
+func (s *Store) dummyHash() []byte {
+	s.dummyOnce.Do(func() {
+		h, err := bcrypt.GenerateFromPassword([]byte(switchboard.RandomToken(16)), int(s.pwCost.Load()))
+		if err == nil {
+			s.dummy = h
+		}
+	})
+	return s.dummy
+}
 
-// verifyPassword checks a password against the user's stored hash ("" when unset).
-func verifyPassword(stored *string, pw string) bool {
+// verifyPassword checks a password against the user's stored hash (nil or "" when
+// unset, which always fails after the same work).
+func (s *Store) verifyPassword(stored *string, pw string) bool {
 	if stored == nil || *stored == "" {
-		_ = bcrypt.CompareHashAndPassword([]byte(dummyHash), []byte(pw))
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(pw))
 		return false
 	}
-	err := bcrypt.CompareHashAndPassword([]byte(*stored), []byte(pw))
-	return err == nil
+	return bcrypt.CompareHashAndPassword([]byte(*stored), []byte(pw)) == nil
 }
 
 // errBadSignIn is the one answer to every failed sign-in: unknown workspace, unknown

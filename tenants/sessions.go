@@ -67,12 +67,12 @@ func (s *Store) SignIn(ctx context.Context, tenantSlug, email, password string) 
 		Take(&row).Error
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
-		verifyPassword(nil, password)
+		s.verifyPassword(nil, password)
 		return "", Session{}, errBadSignIn()
 	case err != nil:
 		return "", Session{}, switchboard.Internal(fmt.Errorf("sign in: find user: %w", err))
 	}
-	if !verifyPassword(row.PasswordHash, password) {
+	if !s.verifyPassword(row.PasswordHash, password) {
 		return "", Session{}, errBadSignIn()
 	}
 	return s.startSession(ctx, row.TenantID, row.ID)
@@ -86,7 +86,14 @@ func (s *Store) startSession(ctx context.Context, tenant switchboard.TenantID, u
 		ID: switchboard.NewID("ses"), TenantID: tenant, UserID: userID, TokenHash: hashToken(token),
 		CreatedAt: now, ExpiresAt: now.Add(SessionLifetime), LastSeenAt: now,
 	}
-	if err := s.db.WithContext(ctx).Create(&ses).Error; err != nil {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The user's ended sessions go as a new one starts, so the table does not grow.
+		if err := tx.Where("tenant_id = ? AND user_id = ? AND expires_at <= ?", tenant, userID, now).Delete(&Session{}).Error; err != nil {
+			return err
+		}
+		return tx.Create(&ses).Error
+	})
+	if err != nil {
 		return "", Session{}, switchboard.Internal(fmt.Errorf("start session: %w", err))
 	}
 	return token, ses, nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
@@ -20,6 +21,7 @@ func TestPasswordSignInAndSessions(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		s := tenants.NewStore(db)
+		s.SetPasswordCost(bcrypt.MinCost)
 		ctx := context.Background()
 		a := newFixture(t, s, "alpha")
 		b := newFixture(t, s, "bravo")
@@ -49,7 +51,7 @@ func TestPasswordSignInAndSessions(t *testing.T) {
 		if err := db.Raw("SELECT password_hash FROM users WHERE id = ?", a.owner.ID).Scan(&stored).Error; err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(stored, "$2a$") || strings.Contains(stored, goodPassword) {
+		if !strings.HasPrefix(stored, "$2a$04$") || strings.Contains(stored, goodPassword) {
 			t.Fatalf("stored password hash %q is not a bcrypt hash", stored)
 		}
 
@@ -142,6 +144,7 @@ func TestInvitationsAndPasswordLinks(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		s := tenants.NewStore(db)
+		s.SetPasswordCost(bcrypt.MinCost)
 		ctx := context.Background()
 		a := newFixture(t, s, "alpha")
 		b := newFixture(t, s, "bravo")
@@ -233,5 +236,54 @@ func TestInvitationsAndPasswordLinks(t *testing.T) {
 		}
 		_, _, _, err = s.UseLink(ctx, late, goodPassword)
 		wantCode(t, err, switchboard.CodeNotFound, "")
+	})
+}
+
+// TestPasswordCostAndSessionCleanup checks the bcrypt cost of new hashes (the default,
+// and a bad value falling back to it), that a hash of any cost verifies, and that a new
+// session removes the user's expired ones.
+func TestPasswordCostAndSessionCleanup(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		fast := tenants.NewStore(db)
+		fast.SetPasswordCost(bcrypt.MinCost)
+		a := newFixture(t, fast, "alpha")
+		if err := fast.SetPassword(ctx, a.tenant.ID, a.owner.ID, goodPassword); err != nil {
+			t.Fatal(err)
+		}
+		standard := tenants.NewStore(db)
+		standard.SetPasswordCost(99) // out of range: the default
+		if _, _, err := standard.SignIn(ctx, "alpha", a.owner.Email, goodPassword); err != nil {
+			t.Fatalf("a cost-4 hash does not verify in a default-cost store: %v", err)
+		}
+		if err := standard.SetPassword(ctx, a.tenant.ID, a.member.ID, goodPassword); err != nil {
+			t.Fatal(err)
+		}
+		var stored string
+		if err := db.Raw("SELECT password_hash FROM users WHERE id = ?", a.member.ID).Scan(&stored).Error; err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(stored, "$2a$11$") {
+			t.Fatalf("hash %.7s…, want cost 11 ($2a$11$)", stored)
+		}
+
+		if _, _, err := fast.SignIn(ctx, "alpha", a.owner.Email, goodPassword); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("UPDATE web_sessions SET expires_at = created_at WHERE user_id = ?", a.owner.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := fast.SignIn(ctx, "alpha", a.owner.Email, goodPassword); err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		if err := db.Table("web_sessions").Where("user_id = ?", a.owner.ID).Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Fatalf("the owner has %d sessions after the expired ones were due for removal, want 1", n)
+		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -24,12 +25,18 @@ var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$`)
 type Store struct {
 	db    *gorm.DB
 	cache *keyCache
-	wg    sync.WaitGroup // last_used_at updates in flight
+	// pwCost is the bcrypt cost of new password hashes.
+	pwCost    atomic.Int32
+	dummyOnce sync.Once
+	dummy     []byte
+	wg        sync.WaitGroup // last_used_at updates in flight
 }
 
 // NewStore returns a Store on db.
 func NewStore(db *gorm.DB) *Store {
-	return &Store{db: db, cache: newKeyCache(10_000, 30*time.Second)}
+	s := &Store{db: db, cache: newKeyCache(10_000, 30*time.Second)}
+	s.pwCost.Store(DefaultPasswordCost)
+	return s
 }
 
 // Close waits for the background last_used_at updates to finish.
