@@ -8,6 +8,7 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/airtable"
 	"github.com/switchboard-hub/switchboard/providers/github"
+	"github.com/switchboard-hub/switchboard/providers/hubspot"
 	"github.com/switchboard-hub/switchboard/providers/jira"
 	"github.com/switchboard-hub/switchboard/providers/linear"
 	"github.com/switchboard-hub/switchboard/providers/notion"
@@ -23,6 +24,7 @@ func Specs() []providers.Spec {
 		linear.Spec(),
 		jira.Spec(),
 		airtable.Spec(),
+		hubspot.Spec(),
 	}
 }
 

@@ -23,7 +23,7 @@ func TestRegister(t *testing.T) {
 	for _, p := range r.Providers() {
 		names = append(names, p.Name)
 	}
-	if diff := cmp.Diff([]string{"github", "slack", "notion", "linear", "jira", "airtable"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"github", "slack", "notion", "linear", "jira", "airtable", "hubspot"}, names); diff != "" {
 		t.Errorf("providers (-want +got):\n%s", diff)
 	}
 	for _, p := range r.Providers() {
@@ -71,6 +71,7 @@ func TestSpecsHaveTheIssueOperations(t *testing.T) {
 		{name: "linear create issue", tool: "linear_create_issue"},
 		{name: "jira transition issue", tool: "jira_transition_issue"},
 		{name: "airtable list records", tool: "airtable_list_records"},
+		{name: "hubspot create note", tool: "hubspot_create_note"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
