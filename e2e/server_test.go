@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -103,6 +104,8 @@ type server struct {
 	DataDir   string
 	stdout    *lockedBuffer
 	stderr    *lockedBuffer
+	// kill ends the process with SIGKILL, as a crash would, and waits for it to exit.
+	kill func()
 }
 
 var (
@@ -154,8 +157,16 @@ func startServer(t *testing.T, bin string, env map[string]string) *server {
 		close(lines)
 		exited <- cmd.Wait()
 	}()
+	var killed atomic.Bool
+	s.kill = func() {
+		killed.Store(true)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
 	t.Cleanup(func() {
-		stopServer(t, cmd, exited)
+		if !killed.Load() {
+			stopServer(t, cmd, exited)
+		}
 		if t.Failed() {
 			t.Logf("switchboard serve stdout:\n%s", redactKey(s.stdout.String()))
 			t.Logf("switchboard serve stderr:\n%s", s.stderr.String())

@@ -39,6 +39,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL", "the provider's", "overrides a provider's OAuth authorization endpoint (GitHub Enterprise Server: https://HOST/login/oauth/authorize); <PROVIDER> is GITHUB, SLACK, …"},
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_TOKEN_URL", "the provider's", "overrides a provider's OAuth token endpoint (GitHub Enterprise Server: https://HOST/login/oauth/access_token)"},
 		{"SWITCHBOARD_REFRESH_INTERVAL", "1m", "how often the background refresher looks for OAuth tokens expiring within 10 minutes"},
+		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
 		{"SWITCHBOARD_ALLOWED_ORIGINS", "", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own; * allows any"},
 	}
 }
@@ -58,6 +59,8 @@ type config struct {
 	OAuthApps map[string]connections.OAuthApp
 	// RefreshInterval is the background refresher's period.
 	RefreshInterval time.Duration
+	// RunLease is how long a process holds an async run without renewing it.
+	RunLease time.Duration
 	// AllowedOrigins are browser origins allowed to call the MCP URLs (DNS rebinding
 	// protection), besides PublicURL's own.
 	AllowedOrigins []string
@@ -122,6 +125,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.RefreshInterval, err = time.ParseDuration(get("SWITCHBOARD_REFRESH_INTERVAL", "1m"))
 	if err != nil || c.RefreshInterval < time.Second {
 		return config{}, &configError{"SWITCHBOARD_REFRESH_INTERVAL", "must be a duration of at least 1s, such as 30s or 1m"}
+	}
+	c.RunLease, err = time.ParseDuration(get("SWITCHBOARD_RUN_LEASE", "30s"))
+	if err != nil || c.RunLease < time.Second {
+		return config{}, &configError{"SWITCHBOARD_RUN_LEASE", "must be a duration of at least 1s, such as 30s"}
 	}
 	for o := range strings.SplitSeq(get("SWITCHBOARD_ALLOWED_ORIGINS", ""), ",") {
 		o = strings.TrimSpace(o)

@@ -21,7 +21,7 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute, RunLease: 30 * time.Second},
 		},
 		{
 			name: "everything set",
@@ -32,18 +32,18 @@ func TestLoadConfig(t *testing.T) {
 				"SWITCHBOARD_SLACK_BASE_URL": "http://127.0.0.1:9999/api", "SWITCHBOARD_LOG_LEVEL": "DEBUG",
 				"SWITCHBOARD_OAUTH_GITHUB_CLIENT_ID": "Iv1.abc", "SWITCHBOARD_OAUTH_GITHUB_CLIENT_SECRET": "s3cret",
 				"SWITCHBOARD_OAUTH_GITHUB_AUTH_URL": "https://ghe.example.com/login/oauth/authorize", "SWITCHBOARD_OAUTH_GITHUB_TOKEN_URL": "https://ghe.example.com/login/oauth/access_token",
-				"SWITCHBOARD_REFRESH_INTERVAL": "30s",
+				"SWITCHBOARD_REFRESH_INTERVAL": "30s", "SWITCHBOARD_RUN_LEASE": "5s",
 			},
 			want: config{Addr: "0.0.0.0:9000", DataDir: "/var/lib/sb", DatabaseURL: "postgres://sb:pw@db:5432/sb?sslmode=disable",
 				KeyFile: "/run/secrets/key", PublicURL: "https://hub.example.com",
-				BaseURLs: map[string]string{"github": "https://ghe.example.com/api/v3", "slack": "http://127.0.0.1:9999/api"}, LogLevel: slog.LevelDebug, RefreshInterval: 30 * time.Second,
+				BaseURLs: map[string]string{"github": "https://ghe.example.com/api/v3", "slack": "http://127.0.0.1:9999/api"}, LogLevel: slog.LevelDebug, RefreshInterval: 30 * time.Second, RunLease: 5 * time.Second,
 				OAuthApps: map[string]connections.OAuthApp{"github": {ClientID: "Iv1.abc", ClientSecret: "s3cret",
 					AuthURL: "https://ghe.example.com/login/oauth/authorize", TokenURL: "https://ghe.example.com/login/oauth/access_token"}}},
 		},
 		{
 			name: "data dir moves the defaults",
 			env:  map[string]string{"SWITCHBOARD_DATA_DIR": "/tmp/sb"},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute, RunLease: 30 * time.Second},
 		},
 		{name: "addr without port", env: map[string]string{"SWITCHBOARD_ADDR": "localhost"}, wantVar: "SWITCHBOARD_ADDR"},
 		{name: "addr with bad port", env: map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:http"}, wantVar: "SWITCHBOARD_ADDR"},
@@ -60,6 +60,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "oauth secret without client id", env: map[string]string{"SWITCHBOARD_OAUTH_GITHUB_CLIENT_SECRET": "x"}, wantVar: "SWITCHBOARD_OAUTH_GITHUB_CLIENT_ID"},
 		{name: "oauth token URL", env: map[string]string{"SWITCHBOARD_OAUTH_GITHUB_TOKEN_URL": "ghe/token"}, wantVar: "SWITCHBOARD_OAUTH_GITHUB_TOKEN_URL"},
 		{name: "refresh interval", env: map[string]string{"SWITCHBOARD_REFRESH_INTERVAL": "10ms"}, wantVar: "SWITCHBOARD_REFRESH_INTERVAL"},
+		{name: "run lease", env: map[string]string{"SWITCHBOARD_RUN_LEASE": "soon"}, wantVar: "SWITCHBOARD_RUN_LEASE"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
