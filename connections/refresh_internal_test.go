@@ -2,6 +2,8 @@ package connections
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -117,6 +119,32 @@ func TestRefusedRefreshRereadsTheStore(t *testing.T) {
 					t.Errorf("another tenant claimed the refresh: %v %v", ok, err)
 				}
 			})
+		})
+	}
+}
+
+// TestRevokeMessage: a failed revocation tells the caller the provider's words or the
+// coded error's message, and an internal error only that it happened (its cause, which
+// may name keys and rows, goes to the log).
+func TestRevokeMessage(t *testing.T) {
+	t.Parallel()
+	spec := &providers.Spec{Name: "github", Title: "GitHub"}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{name: "provider refusal", err: errors.New("GitHub refused to revoke the grant (500): Server Error"), want: "GitHub refused to revoke the grant (500): Server Error"},
+		{name: "coded", err: switchboard.Invalid("provider", "the OAuth app that issued the token is no longer configured"), want: "provider: the OAuth app that issued the token is no longer configured"},
+		{name: "internal", err: switchboard.Internal(errors.New("open connection con_1 with key k-7: cipher: message authentication failed")), want: "Switchboard could not revoke the token (internal error); revoke it in your GitHub settings"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := &Service{oauth: OAuthConfig{Logger: slog.New(slog.DiscardHandler)}}
+			if diff := cmp.Diff(tt.want, s.revokeMessage(context.Background(), spec, "con_1", tt.err)); diff != "" {
+				t.Errorf("message (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

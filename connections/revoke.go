@@ -2,6 +2,7 @@ package connections
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -40,7 +41,7 @@ func (s *Service) Disconnect(ctx context.Context, p switchboard.Principal, id st
 	if spec, ok := s.reg.Provider(c.Provider); ok && c.AuthKind == providers.AuthOAuth2 && spec.OAuth != nil && spec.OAuth.Revoke != nil {
 		out.Revocable = true
 		if err := s.revoke(ctx, spec, &c); err != nil {
-			out.RevokeError = err.Error()
+			out.RevokeError = s.revokeMessage(ctx, spec, c.ID, err)
 			s.record(p, audit.KindConnectionRevokeFailed, c.ID, switchboard.CodeUpstream, c.Provider+" "+c.AccountLabel+": "+clip(out.RevokeError, 400))
 		} else {
 			out.Revoked = true
@@ -76,6 +77,24 @@ func (s *Service) revoke(ctx context.Context, spec *providers.Spec, c *Connectio
 		ClientSecret: app.ClientSecret,
 		AccessToken:  creds.AccessToken,
 	})
+}
+
+// revokeMessage is what the caller and the audit read of a failed revocation: the
+// provider's refusal or the coded error's message, never an internal error's cause
+// (which is logged instead).
+func (s *Service) revokeMessage(ctx context.Context, spec *providers.Spec, id string, err error) string {
+	var e *switchboard.Error
+	if !errors.As(err, &e) {
+		return err.Error() // the provider's own words (see providers.OAuth2.Revoke)
+	}
+	if e.Code == switchboard.CodeInternal {
+		s.logger().ErrorContext(ctx, "revoke token", "connection", id, "provider", spec.Name, "err", err)
+		return "Switchboard could not revoke the token (internal error); revoke it in your " + spec.Title + " settings"
+	}
+	if e.Field != "" {
+		return e.Field + ": " + e.Message
+	}
+	return e.Message
 }
 
 func clip(s string, n int) string {
