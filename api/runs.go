@@ -10,7 +10,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
 
@@ -67,32 +66,6 @@ func (s *server) startRun(c *gin.Context) {
 	}
 	c.Header("Location", "/api/runs/"+v.ID)
 	c.JSON(http.StatusAccepted, v)
-}
-
-// connectionFor is the connection a tool runs on: the one named, or the caller's only
-// connection the tool can run on.
-func (s *server) connectionFor(ctx context.Context, p switchboard.Principal, tool, named string) (string, error) {
-	if named != "" {
-		return named, nil
-	}
-	bindings, err := s.tools().Tools(ctx, p)
-	if err != nil {
-		return "", err
-	}
-	var refs []router.ConnectionRef
-	for _, b := range bindings {
-		if b.Tool.Name == tool {
-			refs = b.Connections
-		}
-	}
-	switch len(refs) {
-	case 0:
-		return "", switchboard.NotFound("tool " + tool + " (connect an account of its provider first)")
-	case 1:
-		return refs[0].ID, nil
-	default:
-		return "", switchboard.Invalid("connection_id", "is required: you have several connections this tool can run on")
-	}
 }
 
 // listRuns lists the caller's own runs, newest first: ?state=, ?limit=, ?cursor=.

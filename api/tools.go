@@ -89,29 +89,10 @@ func (s *server) callTool(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	name := c.Param("tool")
-	connID := strings.TrimSpace(req.ConnectionID)
-	if connID == "" {
-		bindings, err := s.tools().Tools(ctx, p)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		var refs []router.ConnectionRef
-		for _, b := range bindings {
-			if b.Tool.Name == name {
-				refs = b.Connections
-			}
-		}
-		switch len(refs) {
-		case 0:
-			s.fail(c, switchboard.NotFound("tool "+name+" (connect an account of its provider first)"))
-			return
-		case 1:
-			connID = refs[0].ID
-		default:
-			s.fail(c, switchboard.Invalid("connection_id", "is required: you have several connections this tool can run on"))
-			return
-		}
+	connID, err := s.connectionFor(ctx, p, name, strings.TrimSpace(req.ConnectionID))
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
 	out, err := s.tools().Execute(ctx, p, router.Request{Tool: name, ConnectionID: connID, Args: args})
 	if err != nil {
@@ -119,6 +100,32 @@ func (s *server) callTool(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, callResult{Tool: name, ConnectionID: connID, Result: out})
+}
+
+// connectionFor is the connection a tool runs on: the one named, or the caller's only
+// connection the tool can run on.
+func (s *server) connectionFor(ctx context.Context, p switchboard.Principal, tool, named string) (string, error) {
+	if named != "" {
+		return named, nil
+	}
+	bindings, err := s.tools().Tools(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	var refs []router.ConnectionRef
+	for _, b := range bindings {
+		if b.Tool.Name == tool {
+			refs = b.Connections
+		}
+	}
+	switch len(refs) {
+	case 0:
+		return "", switchboard.NotFound("tool " + tool + " (connect an account of its provider first)")
+	case 1:
+		return refs[0].ID, nil
+	default:
+		return "", switchboard.Invalid("connection_id", "is required: you have several connections this tool can run on")
+	}
 }
 
 // tools is the configured runner, or one that says there is none.
