@@ -133,6 +133,7 @@ try {
   await shot(page, '02-integrations');
 
   let agentURL = '';
+  let agentKeyForLater = '';
   {
   step('build an agent with two tools');
   await page.click('nav >> text=Agents');
@@ -166,7 +167,10 @@ try {
   await page.click('#agent-new-key');
   await page.waitForSelector('#agent-key-box:not([hidden])');
   const agentKey = await page.inputValue('#agent-key');
+  agentKeyForLater = agentKey;
   check(agentKey.startsWith('sbk_'), 'no agent API key was shown');
+  await page.waitForSelector('#agent-keys li');
+  check((await page.textContent('#agent-keys')).includes(agentKey.split('_')[1]), "the agent's key list lacks the new key");
   for (const id of ['claude', 'cursor', 'vscode', 'curl']) {
     const text = await page.textContent(`#snippet-${id}`);
     check(text.includes(agentURL) && text.includes(agentKey), `the ${id} snippet lacks the URL or the key`);
@@ -249,6 +253,14 @@ try {
   check(after.status === 401, `the revoked key still answers ${after.status}`);
   summary.revoked_prefix = prefix;
   check((await page.inputValue('#tenant-mcp-url')) === `${BASE}/mcp/default`, 'Settings shows the wrong tenant MCP URL');
+  await page.selectOption('#default-toolmode', 'search');
+  await page.click('#defaults-form button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Saved the defaults'));
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector('#default-toolmode').value === 'search');
+  await page.selectOption('#default-toolmode', 'all');
+  await page.click('#defaults-form button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Saved the defaults'));
   await audit(page, 'settings');
   await shot(page, '06-settings');
 
@@ -324,6 +336,20 @@ try {
   await pageB.waitForSelector('#try-connection .error');
   check((await pageB.textContent('#try-connection')).includes('Connect a GitHub account first'), 'beta may run GitHub tools without a connection');
   await shot(pageB, '08-beta-try-it');
+
+  step('the agent key works at the agent URL, then delete the agent');
+  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } } });
+  const mcpHeaders = { Authorization: `Bearer ${agentKeyForLater}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const live = await fetch(agentURL, { method: 'POST', headers: mcpHeaders, body: init });
+  check(live.status === 200 && (await live.text()).includes('serverInfo'), `initialize at the agent URL with its key answered ${live.status}`);
+  await page.goto(agentURL.replace(/\/mcp\/default\/agents\//, '/agents/'));
+  await page.waitForSelector('#agent-connect:not([hidden])');
+  await page.click('#agent-delete');
+  await page.waitForURL(`${BASE}/agents`);
+  await page.waitForSelector('#agent-list:not([aria-busy])');
+  check(!(await page.textContent('#agent-list')).includes('Triage bot'), 'the deleted agent is still listed');
+  const gone = await fetch(agentURL, { method: 'POST', headers: mcpHeaders, body: init });
+  check(gone.status === 401 || gone.status === 404, `the deleted agent's URL with its key answered ${gone.status}`);
 
   check(foreign.length === 0, `third-party requests: ${foreign.join(', ')}`);
   summary.ok = summary.failures.length === 0;

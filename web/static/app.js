@@ -424,10 +424,33 @@
     });
   }
 
+  async function loadAgentKeys(agent) {
+    const box = $('#agent-keys');
+    try {
+      const res = await api('GET', `/api/agents/${encodeURIComponent(agent.id)}/keys`);
+      const keys = (res.keys || []).filter((k) => !k.revoked_at);
+      fill(box, keys.length ? el('ul', {}, keys.map((k) => el('li', {}, `${k.name} `, el('code', { text: `sbk_${k.prefix}_…` }),
+        ` created ${fmtTime(k.created_at)}, last used ${k.last_used_at ? fmtTime(k.last_used_at) : 'never'} `,
+        el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke agent key ${k.name}`, onclick: async () => {
+          if (!confirm(`Revoke the key ${k.name}? Clients using it are refused at once.`)) return;
+          try { await api('DELETE', `/api/keys/${encodeURIComponent(k.id)}`); flash(`Revoked key ${k.name}.`); await loadAgentKeys(agent); } catch (err) { alertPage(err); }
+        } }, 'Revoke'))))
+        : el('p', { class: 'muted', text: 'No active key: create one above.' }));
+    } catch (err) { fill(box, el('p', { class: 'error', text: describe(err) })); }
+  }
+
   function showConnect(agent) {
     $('#agent-connect').hidden = false;
     $('#agent-mcp-url').value = agentURL(agent);
     renderSnippets(agent, '');
+    loadAgentKeys(agent);
+    $('#agent-delete').onclick = async () => {
+      if (!confirm(`Delete the agent ${agent.name}? Its keys are revoked and its URL stops answering.`)) return;
+      try {
+        await api('DELETE', `/api/agents/${encodeURIComponent(agent.id)}`);
+        location.assign('/agents');
+      } catch (err) { alertPage(err); }
+    };
     const btn = $('#agent-new-key');
     btn.onclick = async () => {
       try {
@@ -437,6 +460,7 @@
         $('#agent-key-box').hidden = false;
         renderSnippets(agent, key);
         flash('API key created: copy it now, it is shown only once.');
+        loadAgentKeys(agent);
       } catch (err) { alertPage(err); }
     };
   }
@@ -790,7 +814,23 @@
         }
       });
     }
-    await Promise.all([loadKeys(), loadMembers()]);
+    async function loadDefaults() {
+      try {
+        const st = await api('GET', '/api/mcp-settings');
+        $('#default-confirm').value = st.confirm;
+        $('#default-toolmode').value = st.tool_mode;
+      } catch (err) {
+        $('#defaults-form').replaceChildren(el('p', { class: err.status === 404 ? 'muted' : 'error', text: err.status === 404 ? 'This server has no MCP settings.' : describe(err) }));
+      }
+    }
+    $('#defaults-form').addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      try {
+        await api('PUT', '/api/mcp-settings', { confirm: $('#default-confirm').value, tool_mode: $('#default-toolmode').value });
+        flash('Saved the defaults. Live MCP sessions pick them up.');
+      } catch (err) { alertPage(err); }
+    });
+    await Promise.all([loadKeys(), loadMembers(), loadDefaults()]);
   }
 
   const pages = {
