@@ -25,7 +25,8 @@ const (
 // searchIndex holds each hub tool's words, weighted by where they appear: the name
 // counts most, then the title and description, then the parameters.
 type searchIndex struct {
-	docs []searchDoc
+	docs  []searchDoc
+	vocab []string // every indexed word, sorted, for prefix matches
 }
 
 type searchDoc struct {
@@ -60,7 +61,29 @@ func newSearchIndex(st *scopeState) *searchIndex {
 		}
 		idx.docs = append(idx.docs, d)
 	}
+	seen := map[string]bool{}
+	for _, d := range idx.docs {
+		for w := range d.weights {
+			if !seen[w] {
+				seen[w] = true
+				idx.vocab = append(idx.vocab, w)
+			}
+		}
+	}
+	slices.Sort(idx.vocab)
 	return idx
+}
+
+// withPrefix returns the indexed words that start with q and are longer than it.
+func (idx *searchIndex) withPrefix(q string) []string {
+	i, _ := slices.BinarySearch(idx.vocab, q)
+	var out []string
+	for ; i < len(idx.vocab) && strings.HasPrefix(idx.vocab[i], q); i++ {
+		if idx.vocab[i] != q {
+			out = append(out, idx.vocab[i])
+		}
+	}
+	return out
 }
 
 // schemaParameters returns the names and descriptions of a schema's properties, nested
@@ -151,16 +174,20 @@ func (idx *searchIndex) search(query string, limit int) []searchHit {
 		i     int
 		score float64
 	}
+	prefixed := make([][]string, len(qs))
+	for j, q := range qs {
+		if len(q) >= 3 {
+			prefixed[j] = idx.withPrefix(q)
+		}
+	}
 	var hits []scored
 	for i, d := range idx.docs {
 		score := 0.0
-		for _, q := range qs {
+		for j, q := range qs {
 			best := d.weights[q]
-			if best == 0 && len(q) >= 3 {
-				for w, wt := range d.weights {
-					if strings.HasPrefix(w, q) {
-						best = max(best, wt/2)
-					}
+			if best == 0 {
+				for _, w := range prefixed[j] {
+					best = max(best, d.weights[w]/2)
 				}
 			}
 			score += best
