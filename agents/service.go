@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/switchboard-hub/switchboard"
@@ -54,7 +55,27 @@ type Service struct {
 
 	mu   sync.Mutex
 	subs []func(tenant switchboard.TenantID, agentID string)
+	// policies caches ConfirmPolicy's answers, which every tool call asks for: dropped
+	// for a tenant on each of its changes here, and after policyTTL (another node may
+	// have changed them).
+	policies map[policyKey]cachedPolicy
+	// gens counts each tenant's changes: a read that started before a change does not
+	// cache what it read.
+	gens map[switchboard.TenantID]uint64
 }
+
+type policyKey struct {
+	tenant switchboard.TenantID
+	agent  string
+}
+
+type cachedPolicy struct {
+	policy  string
+	expires time.Time
+}
+
+// policyTTL bounds how long a confirm policy changed on another node goes unseen here.
+const policyTTL = 10 * time.Second
 
 // NewService returns a Service.
 func NewService(store *Store, reg *providers.Registry, conns Connections) *Service {
@@ -73,6 +94,15 @@ func (s *Service) Subscribe(fn func(tenant switchboard.TenantID, agentID string)
 func (s *Service) notify(tenant switchboard.TenantID, agentID string) {
 	s.mu.Lock()
 	subs := slices.Clone(s.subs)
+	for k := range s.policies {
+		if k.tenant == tenant {
+			delete(s.policies, k)
+		}
+	}
+	if s.gens == nil {
+		s.gens = map[switchboard.TenantID]uint64{}
+	}
+	s.gens[tenant]++
 	s.mu.Unlock()
 	for _, fn := range subs {
 		fn(tenant, agentID)
@@ -201,19 +231,42 @@ func (s *Service) PutSettings(ctx context.Context, p switchboard.Principal, st S
 // ConfirmPolicy is the confirm policy that applies to the principal's tool calls: its
 // agent's (or the tenant's when the agent inherits it) for an agent's key, the
 // tenant's for a user's.
+//
+// Answers are cached (see policyTTL), so a tool call does not read the database for it.
 func (s *Service) ConfirmPolicy(ctx context.Context, p switchboard.Principal) (string, error) {
+	key := policyKey{tenant: p.TenantID}
+	if p.Kind == switchboard.PrincipalAgent {
+		key.agent = p.AgentID
+	}
+	now := time.Now()
+	s.mu.Lock()
+	c, ok := s.policies[key]
+	gen := s.gens[p.TenantID]
+	s.mu.Unlock()
+	if ok && now.Before(c.expires) {
+		return c.policy, nil
+	}
 	st, err := s.store.Settings(ctx, p.TenantID)
 	if err != nil {
 		return "", err
 	}
-	if p.Kind != switchboard.PrincipalAgent {
-		return string(st.Confirm), nil
+	policy := string(st.Confirm)
+	if key.agent != "" {
+		a, err := s.store.Get(ctx, p.TenantID, p.AgentID)
+		if err != nil {
+			return "", err
+		}
+		policy = string(a.EffectiveConfirm(st))
 	}
-	a, err := s.store.Get(ctx, p.TenantID, p.AgentID)
-	if err != nil {
-		return "", err
+	s.mu.Lock()
+	if s.policies == nil {
+		s.policies = map[policyKey]cachedPolicy{}
 	}
-	return string(a.EffectiveConfirm(st)), nil
+	if s.gens[p.TenantID] == gen {
+		s.policies[key] = cachedPolicy{policy: policy, expires: now.Add(policyTTL)}
+	}
+	s.mu.Unlock()
+	return policy, nil
 }
 
 // AgentAndSettings returns an agent of the tenant and the tenant's settings, for the

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
@@ -27,6 +28,7 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -103,7 +105,13 @@ func newHub(b *testing.B, extra ...providers.Spec) *hub {
 	// The same serving path as `switchboard serve`: the gin engine with its access log
 	// (written to nowhere here), and the adapter mounted at /mcp/:tenant.
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tstore, Logger: log})
+	// As serve wires it: agents (tool modes, confirm policies) and the runs extension,
+	// whose confirmation wrapper asks for the confirm policy on every call.
+	agentService := agents.NewService(agents.NewStore(db), reg, svc)
+	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg, Logger: log})
+	b.Cleanup(func() { runExec.Close(context.Background()) })
+	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tstore, Agents: agentService, Logger: log,
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Confirm: agentService})}})
 	b.Cleanup(func() { adapter.Close(context.Background()) })
 	engine := api.New(api.Options{Registry: reg, Tenants: tstore, Connections: svc, Audit: audit.NewStore(db), Recorder: writer, Logger: log})
 	engine.Any(mcpadapter.Prefix+":tenant", gin.WrapH(adapter))
@@ -332,10 +340,21 @@ func BenchmarkToolsList(b *testing.B) {
 		b.Fatal(err)
 	}
 	var list struct {
-		Tools []json.RawMessage `json:"tools"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
 	}
-	if err := json.Unmarshal(res, &list); err != nil || len(list.Tools) != 300 {
-		b.Fatalf("tools/list returned %d tools (%v), want 300", len(list.Tools), err)
+	if err := json.Unmarshal(res, &list); err != nil {
+		b.Fatal(err)
+	}
+	hubTools := 0
+	for _, t := range list.Tools {
+		if !strings.HasPrefix(t.Name, "switchboard_") { // the runs extension's management tools
+			hubTools++
+		}
+	}
+	if hubTools != 300 {
+		b.Fatalf("tools/list returned %d hub tools, want 300", hubTools)
 	}
 	b.ResetTimer()
 	lat, _ := run(b, max(b.N, 50), 1, func(int) error {
