@@ -20,9 +20,10 @@ func oauth() *providers.OAuth2 {
 	return &providers.OAuth2{
 		AuthURL:  "https://github.com/login/oauth/authorize",
 		TokenURL: "https://github.com/login/oauth/access_token",
-		Scopes:   []string{"repo", "read:user"},
-		PKCE:     true,
-		Revoke:   revoke,
+		// Every scope an operation names, so an OAuth connection can run every tool.
+		Scopes: []string{"repo", "read:user", "read:org", "gist", "notifications", "workflow"},
+		PKCE:   true,
+		Revoke: revoke,
 	}
 }
 
