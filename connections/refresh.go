@@ -125,7 +125,9 @@ func (s *Service) refreshClaimed(ctx context.Context, c *Connection, creds Crede
 		err = switchboard.Invalid("provider", "the OAuth app that issued the token is no longer configured; reconnect the account")
 	}
 	if err != nil {
-		return s.refreshFailed(ctx, c, claim, err, true)
+		// Only a missing or replaced app is a refusal that needs a reconnect; an app
+		// that could not be read (database or keyring down) is retried later.
+		return s.refreshFailed(ctx, c, claim, err, switchboard.CodeOf(err) == switchboard.CodeInvalid)
 	}
 	xctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 	defer cancel()

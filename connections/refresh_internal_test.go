@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/providers"
 )
@@ -145,6 +149,91 @@ func TestRevokeMessage(t *testing.T) {
 			if diff := cmp.Diff(tt.want, s.revokeMessage(context.Background(), spec, "con_1", tt.err)); diff != "" {
 				t.Errorf("message (-want +got):\n%s", diff)
 			}
+		})
+	}
+}
+
+// TestRefreshAppReadFailureIsNotARefusal: when the tenant's OAuth app cannot be read
+// (its sealed secret does not open: the keyring or database failed), the refresh fails
+// without marking the connection needs_reconnect, and nothing reaches the provider; a
+// replaced app (another client ID) is a refusal that needs a reconnect.
+func TestRefreshAppReadFailureIsNotARefusal(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		breakApp   func(t *testing.T, db *gorm.DB)
+		wantStatus Status
+		wantCode   switchboard.Code
+	}{
+		{name: "app secret does not open", wantStatus: StatusActive, wantCode: switchboard.CodeInternal, breakApp: func(t *testing.T, db *gorm.DB) {
+			if err := db.Exec(`UPDATE oauth_apps SET sealed = ? WHERE tenant_id = 'ten_a'`, []byte("not a sealed secret")).Error; err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "app replaced", wantStatus: StatusNeedsReconnect, wantCode: switchboard.CodeReconnect, breakApp: func(t *testing.T, db *gorm.DB) {
+			if err := db.Exec(`UPDATE oauth_apps SET client_id = 'another-app' WHERE tenant_id = 'ten_a'`).Error; err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+				t.Parallel()
+				ctx := context.Background()
+				for _, q := range []string{
+					`INSERT INTO tenants (id, slug, name, created_at) VALUES ('ten_a', 'acme', 'Acme', CURRENT_TIMESTAMP)`,
+					`INSERT INTO users (id, tenant_id, email, role, created_at) VALUES ('usr_a', 'ten_a', 'a@acme.test', 'owner', CURRENT_TIMESTAMP)`,
+				} {
+					if err := db.Exec(q).Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+				var tokenCalls atomic.Int32
+				up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					tokenCalls.Add(1)
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write([]byte(`{"access_token":"a2","token_type":"bearer","refresh_token":"r2","expires_in":3600}`))
+				}))
+				t.Cleanup(up.Close)
+				spec := notesfake.Spec(up.URL)
+				spec.OAuth = &providers.OAuth2{AuthURL: up.URL + "/authorize", TokenURL: up.URL + "/token"}
+				reg := providers.NewRegistry()
+				if err := reg.Register(spec); err != nil {
+					t.Fatal(err)
+				}
+				kr, err := LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k", "master.key"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				store := NewStore(db, kr)
+				rec := &events{}
+				svc := NewService(store, reg, &providers.Transports{}, rec)
+				svc.ConfigureOAuth(OAuthConfig{RedirectURL: "https://hub.test/oauth/callback", Logger: slog.New(slog.DiscardHandler)})
+				if _, err := store.PutOAuthApp(ctx, "ten_a", spec.Name, "tenant-app", "tenant-secret"); err != nil {
+					t.Fatal(err)
+				}
+				c := Connection{OwnerUserID: "usr_a", Provider: spec.Name, AuthKind: providers.AuthOAuth2, AccountID: "1", AccountLabel: "notes"}
+				if err := store.Create(ctx, "ten_a", &c, Credentials{AccessToken: "a1", RefreshToken: "r1", Expiry: time.Now().Add(time.Minute), ClientID: "tenant-app"}); err != nil {
+					t.Fatal(err)
+				}
+				tt.breakApp(t, db)
+				_, err = svc.fresh(ctx, "ten_a", c.ID, refreshKind{window: OnDemandWindow})
+				if got := switchboard.CodeOf(err); got != tt.wantCode {
+					t.Fatalf("refresh: %v, want code %s", err, tt.wantCode)
+				}
+				got, err := store.Get(ctx, "ten_a", c.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Status != tt.wantStatus || got.RefreshClaim != "" {
+					t.Errorf("status %s, claim %q; want %s and the lease released", got.Status, got.RefreshClaim, tt.wantStatus)
+				}
+				if n := tokenCalls.Load(); n != 0 {
+					t.Errorf("%d requests reached the token endpoint, want none", n)
+				}
+			})
 		})
 	}
 }
