@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -24,6 +25,9 @@ type RunsOptions struct {
 	Confirm ConfirmPolicy
 	// TaskPoll is how often an MCP task checks a run executing elsewhere (default 1 s).
 	TaskPoll time.Duration
+	// Logger receives the internal errors the tools hide from agents; nil is
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // runsExt is the runs extension: the management tools of asynchronous runs, runs as
@@ -41,6 +45,9 @@ type runsExt struct {
 func RunsExtension(o RunsOptions) Extension {
 	if o.TaskPoll <= 0 {
 		o.TaskPoll = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	x := &runsExt{o: o, links: newTaskLinks()}
 	return Extension{
@@ -182,14 +189,14 @@ func (x *runsExt) byID(ctx context.Context, req mcp.CallToolRequest, fn func(con
 		RunID string `json:"run_id"`
 	}
 	if err := decodeRunArgs(req, &in); err != nil {
-		return mcp.NewToolResultError(errorText(err)), nil
+		return x.toolError(ctx, err), nil
 	}
 	if strings.TrimSpace(in.RunID) == "" {
-		return mcp.NewToolResultError(errorText(switchboard.Invalid("run_id", "is required"))), nil
+		return x.toolError(ctx, switchboard.Invalid("run_id", "is required")), nil
 	}
 	v, err := fn(ctx, p, in.RunID)
 	if err != nil {
-		return mcp.NewToolResultError(errorText(err)), nil
+		return x.toolError(ctx, err), nil
 	}
 	return viewResult(v)
 }
@@ -205,11 +212,11 @@ func (x *runsExt) listRuns(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		Cursor string `json:"cursor"`
 	}
 	if err := decodeRunArgs(req, &in); err != nil {
-		return mcp.NewToolResultError(errorText(err)), nil
+		return x.toolError(ctx, err), nil
 	}
 	list, next, err := x.o.Runs.List(ctx, p, runs.ListOptions{State: runs.State(in.State), Limit: in.Limit, Cursor: in.Cursor})
 	if err != nil {
-		return mcp.NewToolResultError(errorText(err)), nil
+		return x.toolError(ctx, err), nil
 	}
 	out := struct {
 		Runs       []runs.View `json:"runs"`
@@ -231,26 +238,26 @@ func (x *runsExt) submitElicitation(ctx context.Context, req mcp.CallToolRequest
 		} `json:"response"`
 	}
 	if err := decodeRunArgs(req, &in); err != nil {
-		return mcp.NewToolResultError(errorText(err)), nil
+		return x.toolError(ctx, err), nil
 	}
 	switch {
 	case strings.TrimSpace(in.RunID) == "":
-		return mcp.NewToolResultError(errorText(switchboard.Invalid("run_id", "is required"))), nil
+		return x.toolError(ctx, switchboard.Invalid("run_id", "is required")), nil
 	case in.Response == nil:
-		return mcp.NewToolResultError(errorText(switchboard.Invalid("response", "is required: {\"action\": \"accept\"}, \"decline\" or \"cancel\""))), nil
+		return x.toolError(ctx, switchboard.Invalid("response", "is required: {\"action\": \"accept\"}, \"decline\" or \"cancel\"")), nil
 	}
 	action := in.Response.Action
 	switch action {
 	case "accept", "decline", "cancel":
 	default:
-		return mcp.NewToolResultError(errorText(switchboard.Invalid("response.action", "must be accept, decline or cancel"))), nil
+		return x.toolError(ctx, switchboard.Invalid("response.action", "must be accept, decline or cancel")), nil
 	}
 	if action == "accept" && !accepted(action, in.Response.Content) {
 		action = "decline"
 	}
 	v, err := x.o.Runs.Answer(ctx, p, in.RunID, action)
 	if err != nil {
-		return mcp.NewToolResultError(errorText(err)), nil
+		return x.toolError(ctx, err), nil
 	}
 	return viewResult(v)
 }
@@ -278,6 +285,15 @@ func decodeRunArgs(req mcp.CallToolRequest, v any) error {
 		return switchboard.Invalid("arguments", "must be a JSON object")
 	}
 	return nil
+}
+
+// toolError is the tool result of a failed runs tool; an internal error's cause, which
+// the agent is not shown, is logged.
+func (x *runsExt) toolError(ctx context.Context, err error) *mcp.CallToolResult {
+	if switchboard.CodeOf(err) == switchboard.CodeInternal {
+		x.o.Logger.ErrorContext(ctx, "runs tool failed", "err", err)
+	}
+	return mcp.NewToolResultError(errorText(err))
 }
 
 // errorText renders an error of the runs tools for the agent.
@@ -317,6 +333,7 @@ func (x *runsExt) readRun(ctx context.Context, req mcp.ReadResourceRequest) ([]m
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
 			return nil, switchboard.NotFound("resource " + req.Params.URI)
 		}
+		x.o.Logger.ErrorContext(ctx, "read run resource", "run", id, "err", err)
 		return nil, errors.New("internal error")
 	}
 	raw, err := json.Marshal(v)

@@ -112,7 +112,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	adapter = mcpadapter.New(mcpadapter.Options{
 		Router: rtr, Auth: tenantStore, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
 		AllowedOrigins: cfg.AllowedOrigins,
-		Extensions:     []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Confirm: agentService})},
+		Extensions:     []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Confirm: agentService, Logger: log})},
 	})
 	connService.Subscribe(rtr.Forget)
 	connService.Subscribe(adapter.ConnectionChanged)
