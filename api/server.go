@@ -32,6 +32,8 @@ type Options struct {
 	Runs RunService
 	// Agents manages /api/agents and /api/mcp-settings.
 	Agents *agents.Service
+	// RemoteMCP registers remote MCP servers (POST /api/remote-mcp).
+	RemoteMCP RemoteMCP
 	// Recorder takes the audit events of tenant, user and key changes.
 	Recorder audit.Recorder
 	// Ready reports whether the hub can serve (the database answers); /readyz calls it.
@@ -81,6 +83,7 @@ func New(o Options) *gin.Engine {
 	a.GET("/connections/:id", s.getConnection)
 	a.DELETE("/connections/:id", s.deleteConnection)
 	a.POST("/connections/:id/authorize", s.authorize) // :id is the provider's name here
+	a.POST("/remote-mcp", s.registerRemoteMCP)
 
 	a.GET("/oauth-apps", s.listOAuthApps)
 	a.PUT("/oauth-apps/:provider", s.putOAuthApp)

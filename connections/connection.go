@@ -72,4 +72,8 @@ type Credentials struct {
 	// ClientID is the OAuth app that issued an OAuth token: refreshes and revocations
 	// must go through the same app.
 	ClientID string `json:"client_id,omitempty"`
+	// ClientSecret is the connection's own OAuth client secret, where the connection
+	// has a client of its own (a remote MCP server's client credentials or dynamically
+	// registered client); "" for the deployment's and tenants' apps.
+	ClientSecret string `json:"client_secret,omitempty"`
 }

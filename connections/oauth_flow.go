@@ -199,6 +199,9 @@ func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePa
 	if in.Principal != nil && (in.Principal.TenantID != row.TenantID || in.Principal.Kind != switchboard.PrincipalUser || in.Principal.UserID != row.UserID) {
 		return Connection{}, switchboard.Errorf(switchboard.CodeForbidden, "this connect link was started by another user")
 	}
+	if x, ok := s.external[row.Provider]; ok {
+		return s.finishExternal(ctx, x, row, payload, in)
+	}
 	spec, err := s.oauthProvider(row.Provider)
 	if err != nil {
 		return Connection{}, err

@@ -43,6 +43,9 @@ type statePayload struct {
 	Verifier string `json:"verifier,omitempty"`
 	Shared   bool   `json:"shared,omitempty"`
 	Label    string `json:"label,omitempty"`
+	// Extra is what a flow of a provider outside the registry keeps for its callback
+	// (see StartExternalOAuth); it is sealed with the rest.
+	Extra []byte `json:"extra,omitempty"`
 }
 
 // secretHash is the hex SHA-256 of a high-entropy secret (a state, a browser cookie).

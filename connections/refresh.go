@@ -115,6 +115,9 @@ func (s *Service) refreshOnce(ctx context.Context, tenant switchboard.TenantID, 
 
 // refreshClaimed refreshes c's token at the provider while holding the lease.
 func (s *Service) refreshClaimed(ctx context.Context, c *Connection, creds Credentials, claim string) (Credentials, error) {
+	if x, ok := s.external[c.Provider]; ok {
+		return s.refreshExternal(ctx, x, c, creds, claim)
+	}
 	spec, ok := s.reg.Provider(c.Provider)
 	if !ok || spec.OAuth == nil {
 		_ = s.store.releaseRefresh(ctx, c.TenantID, c.ID, claim, "")

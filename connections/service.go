@@ -41,8 +41,9 @@ type Service struct {
 	mu   sync.Mutex
 	subs []func(tenant switchboard.TenantID, connectionID string)
 
-	oauth  OAuthConfig
-	flight singleflight.Group // token refreshes, one per connection at a time
+	oauth    OAuthConfig
+	external map[string]ExternalOAuth // set while wiring (RegisterExternalOAuth)
+	flight   singleflight.Group       // token refreshes, one per connection at a time
 }
 
 // NewService returns a Service.

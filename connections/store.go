@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 // TableName is the table connections live in.
@@ -37,7 +38,7 @@ func (s *Store) Create(ctx context.Context, tenant switchboard.TenantID, c *Conn
 		return switchboard.Invalid("owner_user_id", "is required")
 	case c.AuthKind == "":
 		return switchboard.Invalid("auth_kind", "is required")
-	case creds.AccessToken == "":
+	case creds.AccessToken == "" && creds.ClientSecret == "" && c.AuthKind != providers.AuthNone:
 		return switchboard.Invalid("token", "is required")
 	}
 	c.ID = switchboard.NewID("con")
@@ -59,6 +60,9 @@ func (s *Store) Create(ctx context.Context, tenant switchboard.TenantID, c *Conn
 	if err := s.db.WithContext(ctx).Create(c).Error; err != nil {
 		if errors.Is(err, gorm.ErrForeignKeyViolated) {
 			return switchboard.NotFound("tenant")
+		}
+		if errors.Is(err, gorm.ErrDuplicatedKey) {
+			return switchboard.Errorf(switchboard.CodeConflict, "the tenant has such a connection already")
 		}
 		return switchboard.Internal(fmt.Errorf("create connection: %w", err))
 	}

@@ -120,6 +120,9 @@ func (a *Adapter) buildTool(t *hubTool) (server.ServerTool, error) {
 		if err != nil {
 			return a.toolError(err), nil
 		}
+		if res, ok := out.(*mcp.CallToolResult); ok {
+			return res, nil // a remote MCP server's result, as the server gave it
+		}
 		raw, err := json.Marshal(out)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s output: %w", name, err)

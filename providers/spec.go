@@ -16,6 +16,11 @@ type AuthKind string
 const (
 	AuthOAuth2 AuthKind = "oauth2"
 	AuthAPIKey AuthKind = "api_key"
+	// AuthNone is a connection that sends no credential (a public remote MCP server).
+	AuthNone AuthKind = "none"
+	// AuthClientCredentials is a connection that gets its tokens with its own OAuth
+	// client's credentials (the client_credentials grant).
+	AuthClientCredentials AuthKind = "client_credentials"
 )
 
 // RateLimit is the token bucket every connection of a provider gets.

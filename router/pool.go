@@ -33,6 +33,9 @@ type pool struct {
 	// does not cache what it read.
 	gens  map[string]uint64
 	group flight
+	// dynamic is the provider of connections whose tools are dynamic (remote MCP
+	// servers): their entries hold no HTTP client, only the rate limiter.
+	dynamic *providers.Spec
 }
 
 // tokenSourcer is implemented by connection stores whose tokens refresh
@@ -45,6 +48,7 @@ type tokenSourcer interface {
 type entry struct {
 	conn    connections.Connection
 	client  *http.Client
+	lim     *providers.Limiter
 	expires time.Time
 }
 
@@ -83,6 +87,10 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 			return nil, err
 		}
 		spec, ok := p.registry.Provider(conn.Provider)
+		dynamic := !ok && p.dynamic != nil && conn.Provider == p.dynamic.Name
+		if dynamic {
+			spec, ok = p.dynamic, true
+		}
 		if !ok {
 			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "provider %s is not available in this deployment", conn.Provider)
 		}
@@ -97,9 +105,11 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 			p.limiters[id] = lim
 		}
 		p.mu.Unlock()
-		client := providers.NewClient(spec, p.transports.For(conn.Provider), tokens, lim)
-		client.Transport = &statusTransport{next: client.Transport}
-		e := &entry{conn: conn, client: client, expires: time.Now().Add(p.ttl)}
+		e := &entry{conn: conn, lim: lim, expires: time.Now().Add(p.ttl)}
+		if !dynamic {
+			e.client = providers.NewClient(spec, p.transports.For(conn.Provider), tokens, lim)
+			e.client.Transport = &statusTransport{next: e.client.Transport}
+		}
 		p.mu.Lock()
 		if p.gens[id] == gen {
 			p.entries[id] = e

@@ -48,6 +48,7 @@ type Router struct {
 	log      *slog.Logger
 	argsKey  []byte
 	now      func() time.Time
+	dynamic  DynamicTools
 }
 
 // Options configure a Router.
@@ -63,6 +64,9 @@ type Options struct {
 	// ArgsKey keys the HMAC-SHA-256 of a call's arguments in its audit record, so short
 	// arguments cannot be guessed from the log. Derive it from the deployment's secret.
 	ArgsKey []byte
+	// Dynamic, when set, supplies the tools of connections outside the registry
+	// (remote MCP servers).
+	Dynamic DynamicTools
 }
 
 // New returns a Router.
@@ -76,7 +80,7 @@ func New(o Options) *Router {
 	if o.ClientTTL <= 0 {
 		o.ClientTTL = 30 * time.Second
 	}
-	return &Router{
+	r := &Router{
 		registry: o.Registry,
 		conns:    o.Connections,
 		audit:    o.Audit,
@@ -84,7 +88,12 @@ func New(o Options) *Router {
 		log:      o.Logger,
 		argsKey:  o.ArgsKey,
 		now:      time.Now,
+		dynamic:  o.Dynamic,
 	}
+	if o.Dynamic != nil {
+		r.pool.dynamic = o.Dynamic.Provider()
+	}
+	return r
 }
 
 // Request is one tool call.
@@ -108,23 +117,52 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 		r.record(p, req, start, int(status.code.Load()), err)
 	}()
 	tool, ok := r.registry.Tool(req.Tool)
-	if !ok {
+	if !ok && r.dynamic == nil {
 		return nil, switchboard.NotFound("tool " + req.Tool)
 	}
-	if err := tool.Validate(req.Args); err != nil {
-		return nil, err
+	if ok {
+		if err := tool.Validate(req.Args); err != nil {
+			return nil, err
+		}
 	}
 	if req.ConnectionID == "" {
 		return nil, switchboard.Invalid("connection", "is required")
 	}
 	entry, err := r.pool.get(ctx, p.TenantID, req.ConnectionID)
 	if err != nil {
+		if !ok && switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			return nil, switchboard.NotFound("tool " + req.Tool)
+		}
 		return nil, r.internal(err, "open connection %s", req.ConnectionID)
 	}
 	conn := &entry.conn
 	if !conn.UsableBy(p) {
 		// The same answer as for a connection that does not exist: nothing leaks.
+		if !ok {
+			return nil, switchboard.NotFound("tool " + req.Tool)
+		}
 		return nil, switchboard.NotFound("connection")
+	}
+	if !ok {
+		// Not a registry tool: one the connection brings itself, if it is dynamic.
+		if !r.isDynamic(conn) {
+			return nil, switchboard.NotFound("tool " + req.Tool)
+		}
+		if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
+			return nil, &switchboard.Error{Code: switchboard.CodeReconnect, Message: fmt.Sprintf("the remote MCP server %q needs to be reconnected before it can be used", conn.AccountLabel)}
+		}
+		if tool, err = r.dynamicTool(ctx, *conn, req.Tool); err != nil {
+			return nil, r.internal(err, "list tools of connection %s", conn.ID)
+		}
+		if tool == nil {
+			return nil, switchboard.NotFound("tool " + req.Tool)
+		}
+		if err := tool.Validate(req.Args); err != nil {
+			return nil, err
+		}
+		if err := entry.lim.Wait(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if conn.Provider != tool.Provider.Name {
 		return nil, switchboard.Invalid("connection", fmt.Sprintf("is a %s connection; %s needs a %s connection", conn.Provider, tool.Name, tool.Provider.Name))

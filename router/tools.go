@@ -36,8 +36,13 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 	}
 	byProvider := map[string][]ConnectionRef{}
 	seen := map[string]int{}
+	var dynamic []connections.Connection
 	for _, c := range conns {
 		if c.Status == connections.StatusRevoked {
+			continue
+		}
+		if r.isDynamic(&c) {
+			dynamic = append(dynamic, c)
 			continue
 		}
 		label := c.AccountLabel
@@ -57,5 +62,24 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 			out = append(out, Binding{Tool: t, Connections: refs})
 		}
 	}
-	return out, nil
+	return append(out, r.dynamicBindings(ctx, dynamic)...), nil
+}
+
+// dynamicBindings lists the tools of connections that bring their own (remote MCP
+// servers), each on its one connection. A connection whose tools cannot be listed now
+// (the server is down) is left out and logged: the others' tools stay listed.
+func (r *Router) dynamicBindings(ctx context.Context, conns []connections.Connection) []Binding {
+	var out []Binding
+	for _, c := range conns {
+		ref := ConnectionRef{ID: c.ID, Label: c.AccountLabel, NeedsReconnect: c.Status == connections.StatusNeedsReconnect}
+		tools, err := r.dynamic.ConnectionTools(ctx, c)
+		if err != nil {
+			r.log.Warn("list tools of remote connection", "connection", c.ID, "err", err)
+			continue
+		}
+		for _, t := range tools {
+			out = append(out, Binding{Tool: t, Connections: []ConnectionRef{ref}})
+		}
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/remotemcp"
 )
 
 // envVar documents one configuration variable for `switchboard -h` and the README.
@@ -41,6 +42,8 @@ func envVars() []envVar {
 		{"SWITCHBOARD_REFRESH_INTERVAL", "1m", "how often the background refresher looks for OAuth tokens expiring within 10 minutes"},
 		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
 		{"SWITCHBOARD_ALLOWED_ORIGINS", "", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own; * allows any"},
+		{remotemcp.AllowPrivateEnv, "false", "true lets tenants register remote MCP servers at private, loopback and link-local addresses (refused by default: SSRF)"},
+		{remotemcp.AllowCIDRsEnv, "", "comma-separated CIDR ranges (10.1.0.0/16) where remote MCP servers may be although private"},
 	}
 }
 
@@ -64,6 +67,10 @@ type config struct {
 	// AllowedOrigins are browser origins allowed to call the MCP URLs (DNS rebinding
 	// protection), besides PublicURL's own.
 	AllowedOrigins []string
+	// RemoteMCPAllowPrivate and RemoteMCPAllowCIDRs let remote MCP servers be at
+	// private addresses (all of them, or these ranges); they are refused otherwise.
+	RemoteMCPAllowPrivate bool
+	RemoteMCPAllowCIDRs   []string
 }
 
 // configError is a configuration variable with a bad value; the process exits 2.
@@ -144,6 +151,21 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return config{}, &configError{"SWITCHBOARD_ALLOWED_ORIGINS", fmt.Sprintf("%q is not an origin; use scheme://host[:port], for example https://app.example.com", o)}
 		}
 		c.AllowedOrigins = append(c.AllowedOrigins, norm)
+	}
+	if v := get(remotemcp.AllowPrivateEnv, ""); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return config{}, &configError{remotemcp.AllowPrivateEnv, "must be true or false"}
+		}
+		c.RemoteMCPAllowPrivate = b
+	}
+	for cidr := range strings.SplitSeq(get(remotemcp.AllowCIDRsEnv, ""), ",") {
+		if cidr = strings.TrimSpace(cidr); cidr != "" {
+			c.RemoteMCPAllowCIDRs = append(c.RemoteMCPAllowCIDRs, cidr)
+		}
+	}
+	if _, err := remotemcp.NewGuard(c.RemoteMCPAllowPrivate, c.RemoteMCPAllowCIDRs); err != nil {
+		return config{}, &configError{remotemcp.AllowCIDRsEnv, err.Error()}
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("SWITCHBOARD_LOG_LEVEL", "info"))); err != nil {
 		return config{}, &configError{"SWITCHBOARD_LOG_LEVEL", fmt.Sprintf("%q is not a level; use debug, info, warn or error", getenv("SWITCHBOARD_LOG_LEVEL"))}

@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-hub/switchboard/migrations"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
@@ -103,7 +104,15 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	connStore := connections.NewStore(db, keyring)
 	connService := connections.NewService(connStore, reg, transports, auditWriter)
 	connService.ConfigureOAuth(connections.OAuthConfig{RedirectURL: publicURL + api.CallbackPath, Apps: cfg.OAuthApps, Logger: log})
-	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: keyring.Derive("audit-args")})
+	guard, err := remotemcp.NewGuard(cfg.RemoteMCPAllowPrivate, cfg.RemoteMCPAllowCIDRs)
+	if err != nil {
+		return err
+	}
+	remote, err := remotemcp.New(remotemcp.Options{Connections: connService, Guard: guard, Version: version(), Logger: log})
+	if err != nil {
+		return err
+	}
+	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: keyring.Derive("audit-args"), Dynamic: remote})
 	agentService := agents.NewService(agents.NewStore(db), reg, connService)
 	// A failed run says what a failed tools/call says (rate-limit advice, reconnect link).
 	var adapter *mcpadapter.Adapter
@@ -116,6 +125,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	})
 	connService.Subscribe(rtr.Forget)
 	connService.Subscribe(adapter.ConnectionChanged)
+	connService.Subscribe(remote.ConnectionChanged)
 	agentService.Subscribe(adapter.AgentChanged)
 
 	tenant, adminKey, created, err := tenantStore.Bootstrap(ctx)
@@ -137,6 +147,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Tools:       rtr,
 		Runs:        runExec,
 		Agents:      agentService,
+		RemoteMCP:   remote,
 		Recorder:    auditWriter,
 		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL:   publicURL,
@@ -150,6 +161,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	go adapter.Run(runCtx)
+	go remote.Run(runCtx)
 	refresherDone := make(chan struct{})
 	go func() {
 		defer close(refresherDone)

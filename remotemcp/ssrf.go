@@ -1,0 +1,169 @@
+package remotemcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// AllowPrivateEnv and AllowCIDRsEnv are the operator's settings that let remote MCP
+// servers live at private addresses (cmd/switchboard reads them).
+const (
+	AllowPrivateEnv = "SWITCHBOARD_REMOTE_MCP_ALLOW_PRIVATE"
+	AllowCIDRsEnv   = "SWITCHBOARD_REMOTE_MCP_ALLOW_CIDRS"
+)
+
+// refusedPrefixes are the ranges a remote MCP server may not be at unless an operator
+// allows them: loopback, private, shared (CGNAT), link-local (cloud metadata at
+// 169.254.169.254), unique-local (fd00:ec2::254), "this network", benchmarking,
+// multicast and reserved. IPv4-mapped IPv6 addresses are checked as IPv4.
+var refusedPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("10.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("127.0.0.0/8"),
+	netip.MustParsePrefix("169.254.0.0/16"),
+	netip.MustParsePrefix("172.16.0.0/12"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.168.0.0/16"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("224.0.0.0/4"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/128"),
+	netip.MustParsePrefix("::1/128"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("fc00::/7"),
+	netip.MustParsePrefix("fe80::/10"),
+	netip.MustParsePrefix("ff00::/8"),
+}
+
+// Guard refuses connections to private, loopback, link-local and metadata addresses
+// (SSRF), unless the operator allows all private addresses or some ranges. It checks a
+// URL's host when a server is registered, and every address again when it is dialled
+// (a name may resolve elsewhere later), including the addresses of OAuth endpoints that
+// a server's metadata names.
+type Guard struct {
+	allowPrivate bool
+	allow        []netip.Prefix
+	resolver     *net.Resolver
+}
+
+// NewGuard returns a guard. allowPrivate lets every address through; allowCIDRs are
+// ranges allowed although private ("10.1.0.0/16", "127.0.0.1/32").
+func NewGuard(allowPrivate bool, allowCIDRs []string) (*Guard, error) {
+	g := &Guard{allowPrivate: allowPrivate, resolver: net.DefaultResolver}
+	for _, c := range allowCIDRs {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a CIDR range: %w", AllowCIDRsEnv, c, err)
+		}
+		g.allow = append(g.allow, p.Masked())
+	}
+	return g, nil
+}
+
+// RefusedError says which address a remote MCP server's host resolved to that the
+// guard refused.
+type RefusedError struct {
+	Host string
+	Addr netip.Addr
+}
+
+func (e *RefusedError) Error() string {
+	host := ""
+	if e.Host != "" && e.Host != e.Addr.String() {
+		host = e.Host + " resolves to "
+	}
+	return fmt.Sprintf("%s%s, a private, loopback, link-local or reserved address, which remote MCP servers may not use; an operator can allow it with %s=true or %s=%s",
+		host, e.Addr, AllowPrivateEnv, AllowCIDRsEnv, netip.PrefixFrom(e.Addr, e.Addr.BitLen()))
+}
+
+// allowed reports whether the guard lets a connection to addr through.
+func (g *Guard) allowed(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	if g.allowPrivate {
+		return true
+	}
+	for _, p := range g.allow {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	for _, p := range refusedPrefixes {
+		if p.Contains(addr) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckHost resolves host and refuses it when any of its addresses is refused.
+func (g *Guard) CheckHost(ctx context.Context, host string) error {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		if !g.allowed(a) {
+			return &RefusedError{Host: host, Addr: a.Unmap()}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", host, err)
+	}
+	for _, a := range addrs {
+		if !g.allowed(a) {
+			return &RefusedError{Host: host, Addr: a.Unmap()}
+		}
+	}
+	return nil
+}
+
+// control is the net.Dialer hook that checks the address actually dialled.
+func (g *Guard) control(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("dial %s: not an IP address", address)
+	}
+	if !g.allowed(ap.Addr()) {
+		return &RefusedError{Addr: ap.Addr().Unmap()}
+	}
+	return nil
+}
+
+// Transport returns an HTTP transport that dials through the guard. It uses no proxy:
+// a proxy would dial the remote server itself, past the guard.
+func (g *Guard) Transport() *http.Transport {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: g.control}
+	return &http.Transport{
+		DialContext:           d.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// refusal turns a RefusedError anywhere in err into an invalid "url" error that says
+// which address was refused and how an operator allows it.
+func refusal(err error) error {
+	var re *RefusedError
+	if errors.As(err, &re) {
+		return &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: re.Error(), Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package remotemcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// remoteOp is a remote server's tool as a providers.Op: its invocation calls the tool
+// on the connection's session.
+type remoteOp struct {
+	svc    *Service
+	info   providers.Info
+	remote string // the tool's name on the server
+}
+
+var _ providers.Op = (*remoteOp)(nil)
+
+// Info returns the tool's description.
+func (o *remoteOp) Info() providers.Info { return o.info }
+
+// InputSchema is not reflected: a remote tool's schema is the server's (Tool.InputSchema).
+func (o *remoteOp) InputSchema() (*jsonschema.Schema, error) {
+	return nil, errors.New("a remote MCP tool has no reflected schema")
+}
+
+// OutputSchema is not reflected either.
+func (o *remoteOp) OutputSchema() (*jsonschema.Schema, error) {
+	return nil, errors.New("a remote MCP tool has no reflected schema")
+}
+
+// Invoke calls the tool on the connection's session and returns the server's result
+// (*mcp.CallToolResult) as it is.
+func (o *remoteOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
+	return o.svc.callTool(ctx, c.Tenant, c.ConnectionID, o.remote, args)
+}
+
+// hubTools turns a server's tools into the hub's: named server_tool, with the server's
+// schemas and annotations. Tools whose names collide once normalised keep the first;
+// a tool whose schema does not compile is left out. remote maps hub names to the
+// server's.
+func (s *Service) hubTools(server string, tools []mcp.Tool) ([]*providers.Tool, map[string]string) {
+	out := make([]*providers.Tool, 0, len(tools))
+	remote := make(map[string]string, len(tools))
+	for _, t := range tools {
+		name := toolName(server, t.Name)
+		if _, dup := remote[name]; dup {
+			s.log.Warn("remote MCP tool name collides once normalised; keeping the first", "server", server, "tool", t.Name, "as", name)
+			continue
+		}
+		in, err := schemaJSON(t.RawInputSchema, t.InputSchema)
+		if err != nil {
+			s.log.Warn("remote MCP tool input schema", "server", server, "tool", t.Name, "err", err)
+			continue
+		}
+		var outSchema json.RawMessage
+		if t.RawOutputSchema != nil || t.OutputSchema.Type != "" {
+			if outSchema, err = schemaJSON(t.RawOutputSchema, mcp.ToolInputSchema(t.OutputSchema)); err != nil {
+				s.log.Warn("remote MCP tool output schema", "server", server, "tool", t.Name, "err", err)
+				continue
+			}
+		}
+		op := &remoteOp{svc: s, remote: t.Name, info: toolInfo(server, t)}
+		ht, err := providers.NewDynamicTool(s.spec, name, op, in, outSchema)
+		if err != nil {
+			s.log.Warn("remote MCP tool", "server", server, "tool", t.Name, "err", err)
+			continue
+		}
+		remote[name] = t.Name
+		out = append(out, ht)
+	}
+	return out, remote
+}
+
+// schemaJSON is a tool's schema as JSON: the raw one when the server's was kept raw.
+func schemaJSON(raw json.RawMessage, parsed mcp.ToolInputSchema) (json.RawMessage, error) {
+	if raw != nil {
+		return raw, nil
+	}
+	if parsed.Type == "" {
+		parsed.Type = "object"
+	}
+	return json.Marshal(parsed)
+}
+
+// toolInfo is a remote tool's description and hints, with the MCP defaults for
+// missing annotations (destructive, open world).
+func toolInfo(server string, t mcp.Tool) providers.Info {
+	a := t.Annotations
+	title := t.Title
+	if title == "" {
+		title = a.Title
+	}
+	if title == "" {
+		title = t.Name
+	}
+	desc := strings.TrimSpace(t.Description)
+	if desc == "" {
+		desc = fmt.Sprintf("The tool %s of the remote MCP server %s.", t.Name, server)
+	}
+	return providers.Info{
+		Name:        t.Name,
+		Title:       title,
+		Description: desc,
+		Hints: providers.Hints{
+			ReadOnly:    boolOr(a.ReadOnlyHint, false),
+			Destructive: boolOr(a.DestructiveHint, true),
+			Idempotent:  boolOr(a.IdempotentHint, false),
+			ClosedWorld: !boolOr(a.OpenWorldHint, true),
+		},
+	}
+}
+
+func boolOr(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
+}
+
+// sameTools reports whether two tool lists are the same to a client.
+func sameTools(a, b []*providers.Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || string(a[i].InputSchema) != string(b[i].InputSchema) ||
+			string(a[i].OutputSchema) != string(b[i].OutputSchema) || a[i].Info.Title != b[i].Info.Title ||
+			a[i].Info.Description != b[i].Info.Description || a[i].Info.Hints != b[i].Info.Hints {
+			return false
+		}
+	}
+	return true
+}
