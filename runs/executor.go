@@ -41,6 +41,9 @@ type Options struct {
 	Lease time.Duration
 	// Node names this process in leases (default a random id).
 	Node string
+	// Retention is how long an ended run is kept, with its sealed output (default 30
+	// days); older ones are deleted.
+	Retention time.Duration
 	// Describe renders a failed call's error as the message an agent reads; the
 	// default uses the error's own message.
 	Describe func(error) string
@@ -95,6 +98,9 @@ func NewExecutor(o Options) *Executor {
 	}
 	if o.Node == "" {
 		o.Node = switchboard.NewID("node")
+	}
+	if o.Retention <= 0 {
+		o.Retention = 30 * 24 * time.Hour
 	}
 	if o.Describe == nil {
 		o.Describe = describe

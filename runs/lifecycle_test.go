@@ -414,3 +414,33 @@ func TestHoldRefusesARunHeldHere(t *testing.T) {
 		t.Fatalf("hold after release: %v", err)
 	}
 }
+
+func TestEndedRunsAreDeletedAfterTheRetention(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		r := newRig(t, db, func(o *Options) { o.Retention = time.Hour })
+		ctx := context.Background()
+		done, err := r.exec.Start(ctx, r.ann, Call{Tool: "notes_get_note", ConnectionID: r.connA, Args: json.RawMessage(`{"id":"n404"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.wait(t, r.exec, r.ann, done.ID)
+		pending, err := r.exec.StartConfirm(ctx, r.ann, Call{Tool: "notes_delete_note", ConnectionID: r.connA, Args: json.RawMessage(`{"id":"n1"}`)}, "Delete")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.exec.tick(ctx)
+		if _, err := r.exec.Get(ctx, r.ann, done.ID); err != nil {
+			t.Fatalf("a run that ended just now was deleted: %v", err)
+		}
+		real := r.store.now
+		r.store.now = func() time.Time { return real().Add(2 * time.Hour) }
+		r.exec.tick(ctx) // fails the pending confirmation (expired) and deletes the old run
+		_, err = r.exec.Get(ctx, r.ann, done.ID)
+		wantCode(t, err, switchboard.CodeNotFound, "")
+		if v, err := r.exec.Get(ctx, r.ann, pending.ID); err != nil || v.State != StateFailed {
+			t.Errorf("the run that ended at this tick = %+v, %v; want kept, failed", v, err)
+		}
+	})
+}

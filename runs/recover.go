@@ -13,7 +13,8 @@ const recoverBatch = 100
 
 // Run does the executor's background work until ctx ends: it recovers runs whose
 // process died at once, then every third of a lease renews the leases of this
-// process's runs, recovers again, and fails confirmations that were not given in time.
+// process's runs, recovers again, fails confirmations that were not given in time, and
+// deletes runs that ended longer ago than the retention.
 func (e *Executor) Run(ctx context.Context) {
 	e.tick(ctx)
 	t := time.NewTicker(e.o.Lease / 3)
@@ -39,6 +40,11 @@ func (e *Executor) tick(ctx context.Context) {
 		e.log.Error("expire run confirmations", "err", err)
 	} else if n > 0 {
 		e.log.Info("runs failed for want of a confirmation", "count", n)
+	}
+	if n, err := e.store.purge(ctx, e.store.now().Add(-e.o.Retention)); err != nil {
+		e.log.Error("purge old runs", "err", err)
+	} else if n > 0 {
+		e.log.Info("old runs deleted", "count", n)
 	}
 }
 

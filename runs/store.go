@@ -286,6 +286,16 @@ func (s *Store) expire(ctx context.Context, p switchboard.Principal, id string) 
 // expiredMessage says why a run whose confirmation never came failed.
 const expiredMessage = "nobody confirmed the run in time, so it was not run; start it again to be asked again"
 
+// purge deletes runs, of any tenant, that ended before the time given, and says how
+// many: the retention sweep of the background loop.
+func (s *Store) purge(ctx context.Context, before time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Where("state IN ? AND finished_at < ?", []State{StateCompleted, StateFailed, StateCanceled}, before).Delete(&Run{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("purge old runs: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
+
 // clip bounds a message to the column's size.
 func clip(s string) string {
 	const limit = 2000
