@@ -56,6 +56,10 @@ type browserSummary struct {
 		Number int    `json:"number"`
 		Title  string `json:"title"`
 	} `json:"try_result"`
+	OAuth struct {
+		ClientID    string `json:"client_id"`
+		RedirectURI string `json:"redirect_uri"`
+	} `json:"oauth"`
 	Beta struct {
 		AgentStatus      int `json:"agent_status"`
 		ConnectionStatus int `json:"connection_status"`
@@ -155,6 +159,15 @@ func TestBrowser(t *testing.T) {
 	}
 	if sum.Beta.ConnectionStatus != http.StatusNotFound || sum.Beta.CallStatus != http.StatusNotFound {
 		t.Errorf("beta's member reading default's connection and calling a tool on it answered %d and %d; want 404 each", sum.Beta.ConnectionStatus, sum.Beta.CallStatus)
+	}
+	if sum.OAuth.ClientID != "Iv1.e2eclient" || sum.OAuth.RedirectURI != srv.BaseURL+"/oauth/callback" {
+		t.Errorf("the OAuth authorization went to client %q, redirect %q", sum.OAuth.ClientID, sum.OAuth.RedirectURI)
+	}
+	// No secret typed into the UI reached the server's logs.
+	for _, secret := range []string{githubToken, "e2e-oauth-client-secret-0123456789", "e2e password for the admin", "e2e password for beta"} {
+		if strings.Contains(srv.stdout.String(), secret) || strings.Contains(srv.stderr.String(), secret) {
+			t.Errorf("the server logged a secret typed into the UI (%.6s…)", secret)
+		}
 	}
 	// The revoked key is refused, the audit log says who revoked it.
 	status, body = api.do(t, http.MethodGet, "/api/audit?kind=key_revoked", nil)

@@ -20,6 +20,8 @@ const GITHUB_TOKEN = env('GITHUB_TOKEN');
 const SHOTS = env('SCREENSHOT_DIR');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const PASSWORD = 'e2e password for the admin';
+const OAUTH_SECRET = 'e2e-oauth-client-secret-0123456789';
+const GITHUB_AUTHORIZE = 'https://github.com/login/oauth/authorize';
 const BETA_PASSWORD = 'e2e password for beta';
 
 const summary = { ok: false, failures: [], steps: [], screenshots: [], beta: {} };
@@ -39,7 +41,7 @@ async function newPage(ctx) {
   page.setDefaultTimeout(15000);
   page.on('request', (req) => {
     const u = req.url();
-    if (!u.startsWith(origin) && !u.startsWith('data:')) foreign.push(u);
+    if (!u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith(GITHUB_AUTHORIZE)) foreign.push(u);
   });
   page.on('pageerror', (err) => summary.failures.push(`page error on ${page.url()}: ${err.message}`));
   page.on('dialog', (d) => d.accept());
@@ -55,7 +57,7 @@ async function shot(page, name) {
 // audit checks what every page must be: labelled controls, nothing wider than the
 // window, no secret in the HTML.
 async function audit(page, what) {
-  const res = await page.evaluate((token) => {
+  const res = await page.evaluate((secrets) => {
     const unlabelled = [];
     for (const n of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
       if (n.closest('[hidden]')) continue;
@@ -65,11 +67,11 @@ async function audit(page, what) {
     const html = document.documentElement.outerHTML;
     const values = [...document.querySelectorAll('input, textarea')].map((n) => n.value).join('\n');
     const wide = [...document.querySelectorAll('body *')].filter((n) => n.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 5).map((n) => n.tagName + '#' + n.id + '.' + n.className);
-    return { wide, unlabelled, overflow: document.documentElement.scrollWidth - window.innerWidth, leaked: html.includes(token) || values.includes(token), size: html.length };
-  }, GITHUB_TOKEN);
+    return { wide, unlabelled, overflow: document.documentElement.scrollWidth - window.innerWidth, leaked: secrets.some((t) => html.includes(t) || values.includes(t)), size: html.length };
+  }, [GITHUB_TOKEN, OAUTH_SECRET, PASSWORD]);
   check(res.unlabelled.length === 0, `${what}: controls without a label: ${res.unlabelled.join(', ')}`);
   check(res.overflow <= 1, `${what}: the page is ${res.overflow}px wider than the window (${res.wide.join(', ')})`);
-  check(!res.leaked, `${what}: the GitHub token appears in the page`);
+  check(!res.leaked, `${what}: a token, secret or password appears in the page`);
 }
 
 try {
@@ -253,6 +255,13 @@ try {
   check(after.status === 401, `the revoked key still answers ${after.status}`);
   summary.revoked_prefix = prefix;
   check((await page.inputValue('#tenant-mcp-url')) === `${BASE}/mcp/default`, 'Settings shows the wrong tenant MCP URL');
+  check((await page.inputValue('#oauth-redirect')) === `${BASE}/oauth/callback`, 'Settings shows the wrong OAuth redirect URI');
+  await page.selectOption('#oauth-provider', 'github');
+  await page.fill('#oauth-client-id', 'Iv1.e2eclient');
+  await page.fill('#oauth-client-secret', OAUTH_SECRET);
+  await page.click('#oauth-form button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#oauth-apps').textContent.includes('Iv1.e2eclient'));
+  check((await page.inputValue('#oauth-client-secret')) === '', 'the OAuth client secret stayed in the form');
   await page.selectOption('#default-toolmode', 'search');
   await page.click('#defaults-form button[type=submit]');
   await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Saved the defaults'));
@@ -274,6 +283,20 @@ try {
   await page.goto(`${BASE}/`);
   await page.waitForSelector('#connections-table');
   await shot(page, '07-narrow-integrations');
+
+  step('Continue with OAuth sends the browser to GitHub with the workspace app');
+  let authorizeURL = '';
+  await page.route(`${GITHUB_AUTHORIZE}**`, (route) => { authorizeURL = route.request().url(); return route.fulfill({ status: 200, contentType: 'text/html', body: '<title>GitHub (fake)</title>' }); });
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector('[data-connect=github]');
+  await page.click('[data-connect=github]');
+  await page.click('#connect-oauth-button');
+  await page.waitForURL(`${GITHUB_AUTHORIZE}**`);
+  const au = new URL(authorizeURL);
+  check(au.searchParams.get('client_id') === 'Iv1.e2eclient' && au.searchParams.get('redirect_uri') === `${BASE}/oauth/callback` && au.searchParams.get('state'),
+    `the authorization URL is ${authorizeURL}`);
+  summary.oauth = { client_id: au.searchParams.get('client_id'), redirect_uri: au.searchParams.get('redirect_uri') };
+  await page.unroute(`${GITHUB_AUTHORIZE}**`);
 
   step('keyboard: the connect dialog opens, takes a token and closes without a mouse');
   await page.setViewportSize({ width: 1280, height: 900 });

@@ -830,7 +830,45 @@
         flash('Saved the defaults. Live MCP sessions pick them up.');
       } catch (err) { alertPage(err); }
     });
-    await Promise.all([loadKeys(), loadMembers(), loadDefaults()]);
+    async function loadOAuthApps() {
+      if (!$('#oauth-form')) return;
+      try {
+        const [res, providers] = await Promise.all([api('GET', '/api/oauth-apps'), catalog()]);
+        $('#oauth-redirect').value = res.redirect_uri || '';
+        const oauth = providers.filter((p) => (p.auth_kinds || []).includes('oauth2'));
+        const sel = $('#oauth-provider');
+        if (!sel.options.length) sel.append(...oauth.map((p) => el('option', { value: p.name, text: p.title })));
+        const apps = res.oauth_apps || [];
+        const title = Object.fromEntries(providers.map((p) => [p.name, p.title]));
+        fill($('#oauth-apps'), apps.length ? el('ul', {}, apps.map((a) => el('li', {}, `${title[a.provider] || a.provider}: client `, el('code', { text: a.client_id }), ` (since ${fmtTime(a.created_at)}) `,
+          el('button', { type: 'button', class: 'danger small', 'aria-label': `Remove the ${a.provider} OAuth app`, onclick: async () => {
+            if (!confirm(`Remove the workspace's ${title[a.provider] || a.provider} OAuth app? Connecting falls back to the deployment's app, if there is one.`)) return;
+            try { await api('DELETE', `/api/oauth-apps/${encodeURIComponent(a.provider)}`); flash('Removed the OAuth app.'); await loadOAuthApps(); } catch (err) { alertPage(err); }
+          } }, 'Remove'))))
+          : el('p', { class: 'muted', text: 'No workspace OAuth app: connecting with OAuth uses the deployment\'s apps, where the operator set them.' }));
+      } catch (err) {
+        fill($('#oauth-apps'), el('p', { class: err.status === 404 ? 'muted' : 'error', text: err.status === 404 ? 'This server has no OAuth apps.' : describe(err) }));
+      }
+    }
+    const oauthForm = $('#oauth-form');
+    if (oauthForm) {
+      oauthForm.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        const secret = $('#oauth-client-secret').value;
+        $('#oauth-client-secret').value = ''; // the secret never stays in the page
+        try {
+          await api('PUT', `/api/oauth-apps/${encodeURIComponent($('#oauth-provider').value)}`, { client_id: $('#oauth-client-id').value.trim(), client_secret: secret });
+          $('#oauth-client-id').value = '';
+          flash('Saved the OAuth app. "Continue with OAuth" uses it now.');
+          await loadOAuthApps();
+        } catch (err) {
+          alertPage(err);
+          const f = err.field && document.getElementById(`oauth-${err.field.replace('_', '-')}`);
+          if (f) { f.setAttribute('aria-invalid', 'true'); f.focus(); }
+        }
+      });
+    }
+    await Promise.all([loadKeys(), loadMembers(), loadDefaults(), loadOAuthApps()]);
   }
 
   const pages = {
