@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/router"
 )
 
 // The audit kinds of agent changes.
@@ -383,4 +384,56 @@ func (s *server) putMCPSettings(c *gin.Context) {
 	s.record(audit.Event{TenantID: p.TenantID, Kind: kindMCPSettingsChanged, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
 		Detail: "confirm " + string(st.Confirm) + ", tool mode " + string(st.ToolMode)})
 	c.JSON(http.StatusOK, viewSettings(st))
+}
+
+// agentConnection is connectionFor for an agent's key: the tool must be one the agent
+// selected, and it runs on the connection it is bound to. An agent's key calls nothing
+// else through the REST API either.
+func (s *server) agentConnection(ctx context.Context, p switchboard.Principal, tool, named string) (string, error) {
+	if s.Agents == nil {
+		return "", switchboard.NotFound("tool " + tool)
+	}
+	a, err := s.Agents.Get(ctx, p, p.AgentID)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range a.Tools {
+		if t.Tool != tool {
+			continue
+		}
+		if named != "" && named != t.ConnectionID {
+			return "", switchboard.Invalid("connection_id", "is not the connection this agent's tool is bound to; leave it out")
+		}
+		return t.ConnectionID, nil
+	}
+	return "", switchboard.NotFound("tool " + tool + " (not one of this agent's tools)")
+}
+
+// agentBindings narrows an agent key's tools to the agent's selection, each on the
+// connection it is bound to.
+func (s *server) agentBindings(ctx context.Context, p switchboard.Principal, all []router.Binding) ([]router.Binding, error) {
+	if s.Agents == nil {
+		return nil, nil
+	}
+	a, err := s.Agents.Get(ctx, p, p.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	bound := make(map[string]string, len(a.Tools))
+	for _, t := range a.Tools {
+		bound[t.Tool] = t.ConnectionID
+	}
+	var out []router.Binding
+	for _, b := range all {
+		id, ok := bound[b.Tool.Name]
+		if !ok {
+			continue
+		}
+		for _, ref := range b.Connections {
+			if ref.ID == id {
+				out = append(out, router.Binding{Tool: b.Tool, Connections: []router.ConnectionRef{ref}})
+			}
+		}
+	}
+	return out, nil
 }

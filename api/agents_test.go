@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -254,6 +255,65 @@ func TestAgentsCrossTenant(t *testing.T) {
 		w.want(w.admin, http.MethodGet, "/api/agents/"+a.ID, "", http.StatusOK, &still)
 		if still.Name != "Secret" || still.Version != 1 {
 			t.Errorf("B's requests changed A's agent: %+v", still)
+		}
+	})
+}
+
+func TestAgentKeyCallsOnlyItsTools(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		w := newWorld(t, db)
+		conn := w.connect(w.admin, goodToken, true)
+		other := w.connect(w.admin, otherToken, true)
+		var a agentBody
+		w.want(w.admin, http.MethodPost, "/api/agents", agentJSON(t, map[string]any{
+			"name": "Reader", "tools": []map[string]string{{"tool": "github_get_issue", "connection_id": conn}},
+		}), http.StatusCreated, &a)
+		var key struct {
+			Key string `json:"key"`
+		}
+		w.want(w.admin, http.MethodPost, "/api/agents/"+a.ID+"/keys", `{"name":"reader"}`, http.StatusCreated, &key)
+		agent := actor{key: key.Key, userID: w.admin.userID, tenant: w.a.ID}
+
+		var tools struct {
+			Tools []struct {
+				Tool        string `json:"tool"`
+				Connections []struct {
+					ID string `json:"id"`
+				} `json:"connections"`
+			} `json:"tools"`
+		}
+		w.want(agent, http.MethodGet, "/api/tools", "", http.StatusOK, &tools)
+		if len(tools.Tools) != 1 || tools.Tools[0].Tool != "github_get_issue" || len(tools.Tools[0].Connections) != 1 || tools.Tools[0].Connections[0].ID != conn {
+			t.Errorf("the agent's key lists %+v, want github_get_issue on %s only", tools.Tools, conn)
+		}
+		var res struct {
+			ConnectionID string `json:"connection_id"`
+		}
+		w.want(agent, http.MethodPost, "/api/tools/github_get_issue/call", `{"arguments":{"owner":"octo-org","repo":"hello","issue_number":7}}`, http.StatusOK, &res)
+		if res.ConnectionID != conn {
+			t.Errorf("the agent's call ran on %s, want %s", res.ConnectionID, conn)
+		}
+		refused := []struct {
+			name, path, body string
+			status           int
+		}{
+			{name: "a tool the agent did not select", path: "/api/tools/github_create_issue/call", body: `{"arguments":{"owner":"o","repo":"r","title":"t"}}`, status: http.StatusNotFound},
+			{name: "its tool on another connection", path: "/api/tools/github_get_issue/call", body: `{"connection_id":"` + other + `","arguments":{"owner":"octo-org","repo":"hello","issue_number":7}}`, status: http.StatusBadRequest},
+			{name: "a run of a tool the agent did not select", path: "/api/runs", body: `{"tool":"github_create_issue","arguments":{"owner":"o","repo":"r","title":"t"}}`, status: http.StatusNotFound},
+		}
+		for _, tt := range refused {
+			t.Run(tt.name, func(t *testing.T) {
+				if status, b := w.do(agent, http.MethodPost, tt.path, tt.body); status != tt.status {
+					t.Errorf("status %d %s, want %d", status, b, tt.status)
+				}
+			})
+		}
+		for _, r := range w.github.requests() {
+			if strings.Contains(r, "/repos/") && (strings.Contains(r, "POST") || strings.Contains(r, otherToken)) {
+				t.Errorf("a refused call reached GitHub: %s", r)
+			}
 		}
 	})
 }

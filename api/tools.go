@@ -42,6 +42,9 @@ func (s *server) listTools(c *gin.Context) {
 		return
 	}
 	bindings, err := s.tools().Tools(c.Request.Context(), p)
+	if err == nil && p.Kind == switchboard.PrincipalAgent {
+		bindings, err = s.agentBindings(c.Request.Context(), p, bindings)
+	}
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -105,6 +108,9 @@ func (s *server) callTool(c *gin.Context) {
 // connectionFor is the connection a tool runs on: the one named, or the caller's only
 // connection the tool can run on.
 func (s *server) connectionFor(ctx context.Context, p switchboard.Principal, tool, named string) (string, error) {
+	if p.Kind == switchboard.PrincipalAgent {
+		return s.agentConnection(ctx, p, tool, named)
+	}
 	if named != "" {
 		return named, nil
 	}
