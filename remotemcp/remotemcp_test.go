@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
@@ -326,5 +327,31 @@ func waitChange(t *testing.T, ch chan string, id string) {
 		case <-deadline:
 			t.Fatalf("no change notified for %s", id)
 		}
+	}
+}
+
+// TestSSETransport registers a server of the legacy HTTP+SSE transport (mcp-go's SSE
+// server) and runs its tool.
+func TestSSETransport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, testdb.SQLite(t))
+	up := newMCPServer(t, "")
+	sse := server.NewSSEServer(up.mcp)
+	ts := httptest.NewServer(sse)
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	reg, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "legacy", URL: ts.URL + "/sse", Transport: "sse"})
+	if err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	if diff := cmp.Diff([]string{"legacy_shout"}, reg.Tools); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	out, err := r.router.Execute(ctx, r.a, router.Request{Tool: "legacy_shout", ConnectionID: reg.Connection.ID, Args: json.RawMessage(`{"word":"old"}`)})
+	if err != nil || out.(*mcp.CallToolResult).Content[0].(mcp.TextContent).Text != "old!" {
+		t.Fatalf("call = %v, %v", out, err)
 	}
 }

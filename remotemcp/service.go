@@ -300,7 +300,7 @@ func (s *Service) callTool(ctx context.Context, tenant switchboard.TenantID, id,
 		res, err := sess.client.CallTool(cctx, req)
 		cancel()
 		if err != nil {
-			if attempt == 0 && gone(err) && ctx.Err() == nil {
+			if attempt == 0 && gone(err, cs) && ctx.Err() == nil {
 				s.log.Info("remote MCP session gone; reconnecting", "connection", id, "err", err)
 				s.drop(sess)
 				continue

@@ -232,10 +232,14 @@ func (s *Service) listTools(ctx context.Context, sess *session) error {
 }
 
 // gone reports whether an error says the session is over and a new one may be tried
-// without the request having run: the server forgot the session (it restarted), or
-// nothing answers at its address any more.
-func gone(err error) bool {
+// without the request having run: the server forgot the session (it restarted: 404, or
+// the TypeScript SDK's 400 "No valid session ID provided"), or nothing answers at its
+// address any more.
+func gone(err error, cs *callStatus) bool {
 	if errors.Is(err, transport.ErrSessionTerminated) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	if st := cs.status.Load(); (st == http.StatusBadRequest || st == http.StatusNotFound) && strings.Contains(strings.ToLower(err.Error()), "session") {
 		return true
 	}
 	var op *net.OpError
