@@ -158,7 +158,7 @@ func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, t
 		}).ToolResult(), nil
 	}
 	p, _ := switchboard.PrincipalFrom(ctx)
-	v, err := x.o.Runs.StartConfirm(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: origin}, c.stored)
+	v, err := x.o.Runs.StartConfirm(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: origin, Spec: tool}, c.stored)
 	if err != nil {
 		return sc.s.adapter.toolError(err), nil
 	}

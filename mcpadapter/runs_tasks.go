@@ -40,7 +40,7 @@ func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, nee
 	p, _ := switchboard.PrincipalFrom(ctx)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskWait)
 	defer cancel()
-	call := runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginTask}
+	call := runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginTask, Spec: b.Tool}
 	var (
 		v   runs.View
 		err error

@@ -163,7 +163,7 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 		if res, err := x.gate(ctx, sc, req, tool, b, rreq, runs.OriginAsync); res != nil || err != nil {
 			return res, err
 		}
-		v, err := x.o.Runs.Start(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginAsync})
+		v, err := x.o.Runs.Start(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginAsync, Spec: tool})
 		if err != nil {
 			return sc.s.adapter.toolError(err), nil
 		}

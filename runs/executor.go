@@ -120,6 +120,9 @@ type Call struct {
 	ConnectionID string
 	Args         json.RawMessage
 	Origin       Origin
+	// Spec is the tool, when the caller has it: a connection's own tools (a remote MCP
+	// server's) are not in the registry. Without it the registry's tool is used.
+	Spec *providers.Tool
 }
 
 // Start stores a new run of the call for the principal and starts it; it answers at
@@ -167,9 +170,12 @@ func (e *Executor) newRun(p switchboard.Principal, c Call) (*Run, []byte, error)
 	if p.TenantID == "" {
 		return nil, nil, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "no principal"}
 	}
-	tool, ok := e.o.Registry.Tool(c.Tool)
-	if !ok {
-		return nil, nil, switchboard.Invalid("tool", fmt.Sprintf("unknown tool %q", c.Tool))
+	tool := c.Spec
+	if tool == nil || tool.Name != c.Tool {
+		var ok bool
+		if tool, ok = e.o.Registry.Tool(c.Tool); !ok {
+			return nil, nil, switchboard.Invalid("tool", fmt.Sprintf("unknown tool %q", c.Tool))
+		}
 	}
 	args := c.Args
 	if len(args) == 0 {
@@ -278,7 +284,7 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, e.o.RunTimeout)
 	out, err := e.o.Runner.Execute(runCtx, r.principal(), router.Request{Tool: r.Tool, ConnectionID: r.ConnectionID, Args: input})
-	clear(input)
+	defer clear(input) // after the output is encoded: it may share the input's bytes
 	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded)
 	cancel()
 	if ctx.Err() != nil && !timedOut {

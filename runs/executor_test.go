@@ -13,6 +13,8 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/router"
 )
 
 func TestRunCompletesWithOutput(t *testing.T) {
@@ -259,6 +261,42 @@ func TestListPagesNewestFirst(t *testing.T) {
 				_, _, err := r.exec.List(ctx, r.ann, tt.o)
 				wantCode(t, err, switchboard.CodeInvalid, tt.field)
 			})
+		}
+	})
+}
+
+// echoRunner answers every call with its arguments, like a remote MCP server's tool.
+type echoRunner struct{}
+
+func (echoRunner) Execute(_ context.Context, _ switchboard.Principal, req router.Request) (any, error) {
+	return json.RawMessage(req.Args), nil
+}
+
+// TestRunOfAToolOutsideTheRegistry: a connection's own tool (a remote MCP server's)
+// runs when the caller hands its spec; without it, it is unknown.
+func TestRunOfAToolOutsideTheRegistry(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		r := newRig(t, db, func(o *Options) { o.Runner = echoRunner{} })
+		spec := &providers.Spec{Name: "mcp", Title: "Remote MCP"}
+		op := &providers.Operation[notesfake.NewNote, notesfake.NewNote]{Name: "echo", Title: "Echo", Description: "Echo the text.", Hints: providers.Hints{ReadOnly: true}}
+		tool, err := providers.NewDynamicTool(spec, "remote_echo", op, json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		_, err = r.exec.Start(ctx, r.ann, Call{Tool: "remote_echo", ConnectionID: r.connA, Args: json.RawMessage(`{"text":"hi"}`)})
+		wantCode(t, err, switchboard.CodeInvalid, "tool")
+		_, err = r.exec.Start(ctx, r.ann, Call{Tool: "remote_echo", ConnectionID: r.connA, Args: json.RawMessage(`{"text":3}`), Spec: tool})
+		wantCode(t, err, switchboard.CodeInvalid, "text")
+		v, err := r.exec.Start(ctx, r.ann, Call{Tool: "remote_echo", ConnectionID: r.connA, Args: json.RawMessage(`{"text":"hi"}`), Spec: tool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.wait(t, r.exec, r.ann, v.ID)
+		if got.State != StateCompleted || string(got.Output) != `{"text":"hi"}` || !r.row(t, v.ID).Resumable {
+			t.Errorf("run = %s %s, resumable %v", got.State, got.Output, r.row(t, v.ID).Resumable)
 		}
 	})
 }
