@@ -74,7 +74,7 @@ func TestOAuthGitHubDance(t *testing.T) {
 		got := map[string]string{"path": authURL.Path, "client_id": q.Get("client_id"), "redirect_uri": q.Get("redirect_uri"), "response_type": q.Get("response_type"),
 			"code_challenge_method": q.Get("code_challenge_method"), "scope": q.Get("scope"), "state_len": fmt.Sprint(len(state)), "challenge_len": fmt.Sprint(len(q.Get("code_challenge")))}
 		want := map[string]string{"path": "/login/oauth/authorize", "client_id": testClientID, "redirect_uri": h.srv.URL + api.CallbackPath, "response_type": "code",
-			"code_challenge_method": "S256", "scope": "repo read:user", "state_len": "52", "challenge_len": "43"}
+			"code_challenge_method": "S256", "scope": "repo read:user read:org gist notifications workflow", "state_len": "52", "challenge_len": "43"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("authorization URL (-want +got):\n%s", diff)
 		}
@@ -125,7 +125,7 @@ func TestOAuthGitHubDance(t *testing.T) {
 		}
 		c := conns[0]
 		gotConn := map[string]any{"provider": c["provider"], "auth_kind": c["auth_kind"], "account_id": c["account_id"], "account_label": c["account_label"], "status": c["status"], "shared": c["shared"], "scopes": c["scopes"]}
-		wantConn := map[string]any{"provider": "github", "auth_kind": "oauth2", "account_id": "4242", "account_label": "octocat", "status": "active", "shared": true, "scopes": []any{"repo", "read:user"}}
+		wantConn := map[string]any{"provider": "github", "auth_kind": "oauth2", "account_id": "4242", "account_label": "octocat", "status": "active", "shared": true, "scopes": []any{"repo", "read:user", "read:org", "gist", "notifications", "workflow"}}
 		if diff := cmp.Diff(wantConn, gotConn); diff != "" {
 			t.Errorf("connection (-want +got):\n%s", diff)
 		}
