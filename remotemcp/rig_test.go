@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,7 +31,8 @@ type rig struct {
 	router  *router.Router
 	audit   *memAudit
 	a, b    switchboard.Principal
-	changes chan string // connection ids the subscribers were told about
+	changes chan string   // connection ids the subscribers were told about
+	clock   *atomic.Int64 // how far the connections service's clock is ahead, in nanoseconds
 }
 
 type memAudit struct {
@@ -64,7 +66,8 @@ func newRig(t *testing.T, db *gorm.DB) *rig {
 	}
 	rec := &memAudit{}
 	svc := connections.NewService(connections.NewStore(db, kr), providers.NewRegistry(), &providers.Transports{}, rec)
-	svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "http://hub.test/oauth/callback"})
+	clock := &atomic.Int64{}
+	svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "http://hub.test/oauth/callback", Now: func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }})
 	guard, err := remotemcp.NewGuard(true, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +77,7 @@ func newRig(t *testing.T, db *gorm.DB) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(remote.Close)
-	r := &rig{conns: svc, remote: remote, audit: rec, changes: make(chan string, 64)}
+	r := &rig{conns: svc, remote: remote, audit: rec, changes: make(chan string, 64), clock: clock}
 	r.router = router.New(router.Options{Registry: providers.NewRegistry(), Connections: svc, Audit: rec, Dynamic: remote, ArgsKey: []byte("k")})
 	svc.Subscribe(r.router.Forget)
 	svc.Subscribe(remote.ConnectionChanged)

@@ -246,7 +246,6 @@ func (s *Service) session(ctx context.Context, tenant switchboard.TenantID, id s
 	if err != nil {
 		return nil, err
 	}
-	sess.tenant, sess.id, sess.version = c.TenantID, c.ID, c.Version
 	s.mu.Lock()
 	old := s.sessions[id]
 	s.sessions[id] = sess

@@ -116,11 +116,15 @@ type endpoint struct {
 	url       string
 	transport string
 	token     func(ctx context.Context) (string, error)
+	// The connection the session belongs to (none while a registration checks it).
+	tenant  switchboard.TenantID
+	id      string
+	version int64
 }
 
 // endpointOf builds a connection's endpoint from its record and credentials.
 func (s *Service) endpointOf(c connections.Connection, creds connections.Credentials) (endpoint, error) {
-	ep := endpoint{name: c.Meta[metaName], url: c.Meta[metaURL], transport: c.Meta[metaTransport]}
+	ep := endpoint{name: c.Meta[metaName], url: c.Meta[metaURL], transport: c.Meta[metaTransport], tenant: c.TenantID, id: c.ID, version: c.Version}
 	if ep.url == "" || ep.name == "" {
 		return endpoint{}, fmt.Errorf("connection %s has no remote MCP server url or name", c.ID)
 	}
@@ -188,7 +192,7 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 		c = client.NewClient(tr)
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	sess := &session{name: ep.name, client: c, cancel: cancel}
+	sess := &session{name: ep.name, client: c, cancel: cancel, tenant: ep.tenant, id: ep.id, version: ep.version}
 	sess.touch()
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) && onToolsChanged != nil {
