@@ -55,6 +55,8 @@ func TestRegisterRefuses(t *testing.T) {
 		{name: "cloud metadata", svc: guarded, in: remotemcp.RegisterInput{Name: "docs", URL: "http://169.254.169.254/latest/meta-data"}, wantField: "url", wantIn: "169.254.169.254"},
 		{name: "IPv6 loopback", svc: guarded, in: remotemcp.RegisterInput{Name: "docs", URL: "http://[::1]:3001/mcp"}, wantField: "url", wantIn: "::1"},
 		{name: "IPv4-mapped IPv6 loopback", svc: guarded, in: remotemcp.RegisterInput{Name: "docs", URL: "http://[::ffff:127.0.0.1]/mcp"}, wantField: "url", wantIn: "127.0.0.1"},
+		{name: "NAT64 cloud metadata", svc: guarded, in: remotemcp.RegisterInput{Name: "docs", URL: "http://[64:ff9b::a9fe:a9fe]/latest/meta-data"}, wantField: "url", wantIn: "64:ff9b::a9fe:a9fe"},
+		{name: "6to4 loopback", svc: guarded, in: remotemcp.RegisterInput{Name: "docs", URL: "http://[2002:7f00:1::]/mcp"}, wantField: "url", wantIn: "2002:7f00:1::"},
 		{name: "hostname resolving to loopback", svc: guarded, in: remotemcp.RegisterInput{Name: "docs", URL: "http://localhost:3001/mcp"}, wantField: "url", wantIn: "localhost resolves to"},
 		{name: "token endpoint on a private address", svc: guarded, in: remotemcp.RegisterInput{Name: "docs", URL: "https://93.184.215.14/mcp", Auth: "client_credentials", ClientID: "c", ClientSecret: "s", TokenURL: "http://192.168.1.1/token"}, wantField: "token_url", wantIn: "192.168.1.1"},
 	}

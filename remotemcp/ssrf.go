@@ -24,7 +24,8 @@ const (
 // refusedPrefixes are the ranges a remote MCP server may not be at unless an operator
 // allows them: loopback, private, shared (CGNAT), link-local (cloud metadata at
 // 169.254.169.254), unique-local (fd00:ec2::254), "this network", benchmarking,
-// multicast and reserved. IPv4-mapped IPv6 addresses are checked as IPv4.
+// multicast and reserved, and the IPv6 ranges that embed an IPv4 address a gateway
+// reaches (NAT64, 6to4). IPv4-mapped IPv6 addresses are checked as IPv4.
 var refusedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("10.0.0.0/8"),
@@ -39,7 +40,9 @@ var refusedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("240.0.0.0/4"),
 	netip.MustParsePrefix("::/128"),
 	netip.MustParsePrefix("::1/128"),
+	netip.MustParsePrefix("64:ff9b::/96"), // NAT64: 64:ff9b::a9fe:a9fe reaches 169.254.169.254
 	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2002::/16"), // 6to4: 2002:7f00:1:: embeds 127.0.0.1
 	netip.MustParsePrefix("fc00::/7"),
 	netip.MustParsePrefix("fe80::/10"),
 	netip.MustParsePrefix("ff00::/8"),
