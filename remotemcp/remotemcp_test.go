@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -355,5 +356,60 @@ func TestSSETransport(t *testing.T) {
 	out, err := r.router.Execute(ctx, r.a, router.Request{Tool: "legacy_shout", ConnectionID: reg.Connection.ID, Args: json.RawMessage(`{"word":"old"}`)})
 	if err != nil || out.(*mcp.CallToolResult).Content[0].(mcp.TextContent).Text != "old!" {
 		t.Fatalf("call = %v, %v", out, err)
+	}
+}
+
+// TestIdleSessionClosed checks that a session unused for the idle timeout is ended (the
+// server gets its DELETE) and that the next call opens a new one by itself.
+func TestIdleSessionClosed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, testdb.SQLite(t))
+	guard, err := remotemcp.NewGuard(true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := remotemcp.New(remotemcp.Options{Connections: r.conns, Guard: guard, IdleTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		svc.Run(runCtx)
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	rtr := router.New(router.Options{Registry: providers.NewRegistry(), Connections: r.conns, Dynamic: svc, ArgsKey: []byte("k")})
+	up := newMCPServer(t, "")
+	reg, err := svc.Register(ctx, r.a, remotemcp.RegisterInput{Name: "idle", URL: up.url()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func() error {
+		_, err := rtr.Execute(ctx, r.a, router.Request{Tool: "idle_shout", ConnectionID: reg.Connection.ID, Args: json.RawMessage(`{"word":"a"}`)})
+		return err
+	}
+	if err := call(); err != nil {
+		t.Fatal(err)
+	}
+	deletes := func() int {
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		return up.deletes
+	}
+	before := deletes() // the registration's check session ended already
+	deadline := time.Now().Add(10 * time.Second)
+	for deletes() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session was not ended within 10s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := call(); err != nil {
+		t.Fatalf("call after the idle close: %v", err)
 	}
 }

@@ -129,8 +129,9 @@ type mcpServer struct {
 	http *httptest.Server
 	want string // the Authorization header required ("" for none)
 
-	mu    sync.Mutex
-	auths []string
+	mu      sync.Mutex
+	auths   []string
+	deletes int // DELETE requests: sessions the hub ended
 }
 
 func newMCPServer(t *testing.T, want string) *mcpServer {
@@ -153,6 +154,9 @@ func newMCPServer(t *testing.T, want string) *mcpServer {
 		got := r.Header.Get("Authorization")
 		s.mu.Lock()
 		s.auths = append(s.auths, got)
+		if r.Method == http.MethodDelete {
+			s.deletes++
+		}
 		s.mu.Unlock()
 		if s.want != "" && got != s.want {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
