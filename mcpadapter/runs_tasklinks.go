@@ -19,9 +19,25 @@ import (
 // identifies the call.
 type taskLinks struct {
 	mu     sync.Mutex
-	byCall map[uintptr]chan string // call → its task id, once the hook saw it
-	runs   map[string]taskRun      // task id → its run
+	byCall map[uintptr]*pendingLink // call → its task id, once the hook saw it
+	runs   map[string]taskRun       // task id → its run
+	now    func() time.Time
 }
+
+// pendingLink is a call's task id on its way between the hook and the handler.
+type pendingLink struct {
+	ch      chan string
+	created time.Time
+}
+
+// linkWait is how long a handler waits for its call's task id.
+const linkWait = 5 * time.Second
+
+// staleLink is the age after which a pending link nobody took is dropped: a call
+// refused before its handler linked it (bad arguments), or a hook that fired after
+// the handler gave up. Without it each such call would stay in byCall for good, and a
+// later request whose Header map reused the address would read its stale task id.
+const staleLink = 2 * linkWait
 
 // taskRun is the run of a task, and whose it is.
 type taskRun struct {
@@ -30,7 +46,7 @@ type taskRun struct {
 }
 
 func newTaskLinks() *taskLinks {
-	return &taskLinks{byCall: map[uintptr]chan string{}, runs: map[string]taskRun{}}
+	return &taskLinks{byCall: map[uintptr]*pendingLink{}, runs: map[string]taskRun{}, now: time.Now}
 }
 
 // callKey identifies a call by its request's Header map (0 when it has none).
@@ -41,16 +57,23 @@ func callKey(h http.Header) uintptr {
 	return reflect.ValueOf(h).Pointer()
 }
 
-// slot returns the channel that receives the call's task id.
+// slot returns the channel that receives the call's task id, dropping pending links
+// older than staleLink.
 func (l *taskLinks) slot(key uintptr) chan string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ch, ok := l.byCall[key]
-	if !ok {
-		ch = make(chan string, 1)
-		l.byCall[key] = ch
+	now := l.now()
+	for k, pl := range l.byCall {
+		if k != key && now.Sub(pl.created) > staleLink {
+			delete(l.byCall, k)
+		}
 	}
-	return ch
+	pl, ok := l.byCall[key]
+	if !ok || now.Sub(pl.created) > staleLink {
+		pl = &pendingLink{ch: make(chan string, 1), created: now}
+		l.byCall[key] = pl
+	}
+	return pl.ch
 }
 
 // link waits (briefly) for the call's task id and records the task's run; it returns
@@ -62,7 +85,7 @@ func (l *taskLinks) link(key uintptr, p switchboard.Principal, runID string) fun
 	var taskID string
 	select {
 	case taskID = <-l.slot(key):
-	case <-time.After(5 * time.Second): // the hook never ran: not a task of this server
+	case <-time.After(linkWait): // the hook never ran: not a task of this server
 	}
 	l.mu.Lock()
 	delete(l.byCall, key)

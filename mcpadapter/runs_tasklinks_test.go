@@ -1,0 +1,53 @@
+package mcpadapter
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// TestTaskLinksDropStalePending: task ids the hook hands over for calls whose handler
+// never links them (a call refused before it starts a run) are dropped once stale, so
+// byCall stays bounded, and a stale id is never handed to a later call under the same
+// key; a fresh one still reaches its handler.
+func TestTaskLinksDropStalePending(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
+	l := newTaskLinks()
+	l.now = func() time.Time { return now }
+	hook := func(key uintptr, task string) {
+		select {
+		case l.slot(key) <- task:
+		default:
+		}
+	}
+	for key := uintptr(1); key <= 100; key++ {
+		hook(key, "task-refused")
+	}
+	now = now.Add(staleLink + time.Second)
+	hook(7, "task-fresh") // the same key as a stale one, as a reused Header address would be
+	l.mu.Lock()
+	pending := len(l.byCall)
+	l.mu.Unlock()
+	if pending != 1 {
+		t.Fatalf("%d pending links after the stale ones aged, want 1", pending)
+	}
+	p := switchboard.Principal{TenantID: "ten_a", Kind: switchboard.PrincipalUser, UserID: "usr_a"}
+	forget := l.link(7, p, "run_1")
+	l.mu.Lock()
+	got := l.runs
+	l.mu.Unlock()
+	if diff := cmp.Diff(map[string]taskRun{"task-fresh": {principal: p, runID: "run_1"}}, got, cmp.AllowUnexported(taskRun{})); diff != "" {
+		t.Errorf("linked runs (-want +got):\n%s", diff)
+	}
+	forget()
+	l.mu.Lock()
+	left := len(l.runs) + len(l.byCall)
+	l.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d links left after forget, want none", left)
+	}
+}
