@@ -4,10 +4,12 @@ package testdb
 
 import (
 	"context"
+	"database/sql"
 	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -101,6 +103,7 @@ func openPostgres(t testing.TB, base string, migrate bool) *gorm.DB {
 	}
 	if sqlDB, err := admin.DB(); err == nil {
 		sqlDB.SetMaxOpenConns(1)
+		shareServer(sqlDB)
 	}
 	schema := "t_" + switchboard.RandomToken(10)
 	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
@@ -122,7 +125,8 @@ func openPostgres(t testing.TB, base string, migrate bool) *gorm.DB {
 	if err != nil {
 		t.Fatalf("postgres pool: %v", err)
 	}
-	sqlDB.SetMaxOpenConns(8) // many parallel tests share one server
+	sqlDB.SetMaxOpenConns(8)
+	shareServer(sqlDB)
 	t.Cleanup(func() {
 		_ = database.Close(db)
 		if err := admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error; err != nil {
@@ -166,7 +170,16 @@ func Reopen(t testing.TB, db *gorm.DB) *gorm.DB {
 	}
 	if sqlDB, err := other.DB(); err == nil && db.Dialector.Name() == "postgres" {
 		sqlDB.SetMaxOpenConns(8)
+		shareServer(sqlDB)
 	}
 	t.Cleanup(func() { _ = database.Close(other) })
 	return other
+}
+
+// shareServer makes a test's pool give its idle connections back soon: many parallel
+// tests share one PostgreSQL server (100 connections by default), and a test paused by
+// t.Parallel after opening its schema must not hold connections while it waits.
+func shareServer(sqlDB *sql.DB) {
+	sqlDB.SetMaxIdleConns(2)
+	sqlDB.SetConnMaxIdleTime(500 * time.Millisecond)
 }
