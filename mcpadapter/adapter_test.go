@@ -428,7 +428,7 @@ func TestConnectionChangeRefreshesTools(t *testing.T) {
 	}
 	e.conns.set(connections.Connection{ID: "con_a", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "notes", AccountLabel: "alice@notes", Status: connections.StatusActive})
 	e.adapter.ConnectionChanged("ten_a", "con_a")
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for len(toolNames(t, c)) != 2 {
 		select {
 		case <-deadline:
