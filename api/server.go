@@ -95,6 +95,8 @@ func New(o Options) *gin.Engine {
 
 	a.GET("/users", s.listUsers)
 	a.POST("/users", s.createUser)
+	a.PATCH("/users/:id", s.setUserRole)
+	a.DELETE("/users/:id", s.removeUser)
 
 	a.GET("/keys", s.listKeys)
 	a.POST("/keys", s.createKey)

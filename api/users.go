@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -106,4 +107,91 @@ func (s *server) createUser(c *gin.Context) {
 	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindUserCreated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
 		Detail: fmt.Sprintf("created user %s (%s) with first key %s", u.ID, u.Role, key.ID)})
 	c.JSON(http.StatusCreated, createdUser{userView: viewUser(u), APIKey: createdKey{keyView: viewKey(key), Key: plain}})
+}
+
+// setUserRoleRequest changes a user's role.
+type setUserRoleRequest struct {
+	Role switchboard.Role `json:"role"`
+}
+
+// setUserRole changes the role of one of the tenant's users. Owners and admins may;
+// only an owner grants or takes away the owner role, and the tenant's last owner keeps
+// it. Another tenant's user is not found, like a missing one.
+func (s *server) setUserRole(c *gin.Context) {
+	p, err := asAdmin(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req setUserRoleRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	switch req.Role {
+	case switchboard.RoleOwner, switchboard.RoleAdmin, switchboard.RoleMember:
+	default:
+		s.fail(c, switchboard.Invalid("role", "must be one of owner, admin, member"))
+		return
+	}
+	ctx := c.Request.Context()
+	id := c.Param("id")
+	target, err := s.Tenants.User(ctx, p.TenantID, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if (target.Role == switchboard.RoleOwner || req.Role == switchboard.RoleOwner) && p.Role != switchboard.RoleOwner {
+		s.fail(c, switchboard.Errorf(switchboard.CodeForbidden, "only an owner may grant or take away the owner role"))
+		return
+	}
+	before, after, err := s.Tenants.SetUserRole(ctx, p.TenantID, id, req.Role)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if before.Role != after.Role {
+		s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindUserRoleChanged, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
+			Detail: fmt.Sprintf("changed the role of user %s from %s to %s", id, before.Role, after.Role)})
+	}
+	c.JSON(http.StatusOK, viewUser(after))
+}
+
+// removeUser removes one of the tenant's users: their API keys are revoked, their web
+// sessions end, and the agents they created go with them. Owners and admins may; only
+// an owner removes an owner, the last owner stays, and nobody removes themselves.
+// Another tenant's user is not found, like a missing one.
+func (s *server) removeUser(c *gin.Context) {
+	p, err := asAdmin(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	id := c.Param("id")
+	target, err := s.Tenants.User(ctx, p.TenantID, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if target.ID == p.UserID {
+		s.fail(c, switchboard.Errorf(switchboard.CodeForbidden, "you cannot remove yourself; ask another owner or admin"))
+		return
+	}
+	if target.Role == switchboard.RoleOwner && p.Role != switchboard.RoleOwner {
+		s.fail(c, switchboard.Errorf(switchboard.CodeForbidden, "only an owner may remove an owner"))
+		return
+	}
+	r, err := s.Tenants.RemoveUser(ctx, p.TenantID, id, p.Operator)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	keys := strings.Join(r.RevokedKeys, " ")
+	if len(keys) > 300 { // the detail holds 500 characters
+		keys = fmt.Sprintf("%d keys", len(r.RevokedKeys))
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindUserRemoved, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
+		Detail: fmt.Sprintf("removed user %s (%s); revoked keys [%s]; ended %d sessions", id, r.User.Role, keys, r.EndedSessions)})
+	c.Status(http.StatusNoContent)
 }

@@ -31,6 +31,10 @@ const (
 	KindTenantCreated      Kind = "tenant_created"
 	KindUserCreated        Kind = "user_created"
 	KindUserInvited        Kind = "user_invited"
+	// KindUserRoleChanged: an admin changed a user's role (the detail says from and to).
+	KindUserRoleChanged Kind = "user_role_changed"
+	// KindUserRemoved: an admin removed a user, revoking their keys and ending their sessions.
+	KindUserRemoved Kind = "user_removed"
 )
 
 // Event is one audit record. It never holds credentials, and arguments only as a hash.
