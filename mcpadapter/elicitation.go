@@ -138,7 +138,7 @@ func accepted(action string, content any) bool {
 func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, tool *providers.Tool, b router.Binding, rreq router.Request, origin runs.Origin) (*mcp.CallToolResult, error) {
 	need, err := x.needsConfirm(ctx, sc, tool)
 	if err != nil {
-		return sc.s.adapter.toolError(err), nil
+		return x.hubError(ctx, sc, err), nil
 	}
 	if !need {
 		return nil, nil
@@ -160,7 +160,7 @@ func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, t
 	p, _ := switchboard.PrincipalFrom(ctx)
 	v, err := x.o.Runs.StartConfirm(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: origin, Spec: tool}, c.stored)
 	if err != nil {
-		return sc.s.adapter.toolError(err), nil
+		return x.hubError(ctx, sc, err), nil
 	}
 	return inputRequired(v, c.shown), nil
 }

@@ -51,3 +51,41 @@ func TestRunsToolErrorLogsInternalCauses(t *testing.T) {
 		})
 	}
 }
+
+// TestRunsHubErrorLogsInternalCauses: a hub tool's call that fails in the runs
+// extension (its confirm policy or its run could not be read or stored) is rendered as
+// the adapter renders tool errors, and an internal cause is logged.
+func TestRunsHubErrorLogsInternalCauses(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		err      error
+		wantText string
+		wantLog  string
+	}{
+		{name: "policy read failed", err: switchboard.Internal(errors.New("read MCP settings: database is closed")),
+			wantText: "Switchboard failed to run this tool (internal error); the operator has the details.", wantLog: "database is closed"},
+		{name: "bad argument", err: switchboard.Invalid("text", "is required"), wantText: `Invalid argument "text": is required.`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var logs bytes.Buffer
+			x := &runsExt{o: RunsOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+			sc := Scope{Principal: switchboard.Principal{TenantID: "ten_a"}, s: &scope{adapter: &Adapter{}}}
+			res := x.hubError(context.Background(), sc, tt.err)
+			if !res.IsError || len(res.Content) != 1 {
+				t.Fatalf("result = %+v, want one error text", res)
+			}
+			if diff := cmp.Diff(tt.wantText, res.Content[0].(mcp.TextContent).Text); diff != "" {
+				t.Errorf("text (-want +got):\n%s", diff)
+			}
+			if tt.wantLog == "" && logs.Len() != 0 {
+				t.Errorf("logged %q for a coded error", logs.String())
+			}
+			if tt.wantLog != "" && (!strings.Contains(logs.String(), tt.wantLog) || !strings.Contains(logs.String(), "ten_a")) {
+				t.Errorf("log %q lacks the cause %q or the tenant", logs.String(), tt.wantLog)
+			}
+		})
+	}
+}

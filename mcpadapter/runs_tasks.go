@@ -52,13 +52,13 @@ func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, nee
 	}
 	if err != nil {
 		go x.links.link(callKey(req.Header), p, "")() // drain the task id the hook sends
-		return sc.s.adapter.toolError(err), nil
+		return x.hubError(ctx, sc, err), nil
 	}
 	forget := x.links.link(callKey(req.Header), p, v.ID)
 	defer forget()
 	done, err := x.o.Runs.Wait(ctx, p, v.ID, x.o.TaskPoll)
 	if err != nil {
-		return sc.s.adapter.toolError(err), nil
+		return x.hubError(ctx, sc, err), nil
 	}
 	return runResult(done), nil
 }

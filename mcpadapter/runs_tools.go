@@ -137,7 +137,7 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		if err := decodeRunArgs(req, &in); err != nil {
-			return sc.s.adapter.toolError(err), nil
+			return x.hubError(ctx, sc, err), nil
 		}
 		if strings.TrimSpace(in.Tool) == "" {
 			return sc.s.adapter.toolError(switchboard.Invalid("tool", "is required")), nil
@@ -151,10 +151,10 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 		}
 		rreq, tool, err := sc.Resolve(ctx, in.Tool, args)
 		if err != nil {
-			return sc.s.adapter.toolError(err), nil
+			return x.hubError(ctx, sc, err), nil
 		}
 		if err := tool.Validate(rreq.Args); err != nil {
-			return sc.s.adapter.toolError(err), nil
+			return x.hubError(ctx, sc, err), nil
 		}
 		b, ok := sc.binding(in.Tool)
 		if !ok {
@@ -165,7 +165,7 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 		}
 		v, err := x.o.Runs.Start(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginAsync, Spec: tool})
 		if err != nil {
-			return sc.s.adapter.toolError(err), nil
+			return x.hubError(ctx, sc, err), nil
 		}
 		return viewResult(v)
 	}
@@ -296,6 +296,17 @@ func (x *runsExt) toolError(ctx context.Context, err error) *mcp.CallToolResult 
 	return mcp.NewToolResultError(errorText(err))
 }
 
+// hubError is the tool result of a hub tool's call that failed in the runs extension
+// (its confirmation policy, arguments, or run could not be read or stored), as the
+// adapter renders it; an internal error's cause, which the agent is not shown, is
+// logged.
+func (x *runsExt) hubError(ctx context.Context, sc Scope, err error) *mcp.CallToolResult {
+	if switchboard.CodeOf(err) == switchboard.CodeInternal {
+		x.o.Logger.ErrorContext(ctx, "runs extension failed", "tenant", sc.Principal.TenantID, "err", err)
+	}
+	return sc.s.adapter.toolError(err)
+}
+
 // errorText renders an error of the runs tools for the agent.
 func errorText(err error) string {
 	e := switchboard.AsError(err)
@@ -348,7 +359,7 @@ func (x *runsExt) wrap(sc Scope, b router.Binding, next server.ToolHandlerFunc) 
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		need, err := x.needsConfirm(ctx, sc, b.Tool)
 		if err != nil {
-			return sc.s.adapter.toolError(err), nil
+			return x.hubError(ctx, sc, err), nil
 		}
 		if !need && req.Params.Task == nil {
 			return next(ctx, req)
@@ -359,10 +370,10 @@ func (x *runsExt) wrap(sc Scope, b router.Binding, next server.ToolHandlerFunc) 
 		}
 		rreq, tool, err := sc.Resolve(ctx, b.Tool.Name, args)
 		if err != nil {
-			return sc.s.adapter.toolError(err), nil
+			return x.hubError(ctx, sc, err), nil
 		}
 		if err := tool.Validate(rreq.Args); err != nil {
-			return sc.s.adapter.toolError(err), nil
+			return x.hubError(ctx, sc, err), nil
 		}
 		if req.Params.Task != nil {
 			return x.runAsTask(ctx, sc, b, need, req, rreq)
