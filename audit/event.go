@@ -35,6 +35,8 @@ const (
 	KindUserRoleChanged Kind = "user_role_changed"
 	// KindUserRemoved: an admin removed a user, revoking their keys and ending their sessions.
 	KindUserRemoved Kind = "user_removed"
+	// KindKeysRotated: `switchboard keys rotate` re-sealed the tenant's secrets under a new key.
+	KindKeysRotated Kind = "keys_rotated"
 )
 
 // Event is one audit record. It never holds credentials, and arguments only as a hash.

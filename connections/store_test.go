@@ -36,6 +36,12 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newWorldWith(t, db, kr)
+}
+
+// newWorldWith is newWorld on the keyring kr.
+func newWorldWith(t *testing.T, db *gorm.DB, kr connections.Keyring) *world {
+	t.Helper()
 	w := &world{db: db, store: connections.NewStore(db, kr)}
 	w.a = newTenantUsers(t, db, w.store, "tenant-a")
 	w.b = newTenantUsers(t, db, w.store, "tenant-b")

@@ -27,6 +27,7 @@ func all() []migration {
 		{Version: 4, Name: "agents", Up: up0004Agents},
 		{Version: 5, Name: "runs", Up: up0005Runs},
 		{Version: 6, Name: "web", Up: up0006Web},
+		{Version: 7, Name: "key_rotations", Up: up0007KeyRotations},
 		{Version: 8, Name: "remote_mcp", Up: up0008RemoteMCP},
 	}
 }

@@ -30,6 +30,11 @@ func envVars() []envVar {
 		{"SWITCHBOARD_DATA_DIR", "./data", "directory for the SQLite database and the key file, created 0700"},
 		{"SWITCHBOARD_DATABASE_URL", "sqlite:DATA_DIR/switchboard.db", "sqlite:PATH (or a file path) for SQLite; postgres://user:pass@host:5432/db?sslmode=… for PostgreSQL"},
 		{"SWITCHBOARD_KEY_FILE", "DATA_DIR/master.key", "the local key that seals connection credentials, created 0600 on first start; keep it and back it up"},
+		{"SWITCHBOARD_KEYRING", "file", "what seals credentials: file (the local key file) or vault (HashiCorp Vault Transit, envelope encryption)"},
+		{"SWITCHBOARD_VAULT_ADDR", "none", "with SWITCHBOARD_KEYRING=vault: Vault's URL, for example https://vault.internal:8200"},
+		{"SWITCHBOARD_VAULT_TOKEN", "$VAULT_TOKEN", "with SWITCHBOARD_KEYRING=vault: a Vault token that may use the transit key (datakey, decrypt, hmac, read; rotate for keys rotate)"},
+		{"SWITCHBOARD_VAULT_TRANSIT_KEY", "none", "with SWITCHBOARD_KEYRING=vault: the name of the transit key (create it with vault write -f transit/keys/NAME)"},
+		{"SWITCHBOARD_VAULT_TRANSIT_MOUNT", "transit", "with SWITCHBOARD_KEYRING=vault: the path the transit secrets engine is mounted at"},
 		{"SWITCHBOARD_PUBLIC_URL", "http://ADDR", "the URL people and MCP clients reach this server at (behind a proxy: its https URL); MCP URLs start with it"},
 		{"SWITCHBOARD_<PROVIDER>_BASE_URL", "the provider's public API", "API base URL of one provider, e.g. SWITCHBOARD_GITHUB_BASE_URL=https://HOST/api/v3 for GitHub Enterprise Server, or a test double's URL"},
 		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs are text on stderr"},
@@ -53,6 +58,12 @@ type config struct {
 	DataDir     string
 	DatabaseURL string
 	KeyFile     string
+	// Keyring is "file" or "vault"; the Vault fields matter only for "vault".
+	Keyring           string
+	VaultAddr         string
+	VaultToken        string
+	VaultTransitKey   string
+	VaultTransitMount string
 	// PublicURL is empty unless set; serve then derives it from the listening address.
 	PublicURL string
 	// BaseURLs overrides providers' API base URLs, by provider name.
@@ -102,6 +113,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return config{}, &configError{"SWITCHBOARD_DATABASE_URL", err.Error()}
 	}
 	c.KeyFile = get("SWITCHBOARD_KEY_FILE", filepath.Join(c.DataDir, "master.key"))
+	if err := loadKeyringConfig(&c, get); err != nil {
+		return config{}, err
+	}
 	if v := get("SWITCHBOARD_PUBLIC_URL", ""); v != "" {
 		u, err := checkHTTPURL(v)
 		if err != nil {
@@ -212,6 +226,45 @@ func loadOAuthApps(get func(name, def string) string) (map[string]connections.OA
 		return nil, nil
 	}
 	return apps, nil
+}
+
+// loadKeyringConfig reads the keyring's variables; a Vault keyring needs its address,
+// token and key.
+func loadKeyringConfig(c *config, get func(name, def string) string) error {
+	c.Keyring = get("SWITCHBOARD_KEYRING", "file")
+	switch c.Keyring {
+	case "file":
+		return nil
+	case "vault":
+	default:
+		return &configError{"SWITCHBOARD_KEYRING", fmt.Sprintf("%q is not a keyring; use file or vault", c.Keyring)}
+	}
+	addr := get("SWITCHBOARD_VAULT_ADDR", "")
+	if addr == "" {
+		return &configError{"SWITCHBOARD_VAULT_ADDR", "is required with SWITCHBOARD_KEYRING=vault"}
+	}
+	u, err := checkHTTPURL(addr)
+	if err != nil {
+		return &configError{"SWITCHBOARD_VAULT_ADDR", err.Error()}
+	}
+	c.VaultAddr = u
+	c.VaultToken = get("SWITCHBOARD_VAULT_TOKEN", get("VAULT_TOKEN", ""))
+	if c.VaultToken == "" {
+		return &configError{"SWITCHBOARD_VAULT_TOKEN", "is required with SWITCHBOARD_KEYRING=vault (or set VAULT_TOKEN)"}
+	}
+	c.VaultTransitKey = get("SWITCHBOARD_VAULT_TRANSIT_KEY", "")
+	if c.VaultTransitKey == "" {
+		return &configError{"SWITCHBOARD_VAULT_TRANSIT_KEY", "is required with SWITCHBOARD_KEYRING=vault"}
+	}
+	if strings.ContainsAny(c.VaultTransitKey, "/: ") {
+		return &configError{"SWITCHBOARD_VAULT_TRANSIT_KEY", fmt.Sprintf("%q must be a bare key name, without / or :", c.VaultTransitKey)}
+	}
+	mount := get("SWITCHBOARD_VAULT_TRANSIT_MOUNT", "transit")
+	c.VaultTransitMount = strings.Trim(mount, "/")
+	if c.VaultTransitMount == "" || strings.ContainsAny(c.VaultTransitMount, ": ") {
+		return &configError{"SWITCHBOARD_VAULT_TRANSIT_MOUNT", fmt.Sprintf("%q is not a mount path", mount)}
+	}
+	return nil
 }
 
 func checkAddr(addr string) error {

@@ -21,7 +21,7 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute, RunLease: 30 * time.Second},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", Keyring: "file", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute, RunLease: 30 * time.Second},
 		},
 		{
 			name: "everything set",
@@ -36,14 +36,29 @@ func TestLoadConfig(t *testing.T) {
 			},
 			want: config{Addr: "0.0.0.0:9000", DataDir: "/var/lib/sb", DatabaseURL: "postgres://sb:pw@db:5432/sb?sslmode=disable",
 				KeyFile: "/run/secrets/key", PublicURL: "https://hub.example.com",
-				BaseURLs: map[string]string{"github": "https://ghe.example.com/api/v3", "slack": "http://127.0.0.1:9999/api"}, LogLevel: slog.LevelDebug, RefreshInterval: 30 * time.Second, RunLease: 5 * time.Second,
+				BaseURLs: map[string]string{"github": "https://ghe.example.com/api/v3", "slack": "http://127.0.0.1:9999/api"}, Keyring: "file", LogLevel: slog.LevelDebug, RefreshInterval: 30 * time.Second, RunLease: 5 * time.Second,
 				OAuthApps: map[string]connections.OAuthApp{"github": {ClientID: "Iv1.abc", ClientSecret: "s3cret",
 					AuthURL: "https://ghe.example.com/login/oauth/authorize", TokenURL: "https://ghe.example.com/login/oauth/access_token"}}},
 		},
 		{
+			name: "vault keyring",
+			env: map[string]string{
+				"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "https://vault.internal:8200/", "SWITCHBOARD_VAULT_TOKEN": "hvs.abc",
+				"SWITCHBOARD_VAULT_TRANSIT_KEY": "switchboard", "SWITCHBOARD_VAULT_TRANSIT_MOUNT": "/kms/transit/", "VAULT_TOKEN": "hvs.ignored",
+			},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute, RunLease: 30 * time.Second,
+				Keyring: "vault", VaultAddr: "https://vault.internal:8200", VaultToken: "hvs.abc", VaultTransitKey: "switchboard", VaultTransitMount: "kms/transit"},
+		},
+		{
+			name: "vault token from VAULT_TOKEN",
+			env:  map[string]string{"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "http://127.0.0.1:8200", "VAULT_TOKEN": "hvs.env", "SWITCHBOARD_VAULT_TRANSIT_KEY": "sb"},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute, RunLease: 30 * time.Second,
+				Keyring: "vault", VaultAddr: "http://127.0.0.1:8200", VaultToken: "hvs.env", VaultTransitKey: "sb", VaultTransitMount: "transit"},
+		},
+		{
 			name: "data dir moves the defaults",
 			env:  map[string]string{"SWITCHBOARD_DATA_DIR": "/tmp/sb"},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute, RunLease: 30 * time.Second},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", Keyring: "file", LogLevel: slog.LevelInfo, RefreshInterval: time.Minute, RunLease: 30 * time.Second},
 		},
 		{name: "addr without port", env: map[string]string{"SWITCHBOARD_ADDR": "localhost"}, wantVar: "SWITCHBOARD_ADDR"},
 		{name: "addr with bad port", env: map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:http"}, wantVar: "SWITCHBOARD_ADDR"},
@@ -61,6 +76,13 @@ func TestLoadConfig(t *testing.T) {
 		{name: "oauth token URL", env: map[string]string{"SWITCHBOARD_OAUTH_GITHUB_TOKEN_URL": "ghe/token"}, wantVar: "SWITCHBOARD_OAUTH_GITHUB_TOKEN_URL"},
 		{name: "refresh interval", env: map[string]string{"SWITCHBOARD_REFRESH_INTERVAL": "10ms"}, wantVar: "SWITCHBOARD_REFRESH_INTERVAL"},
 		{name: "run lease", env: map[string]string{"SWITCHBOARD_RUN_LEASE": "soon"}, wantVar: "SWITCHBOARD_RUN_LEASE"},
+		{name: "keyring", env: map[string]string{"SWITCHBOARD_KEYRING": "kms"}, wantVar: "SWITCHBOARD_KEYRING"},
+		{name: "vault without address", env: map[string]string{"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_TOKEN": "t", "SWITCHBOARD_VAULT_TRANSIT_KEY": "k"}, wantVar: "SWITCHBOARD_VAULT_ADDR"},
+		{name: "vault address not a URL", env: map[string]string{"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "vault:8200", "SWITCHBOARD_VAULT_TOKEN": "t", "SWITCHBOARD_VAULT_TRANSIT_KEY": "k"}, wantVar: "SWITCHBOARD_VAULT_ADDR"},
+		{name: "vault without token", env: map[string]string{"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "http://v:8200", "SWITCHBOARD_VAULT_TRANSIT_KEY": "k"}, wantVar: "SWITCHBOARD_VAULT_TOKEN"},
+		{name: "vault without key", env: map[string]string{"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "http://v:8200", "SWITCHBOARD_VAULT_TOKEN": "t"}, wantVar: "SWITCHBOARD_VAULT_TRANSIT_KEY"},
+		{name: "vault key with a slash", env: map[string]string{"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "http://v:8200", "SWITCHBOARD_VAULT_TOKEN": "t", "SWITCHBOARD_VAULT_TRANSIT_KEY": "a/b"}, wantVar: "SWITCHBOARD_VAULT_TRANSIT_KEY"},
+		{name: "vault mount", env: map[string]string{"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "http://v:8200", "SWITCHBOARD_VAULT_TOKEN": "t", "SWITCHBOARD_VAULT_TRANSIT_KEY": "k", "SWITCHBOARD_VAULT_TRANSIT_MOUNT": "/"}, wantVar: "SWITCHBOARD_VAULT_TRANSIT_MOUNT"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@
 //	switchboard [serve]                                          run the server (the default)
 //	switchboard migrate                                          run the database migrations and exit
 //	switchboard tenant create --slug S --name N --owner-email E  create a tenant, its owner and an owner key
+//	switchboard keys rotate [--batch-size N]                     re-seal every credential under a new key
 //	switchboard version                                          print the version
 //
 // Run `switchboard -h` for the configuration variables.
@@ -57,7 +58,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, "switchboard", version())
 		return exitOK
-	case "serve", "migrate", "tenant", "user":
+	case "serve", "migrate", "tenant", "user", "keys":
 	default:
 		fmt.Fprintf(stderr, "switchboard: unknown command %q\n\n", cmd)
 		usage(stderr)
@@ -86,6 +87,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return tenantCommand(ctx, cfg, args, stdout, stderr)
 	case "user":
 		return userCommand(ctx, cfg, args, stdout, stderr)
+	case "keys":
+		return keysCommand(ctx, cfg, log, args, stdout, stderr)
 	}
 	if err != nil {
 		log.Error(cmd+" failed", "err", err)
@@ -119,6 +122,9 @@ Usage:
                              create a tenant, its owner user and an owner API key
   switchboard user password-link [--tenant SLUG] --email EMAIL
                              print a one-time link that sets the user's UI password
+  switchboard keys rotate [--batch-size N]
+                             make a new key current and re-seal every credential under it,
+                             in batches, while servers keep running; rerun to resume
   switchboard version        print the version
   switchboard -h             print this help
 

@@ -78,7 +78,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 			log.Error("close database", "err", err)
 		}
 	}()
-	keyring, err := connections.LoadOrCreateKeyFile(cfg.KeyFile)
+	keyring, argsKey, err := openKeyring(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
-	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: keyring.Derive("audit-args"), Dynamic: remote})
+	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: argsKey, Dynamic: remote})
 	agentService := agents.NewService(agents.NewStore(db), reg, connService)
 	// A failed run says what a failed tools/call says (rate-limit advice, reconnect link).
 	var adapter *mcpadapter.Adapter

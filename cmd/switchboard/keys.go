@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/database"
+)
+
+// openKeyring opens the configured keyring and derives the secret that keys the audit
+// log's argument hashes from it.
+func openKeyring(ctx context.Context, cfg config) (connections.Rotator, []byte, error) {
+	if cfg.Keyring != "vault" {
+		kr, err := connections.LoadOrCreateKeyFile(cfg.KeyFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		return kr, kr.Derive("audit-args"), nil
+	}
+	kr, err := connections.NewVaultKeyring(ctx, connections.VaultOptions{
+		Address: cfg.VaultAddr,
+		Token:   cfg.VaultToken,
+		Mount:   cfg.VaultTransitMount,
+		Key:     cfg.VaultTransitKey,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	argsKey, err := kr.Derive(ctx, "audit-args")
+	if err != nil {
+		return nil, nil, err
+	}
+	return kr, argsKey, nil
+}
+
+// keysCommand runs `switchboard keys rotate`.
+func keysCommand(ctx context.Context, cfg config, log *slog.Logger, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "rotate" {
+		fmt.Fprintln(stderr, "switchboard keys: the only sub-command is rotate: switchboard keys rotate [--batch-size N]")
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("switchboard keys rotate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	batch := fs.Int("batch-size", 100, "how many records to re-seal at a time (1 to 10000)")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "switchboard keys rotate: unexpected arguments %q\n", strings.Join(fs.Args(), " "))
+		return exitUsage
+	}
+	if *batch < 1 || *batch > 10000 {
+		fmt.Fprintf(stderr, "switchboard keys rotate: --batch-size must be 1 to 10000, got %d\n", *batch)
+		return exitUsage
+	}
+	if err := rotateKeys(ctx, cfg, log, *batch, stdout); err != nil {
+		fmt.Fprintf(stderr, "switchboard keys rotate: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// rotateKeys makes a new key current (or resumes an unfinished rotation) and re-seals
+// every sealed record under it, printing progress. Servers keep running meanwhile.
+func rotateKeys(ctx context.Context, cfg config, log *slog.Logger, batch int, stdout io.Writer) error {
+	if cfg.Keyring == "file" {
+		// A missing file means the wrong SWITCHBOARD_DATA_DIR or SWITCHBOARD_KEY_FILE:
+		// a new key file could open nothing.
+		if _, err := os.Stat(cfg.KeyFile); err != nil {
+			return fmt.Errorf("key file %s: %w; point SWITCHBOARD_KEY_FILE (or SWITCHBOARD_DATA_DIR) at the key file the servers use", cfg.KeyFile, err)
+		}
+	}
+	db, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer database.Close(db)
+	kr, _, err := openKeyring(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	writer := audit.NewWriter(db, audit.WriterOptions{Logger: log})
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := writer.Close(closeCtx); err != nil {
+			log.Error("flush audit events", "err", err)
+		}
+	}()
+	records := []connections.SealedRecords{
+		connections.NewStore(db, kr).SealedRecords(),
+	}
+	res, err := connections.Rotate(ctx, db, kr, records, connections.RotateOptions{
+		BatchSize: batch,
+		Audit:     writer,
+		Progress: func(p connections.RotateProgress) {
+			fmt.Fprintf(stdout, "%s: %d of %d re-sealed, %d changed meanwhile, %d failed\n", p.Kind, p.Resealed, p.Total, p.Changed, p.Failed)
+		},
+	})
+	if res.KeyID != "" {
+		verb := "Rotated to"
+		if res.Resumed {
+			verb = "Resumed rotation " + res.RotationID + " under"
+		}
+		fmt.Fprintf(stdout, "%s key %s; %d records re-sealed in this run.\n", verb, res.KeyID, res.Resealed)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Rotation %s finished: every record is sealed under key %s.\n", res.RotationID, res.KeyID)
+	return nil
+}
