@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/runs"
 )
 
 // openKeyring opens the configured keyring and derives the secret that keys the audit
@@ -98,9 +99,9 @@ func rotateKeys(ctx context.Context, cfg config, log *slog.Logger, batch int, st
 			log.Error("flush audit events", "err", err)
 		}
 	}()
-	records := []connections.SealedRecords{
-		connections.NewStore(db, kr).SealedRecords(),
-	}
+	// Every kind of record sealed with the keyring; a package that seals something new
+	// adds its records here.
+	records := append(connections.NewStore(db, kr).SealedRecordsAll(), runs.NewStore(db, kr).SealedRecords())
 	res, err := connections.Rotate(ctx, db, kr, records, connections.RotateOptions{
 		BatchSize: batch,
 		Audit:     writer,
