@@ -175,14 +175,14 @@ func (k *VaultKeyring) Open(ctx context.Context, keyID string, ciphertext, aad [
 		return nil, errors.New("open: not a vault keyring ciphertext of a known format")
 	}
 	n, read := binary.Uvarint(ciphertext[1:])
-	if read <= 0 || n == 0 || n > uint64(len(ciphertext)) {
+	if read <= 0 || n == 0 {
 		return nil, errors.New("open: ciphertext is malformed")
 	}
 	start := 1 + read
-	end := start + int(n)
-	if end+12+16 > len(ciphertext) {
+	if n > uint64(len(ciphertext)) || start+int(n)+12+16 > len(ciphertext) {
 		return nil, errors.New("open: ciphertext too short")
 	}
+	end := start + int(n)
 	wrapped := string(ciphertext[start:end])
 	if v, err := wrappedVersion(wrapped); err != nil || strconv.FormatInt(v, 10) != version {
 		return nil, fmt.Errorf("open: the data key was not wrapped by key %q", keyID)
