@@ -46,7 +46,7 @@ func TestRotateOAuthSecrets(t *testing.T) {
 		state := "state-" + switchboard.RandomToken(16)
 		row := &oauthStateRow{ID: secretHash(state), TenantID: ten.ID, UserID: user.ID, Provider: "github", ClientID: "client-github",
 			BrowserHash: secretHash("cookie"), RedirectURI: "https://hub.example.com/oauth/callback", ExpiresAt: now.Add(stateTTL), CreatedAt: now}
-		if err := store.createOAuthState(ctx, row, statePayload{Verifier: "pkce-verifier", Label: "mine"}); err != nil {
+		if err := store.createOAuthState(ctx, row, statePayload{Verifier: "pkce-verifier", Label: "mine", Extra: []byte("x")}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -87,8 +87,11 @@ func TestRotateOAuthSecrets(t *testing.T) {
 			}
 		}
 		_, payload, err := after.consumeOAuthState(ctx, state, now)
-		if err != nil || payload != (statePayload{Verifier: "pkce-verifier", Label: "mine"}) {
-			t.Errorf("state after the rotation: %+v, %v", payload, err)
+		if err != nil {
+			t.Fatalf("state after the rotation: %v", err)
+		}
+		if diff := cmp.Diff(statePayload{Verifier: "pkce-verifier", Label: "mine", Extra: []byte("x")}, payload); diff != "" {
+			t.Errorf("state after the rotation (-want +got):\n%s", diff)
 		}
 
 		// A secret replaced while the rotation runs is the one that stays.

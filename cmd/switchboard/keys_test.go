@@ -234,7 +234,7 @@ func TestServeWithVaultKeyring(t *testing.T) {
 		"SWITCHBOARD_ADDR": "127.0.0.1:0", "SWITCHBOARD_DATA_DIR": filepath.Join(t.TempDir(), "data"), "SWITCHBOARD_LOG_LEVEL": "error",
 		"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": srv.Addr, "SWITCHBOARD_VAULT_TOKEN": srv.Token, "SWITCHBOARD_VAULT_TRANSIT_KEY": key,
 	}
-	lines, stop := startServe(t, env(e), 4)
+	lines, stop := startServe(t, env(e), 5)
 	if !strings.HasPrefix(lines[0], "Switchboard is listening on http://127.0.0.1:") {
 		t.Errorf("first line %q", lines[0])
 	}
