@@ -65,9 +65,7 @@ func requireConformance(t *testing.T) string {
 // that apply to a hub registering a remote server with OAuth, against
 // internal/conformanceclient: the hub's own registration, authorization URL, callback,
 // token exchange and calls, driven by the suite's authorization and MCP servers.
-// Scenarios left out, and why: auth/pre-registration (the client id comes in
-// MCP_CONFORMANCE_CONTEXT, which a registration takes as client_id, not wired here),
-// auth/scope-from-www-authenticate, auth/scope-from-scopes-supported and
+// Scenarios left out, and why: auth/scope-from-www-authenticate, auth/scope-from-scopes-supported and
 // auth/scope-step-up (the hub requests only the scopes a tenant gives), auth/basic-cimd
 // (client ID metadata documents), auth/metadata-var2 and
 // auth/2025-03-26-oauth-metadata-backcompat (discovery variants mcp-go v1.2.1's handler
@@ -92,6 +90,7 @@ func TestConformanceClientAuth(t *testing.T) {
 		"auth/token-endpoint-auth-none",
 		"auth/2025-03-26-oauth-endpoint-fallback",
 		"auth/resource-mismatch",
+		"auth/pre-registration",
 	}
 	for _, name := range scenarios {
 		t.Run(name, func(t *testing.T) {

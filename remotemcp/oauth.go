@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +89,7 @@ func (s *Service) startOAuth(ctx context.Context, p switchboard.Principal, in Re
 	}
 	flow := oauthFlow{
 		Name: in.Name, URL: in.URL, Transport: in.Transport, Scopes: in.Scopes, ClientID: h.GetClientID(), ClientSecret: h.GetClientSecret(),
-		AuthMethod: h.GetTokenEndpointAuthMethod(), TokenURL: meta.TokenEndpoint, Resource: authURL.Query().Get("resource"), Verifier: verifier,
+		AuthMethod: authMethod(h.GetTokenEndpointAuthMethod(), h.GetClientSecret(), meta.TokenEndpointAuthMethodsSupported), TokenURL: meta.TokenEndpoint, Resource: authURL.Query().Get("resource"), Verifier: verifier,
 	}
 	extra, err := json.Marshal(flow)
 	if err != nil {
@@ -104,6 +105,23 @@ func (s *Service) startOAuth(ctx context.Context, p switchboard.Principal, in Re
 			return u.String()
 		},
 	})
+}
+
+// authMethod is how the client authenticates at the token endpoint: as registered
+// (dynamic registration answers it), else none for a client without a secret, else
+// client_secret_post when the server lists it, else client_secret_basic (RFC 8414's
+// default when the server lists nothing).
+func authMethod(registered, secret string, supported []string) string {
+	switch {
+	case registered != "":
+		return registered
+	case secret == "":
+		return "none"
+	case slices.Contains(supported, "client_secret_post"):
+		return "client_secret_post"
+	default:
+		return "client_secret_basic"
+	}
 }
 
 // probe sends the server an initialize without credentials: a server that wants OAuth

@@ -2,7 +2,8 @@
 // scenarios drive (npx conformance client --command conformanceclient): given a remote
 // MCP server's URL, it registers the server with a hub of its own (SQLite in a temporary
 // directory) with auth oauth, follows the authorization URL to the hub's callback as a
-// browser would (the suite's authorization server approves at once), then lists the
+// browser would (the suite's authorization server approves at once; a pre-registered
+// client comes from MCP_CONFORMANCE_CONTEXT), then lists the
 // server's tools through the router and calls each. It exits 1 on any failure.
 package main
 
@@ -84,7 +85,20 @@ func run(ctx context.Context, serverURL string) error {
 	}
 	p := switchboard.Principal{TenantID: ten.ID, TenantSlug: ten.Slug, Kind: switchboard.PrincipalUser, UserID: u.ID, Role: switchboard.RoleOwner}
 
-	reg1, err := remote.Register(ctx, p, remotemcp.RegisterInput{Name: "conformance", URL: serverURL, Auth: remotemcp.AuthOAuth})
+	in := remotemcp.RegisterInput{Name: "conformance", URL: serverURL, Auth: remotemcp.AuthOAuth}
+	// Scenarios with a pre-registered client pass it in MCP_CONFORMANCE_CONTEXT, as a
+	// tenant would type it into the registration.
+	var sc struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &sc); err != nil {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+		in.ClientID, in.ClientSecret = sc.ClientID, sc.ClientSecret
+	}
+	reg1, err := remote.Register(ctx, p, in)
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
