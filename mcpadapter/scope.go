@@ -121,11 +121,15 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 		// URL's host on a loopback listener (behind a local proxy).
 		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(a.opts.Logger),
+		server.WithEventStore(newEventStore(eventsPerStream)),
 	)
 	s.state.Store(&scopeState{mode: agents.ToolModeAll})
 	s.lastUsed.Store(time.Now().UnixNano())
 	return s
 }
+
+// eventsPerStream bounds the events a scope keeps per SSE stream for resumption.
+const eventsPerStream = 256
 
 // ensure builds the tool list once.
 func (s *scope) ensure(ctx context.Context) error {
