@@ -29,6 +29,7 @@ func all() []migration {
 		{Version: 6, Name: "web", Up: up0006Web},
 		{Version: 7, Name: "key_rotations", Up: up0007KeyRotations},
 		{Version: 8, Name: "remote_mcp", Up: up0008RemoteMCP},
+		{Version: 9, Name: "audit_connection_index", Up: up0009AuditConnectionIndex},
 	}
 }
 
