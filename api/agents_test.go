@@ -125,6 +125,13 @@ func TestAgentsLifecycle(t *testing.T) {
 				{http.MethodPost, "/api/agents", `{"name":"x"}`},
 				{http.MethodDelete, "/api/agents/" + created.ID, ""},
 				{http.MethodPost, "/api/agents/" + created.ID + "/keys", `{"name":"more"}`},
+				// The creator's connections are not the agent's to read or change.
+				{http.MethodGet, "/api/connections", ""},
+				{http.MethodGet, "/api/connections/" + conn, ""},
+				{http.MethodPost, "/api/connections", `{"provider":"github","token":"ghp_x"}`},
+				{http.MethodDelete, "/api/connections/" + conn, ""},
+				{http.MethodPost, "/api/remote-mcp", `{"name":"x","url":"https://mcp.example.com/mcp"}`},
+				{http.MethodPost, "/api/keys", `{"name":"escalate"}`},
 			} {
 				if status, b := w.do(agentKey, req.method, req.path, req.body); status != http.StatusForbidden {
 					t.Errorf("%s %s with an agent key: %d %s, want 403", req.method, req.path, status, b)

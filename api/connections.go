@@ -50,7 +50,7 @@ type createConnectionRequest struct {
 
 // createConnection checks the token against the provider and stores it sealed.
 func (s *server) createConnection(c *gin.Context) {
-	p, err := principal(c)
+	p, err := asUser(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -75,7 +75,7 @@ func (s *server) createConnection(c *gin.Context) {
 }
 
 func (s *server) listConnections(c *gin.Context) {
-	p, err := principal(c)
+	p, err := asUser(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -108,7 +108,7 @@ func (s *server) listConnections(c *gin.Context) {
 }
 
 func (s *server) getConnection(c *gin.Context) {
-	p, err := principal(c)
+	p, err := asUser(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -122,7 +122,7 @@ func (s *server) getConnection(c *gin.Context) {
 }
 
 func (s *server) deleteConnection(c *gin.Context) {
-	p, err := principal(c)
+	p, err := asUser(c)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -27,7 +27,7 @@ type remoteMCPView struct {
 // "oauth" the answer is the authorization URL to send the browser to (and the cookie
 // the hub's /oauth/callback requires), as for POST /api/connections/{provider}/authorize.
 func (s *server) registerRemoteMCP(c *gin.Context) {
-	p, err := principal(c)
+	p, err := asUser(c)
 	if err != nil {
 		s.fail(c, err)
 		return
