@@ -270,8 +270,33 @@ try {
   await page.selectOption('#default-toolmode', 'all');
   await page.click('#defaults-form button[type=submit]');
   await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Saved the defaults'));
+  step('change a member\'s role and remove them');
+  const grace = await page.evaluate(async () => {
+    const csrf = document.querySelector('meta[name="csrf-token"]').content;
+    const r = await fetch('/api/users', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf }, body: JSON.stringify({ email: 'grace@e2e.test', role: 'member' }) });
+    const b = await r.json();
+    return { status: r.status, id: b.id, key: b.api_key && b.api_key.key };
+  });
+  check(grace.status === 201 && grace.key, `creating a member answered ${grace.status}`);
+  await page.reload();
+  const graceRole = 'select[aria-label="Role of grace@e2e.test"]';
+  await page.waitForSelector(graceRole);
+  check((await page.inputValue(graceRole)) === 'member', 'the new member is not shown as a member');
+  await page.selectOption(graceRole, 'admin');
+  await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('grace@e2e.test is now admin'));
+  await page.reload();
+  await page.waitForSelector(graceRole);
+  check((await page.inputValue(graceRole)) === 'admin', 'after a reload the members table does not show the new role');
+  const roleNow = await (await fetch(`${BASE}/api/users`, { headers: { Authorization: `Bearer ${grace.key}` } })).json();
+  check((roleNow.users || []).length > 1, "the promoted member's key does not list every member, as an admin's does");
   await audit(page, 'settings');
   await shot(page, '06-settings');
+  await page.click('button[aria-label="Remove grace@e2e.test"]');
+  await page.waitForFunction(() => !document.querySelector('#members-table').textContent.includes('grace@e2e.test'));
+  await page.waitForFunction((id) => !document.querySelector('#key-list').textContent.includes(id), grace.id);
+  const removedKey = await fetch(`${BASE}/api/tenant`, { headers: { Authorization: `Bearer ${grace.key}` } });
+  check(removedKey.status === 401, `the removed member's key still answers ${removedKey.status}`);
+  summary.member = { promoted: 'admin', removed: true };
 
   step('a narrow window');
   await page.setViewportSize({ width: 390, height: 844 });

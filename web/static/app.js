@@ -786,9 +786,12 @@
     async function loadMembers() {
       try {
         const res = await api('GET', '/api/users');
+        const heads = ['Email', 'Role', 'Since'].concat(IS_ADMIN ? ['Actions'] : []);
         fill($('#member-list'), el('div', { class: 'tablewrap' }, el('table', { id: 'members-table' },
-          el('thead', {}, el('tr', {}, ['Email', 'Role', 'Since'].map((h) => el('th', { scope: 'col', text: h })))),
-          el('tbody', {}, (res.users || []).map((u) => el('tr', {}, el('th', { scope: 'row', text: u.email + (u.id === USER_ID ? ' (you)' : '') }), el('td', { text: u.role }), el('td', { text: fmtTime(u.created_at) })))))));
+          el('thead', {}, el('tr', {}, heads.map((h) => el('th', { scope: 'col', text: h })))),
+          el('tbody', {}, (res.users || []).map((u) => el('tr', { 'data-user': u.id }, el('th', { scope: 'row', text: u.email + (u.id === USER_ID ? ' (you)' : '') }),
+            el('td', {}, IS_ADMIN ? roleSelect(u) : u.role), el('td', { text: fmtTime(u.created_at) }),
+            IS_ADMIN ? el('td', {}, memberActions(u)) : null))))));
       } catch (err) { fill($('#member-list'), el('p', { class: 'error', text: describe(err) })); }
       if (!IS_ADMIN) return;
       try {
@@ -796,6 +799,35 @@
         const inv = res.invitations || [];
         fill($('#invitation-list'), inv.length ? [el('h3', { text: 'Pending invitations' }), el('ul', {}, inv.map((i) => el('li', {}, `${i.email} as ${i.role}, until ${fmtTime(i.expires_at)}`)))] : []);
       } catch (err) { fill($('#invitation-list'), el('p', { class: 'error', text: describe(err) })); }
+    }
+    // roleSelect changes a member's role; only an owner grants or takes away owner.
+    function roleSelect(u) {
+      const roles = ['member', 'admin'].concat(ROLE === 'owner' || u.role === 'owner' ? ['owner'] : []);
+      const sel = el('select', { 'aria-label': `Role of ${u.email}`, 'data-role-of': u.id, disabled: u.role === 'owner' && ROLE !== 'owner',
+        onchange: async () => {
+          const role = sel.value;
+          if (u.id === USER_ID && !confirm(`Change your own role to ${role}? You may lose the right to manage the workspace.`)) { sel.value = u.role; return; }
+          try {
+            await api('PATCH', `/api/users/${encodeURIComponent(u.id)}`, { role });
+            flash(`${u.email} is now ${role}.`);
+            if (u.id === USER_ID) { location.reload(); return; }
+            await loadMembers();
+          } catch (err) { sel.value = u.role; alertPage(err); }
+        } }, roles.map((r) => el('option', { value: r, text: r })));
+      sel.value = u.role;
+      return sel;
+    }
+    // memberActions removes a member, after a confirmation; nobody removes themselves.
+    function memberActions(u) {
+      if (u.id === USER_ID || (u.role === 'owner' && ROLE !== 'owner')) return '';
+      return el('button', { type: 'button', class: 'danger small', 'aria-label': `Remove ${u.email}`, onclick: async () => {
+        if (!confirm(`Remove ${u.email} from the workspace? Their API keys are revoked, their sessions end and the agents they created are deleted.`)) return;
+        try {
+          await api('DELETE', `/api/users/${encodeURIComponent(u.id)}`);
+          flash(`Removed ${u.email}.`);
+          await Promise.all([loadMembers(), loadKeys()]);
+        } catch (err) { alertPage(err); }
+      } }, 'Remove');
     }
     const inviteForm = $('#invite-form');
     if (inviteForm) {
