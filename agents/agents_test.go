@@ -29,6 +29,7 @@ type rig struct {
 	connA   string                // tenant a's shared GitHub connection
 	private string                // tenant a's owner's private GitHub connection
 	connB   string
+	conns   *connections.Store
 
 	mu      sync.Mutex
 	changes []string
@@ -48,7 +49,7 @@ func newRig(t *testing.T, db *gorm.DB) *rig {
 	if err := all.Register(reg); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{}
+	r := &rig{conns: cs}
 	principal := func(slug string, role switchboard.Role, email string) switchboard.Principal {
 		tn, err := ts.TenantBySlug(ctx, slug)
 		if err != nil {

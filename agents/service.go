@@ -49,9 +49,10 @@ type ToolInput struct {
 // the agent's creator may use, of the tool's provider), and tells subscribers about
 // every change.
 type Service struct {
-	store *Store
-	reg   *providers.Registry
-	conns Connections
+	store   *Store
+	reg     *providers.Registry
+	conns   Connections
+	dynamic DynamicTools
 
 	mu   sync.Mutex
 	subs []func(tenant switchboard.TenantID, agentID string)
@@ -76,6 +77,16 @@ type cachedPolicy struct {
 
 // policyTTL bounds how long a confirm policy changed on another node goes unseen here.
 const policyTTL = 10 * time.Second
+
+// DynamicTools supplies the tools of connections whose tools are discovered, not
+// registered: remote MCP servers (router.DynamicTools has the same shape).
+type DynamicTools interface {
+	Provider() *providers.Spec
+	ConnectionTools(ctx context.Context, c connections.Connection) ([]*providers.Tool, error)
+}
+
+// SetDynamicTools lets agents select the tools of dynamic connections; call it while wiring.
+func (s *Service) SetDynamicTools(d DynamicTools) { s.dynamic = d }
 
 // NewService returns a Service.
 func NewService(store *Store, reg *providers.Registry, conns Connections) *Service {
@@ -311,10 +322,6 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 	seen := map[string]bool{}
 	for i, ti := range in.Tools {
 		field := fmt.Sprintf("tools[%d]", i)
-		t, ok := s.reg.Tool(ti.Tool)
-		if !ok {
-			return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is not a tool of this hub", ti.Tool))
-		}
 		if seen[ti.Tool] {
 			return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is selected twice", ti.Tool))
 		}
@@ -332,6 +339,13 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 		if !c.UsableBy(creator) {
 			return switchboard.Invalid(field+".connection_id", "is another user's private connection, which the agent's creator may not use")
 		}
+		t, err := s.tool(ctx, ti.Tool, c)
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is not a tool of this hub", ti.Tool))
+		}
 		if c.Provider != t.Provider.Name {
 			return switchboard.Invalid(field+".connection_id", fmt.Sprintf("is a %s connection; %s needs a %s connection", c.Provider, t.Name, t.Provider.Name))
 		}
@@ -343,6 +357,27 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 	a.Name, a.Description, a.Instructions = name, in.Description, in.Instructions
 	a.Confirm, a.ToolMode, a.Tools = in.Confirm, in.ToolMode, tools
 	return nil
+}
+
+// tool finds a tool by name: a registered operation, or a tool of the connection when
+// its tools are dynamic (nil when there is none).
+func (s *Service) tool(ctx context.Context, name string, c connections.Connection) (*providers.Tool, error) {
+	if t, ok := s.reg.Tool(name); ok {
+		return t, nil
+	}
+	if s.dynamic == nil || c.Provider != s.dynamic.Provider().Name {
+		return nil, nil
+	}
+	tools, err := s.dynamic.ConnectionTools(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("list the tools of connection %s: %w", c.ID, err)
+	}
+	for _, t := range tools {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return nil, nil
 }
 
 func asUser(p switchboard.Principal) error {

@@ -114,6 +114,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	}
 	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: argsKey, Dynamic: remote})
 	agentService := agents.NewService(agents.NewStore(db), reg, connService)
+	agentService.SetDynamicTools(remote)
 	// A failed run says what a failed tools/call says (rate-limit advice, reconnect link).
 	var adapter *mcpadapter.Adapter
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: log, Lease: cfg.RunLease,
