@@ -11,6 +11,7 @@ import (
 	"net/mail"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -161,19 +162,17 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	go adapter.Run(runCtx)
-	go remote.Run(runCtx)
-	refresherDone := make(chan struct{})
-	go func() {
-		defer close(refresherDone)
-		connService.RunRefresher(runCtx, cfg.RefreshInterval)
-	}()
-	// The refresher uses the database: it must be done before the database closes.
+	// The background loops use the database and the data directory: serve returns only
+	// after every one of them has, so nothing touches either once serve is done.
+	var background sync.WaitGroup
+	background.Go(func() { adapter.Run(runCtx) })
+	background.Go(func() { remote.Run(runCtx) })
+	background.Go(func() { connService.RunRefresher(runCtx, cfg.RefreshInterval) })
+	background.Go(func() { runExec.Run(runCtx) })
 	defer func() {
 		stopRun()
-		<-refresherDone
+		background.Wait()
 	}()
-	go runExec.Run(runCtx)
 
 	srv := &http.Server{
 		Handler:           engine,
