@@ -1,11 +1,8 @@
 package hubspot
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -37,55 +34,10 @@ type request struct {
 // do sends the request and decodes a successful answer into out. A failed answer is an
 // *providers.UpstreamError classified from HubSpot's error envelope.
 func (r request) do(ctx context.Context, c *providers.Call, out any) error {
-	u := c.URL(r.path)
-	if len(r.query) > 0 {
-		u += "?" + r.query.Encode()
-	}
-	var body io.Reader
-	if r.body != nil {
-		b, err := json.Marshal(r.body)
-		if err != nil {
-			return fmt.Errorf("encode hubspot %s %s: %w", r.method, r.path, err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
-	if err != nil {
-		return fmt.Errorf("build hubspot %s %s: %w", r.method, r.path, err)
-	}
-	if r.body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		var ue *providers.UpstreamError
-		if errors.As(err, &ue) || ctx.Err() != nil {
-			return fmt.Errorf("hubspot %s %s: %w", r.method, r.path, err)
-		}
-		return &switchboard.Error{Code: switchboard.CodeUpstream, Message: "HubSpot could not be reached; try again shortly",
-			Err: fmt.Errorf("hubspot %s %s: %w", r.method, r.path, err)}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return errorFrom(resp, c.Meta[metaTimeZone], time.Now())
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return &switchboard.Error{Code: switchboard.CodeUpstream, Message: "HubSpot's answer was cut off; try again shortly",
-			Err: fmt.Errorf("read hubspot %s %s: %w", r.method, r.path, err)}
-	}
-	if len(data) > maxResponseBytes {
-		return &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
-			Message: fmt.Sprintf("the answer is larger than %d bytes; ask for fewer records or properties", maxResponseBytes)}
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
-			Reason: "invalid_response", Message: "the answer is not the JSON HubSpot documents: " + err.Error()}
-	}
-	return nil
+	return providers.JSONRequest{
+		Provider: providerName, Title: "HubSpot", Method: r.method, Path: r.path, Query: r.query, Body: r.body,
+		MaxBytes: maxResponseBytes, TooLarge: "ask for fewer records or properties",
+	}.Do(ctx, c, out, func(resp *http.Response) error { return errorFrom(resp, c.Meta[metaTimeZone], time.Now()) })
 }
 
 // apiError is HubSpot's error envelope.
