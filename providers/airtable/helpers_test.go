@@ -1,8 +1,6 @@
 package airtable_test
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"testing"
@@ -17,30 +15,10 @@ import (
 // testToken is the personal access token the fake upstream expects.
 const testToken = "patAbCdEfGhIjKlMn.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-// tools registers Spec() in a fresh registry and returns its tools by name.
+// tools returns Spec()'s tools by name.
 func tools(t *testing.T) map[string]*providers.Tool {
 	t.Helper()
-	r := providers.NewRegistry()
-	if err := r.Register(airtable.Spec()); err != nil {
-		t.Fatalf("register airtable: %v", err)
-	}
-	out := map[string]*providers.Tool{}
-	for _, tool := range r.Tools("airtable") {
-		out[tool.Name] = tool
-	}
-	return out
-}
-
-// invoke runs a tool the way the router does: validate, then Invoke.
-func invoke(t *testing.T, tool *providers.Tool, call *providers.Call, args string) (any, error) {
-	t.Helper()
-	if tool == nil {
-		t.Fatal("no such tool")
-	}
-	if err := tool.Validate(json.RawMessage(args)); err != nil {
-		return nil, err
-	}
-	return tool.Op.Invoke(context.Background(), call, json.RawMessage(args))
+	return providertest.Tools(t, airtable.Spec())
 }
 
 // newCall returns a Call for the Airtable spec whose client talks to baseURL.
@@ -48,20 +26,6 @@ func newCall(t *testing.T, baseURL string) *providers.Call {
 	t.Helper()
 	spec := airtable.Spec()
 	return providertest.NewCall(t, &spec, baseURL, testToken)
-}
-
-// answer returns a handler that answers every request with status, headers and body.
-func answer(status int, header http.Header, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for k, vs := range header {
-			w.Header()[k] = vs
-		}
-		if body != "" && w.Header().Get("Content-Type") == "" {
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		}
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}
 }
 
 // opCase is one operation called against a fake Airtable that answers reply.
@@ -80,9 +44,9 @@ type opCase struct {
 
 func (tc opCase) run(t *testing.T) {
 	t.Helper()
-	up := providertest.NewUpstream(t, answer(http.StatusOK, nil, tc.reply))
+	up := providertest.NewUpstream(t, providertest.Answer(http.StatusOK, nil, tc.reply))
 	tool := tools(t)[tc.tool]
-	out, err := invoke(t, tool, newCall(t, up.URL), tc.args)
+	out, err := providertest.Invoke(t, tool, newCall(t, up.URL), tc.args)
 	if err != nil {
 		t.Fatalf("%s: %v", tc.tool, err)
 	}
@@ -94,34 +58,7 @@ func (tc opCase) run(t *testing.T) {
 	if len(reqs) != 1 {
 		t.Fatalf("upstream got %d requests, want 1", len(reqs))
 	}
-	req := reqs[0]
-	if got, want := req.Header.Get("Authorization"), "Bearer "+testToken; got != want {
-		t.Errorf("Authorization = %q, want %q", got, want)
-	}
-	if req.Method != tc.wantMethod || req.Path != tc.wantPath {
-		t.Errorf("request = %s %s, want %s %s", req.Method, req.Path, tc.wantMethod, tc.wantPath)
-	}
-	wantQuery := tc.wantQuery
-	if wantQuery == nil {
-		wantQuery = url.Values{}
-	}
-	if diff := cmp.Diff(wantQuery, req.Query); diff != "" {
-		t.Errorf("query (-want +got):\n%s", diff)
-	}
-	if tc.wantBody == nil {
-		if len(req.Body) != 0 {
-			t.Errorf("request body = %s, want none", req.Body)
-		}
-		return
-	}
-	if req.ContentType != "application/json" {
-		t.Errorf("Content-Type = %q, want application/json", req.ContentType)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(req.Body, &got); err != nil {
-		t.Fatalf("request body %q is not a JSON object: %v", req.Body, err)
-	}
-	if diff := cmp.Diff(tc.wantBody, got); diff != "" {
-		t.Errorf("request body (-want +got):\n%s", diff)
-	}
+	providertest.CheckJSONRequest(t, reqs[0], providertest.WantJSONRequest{
+		Method: tc.wantMethod, Path: tc.wantPath, Query: tc.wantQuery, Body: tc.wantBody, Token: testToken,
+	})
 }

@@ -97,7 +97,7 @@ func TestVerify(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			up := providertest.NewUpstream(t, answer(tc.status, nil, tc.body))
+			up := providertest.NewUpstream(t, providertest.Answer(tc.status, nil, tc.body))
 			spec := airtable.Spec()
 			got, err := spec.Verify(context.Background(), providertest.NewCall(t, &spec, up.URL, testToken))
 			if code := switchboard.CodeOf(err); code != tc.wantCode {
@@ -121,9 +121,9 @@ func TestTableNameIsOnePathSegment(t *testing.T) {
 	var raw string
 	up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		raw = r.URL.EscapedPath()
-		answer(http.StatusOK, nil, `{"records": []}`)(w, r)
+		providertest.Answer(http.StatusOK, nil, `{"records": []}`)(w, r)
 	})
-	_, err := invoke(t, tools(t)["airtable_list_records"], newCall(t, up.URL), `{"base_id": "appLkNDICXNqxSDhG", "table": "../meta/whoami"}`)
+	_, err := providertest.Invoke(t, tools(t)["airtable_list_records"], newCall(t, up.URL), `{"base_id": "appLkNDICXNqxSDhG", "table": "../meta/whoami"}`)
 	if err != nil {
 		t.Fatalf("list_records: %v", err)
 	}
@@ -189,8 +189,8 @@ func TestFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			up := providertest.NewUpstream(t, answer(tc.status, tc.header, tc.body))
-			_, err := invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
+			up := providertest.NewUpstream(t, providertest.Answer(tc.status, tc.header, tc.body))
+			_, err := providertest.Invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
 			var ue *providers.UpstreamError
 			if !errors.As(err, &ue) {
 				t.Fatalf("error = %v (%T), want an UpstreamError", err, err)
@@ -241,8 +241,8 @@ func TestBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			up := providertest.NewUpstream(t, answer(http.StatusOK, nil, `{}`))
-			_, err := invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
+			up := providertest.NewUpstream(t, providertest.Answer(http.StatusOK, nil, `{}`))
+			_, err := providertest.Invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
 			var se *switchboard.Error
 			if !errors.As(err, &se) || se.Code != switchboard.CodeInvalid || se.Field != tc.wantField {
 				t.Fatalf("error = %v, want invalid on field %s", err, tc.wantField)

@@ -117,7 +117,7 @@ func TestVerify(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			up := providertest.NewUpstream(t, answer(tc.status, nil, tc.body))
+			up := providertest.NewUpstream(t, providertest.Answer(tc.status, nil, tc.body))
 			spec := hubspot.Spec()
 			got, err := spec.Verify(context.Background(), providertest.NewCall(t, &spec, up.URL, testToken))
 			if code := switchboard.CodeOf(err); code != tc.wantCode {
@@ -138,9 +138,9 @@ func TestVerify(t *testing.T) {
 // the time of the call.
 func TestNoteTimestampDefaultsToNow(t *testing.T) {
 	t.Parallel()
-	up := providertest.NewUpstream(t, answer(http.StatusCreated, nil, noteReply))
+	up := providertest.NewUpstream(t, providertest.Answer(http.StatusCreated, nil, noteReply))
 	before := time.Now().UTC().Truncate(time.Second)
-	if _, err := invoke(t, tools(t)["hubspot_create_note"], newCall(t, up.URL), `{"body": "x", "company_ids": ["1011"]}`); err != nil {
+	if _, err := providertest.Invoke(t, tools(t)["hubspot_create_note"], newCall(t, up.URL), `{"body": "x", "company_ids": ["1011"]}`); err != nil {
 		t.Fatalf("create_note: %v", err)
 	}
 	after := time.Now().UTC()
@@ -163,9 +163,9 @@ func TestIDValueIsOnePathSegment(t *testing.T) {
 	var raw string
 	up := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		raw = r.URL.EscapedPath()
-		answer(http.StatusOK, nil, contactReply)(w, r)
+		providertest.Answer(http.StatusOK, nil, contactReply)(w, r)
 	})
-	_, err := invoke(t, tools(t)["hubspot_get_contact"], newCall(t, up.URL), `{"id": "../../owners/v2?x", "id_property": "email"}`)
+	_, err := providertest.Invoke(t, tools(t)["hubspot_get_contact"], newCall(t, up.URL), `{"id": "../../owners/v2?x", "id_property": "email"}`)
 	if err != nil {
 		t.Fatalf("get_contact: %v", err)
 	}
@@ -236,8 +236,8 @@ func TestFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			up := providertest.NewUpstream(t, answer(tc.status, tc.header, tc.body))
-			_, err := invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
+			up := providertest.NewUpstream(t, providertest.Answer(tc.status, tc.header, tc.body))
+			_, err := providertest.Invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
 			var ue *providers.UpstreamError
 			if !errors.As(err, &ue) {
 				t.Fatalf("error = %v (%T), want an UpstreamError", err, err)
@@ -293,8 +293,8 @@ func TestBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			up := providertest.NewUpstream(t, answer(http.StatusOK, nil, `{}`))
-			_, err := invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
+			up := providertest.NewUpstream(t, providertest.Answer(http.StatusOK, nil, `{}`))
+			_, err := providertest.Invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
 			var se *switchboard.Error
 			if !errors.As(err, &se) || se.Code != switchboard.CodeInvalid || se.Field != tc.wantField {
 				t.Fatalf("error = %v, want invalid on field %s", err, tc.wantField)

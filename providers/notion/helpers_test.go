@@ -1,7 +1,6 @@
 package notion_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -33,27 +32,7 @@ func fixture(t *testing.T, name string) []byte {
 // tools registers Spec() in a fresh registry and returns its tools by name.
 func tools(t *testing.T) map[string]*providers.Tool {
 	t.Helper()
-	r := providers.NewRegistry()
-	if err := r.Register(notion.Spec()); err != nil {
-		t.Fatalf("register notion: %v", err)
-	}
-	out := map[string]*providers.Tool{}
-	for _, tool := range r.Tools("notion") {
-		out[tool.Name] = tool
-	}
-	return out
-}
-
-// invoke runs a tool the way the router does: validate, then Invoke.
-func invoke(t *testing.T, tool *providers.Tool, call *providers.Call, args string) (any, error) {
-	t.Helper()
-	if tool == nil {
-		t.Fatal("no such tool")
-	}
-	if err := tool.Validate(json.RawMessage(args)); err != nil {
-		return nil, err
-	}
-	return tool.Op.Invoke(context.Background(), call, json.RawMessage(args))
+	return providertest.Tools(t, notion.Spec())
 }
 
 // newCall returns a Call for the Notion spec whose client talks to baseURL.
@@ -106,7 +85,7 @@ func (tc opCase) run(t *testing.T) {
 	t.Helper()
 	up := providertest.NewUpstream(t, answer(http.StatusOK, nil, fixture(t, tc.fixture)))
 	tool := tools(t)[tc.tool]
-	out, err := invoke(t, tool, newCall(t, up.URL), tc.args)
+	out, err := providertest.Invoke(t, tool, newCall(t, up.URL), tc.args)
 	if err != nil {
 		t.Fatalf("%s: %v", tc.tool, err)
 	}

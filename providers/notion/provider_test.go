@@ -176,7 +176,7 @@ func TestFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			up := providertest.NewUpstream(t, answer(tc.status, tc.header, []byte(tc.body)))
-			_, err := invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
+			_, err := providertest.Invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
 			var ue *providers.UpstreamError
 			if !errors.As(err, &ue) {
 				t.Fatalf("error = %v (%T), want an UpstreamError", err, err)
@@ -230,7 +230,7 @@ func TestBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			up := providertest.NewUpstream(t, answer(http.StatusOK, nil, []byte(`{}`)))
-			_, err := invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
+			_, err := providertest.Invoke(t, tools(t)[tc.tool], newCall(t, up.URL), tc.args)
 			var se *switchboard.Error
 			if !errors.As(err, &se) || se.Code != switchboard.CodeInvalid || se.Field != tc.wantField {
 				t.Fatalf("error = %v, want invalid on field %s", err, tc.wantField)
