@@ -102,6 +102,17 @@ func (s *server) agentsReady() error {
 	return nil
 }
 
+// respondAgent answers with the agent's view, its effective policies read from the
+// tenant's settings.
+func (s *server) respondAgent(c *gin.Context, p switchboard.Principal, a agents.Agent, status int) {
+	st, err := s.settingsFor(c.Request.Context(), p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(status, s.viewAgent(a, st, p.TenantSlug))
+}
+
 // settingsFor reads the tenant's MCP settings, for the effective policies of a view.
 func (s *server) settingsFor(ctx context.Context, p switchboard.Principal) (agents.Settings, error) {
 	return s.Agents.Settings(ctx, p)
@@ -149,12 +160,7 @@ func (s *server) getAgent(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	st, err := s.settingsFor(ctx, p)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, s.viewAgent(a, st, p.TenantSlug))
+	s.respondAgent(c, p, a, http.StatusOK)
 }
 
 func (s *server) createAgent(c *gin.Context) {
@@ -182,12 +188,7 @@ func (s *server) createAgent(c *gin.Context) {
 		return
 	}
 	s.record(audit.Event{TenantID: p.TenantID, Kind: kindAgentCreated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: "created agent " + a.ID})
-	st, err := s.settingsFor(ctx, p)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusCreated, s.viewAgent(a, st, p.TenantSlug))
+	s.respondAgent(c, p, a, http.StatusCreated)
 }
 
 // updateAgent replaces an agent (PUT: every field; tools replace the selection). The
@@ -217,12 +218,7 @@ func (s *server) updateAgent(c *gin.Context) {
 		return
 	}
 	s.record(audit.Event{TenantID: p.TenantID, Kind: kindAgentUpdated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: "updated agent " + a.ID})
-	st, err := s.settingsFor(ctx, p)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, s.viewAgent(a, st, p.TenantSlug))
+	s.respondAgent(c, p, a, http.StatusOK)
 }
 
 // deleteAgent removes an agent and revokes its API keys.
