@@ -24,7 +24,25 @@ const (
 	CodeUpstream     Code = "upstream"
 	CodeUnavailable  Code = "unavailable"
 	CodeInternal     Code = "internal"
+	// CodeMethodNotAllowed: the path exists, but not with the request's method.
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	// CodeConfirmationRequired: the caller's confirm policy says a person must confirm
+	// the call first, and it was not confirmed.
+	CodeConfirmationRequired Code = "confirmation_required"
+	// CodeCanceled: the caller canceled the call (or went away) before it finished.
+	CodeCanceled Code = "canceled"
+	// CodeOutcomeUnknown: a request that changes something was sent upstream and its
+	// answer was lost (the connection broke, or the deadline passed): it may or may
+	// not have taken effect, so it must be checked, not blindly retried.
+	CodeOutcomeUnknown Code = "outcome_unknown"
 )
+
+// Codes returns every error code, in the order they are declared. An audit event's
+// outcome is "ok" or one of them.
+func Codes() []Code {
+	return []Code{CodeInvalid, CodeUnauthorized, CodeForbidden, CodeNotFound, CodeConflict, CodeRateLimited,
+		CodeReconnect, CodeUpstream, CodeUnavailable, CodeInternal, CodeMethodNotAllowed, CodeConfirmationRequired, CodeCanceled, CodeOutcomeUnknown}
+}
 
 // HTTPStatus is the status a REST response carries for the code.
 func (c Code) HTTPStatus() int {
@@ -37,20 +55,30 @@ func (c Code) HTTPStatus() int {
 		return http.StatusForbidden
 	case CodeNotFound:
 		return http.StatusNotFound
-	case CodeConflict:
+	case CodeConflict, CodeConfirmationRequired:
 		return http.StatusConflict
+	case CodeCanceled:
+		return statusClientClosedRequest
 	case CodeRateLimited:
 		return http.StatusTooManyRequests
 	case CodeReconnect:
 		return http.StatusFailedDependency
 	case CodeUpstream:
 		return http.StatusBadGateway
+	case CodeOutcomeUnknown:
+		return http.StatusGatewayTimeout
 	case CodeUnavailable:
 		return http.StatusServiceUnavailable
+	case CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	default:
 		return http.StatusInternalServerError
 	}
 }
+
+// statusClientClosedRequest is the status of a call its caller canceled (nginx's 499):
+// nobody usually reads it, but logs and tests do.
+const statusClientClosedRequest = 499
 
 // Error is an error with a code, a message a person or an agent can act on, and, for
 // invalid input, the field at fault. Err, when set, is the cause; it is never shown.

@@ -22,6 +22,20 @@ const (
 	ConfirmAlways      Confirm = "always"
 )
 
+// Approval is who may confirm a call: the approval mode.
+type Approval string
+
+// The approval modes. ApprovalInherit is an agent's empty value (the tenant's mode)
+// and a tenant's (relay).
+const (
+	ApprovalInherit Approval = ""
+	// ApprovalRelay accepts the MCP client's form, the agent relaying the person's
+	// answer (switchboard_submit_elicitation), and the approval page.
+	ApprovalRelay Approval = "relay"
+	// ApprovalPerson accepts only a signed-in person on the approval page.
+	ApprovalPerson Approval = "person"
+)
+
 // ToolMode is how an MCP endpoint lists its tools.
 type ToolMode string
 
@@ -41,10 +55,15 @@ type Agent struct {
 	Description  string               `gorm:"size:2000;not null"`
 	Instructions string               `gorm:"not null"`
 	Confirm      Confirm              `gorm:"size:16;not null"`
+	Approval     Approval             `gorm:"size:16;not null"`
 	ToolMode     ToolMode             `gorm:"size:16;not null"`
 	// CreatedBy is the user the agent acts for: its tools run on connections that
 	// user may use.
-	CreatedBy string    `gorm:"size:40;not null"`
+	CreatedBy string `gorm:"size:40;not null"`
+	// UpdatedBy is the user who saved the agent last (created or replaced it). The
+	// agent's tools bound to a private connection run only while this is the
+	// connection's owner (see PrivateUser).
+	UpdatedBy string    `gorm:"size:40;not null"`
 	Version   int64     `gorm:"not null"`
 	CreatedAt time.Time `gorm:"not null"`
 	UpdatedAt time.Time `gorm:"not null"`
@@ -72,6 +91,7 @@ func (Tool) TableName() string { return "agent_tools" }
 type Settings struct {
 	TenantID  switchboard.TenantID `gorm:"primaryKey;size:40"`
 	Confirm   Confirm              `gorm:"size:16;not null"`
+	Approval  Approval             `gorm:"size:16;not null"`
 	ToolMode  ToolMode             `gorm:"size:16;not null"`
 	UpdatedAt time.Time            `gorm:"not null"`
 }
@@ -91,6 +111,27 @@ func (a *Agent) EffectiveConfirm(s Settings) Confirm {
 		return a.Confirm
 	}
 	return s.Confirm
+}
+
+// EffectiveApproval is the agent's approval mode, or the tenant's when it has none
+// (relay when neither set one).
+func (a *Agent) EffectiveApproval(s Settings) Approval {
+	if a.Approval != ApprovalInherit {
+		return a.Approval
+	}
+	return s.EffectiveApproval()
+}
+
+// EffectiveApproval is the tenant's approval mode: relay unless it set person.
+func (s Settings) EffectiveApproval() Approval {
+	if s.Approval == ApprovalInherit {
+		return ApprovalRelay
+	}
+	return s.Approval
+}
+
+func validApproval(m Approval) bool {
+	return m == ApprovalInherit || m == ApprovalRelay || m == ApprovalPerson
 }
 
 // EffectiveToolMode is the agent's tool mode, or the tenant's when it has none.

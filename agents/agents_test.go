@@ -166,11 +166,11 @@ func TestConfirmPolicy(t *testing.T) {
 			t.Helper()
 			got := map[string]string{}
 			for name, p := range map[string]switchboard.Principal{"user": r.member, "inherits": agentOf(inherits.ID), "own": agentOf(own.ID), "other tenant": r.b} {
-				policy, err := r.svc.ConfirmPolicy(ctx, p)
+				policy, err := r.svc.Policy(ctx, p)
 				if err != nil {
 					t.Fatalf("%s: %s: %v", step, name, err)
 				}
-				got[name] = policy
+				got[name] = policy.Confirm
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s: policies (-want +got):\n%s", step, diff)
@@ -184,7 +184,7 @@ func TestConfirmPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("after the tenant's change", map[string]string{"user": "destructive", "inherits": "destructive", "own": "always", "other tenant": "never"})
-		if _, err := r.svc.ConfirmPolicy(ctx, switchboard.Principal{TenantID: r.b.TenantID, Kind: switchboard.PrincipalAgent, AgentID: own.ID}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		if _, err := r.svc.Policy(ctx, switchboard.Principal{TenantID: r.b.TenantID, Kind: switchboard.PrincipalAgent, AgentID: own.ID}); switchboard.CodeOf(err) != switchboard.CodeNotFound {
 			t.Errorf("an agent key of tenant b naming a's agent: %v, want not_found", err)
 		}
 		if !slices.Contains(r.notified(), string(r.a.TenantID)+"/") {

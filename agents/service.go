@@ -11,7 +11,9 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/router"
 )
 
 // Limits on an agent's fields.
@@ -34,6 +36,7 @@ type Input struct {
 	Description  string
 	Instructions string
 	Confirm      Confirm
+	Approval     Approval
 	ToolMode     ToolMode
 	Tools        []ToolInput
 }
@@ -56,13 +59,15 @@ type Service struct {
 
 	mu   sync.Mutex
 	subs []func(tenant switchboard.TenantID, agentID string)
-	// policies caches ConfirmPolicy's answers, which every tool call asks for: dropped
+	// policies caches Policy's answers, which every tool call asks for: dropped
 	// for a tenant on each of its changes here, and after policyTTL (another node may
 	// have changed them).
 	policies map[policyKey]cachedPolicy
-	// gens counts each tenant's changes: a read that started before a change does not
-	// cache what it read.
-	gens map[switchboard.TenantID]uint64
+	// gens counts each tenant's changes, and epoch the gaps in the feed (which change
+	// every tenant): a read that started before a change does not cache what it read.
+	gens  map[switchboard.TenantID]uint64
+	epoch uint64
+	feed  events.Bus // set while wiring (SetFeed); nil tells this process only
 }
 
 type policyKey struct {
@@ -71,11 +76,12 @@ type policyKey struct {
 }
 
 type cachedPolicy struct {
-	policy  string
+	policy  router.Policy
 	expires time.Time
 }
 
-// policyTTL bounds how long a confirm policy changed on another node goes unseen here.
+// policyTTL bounds how long a confirm policy changed on another node goes unseen here
+// should its event be lost; the change feed drops it at once otherwise.
 const policyTTL = 10 * time.Second
 
 // DynamicTools supplies the tools of connections whose tools are discovered, not
@@ -93,27 +99,63 @@ func NewService(store *Store, reg *providers.Registry, conns Connections) *Servi
 	return &Service{store: store, reg: reg, conns: conns}
 }
 
-// Subscribe registers fn to be called after every change to an agent (the MCP adapter
-// refreshes that agent's live sessions; agentID is "" for a change of the tenant's
-// settings). Subscribe while wiring; fn must not block.
+// Subscribe registers fn to be called after every change to an agent, made here or,
+// with a feed, on any node (the MCP adapter refreshes that agent's live sessions;
+// agentID is "" for a change of the tenant's settings or its users, and tenant is ""
+// too after a gap in the feed: anything may have changed). Subscribe while wiring; fn
+// must not block.
 func (s *Service) Subscribe(fn func(tenant switchboard.TenantID, agentID string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.subs = append(s.subs, fn)
 }
 
-func (s *Service) notify(tenant switchboard.TenantID, agentID string) {
+// SetFeed makes the service publish its changes on the change feed and apply every
+// node's: cached policies are dropped and subscribers told. A user removed (their
+// agents go with them) or given another role changes the tenant's agents too. Call it
+// once, while wiring.
+func (s *Service) SetFeed(b events.Bus) {
+	s.feed = b
+	b.Subscribe(func(e events.Event) {
+		switch e.Kind {
+		case events.Gap:
+			s.tell("", "")
+		case events.AgentChanged, events.AgentDeleted:
+			s.tell(e.Tenant, e.ID)
+		case events.TenantMCPSettings, events.UserRemoved, events.UserRoleChanged:
+			s.tell(e.Tenant, "")
+		}
+	})
+}
+
+// notify tells every node of a committed change: through the feed when there is one
+// (which tells this process too), else this process alone.
+func (s *Service) notify(ctx context.Context, kind events.Kind, tenant switchboard.TenantID, agentID string) {
+	if s.feed == nil {
+		s.tell(tenant, agentID)
+		return
+	}
+	events.PublishAfterCommit(ctx, s.feed, nil, events.Event{Kind: kind, Tenant: tenant, ID: agentID})
+}
+
+// tell drops the cached policies of the tenant (of every tenant when it is empty) and
+// calls this process's subscribers.
+func (s *Service) tell(tenant switchboard.TenantID, agentID string) {
 	s.mu.Lock()
 	subs := slices.Clone(s.subs)
 	for k := range s.policies {
-		if k.tenant == tenant {
+		if tenant == "" || k.tenant == tenant {
 			delete(s.policies, k)
 		}
 	}
 	if s.gens == nil {
 		s.gens = map[switchboard.TenantID]uint64{}
 	}
-	s.gens[tenant]++
+	if tenant == "" {
+		s.epoch++
+	} else {
+		s.gens[tenant]++
+	}
 	s.mu.Unlock()
 	for _, fn := range subs {
 		fn(tenant, agentID)
@@ -132,7 +174,7 @@ func (s *Service) Create(ctx context.Context, p switchboard.Principal, in Input)
 	if err := s.store.Create(ctx, p.TenantID, &a); err != nil {
 		return Agent{}, err
 	}
-	s.notify(p.TenantID, a.ID)
+	s.notify(ctx, events.AgentChanged, p.TenantID, a.ID)
 	return a, nil
 }
 
@@ -176,7 +218,7 @@ func (s *Service) Update(ctx context.Context, p switchboard.Principal, id string
 	if err := s.store.Update(ctx, p.TenantID, &a, version); err != nil {
 		return Agent{}, err
 	}
-	s.notify(p.TenantID, a.ID)
+	s.notify(ctx, events.AgentChanged, p.TenantID, a.ID)
 	return a, nil
 }
 
@@ -189,7 +231,7 @@ func (s *Service) Delete(ctx context.Context, p switchboard.Principal, id string
 	if err := s.store.Delete(ctx, p.TenantID, id); err != nil {
 		return Agent{}, err
 	}
-	s.notify(p.TenantID, id)
+	s.notify(ctx, events.AgentDeleted, p.TenantID, id)
 	return a, nil
 }
 
@@ -232,19 +274,22 @@ func (s *Service) PutSettings(ctx context.Context, p switchboard.Principal, st S
 	if !validToolMode(st.ToolMode, false) {
 		return Settings{}, switchboard.Invalid("tool_mode", "must be all or search")
 	}
+	if !validApproval(st.Approval) {
+		return Settings{}, switchboard.Invalid("approval", "must be relay or person (empty is relay)")
+	}
 	if err := s.store.PutSettings(ctx, p.TenantID, &st); err != nil {
 		return Settings{}, err
 	}
-	s.notify(p.TenantID, "")
+	s.notify(ctx, events.TenantMCPSettings, p.TenantID, "")
 	return st, nil
 }
 
-// ConfirmPolicy is the confirm policy that applies to the principal's tool calls: its
+// Policy is the confirm policy that applies to the principal's tool calls: its
 // agent's (or the tenant's when the agent inherits it) for an agent's key, the
-// tenant's for a user's.
+// tenant's for a user's. The router asks it for every call.
 //
 // Answers are cached (see policyTTL), so a tool call does not read the database for it.
-func (s *Service) ConfirmPolicy(ctx context.Context, p switchboard.Principal) (string, error) {
+func (s *Service) Policy(ctx context.Context, p switchboard.Principal) (router.Policy, error) {
 	key := policyKey{tenant: p.TenantID}
 	if p.Kind == switchboard.PrincipalAgent {
 		key.agent = p.AgentID
@@ -252,28 +297,29 @@ func (s *Service) ConfirmPolicy(ctx context.Context, p switchboard.Principal) (s
 	now := time.Now()
 	s.mu.Lock()
 	c, ok := s.policies[key]
-	gen := s.gens[p.TenantID]
+	gen, epoch := s.gens[p.TenantID], s.epoch
 	s.mu.Unlock()
 	if ok && now.Before(c.expires) {
 		return c.policy, nil
 	}
 	st, err := s.store.Settings(ctx, p.TenantID)
 	if err != nil {
-		return "", err
+		return router.Policy{}, err
 	}
-	policy := string(st.Confirm)
+	policy := router.Policy{Confirm: string(st.Confirm), Approval: string(st.EffectiveApproval())}
 	if key.agent != "" {
 		a, err := s.store.Get(ctx, p.TenantID, p.AgentID)
 		if err != nil {
-			return "", err
+			return router.Policy{}, err
 		}
-		policy = string(a.EffectiveConfirm(st))
+		policy.Confirm = string(a.EffectiveConfirm(st))
+		policy.Approval = string(a.EffectiveApproval(st))
 	}
 	s.mu.Lock()
 	if s.policies == nil {
 		s.policies = map[policyKey]cachedPolicy{}
 	}
-	if s.gens[p.TenantID] == gen {
+	if s.gens[p.TenantID] == gen && s.epoch == epoch {
 		s.policies[key] = cachedPolicy{policy: policy, expires: now.Add(policyTTL)}
 	}
 	s.mu.Unlock()
@@ -294,9 +340,18 @@ func (s *Service) AgentAndSettings(ctx context.Context, tenant switchboard.Tenan
 	return a, st, err
 }
 
-// fill validates the input and sets the agent's fields from it. The tools must exist,
-// be unique, and be bound to a connection of the tool's provider that p may see and
-// the agent's creator may use.
+// AgentExists reports whether the tenant the slug names has the agent, for the agent
+// URL's public OAuth metadata (which asks before anyone has authenticated).
+func (s *Service) AgentExists(ctx context.Context, tenantSlug, id string) (bool, error) {
+	return s.store.ExistsAt(ctx, tenantSlug, id)
+}
+
+// fill validates the input and sets the agent's fields from it, p becoming the agent's
+// last editor. The tools must exist, be unique, and be bound to a connection of the
+// tool's provider that p may see and the agent's creator may use. A private connection
+// is bound only by its owner: an admin editing another user's agent may keep a binding
+// the agent already has to its creator's private connection (which then stops running,
+// see PrivateUser, until its owner saves the agent again), but not add one.
 func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, in Input) error {
 	name := strings.TrimSpace(in.Name)
 	switch {
@@ -312,12 +367,18 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 		return switchboard.Invalid("description", "must be valid UTF-8")
 	case !validConfirm(in.Confirm, true):
 		return switchboard.Invalid("confirm", "must be never, destructive, always, or empty for the tenant's policy")
+	case !validApproval(in.Approval):
+		return switchboard.Invalid("approval", "must be relay, person, or empty for the tenant's mode")
 	case !validToolMode(in.ToolMode, true):
 		return switchboard.Invalid("tool_mode", "must be all, search, or empty for the tenant's mode")
 	case len(in.Tools) > MaxTools:
 		return switchboard.Invalid("tools", fmt.Sprintf("must hold at most %d tools", MaxTools))
 	}
 	creator := switchboard.Principal{TenantID: p.TenantID, Kind: switchboard.PrincipalUser, UserID: a.CreatedBy}
+	had := make(map[Tool]bool, len(a.Tools))
+	for _, t := range a.Tools {
+		had[Tool{Tool: t.Tool, ConnectionID: t.ConnectionID}] = true
+	}
 	tools := make([]Tool, 0, len(in.Tools))
 	seen := map[string]bool{}
 	for i, ti := range in.Tools {
@@ -352,10 +413,14 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 		if c.Status == connections.StatusRevoked {
 			return switchboard.Invalid(field+".connection_id", "is revoked; reconnect the account first")
 		}
+		if !c.Shared && c.OwnerUserID != p.UserID && !had[Tool{Tool: t.Name, ConnectionID: c.ID}] {
+			return switchboard.Invalid(field+".connection_id", "is another user's private connection: only its owner may bind it to an agent, and an admin may not act through it")
+		}
 		tools = append(tools, Tool{Tool: t.Name, ConnectionID: c.ID})
 	}
 	a.Name, a.Description, a.Instructions = name, in.Description, in.Instructions
-	a.Confirm, a.ToolMode, a.Tools = in.Confirm, in.ToolMode, tools
+	a.UpdatedBy = p.UserID
+	a.Confirm, a.Approval, a.ToolMode, a.Tools = in.Confirm, in.Approval, in.ToolMode, tools
 	return nil
 }
 
@@ -365,7 +430,7 @@ func (s *Service) tool(ctx context.Context, name string, c connections.Connectio
 	if t, ok := s.reg.Tool(name); ok {
 		return t, nil
 	}
-	if s.dynamic == nil || c.Provider != s.dynamic.Provider().Name {
+	if s.dynamic == nil || c.Provider != s.dynamic.Provider().Name || s.reg.ReservedToolName(name) {
 		return nil, nil
 	}
 	tools, err := s.dynamic.ConnectionTools(ctx, c)

@@ -59,6 +59,20 @@ func (s *Store) Get(ctx context.Context, tenant switchboard.TenantID, id string)
 	return a, nil
 }
 
+// ExistsAt reports whether the tenant the slug names has the agent, in one query, so
+// the answer takes as long whether the tenant is missing or only the agent is.
+func (s *Store) ExistsAt(ctx context.Context, tenantSlug, id string) (bool, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Table("agents AS a").
+		Joins("JOIN tenants t ON t.id = a.tenant_id").
+		Where("t.slug = ? AND a.id = ?", tenantSlug, id).
+		Count(&n).Error
+	if err != nil {
+		return false, switchboard.Internal(fmt.Errorf("look up agent %s of tenant %s: %w", id, tenantSlug, err))
+	}
+	return n > 0, nil
+}
+
 // List returns the tenant's agents with their tools, by name.
 func (s *Store) List(ctx context.Context, tenant switchboard.TenantID) ([]Agent, error) {
 	var as []Agent
@@ -89,7 +103,7 @@ func (s *Store) Update(ctx context.Context, tenant switchboard.TenantID, a *Agen
 		at := now()
 		res := tx.Model(&Agent{}).Where("tenant_id = ? AND id = ? AND version = ?", tenant, a.ID, version).Updates(map[string]any{
 			"name": a.Name, "description": a.Description, "instructions": a.Instructions,
-			"confirm": a.Confirm, "tool_mode": a.ToolMode, "version": version + 1, "updated_at": at,
+			"confirm": a.Confirm, "approval": a.Approval, "tool_mode": a.ToolMode, "updated_by": a.UpdatedBy, "version": version + 1, "updated_at": at,
 		})
 		if res.Error != nil {
 			return storeError(res.Error, "update agent")
@@ -160,7 +174,7 @@ func (s *Store) PutSettings(ctx context.Context, tenant switchboard.TenantID, st
 	st.UpdatedAt = now()
 	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "tenant_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"confirm", "tool_mode", "updated_at"}),
+		DoUpdates: clause.AssignmentColumns([]string{"confirm", "approval", "tool_mode", "updated_at"}),
 	}).Create(st).Error
 	if err != nil {
 		if errors.Is(err, gorm.ErrForeignKeyViolated) {

@@ -29,12 +29,15 @@ type agentView struct {
 	Description       string          `json:"description"`
 	Instructions      string          `json:"instructions"`
 	Confirm           agents.Confirm  `json:"confirm"`
+	Approval          agents.Approval `json:"approval"`
 	ToolMode          agents.ToolMode `json:"tool_mode"`
 	EffectiveConfirm  agents.Confirm  `json:"effective_confirm"`
+	EffectiveApproval agents.Approval `json:"effective_approval"`
 	EffectiveToolMode agents.ToolMode `json:"effective_tool_mode"`
 	Tools             []agentToolView `json:"tools"`
 	MCPURL            string          `json:"mcp_url"`
 	CreatedBy         string          `json:"created_by"`
+	UpdatedBy         string          `json:"updated_by"`
 	Version           int64           `json:"version"`
 	CreatedAt         time.Time       `json:"created_at"`
 	UpdatedAt         time.Time       `json:"updated_at"`
@@ -49,18 +52,34 @@ type agentToolView struct {
 	Title        string `json:"title,omitempty"`
 	ReadOnly     bool   `json:"read_only"`
 	Destructive  bool   `json:"destructive"`
+	// ConnectionMissing says the connection the tool is bound to no longer exists
+	// (it was disconnected): the tool is not served until it is bound again.
+	ConnectionMissing bool `json:"connection_missing,omitempty"`
 }
 
-func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string) agentView {
+// existingConnections reports which connections the agents' tools are bound to
+// still exist in p's tenant.
+func (s *server) existingConnections(ctx context.Context, p switchboard.Principal, list ...agents.Agent) (map[string]bool, error) {
+	var ids []string
+	for _, a := range list {
+		for _, t := range a.Tools {
+			ids = append(ids, t.ConnectionID)
+		}
+	}
+	return s.Connections.Existing(ctx, p, ids)
+}
+
+func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string, exists map[string]bool) agentView {
 	v := agentView{
 		ID: a.ID, Name: a.Name, Description: a.Description, Instructions: a.Instructions,
-		Confirm: a.Confirm, ToolMode: a.ToolMode, EffectiveConfirm: a.EffectiveConfirm(st), EffectiveToolMode: a.EffectiveToolMode(st),
+		Confirm: a.Confirm, Approval: a.Approval, ToolMode: a.ToolMode,
+		EffectiveConfirm: a.EffectiveConfirm(st), EffectiveApproval: a.EffectiveApproval(st), EffectiveToolMode: a.EffectiveToolMode(st),
 		Tools:     make([]agentToolView, 0, len(a.Tools)),
 		MCPURL:    s.PublicURL + "/mcp/" + slug + "/agents/" + a.ID,
-		CreatedBy: a.CreatedBy, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+		CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 	}
 	for _, t := range a.Tools {
-		tv := agentToolView{Tool: t.Tool, ConnectionID: t.ConnectionID}
+		tv := agentToolView{Tool: t.Tool, ConnectionID: t.ConnectionID, ConnectionMissing: !exists[t.ConnectionID]}
 		if tool, ok := s.Registry.Tool(t.Tool); ok {
 			tv.Provider, tv.Title = tool.Provider.Name, tool.Info.Title
 			tv.ReadOnly, tv.Destructive = tool.Info.Hints.ReadOnly, tool.Info.Hints.Destructive
@@ -76,6 +95,7 @@ type agentRequest struct {
 	Description  string             `json:"description"`
 	Instructions string             `json:"instructions"`
 	Confirm      agents.Confirm     `json:"confirm"`
+	Approval     agents.Approval    `json:"approval"`
 	ToolMode     agents.ToolMode    `json:"tool_mode"`
 	Tools        []agentToolRequest `json:"tools"`
 	Version      *int64             `json:"version,omitempty"`
@@ -87,7 +107,7 @@ type agentToolRequest struct {
 }
 
 func (r agentRequest) input() agents.Input {
-	in := agents.Input{Name: r.Name, Description: r.Description, Instructions: r.Instructions, Confirm: r.Confirm, ToolMode: r.ToolMode}
+	in := agents.Input{Name: r.Name, Description: r.Description, Instructions: r.Instructions, Confirm: r.Confirm, Approval: r.Approval, ToolMode: r.ToolMode}
 	for _, t := range r.Tools {
 		in.Tools = append(in.Tools, agents.ToolInput{Tool: t.Tool, ConnectionID: t.ConnectionID})
 	}
@@ -110,7 +130,12 @@ func (s *server) respondAgent(c *gin.Context, p switchboard.Principal, a agents.
 		s.fail(c, err)
 		return
 	}
-	c.JSON(status, s.viewAgent(a, st, p.TenantSlug))
+	exists, err := s.existingConnections(c.Request.Context(), p, a)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(status, s.viewAgent(a, st, p.TenantSlug, exists))
 }
 
 // settingsFor reads the tenant's MCP settings, for the effective policies of a view.
@@ -138,9 +163,14 @@ func (s *server) listAgents(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	exists, err := s.existingConnections(ctx, p, list...)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	out := make([]agentView, 0, len(list))
 	for _, a := range list {
-		out = append(out, s.viewAgent(a, st, p.TenantSlug))
+		out = append(out, s.viewAgent(a, st, p.TenantSlug, exists))
 	}
 	c.JSON(http.StatusOK, gin.H{"agents": out})
 }
@@ -244,7 +274,7 @@ func (s *server) deleteAgent(c *gin.Context) {
 	}
 	for _, k := range keys {
 		if k.AgentID != nil && *k.AgentID == a.ID && !k.Revoked() {
-			if err := s.Tenants.RevokeKey(ctx, p.TenantID, k.ID); err != nil {
+			if _, err := s.Tenants.RevokeKey(ctx, p.TenantID, k.ID); err != nil {
 				s.fail(c, err)
 				return
 			}
@@ -254,8 +284,9 @@ func (s *server) deleteAgent(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-// createAgentKey mints an API key for the agent (its creator or an admin may): the
-// key serves the agent's MCP URL only, and is shown this once.
+// createAgentKey mints an API key for the agent (its creator or an admin may, an admin
+// only while the agent runs on no other user's private connection): the key serves
+// the agent's MCP URL only, and is shown this once.
 func (s *server) createAgentKey(c *gin.Context) {
 	p, err := asUser(c)
 	if err == nil {
@@ -275,12 +306,12 @@ func (s *server) createAgentKey(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	a, err := s.Agents.Manageable(ctx, p, c.Param("id"))
+	a, err := s.Agents.ForNewKey(ctx, p, c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	plain, key, err := s.Tenants.CreateAgentKey(ctx, p.TenantID, a.CreatedBy, a.ID, req.Name)
+	plain, key, err := s.Tenants.CreateAgentKey(ctx, p.TenantID, a.CreatedBy, a.ID, req.Name, p.UserID)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -323,18 +354,22 @@ func (s *server) listAgentKeys(c *gin.Context) {
 
 // mcpSettingsRequest changes the tenant's MCP settings.
 type mcpSettingsRequest struct {
-	Confirm  agents.Confirm  `json:"confirm"`
+	Confirm agents.Confirm `json:"confirm"`
+	// Approval is who may confirm a call: relay (the default, also when left out) or
+	// person (only the approval page).
+	Approval agents.Approval `json:"approval"`
 	ToolMode agents.ToolMode `json:"tool_mode"`
 }
 
 type mcpSettingsView struct {
 	Confirm   agents.Confirm  `json:"confirm"`
+	Approval  agents.Approval `json:"approval"`
 	ToolMode  agents.ToolMode `json:"tool_mode"`
 	UpdatedAt *time.Time      `json:"updated_at,omitempty"`
 }
 
 func viewSettings(st agents.Settings) mcpSettingsView {
-	v := mcpSettingsView{Confirm: st.Confirm, ToolMode: st.ToolMode}
+	v := mcpSettingsView{Confirm: st.Confirm, Approval: st.EffectiveApproval(), ToolMode: st.ToolMode}
 	if !st.UpdatedAt.IsZero() {
 		v.UpdatedAt = &st.UpdatedAt
 	}
@@ -372,13 +407,13 @@ func (s *server) putMCPSettings(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	st, err := s.Agents.PutSettings(c.Request.Context(), p, agents.Settings{Confirm: req.Confirm, ToolMode: req.ToolMode})
+	st, err := s.Agents.PutSettings(c.Request.Context(), p, agents.Settings{Confirm: req.Confirm, Approval: req.Approval, ToolMode: req.ToolMode})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	s.record(audit.Event{TenantID: p.TenantID, Kind: kindMCPSettingsChanged, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
-		Detail: "confirm " + string(st.Confirm) + ", tool mode " + string(st.ToolMode)})
+		Detail: "confirm " + string(st.Confirm) + ", approval " + string(st.EffectiveApproval()) + ", tool mode " + string(st.ToolMode)})
 	c.JSON(http.StatusOK, viewSettings(st))
 }
 

@@ -29,9 +29,12 @@ type agentBody struct {
 		Provider     string `json:"provider"`
 		ReadOnly     bool   `json:"read_only"`
 		Destructive  bool   `json:"destructive"`
+		// ConnectionMissing says the bound connection was disconnected.
+		ConnectionMissing bool `json:"connection_missing"`
 	} `json:"tools"`
 	MCPURL    string `json:"mcp_url"`
 	CreatedBy string `json:"created_by"`
+	UpdatedBy string `json:"updated_by"`
 	Version   int64  `json:"version"`
 }
 

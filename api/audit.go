@@ -2,7 +2,9 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -26,6 +28,10 @@ func (s *server) listAudit(c *gin.Context) {
 		Outcome:      c.Query("outcome"),
 		ConnectionID: c.Query("connection_id"),
 		Principal:    c.Query("principal"),
+	}
+	if o := opts.Outcome; o != "" && o != "ok" && !slices.Contains(switchboard.Codes(), switchboard.Code(o)) {
+		s.fail(c, switchboard.Invalid("outcome", "must be ok or an error code: "+outcomeList()))
+		return
 	}
 	for _, f := range []struct {
 		name string
@@ -63,4 +69,14 @@ func (s *server) listAudit(c *gin.Context) {
 		events = []audit.Event{}
 	}
 	c.JSON(http.StatusOK, gin.H{"events": events, "next_cursor": next})
+}
+
+// outcomeList names the outcomes an audit event can have, for the error that refuses
+// another.
+func outcomeList() string {
+	names := []string{"ok"}
+	for _, c := range switchboard.Codes() {
+		names = append(names, string(c))
+	}
+	return strings.Join(names, ", ")
 }

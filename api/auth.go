@@ -39,7 +39,7 @@ func (s *server) authenticate(c *gin.Context) {
 	p, err := s.Tenants.Authenticate(c.Request.Context(), key)
 	if err != nil {
 		c.Header("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
-		if switchboard.CodeOf(err) == switchboard.CodeInternal {
+		if code := switchboard.CodeOf(err); code == switchboard.CodeInternal || code == switchboard.CodeRateLimited {
 			s.fail(c, err)
 			return
 		}

@@ -23,7 +23,7 @@ func TestAuthentication(t *testing.T) {
 		}
 		for _, k := range keys {
 			if k.UserID == revoked.userID {
-				if err := w.tenants.RevokeKey(context.Background(), w.a.ID, k.ID); err != nil {
+				if _, err := w.tenants.RevokeKey(context.Background(), w.a.ID, k.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -80,7 +80,7 @@ func TestMethodNotAllowed(t *testing.T) {
 		if status != http.StatusMethodNotAllowed {
 			t.Fatalf("status %d, want 405; body %s", status, b)
 		}
-		if diff := cmp.Diff("invalid", decodeError(t, b).Error.Code); diff != "" {
+		if diff := cmp.Diff("method_not_allowed", decodeError(t, b).Error.Code); diff != "" {
 			t.Errorf("code (-want +got):\n%s", diff)
 		}
 	})

@@ -74,6 +74,37 @@ func (s *server) createConnection(c *gin.Context) {
 	c.JSON(http.StatusCreated, viewConnection(conn))
 }
 
+// reconnectRequest renews a connection's token in place.
+type reconnectRequest struct {
+	Token string  `json:"token"`
+	Label *string `json:"label"`
+}
+
+// reconnectConnection gives a connection a new token of the same account, keeping its
+// id, so the agents bound to it keep their tools.
+func (s *server) reconnectConnection(c *gin.Context) {
+	p, err := asUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req reconnectRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := required([2]string{"token", req.Token}); err != nil {
+		s.fail(c, err)
+		return
+	}
+	conn, err := s.Connections.Reconnect(c.Request.Context(), p, c.Param("id"), connections.ReconnectInput{Token: req.Token, Label: req.Label})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, viewConnection(conn))
+}
+
 func (s *server) listConnections(c *gin.Context) {
 	p, err := asUser(c)
 	if err != nil {

@@ -220,3 +220,45 @@ func TestCrossTenant(t *testing.T) {
 		})
 	})
 }
+
+// TestConnectBlamesTheTokenOnlyWhenRefused: GitHub's 401 is the token's fault (400 on
+// field token); its 404 for GET /user (a wrong SWITCHBOARD_GITHUB_BASE_URL) is not:
+// 502, saying what GitHub answered and which base URL to check.
+func TestConnectBlamesTheTokenOnlyWhenRefused(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		w := newWorld(t, db)
+		tests := []struct {
+			name        string
+			token       string
+			wantStatus  int
+			wantCode    string
+			wantField   string
+			wantSays    []string
+			wantNotSays string
+		}{
+			{name: "401", token: revokedToken, wantStatus: http.StatusBadRequest, wantCode: "invalid", wantField: "token", wantSays: []string{"github rejected the token: Bad credentials"}},
+			{name: "404", token: notAPIToken, wantStatus: http.StatusBadGateway, wantCode: "upstream",
+				wantSays:    []string{"github answered HTTP 404 Not Found when Switchboard asked whose token this is, so the token was not checked", "check that " + w.github.URL + " is GitHub's API (SWITCHBOARD_GITHUB_BASE_URL; for GitHub Enterprise Server it is https://HOST/api/v3)"},
+				wantNotSays: "rejected the token"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				status, b := w.do(w.admin, http.MethodPost, "/api/connections", `{"provider":"github","token":"`+tc.token+`"}`)
+				e := decodeError(t, b)
+				if status != tc.wantStatus || e.Error.Code != tc.wantCode || e.Error.Field != tc.wantField {
+					t.Fatalf("%d %s, want %d %s on field %q", status, b, tc.wantStatus, tc.wantCode, tc.wantField)
+				}
+				for _, s := range tc.wantSays {
+					if !strings.Contains(e.Error.Message, s) {
+						t.Errorf("message %q does not say %q", e.Error.Message, s)
+					}
+				}
+				if tc.wantNotSays != "" && strings.Contains(e.Error.Message, tc.wantNotSays) || strings.Contains(e.Error.Message, "check owner") {
+					t.Errorf("message %q blames the wrong thing", e.Error.Message)
+				}
+			})
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -55,8 +56,18 @@ func decodeError(err error) error {
 		return switchboard.Invalid(typeErr.Field, "must be a JSON "+jsonKind(typeErr.Type.Kind().String()))
 	}
 	// encoding/json reports an unknown field only in its message: json: unknown field "x".
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return switchboard.Invalid(strings.Trim(name, `"`), "is not a known field")
+	if quoted, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		name, uerr := strconv.Unquote(quoted)
+		if uerr != nil {
+			name = strings.Trim(quoted, `"`)
+		}
+		switch {
+		case name == "":
+			return switchboard.Invalid("body", `has a field with an empty name ("")`)
+		case len(name) > 100:
+			return switchboard.Invalid("body", fmt.Sprintf("has an unknown field %.100q…", name))
+		}
+		return switchboard.Invalid(name, "is not a known field")
 	}
 	return switchboard.Invalid("body", "could not be read as JSON")
 }

@@ -25,6 +25,10 @@ type errorDetail struct {
 // logged with their detail and shown with a generic message; nothing else is logged.
 func (s *server) fail(c *gin.Context, err error) {
 	e := switchboard.AsError(err)
+	if e.Code == switchboard.CodeInternal && switchboard.DatabaseDown(err) {
+		s.log.WarnContext(c.Request.Context(), "request failed: the database does not answer", "method", c.Request.Method, "path", c.FullPath(), "err", err)
+		e = switchboard.Unavailable(err)
+	}
 	msg := e.Message
 	if e.Code == switchboard.CodeInternal {
 		s.log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method, "path", c.FullPath(), "err", err)
@@ -53,5 +57,5 @@ func notFoundRoute(c *gin.Context) {
 }
 
 func methodNotAllowed(c *gin.Context) {
-	c.AbortWithStatusJSON(http.StatusMethodNotAllowed, errorBody{Error: errorDetail{Code: switchboard.CodeInvalid, Message: "method " + c.Request.Method + " is not allowed on " + c.Request.URL.Path}})
+	c.AbortWithStatusJSON(http.StatusMethodNotAllowed, errorBody{Error: errorDetail{Code: switchboard.CodeMethodNotAllowed, Message: "method " + c.Request.Method + " is not allowed on " + c.Request.URL.Path}})
 }

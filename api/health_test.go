@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -71,6 +72,48 @@ func TestReadyzWhenTheDatabaseIsDown(t *testing.T) {
 				t.Errorf("status %d, want %d", res.StatusCode, tc.wantStatus)
 			}
 			if diff := cmp.Diff(tc.wantBody, b.String()); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadyzListsSettingsDrift: a node whose settings differ from its peers' stays
+// ready (200) and lists them by name; a failure to compare is only logged; a node
+// whose change feed listener is reconnecting says so.
+func TestReadyzListsSettingsDrift(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		drift []api.SettingsDrift
+		err   error
+		deaf  bool // the change feed's listener is reconnecting
+		want  string
+	}{
+		{name: "feed reconnecting", deaf: true, want: `{"change_feed":"reconnecting","status":"ok"}`},
+		{name: "same settings", want: `{"status":"ok"}`},
+		{name: "a peer differs", drift: []api.SettingsDrift{{Node: "node_b", Version: "v2", Settings: []string{"keyring.key_ids", "oauth.github.client_id"}}},
+			want: `{"settings_differ":[{"node":"node_b","version":"v2","settings":["keyring.key_ids","oauth.github.client_id"]}],"status":"ok"}`},
+		{name: "peers unreadable", err: errors.New("read the peers' settings: database is locked"), want: `{"status":"ok"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(api.New(api.Options{Logger: slog.New(slog.DiscardHandler),
+				SettingsDrift: func(context.Context) ([]api.SettingsDrift, error) { return tc.drift, tc.err },
+				FeedListening: func() bool { return !tc.deaf }}))
+			t.Cleanup(srv.Close)
+			res, err := http.Get(srv.URL + "/readyz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var body bytes.Buffer
+			_, _ = body.ReadFrom(res.Body)
+			if res.StatusCode != http.StatusOK {
+				t.Errorf("status %d, want 200", res.StatusCode)
+			}
+			if diff := cmp.Diff(tc.want, body.String()); diff != "" {
 				t.Errorf("body (-want +got):\n%s", diff)
 			}
 		})

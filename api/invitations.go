@@ -99,3 +99,21 @@ func (s *server) listInvitations(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, gin.H{"invitations": out})
 }
+
+// revokeInvitation revokes one of the tenant's pending invitations, for admins: its link
+// stops working. Another tenant's invitation is not found, like a missing one.
+func (s *server) revokeInvitation(c *gin.Context) {
+	p, err := asAdmin(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	inv, err := s.Tenants.RevokeInvitation(c.Request.Context(), p.TenantID, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindInvitationRevoked, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
+		Detail: fmt.Sprintf("revoked invitation %s of %s as %s", inv.ID, inv.Email, inv.Role)})
+	c.Status(http.StatusNoContent)
+}

@@ -18,6 +18,7 @@ type keyView struct {
 	Prefix     string     `json:"prefix"`
 	UserID     string     `json:"user_id"`
 	AgentID    string     `json:"agent_id,omitempty"`
+	CreatedBy  string     `json:"created_by"`
 	Operator   bool       `json:"operator"`
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
@@ -106,8 +107,13 @@ func (s *server) revokeKey(c *gin.Context) {
 		s.fail(c, switchboard.NotFound("API key"))
 		return
 	}
-	if err := s.Tenants.RevokeKey(ctx, p.TenantID, id); err != nil {
+	revoked, err := s.Tenants.RevokeKey(ctx, p.TenantID, id)
+	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if !revoked { // revoked before: nothing changed, so nothing to record
+		c.Status(http.StatusNoContent)
 		return
 	}
 	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindKeyRevoked, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
@@ -121,7 +127,7 @@ func viewKey(k tenants.APIKey) keyView {
 		agent = *k.AgentID
 	}
 	return keyView{
-		ID: k.ID, Name: k.Name, Prefix: k.Prefix, UserID: k.UserID, AgentID: agent, Operator: k.Operator,
+		ID: k.ID, Name: k.Name, Prefix: k.Prefix, UserID: k.UserID, AgentID: agent, CreatedBy: k.CreatedBy, Operator: k.Operator,
 		CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt,
 	}
 }

@@ -21,6 +21,9 @@ const CallbackPath = "/oauth/callback"
 type authorizeRequest struct {
 	Shared bool    `json:"shared"`
 	Label  *string `json:"label"`
+	// ConnectionID names a connection to reconnect in place (same id, agents keep
+	// their tools); the account signed in at the provider must be its account.
+	ConnectionID string `json:"connection_id"`
 }
 
 // authorizeResponse is the provider's authorization URL to send the browser to.
@@ -46,7 +49,7 @@ func (s *server) authorize(c *gin.Context) {
 			return
 		}
 	}
-	a, err := s.Connections.Authorize(c.Request.Context(), p, connections.AuthorizeInput{Provider: c.Param("id"), Shared: req.Shared, Label: req.Label})
+	a, err := s.Connections.Authorize(c.Request.Context(), p, connections.AuthorizeInput{Provider: c.Param("id"), Shared: req.Shared, Label: req.Label, ConnectionID: req.ConnectionID})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -63,10 +66,12 @@ func (s *server) authorize(c *gin.Context) {
 var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}} · Switchboard</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto; padding: 0 1rem">
+<body style="font-family: system-ui, sans-serif; color: #1d2433; background: #fafbfc; margin: 0">
+<main style="max-width: 40rem; margin: 4rem auto; padding: 0 1rem">
 <h1>{{.Title}}</h1>
 <p>{{.Message}}</p>
-<p><a href="{{.Back}}">Back to Switchboard</a></p>
+<p><a href="{{.Back}}" style="color: #1f5fd6">Back to Switchboard</a></p>
+</main>
 </body></html>
 `))
 

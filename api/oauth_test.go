@@ -357,3 +357,28 @@ func (h *oauthHub) consentNoFollow(b *http.Client, authURL *url.URL) (*http.Resp
 	h.addSecret(loc.Query().Get("code"))
 	return resp, body, loc
 }
+
+// TestOAuthCallbackURLHolderCannotBurnState: a callback URL opened in a browser that
+// did not start the flow is refused before the state is used, so the browser that
+// started it still finishes it.
+func TestOAuthCallbackURLHolderCannotBurnState(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		h := newOAuthHub(t, db, githubApp())
+		b := h.browser()
+		authURL := h.authorize(b, h.admin, "")
+		_, _, callback := h.consentNoFollow(b, authURL)
+		resp, body := h.send(h.browser(), actor{}, http.MethodGet, callback.String(), "", nil)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("callback in another browser: status %d, want 403: %s", resp.StatusCode, body)
+		}
+		resp, body = h.send(b, actor{}, http.MethodGet, callback.String(), "", nil)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "is connected") {
+			t.Fatalf("callback in the flow's browser after a stranger tried it: status %d: %s", resp.StatusCode, body)
+		}
+		if n := h.countConnections(); n != 1 {
+			t.Errorf("%d connections, want 1", n)
+		}
+	})
+}

@@ -66,7 +66,7 @@ func TestRemoteMCPAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote, err := remotemcp.New(remotemcp.Options{Connections: svc, Guard: guard, Logger: slog.New(slog.DiscardHandler)})
+	remote, err := remotemcp.New(remotemcp.Options{Connections: svc, Guard: guard, Logger: slog.New(slog.DiscardHandler), Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

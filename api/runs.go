@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
 
@@ -57,6 +58,7 @@ func (s *server) startRun(c *gin.Context) {
 	}
 	connID, err := s.connectionFor(c.Request.Context(), p, req.Tool, strings.TrimSpace(req.ConnectionID))
 	if err != nil {
+		s.tools().Refused(p, router.Request{Tool: req.Tool, Args: args}, err)
 		s.fail(c, err)
 		return
 	}

@@ -6,17 +6,22 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/telemetry"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -38,17 +43,32 @@ type Options struct {
 	Recorder audit.Recorder
 	// Ready reports whether the hub can serve (the database answers); /readyz calls it.
 	Ready func(ctx context.Context) error
+	// SettingsDrift lists the live peers whose settings differ from this node's (none
+	// with a single node); /readyz shows them.
+	SettingsDrift func(ctx context.Context) ([]SettingsDrift, error)
+	// FeedListening reports whether this node hears the other nodes' changes (the
+	// change feed's listener is connected); nil for a single node. /readyz says when it
+	// does not: the node then serves what it cached until the listener is back (and
+	// drops it all then), at most the caches' lifetimes.
+	FeedListening func() bool
 	// PublicURL is where people reach this deployment, without a trailing slash; MCP
 	// URLs in answers start with it.
 	PublicURL string
 	Logger    *slog.Logger
 	// NoRoute, when set, serves requests outside /api and the probes (the web UI).
 	NoRoute http.Handler
+	// BodyBudget bounds the bytes of request bodies in flight across every route of
+	// the engine, the MCP URLs added later included; limits.NewBodyBudget(0, 0) when nil.
+	BodyBudget *limits.BodyBudget
 }
 
 type server struct {
 	Options
 	log *slog.Logger
+	// publicHost is PublicURL's host as a Host header names it; https says whether
+	// PublicURL is https (HSTS).
+	publicHost string
+	https      bool
 }
 
 // New returns the engine serving /api, /healthz and /readyz. Callers may add routes
@@ -59,11 +79,15 @@ func New(o Options) *gin.Engine {
 		s.log = slog.Default()
 	}
 	s.PublicURL = strings.TrimRight(s.PublicURL, "/")
+	s.publicHost, s.https = hostOf(s.PublicURL)
+	if s.BodyBudget == nil {
+		s.BodyBudget = limits.NewBodyBudget(0, 0)
+	}
 
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
-	e.Use(s.accessLog, gin.CustomRecoveryWithWriter(discard{}, s.recovered))
+	e.Use(s.accessLog, gin.CustomRecoveryWithWriter(discard{}, s.recovered), s.securityHeaders, s.bodyBudget)
 	e.NoRoute(s.noRoute)
 	e.NoMethod(methodNotAllowed)
 
@@ -72,9 +96,9 @@ func New(o Options) *gin.Engine {
 	e.GET("/readyz", s.readyz)
 	e.HEAD("/readyz", s.readyz)
 
-	e.GET(CallbackPath, s.callback)
+	e.GET(CallbackPath, s.checkHost, s.callback)
 
-	a := e.Group("/api", s.authenticate)
+	a := e.Group("/api", s.checkHost, requireJSON, s.authenticate)
 	a.GET("/providers", s.listProviders)
 	a.GET("/providers/:provider/operations", s.listOperations)
 
@@ -82,6 +106,7 @@ func New(o Options) *gin.Engine {
 	a.GET("/connections", s.listConnections)
 	a.GET("/connections/:id", s.getConnection)
 	a.DELETE("/connections/:id", s.deleteConnection)
+	a.POST("/connections/:id/reconnect", s.reconnectConnection)
 	a.POST("/connections/:id/authorize", s.authorize) // :id is the provider's name here
 	a.POST("/remote-mcp", s.registerRemoteMCP)
 
@@ -106,6 +131,7 @@ func New(o Options) *gin.Engine {
 
 	a.GET("/invitations", s.listInvitations)
 	a.POST("/invitations", s.createInvitation)
+	a.DELETE("/invitations/:id", s.revokeInvitation)
 
 	a.GET("/tools", s.listTools)
 	a.POST("/tools/:tool/call", s.callTool)
@@ -134,24 +160,38 @@ func (s *server) noRoute(c *gin.Context) {
 		notFoundRoute(c)
 		return
 	}
+	if !s.hostAllowed(c.Request) {
+		s.refuseHost(c)
+		return
+	}
 	// gin has set 404 for an unmatched route; the handler decides the status itself.
 	c.Writer.WriteHeader(http.StatusOK)
 	s.NoRoute.ServeHTTP(c.Writer, c.Request)
 }
 
 // accessLog logs one line per request: never the query string's or the body's values.
+// A request no API route matched (a page, a probe, a typo) logs its path as well, with
+// anything shaped like a key, a session or a one-time link hidden.
 func (s *server) accessLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	route := c.FullPath()
-	if route == "" {
-		route = "(unmatched)"
+	telemetry.NameRoute(c.Request, c.FullPath())
+	attrs := []slog.Attr{slog.String("method", c.Request.Method), slog.String("route", c.FullPath())}
+	if c.FullPath() == "" {
+		attrs[1] = slog.String("route", "(unmatched)")
+		attrs = append(attrs, slog.String("path", redactPath(c.Request.URL.Path)))
 	}
-	s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "http request",
-		slog.String("method", c.Request.Method),
-		slog.String("route", route),
-		slog.Int("status", c.Writer.Status()),
-		slog.Duration("took", time.Since(start)))
+	attrs = append(attrs, slog.Int("status", c.Writer.Status()), slog.Duration("took", time.Since(start)))
+	s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "http request", attrs...)
+}
+
+// secretInPath matches what a path may carry that must stay out of logs: API keys,
+// sessions and one-time links (/invite/sbi_…), by their prefixes.
+var secretInPath = regexp.MustCompile(`sb[a-z]_[^/]*`)
+
+// redactPath hides the secrets in a request path, keeping their kind: /invite/sbi_….
+func redactPath(p string) string {
+	return secretInPath.ReplaceAllStringFunc(p, func(m string) string { return m[:4] + "…" })
 }
 
 func (s *server) healthz(c *gin.Context) {
@@ -163,12 +203,47 @@ func (s *server) readyz(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.Ready(ctx); err != nil {
-			s.log.WarnContext(c.Request.Context(), "not ready", "err", err)
-			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": "the database does not answer"})
+			reason := "the database does not answer"
+			var e *switchboard.Error
+			if errors.As(err, &e) && e.Code == switchboard.CodeUnavailable {
+				reason = e.Message // the node says why itself (it is shutting down)
+			} else {
+				s.log.WarnContext(c.Request.Context(), "not ready", "err", err)
+			}
+			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": reason})
 			return
 		}
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+	answer := gin.H{"status": "ok"}
+	if s.SettingsDrift != nil {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+		defer cancel()
+		drift, err := s.SettingsDrift(ctx)
+		switch {
+		case err != nil:
+			s.log.WarnContext(c.Request.Context(), "compare settings with the peers", "err", err)
+		case len(drift) > 0:
+			// Still ready: a node whose settings differ serves correctly what it can and
+			// changes no shared state because of its own settings (a refresh it cannot do
+			// is left to its peers). Answering 503 would take every node of a rolling
+			// deploy out of the load balancer in turn, each differing from the others.
+			s.log.WarnContext(c.Request.Context(), "this node's settings differ from its peers'", "peers", len(drift), "first_peer", drift[0].Node, "settings", strings.Join(drift[0].Settings, ","))
+			answer["settings_differ"] = drift
+		}
+	}
+	if s.FeedListening != nil && !s.FeedListening() {
+		s.log.WarnContext(c.Request.Context(), "the change feed's listener is reconnecting: this node does not hear other nodes' changes meanwhile")
+		answer["change_feed"] = "reconnecting"
+	}
+	c.JSON(http.StatusOK, answer)
+}
+
+// SettingsDrift is a live peer whose settings differ from this node's: the names of
+// the settings that differ, never their values.
+type SettingsDrift struct {
+	Node     string   `json:"node"`
+	Version  string   `json:"version"`
+	Settings []string `json:"settings"`
 }
 
 // discard swallows gin's recovery dump; recovered logs the panic through slog.

@@ -3,12 +3,14 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -19,6 +21,9 @@ type ToolRunner interface {
 	Tools(ctx context.Context, p switchboard.Principal) ([]router.Binding, error)
 	// Execute runs one call.
 	Execute(ctx context.Context, p switchboard.Principal, req router.Request) (any, error)
+	// Refused records the audit row of a call refused before it reached Execute (its
+	// connection could not be chosen).
+	Refused(p switchboard.Principal, req router.Request, err error)
 }
 
 // toolConnection is a connection a tool may run on.
@@ -72,6 +77,8 @@ type callResult struct {
 	Tool         string `json:"tool"`
 	ConnectionID string `json:"connection_id"`
 	Result       any    `json:"result"`
+	// AuditID is the id of the call's audit row, committed before this answer.
+	AuditID string `json:"audit_id,omitempty"`
 }
 
 // callTool runs one tool through the router for the caller: "Try it" in the UI.
@@ -94,15 +101,22 @@ func (s *server) callTool(c *gin.Context) {
 	name := c.Param("tool")
 	connID, err := s.connectionFor(ctx, p, name, strings.TrimSpace(req.ConnectionID))
 	if err != nil {
+		s.tools().Refused(p, router.Request{Tool: name, Args: args}, err)
 		s.fail(c, err)
 		return
 	}
-	out, err := s.tools().Execute(ctx, p, router.Request{Tool: name, ConnectionID: connID, Args: args})
+	var ref router.AuditRef
+	out, err := s.tools().Execute(router.WithAuditRef(ctx, &ref), p, router.Request{Tool: name, ConnectionID: connID, Args: args})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, callResult{Tool: name, ConnectionID: connID, Result: out})
+	raw, err := providers.MarshalOutput(out)
+	if err != nil {
+		s.fail(c, switchboard.Internal(fmt.Errorf("encode %s output: %w", name, err)))
+		return
+	}
+	c.JSON(http.StatusOK, callResult{Tool: name, ConnectionID: connID, Result: raw, AuditID: ref.ID})
 }
 
 // connectionFor is the connection a tool runs on: the one named, or the caller's only
@@ -147,6 +161,8 @@ type noTools struct{}
 func (noTools) Tools(context.Context, switchboard.Principal) ([]router.Binding, error) {
 	return nil, nil
 }
+
+func (noTools) Refused(switchboard.Principal, router.Request, error) {}
 
 func (noTools) Execute(context.Context, switchboard.Principal, router.Request) (any, error) {
 	return nil, switchboard.Errorf(switchboard.CodeUnavailable, "this server runs no tools")

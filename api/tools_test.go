@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,7 @@ func TestCallTool(t *testing.T) {
 			{name: "bad argument", who: w.admin, tool: "github_get_issue", body: `{"arguments":{"owner":"octo-org","repo":"hello","issue_number":"seven"}}`, wantStatus: http.StatusBadRequest, wantCode: "invalid", wantField: "issue_number"},
 			{name: "missing argument", who: w.admin, tool: "github_get_issue", body: `{"arguments":{"owner":"octo-org","repo":"hello"}}`, wantStatus: http.StatusBadRequest, wantCode: "invalid", wantField: "issue_number"},
 			{name: "upstream 404", who: w.admin, tool: "github_get_issue", body: `{"connection_id":"` + conn + `","arguments":{"owner":"octo-org","repo":"hello","issue_number":8}}`, wantStatus: http.StatusNotFound, wantCode: "not_found"},
+			{name: "upstream 422 names the field", who: w.admin, tool: "github_create_issue", body: `{"arguments":{"owner":"octo-org","repo":"hello","title":"Bug","assignees":["nobody-here"]}}`, wantStatus: http.StatusBadRequest, wantCode: "invalid", wantField: "assignees", wantMsg: "Validation Failed: assignees invalid"},
 			{name: "upstream 429", who: w.admin, tool: "github_get_issue", body: `{"arguments":{"owner":"octo-org","repo":"hello","issue_number":429}}`, wantStatus: http.StatusTooManyRequests, wantCode: "rate_limited"},
 			{name: "unknown tool", who: w.admin, tool: "github_nope", body: `{"connection_id":"` + conn + `","arguments":{}}`, wantStatus: http.StatusNotFound, wantCode: "not_found"},
 			{name: "another tenant's connection", who: w.admin, tool: "github_get_issue", body: `{"connection_id":"` + otherB + `","arguments":{"owner":"octo-org","repo":"hello","issue_number":7}}`, wantStatus: http.StatusNotFound, wantCode: "not_found", wantMsg: "connection not found"},
@@ -94,6 +96,10 @@ func TestCallTool(t *testing.T) {
 					t.Fatalf("error %+v, want code %s field %q message with %q", e.Error, tc.wantCode, tc.wantField, tc.wantMsg)
 				}
 			})
+		}
+
+		if !slices.Contains(w.github.requests(), "POST /repos/octo-org/hello/issues Bearer "+goodToken) {
+			t.Errorf("GitHub got no POST /repos/octo-org/hello/issues with the connection's token: %q", w.github.requests())
 		}
 
 		// The calls are in the audit log, and the filters narrow it.

@@ -157,10 +157,22 @@ func (s *server) setUserRole(c *gin.Context) {
 	c.JSON(http.StatusOK, viewUser(after))
 }
 
+// The ways DELETE /api/users/{id} deals with the removed user's connections (the
+// connections query parameter).
+const (
+	// connectionsRevoke disconnects their private connections (revoked at the
+	// provider, deleted) and hands their shared ones to the admin removing them.
+	connectionsRevoke = "revoke"
+	// connectionsTransfer hands every one of them to an owner or admin: the one named
+	// by the to parameter, or the admin removing them.
+	connectionsTransfer = "transfer"
+)
+
 // removeUser removes one of the tenant's users: their API keys are revoked, their web
-// sessions end, and the agents they created go with them. Owners and admins may; only
-// an owner removes an owner, the last owner stays, and nobody removes themselves.
-// Another tenant's user is not found, like a missing one.
+// sessions end, the agents they created go with them, and their connections are
+// revoked or handed over (?connections=revoke, the default, or transfer[&to=user]).
+// Owners and admins may; only an owner removes an owner, the last owner stays, and
+// nobody removes themselves. Another tenant's user is not found, like a missing one.
 func (s *server) removeUser(c *gin.Context) {
 	p, err := asAdmin(c)
 	if err != nil {
@@ -170,6 +182,11 @@ func (s *server) removeUser(c *gin.Context) {
 	ctx := c.Request.Context()
 	id := c.Param("id")
 	target, err := s.Tenants.User(ctx, p.TenantID, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	to, err := s.connectionsRecipient(c, p, id)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -193,5 +210,39 @@ func (s *server) removeUser(c *gin.Context) {
 	}
 	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindUserRemoved, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
 		Detail: fmt.Sprintf("removed user %s (%s); revoked keys [%s]; ended %d sessions", id, r.User.Role, keys, r.EndedSessions)})
+	if _, err := s.Connections.ReleaseRemovedUser(ctx, p, id, to); err != nil {
+		s.fail(c, switchboard.Internal(fmt.Errorf("release the connections of removed user %s: %w", id, err)))
+		return
+	}
 	c.Status(http.StatusNoContent)
+}
+
+// connectionsRecipient reads what DELETE /api/users/{id} does with the user's
+// connections: "" to revoke the private ones, or the user who takes them all over.
+func (s *server) connectionsRecipient(c *gin.Context, p switchboard.Principal, removed string) (string, error) {
+	mode, to := c.Query("connections"), c.Query("to")
+	switch mode {
+	case "", connectionsRevoke:
+		if to != "" {
+			return "", switchboard.Invalid("to", "is only for connections=transfer")
+		}
+		return "", nil
+	case connectionsTransfer:
+	default:
+		return "", switchboard.Invalid("connections", fmt.Sprintf("must be %q (the default) or %q", connectionsRevoke, connectionsTransfer))
+	}
+	if to == "" {
+		return p.UserID, nil
+	}
+	u, err := s.Tenants.User(c.Request.Context(), p.TenantID, to)
+	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		return "", switchboard.Invalid("to", "is not a user of this tenant")
+	}
+	if err != nil {
+		return "", err
+	}
+	if u.ID == removed || !u.Role.IsAdmin() {
+		return "", switchboard.Invalid("to", "must be another owner or admin of the tenant")
+	}
+	return u.ID, nil
 }

@@ -258,6 +258,8 @@ func TestKeys(t *testing.T) {
 		w.want(fresh, http.MethodGet, "/api/tenant", "", http.StatusOK, nil)
 		w.want(w.member, http.MethodDelete, "/api/keys/"+own.ID, "", http.StatusNoContent, nil)
 		w.want(fresh, http.MethodGet, "/api/tenant", "", http.StatusUnauthorized, nil)
+		// Revoking it again changes nothing and records nothing.
+		w.want(w.member, http.MethodDelete, "/api/keys/"+own.ID, "", http.StatusNoContent, nil)
 		w.want(w.admin, http.MethodDelete, "/api/keys/"+forMember.ID, "", http.StatusNoContent, nil)
 		w.want(actor{key: forMember.Key}, http.MethodGet, "/api/tenant", "", http.StatusUnauthorized, nil)
 
@@ -331,6 +333,10 @@ func TestAudit(t *testing.T) {
 			t.Errorf("paged walk (-want +got):\n%s", diff)
 		}
 
+		w.want(w.admin, http.MethodGet, "/api/audit?outcome=internal", "", http.StatusOK, &page)
+		if len(page.Events) != 0 {
+			t.Errorf("outcome=internal lists %+v", page.Events)
+		}
 		w.want(w.admin, http.MethodGet, "/api/audit?kind=connection_created", "", http.StatusOK, &page)
 		if len(page.Events) != 1 || page.Events[0].ConnectionID != conn || page.Events[0].Outcome != "ok" {
 			t.Errorf("kind filter: %+v", page.Events)
@@ -348,6 +354,7 @@ func TestAudit(t *testing.T) {
 			{name: "limit zero", query: "limit=0", field: "limit"},
 			{name: "limit too large", query: "limit=100000", field: "limit"},
 			{name: "bad cursor", query: "cursor=not-a-cursor!", field: "cursor"},
+			{name: "unknown outcome", query: "outcome=bogus", field: "outcome"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				status, b := w.do(w.admin, http.MethodGet, "/api/audit?"+tc.query, "")

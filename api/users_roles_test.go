@@ -250,7 +250,7 @@ func TestMemberChangesTakeEffect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		agentKey, _, err := w.tenants.CreateAgentKey(ctx, mt.id, mem.userID, "agt_x", "agent")
+		agentKey, _, err := w.tenants.CreateAgentKey(ctx, mt.id, mem.userID, "agt_x", "agent", mem.userID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,9 +37,14 @@ func TestMain(m *testing.M) {
 
 // The tokens the fake GitHub knows. Every response body a test reads is checked for them.
 const (
-	goodToken    = "ghp_GoodToken0123456789abcdefghijklmnopqr"
-	otherToken   = "ghp_OtherToken0123456789abcdefghijklmnop"
+	goodToken  = "ghp_GoodToken0123456789abcdefghijklmnopqr"
+	otherToken = "ghp_OtherToken0123456789abcdefghijklmnop"
+	// renewedToken is a second token of goodToken's account (octocat), for reconnects.
+	renewedToken = "ghp_RenewedToken0123456789abcdefghijklmn"
 	revokedToken = "ghp_RevokedToken0123456789abcdefghijklmn"
+	// notAPIToken gets what a host that is not GitHub's API answers (a wrong
+	// SWITCHBOARD_GITHUB_BASE_URL): 404 for GET /user.
+	notAPIToken = "ghp_NotAPIToken0123456789abcdefghijklmno"
 )
 
 // fakeGitHub answers GET /user like api.github.com does, and records what it was sent.
@@ -47,18 +52,33 @@ type fakeGitHub struct {
 	*httptest.Server
 	mu   sync.Mutex
 	auth []string
+	// held receives a value when GET .../issues/408 starts, which then answers only
+	// when its request is canceled.
+	held chan struct{}
 }
 
 func newFakeGitHub(t *testing.T) *fakeGitHub {
 	t.Helper()
-	f := &fakeGitHub{}
+	f := &fakeGitHub{held: make(chan struct{}, 8)}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.auth = append(f.auth, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
 		f.mu.Unlock()
+		if r.URL.Path == "/repos/octo-org/hello/issues/408" {
+			f.held <- struct{}{}
+			<-r.Context().Done()
+			return
+		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		if r.Method == http.MethodGet && r.URL.Path == "/repos/octo-org/hello/issues/7" && r.Header.Get("Authorization") == "Bearer "+goodToken {
+		if r.Method == http.MethodGet && r.URL.Path == "/repos/octo-org/hello/issues/7" && (r.Header.Get("Authorization") == "Bearer "+goodToken || r.Header.Get("Authorization") == "Bearer "+renewedToken) {
 			_, _ = io.WriteString(w, issue7)
+			return
+		}
+		if r.Method == http.MethodPost && r.URL.Path == "/repos/octo-org/hello/issues" {
+			// GitHub's "Validation Failed" (components/responses/validation_failed in its
+			// OpenAPI description) for an assignee who cannot be assigned.
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = io.WriteString(w, `{"message":"Validation Failed","errors":[{"value":"nobody-here","resource":"Issue","field":"assignees","code":"invalid"}],"documentation_url":"https://docs.github.com/rest/issues/issues#create-an-issue","status":"422"}`)
 			return
 		}
 		if r.Method == http.MethodGet && r.URL.Path == "/repos/octo-org/hello/issues/429" {
@@ -67,7 +87,7 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 			_, _ = io.WriteString(w, `{"message":"API rate limit exceeded","documentation_url":"https://docs.github.com/rest"}`)
 			return
 		}
-		if r.Method != http.MethodGet || r.URL.Path != "/user" {
+		if r.Method != http.MethodGet || r.URL.Path != "/user" || r.Header.Get("Authorization") == "Bearer "+notAPIToken {
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = io.WriteString(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}`)
 			return
@@ -75,6 +95,9 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 		switch r.Header.Get("Authorization") {
 		case "Bearer " + goodToken:
 			w.Header().Set("X-OAuth-Scopes", "repo, read:org")
+			_, _ = io.WriteString(w, `{"login":"octocat","id":583231,"type":"User","site_admin":false}`)
+		case "Bearer " + renewedToken:
+			w.Header().Set("X-OAuth-Scopes", "repo")
 			_, _ = io.WriteString(w, `{"login":"octocat","id":583231,"type":"User","site_admin":false}`)
 		case "Bearer " + otherToken:
 			_, _ = io.WriteString(w, `{"login":"hubot","id":1,"type":"User","site_admin":false}`)
@@ -110,6 +133,7 @@ type world struct {
 	db      *gorm.DB
 	srv     *httptest.Server
 	github  *fakeGitHub
+	slack   *fakeSlack
 	tenants *tenants.Store
 	writer  *audit.Writer
 	a       tenants.Tenant
@@ -126,7 +150,7 @@ type world struct {
 func newWorld(t *testing.T, db *gorm.DB) *world {
 	t.Helper()
 	ctx := context.Background()
-	w := &world{t: t, db: db, github: newFakeGitHub(t), tenants: tenants.NewStore(db)}
+	w := &world{t: t, db: db, github: newFakeGitHub(t), slack: newFakeSlack(t), tenants: tenants.NewStore(db)}
 	t.Cleanup(w.tenants.Close)
 	w.tenants.SetPasswordCost(4) // bcrypt's least: tests sign in often
 
@@ -137,6 +161,9 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	if err := reg.SetBaseURL("github", w.github.URL); err != nil {
 		t.Fatal(err)
 	}
+	if err := reg.SetBaseURL("slack", w.slack.URL+"/api"); err != nil {
+		t.Fatal(err)
+	}
 	keyring, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys", "master.key"))
 	if err != nil {
 		t.Fatal(err)
@@ -145,9 +172,11 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	t.Cleanup(func() { _ = w.writer.Close(context.Background()) })
 	transports := &providers.Transports{}
 	svc := connections.NewService(connections.NewStore(db, keyring), reg, transports, w.writer)
-	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: w.writer, Transports: transports, Logger: slog.New(slog.DiscardHandler), ArgsKey: []byte("test")})
+	agentService := agents.NewService(agents.NewStore(db), reg, svc)
+	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: w.writer, Transports: transports, Logger: slog.New(slog.DiscardHandler), ArgsKey: []byte("test"), Policies: agentService, Agents: agentService})
 	svc.Subscribe(rtr.Forget)
-	w.runs = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: slog.New(slog.DiscardHandler)})
+	w.runs = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: slog.New(slog.DiscardHandler),
+		Connections: svc, ApprovalURL: func(id string) string { return "https://hub.example.com/approvals/" + id }})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -178,7 +207,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		Audit:       audit.NewStore(db),
 		Tools:       rtr,
 		Runs:        w.runs,
-		Agents:      agents.NewService(agents.NewStore(db), reg, svc),
+		Agents:      agentService,
 		Recorder:    w.writer,
 		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL:   "https://hub.example.com/",
@@ -275,7 +304,7 @@ func (w *world) checkNoSecrets() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, b := range w.bodies {
-		for _, tok := range []string{goodToken, otherToken, revokedToken} {
+		for _, tok := range []string{goodToken, otherToken, renewedToken, revokedToken, slackMemberToken, slackOtherToken} {
 			if bytes.Contains(b, []byte(tok)) {
 				w.t.Errorf("a response carries a provider token: %s", b)
 			}

@@ -20,6 +20,8 @@ const (
 	KindConnectionNeedsReconnect Kind = "connection_needs_reconnect"
 	// KindConnectionRefreshFailed: a token refresh failed (the detail says why, never a token).
 	KindConnectionRefreshFailed Kind = "connection_refresh_failed"
+	// KindConnectionHandedOver: a removed user's connection got a new owner.
+	KindConnectionHandedOver Kind = "connection_handed_over"
 	// KindConnectionRevokeFailed: a disconnect could not revoke the token at the provider.
 	KindConnectionRevokeFailed Kind = "connection_revoke_failed"
 	// KindOAuthConnectFailed: an OAuth connect flow ended without a connection.
@@ -31,6 +33,8 @@ const (
 	KindTenantCreated      Kind = "tenant_created"
 	KindUserCreated        Kind = "user_created"
 	KindUserInvited        Kind = "user_invited"
+	// KindInvitationRevoked: an admin revoked a pending invitation.
+	KindInvitationRevoked Kind = "invitation_revoked"
 	// KindUserRoleChanged: an admin changed a user's role (the detail says from and to).
 	KindUserRoleChanged Kind = "user_role_changed"
 	// KindUserRemoved: an admin removed a user, revoking their keys and ending their sessions.

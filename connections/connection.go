@@ -55,12 +55,13 @@ type Connection struct {
 }
 
 // UsableBy reports whether the principal may use the connection: same tenant, and
-// shared or owned by the principal's user.
+// shared or owned by the principal's user (a principal without a user uses shared
+// connections only).
 func (c *Connection) UsableBy(p switchboard.Principal) bool {
 	if c.TenantID != p.TenantID {
 		return false
 	}
-	return c.Shared || c.OwnerUserID == p.UserID
+	return c.Shared || (p.UserID != "" && c.OwnerUserID == p.UserID)
 }
 
 // Credentials are what Sealed holds once opened. They never leave the process.

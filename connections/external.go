@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/events"
 )
 
 // ExternalOAuth is the OAuth authorization-code flow and token refresh of a provider
@@ -141,14 +142,14 @@ func (s *Service) CreateExternal(ctx context.Context, p switchboard.Principal, c
 		return Connection{}, err
 	}
 	s.record(p, audit.KindConnectionCreated, c.ID, "", c.Provider+" "+c.AccountLabel+" ("+string(c.AuthKind)+")")
-	s.notify(p.TenantID, c.ID)
+	s.notify(ctx, events.ConnectionAdded, p.TenantID, c.ID)
 	return c, nil
 }
 
 // NotifyChanged tells the subscribers that something about a connection changed that
 // its record does not show (a remote MCP server changed its tool list).
 func (s *Service) NotifyChanged(tenant switchboard.TenantID, connectionID string) {
-	s.notify(tenant, connectionID)
+	s.notify(context.Background(), events.RemoteToolsChanged, tenant, connectionID)
 }
 
 // refreshExternal refreshes an external connection's token while holding the lease.
@@ -174,7 +175,7 @@ func (s *Service) refreshExternal(ctx context.Context, x ExternalOAuth, c *Conne
 		next.ClientID, next.ClientSecret = creds.ClientID, creds.ClientSecret
 	}
 	if _, err := s.store.storeRefreshed(ctx, c.TenantID, c.ID, c.Version, claim, next, s.now()); err != nil {
-		s.logger().Error("store refreshed token", "connection", c.ID, "err", err)
+		s.logger().ErrorContext(ctx, "store refreshed token", "connection", c.ID, "err", err)
 		_, latest, oerr := s.store.Open(ctx, c.TenantID, c.ID)
 		if oerr != nil {
 			return Credentials{}, err

@@ -16,6 +16,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -268,6 +269,12 @@ func (k *LocalKeyring) Derive(purpose string) []byte {
 
 // CurrentKeyID is the ID of the key that seals.
 func (k *LocalKeyring) CurrentKeyID() string { return k.keys.Load().current }
+
+// KeyIDs returns the IDs of every key this keyring can open with, sorted: what two
+// servers sharing the key file must agree on.
+func (k *LocalKeyring) KeyIDs() []string {
+	return slices.Sorted(maps.Keys(k.keys.Load().raw))
+}
 
 // ActiveKeyID is the ID of the key that seals, after a look at the key file for a
 // rotation by another process.

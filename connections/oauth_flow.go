@@ -3,6 +3,7 @@ package connections
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,9 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
 // exchangeTimeout bounds one call to a provider's token endpoint.
@@ -37,6 +40,8 @@ type OAuthConfig struct {
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Metrics, when set, counts token refreshes by outcome.
+	Metrics *telemetry.Metrics
 }
 
 // ConfigureOAuth enables the OAuth connect flow and token refresh. Call it while
@@ -71,6 +76,10 @@ type AuthorizeInput struct {
 	Provider string
 	Shared   bool
 	Label    *string // overrides the account label the provider reports
+	// ConnectionID, when set, is the connection to reconnect in place (same id, so its
+	// agents keep their tools): one of p's tenant of Provider that p may manage. The
+	// account who signs in must be the connection's.
+	ConnectionID string
 }
 
 // Authorization is a started flow: the URL to send the person to, and the cookie the
@@ -109,6 +118,14 @@ func (s *Service) Authorize(ctx context.Context, p switchboard.Principal, in Aut
 			return Authorization{}, switchboard.Invalid("label", "must be 1 to 255 characters")
 		}
 	}
+	payload := statePayload{Shared: in.Shared, Label: label}
+	if in.ConnectionID != "" {
+		existing, err := s.reconnectTarget(ctx, p, in.ConnectionID, spec.Name)
+		if err != nil {
+			return Authorization{}, err
+		}
+		payload.ConnectionID, payload.Shared = existing.ID, existing.Shared
+	}
 	if s.oauth.RedirectURL == "" {
 		return Authorization{}, switchboard.Internal(errors.New("authorize: no OAuth redirect URL is configured"))
 	}
@@ -119,7 +136,6 @@ func (s *Service) Authorize(ctx context.Context, p switchboard.Principal, in Aut
 	state := switchboard.RandomToken(32) // 256 bits
 	browser := switchboard.RandomToken(32)
 	now := s.now().UTC().Truncate(time.Microsecond)
-	payload := statePayload{Shared: in.Shared, Label: label}
 	cfg := oauthConfig(app, endpoints, s.oauth.RedirectURL)
 	var opts []oauth2.AuthCodeOption
 	sep := endpoints.ScopeSeparator
@@ -174,10 +190,11 @@ type CallbackInput struct {
 // it is). The code is exchanged with the same redirect URI and PKCE verifier, the
 // account's identity is fetched from the provider, and the connection is stored (or
 // an existing connection of the same account and owner reconnected). Every failure
-// stores nothing, and the state cannot be used again.
+// stores nothing, and the state cannot be used again, except a refusal of the browser
+// or the user: the state stays for the browser that started the flow.
 func (s *Service) Callback(ctx context.Context, in CallbackInput) (Connection, error) {
 	now := s.now()
-	row, payload, err := s.store.consumeOAuthState(ctx, in.State, now)
+	row, payload, err := s.store.consumeOAuthState(ctx, in.State, now, in.checkBrowser)
 	if err != nil {
 		if row.TenantID != "" {
 			s.recordFlowFailure(row, err)
@@ -192,13 +209,20 @@ func (s *Service) Callback(ctx context.Context, in CallbackInput) (Connection, e
 	return conn, nil
 }
 
-func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePayload, in CallbackInput) (Connection, error) {
-	if in.Browser == "" || secretHash(in.Browser) != row.BrowserHash {
-		return Connection{}, switchboard.Errorf(switchboard.CodeForbidden, "this connect link was started in another browser or by another user: start connecting again from Switchboard in this browser")
+// checkBrowser refuses a callback that did not come back in the browser that started
+// the flow (its cookie), or that says it comes from another user. It runs before the
+// state is consumed.
+func (in CallbackInput) checkBrowser(row oauthStateRow) error {
+	if in.Browser == "" || subtle.ConstantTimeCompare([]byte(secretHash(in.Browser)), []byte(row.BrowserHash)) != 1 {
+		return switchboard.Errorf(switchboard.CodeForbidden, "this connect link was started in another browser or by another user: start connecting again from Switchboard in this browser")
 	}
 	if in.Principal != nil && (in.Principal.TenantID != row.TenantID || in.Principal.Kind != switchboard.PrincipalUser || in.Principal.UserID != row.UserID) {
-		return Connection{}, switchboard.Errorf(switchboard.CodeForbidden, "this connect link was started by another user")
+		return switchboard.Errorf(switchboard.CodeForbidden, "this connect link was started by another user")
 	}
+	return nil
+}
+
+func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePayload, in CallbackInput) (Connection, error) {
 	if x, ok := s.external[row.Provider]; ok {
 		return s.finishExternal(ctx, x, row, payload, in)
 	}
@@ -259,10 +283,17 @@ func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePa
 	}
 	creds := Credentials{AccessToken: tok.AccessToken, TokenType: "Bearer", RefreshToken: tok.RefreshToken, Expiry: tok.Expiry, ClientID: app.ClientID}
 	p := switchboard.Principal{TenantID: row.TenantID, Kind: switchboard.PrincipalUser, UserID: row.UserID}
-	c, reconnected, err := s.store.connectOAuth(ctx, row.TenantID, Connection{
+	conn := Connection{
 		OwnerUserID: row.UserID, Provider: spec.Name, AuthKind: providers.AuthOAuth2, AccountID: acct.ID,
 		AccountLabel: label, Scopes: scopes(scopeList), Meta: meta, Shared: payload.Shared, Status: StatusActive,
-	}, creds)
+	}
+	var c Connection
+	reconnected := true
+	if payload.ConnectionID != "" {
+		c, err = s.reconnectOAuth(ctx, row.TenantID, payload, spec, acct, conn, creds)
+	} else {
+		c, reconnected, err = s.store.connectOAuth(ctx, row.TenantID, conn, creds)
+	}
 	if err != nil {
 		return Connection{}, err
 	}
@@ -271,8 +302,34 @@ func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePa
 		detail += " reconnected"
 	}
 	s.record(p, audit.KindConnectionCreated, c.ID, "", detail)
-	s.notify(row.TenantID, c.ID)
+	kind := events.ConnectionAdded
+	if reconnected {
+		kind = events.ConnectionChanged
+	}
+	s.notify(ctx, kind, row.TenantID, c.ID)
 	return c, nil
+}
+
+// reconnectOAuth renews the connection the flow was started to reconnect, in place,
+// when it still exists, is still of the provider and the account signed in is its own.
+func (s *Service) reconnectOAuth(ctx context.Context, tenant switchboard.TenantID, payload statePayload, spec *providers.Spec, acct providers.Account, conn Connection, creds Credentials) (Connection, error) {
+	existing, err := s.store.Get(ctx, tenant, payload.ConnectionID)
+	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		return Connection{}, switchboard.Errorf(switchboard.CodeNotFound, "the %s connection being reconnected was deleted meanwhile; connect the account again", spec.Title)
+	}
+	if err != nil {
+		return Connection{}, err
+	}
+	if existing.Provider != spec.Name {
+		return Connection{}, switchboard.Invalid("connection_id", fmt.Sprintf("is a %s connection, not %s", existing.Provider, spec.Name))
+	}
+	if err := sameAccount(spec, existing, acct, "account"); err != nil {
+		return Connection{}, err
+	}
+	if payload.Label == "" {
+		conn.AccountLabel = existing.AccountLabel
+	}
+	return s.store.renew(ctx, tenant, existing, conn, creds)
 }
 
 // recordFlowFailure audits a flow that ended without a connection: never the code or

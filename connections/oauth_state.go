@@ -43,6 +43,8 @@ type statePayload struct {
 	Verifier string `json:"verifier,omitempty"`
 	Shared   bool   `json:"shared,omitempty"`
 	Label    string `json:"label,omitempty"`
+	// ConnectionID is the connection the flow reconnects in place, if any.
+	ConnectionID string `json:"connection_id,omitempty"`
 	// Extra is what a flow of a provider outside the registry keeps for its callback
 	// (see StartExternalOAuth); it is sealed with the rest.
 	Extra []byte `json:"extra,omitempty"`
@@ -93,7 +95,9 @@ func errStateExpired() error {
 
 // consumeOAuthState marks the flow of a state used, once: a second call with the same
 // state fails whatever happened to the first. It returns the row and its payload.
-func (s *Store) consumeOAuthState(ctx context.Context, state string, now time.Time) (oauthStateRow, statePayload, error) {
+// check runs on the row before it is marked: a refusal from it leaves the state unused,
+// so whoever holds only the URL (not the flow's browser) cannot burn it.
+func (s *Store) consumeOAuthState(ctx context.Context, state string, now time.Time, check func(oauthStateRow) error) (oauthStateRow, statePayload, error) {
 	if state == "" || len(state) > 512 {
 		return oauthStateRow{}, statePayload{}, errStateUnknown()
 	}
@@ -106,6 +110,9 @@ func (s *Store) consumeOAuthState(ctx context.Context, state string, now time.Ti
 		return oauthStateRow{}, statePayload{}, switchboard.Internal(fmt.Errorf("read oauth state: %w", err))
 	case row.UsedAt != nil:
 		return row, statePayload{}, errStateUsed()
+	}
+	if err := check(row); err != nil {
+		return row, statePayload{}, err
 	}
 	res := s.db.WithContext(ctx).Model(&oauthStateRow{}).Where("id = ? AND used_at IS NULL", row.ID).Update("used_at", now.UTC().Truncate(time.Microsecond))
 	if res.Error != nil {

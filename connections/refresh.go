@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/events"
 )
 
 // The token lifecycle's timings.
@@ -109,7 +110,9 @@ func (s *Service) refreshOnce(ctx context.Context, tenant switchboard.TenantID, 
 			}
 			return creds, nil
 		}
-		return s.refreshClaimed(ctx, &c, creds, claim)
+		fresh, err := s.refreshClaimed(ctx, &c, creds, claim)
+		s.oauth.Metrics.TokenRefresh(c.Provider, outcome(err))
+		return fresh, err
 	}
 }
 
@@ -124,13 +127,26 @@ func (s *Service) refreshClaimed(ctx context.Context, c *Connection, creds Crede
 		return Credentials{}, switchboard.Errorf(switchboard.CodeUnavailable, "provider %s cannot refresh tokens in this deployment", c.Provider)
 	}
 	app, endpoints, err := s.oauthApp(ctx, c.TenantID, spec)
-	if err == nil && creds.ClientID != "" && app.ClientID != creds.ClientID {
-		err = switchboard.Invalid("provider", "the OAuth app that issued the token is no longer configured; reconnect the account")
+	switch {
+	case switchboard.CodeOf(err) == switchboard.CodeInvalid:
+		// No app here, neither the tenant's nor the deployment's: this node's
+		// configuration, not the connection's fault. Another node refreshes it.
+		return s.refreshFailed(ctx, c, claim, localCause("has no OAuth app for "+spec.Title), false)
+	case err != nil:
+		// The app could not be read (database or keyring down): retried later.
+		return s.refreshFailed(ctx, c, claim, err, false)
+	case creds.ClientID != "" && app.ClientID != creds.ClientID && !app.Tenant:
+		// The deployment's app configured on this node is another one than the one
+		// that issued the token: this node's configuration again.
+		return s.refreshFailed(ctx, c, claim, localCause("has another OAuth app for "+spec.Title+" than the one that issued the token"), false)
+	case creds.ClientID != "" && app.ClientID != creds.ClientID:
+		// The tenant replaced its own app (shared state): the token cannot be refreshed.
+		return s.refreshFailed(ctx, c, claim, switchboard.Invalid("provider", "the OAuth app that issued the token is no longer configured; reconnect the account"), true)
 	}
-	if err != nil {
-		// Only a missing or replaced app is a refusal that needs a reconnect; an app
-		// that could not be read (database or keyring down) is retried later.
-		return s.refreshFailed(ctx, c, claim, err, switchboard.CodeOf(err) == switchboard.CodeInvalid)
+	// A refreshed token that cannot be sealed would be lost, and with it a rotated
+	// refresh token: check that this node's keyring seals before asking the provider.
+	if _, _, err := sealCredentials(ctx, s.store.kr, c.TenantID, c.ID, creds); err != nil {
+		return s.refreshFailed(ctx, c, claim, localCause("cannot seal credentials ("+err.Error()+")"), false)
 	}
 	xctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 	defer cancel()
@@ -146,7 +162,7 @@ func (s *Service) refreshClaimed(ctx context.Context, c *Connection, creds Crede
 	}
 	if _, err := s.store.storeRefreshed(ctx, c.TenantID, c.ID, c.Version, claim, next, s.now()); err != nil {
 		// The lease ran out and another process refreshed meanwhile: its credentials win.
-		s.logger().Error("store refreshed token", "connection", c.ID, "err", err)
+		s.logger().ErrorContext(ctx, "store refreshed token", "connection", c.ID, "err", err)
 		_, latest, oerr := s.store.Open(ctx, c.TenantID, c.ID)
 		if oerr != nil {
 			return Credentials{}, err
@@ -163,11 +179,11 @@ func (s *Service) refreshClaimed(ctx context.Context, c *Connection, creds Crede
 func (s *Service) refreshFailed(ctx context.Context, c *Connection, claim string, cause error, refused bool) (Credentials, error) {
 	msg := switchboard.AsError(cause).Message
 	if err := s.store.releaseRefresh(ctx, c.TenantID, c.ID, claim, msg); err != nil {
-		s.logger().Error("release refresh lease", "connection", c.ID, "err", err)
+		s.logger().ErrorContext(ctx, "release refresh lease", "connection", c.ID, "err", err)
 	}
 	s.recordSystem(c.TenantID, audit.KindConnectionRefreshFailed, c.ID, switchboard.CodeOf(cause), c.Provider+" "+c.AccountLabel+": "+msg)
 	if !refused {
-		s.logger().Warn("token refresh failed", "connection", c.ID, "provider", c.Provider, "reason", msg)
+		s.logger().WarnContext(ctx, "token refresh failed", "connection", c.ID, "provider", c.Provider, "reason", msg)
 		return Credentials{}, cause
 	}
 	latest, creds, err := s.store.Open(ctx, c.TenantID, c.ID)
@@ -181,10 +197,17 @@ func (s *Service) refreshFailed(ctx context.Context, c *Connection, claim string
 	marked, err := s.store.markRefreshFailed(ctx, c.TenantID, c.ID, latest.Version, StatusNeedsReconnect, msg)
 	if err == nil {
 		s.recordSystem(c.TenantID, audit.KindConnectionNeedsReconnect, c.ID, "", c.Provider+" "+c.AccountLabel+": the refresh token was refused")
-		s.notify(c.TenantID, c.ID)
+		s.notify(ctx, events.ConnectionStatus, c.TenantID, c.ID)
 		c = &marked
 	}
 	return Credentials{}, reconnectError(c)
+}
+
+// localCause is the error of a refresh this node cannot do for a reason of its own
+// (its configuration, its keyring): never a reason to mark the connection; a node that
+// can, refreshes it.
+func localCause(what string) error {
+	return &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "this node " + what + "; another node refreshes the token (operator: give every node the same settings and keys)"}
 }
 
 // recordSystem audits what the hub did by itself (a refresh), not for a principal.
@@ -200,6 +223,15 @@ func (s *Service) recordSystem(tenant switchboard.TenantID, kind audit.Kind, con
 		detail = detail[:500]
 	}
 	s.rec.Record(audit.Event{TenantID: tenant, Kind: kind, Principal: "system:refresh", ConnectionID: connectionID, Outcome: outcome, Detail: detail})
+}
+
+// outcome is a refresh's metric label: ok, or the error's code (reconnect when the
+// provider refused the refresh token).
+func outcome(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return string(switchboard.CodeOf(err))
 }
 
 func reconnectError(c *Connection) error {

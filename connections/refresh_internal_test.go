@@ -22,19 +22,19 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
-// events collects audit events.
-type events struct {
+// auditLog collects audit events.
+type auditLog struct {
 	mu sync.Mutex
 	ev []audit.Event
 }
 
-func (e *events) Record(ev audit.Event) {
+func (e *auditLog) Record(ev audit.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.ev = append(e.ev, ev)
 }
 
-func (e *events) kinds() []audit.Kind {
+func (e *auditLog) kinds() []audit.Kind {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []audit.Kind
@@ -79,7 +79,7 @@ func TestRefusedRefreshRereadsTheStore(t *testing.T) {
 					t.Fatal(err)
 				}
 				store := NewStore(db, kr)
-				rec := &events{}
+				rec := &auditLog{}
 				svc := NewService(store, providers.NewRegistry(), &providers.Transports{}, rec)
 				c := Connection{OwnerUserID: "usr_a", Provider: "github", AuthKind: providers.AuthOAuth2, AccountID: "1", AccountLabel: "octocat"}
 				if err := store.Create(ctx, "ten_a", &c, Credentials{AccessToken: "a1", RefreshToken: "r1", Expiry: time.Now().Add(time.Minute)}); err != nil {
@@ -208,7 +208,7 @@ func TestRefreshAppReadFailureIsNotARefusal(t *testing.T) {
 					t.Fatal(err)
 				}
 				store := NewStore(db, kr)
-				rec := &events{}
+				rec := &auditLog{}
 				svc := NewService(store, reg, &providers.Transports{}, rec)
 				svc.ConfigureOAuth(OAuthConfig{RedirectURL: "https://hub.test/oauth/callback", Logger: slog.New(slog.DiscardHandler)})
 				if _, err := store.PutOAuthApp(ctx, "ten_a", spec.Name, "tenant-app", "tenant-secret"); err != nil {

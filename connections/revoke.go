@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -51,7 +52,7 @@ func (s *Service) Disconnect(ctx context.Context, p switchboard.Principal, id st
 		return Disconnected{}, err
 	}
 	s.record(p, audit.KindConnectionDeleted, c.ID, "", c.Provider+" "+c.AccountLabel)
-	s.notify(p.TenantID, c.ID)
+	s.notify(ctx, events.ConnectionRemoved, p.TenantID, c.ID)
 	return out, nil
 }
 

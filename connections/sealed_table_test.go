@@ -86,7 +86,7 @@ func TestRotateOAuthSecrets(t *testing.T) {
 				t.Errorf("%s app after the rotation: %+v %v %v", p, app, ok, err)
 			}
 		}
-		_, payload, err := after.consumeOAuthState(ctx, state, now)
+		_, payload, err := after.consumeOAuthState(ctx, state, now, func(oauthStateRow) error { return nil })
 		if err != nil {
 			t.Fatalf("state after the rotation: %v", err)
 		}

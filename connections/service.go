@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -40,6 +42,7 @@ type Service struct {
 
 	mu   sync.Mutex
 	subs []func(tenant switchboard.TenantID, connectionID string)
+	feed events.Bus // set while wiring (SetFeed); nil tells this process only
 
 	oauth    OAuthConfig
 	external map[string]ExternalOAuth // set while wiring (RegisterExternalOAuth)
@@ -51,16 +54,43 @@ func NewService(store *Store, reg *providers.Registry, tr *providers.Transports,
 	return &Service{store: store, reg: reg, tr: tr, rec: rec}
 }
 
-// Subscribe registers fn to be called after every change to a connection (the router
-// drops its cached client, the MCP adapter refreshes tool lists). Subscribe while
-// wiring; fn must not block.
+// Subscribe registers fn to be called after every change to a connection, made here
+// or, with a feed, on any node (the router drops its cached client, the MCP adapter
+// refreshes tool lists). After a gap in the feed fn is called with an empty tenant and
+// id: anything may have changed, drop everything. Subscribe while wiring; fn must not
+// block.
 func (s *Service) Subscribe(fn func(tenant switchboard.TenantID, connectionID string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.subs = append(s.subs, fn)
 }
 
-func (s *Service) notify(tenant switchboard.TenantID, connectionID string) {
+// SetFeed makes the service publish its changes on the change feed and tell its
+// subscribers of every node's changes. Call it once, while wiring.
+func (s *Service) SetFeed(b events.Bus) {
+	s.feed = b
+	b.Subscribe(func(e events.Event) {
+		switch {
+		case e.Kind == events.Gap, e.Kind == events.KeyringRotated:
+			s.tell("", "")
+		case e.Kind.Connection():
+			s.tell(e.Tenant, e.ID)
+		}
+	})
+}
+
+// notify tells every node of a committed change: through the feed when there is one
+// (which tells this process's subscribers too), else this process's subscribers.
+func (s *Service) notify(ctx context.Context, kind events.Kind, tenant switchboard.TenantID, connectionID string) {
+	if s.feed == nil {
+		s.tell(tenant, connectionID)
+		return
+	}
+	events.PublishAfterCommit(ctx, s.feed, s.logger(), events.Event{Kind: kind, Tenant: tenant, ID: connectionID})
+}
+
+// tell calls this process's subscribers.
+func (s *Service) tell(tenant switchboard.TenantID, connectionID string) {
 	s.mu.Lock()
 	subs := slices.Clone(s.subs)
 	s.mu.Unlock()
@@ -125,7 +155,7 @@ func (s *Service) Connect(ctx context.Context, p switchboard.Principal, in Conne
 		return Connection{}, err
 	}
 	s.record(p, audit.KindConnectionCreated, c.ID, "", spec.Name+" "+c.AccountLabel)
-	s.notify(p.TenantID, c.ID)
+	s.notify(ctx, events.ConnectionStatus, p.TenantID, c.ID)
 	return c, nil
 }
 
@@ -148,10 +178,14 @@ func (s *Service) verify(ctx context.Context, tenant switchboard.TenantID, spec 
 	var ue *providers.UpstreamError
 	if errors.As(err, &ue) {
 		switch ue.Code {
-		case switchboard.CodeReconnect, switchboard.CodeForbidden, switchboard.CodeInvalid, switchboard.CodeNotFound, switchboard.CodeUnauthorized:
+		case switchboard.CodeReconnect, switchboard.CodeForbidden:
+			// The provider refused the credential itself (401 or 403, or the refusal it
+			// answers in its body, like Slack's invalid_auth).
 			return providers.Account{}, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "token", Message: spec.Name + " rejected the token: " + upstreamReason(ue), Err: err}
 		case switchboard.CodeRateLimited:
 			return providers.Account{}, &switchboard.Error{Code: switchboard.CodeRateLimited, RetryAfter: ue.RetryAfter, Message: spec.Name + " is rate limiting us; try again later", Err: err}
+		default:
+			return providers.Account{}, s.notChecked(spec, ue)
 		}
 	}
 	var se *switchboard.Error
@@ -159,6 +193,30 @@ func (s *Service) verify(ctx context.Context, tenant switchboard.TenantID, spec 
 		return providers.Account{}, se
 	}
 	return providers.Account{}, &switchboard.Error{Code: switchboard.CodeUpstream, Message: "could not check the token with " + spec.Name + "; try again", Err: err}
+}
+
+// notChecked is the error of a verification the provider answered with something
+// other than a refusal of the credential (a 404 from a wrong base URL, a 406, a 5xx):
+// what it answered, and what to check, which is not the token.
+func (s *Service) notChecked(spec *providers.Spec, ue *providers.UpstreamError) error {
+	answered := fmt.Sprintf("HTTP %d", ue.Status)
+	if text := http.StatusText(ue.Status); text != "" {
+		answered += " " + text
+	}
+	if ue.Reason != "" {
+		answered += " (" + ue.Reason + ")"
+	}
+	base := s.reg.BaseURL(spec.Name)
+	check := fmt.Sprintf("check that %s is %s's API (SWITCHBOARD_%s_BASE_URL", base, spec.Title, strings.ToUpper(spec.Name))
+	if spec.BaseURLHelp != "" {
+		check += "; " + spec.BaseURLHelp
+	}
+	check += ") and that nothing between Switchboard and it rewrites requests"
+	if ue.Status >= 500 {
+		check = spec.Title + " failed; try again later, and if it persists " + check
+	}
+	return &switchboard.Error{Code: switchboard.CodeUpstream, Err: ue, Message: fmt.Sprintf(
+		"%s answered %s when Switchboard asked whose token this is, so the token was not checked: %s", spec.Name, answered, check)}
 }
 
 func upstreamReason(ue *providers.UpstreamError) string {
@@ -196,7 +254,7 @@ func (s *Service) MarkNeedsReconnect(ctx context.Context, p switchboard.Principa
 		return err
 	}
 	s.record(p, audit.KindConnectionNeedsReconnect, c.ID, "", c.Provider+" "+c.AccountLabel)
-	s.notify(p.TenantID, c.ID)
+	s.notify(ctx, events.ConnectionStatus, p.TenantID, c.ID)
 	return nil
 }
 
@@ -214,6 +272,23 @@ func (s *Service) List(ctx context.Context, p switchboard.Principal) ([]Connecti
 		}
 	}
 	return out, nil
+}
+
+// AccountIDs returns the account ids of every connection of p's tenant of the provider,
+// whoever owns it: for names that must be unique in the tenant (a remote MCP server's,
+// which prefixes its tools). Only the ids: nothing else of another user's connection.
+func (s *Service) AccountIDs(ctx context.Context, p switchboard.Principal, provider string) ([]string, error) {
+	cs, err := s.store.List(ctx, p.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, c := range cs {
+		if c.Provider == provider {
+			ids = append(ids, c.AccountID)
+		}
+	}
+	return ids, nil
 }
 
 // Get returns a connection p may see; one p may not see is not found.

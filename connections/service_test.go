@@ -43,6 +43,20 @@ func newFakeUpstream(t *testing.T) *fakeUpstream {
 			fmt.Fprint(w, `{"message":"Not Found"}`)
 			return
 		}
+		switch r.Header.Get("Authorization") {
+		case "Bearer fake_wrong_base": // what a host that is not the API answers
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"message":"Not Found"}`)
+			return
+		case "Bearer fake_not_acceptable":
+			w.WriteHeader(http.StatusNotAcceptable)
+			fmt.Fprint(w, `{"message":"Unsupported 'Accept' header"}`)
+			return
+		case "Bearer fake_forbidden":
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"message":"Resource not accessible by personal access token"}`)
+			return
+		}
 		if r.Header.Get("Authorization") == "Bearer fake_rate_limited" {
 			w.Header().Set("Retry-After", "120")
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -167,6 +181,9 @@ func TestConnect(t *testing.T) {
 		}{
 			{name: "good token", in: connections.ConnectInput{Provider: "fake", Token: goodToken, Shared: true}, upstreamN: 1},
 			{name: "rejected token", in: connections.ConnectInput{Provider: "fake", Token: "fake_revoked"}, code: switchboard.CodeInvalid, field: "token", reason: "Bad credentials", upstreamN: 1},
+			{name: "token forbidden", in: connections.ConnectInput{Provider: "fake", Token: "fake_forbidden"}, code: switchboard.CodeInvalid, field: "token", reason: "fake rejected the token: Resource not accessible", upstreamN: 1},
+			{name: "404: not the API", in: connections.ConnectInput{Provider: "fake", Token: "fake_wrong_base"}, code: switchboard.CodeUpstream, reason: "fake answered HTTP 404 Not Found when Switchboard asked whose token this is, so the token was not checked: check that http://127.0.0.1", upstreamN: 1},
+			{name: "406 names the base URL", in: connections.ConnectInput{Provider: "fake", Token: "fake_not_acceptable"}, code: switchboard.CodeUpstream, reason: "is Fake's API (SWITCHBOARD_FAKE_BASE_URL)", upstreamN: 1},
 			{name: "rate limited while checking", in: connections.ConnectInput{Provider: "fake", Token: "fake_rate_limited"}, code: switchboard.CodeRateLimited, reason: "rate limiting", upstreamN: 1},
 			{name: "unknown provider", in: connections.ConnectInput{Provider: "gitlab", Token: goodToken}, code: switchboard.CodeInvalid, field: "provider", reason: "known providers: fake, oauthonly"},
 			{name: "empty token", in: connections.ConnectInput{Provider: "fake", Token: " "}, code: switchboard.CodeInvalid, field: "token", reason: "Paste a fake token."},

@@ -193,9 +193,20 @@ func (s *Store) connectOAuth(ctx context.Context, tenant switchboard.TenantID, c
 	case err != nil:
 		return Connection{}, false, switchboard.Internal(fmt.Errorf("find connection to reconnect: %w", err))
 	}
+	got, err := s.renew(ctx, tenant, existing, c, creds)
+	if err != nil {
+		return Connection{}, false, err
+	}
+	return got, true, nil
+}
+
+// renew gives existing new credentials in place (same id, so agents bound to it keep
+// their tools): with c's auth kind, label, scopes and meta, active again, at the next
+// version. A concurrent change since existing was read is a conflict.
+func (s *Store) renew(ctx context.Context, tenant switchboard.TenantID, existing Connection, c Connection, creds Credentials) (Connection, error) {
 	sealed, keyID, err := sealCredentials(ctx, s.kr, tenant, existing.ID, creds)
 	if err != nil {
-		return Connection{}, false, switchboard.Internal(fmt.Errorf("reconnect connection %s: %w", existing.ID, err))
+		return Connection{}, switchboard.Internal(fmt.Errorf("reconnect connection %s: %w", existing.ID, err))
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	updates := map[string]any{
@@ -206,11 +217,24 @@ func (s *Store) connectOAuth(ctx context.Context, tenant switchboard.TenantID, c
 	if !creds.Expiry.IsZero() {
 		updates["expires_at"] = creds.Expiry.UTC().Truncate(time.Microsecond)
 	}
-	got, err := s.update(ctx, tenant, existing.ID, existing.Version, updates)
-	if err != nil {
-		return Connection{}, false, err
+	return s.update(ctx, tenant, existing.ID, existing.Version, updates)
+}
+
+// Existing reports which of ids name a connection of the tenant, whoever owns it:
+// only whether each exists, nothing else of another user's connection.
+func (s *Store) Existing(ctx context.Context, tenant switchboard.TenantID, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
+	if len(ids) == 0 {
+		return out, nil
 	}
-	return got, true, nil
+	var found []string
+	if err := s.db.WithContext(ctx).Model(&Connection{}).Where("tenant_id = ? AND id IN ?", tenant, ids).Pluck("id", &found).Error; err != nil {
+		return nil, switchboard.Internal(fmt.Errorf("find connections: %w", err))
+	}
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, nil
 }
 
 // metaJSON is the stored form of a connection's meta, for updates by column.

@@ -60,6 +60,13 @@ type browserSummary struct {
 		ClientID    string `json:"client_id"`
 		RedirectURI string `json:"redirect_uri"`
 	} `json:"oauth"`
+	// Axe is the number of serious or critical axe-core violations on each page checked.
+	Axe       map[string]int `json:"axe"`
+	Reconnect struct {
+		ConnectionID string `json:"connection_id"`
+		AfterID      string `json:"after_id"`
+		CallText     string `json:"call_text"`
+	} `json:"reconnect"`
 	Beta struct {
 		AgentStatus      int `json:"agent_status"`
 		ConnectionStatus int `json:"connection_status"`
@@ -115,7 +122,7 @@ func TestBrowser(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"BASE_URL="+srv.BaseURL, "ADMIN_LINK="+srv.AdminLink, "BETA_LINK="+inv.URL,
-		"GITHUB_TOKEN="+githubToken, "SCREENSHOT_DIR="+shots, "CHROMIUM="+chromiumPath)
+		"GITHUB_TOKEN="+githubToken, "GITHUB_RENEWED_TOKEN="+githubRenewedToken, "GITHUB_OTHER_TOKEN="+githubBetaToken, "SCREENSHOT_DIR="+shots, "CHROMIUM="+chromiumPath)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -132,6 +139,14 @@ func TestBrowser(t *testing.T) {
 	if !sum.OK || err != nil {
 		t.Fatalf("the browser run failed (exit %v):\n%s\nstderr:\n%s", err, strings.Join(sum.Failures, "\n"), stderr.String())
 	}
+
+	// axe-core ran on every page and dialog, and found no serious or critical violation.
+	for _, page := range []string{"sign-in", "connect dialog", "integrations", "agent builder", "try it", "activity", "approval", "settings", "oauth result", "narrow /agents", "dark /", "dark /agents", "dark /activity", "dark /settings", "dark /tools/github_create_issue"} {
+		if n, ok := sum.Axe[page]; !ok || n != 0 {
+			t.Errorf("axe-core on %s: ran %v, %d serious or critical violations", page, ok, n)
+		}
+	}
+	t.Logf("axe-core checked: %v", sum.Axe)
 
 	// What the browser did reached the fake GitHub with the token it connected.
 	var created bool
@@ -151,6 +166,29 @@ func TestBrowser(t *testing.T) {
 	if !created {
 		t.Error("Try it never reached GitHub's create-issue endpoint")
 	}
+	// After the connection was reconnected in the UI, the agent's call at its URL ran
+	// on the same connection with the renewed token.
+	var renewed bool
+	for _, r := range ghRec.all() {
+		if r.Method == http.MethodGet && r.Path == fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum) && r.Authorization == "Bearer "+githubRenewedToken {
+			renewed = true
+		}
+	}
+	if !renewed || sum.Reconnect.ConnectionID == "" || sum.Reconnect.ConnectionID != sum.Reconnect.AfterID || !strings.Contains(sum.Reconnect.CallText, githubIssueTitle) {
+		t.Errorf("after the reconnect: GitHub saw the renewed token %v; connection %q then %q; the agent's call answered %q",
+			renewed, sum.Reconnect.ConnectionID, sum.Reconnect.AfterID, sum.Reconnect.CallText)
+	}
+	// The destructive call the policy held reached GitHub once, after the person
+	// approved it on its page; the direct call before it sent nothing.
+	var patches []string
+	for _, r := range ghRec.all() {
+		if r.Method == http.MethodPatch {
+			patches = append(patches, r.Path+" "+r.Body)
+		}
+	}
+	if want := []string{fmt.Sprintf("/repos/%s/%s/issues/%d {\"state\":\"closed\"}", githubOwner, githubRepo, githubIssueNum)}; fmt.Sprint(patches) != fmt.Sprint(want) {
+		t.Errorf("GitHub got PATCHes %q, want only the approved one %q", patches, want)
+	}
 	if sum.Clipboard != sum.AgentMCPURL || !strings.HasPrefix(sum.AgentMCPURL, srv.BaseURL+"/mcp/default/agents/") {
 		t.Errorf("copied %q, agent URL %q", sum.Clipboard, sum.AgentMCPURL)
 	}
@@ -164,7 +202,7 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the OAuth authorization went to client %q, redirect %q", sum.OAuth.ClientID, sum.OAuth.RedirectURI)
 	}
 	// No secret typed into the UI reached the server's logs.
-	for _, secret := range []string{githubToken, "e2e-oauth-client-secret-0123456789", "e2e password for the admin", "e2e password for beta"} {
+	for _, secret := range []string{githubToken, githubRenewedToken, "e2e-oauth-client-secret-0123456789", "e2e password for the admin", "e2e password for beta"} {
 		if strings.Contains(srv.stdout.String(), secret) || strings.Contains(srv.stderr.String(), secret) {
 			t.Errorf("the server logged a secret typed into the UI (%.6s…)", secret)
 		}

@@ -7,4 +7,9 @@
 // The client suite needs Node.js 20+ and npm; go test installs the npm packages itself.
 // Without Node it skips with a message saying the suite did not run, except in CI
 // (CI=true), where a missing Node fails the test.
+//
+// TestFleet runs three `serve` processes on PostgreSQL and a private redis-server
+// (Debian's redis-server) behind a round-robin proxy; it needs
+// SWITCHBOARD_TEST_DATABASE_URL and redis-server, and skips without them except in CI,
+// where it fails.
 package e2e

@@ -192,9 +192,11 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 		{Method: "POST", Path: "/repos/" + githubOwner + "/" + githubRepo + "/issues", ContentType: "application/json",
 			Authorization: "Bearer " + githubBetaToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28",
 			Body: `{"title":"Filed from tenant beta"}`},
-		// The runs flow: the async run reads the issue; the run confirmed through
-		// switchboard_submit_elicitation and the call the person accepted close it; the
-		// call they declined sent nothing.
+		// The runs flow: the async run and the MCP task read the issue; the run confirmed
+		// through switchboard_submit_elicitation and the call the person accepted close
+		// it; the call they declined sent nothing.
+		{Method: "GET", Path: fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum),
+			Authorization: "Bearer " + githubToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28"},
 		{Method: "GET", Path: fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum),
 			Authorization: "Bearer " + githubToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28"},
 		{Method: "PATCH", Path: fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum), ContentType: "application/json",
@@ -350,7 +352,7 @@ type apiClient struct {
 	base, key string
 }
 
-func (c *apiClient) do(t *testing.T, method, path string, in any) (int, []byte) {
+func (c *apiClient) do(t testing.TB, method, path string, in any) (int, []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -404,10 +406,33 @@ func readDataDir(t *testing.T, dir string) []byte {
 	return all
 }
 
+// eachDatabase runs run as a parallel subtest on a SQLite file of its own and, when
+// SWITCHBOARD_TEST_DATABASE_URL is set, on a fresh PostgreSQL database, handing it the
+// SWITCHBOARD_DATABASE_URL that the servers it starts should share.
+func eachDatabase(t *testing.T, file string, run func(t *testing.T, dbURL string)) {
+	t.Helper()
+	stores := []struct {
+		name string
+		url  func(t *testing.T) string
+	}{{name: "sqlite", url: func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), file) }}}
+	if base := os.Getenv(envPostgresURL); base != "" {
+		stores = append(stores, struct {
+			name string
+			url  func(t *testing.T) string
+		}{name: "postgres", url: func(t *testing.T) string { u, _ := freshPostgres(t, base); return u }})
+	}
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
+			run(t, st.url(t))
+		})
+	}
+}
+
 // freshPostgres creates a database of its own on the server base names, and drops it
 // (with the server's connections) when the test ends. It returns the new database's URL
 // and a connection to it.
-func freshPostgres(t *testing.T, base string) (string, *gorm.DB) {
+func freshPostgres(t testing.TB, base string) (string, *gorm.DB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

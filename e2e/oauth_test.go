@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -29,29 +28,9 @@ import (
 func TestOAuthTwoProcesses(t *testing.T) {
 	t.Parallel()
 	bin := buildServer(t)
-	stores := []struct {
-		name string
-		env  func(t *testing.T) map[string]string
-	}{
-		{name: "sqlite", env: func(t *testing.T) map[string]string {
-			return map[string]string{"SWITCHBOARD_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "shared.db")}
-		}},
-	}
-	if base := os.Getenv(envPostgresURL); base != "" {
-		stores = append(stores, struct {
-			name string
-			env  func(t *testing.T) map[string]string
-		}{name: "postgres", env: func(t *testing.T) map[string]string {
-			dbURL, _ := freshPostgres(t, base)
-			return map[string]string{"SWITCHBOARD_DATABASE_URL": dbURL}
-		}})
-	}
-	for _, st := range stores {
-		t.Run(st.name, func(t *testing.T) {
-			t.Parallel()
-			runOAuthTwoProcesses(t, bin, st.env(t))
-		})
-	}
+	eachDatabase(t, "shared.db", func(t *testing.T, dbURL string) {
+		runOAuthTwoProcesses(t, bin, map[string]string{"SWITCHBOARD_DATABASE_URL": dbURL})
+	})
 }
 
 const (

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,22 +19,7 @@ import (
 func TestRunsSurviveACrash(t *testing.T) {
 	t.Parallel()
 	bin := buildServer(t)
-	stores := []struct {
-		name string
-		url  func(t *testing.T) string
-	}{{name: "sqlite", url: func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "switchboard.db") }}}
-	if base := os.Getenv(envPostgresURL); base != "" {
-		stores = append(stores, struct {
-			name string
-			url  func(t *testing.T) string
-		}{name: "postgres", url: func(t *testing.T) string { u, _ := freshPostgres(t, base); return u }})
-	}
-	for _, st := range stores {
-		t.Run(st.name, func(t *testing.T) {
-			t.Parallel()
-			runCrashFlow(t, bin, st.url(t))
-		})
-	}
+	eachDatabase(t, "switchboard.db", func(t *testing.T, dbURL string) { runCrashFlow(t, bin, dbURL) })
 }
 
 // heldGitHub answers GET /user, and holds GET and POST of issues until released.

@@ -20,6 +20,17 @@ type runsSummary struct {
 		State        string   `json:"state"`
 		OutputNumber *float64 `json:"output_number"`
 	} `json:"async_run_resource"`
+	// Task is the MCP task the SDK's experimental.tasks.callToolStream ran.
+	Task struct {
+		Created  bool     `json:"created"`
+		Statuses []string `json:"statuses"`
+		Result   *struct {
+			IsError bool     `json:"isError"`
+			Number  *float64 `json:"number"`
+			Text    string   `json:"text"`
+		} `json:"result"`
+		Error string `json:"error"`
+	} `json:"task"`
 	Fallback struct {
 		IsError     bool   `json:"isError"`
 		State       string `json:"state"`
@@ -57,6 +68,9 @@ func checkRunsSummary(t *testing.T, s runsSummary) {
 	}
 	if r := s.AsyncRunResource; r.State != "completed" || r.OutputNumber == nil || *r.OutputNumber != githubIssueNum {
 		t.Errorf("switchboard://runs/%s = %+v", s.AsyncRunID, r)
+	}
+	if tk := s.Task; !tk.Created || tk.Error != "" || tk.Result == nil || tk.Result.IsError || tk.Result.Number == nil || *tk.Result.Number != githubIssueNum {
+		t.Errorf("task through the TypeScript SDK's callToolStream = %+v (result %+v); want created, then the issue", tk, tk.Result)
 	}
 	if f := s.Fallback; !f.IsError || f.State != "input_required" || !strings.Contains(f.Text, "switchboard_submit_elicitation") || f.AfterAccept.State != "completed" || f.AfterAccept.OutputState != "closed" {
 		t.Errorf("destructive call without elicitation: %+v; want input_required, then completed with the issue closed", f)

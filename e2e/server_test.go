@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io/fs"
 	"net"
@@ -12,16 +11,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/testlog"
 )
 
 // buildServer compiles ./cmd/switchboard into a temporary directory and returns the
 // binary's path.
-func buildServer(t *testing.T) string {
+func buildServer(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
@@ -40,7 +40,7 @@ func buildServer(t *testing.T) string {
 // client's script. go test caches a passing result keyed on the files the test process
 // itself opened; the binary is built (and run.mjs run) by child processes, so without
 // this a change to, say, the MCP adapter would leave a stale cached pass.
-func trackSources(t *testing.T, root string) {
+func trackSources(t testing.TB, root string) {
 	t.Helper()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -67,31 +67,13 @@ func trackSources(t *testing.T, root string) {
 }
 
 // moduleRoot is the repository root: the parent of this package's directory.
-func moduleRoot(t *testing.T) string {
+func moduleRoot(t testing.TB) string {
 	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatalf("getwd: %v", err)
 	}
 	return filepath.Dir(wd)
-}
-
-// lockedBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // server is a running `switchboard serve`.
@@ -102,10 +84,12 @@ type server struct {
 	// AdminLink is the one-time link to set the first admin's UI password, as printed.
 	AdminLink string
 	DataDir   string
-	stdout    *lockedBuffer
-	stderr    *lockedBuffer
+	stdout    *testlog.Buffer
+	stderr    *testlog.Buffer
 	// kill ends the process with SIGKILL, as a crash would, and waits for it to exit.
 	kill func()
+	// terminate sends SIGTERM and returns where the process's exit goes.
+	terminate func() <-chan error
 }
 
 var (
@@ -119,13 +103,13 @@ var (
 // key it prints (a process joining an existing database prints none), and waits for
 // /readyz. The process group is killed when the test ends; on failure its output is
 // logged.
-func startServer(t *testing.T, bin string, env map[string]string) *server {
+func startServer(t testing.TB, bin string, env map[string]string) *server {
 	t.Helper()
 	addr := env["SWITCHBOARD_ADDR"] // a test running several processes picks their addresses first
 	if addr == "" {
 		addr = freeAddr(t)
 	}
-	s := &server{BaseURL: "http://" + addr, DataDir: filepath.Join(t.TempDir(), "data"), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
+	s := &server{BaseURL: "http://" + addr, DataDir: filepath.Join(t.TempDir(), "data"), stdout: &testlog.Buffer{}, stderr: &testlog.Buffer{}}
 
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = filepath.Dir(s.DataDir)
@@ -162,6 +146,11 @@ func startServer(t *testing.T, bin string, env map[string]string) *server {
 		killed.Store(true)
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
+	}
+	s.terminate = func() <-chan error {
+		killed.Store(true) // the test waits for the exit itself
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		return exited
 	}
 	t.Cleanup(func() {
 		if !killed.Load() {
@@ -225,7 +214,7 @@ func withoutSwitchboardEnv(env []string) []string {
 }
 
 // freeAddr returns a loopback address with a port nobody listens on right now.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -239,7 +228,7 @@ func freeAddr(t *testing.T) string {
 }
 
 // waitReady polls url until it answers 200.
-func waitReady(t *testing.T, url string, within time.Duration) {
+func waitReady(t testing.TB, url string, within time.Duration) {
 	t.Helper()
 	client := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(within)
@@ -261,7 +250,7 @@ func waitReady(t *testing.T, url string, within time.Duration) {
 }
 
 // stopServer sends SIGTERM to the server's process group, then SIGKILL after 10 s.
-func stopServer(t *testing.T, cmd *exec.Cmd, exited <-chan error) {
+func stopServer(t testing.TB, cmd *exec.Cmd, exited <-chan error) {
 	t.Helper()
 	pgid := cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)

@@ -68,26 +68,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // Fixture values the fakes answer with and the test expects back.
 const (
-	githubToken      = "ghp_e2eTokenAbcdefghijklmnopqrstuvwxyz0123"
-	githubBadToken   = "ghp_e2eRevokedTokenZyxwvutsrqponmlkjihgf98"
-	githubLogin      = "octocat"
-	githubBetaToken  = "ghp_e2eBetaTokenBcdefghijklmnopqrstuvwxy45" // tenant beta's own account
-	githubBetaLogin  = "hubot"
-	githubOwner      = "octo-org"
-	githubRepo       = "hello-world"
-	githubIssueNum   = 1347
-	githubIssueTitle = "Crash when the config file is empty" // the issue GET and PATCH answer
-	githubCreatedAt  = "2026-05-04T10:11:12Z"
-	slackToken       = "xoxb-1111111111-2222222222222-e2eSlackTokenSecretValue"
-	slackTeam        = "Acme"
-	slackChannel     = "C0E2E0001"
-	slackTS          = "1712345678.000100"
-	githubFakeScopes = "repo, read:org"
-	slackFakeScopes  = "chat:write,channels:read,channels:history,reactions:write,users:read"
+	githubToken     = "ghp_e2eTokenAbcdefghijklmnopqrstuvwxyz0123"
+	githubBadToken  = "ghp_e2eRevokedTokenZyxwvutsrqponmlkjihgf98"
+	githubLogin     = "octocat"
+	githubBetaToken = "ghp_e2eBetaTokenBcdefghijklmnopqrstuvwxy45" // tenant beta's own account
+	// githubRenewedToken is a second token of octocat's, for reconnecting in place.
+	githubRenewedToken = "ghp_e2eRenewedTokenCdefghijklmnopqrstuvw67"
+	githubBetaLogin    = "hubot"
+	githubOwner        = "octo-org"
+	githubRepo         = "hello-world"
+	githubIssueNum     = 1347
+	githubIssueTitle   = "Crash when the config file is empty" // the issue GET and PATCH answer
+	githubCreatedAt    = "2026-05-04T10:11:12Z"
+	slackToken         = "xoxb-1111111111-2222222222222-e2eSlackTokenSecretValue"
+	slackTeam          = "Acme"
+	slackChannel       = "C0E2E0001"
+	slackTS            = "1712345678.000100"
+	githubFakeScopes   = "repo, read:org"
+	slackFakeScopes    = "chat:write,channels:read,channels:history,reactions:write,users:read"
 )
 
 // githubAccounts are the logins of the tokens the fake GitHub accepts.
-var githubAccounts = map[string]string{githubToken: githubLogin, githubBetaToken: githubBetaLogin}
+var githubAccounts = map[string]string{githubToken: githubLogin, githubBetaToken: githubBetaLogin, githubRenewedToken: githubLogin}
 
 // fakeGitHub answers like api.github.com for GET /user and POST
 // /repos/{owner}/{repo}/issues as the account of the token (githubAccounts): 401 "Bad
@@ -96,7 +98,7 @@ var githubAccounts = map[string]string{githubToken: githubLogin, githubBetaToken
 // headers GitHub sets on every answer.
 // https://docs.github.com/rest/users/users#get-the-authenticated-user
 // https://docs.github.com/rest/issues/issues#create-an-issue
-func fakeGitHub(t *testing.T) (*httptest.Server, *recorder) {
+func fakeGitHub(t testing.TB) (*httptest.Server, *recorder) {
 	t.Helper()
 	rec := &recorder{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -169,6 +171,18 @@ func fakeGitHub(t *testing.T) (*httptest.Server, *recorder) {
 				issue["state"] = *in.State
 			}
 			writeJSON(w, http.StatusOK, issue)
+		case r.Method == http.MethodGet && r.URL.Path == "/search/repositories":
+			// https://docs.github.com/rest/search/search#search-repositories
+			if r.URL.Query().Get("q") == "" {
+				writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
+					"message":           "Validation Failed",
+					"errors":            []map[string]string{{"resource": "Search", "field": "q", "code": "missing"}},
+					"documentation_url": "https://docs.github.com/rest/search/search#search-repositories",
+					"status":            "422",
+				})
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"total_count": 1, "incomplete_results": false, "items": []any{githubRepository(login)}})
 		default:
 			writeJSON(w, http.StatusNotFound, map[string]string{
 				"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"})
@@ -176,6 +190,21 @@ func fakeGitHub(t *testing.T) (*httptest.Server, *recorder) {
 	}))
 	t.Cleanup(srv.Close)
 	return srv, rec
+}
+
+// githubRepository is the fake's one repository as search lists it (a
+// repo-search-result-item, abridged to the fields a client reads).
+func githubRepository(login string) map[string]any {
+	full := githubOwner + "/" + githubRepo
+	return map[string]any{
+		"id": 1296269, "node_id": "MDEwOlJlcG9zaXRvcnkxMjk2MjY5", "name": githubRepo, "full_name": full,
+		"owner": githubUser(login), "private": false, "html_url": "https://github.com/" + full,
+		"description": "A switchboard for the end-to-end tests", "fork": false,
+		"url": "https://api.github.com/repos/" + full, "created_at": githubCreatedAt, "updated_at": githubCreatedAt,
+		"pushed_at": githubCreatedAt, "stargazers_count": 80, "watchers_count": 80, "language": "Go", "forks_count": 9,
+		"open_issues_count": 1, "default_branch": "main", "score": 1, "archived": false, "disabled": false,
+		"topics": []string{"mcp"}, "visibility": "public",
+	}
 }
 
 // githubUser is the user object GitHub answers for login.

@@ -9,13 +9,18 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/sessions"
+	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
 // Authenticator turns a bearer API key into the principal it belongs to.
@@ -53,6 +58,27 @@ type Options struct {
 	IdleTimeout time.Duration
 	// MaxBodyBytes bounds a request body; larger ones are refused.
 	MaxBodyBytes int64
+	// Sessions records the MCP sessions the hub issues; without it they are kept in
+	// this process only (sessions.Memory).
+	Sessions SessionStore
+	// SessionLimits bound the sessions (per principal, unused and idle lifetimes);
+	// zero fields take sessions.DefaultLimits' (Idle: IdleTimeout).
+	SessionLimits sessions.Limits
+	// Relay carries session messages between the nodes serving one database; without
+	// it this node serves alone.
+	Relay Relay
+	// MaxHeldSessions bounds the sessions this node holds in memory (about 10 KiB
+	// each in mcp-go's server); beyond it the least recently used idle ones are dropped
+	// and restored from their records when used again. Default 10,000.
+	MaxHeldSessions int
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// KeyRecheck is how often Run authenticates the keys of open requests (GET streams)
+	// again, ending those of keys revoked elsewhere; 30 s when zero. KeysRevoked ends
+	// them at once for revocations in this process.
+	KeyRecheck time.Duration
+	// Telemetry, when set, gets a span per tools/call and the live-session count.
+	Telemetry *telemetry.Telemetry
 }
 
 // Adapter is the http.Handler of every MCP URL. It keeps one MCP server per scope (a
@@ -63,6 +89,16 @@ type Adapter struct {
 
 	mu     sync.Mutex
 	scopes map[string]*scope
+
+	// node names this adapter among the nodes that share a relay.
+	node      string
+	cache     sessionCache
+	stopRelay func()
+	held      atomic.Int64 // sessions held by the scopes' servers
+	trimming  atomic.Bool
+
+	open   openRequests
+	modern modernCalls // the stateless requests in flight, for their cancellation
 }
 
 // New returns an Adapter.
@@ -79,34 +115,43 @@ func New(o Options) *Adapter {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 4 << 20
 	}
-	return &Adapter{opts: o, scopes: map[string]*scope{}}
+	if o.Sessions == nil {
+		o.Sessions = sessions.NewMemory()
+	}
+	if o.SessionLimits.PerPrincipal <= 0 {
+		o.SessionLimits.PerPrincipal = sessions.DefaultLimits.PerPrincipal
+	}
+	if o.SessionLimits.Unused <= 0 {
+		o.SessionLimits.Unused = sessions.DefaultLimits.Unused
+	}
+	if o.SessionLimits.Idle <= 0 {
+		o.SessionLimits.Idle = o.IdleTimeout
+	}
+	if o.KeyRecheck <= 0 {
+		o.KeyRecheck = defaultKeyRecheck
+	}
+	if o.MaxHeldSessions <= 0 {
+		o.MaxHeldSessions = 10000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	a := &Adapter{opts: o, scopes: map[string]*scope{}, node: switchboard.NewID("node"), cache: sessionCache{recs: map[string]*cachedSession{}}}
+	if o.Relay != nil {
+		a.stopRelay = o.Relay.Subscribe(a.relayed)
+	}
+	return a
 }
 
 // Prefix is the path under which the adapter serves: /mcp/{tenant} and
 // /mcp/{tenant}/agents/{agent}.
 const Prefix = "/mcp/"
 
-// endpoint splits an MCP path into the tenant slug and, at an agent URL, the agent ID.
-func endpoint(path string) (slug, agentID string, ok bool) {
-	rest, found := strings.CutPrefix(path, Prefix)
-	if !found {
-		return "", "", false
-	}
-	parts := strings.Split(rest, "/")
-	switch {
-	case len(parts) == 1 && parts[0] != "":
-		return parts[0], "", true
-	case len(parts) == 3 && parts[0] != "" && parts[1] == "agents" && parts[2] != "":
-		return parts[0], parts[2], true
-	}
-	return "", "", false
-}
-
 // ServeHTTP checks the request's origin, authenticates the caller, checks that the key
 // belongs to the endpoint (the tenant in the URL; at an agent URL, a key of that
 // agent), and hands the request to the caller's scope.
 func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	slug, agentID, ok := endpoint(r.URL.Path)
+	slug, agentID, ok := identity.ParseResourcePath(r.URL.Path)
 	if !ok {
 		writeError(w, switchboard.NotFound("MCP endpoint"))
 		return
@@ -124,14 +169,19 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	key, ok := bearer(r)
 	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+		// The challenge points OAuth clients at this URL's protected resource metadata.
+		w.Header().Set("WWW-Authenticate", identity.Challenge(a.opts.PublicURL, slug, agentID, ""))
 		writeError(w, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "send an API key as Authorization: Bearer <key>"})
 		return
 	}
 	p, err := a.opts.Auth.Authenticate(r.Context(), key)
 	if err != nil {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
-		writeError(w, switchboard.AsError(err))
+		e := switchboard.AsError(err)
+		if e.Code == switchboard.CodeUnauthorized {
+			// The reason in plain words, in the header for OAuth clients and in the body.
+			w.Header().Set("WWW-Authenticate", identity.Challenge(a.opts.PublicURL, slug, agentID, e.Message))
+		}
+		writeError(w, e)
 		return
 	}
 	if p.TenantSlug != slug {
@@ -154,13 +204,15 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		e := switchboard.AsError(err)
 		if e.Code == switchboard.CodeInternal {
-			a.opts.Logger.Error("build MCP scope", "tenant", p.TenantID, "principal", p.ID(), "err", err)
+			a.opts.Logger.ErrorContext(r.Context(), "build MCP scope", "tenant", p.TenantID, "principal", p.ID(), "err", err)
 		}
 		writeError(w, e)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, a.opts.MaxBodyBytes)
-	s.serve(w, r.WithContext(switchboard.WithPrincipal(r.Context(), p)))
+	r, untrack := a.track(r, p, key)
+	defer untrack()
+	s.serve(w, r.WithContext(switchboard.WithPrincipal(r.Context(), p)), p)
 }
 
 // endpointOf is the MCP path a principal's key serves.
@@ -171,17 +223,18 @@ func (a *Adapter) endpointOf(p switchboard.Principal) string {
 	return Prefix + p.TenantSlug
 }
 
-// ConnectionChanged refreshes the tool lists of the tenant's live scopes; their
-// sessions are told with notifications/tools/list_changed when a list changes.
+// ConnectionChanged refreshes the tool lists of the tenant's live scopes (every
+// tenant's when tenant is empty: a gap in the change feed); their sessions are told
+// with notifications/tools/list_changed when a list changes.
 func (a *Adapter) ConnectionChanged(tenant switchboard.TenantID, _ string) {
-	a.refreshWhere(func(s *scope) bool { return s.principal.TenantID == tenant })
+	a.refreshWhere(func(s *scope) bool { return tenant == "" || s.principal.TenantID == tenant })
 }
 
 // AgentChanged refreshes the live scopes of an agent (agentID "" for a change of the
-// tenant's MCP settings: every scope of the tenant).
+// tenant's MCP settings: every scope of the tenant; tenant "" too for every scope).
 func (a *Adapter) AgentChanged(tenant switchboard.TenantID, agentID string) {
 	a.refreshWhere(func(s *scope) bool {
-		return s.principal.TenantID == tenant && (agentID == "" || s.agentID == agentID)
+		return tenant == "" || (s.principal.TenantID == tenant && (agentID == "" || s.agentID == agentID))
 	})
 }
 
@@ -224,8 +277,10 @@ func (a *Adapter) drop(s *scope) {
 	s.close(context.Background())
 }
 
-// Sweep drops scopes idle for longer than the idle timeout; run it periodically.
+// Sweep ends expired sessions, drops this node's state of sessions it has not served
+// lately, and drops scopes idle for longer than the idle timeout; run it periodically.
 func (a *Adapter) Sweep(now time.Time) {
+	a.sweepSessions(context.Background(), now)
 	a.mu.Lock()
 	var dropped []*scope
 	for k, s := range a.scopes {
@@ -240,8 +295,12 @@ func (a *Adapter) Sweep(now time.Time) {
 	}
 }
 
-// Close ends every scope's sessions and background work.
+// Close drops every scope's state of its sessions (their records stay, so clients
+// continue on another node or after a restart) and ends the background work.
 func (a *Adapter) Close(ctx context.Context) {
+	if a.stopRelay != nil {
+		a.stopRelay()
+	}
 	a.mu.Lock()
 	all := make([]*scope, 0, len(a.scopes))
 	for k, s := range a.scopes {
@@ -254,16 +313,21 @@ func (a *Adapter) Close(ctx context.Context) {
 	}
 }
 
-// Run sweeps idle scopes every minute until ctx ends.
+// Run sweeps sessions and idle scopes every 30 seconds, and authenticates the keys of
+// open requests again every KeyRecheck, until ctx ends.
 func (a *Adapter) Run(ctx context.Context) {
-	t := time.NewTicker(time.Minute)
+	t := time.NewTicker(30 * time.Second)
 	defer t.Stop()
+	keys := time.NewTicker(a.opts.KeyRecheck)
+	defer keys.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			a.Sweep(now)
+		case <-t.C:
+			a.Sweep(a.opts.Now())
+		case <-keys.C:
+			a.recheckKeys(ctx)
 		}
 	}
 }
@@ -281,6 +345,9 @@ func bearer(r *http.Request) (string, bool) {
 // with the code's status or the one given.
 func writeError(w http.ResponseWriter, e *switchboard.Error, status ...int) {
 	w.Header().Set("Content-Type", "application/json")
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	}
 	code := e.Code.HTTPStatus()
 	if len(status) > 0 {
 		code = status[0]

@@ -87,6 +87,8 @@ type noteOut struct {
 	ID   int    `json:"id" jsonschema:"The note's number"`
 	Text string `json:"text" jsonschema:"The note as stored"`
 	By   string `json:"by" jsonschema:"The token that stored it"`
+	// Tags is nil in every answer, which the hub must send as [] (its schema says array).
+	Tags []string `json:"tags" jsonschema:"The note's tags"`
 }
 
 // notesSpec is a provider whose create_note posts to its upstream.
@@ -144,6 +146,13 @@ var (
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the adapter's options changed by opt (and the router's by
+// ropts).
+func newEnvWith(t *testing.T, opt func(*Options), ropts ...func(*router.Options)) *env {
+	t.Helper()
 	e := &env{conns: &memConns{}, agents: newMemAgents(), seen: make(chan *http.Request, 16)}
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.hookMu.Lock()
@@ -174,9 +183,17 @@ func newEnv(t *testing.T) *env {
 		connections.Connection{ID: "con_a", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "notes", AccountLabel: "alice@notes", Status: connections.StatusActive},
 		connections.Connection{ID: "con_b", TenantID: "ten_b", OwnerUserID: "usr_bob", Provider: "notes", AccountLabel: "bob@notes", Status: connections.StatusActive},
 	)
-	rtr := router.New(router.Options{Registry: reg, Connections: e.conns})
-	e.adapter = New(Options{Router: rtr, Auth: keys{"key-alice": alice, "key-bob": bob, "key-triage": triage, "key-bob-agent": bobAgent}, Agents: e.agents,
-		PublicURL: "https://hub.test", AllowedOrigins: []string{"https://app.example.com"}})
+	ro := router.Options{Registry: reg, Connections: e.conns, Agents: e.agents}
+	for _, f := range ropts {
+		f(&ro)
+	}
+	rtr := router.New(ro)
+	o := Options{Router: rtr, Auth: keys{"key-alice": alice, "key-bob": bob, "key-triage": triage, "key-bob-agent": bobAgent}, Agents: e.agents,
+		PublicURL: "https://hub.test", AllowedOrigins: []string{"https://app.example.com"}}
+	if opt != nil {
+		opt(&o)
+	}
+	e.adapter = New(o)
 	t.Cleanup(func() { e.adapter.Close(context.Background()) })
 	e.srv = httptest.NewServer(e.adapter)
 	t.Cleanup(e.srv.Close)
@@ -276,7 +293,7 @@ func TestListAndCall(t *testing.T) {
 	if got.IsError {
 		t.Fatalf("call failed: %s", text(got))
 	}
-	want := map[string]any{"id": 7.0, "text": "hi", "by": "Bearer tok-con_a"}
+	want := map[string]any{"id": 7.0, "text": "hi", "by": "Bearer tok-con_a", "tags": []any{}}
 	var structured map[string]any
 	raw, _ := json.Marshal(got.StructuredContent)
 	_ = json.Unmarshal(raw, &structured)
@@ -476,5 +493,30 @@ func TestSweepSparesScopesInUse(t *testing.T) {
 	e.adapter.mu.Unlock()
 	if kept {
 		t.Error("an idle scope was not swept")
+	}
+}
+
+// TestGapRefreshesEveryScope: a change with no tenant (the change feed's gap: anything
+// may have changed) rebuilds the tool lists of every live scope.
+func TestGapRefreshesEveryScope(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.conns.set()
+	c, err := e.client(t, "acme", "key-alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := toolNames(t, c); len(names) != 0 {
+		t.Fatalf("tools before any connection = %v", names)
+	}
+	e.conns.set(connections.Connection{ID: "con_a", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "notes", AccountLabel: "alice@notes", Status: connections.StatusActive})
+	e.adapter.ConnectionChanged("", "")
+	deadline := time.After(30 * time.Second)
+	for len(toolNames(t, c)) != 2 {
+		select {
+		case <-deadline:
+			t.Fatalf("tools after the gap = %v", toolNames(t, c))
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

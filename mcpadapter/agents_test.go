@@ -68,6 +68,21 @@ func (m *memAgents) AgentAndSettings(_ context.Context, tenant switchboard.Tenan
 	return a, st, nil
 }
 
+// PrivateUser follows agents.Service.PrivateUser for keys the agent's creator created:
+// the creator, while the creator saved the agent last.
+func (m *memAgents) PrivateUser(_ context.Context, p switchboard.Principal) (string, error) {
+	if p.Kind != switchboard.PrincipalAgent {
+		return p.UserID, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.agents[p.AgentID]
+	if !ok || a.TenantID != p.TenantID || (a.UpdatedBy != "" && a.UpdatedBy != a.CreatedBy) {
+		return "", nil
+	}
+	return a.CreatedBy, nil
+}
+
 var (
 	triage   = switchboard.Principal{TenantID: "ten_a", TenantSlug: "acme", Kind: switchboard.PrincipalAgent, UserID: "usr_alice", AgentID: "agt_triage", KeyID: "key_t"}
 	bobAgent = switchboard.Principal{TenantID: "ten_b", TenantSlug: "beta", Kind: switchboard.PrincipalAgent, UserID: "usr_bob", AgentID: "agt_bob", KeyID: "key_ba"}

@@ -10,45 +10,27 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
 
-// The confirm policies: when a tool call asks the person first.
-const (
-	ConfirmNever       = "never"
-	ConfirmDestructive = "destructive"
-	ConfirmAlways      = "always"
-)
-
-// ConfirmPolicy says when a principal's tool calls must be confirmed by a person
-// before they run: "never", "destructive" (tools whose hints say destructive) or
-// "always". An agent's own policy may override its tenant's (the agents service).
-type ConfirmPolicy interface {
-	ConfirmPolicy(ctx context.Context, p switchboard.Principal) (string, error)
-}
-
 // confirmKey names the confirmation among a call's input requests.
 const confirmKey = "switchboard_confirm"
 
-// needsConfirm reports whether a call of tool must be confirmed in this scope.
-func (x *runsExt) needsConfirm(ctx context.Context, sc Scope, tool *providers.Tool) (bool, error) {
-	if x.o.Confirm == nil {
-		return false, nil
-	}
-	policy, err := x.o.Confirm.ConfirmPolicy(ctx, sc.Principal)
-	if err != nil {
-		return false, err
-	}
-	switch policy {
-	case ConfirmAlways:
-		return true, nil
-	case ConfirmDestructive:
-		return tool.Info.Hints.Destructive, nil
-	default:
-		return false, nil
-	}
+// confirmedKey marks the context of a hub tool's call whose confirmation was given.
+type confirmedKey struct{}
+
+// withConfirmed marks a call as confirmed by the person (the client's form).
+func withConfirmed(ctx context.Context) context.Context {
+	return context.WithValue(ctx, confirmedKey{}, true)
+}
+
+// confirmedFrom reports whether the call was confirmed.
+func confirmedFrom(ctx context.Context) bool {
+	ok, _ := ctx.Value(confirmedKey{}).(bool)
+	return ok
 }
 
 // canElicit reports whether the client of this request can show a form to the person:
@@ -86,20 +68,12 @@ func summarize(tool *providers.Tool, b router.Binding, rreq router.Request) conf
 			account = c.Label
 		}
 	}
-	what := fmt.Sprintf("%s (%s) will run as %s account %q.", tool.Info.Title, tool.Name, tool.Provider.Title, account)
-	if tool.Info.Hints.Destructive {
-		what += " It may delete or overwrite what cannot be restored."
-	} else if !tool.Info.Hints.ReadOnly {
-		what += " It changes data at " + tool.Provider.Title + "."
-	}
+	what := runs.Summary(tool, account)
 	args := string(rreq.Args)
 	if len(args) > 1000 {
 		args = args[:1000] + "…"
 	}
-	return confirmation{
-		stored: "Confirm: " + what,
-		shown:  "Confirm: " + what + " Arguments: " + args,
-	}
+	return confirmation{stored: what, shown: what + " Arguments: " + args}
 }
 
 // confirmForm is the form the person answers: one checkbox, ticked.
@@ -130,39 +104,44 @@ func accepted(action string, content any) bool {
 	return true
 }
 
-// gate runs before a call that may need the person's confirmation. It returns nil to
-// let the call run, or the result to answer instead: a request for the person's
-// answer (the client asks them and calls again), a refusal when they declined, or, when
-// the client cannot ask, the input_required run to confirm with
-// switchboard_submit_elicitation.
-func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, tool *providers.Tool, b router.Binding, rreq router.Request, origin runs.Origin) (*mcp.CallToolResult, error) {
-	need, err := x.needsConfirm(ctx, sc, tool)
-	if err != nil {
-		return x.hubError(ctx, sc, err), nil
-	}
-	if !need {
-		return nil, nil
-	}
-	if answer := server.ElicitationResponse(req.Params.InputResponses, confirmKey); answer != nil {
-		if accepted(string(answer.Action), answer.Content) {
-			return nil, nil
-		}
-		return declined(tool.Name, string(answer.Action)), nil
-	}
-	c := summarize(tool, b, rreq)
-	if canElicit(ctx) {
-		return server.NewInputRequestBuilder("").Elicit(confirmKey, mcp.ElicitationParams{
-			Mode:            mcp.ElicitationModeForm,
-			Message:         c.shown,
-			RequestedSchema: confirmForm,
-		}).ToolResult(), nil
-	}
+// gate runs before a call the principal's policy wants confirmed (prep.NeedsConfirm).
+// It answers confirmed when the person accepted in the client's form; otherwise the
+// result to answer instead: a request for the person's answer (the client asks them
+// and calls again), a refusal when they declined, or, when the client cannot ask or the
+// policy accepts only a person on the approval page, the input_required run to
+// confirm. Every step leaves an audit row.
+func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, prep router.Prepared, b router.Binding, rreq router.Request, origin runs.Origin) (*mcp.CallToolResult, bool) {
 	p, _ := switchboard.PrincipalFrom(ctx)
+	rtr := sc.s.adapter.opts.Router
+	tool := prep.Tool
+	step := func(kind audit.Kind, detail string) {
+		rtr.RecordConfirmation(router.Confirmation{Kind: kind, Principal: p, Tool: tool.Name, ConnectionID: rreq.ConnectionID, Detail: detail})
+	}
+	person := prep.Policy.Approval == router.ApprovalPerson
+	c := summarize(tool, b, rreq)
+	if !person {
+		if answer := server.ElicitationResponse(req.Params.InputResponses, confirmKey); answer != nil {
+			if accepted(string(answer.Action), answer.Content) {
+				step(router.KindConfirmationAccepted, "accept (the client's form)")
+				return nil, true
+			}
+			step(router.KindConfirmationDeclined, string(answer.Action)+" (the client's form)")
+			return declined(tool.Name, string(answer.Action)), false
+		}
+		if canElicit(ctx) {
+			step(router.KindConfirmationAsked, "the client's form")
+			return server.NewInputRequestBuilder("").Elicit(confirmKey, mcp.ElicitationParams{
+				Mode:            mcp.ElicitationModeForm,
+				Message:         c.shown,
+				RequestedSchema: confirmForm,
+			}).ToolResult(), false
+		}
+	}
 	v, err := x.o.Runs.StartConfirm(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: origin, Spec: tool}, c.stored)
 	if err != nil {
-		return x.hubError(ctx, sc, err), nil
+		return x.hubError(ctx, sc, err), false
 	}
-	return inputRequired(v, c.shown), nil
+	return inputRequired(v, c.shown, sc.s.adapter.approvalURL(v.ID), person), false
 }
 
 // declined is the result of a call the person declined or dismissed.
@@ -176,19 +155,21 @@ func declined(tool, action string) *mcp.CallToolResult {
 }
 
 // inputRequired is the result of a call that waits for a confirmation the client could
-// not ask for: the run to confirm, and how.
-func inputRequired(v runs.View, shown string) *mcp.CallToolResult {
+// not ask for (or that only a person on the approval page may give): the run to
+// confirm, and how.
+func inputRequired(v runs.View, shown, approval string, person bool) *mcp.CallToolResult {
 	expires := ""
 	if v.Elicitation != nil && v.Elicitation.ExpiresAt != nil {
 		expires = " before " + v.Elicitation.ExpiresAt.UTC().Format("15:04 MST")
 	}
-	text := strings.Join([]string{
-		fmt.Sprintf("Not run yet: this call needs the person's confirmation (input_required), and this client cannot ask them. Run %s waits for it.", v.ID),
-		shown,
-		fmt.Sprintf("Show this to the person. Only with their answer, call switchboard_submit_elicitation with run_id %q and response {\"action\": \"accept\"} (or \"decline\")%s; then switchboard_get_run gives the output.", v.ID, expires),
-	}, "\n")
-	res := mcp.NewToolResultError(text)
-	res.Meta = mcp.NewMetaFromMap(map[string]any{"switchboard/run_id": v.ID, "switchboard/state": string(v.State)})
+	lines := []string{fmt.Sprintf("Not run yet: this call needs the person's confirmation (input_required). Run %s waits for it%s.", v.ID, expires), shown}
+	if person {
+		lines = append(lines, fmt.Sprintf("Only a signed-in person may approve it: ask them to approve or decline it at %s; then switchboard_get_run with run_id %q gives the output. Do not approve it yourself.", approval, v.ID))
+	} else {
+		lines = append(lines, fmt.Sprintf("Show this to the person. They approve or decline it at %s; or, only with their answer, call switchboard_submit_elicitation with run_id %q and response {\"action\": \"accept\"} (or \"decline\"). Then switchboard_get_run gives the output.", approval, v.ID))
+	}
+	res := mcp.NewToolResultError(strings.Join(lines, "\n"))
+	res.Meta = mcp.NewMetaFromMap(map[string]any{"switchboard/run_id": v.ID, "switchboard/state": string(v.State), "switchboard/approval_url": approval})
 	return res
 }
 

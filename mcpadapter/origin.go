@@ -1,13 +1,12 @@
 package mcpadapter
 
 import (
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/httpx"
 )
 
 // checkOrigin is the DNS rebinding protection the MCP transport specification asks
@@ -17,7 +16,7 @@ import (
 // (a rebound DNS name) unless PublicURL or the allowed origins name that host.
 // Requests without Origin (non-browser clients) pass the origin check.
 func (a *Adapter) checkOrigin(r *http.Request) *switchboard.Error {
-	if onLoopback(r) && !isLoopbackHost(r.Host) && !a.hostAllowed(r.Host) {
+	if httpx.OnLoopback(r) && !httpx.IsLoopbackHost(r.Host) && !a.hostAllowed(r.Host) {
 		return &switchboard.Error{Code: switchboard.CodeForbidden, Message: "requests to this server must name it by a loopback host (localhost, 127.0.0.1, [::1]) or its public URL; the Host header " + quoteShort(r.Host) + " is neither"}
 	}
 	origin := r.Header.Get("Origin")
@@ -45,9 +44,9 @@ func (a *Adapter) originAllowed(origin string, r *http.Request) bool {
 	if own, ok := normalizeOrigin(a.opts.PublicURL); ok && own == norm {
 		return true
 	}
-	if onLoopback(r) {
+	if httpx.OnLoopback(r) {
 		u, _ := url.Parse(norm)
-		return isLoopbackHost(u.Host)
+		return httpx.IsLoopbackHost(u.Host)
 	}
 	return false
 }
@@ -84,25 +83,6 @@ func normalizeOrigin(s string) (string, bool) {
 		host = host[:strings.LastIndexByte(host, ':')]
 	}
 	return u.Scheme + "://" + host, true
-}
-
-// onLoopback reports whether the request arrived on a loopback listener.
-func onLoopback(r *http.Request) bool {
-	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && addr != nil && isLoopbackHost(addr.String())
-}
-
-// isLoopbackHost reports whether host (with or without a port) is a loopback name.
-func isLoopbackHost(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = strings.Trim(hostport, "[]")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 func quoteShort(s string) string {

@@ -30,6 +30,9 @@ func (a *Adapter) errorText(err error) string {
 		case switchboard.CodeNotFound:
 			return fmt.Sprintf("Not found at %s: %s. Check the identifiers; the account may not have access.", ue.Provider, ue.Error())
 		case switchboard.CodeInvalid, switchboard.CodeConflict:
+			if se := (*switchboard.Error)(nil); errors.As(err, &se) && se.Field != "" {
+				return fmt.Sprintf("%s rejected argument %q: %s", ue.Provider, se.Field, ue.Error())
+			}
 			return fmt.Sprintf("%s rejected the arguments: %s", ue.Provider, ue.Error())
 		default:
 			return fmt.Sprintf("%s failed: %s. Retrying later may help.", ue.Provider, ue.Error())
@@ -50,6 +53,14 @@ func (a *Adapter) errorText(err error) string {
 		return e.Message
 	}
 }
+
+// approvalURL is the page where a person approves or declines a run's confirmation.
+func (a *Adapter) approvalURL(runID string) string {
+	return a.opts.PublicURL + ApprovalPath + runID
+}
+
+// ApprovalPath is the path of the approval pages, followed by the run's id.
+const ApprovalPath = "/approvals/"
 
 func (a *Adapter) reconnectURL() string {
 	if a.opts.PublicURL == "" {

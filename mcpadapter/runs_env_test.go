@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -25,8 +26,12 @@ import (
 
 // policies is a confirm policy per principal, "never" unless set.
 type policies struct {
-	mu sync.Mutex
-	m  map[string]string
+	mu       sync.Mutex
+	m        map[string]string
+	approval map[string]string
+	// once, when set, runs on the next read (and is cleared): a test's hook into when
+	// and with which context the policy is read.
+	once func(ctx context.Context) error
 }
 
 func (p *policies) set(pr switchboard.Principal, policy string) {
@@ -35,13 +40,76 @@ func (p *policies) set(pr switchboard.Principal, policy string) {
 	p.m[string(pr.TenantID)+"|"+pr.ID()] = policy
 }
 
-func (p *policies) ConfirmPolicy(_ context.Context, pr switchboard.Principal) (string, error) {
+// Policy answers like the agents service: from the database's point of view, a read
+// with an ended context fails.
+func (p *policies) Policy(ctx context.Context, pr switchboard.Principal) (router.Policy, error) {
+	p.mu.Lock()
+	once := p.once
+	p.once = nil
+	p.mu.Unlock()
+	if once != nil {
+		if err := once(ctx); err != nil {
+			return router.Policy{}, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return router.Policy{}, err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	pol := router.Policy{Confirm: router.ConfirmNever, Approval: p.approval[string(pr.TenantID)+"|"+pr.ID()]}
 	if v, ok := p.m[string(pr.TenantID)+"|"+pr.ID()]; ok {
-		return v, nil
+		pol.Confirm = v
 	}
-	return ConfirmNever, nil
+	return pol, nil
+}
+
+// setApproval sets the principal's approval mode.
+func (p *policies) setApproval(pr switchboard.Principal, mode string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.approval[string(pr.TenantID)+"|"+pr.ID()] = mode
+}
+
+// memAudit keeps the audit events the router records.
+type memAudit struct {
+	mu     sync.Mutex
+	events []audit.Event
+}
+
+func (m *memAudit) Record(e audit.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, e)
+}
+
+// rows lists the events recorded so far as "kind outcome tool", in order.
+func (m *memAudit) rows() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.events))
+	for _, e := range m.events {
+		out = append(out, string(e.Kind)+" "+e.Outcome+" "+e.Tool)
+	}
+	return out
+}
+
+// count is how many events were recorded so far.
+func (m *memAudit) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.events)
+}
+
+// rowsFrom waits until n events were recorded after the first from (calls that end in
+// the background record theirs later), and returns them as "kind outcome tool".
+func (m *memAudit) rowsFrom(t *testing.T, from, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for m.count() < from+n && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return m.rows()[from:]
 }
 
 // runsEnv is an adapter with the runs extension over a real database, router and
@@ -52,9 +120,13 @@ type runsEnv struct {
 	up       *notesfake.Upstream
 	exec     *runs.Executor
 	policy   *policies
+	audit    *memAudit
 	ann, bob switchboard.Principal
 	bea      switchboard.Principal
 	connA    string // alpha's notes connection
+	// node starts another adapter (a node of the hub) on the same database, router and
+	// runs, with the session store and relay given.
+	node func(t *testing.T, store SessionStore, relay Relay) *httptest.Server
 }
 
 const (
@@ -77,13 +149,14 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &runsEnv{up: notesfake.New(t), policy: &policies{m: map[string]string{}}}
+	e := &runsEnv{up: notesfake.New(t), policy: &policies{m: map[string]string{}, approval: map[string]string{}}}
 	reg := providers.NewRegistry()
 	if err := reg.Register(notesfake.Spec(e.up.Server.URL)); err != nil {
 		t.Fatal(err)
 	}
 	connStore := connections.NewStore(db, kr)
-	rtr := router.New(router.Options{Registry: reg, Connections: connections.NewService(connStore, reg, &providers.Transports{}, nil), Audit: nil})
+	e.audit = &memAudit{}
+	rtr := router.New(router.Options{Registry: reg, Connections: connections.NewService(connStore, reg, &providers.Transports{}, nil), Audit: e.audit, Policies: e.policy})
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)
 	var conns []string
@@ -114,7 +187,8 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	e.connA = conns[0]
 	var adapter *Adapter
 	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg,
-		Describe: func(err error) string { return adapter.DescribeError(err) }})
+		Describe:    func(err error) string { return adapter.DescribeError(err) },
+		ApprovalURL: func(id string) string { return "https://hub.test" + ApprovalPath + id }})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -126,13 +200,20 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 			auth[k] = p
 		}
 	}
-	adapter = New(Options{
-		Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test",
-		Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, Confirm: e.policy, TaskPoll: 20 * time.Millisecond})},
-	})
-	t.Cleanup(func() { adapter.Close(context.Background()) })
-	e.srv = httptest.NewServer(adapter)
-	t.Cleanup(e.srv.Close)
+	e.node = func(t *testing.T, store SessionStore, relay Relay) *httptest.Server {
+		a := New(Options{
+			Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test", Sessions: store, Relay: relay,
+			Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond})},
+		})
+		if adapter == nil {
+			adapter = a
+		}
+		t.Cleanup(func() { a.Close(context.Background()) })
+		srv := httptest.NewServer(a)
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	e.srv = e.node(t, nil, nil)
 	return e
 }
 

@@ -30,26 +30,19 @@ const taskWait = time.Hour
 
 // runAsTask runs a task-augmented tools/call as a run: mcp-go has answered the client
 // with the task already and calls this in the background; the task's result is the
-// run's, and the run is listed with the caller's other runs. A call that needs a
-// confirmation waits, input_required, for switchboard_submit_elicitation.
+// run's, and the run is listed with the caller's other runs. A call the caller's
+// policy wants confirmed waits, input_required, for its approval page or
+// switchboard_submit_elicitation (the executor decides, as for every run).
 //
 // mcp-go hands the task the context of the HTTP request that created it, which ends
 // as soon as the task is answered; the run is therefore detached from it, and
 // tasks/cancel reaches it through taskLinks.
-func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, need bool, req mcp.CallToolRequest, rreq router.Request) (*mcp.CallToolResult, error) {
+func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, req mcp.CallToolRequest, rreq router.Request) (*mcp.CallToolResult, error) {
 	p, _ := switchboard.PrincipalFrom(ctx)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskWait)
 	defer cancel()
 	call := runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginTask, Spec: b.Tool}
-	var (
-		v   runs.View
-		err error
-	)
-	if need {
-		v, err = x.o.Runs.StartConfirm(ctx, p, call, summarize(b.Tool, b, rreq).stored)
-	} else {
-		v, err = x.o.Runs.Start(ctx, p, call)
-	}
+	v, err := x.o.Runs.Start(ctx, p, call)
 	if err != nil {
 		go x.links.link(callKey(req.Header), p, "")() // drain the task id the hook sends
 		return x.hubError(ctx, sc, err), nil

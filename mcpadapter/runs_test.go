@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
 
@@ -144,7 +146,7 @@ func TestRunsAreTheCallersOwn(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		e := newRunsEnv(t, db)
-		e.policy.set(e.ann, ConfirmAlways)
+		e.policy.set(e.ann, router.ConfirmAlways)
 		ann := e.connect(t, e.ann, keyAnn, mcp.LATEST_PROTOCOL_VERSION, nil)
 		id := e.up.Put("ann's note")
 		// Without elicitation the call waits as an input_required run.
@@ -206,7 +208,7 @@ func TestElicitationBeforeDestructiveCalls(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		e := newRunsEnv(t, db)
-		e.policy.set(e.ann, ConfirmDestructive)
+		e.policy.set(e.ann, router.ConfirmDestructive)
 		tests := []struct {
 			name     string
 			version  string
@@ -253,7 +255,7 @@ func TestElicitationBeforeDestructiveCalls(t *testing.T) {
 			t.Errorf("get_note: %q, asked %q; want it run without asking", text(res), el.asked())
 		}
 		// Under "always" it asks.
-		e.policy.set(e.ann, ConfirmAlways)
+		e.policy.set(e.ann, router.ConfirmAlways)
 		if res := call(t, c, "notes_get_note", map[string]any{"id": id}); !res.IsError || len(el.asked()) != 1 {
 			t.Errorf("get_note under always: %q, asked %q; want asked and declined", text(res), el.asked())
 		}
@@ -271,8 +273,9 @@ func TestConfirmationWithoutElicitation(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		e := newRunsEnv(t, db)
-		e.policy.set(e.ann, ConfirmDestructive)
+		e.policy.set(e.ann, router.ConfirmDestructive)
 		c := e.connect(t, e.ann, keyAnn, mcp.LATEST_LEGACY_PROTOCOL_VERSION, nil)
+		wantSummary := fmt.Sprintf("Confirm: Delete note (notes_delete_note) will run as Notes account %q. It may delete or overwrite what cannot be restored.", "notes-"+e.ann.TenantSlug)
 		tests := []struct {
 			name      string
 			action    string
@@ -295,8 +298,14 @@ func TestConfirmationWithoutElicitation(t *testing.T) {
 				}
 				var pending runs.View
 				structured(t, call(t, c, toolGetRun, map[string]any{"run_id": runID}), &pending)
-				if pending.State != runs.StateInputRequired || pending.Elicitation == nil || strings.Contains(pending.Elicitation.Message, id) {
-					t.Errorf("pending run = %+v; want input_required with a summary that does not hold the arguments", pending)
+				// The stored summary is exactly the tool and account, without the arguments. (A
+				// search for the note's id, "n1", in it also matched the account label's random
+				// suffix now and then.)
+				if pending.State != runs.StateInputRequired || pending.Elicitation == nil {
+					t.Fatalf("pending run = %+v; want input_required with a confirmation", pending)
+				}
+				if diff := cmp.Diff(wantSummary, pending.Elicitation.Message); diff != "" {
+					t.Errorf("the pending run's summary (-want +got), which must not hold the arguments:\n%s", diff)
 				}
 				sub := call(t, c, toolSubmitElicitation, map[string]any{"run_id": runID, "response": map[string]any{"action": tt.action}})
 				if sub.IsError {

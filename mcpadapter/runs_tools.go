@@ -21,8 +21,6 @@ import (
 type RunsOptions struct {
 	// Runs starts and keeps the runs.
 	Runs *runs.Executor
-	// Confirm is the confirm policy; nil means never ask.
-	Confirm ConfirmPolicy
 	// TaskPoll is how often an MCP task checks a run executing elsewhere (default 1 s).
 	TaskPoll time.Duration
 	// Logger receives the internal errors the tools hide from agents; nil is
@@ -149,21 +147,17 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		rreq, tool, err := sc.Resolve(ctx, in.Tool, args)
-		if err != nil {
-			return x.hubError(ctx, sc, err), nil
+		rreq, prep, b, res := x.prepare(ctx, sc, in.Tool, args)
+		if res != nil {
+			return res, nil
 		}
-		if err := tool.Validate(rreq.Args); err != nil {
-			return x.hubError(ctx, sc, err), nil
+		confirmed := false
+		if prep.NeedsConfirm {
+			if res, confirmed = x.gate(ctx, sc, req, prep, b, rreq, runs.OriginAsync); res != nil {
+				return res, nil
+			}
 		}
-		b, ok := sc.binding(in.Tool)
-		if !ok {
-			return sc.s.adapter.toolError(switchboard.NotFound("tool " + in.Tool)), nil
-		}
-		if res, err := x.gate(ctx, sc, req, tool, b, rreq, runs.OriginAsync); res != nil || err != nil {
-			return res, err
-		}
-		v, err := x.o.Runs.Start(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginAsync, Spec: tool})
+		v, err := x.o.Runs.Start(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginAsync, Spec: prep.Tool, Confirmed: confirmed})
 		if err != nil {
 			return x.hubError(ctx, sc, err), nil
 		}
@@ -354,32 +348,82 @@ func (x *runsExt) readRun(ctx context.Context, req mcp.ReadResourceRequest) ([]m
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "application/json", Text: string(raw)}}, nil
 }
 
-// wrap puts the confirmation and MCP tasks in front of a hub tool's handler.
+// prepare resolves a call of one of the scope's hub tools and has the router check it
+// (which audits a refusal); it answers the result to give instead when the call
+// cannot run.
+func (x *runsExt) prepare(ctx context.Context, sc Scope, name string, args json.RawMessage) (router.Request, router.Prepared, router.Binding, *mcp.CallToolResult) {
+	p, _ := switchboard.PrincipalFrom(ctx)
+	rtr := sc.s.adapter.opts.Router
+	rreq, _, err := sc.Resolve(ctx, name, args)
+	if err != nil {
+		rtr.Refused(p, router.Request{Tool: name, Args: args}, err)
+		return router.Request{}, router.Prepared{}, router.Binding{}, x.hubError(ctx, sc, err)
+	}
+	b, ok := sc.binding(name)
+	if !ok {
+		err := switchboard.NotFound("tool " + name)
+		rtr.Refused(p, rreq, err)
+		return router.Request{}, router.Prepared{}, router.Binding{}, x.hubError(ctx, sc, err)
+	}
+	prep, err := rtr.Prepare(ctx, p, rreq)
+	if err != nil {
+		return router.Request{}, router.Prepared{}, router.Binding{}, x.hubError(ctx, sc, err)
+	}
+	return rreq, prep, b, nil
+}
+
+// wrap puts the confirmation and MCP tasks in front of a hub tool's handler. A call
+// the principal's policy cannot cover goes straight to the handler (the router checks
+// and audits it there); one it may cover is checked first, then confirmed (see gate)
+// before the handler runs it.
 func (x *runsExt) wrap(sc Scope, b router.Binding, next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		need, err := x.needsConfirm(ctx, sc, b.Tool)
+		if req.Params.Task != nil {
+			// mcp-go has answered the client with the task and runs this in the
+			// background with the HTTP request's context, which ends with that request:
+			// nothing here may depend on it (tasks/cancel reaches the run through
+			// taskLinks).
+			ctx = context.WithoutCancel(ctx)
+		}
+		p, ok := switchboard.PrincipalFrom(ctx)
+		if !ok {
+			return nil, errors.New("no principal in context")
+		}
+		rtr := sc.s.adapter.opts.Router
+		pol, err := rtr.Policy(ctx, p)
 		if err != nil {
 			return x.hubError(ctx, sc, err), nil
 		}
-		if !need && req.Params.Task == nil {
+		if !pol.Covers(b.Tool) && req.Params.Task == nil {
 			return next(ctx, req)
 		}
 		args, err := rawArguments(req)
 		if err != nil {
-			return sc.s.adapter.toolError(switchboard.Invalid("arguments", err.Error())), nil
-		}
-		rreq, tool, err := sc.Resolve(ctx, b.Tool.Name, args)
-		if err != nil {
-			return x.hubError(ctx, sc, err), nil
-		}
-		if err := tool.Validate(rreq.Args); err != nil {
-			return x.hubError(ctx, sc, err), nil
+			err = switchboard.Invalid("arguments", err.Error())
+			rtr.Refused(p, router.Request{Tool: b.Tool.Name}, err)
+			return sc.s.adapter.toolError(err), nil
 		}
 		if req.Params.Task != nil {
-			return x.runAsTask(ctx, sc, b, need, req, rreq)
+			rreq, _, err := sc.Resolve(ctx, b.Tool.Name, args)
+			if err != nil {
+				rtr.Refused(p, router.Request{Tool: b.Tool.Name, Args: args}, err)
+				return x.hubError(ctx, sc, err), nil
+			}
+			return x.runAsTask(ctx, sc, b, req, rreq)
 		}
-		if res, err := x.gate(ctx, sc, req, tool, b, rreq, runs.OriginConfirm); res != nil || err != nil {
-			return res, err
+		rreq, prep, b, res := x.prepare(ctx, sc, b.Tool.Name, args)
+		if res != nil {
+			return res, nil
+		}
+		if !prep.NeedsConfirm {
+			return next(ctx, req)
+		}
+		res, confirmed := x.gate(ctx, sc, req, prep, b, rreq, runs.OriginConfirm)
+		if res != nil {
+			return res, nil
+		}
+		if confirmed {
+			ctx = withConfirmed(ctx)
 		}
 		return next(ctx, req)
 	}

@@ -37,6 +37,15 @@ type scope struct {
 
 	lastUsed atomic.Int64 // unix nanoseconds
 	inFlight atomic.Int64 // open requests, including long-lived GET streams
+
+	// list is the encoded tools/list answer (tools_list_cache.go); listCacheable is
+	// false when the server has hooks a tools/list must run.
+	list          toolsList
+	listCacheable bool
+
+	path   string // the endpoint's URL path
+	sessMu sync.Mutex
+	live   map[string]*liveSession // the sessions this node's server holds, by id
 }
 
 // scopeState is one refresh's view of the scope.
@@ -49,8 +58,15 @@ type scopeState struct {
 	index  *searchIndex  // in search mode
 }
 
+// scopeKey names a principal's scope at an endpoint. An agent's keys each get their
+// own: what an agent may run differs by key (only keys its private connections' owner
+// created run on them, see agents.Service.PrivateUser).
 func scopeKey(p switchboard.Principal, agentID string) string {
-	return string(p.TenantID) + "|" + p.ID() + "|" + agentID
+	key := string(p.TenantID) + "|" + p.ID() + "|" + agentID
+	if p.Kind == switchboard.PrincipalAgent {
+		key += "|" + p.KeyID
+	}
+	return key
 }
 
 // Scope returns the scope as extensions see it.
@@ -89,7 +105,7 @@ func (a *Adapter) scope(ctx context.Context, p switchboard.Principal, agentID st
 }
 
 func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
-	s := &scope{adapter: a, principal: p, agentID: agentID}
+	s := &scope{adapter: a, principal: p, agentID: agentID, live: map[string]*liveSession{}}
 	path := Prefix + p.TenantSlug
 	instructions := "Tools of the SaaS accounts connected to Switchboard for tenant " + p.TenantSlug +
 		". Tool names are {provider}_{operation}. Where a tool takes a `connection` argument, pick the account by its label."
@@ -110,9 +126,12 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 		server.WithResourceRecovery(),
 		server.WithInstructions(instructions),
 	}
+	opts = append(opts, a.telemetryOptions()...)
 	for _, e := range a.opts.Extensions {
 		opts = append(opts, e.ServerOptions...)
 	}
+	opts = append(opts, s.sessionHooks(), versionCapabilities())
+	s.path = path
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(path),
@@ -120,9 +139,15 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 		// The adapter checks Host and Origin itself (checkOrigin), allowing the public
 		// URL's host on a loopback listener (behind a local proxy).
 		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(a.opts.Logger),
+		server.WithStreamableHTTPLogger(hideSessionIDs(a.opts.Logger)),
 		server.WithEventStore(newEventStore(eventsPerStream)),
+		// The hub issues, checks and records session ids itself (serveSession).
+		server.WithSessionIdManagerResolver(sessionIDs{}),
 	)
+	if err := seedRequestIDs(s.http); err != nil {
+		panic(err) // the pinned mcp-go has the field; every scope test guards an upgrade
+	}
+	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny())
 	s.state.Store(&scopeState{mode: agents.ToolModeAll})
 	s.lastUsed.Store(time.Now().UnixNano())
 	return s
@@ -253,6 +278,7 @@ func (s *scope) refresh(ctx context.Context) error {
 	}
 	s.state.Store(st)
 	s.mcp.SetTools(listed...)
+	s.list.toolsChanged()
 	s.mcp.SetPrompts(s.prompts(st)...)
 	s.mcp.SetResources(append(s.resources(), resources...)...)
 	s.mcp.SetResourceTemplates(append(s.resourceTemplates(), templates...)...)
@@ -293,10 +319,10 @@ func (s *scope) hubTool(name string) (*hubTool, bool) {
 
 // serve hands a request to the scope's server; the scope was taken in use by
 // Adapter.scope, and serve gives it back.
-func (s *scope) serve(w http.ResponseWriter, r *http.Request) {
+func (s *scope) serve(w http.ResponseWriter, r *http.Request, p switchboard.Principal) {
 	defer s.done()
 	s.lastUsed.Store(time.Now().UnixNano())
-	s.http.ServeHTTP(w, r)
+	s.adapter.serveSession(w, r, s, p)
 }
 
 // done ends one use of the scope.

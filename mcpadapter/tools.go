@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -21,8 +23,7 @@ const connectionArg = "connection"
 // connections it may run on) and how a call's arguments pick the connection.
 type hubTool struct {
 	binding router.Binding
-	labels  map[string]string // label -> connection id, when the tool takes a connection argument
-	single  string            // the connection id, when there is only one
+	single  string // the connection id, when there is only one (else the call names one)
 }
 
 // request turns a call's arguments into the router request, taking the connection
@@ -31,7 +32,7 @@ func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
 	connID := t.single
 	if connID == "" {
 		var err error
-		if args, connID, err = takeConnection(args, t.labels); err != nil {
+		if args, connID, err = takeConnection(args, t.binding.Connections); err != nil {
 			return router.Request{}, err
 		}
 	}
@@ -53,11 +54,6 @@ func newHubTool(b router.Binding) *hubTool {
 	t := &hubTool{binding: b}
 	if len(b.Connections) == 1 {
 		t.single = b.Connections[0].ID
-		return t
-	}
-	t.labels = make(map[string]string, len(b.Connections))
-	for _, c := range b.Connections {
-		t.labels[c.Label] = c.ID
 	}
 	return t
 }
@@ -110,29 +106,59 @@ func (a *Adapter) buildTool(t *hubTool) (server.ServerTool, error) {
 		}
 		args, err := rawArguments(req)
 		if err != nil {
-			return a.toolError(switchboard.Invalid("arguments", err.Error())), nil
+			err = switchboard.Invalid("arguments", err.Error())
+			a.opts.Router.Refused(p, router.Request{Tool: name}, err)
+			return a.toolError(err), nil
 		}
 		rreq, err := t.request(args)
 		if err != nil {
+			a.opts.Router.Refused(p, router.Request{Tool: name, Args: args}, err)
 			return a.toolError(err), nil
 		}
-		out, err := a.opts.Router.Execute(ctx, p, rreq)
+		rreq.Confirmed = confirmedFrom(ctx)
+		var ref router.AuditRef
+		out, err := a.opts.Router.Execute(router.WithAuditRef(ctx, &ref), p, rreq)
 		if err != nil {
-			return a.toolError(err), nil
+			var ue *providers.UpstreamError
+			if errors.As(err, &ue) {
+				if res, ok := ue.ToolResult.(*mcp.CallToolResult); ok {
+					return withAuditID(res, ref.ID), nil // a remote MCP server's error, as the server gave it
+				}
+			}
+			return withAuditID(a.toolError(err), ref.ID), nil
 		}
 		if res, ok := out.(*mcp.CallToolResult); ok {
 			return res, nil // a remote MCP server's result, as the server gave it
 		}
-		raw, err := json.Marshal(out)
+		raw, err := providers.MarshalOutput(out)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s output: %w", name, err)
 		}
-		return &mcp.CallToolResult{
+		return withAuditID(&mcp.CallToolResult{
 			Content:           []mcp.Content{mcp.NewTextContent(string(raw))},
 			StructuredContent: json.RawMessage(raw),
-		}, nil
+		}, ref.ID), nil
 	}
 	return server.ServerTool{Tool: tool, Handler: handler}, nil
+}
+
+// AuditIDMeta is the _meta key of a tool result that names the call's audit row.
+const AuditIDMeta = "switchboard/audit_id"
+
+// withAuditID names the call's audit row in the result's _meta.
+func withAuditID(res *mcp.CallToolResult, id string) *mcp.CallToolResult {
+	if id == "" {
+		return res
+	}
+	if res.Meta == nil {
+		res.Meta = mcp.NewMetaFromMap(map[string]any{AuditIDMeta: id})
+		return res
+	}
+	if res.Meta.AdditionalFields == nil {
+		res.Meta.AdditionalFields = map[string]any{}
+	}
+	res.Meta.AdditionalFields[AuditIDMeta] = id
+	return res
 }
 
 // NeedsReconnectMark starts the description of a tool whose connection needs
@@ -159,7 +185,7 @@ func withConnectionArg(input json.RawMessage, b router.Binding) (json.RawMessage
 	props[connectionArg] = map[string]any{
 		"type":        "string",
 		"enum":        enum,
-		"description": fmt.Sprintf("Which connected %s account to use, by its label", b.Tool.Provider.Title),
+		"description": fmt.Sprintf("Which connected %s account to use, by its label (a connection id works too)", b.Tool.Provider.Title),
 	}
 	schema["properties"] = props
 	req, _ := schema["required"].([]any)
@@ -178,29 +204,58 @@ func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
 	return json.Marshal(req.Params.Arguments)
 }
 
-// takeConnection removes the connection argument and resolves its label.
-func takeConnection(args json.RawMessage, labels map[string]string) (json.RawMessage, string, error) {
+// takeConnection removes the connection argument and resolves it to one of the tool's
+// connections: by its label, or by its id. A bare account label that several of them
+// share, none of them the caller's own (see router.ConnectionRef), names none: it is
+// refused with their ids, so another user's shared connection never takes a call
+// meant for one's own.
+func takeConnection(args json.RawMessage, refs []router.ConnectionRef) (json.RawMessage, string, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(args, &m); err != nil {
 		return nil, "", switchboard.Invalid("arguments", "must be a JSON object")
 	}
-	known := make([]string, 0, len(labels))
-	for l := range labels {
-		known = append(known, fmt.Sprintf("%q", l))
+	known := make([]string, 0, len(refs))
+	for _, r := range refs {
+		known = append(known, fmt.Sprintf("%q", r.Label))
 	}
 	raw, ok := m[connectionArg]
 	if !ok {
 		return nil, "", switchboard.Invalid(connectionArg, "is required; one of "+strings.Join(known, ", "))
 	}
-	var label string
-	if err := json.Unmarshal(raw, &label); err != nil {
+	var named string
+	if err := json.Unmarshal(raw, &named); err != nil {
 		return nil, "", switchboard.Invalid(connectionArg, "must be a string")
 	}
-	id, ok := labels[label]
-	if !ok {
-		return nil, "", switchboard.Invalid(connectionArg, "must be one of "+strings.Join(known, ", "))
+	id, err := resolveConnection(refs, named, known)
+	if err != nil {
+		return nil, "", err
 	}
 	delete(m, connectionArg)
 	rest, err := json.Marshal(m)
 	return rest, id, err
+}
+
+// resolveConnection finds the connection a label or id names (see takeConnection).
+func resolveConnection(refs []router.ConnectionRef, named string, known []string) (string, error) {
+	for _, r := range refs {
+		if r.Label == named {
+			return r.ID, nil
+		}
+	}
+	for _, r := range refs {
+		if r.ID == named {
+			return r.ID, nil
+		}
+	}
+	var ids []string
+	for _, r := range refs {
+		if r.Account == named {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(ids) > 1 {
+		return "", switchboard.Invalid(connectionArg, fmt.Sprintf("%q is the label of several connections (%s); pass the id of the one to use",
+			named, strings.Join(ids, ", ")))
+	}
+	return "", switchboard.Invalid(connectionArg, "must be one of "+strings.Join(known, ", ")+", or a connection id")
 }

@@ -30,6 +30,10 @@ func all() []migration {
 		{Version: 7, Name: "key_rotations", Up: up0007KeyRotations},
 		{Version: 8, Name: "remote_mcp", Up: up0008RemoteMCP},
 		{Version: 9, Name: "audit_connection_index", Up: up0009AuditConnectionIndex},
+		{Version: 10, Name: "mcp_sessions", Up: up0010MCPSessions},
+		{Version: 11, Name: "private_connection_use", Up: up0011PrivateConnectionUse},
+		{Version: 12, Name: "nodes", Up: up0012Nodes},
+		{Version: 13, Name: "approval", Up: up0013Approval},
 	}
 }
 

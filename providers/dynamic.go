@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"regexp"
 	"time"
-
-	"github.com/switchboard-hub/switchboard"
 )
 
 // dynamicToolName is what a tool name may be on the MCP surface.
@@ -35,41 +32,9 @@ func NewDynamicTool(spec *Spec, name string, op Op, input, output json.RawMessag
 // go through a client of NewClient (a remote MCP server's session): it waits for the
 // token bucket and the upstream's announced window, or fails at once with rate_limited
 // and the time to wait when that is longer than the limiter's maximum wait.
-func (l *Limiter) Wait(ctx context.Context) error {
-	now := time.Now()
-	if until := l.blockedUntil.Load(); until > now.UnixNano() {
-		wait := time.Duration(until - now.UnixNano())
-		if wait > l.maxWait {
-			return l.limitedWait(wait)
-		}
-		if err := sleep(ctx, wait); err != nil {
-			return err
-		}
-	}
-	r := l.bucket.ReserveN(time.Now(), 1)
-	if d := r.Delay(); d > 0 {
-		if d > l.maxWait {
-			r.Cancel()
-			return l.limitedWait(d)
-		}
-		if err := sleep(ctx, d); err != nil {
-			r.Cancel()
-			return err
-		}
-	}
-	return nil
-}
+func (l *Limiter) Wait(ctx context.Context) error { return l.take(ctx) }
 
 // Block records an upstream's announced rate-limit window (a 429 with Retry-After).
-func (l *Limiter) Block(wait time.Duration) {
-	if wait > 0 {
-		l.blockedUntil.Store(time.Now().Add(wait).UnixNano())
-	}
-}
-
-func (l *Limiter) limitedWait(wait time.Duration) error {
-	return &UpstreamError{
-		Provider: l.provider, Status: http.StatusTooManyRequests, Code: switchboard.CodeRateLimited,
-		Reason: "rate_limited", Message: "this connection's rate limit is spent; nothing was sent", RetryAfter: wait,
-	}
+func (l *Limiter) Block(ctx context.Context, wait time.Duration) {
+	l.store.Block(ctx, l.key, wait)
 }

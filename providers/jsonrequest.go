@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,6 +32,21 @@ type JSONRequest struct {
 // non-2xx answer becomes the error fail returns, classified from the provider's own
 // error envelope.
 func (r JSONRequest) Do(ctx context.Context, c *Call, out any, fail func(*http.Response) error) error {
+	_, err := r.Send(ctx, c, out, fail)
+	return err
+}
+
+// Answer is what a successful answer says besides its body: its status (202 against
+// 205 can carry meaning) and its headers (Link pagination, granted scopes).
+type Answer struct {
+	Status int
+	Header http.Header
+}
+
+// Send is Do, returning the successful answer's status and headers too. A 202, 204 or
+// 205 answer without a body leaves out as it is; an empty 200 or 201 is not the JSON
+// the provider documents.
+func (r JSONRequest) Send(ctx context.Context, c *Call, out any, fail func(*http.Response) error) (Answer, error) {
 	u := c.URL(r.Path)
 	if len(r.Query) > 0 {
 		u += "?" + r.Query.Encode()
@@ -41,45 +55,50 @@ func (r JSONRequest) Do(ctx context.Context, c *Call, out any, fail func(*http.R
 	if r.Body != nil {
 		b, err := json.Marshal(r.Body)
 		if err != nil {
-			return fmt.Errorf("encode %s %s %s: %w", r.Provider, r.Method, r.Path, err)
+			return Answer{}, fmt.Errorf("encode %s %s %s: %w", r.Provider, r.Method, r.Path, err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, u, body)
 	if err != nil {
-		return fmt.Errorf("build %s %s %s: %w", r.Provider, r.Method, r.Path, err)
+		return Answer{}, fmt.Errorf("build %s %s %s: %w", r.Provider, r.Method, r.Path, err)
 	}
 	if r.Body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		var ue *UpstreamError
-		if errors.As(err, &ue) || ctx.Err() != nil {
-			return fmt.Errorf("%s %s %s: %w", r.Provider, r.Method, r.Path, err)
+		if switchboard.CodeOf(err) != switchboard.CodeInternal || ctx.Err() != nil {
+			// A failure with a reason of its own (the limiter's rate_limited, a refresh
+			// token the provider refused, an upstream window) says more than "could not
+			// be reached", and "try again" is wrong for a refused refresh.
+			return Answer{}, fmt.Errorf("%s %s %s: %w", r.Provider, r.Method, r.Path, err)
 		}
-		return &switchboard.Error{Code: switchboard.CodeUpstream, Message: r.Title + " could not be reached; try again shortly",
+		// The cause stays in the chain: the router tells a write whose connection broke
+		// after it was sent (its outcome unknown) from one that never left.
+		return Answer{}, &switchboard.Error{Code: switchboard.CodeUpstream, Message: r.Title + " could not be reached; try again shortly",
 			Err: fmt.Errorf("%s %s %s: %w", r.Provider, r.Method, r.Path, err)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fail(resp)
+		return Answer{}, fail(resp)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(r.MaxBytes)+1))
 	if err != nil {
-		return &switchboard.Error{Code: switchboard.CodeUpstream, Message: r.Title + "'s answer was cut off; try again shortly",
+		return Answer{}, &switchboard.Error{Code: switchboard.CodeUpstream, Message: r.Title + "'s answer was cut off; try again shortly",
 			Err: fmt.Errorf("read %s %s %s: %w", r.Provider, r.Method, r.Path, err)}
 	}
 	if len(data) > r.MaxBytes {
-		return &UpstreamError{Provider: r.Provider, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
+		return Answer{}, &UpstreamError{Provider: r.Provider, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
 			Message: fmt.Sprintf("the answer is larger than %d bytes; %s", r.MaxBytes, r.TooLarge)}
 	}
-	if out == nil {
-		return nil
+	a := Answer{Status: resp.StatusCode, Header: resp.Header}
+	if out == nil || len(bytes.TrimSpace(data)) == 0 && resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return a, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return &UpstreamError{Provider: r.Provider, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
+		return Answer{}, &UpstreamError{Provider: r.Provider, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
 			Reason: "invalid_response", Message: "the answer is not the JSON " + r.Title + " documents: " + err.Error()}
 	}
-	return nil
+	return a, nil
 }

@@ -71,6 +71,14 @@ func (o *Operation[In, Out]) InputSchema() (*jsonschema.Schema, error) { return 
 // OutputSchema reflects Out.
 func (o *Operation[In, Out]) OutputSchema() (*jsonschema.Schema, error) { return Reflect[Out]() }
 
+// ZeroOutput returns the JSON of Out's zero value, the least an operation can
+// answer: its output schema must accept it, so optional fields are omitted rather
+// than sent as zero values that break their enums, patterns or formats.
+func (o *Operation[In, Out]) ZeroOutput() (json.RawMessage, error) {
+	var out Out
+	return MarshalOutput(out)
+}
+
 // Invoke decodes args into In, runs the operation with the retry policy its hints
 // allow, and returns Out.
 func (o *Operation[In, Out]) Invoke(ctx context.Context, c *Call, args json.RawMessage) (any, error) {

@@ -22,3 +22,10 @@ func ReportProgress(ctx context.Context, done, total float64, message string) {
 		fn(done, total, message)
 	}
 }
+
+// WantsProgress reports whether the context's caller asked for progress (a remote MCP
+// call then asks its server for progress notifications, and relays them).
+func WantsProgress(ctx context.Context) bool {
+	fn, ok := ctx.Value(progressKey{}).(ProgressFunc)
+	return ok && fn != nil
+}

@@ -3,35 +3,40 @@ package providers
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/limits"
 )
 
 // DefaultMaxWait is how long a call waits for a rate limit when the Spec sets none.
 const DefaultMaxWait = 5 * time.Second
 
-// Limiter is one connection's rate-limit state: its token bucket, and the window its
+// Limiter is one connection's rate limit: its token bucket, and the window its
 // upstream announced (Retry-After, X-RateLimit-Remaining: 0 until X-RateLimit-Reset).
-// It belongs to the connection, not to a client: keep it while the connection lives, so
-// that a rebuilt client still knows the upstream asked to wait.
+// Their state lives in a limits.Upstream under the connection's key: in this process
+// (limits.Local), or in Redis, shared by every node of a fleet, so that together they
+// send the upstream no more than the provider's limit. A rebuilt client with a Limiter
+// of the same key and store still knows the upstream asked to wait.
 type Limiter struct {
-	provider     string
-	bucket       *rate.Limiter
-	maxWait      time.Duration
-	blockedUntil atomic.Int64 // unix nanoseconds; the upstream's window
+	provider string
+	key      string
+	rate     limits.Rate
+	maxWait  time.Duration
+	store    limits.Upstream
 }
 
-// NewLimiter returns a connection's limiter from its provider's RateLimit.
+// NewLimiter returns a limiter of its own, kept in this process, from its provider's
+// RateLimit: for a client used once, such as a token check.
 func NewLimiter(spec *Spec) *Limiter {
+	return LimiterFor(spec, limits.NewLocal(), "")
+}
+
+// LimiterFor returns the limiter of the connection key, whose state store keeps.
+func LimiterFor(spec *Spec, store limits.Upstream, key string) *Limiter {
 	rl := spec.RateLimit
-	l := &Limiter{provider: spec.Name, maxWait: rl.MaxWait, bucket: rate.NewLimiter(rate.Inf, 0)}
-	if rl.PerSecond > 0 {
-		l.bucket = rate.NewLimiter(rate.Limit(rl.PerSecond), max(rl.Burst, 1))
-	}
+	l := &Limiter{provider: spec.Name, key: key, maxWait: rl.MaxWait, store: store,
+		rate: limits.Rate{PerSecond: rl.PerSecond, Burst: rl.Burst}}
 	if l.maxWait <= 0 {
 		l.maxWait = DefaultMaxWait
 	}
@@ -47,41 +52,50 @@ type limitTransport struct {
 }
 
 func (l *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	now := time.Now()
-	if until := l.blockedUntil.Load(); until > now.UnixNano() {
-		wait := time.Duration(until - now.UnixNano())
-		if wait > l.maxWait {
-			return nil, l.limited(req, wait)
+	if err := l.take(req.Context()); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
 		}
-		if err := sleep(ctx, wait); err != nil {
-			return nil, err
-		}
-	}
-	r := l.bucket.ReserveN(time.Now(), 1)
-	if d := r.Delay(); d > 0 {
-		if d > l.maxWait {
-			r.Cancel()
-			return nil, l.limited(req, d)
-		}
-		if err := sleep(ctx, d); err != nil {
-			r.Cancel()
-			return nil, err
-		}
+		return nil, err
 	}
 	resp, err := l.next.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
 	if wait, spent := RateLimitWait(resp.Header, time.Now()); spent && wait > 0 {
-		l.blockedUntil.Store(time.Now().Add(wait).UnixNano())
+		l.store.Block(req.Context(), l.key, wait)
 	}
 	return resp, nil
 }
 
-func (l *Limiter) limited(req *http.Request, wait time.Duration) error {
-	if req.Body != nil {
-		_ = req.Body.Close()
+// take waits for the upstream's announced window and the token bucket, or fails at
+// once with rate_limited and the time to wait when that is longer than maxWait. The
+// wait and the refusal go to the call's CallStats. A call canceled while it waits has
+// spent its token.
+func (l *Limiter) take(ctx context.Context) error {
+	stats := callStatsFrom(ctx)
+	wait, ok := l.store.Take(ctx, l.key, l.rate, l.maxWait)
+	if !ok {
+		return l.refuse(stats, wait)
+	}
+	if wait > 0 {
+		return l.sleep(ctx, stats, wait)
+	}
+	return nil
+}
+
+// sleep waits d for the limit and counts it in stats.
+func (l *Limiter) sleep(ctx context.Context, stats *CallStats, d time.Duration) error {
+	if stats != nil {
+		stats.limitWait.Add(int64(d))
+	}
+	return sleep(ctx, d)
+}
+
+// refuse is the rate_limited error of a call that would wait too long.
+func (l *Limiter) refuse(stats *CallStats, wait time.Duration) error {
+	if stats != nil {
+		stats.limited.Store(true)
 	}
 	return &UpstreamError{
 		Provider: l.provider, Status: http.StatusTooManyRequests, Code: switchboard.CodeRateLimited,

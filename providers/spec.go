@@ -90,12 +90,18 @@ type Spec struct {
 	Description string
 	DocsURL     string
 	BaseURL     string // default API base URL, without a trailing slash; a deployment may override it
+	// BaseURLHelp says what a deployment's own base URL looks like, for errors that
+	// suspect it: "for GitHub Enterprise Server, https://HOST/api/v3".
+	BaseURLHelp string
 	AuthKinds   []AuthKind
 	// OAuth is set for providers that support the OAuth connect flow.
 	OAuth *OAuth2
 	// TokenHelp tells a person which token to paste for an api_key connection.
 	TokenHelp string
 	RateLimit RateLimit
+	// Deadlines bound each operation's upstream work (read-only ones and the others
+	// apart); zero fields take DefaultReadDeadline and DefaultWriteDeadline.
+	Deadlines Deadlines
 	// Headers are set on every request to the provider (Accept, API version).
 	Headers map[string]string
 	// AuthHeader, when set, builds the header that carries the access token, in place

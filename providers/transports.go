@@ -13,6 +13,9 @@ type Transports struct {
 	// New makes a provider's transport; nil means NewTransport. Tests set it to reach
 	// their fake upstreams through a custom dialer.
 	New func(provider string) http.RoundTripper
+	// Wrap, when set, wraps each provider's transport once, below the rate limiter and
+	// the retries, so it sees every attempt: telemetry's tracing and upstream metrics.
+	Wrap func(provider string, next http.RoundTripper) http.RoundTripper
 }
 
 // For returns the provider's shared transport.
@@ -31,6 +34,10 @@ func (t *Transports) For(provider string) http.RoundTripper {
 	} else {
 		rt = NewTransport()
 	}
+	if t.Wrap != nil {
+		rt = t.Wrap(provider, rt)
+	}
+	rt = &timedTransport{next: rt}
 	t.m[provider] = rt
 	return rt
 }

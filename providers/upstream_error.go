@@ -20,6 +20,9 @@ type UpstreamError struct {
 	Reason     string           // the upstream's own error code, e.g. "channel_not_found"
 	Message    string           // what the upstream said, or what to do
 	RetryAfter time.Duration
+	// ToolResult is a remote MCP server's own result of a call it failed (isError),
+	// which an MCP client gets as the server gave it; nil for other upstreams.
+	ToolResult any
 }
 
 // Error renders the failure; it carries no credential.

@@ -62,9 +62,13 @@ func (s *Service) startOAuth(ctx context.Context, p switchboard.Principal, in Re
 	if err != nil {
 		return connections.Authorization{}, s.discoveryError("find the server's authorization server", err)
 	}
-	for field, endpoint := range map[string]string{"authorization_endpoint": meta.AuthorizationEndpoint, "token_endpoint": meta.TokenEndpoint} {
-		if err := s.checkAddress(ctx, "url", endpoint); err != nil {
-			return connections.Authorization{}, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: "the server's authorization server " + field + ": " + switchboard.AsError(err).Message}
+	endpoints := []struct{ field, url string }{{"authorization_endpoint", meta.AuthorizationEndpoint}, {"token_endpoint", meta.TokenEndpoint}}
+	if in.ClientID == "" && meta.RegistrationEndpoint != "" {
+		endpoints = append(endpoints, struct{ field, url string }{"registration_endpoint", meta.RegistrationEndpoint})
+	}
+	for _, e := range endpoints {
+		if err := s.checkAddress(ctx, "url", e.url); err != nil {
+			return connections.Authorization{}, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: "the server's authorization server " + e.field + ": " + switchboard.AsError(err).Message}
 		}
 	}
 	if in.ClientID == "" {
@@ -154,6 +158,10 @@ func (s *Service) discoveryError(doing string, err error) error {
 	if r := refusal(err); r != nil {
 		return r
 	}
+	if isTransportFailure(err) {
+		s.log.Warn("remote MCP authorization server could not be reached", "doing", doing, "err", redactQuery(err))
+		return &switchboard.Error{Code: switchboard.CodeUpstream, Field: "auth", Message: fmt.Sprintf("could not %s: the server could not be reached", doing), Err: err}
+	}
 	msg := err.Error()
 	if len(msg) > 300 {
 		msg = msg[:300]
@@ -198,6 +206,13 @@ func (s *Service) refreshOAuth(ctx context.Context, c connections.Connection, cr
 		form.Set("resource", r)
 	}
 	tok, err := s.tokenRequest(ctx, c.Meta[metaTokenURL], creds.ClientID, creds.ClientSecret, c.Meta[metaAuthMethod], form, "refresh the token")
+	if e := switchboard.AsError(err); e != nil && e.Code == switchboard.CodeInvalid {
+		// This node's address guard refused the authorization server: its own
+		// configuration, which its peers may not share, and no verdict on the token.
+		// The connection stays as it is; a node that may reach the server refreshes it.
+		return connections.Credentials{}, &switchboard.Error{Code: switchboard.CodeUnavailable,
+			Message: "this node may not reach the authorization server (" + e.Message + "); another node refreshes the token", Err: err}
+	}
 	if err != nil {
 		return connections.Credentials{}, err
 	}

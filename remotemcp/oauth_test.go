@@ -221,7 +221,7 @@ func TestOAuthAuthorizationCode(t *testing.T) {
 	if _, err := r.conns.Callback(ctx, in); switchboard.CodeOf(err) != switchboard.CodeForbidden {
 		t.Fatalf("callback in another browser = %v, want forbidden", err)
 	}
-	// That attempt used the state up; start again, as a person would.
+	// Start again, as a person would (the refusal left that flow to its own browser).
 	reg, err = r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "vault", URL: mcpURL, Auth: "oauth"})
 	if err != nil {
 		t.Fatal(err)

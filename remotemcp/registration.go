@@ -1,6 +1,7 @@
 package remotemcp
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -199,4 +200,36 @@ func toolName(server, remote string) string {
 		name = name[:64]
 	}
 	return name
+}
+
+// checkName refuses a server name that would name its tools like another's: like the
+// hub's (a built-in provider's name, or switchboard…), or like another remote server's
+// of the tenant, whoever owns it (equal names, or one the other followed by "_": docs
+// and docs_v2 would both name a tool docs_v2_search). Tool names stay unique across the
+// tenant, so no server can shadow another's tools in anyone's list.
+func (s *Service) checkName(ctx context.Context, p switchboard.Principal, name string) error {
+	if with, reserved := s.reg.ReservedPrefix(name); reserved {
+		if with == providers.HubToolPrefix {
+			return switchboard.Invalid("name", fmt.Sprintf("must not start with %q, which the hub's own tools use", providers.HubToolPrefix))
+		}
+		return switchboard.Invalid("name", fmt.Sprintf("%q would name its tools like the built-in provider %s's (%s_…); pick another name", name, with, with))
+	}
+	names, err := s.conns.AccountIDs(ctx, p, Provider)
+	if err != nil {
+		return err
+	}
+	for _, other := range names {
+		if name == other {
+			return &switchboard.Error{Code: switchboard.CodeConflict, Field: "name", Message: fmt.Sprintf("%q is the name of another remote MCP server of the tenant; pick another", name)}
+		}
+		if strings.HasPrefix(name, other+"_") || strings.HasPrefix(other, name+"_") {
+			short := name
+			if len(other) < len(name) {
+				short = other
+			}
+			return &switchboard.Error{Code: switchboard.CodeConflict, Field: "name", Message: fmt.Sprintf(
+				"%q clashes with the tenant's remote MCP server %q: a tool named %s_… could belong to either; pick another name", name, other, short)}
+		}
+	}
+	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/telemetry"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -60,25 +61,37 @@ func (m *memAudit) toolCalls() []audit.Event {
 
 func newRig(t *testing.T, db *gorm.DB) *rig {
 	t.Helper()
+	return newRigWith(t, db, providers.NewRegistry())
+}
+
+// newRigWith is newRig with built-in providers, and telemetry when given.
+func newRigWith(t *testing.T, db *gorm.DB, reg *providers.Registry, tel ...*telemetry.Telemetry) *rig {
+	t.Helper()
 	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &memAudit{}
-	svc := connections.NewService(connections.NewStore(db, kr), providers.NewRegistry(), &providers.Transports{}, rec)
+	svc := connections.NewService(connections.NewStore(db, kr), reg, &providers.Transports{}, rec)
 	clock := &atomic.Int64{}
 	svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "http://hub.test/oauth/callback", Now: func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }})
 	guard, err := remotemcp.NewGuard(true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote, err := remotemcp.New(remotemcp.Options{Connections: svc, Guard: guard, Version: "test", Timeout: 20 * time.Second})
+	ro := remotemcp.Options{Connections: svc, Guard: guard, Version: "test", Timeout: 20 * time.Second, Registry: reg}
+	var rtel *telemetry.Telemetry
+	if len(tel) > 0 {
+		rtel = tel[0]
+		ro.Wrap = rtel.UpstreamTransport
+	}
+	remote, err := remotemcp.New(ro)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(remote.Close)
 	r := &rig{conns: svc, remote: remote, audit: rec, changes: make(chan string, 64), clock: clock}
-	r.router = router.New(router.Options{Registry: providers.NewRegistry(), Connections: svc, Audit: rec, Dynamic: remote, ArgsKey: []byte("k")})
+	r.router = router.New(router.Options{Registry: reg, Connections: svc, Audit: rec, Dynamic: remote, ArgsKey: []byte("k"), Telemetry: rtel})
 	svc.Subscribe(r.router.Forget)
 	svc.Subscribe(remote.ConnectionChanged)
 	svc.Subscribe(func(_ switchboard.TenantID, id string) {

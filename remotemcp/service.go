@@ -22,7 +22,9 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
 // Options configure a Service.
@@ -39,6 +41,13 @@ type Options struct {
 	// Version is the hub's version, sent as the client's.
 	Version string
 	Logger  *slog.Logger
+	// Registry holds the built-in providers: a server may not take a name that would
+	// name its tools like theirs (see providers.Registry.ReservedPrefix). Nil reserves
+	// only the hub's own prefix, switchboard.
+	Registry *providers.Registry
+	// Wrap, when set, wraps the transport of every request to a server (telemetry's
+	// tracing and upstream metrics, as providers.Transports.Wrap does for providers).
+	Wrap func(provider string, next http.RoundTripper) http.RoundTripper
 }
 
 // Service registers remote MCP servers and keeps a live session per connection. It is
@@ -53,6 +62,7 @@ type Service struct {
 	version   string
 	log       *slog.Logger
 	spec      *providers.Spec
+	reg       *providers.Registry
 
 	mu       sync.Mutex
 	sessions map[string]*session    // by connection id
@@ -75,17 +85,24 @@ func New(o Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Registry == nil {
+		o.Registry = providers.NewRegistry()
+	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 10 * time.Minute
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 60 * time.Second
 	}
-	tr := o.Guard.Transport()
+	var tr http.RoundTripper = o.Guard.Transport()
+	if o.Wrap != nil {
+		tr = o.Wrap(Provider, tr)
+	}
+	tr = providers.TimedTransport(tr) // a call's time at the server, for its metrics
 	s := &Service{
 		conns: o.Connections, guard: o.Guard, transport: tr,
-		oauthHTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second},
-		idle:      o.IdleTimeout, timeout: o.Timeout, version: o.Version, log: o.Logger, spec: Spec(),
+		oauthHTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second, CheckRedirect: checkRedirect},
+		idle:      o.IdleTimeout, timeout: o.Timeout, version: o.Version, log: o.Logger, spec: Spec(), reg: o.Registry,
 		sessions: map[string]*session{}, opening: map[string]*sync.Mutex{},
 		changed: o.Connections.NotifyChanged,
 	}
@@ -116,6 +133,9 @@ func (s *Service) Register(ctx context.Context, p switchboard.Principal, in Regi
 	}
 	in.normalize()
 	if err := in.validate(); err != nil {
+		return Registered{}, err
+	}
+	if err := s.checkName(ctx, p, in.Name); err != nil {
 		return Registered{}, err
 	}
 	if err := s.checkAddress(ctx, "url", in.URL); err != nil {
@@ -296,7 +316,25 @@ func (s *Service) callTool(ctx context.Context, tenant switchboard.TenantID, id,
 		req := mcp.CallToolRequest{}
 		req.Params.Name = remote
 		req.Params.Arguments = a
+		if meta := telemetry.MetaWithTrace(ctx); meta != nil {
+			req.Params.Meta = &mcp.Meta{AdditionalFields: meta} // the MCP convention: the server continues the trace
+		}
+		forget := func() {}
+		if providers.WantsProgress(ctx) {
+			// The caller asked for progress: so does the hub, with a token of its own
+			// (the caller's may repeat across sessions), and relays what the server sends.
+			token := "sb-" + switchboard.RandomToken(12)
+			if req.Params.Meta == nil {
+				req.Params.Meta = &mcp.Meta{}
+			}
+			req.Params.Meta.ProgressToken = token
+			sess.progress.Store(token, func(done, total float64, message string) {
+				providers.ReportProgress(ctx, done, total, message)
+			})
+			forget = func() { sess.progress.Delete(token) }
+		}
 		res, err := sess.client.CallTool(cctx, req)
+		forget()
 		cancel()
 		if err != nil {
 			if attempt == 0 && gone(err, cs) && ctx.Err() == nil {
@@ -334,8 +372,21 @@ func (s *Service) toolsChanged(sess *session) {
 
 // ConnectionChanged is told of every connection change (wire it to
 // connections.Service.Subscribe): the session of a connection deleted or changed
-// (reconnected, new credentials) is closed. It does not block.
+// (reconnected, new credentials) is closed; an empty id (a gap in the change feed)
+// checks every session. It does not block.
 func (s *Service) ConnectionChanged(tenant switchboard.TenantID, id string) {
+	if id == "" {
+		s.mu.Lock()
+		all := make([]*session, 0, len(s.sessions))
+		for _, sess := range s.sessions {
+			all = append(all, sess)
+		}
+		s.mu.Unlock()
+		for _, sess := range all {
+			s.ConnectionChanged(sess.tenant, sess.id)
+		}
+		return
+	}
 	s.mu.Lock()
 	sess := s.sessions[id]
 	s.mu.Unlock()
@@ -355,6 +406,24 @@ func (s *Service) ConnectionChanged(tenant switchboard.TenantID, id string) {
 			s.drop(sess)
 		}
 	}()
+}
+
+// SetFeed makes the service drop its session of a remote server whose tools another
+// node saw change, so that the next list here is read afresh. Subscribe it before the
+// connections service (connections.Service.SetFeed), whose subscribers re-list the
+// tools. Call it once, while wiring.
+func (s *Service) SetFeed(b events.Bus) {
+	b.Subscribe(func(e events.Event) {
+		if e.Kind != events.RemoteToolsChanged || e.Origin == b.Node() {
+			return
+		}
+		s.mu.Lock()
+		sess := s.sessions[e.ID]
+		s.mu.Unlock()
+		if sess != nil && sess.tenant == e.Tenant {
+			s.drop(sess)
+		}
+	})
 }
 
 // Run closes idle sessions until ctx ends, then closes every session.

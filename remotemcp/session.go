@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,9 +40,30 @@ type session struct {
 	tools  []*providers.Tool
 	remote map[string]string // hub tool name -> the server's
 
+	// progress maps the progress token of each call in flight that asked for progress
+	// to where its server's notifications/progress go.
+	progress sync.Map // string -> func(done, total float64, message string)
+
 	lastUsed atomic.Int64 // unix nanoseconds
 	lost     atomic.Bool  // the server dropped the stream (SSE)
 	closed   atomic.Bool
+}
+
+// relayProgress hands a notifications/progress of the server to the call that asked
+// for it, by its token; other tokens are ignored.
+func (s *session) relayProgress(params map[string]any) {
+	token, ok := params["progressToken"].(string)
+	if !ok {
+		return
+	}
+	fn, ok := s.progress.Load(token)
+	if !ok {
+		return
+	}
+	done, _ := params["progress"].(float64)
+	total, _ := params["total"].(float64)
+	message, _ := params["message"].(string)
+	fn.(func(done, total float64, message string))(done, total, message)
 }
 
 func (s *session) touch() { s.lastUsed.Store(time.Now().UnixNano()) }
@@ -69,17 +91,25 @@ type callStatus struct {
 
 type callStatusKey struct{}
 
-// httpTransport authenticates every request of a session (the token is taken per
-// request, so an OAuth token refreshes when it expires) and notes each response's
+// httpTransport authenticates every request of a session to the server's registered
+// origin (the token is taken per request, so an OAuth token refreshes when it
+// expires), and no request to any other origin: a redirect elsewhere, or an SSE
+// message endpoint on another host, gets no credential. It notes each response's
 // status for the call it belongs to.
 type httpTransport struct {
-	next  http.RoundTripper
-	token func(ctx context.Context) (string, error) // nil: no credential
+	next   http.RoundTripper
+	origin *url.URL                                  // the registered server's URL
+	token  func(ctx context.Context) (string, error) // nil: no credential
 }
 
 func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req
-	if t.token != nil {
+	if !sameOrigin(req.URL, t.origin) {
+		if req.Header.Get("Authorization") != "" {
+			r = req.Clone(req.Context())
+			r.Header.Del("Authorization")
+		}
+	} else if t.token != nil {
 		tok, err := t.token(req.Context())
 		if err != nil {
 			if req.Body != nil {
@@ -175,7 +205,11 @@ func (s *Service) clientCredentials(tokenURL, clientID, secret string, scopes []
 
 // dial opens and initializes a session to an endpoint and lists its tools.
 func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*session)) (*session, error) {
-	hc := &http.Client{Transport: &httpTransport{next: s.transport, token: ep.token}}
+	origin, err := url.Parse(ep.url)
+	if err != nil {
+		return nil, switchboard.Invalid("url", "is not a URL")
+	}
+	hc := &http.Client{Transport: &httpTransport{next: s.transport, origin: origin, token: ep.token}}
 	var c *client.Client
 	switch ep.transport {
 	case TransportSSE:
@@ -197,6 +231,9 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) && onToolsChanged != nil {
 			go onToolsChanged(sess)
+		}
+		if n.Method == string(mcp.MethodNotificationProgress) {
+			sess.relayProgress(n.Params.AdditionalFields)
 		}
 	})
 	c.OnConnectionLost(func(error) { sess.lost.Store(true) })
@@ -282,6 +319,9 @@ func (s *Service) upstreamError(server, doing string, err error, cs *callStatus)
 		return &providers.UpstreamError{Provider: Provider, Status: status, Code: switchboard.CodeUpstream, Reason: "server_error",
 			Message: fmt.Sprintf("the remote MCP server %s failed (HTTP %d); retrying later may help", server, status)}
 	}
+	if u := s.unreachable(server, doing, err); u != nil {
+		return u
+	}
 	msg := err.Error()
 	if len(msg) > 300 {
 		msg = msg[:300]
@@ -289,7 +329,8 @@ func (s *Service) upstreamError(server, doing string, err error, cs *callStatus)
 	return &switchboard.Error{Code: switchboard.CodeUpstream, Message: fmt.Sprintf("could not %s the remote MCP server %s: %s", doing, server, msg), Err: err}
 }
 
-// resultError is the error of a tool result the server marked isError.
+// resultError is the error of a tool result the server marked isError: its text for
+// runs, REST and the audit, and the result itself for MCP clients.
 func resultError(server, tool string, res *mcp.CallToolResult) error {
 	var parts []string
 	for _, c := range res.Content {
@@ -305,7 +346,7 @@ func resultError(server, tool string, res *mcp.CallToolResult) error {
 		msg = msg[:2000]
 	}
 	return &providers.UpstreamError{Provider: Provider, Status: http.StatusOK, Code: switchboard.CodeUpstream, Reason: "tool_error",
-		Message: fmt.Sprintf("%s on the remote MCP server %s: %s", tool, server, msg)}
+		Message: fmt.Sprintf("%s on the remote MCP server %s: %s", tool, server, msg), ToolResult: res}
 }
 
 // arguments decodes a call's arguments for the client (an object, or none).

@@ -23,9 +23,11 @@ const (
 
 // refusedPrefixes are the ranges a remote MCP server may not be at unless an operator
 // allows them: loopback, private, shared (CGNAT), link-local (cloud metadata at
-// 169.254.169.254), unique-local (fd00:ec2::254), "this network", benchmarking,
-// multicast and reserved, and the IPv6 ranges that embed an IPv4 address a gateway
-// reaches (NAT64, 6to4). IPv4-mapped IPv6 addresses are checked as IPv4.
+// 169.254.169.254), unique-local (fd00:ec2::254), "this network", documentation,
+// benchmarking, multicast and reserved, and the IPv6 ranges that embed an IPv4 address
+// a gateway or the host reaches: IPv4-compatible (::/96, which holds :: and ::1),
+// IPv4-translated (::ffff:0:0:0/96), NAT64, 6to4 and Teredo. IPv4-mapped IPv6 addresses
+// are checked as IPv4. Addresses are checked without their zone (see normalize).
 var refusedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("10.0.0.0/8"),
@@ -34,18 +36,32 @@ var refusedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("169.254.0.0/16"),
 	netip.MustParsePrefix("172.16.0.0/12"),
 	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
 	netip.MustParsePrefix("192.168.0.0/16"),
 	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("224.0.0.0/4"),
 	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("::/128"),
-	netip.MustParsePrefix("::1/128"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64: 64:ff9b::a9fe:a9fe reaches 169.254.169.254
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (::7f00:1 is 127.0.0.1), :: and ::1
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated (RFC 2765): ::ffff:0:a9fe:a9fe
+	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: 64:ff9b::a9fe:a9fe reaches 169.254.169.254
 	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("2002::/16"), // 6to4: 2002:7f00:1:: embeds 127.0.0.1
+	netip.MustParsePrefix("100::/64"),      // discard-only
+	netip.MustParsePrefix("2001::/32"),     // Teredo: embeds an IPv4 address
+	netip.MustParsePrefix("2001:db8::/32"), // documentation
+	netip.MustParsePrefix("2002::/16"),     // 6to4: 2002:7f00:1:: embeds 127.0.0.1
 	netip.MustParsePrefix("fc00::/7"),
 	netip.MustParsePrefix("fe80::/10"),
+	netip.MustParsePrefix("fec0::/10"), // site-local (deprecated, still routed by some hosts)
 	netip.MustParsePrefix("ff00::/8"),
+}
+
+// normalize is the address the guard checks: without its zone (netip.Prefix.Contains
+// is false for every zoned address, so fe80::1%eth0 would otherwise pass) and with an
+// IPv4-mapped address as the IPv4 address it maps.
+func normalize(addr netip.Addr) netip.Addr {
+	return addr.WithZone("").Unmap()
 }
 
 // Guard refuses connections to private, loopback, link-local and metadata addresses
@@ -72,13 +88,17 @@ func NewGuard(allowPrivate bool, allowCIDRs []string) (*Guard, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %q is not a CIDR range: %w", AllowCIDRsEnv, c, err)
 		}
+		if p.Addr().Is4In6() && p.Bits() >= 96 { // ::ffff:10.0.0.0/104 is 10.0.0.0/8: addresses are checked unmapped
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
 		g.allow = append(g.allow, p.Masked())
 	}
 	return g, nil
 }
 
 // RefusedError says which address a remote MCP server's host resolved to that the
-// guard refused.
+// guard refused. Host is the name or address as given (with its zone, if any); Addr is
+// the address checked (without a zone, IPv4-mapped addresses unmapped).
 type RefusedError struct {
 	Host string
 	Addr netip.Addr
@@ -88,6 +108,9 @@ func (e *RefusedError) Error() string {
 	host := ""
 	if e.Host != "" && e.Host != e.Addr.String() {
 		host = e.Host + " resolves to "
+		if _, err := netip.ParseAddr(strings.Trim(e.Host, "[]")); err == nil {
+			host = e.Host + " is "
+		}
 	}
 	return fmt.Sprintf("%s%s, a private, loopback, link-local or reserved address, which remote MCP servers may not use; an operator can allow it with %s=true or %s=%s",
 		host, e.Addr, AllowPrivateEnv, AllowCIDRsEnv, netip.PrefixFrom(e.Addr, e.Addr.BitLen()))
@@ -95,7 +118,10 @@ func (e *RefusedError) Error() string {
 
 // allowed reports whether the guard lets a connection to addr through.
 func (g *Guard) allowed(addr netip.Addr) bool {
-	addr = addr.Unmap()
+	addr = normalize(addr)
+	if !addr.IsValid() {
+		return false
+	}
 	if g.allowPrivate {
 		return true
 	}
@@ -116,7 +142,7 @@ func (g *Guard) allowed(addr netip.Addr) bool {
 func (g *Guard) CheckHost(ctx context.Context, host string) error {
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		if !g.allowed(a) {
-			return &RefusedError{Host: host, Addr: a.Unmap()}
+			return &RefusedError{Host: host, Addr: normalize(a)}
 		}
 		return nil
 	}
@@ -128,20 +154,28 @@ func (g *Guard) CheckHost(ctx context.Context, host string) error {
 	}
 	for _, a := range addrs {
 		if !g.allowed(a) {
-			return &RefusedError{Host: host, Addr: a.Unmap()}
+			return &RefusedError{Host: host, Addr: normalize(a)}
 		}
 	}
 	return nil
 }
 
-// control is the net.Dialer hook that checks the address actually dialled.
+// control is the net.Dialer hook that checks the address actually dialled. The dialer
+// may hand it an IPv4 address with the zone of the IPv6 form it came from
+// ("127.0.0.1%lo:443" for [::ffff:127.0.0.1%lo]), so the zone is cut off by hand;
+// anything that is not an address is refused.
 func (g *Guard) control(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return fmt.Errorf("dial %s: not an IP address and port", address)
+	}
+	ip, _, _ := strings.Cut(host, "%")
+	a, err := netip.ParseAddr(ip)
 	if err != nil {
 		return fmt.Errorf("dial %s: not an IP address", address)
 	}
-	if !g.allowed(ap.Addr()) {
-		return &RefusedError{Addr: ap.Addr().Unmap()}
+	if !g.allowed(a) {
+		return &RefusedError{Host: host, Addr: normalize(a)}
 	}
 	return nil
 }

@@ -2,8 +2,10 @@ package remotemcp_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
@@ -112,6 +115,60 @@ func TestListChangedReachesTenantSessions(t *testing.T) {
 	res, err := ca.CallTool(ctx, req)
 	if err != nil || res.IsError || res.Content[0].(mcp.TextContent).Text != "psst" {
 		t.Fatalf("call through the hub = %+v, %v", res, err)
+	}
+	// The remote's tool error reaches the client as the remote gave it, not rewritten.
+	req.Params.Name = "up_shout"
+	req.Params.Arguments = map[string]any{"word": "fail"}
+	res, err = ca.CallTool(ctx, req)
+	if err != nil || !res.IsError || len(res.Content) != 1 || res.Content[0].(mcp.TextContent).Text != "cannot shout fail" {
+		t.Errorf("a remote tool error through the hub = %+v, %v; want isError with the remote's text only", res, err)
+	}
+
+	// The remote's progress reaches the calling client when it asked for progress.
+	progress := make(chan map[string]any, 8)
+	ca.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationProgress) {
+			progress <- n.Params.AdditionalFields
+		}
+	})
+	tokens := make(chan mcp.ProgressToken, 1)
+	up.mcp.AddTool(mcp.NewTool("count", mcp.WithDescription("Count to two.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var remoteToken mcp.ProgressToken
+			if req.Params.Meta != nil {
+				remoteToken = req.Params.Meta.ProgressToken
+			}
+			tokens <- remoteToken
+			for i := 1; i <= 2; i++ {
+				_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress",
+					map[string]any{"progressToken": remoteToken, "progress": i, "total": 2, "message": fmt.Sprintf("step %d", i)})
+			}
+			return mcp.NewToolResultText("two"), nil
+		})
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tenant's MCP session got no list_changed for count")
+	}
+	req = mcp.CallToolRequest{}
+	req.Params.Name = "up_count"
+	req.Params.Meta = &mcp.Meta{ProgressToken: "client-token"}
+	if res, err := ca.CallTool(ctx, req); err != nil || res.IsError {
+		t.Fatalf("up_count through the hub = %+v, %v", res, err)
+	}
+	if token := <-tokens; token == nil {
+		t.Error("the hub asked the remote server for no progress")
+	}
+	// The remote's progress arrives under the client's token with the remote's message.
+	// (One of the two may reach the client late or not at all: the hub's mcp-go server
+	// can end the call's stream before its last notification, so one is what is certain.)
+	select {
+	case p := <-progress:
+		if m, _ := p["message"].(string); p["progressToken"] != "client-token" || !strings.HasPrefix(m, "step ") {
+			t.Errorf("progress %v: want the client's token and the remote's message", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no progress notification reached the client")
 	}
 	if got := names(cb); len(got) != 0 {
 		t.Errorf("another tenant's tools after the change = %v", got)

@@ -20,9 +20,28 @@ type DynamicTools interface {
 	ConnectionTools(ctx context.Context, c connections.Connection) ([]*providers.Tool, error)
 }
 
+// connectionTools lists a connection's dynamic tools except those named like one of
+// the hub's (a registered provider's tool, or switchboard_…): built-in tools are never
+// shadowed, whatever a remote server calls its tools.
+func (r *Router) connectionTools(ctx context.Context, c connections.Connection) ([]*providers.Tool, error) {
+	tools, err := r.dynamic.ConnectionTools(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := tools[:0:0]
+	for _, t := range tools {
+		if r.registry.ReservedToolName(t.Name) {
+			r.log.WarnContext(ctx, "remote tool left out: the hub's own tool has its name", "connection", c.ID, "tool", t.Name)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
 // dynamicTool finds a connection's dynamic tool by name.
 func (r *Router) dynamicTool(ctx context.Context, c connections.Connection, name string) (*providers.Tool, error) {
-	tools, err := r.dynamic.ConnectionTools(ctx, c)
+	tools, err := r.connectionTools(ctx, c)
 	if err != nil {
 		return nil, err
 	}

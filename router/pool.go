@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -19,19 +21,24 @@ import (
 // shared transport, so a call opens no credentials and builds no client on the hot path.
 // An entry is dropped when the connection changes (forget) and re-read after ttl. The
 // connection's rate-limit state lives apart from the entry and survives both, so an
-// upstream's announced window is honoured whatever happens to the cached client.
+// upstream's announced window is honoured whatever happens to the cached client; with a
+// shared store (Redis), every node's clients of a connection draw on one limit.
 type pool struct {
 	registry   *providers.Registry
 	conns      Connections
 	transports *providers.Transports
 	ttl        time.Duration
 
-	mu       sync.RWMutex
-	entries  map[string]*entry
-	limiters map[string]*providers.Limiter
+	// limits keeps each connection's rate-limit state, by connection id.
+	limits limits.Upstream
+
+	mu      sync.RWMutex
+	entries map[string]*entry
 	// gens counts each connection's changes: an open that started before a change
 	// does not cache what it read.
-	gens  map[string]uint64
+	gens map[string]uint64
+	// epoch counts forgetAll's, which change every connection.
+	epoch uint64
 	group flight
 	// dynamic is the provider of connections whose tools are dynamic (remote MCP
 	// servers): their entries hold no HTTP client, only the rate limiter.
@@ -52,10 +59,13 @@ type entry struct {
 	expires time.Time
 }
 
-func newPool(reg *providers.Registry, conns Connections, tr *providers.Transports, ttl time.Duration) *pool {
+func newPool(reg *providers.Registry, conns Connections, tr *providers.Transports, ttl time.Duration, lim limits.Upstream) *pool {
+	if lim == nil {
+		lim = limits.NewLocal()
+	}
 	return &pool{
-		registry: reg, conns: conns, transports: tr, ttl: ttl,
-		entries: map[string]*entry{}, limiters: map[string]*providers.Limiter{}, gens: map[string]uint64{},
+		registry: reg, conns: conns, transports: tr, ttl: ttl, limits: lim,
+		entries: map[string]*entry{}, gens: map[string]uint64{},
 	}
 }
 
@@ -75,14 +85,12 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 	// another tenant never receives this tenant's entry.
 	return p.group.do(string(tenant)+"\x00"+id, func() (*entry, error) {
 		p.mu.RLock()
-		gen := p.gens[id]
+		gen, epoch := p.gens[id], p.epoch
 		p.mu.RUnlock()
 		conn, creds, err := p.conns.Open(context.WithoutCancel(ctx), tenant, id)
 		if err != nil {
 			if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-				p.mu.Lock()
-				delete(p.limiters, id) // the connection is gone (or never was this tenant's)
-				p.mu.Unlock()
+				p.limits.Forget(ctx, id) // the connection is gone (or never was this tenant's)
 			}
 			return nil, err
 		}
@@ -98,20 +106,14 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 		if ts, ok := p.conns.(tokenSourcer); ok {
 			tokens = ts.TokenSource(conn, creds)
 		}
-		p.mu.Lock()
-		lim := p.limiters[id]
-		if lim == nil {
-			lim = providers.NewLimiter(spec)
-			p.limiters[id] = lim
-		}
-		p.mu.Unlock()
+		lim := providers.LimiterFor(spec, p.limits, id)
 		e := &entry{conn: conn, lim: lim, expires: time.Now().Add(p.ttl)}
 		if !dynamic {
 			e.client = providers.NewClient(spec, p.transports.For(conn.Provider), tokens, lim)
 			e.client.Transport = &statusTransport{next: e.client.Transport}
 		}
 		p.mu.Lock()
-		if p.gens[id] == gen {
+		if p.gens[id] == gen && p.epoch == epoch {
 			p.entries[id] = e
 		}
 		p.mu.Unlock()
@@ -119,12 +121,21 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 	})
 }
 
-// forget drops a connection's cached entry; its limiter stays until an open finds the
-// connection gone.
+// forget drops a connection's cached entry; its rate-limit state stays until an open
+// finds the connection gone.
 func (p *pool) forget(id string) {
 	p.mu.Lock()
 	delete(p.entries, id)
 	p.gens[id]++
+	p.mu.Unlock()
+}
+
+// forgetAll drops every cached entry (after a gap in the change feed); rate-limit
+// state stays, as in forget.
+func (p *pool) forgetAll() {
+	p.mu.Lock()
+	clear(p.entries)
+	p.epoch++
 	p.mu.Unlock()
 }
 
@@ -164,14 +175,18 @@ func (f *flight) do(key string, fn func() (*entry, error)) (*entry, error) {
 // upstreamStatus receives the HTTP status of the last upstream response of a call, for
 // the audit record.
 type upstreamStatus struct {
+	// wrote says a request of the call was written to its upstream in full: from then
+	// on, a lost answer leaves the outcome unknown.
+	wrote     atomic.Bool
 	code      atomic.Int32
 	responses atomic.Int32
+	stats     providers.CallStats // upstream time and rate-limit waits, for the metrics
 }
 
 type statusKey struct{}
 
 func withStatus(ctx context.Context, s *upstreamStatus) context.Context {
-	return context.WithValue(ctx, statusKey{}, s)
+	return context.WithValue(providers.WithCallStats(ctx, &s.stats), statusKey{}, s)
 }
 
 // statusTransport notes each response's status in the call's upstreamStatus, and
@@ -180,9 +195,24 @@ func withStatus(ctx context.Context, s *upstreamStatus) context.Context {
 type statusTransport struct{ next http.RoundTripper }
 
 func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// The call's place in the admission gives way while it waits for its upstream:
+	// the wait costs the hub nothing.
+	slot := limits.SlotFrom(req.Context())
+	s, tracked := req.Context().Value(statusKey{}).(*upstreamStatus)
+	if tracked {
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			WroteRequest: func(info httptrace.WroteRequestInfo) {
+				if info.Err == nil {
+					s.wrote.Store(true)
+				}
+			},
+		}))
+	}
+	slot.Pause()
 	resp, err := t.next.RoundTrip(req)
+	slot.Resume()
 	if resp != nil {
-		if s, ok := req.Context().Value(statusKey{}).(*upstreamStatus); ok {
+		if tracked {
 			s.code.Store(int32(resp.StatusCode))
 			n := s.responses.Add(1)
 			providers.ReportProgress(req.Context(), float64(n), 0, fmt.Sprintf("upstream response %d (HTTP %d)", n, resp.StatusCode))

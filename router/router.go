@@ -14,12 +14,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
 // Connections is what the router needs of the connection store.
@@ -31,6 +34,15 @@ type Connections interface {
 	// MarkNeedsReconnect records that the provider refused the connection's credentials
 	// (as of the given version), on behalf of the principal whose call found out.
 	MarkNeedsReconnect(ctx context.Context, p switchboard.Principal, id string, version int64) error
+}
+
+// Agents says whose private connections an agent's key may use (agents.Service has
+// this method). Without it, agents' keys run on shared connections only.
+type Agents interface {
+	// PrivateUser returns the user whose private connections the principal may use:
+	// a user's own; for an agent's key, its agent's creator when the creator saved
+	// the agent last and created the key, else "".
+	PrivateUser(ctx context.Context, p switchboard.Principal) (string, error)
 }
 
 // saturated is implemented by audit recorders that can say they are not keeping up
@@ -49,6 +61,16 @@ type Router struct {
 	argsKey  []byte
 	now      func() time.Time
 	dynamic  DynamicTools
+	policies Policies
+	agents   Agents
+	tel      *telemetry.Telemetry
+	admit    *limits.Admission
+	refusals *telemetry.Refusals
+	// deadlines override every provider's operation deadlines where set.
+	deadlines providers.Deadlines
+	// active counts the calls under way; draining refuses new ones (see Drain).
+	active   atomic.Int64
+	draining atomic.Bool
 }
 
 // Options configure a Router.
@@ -67,6 +89,25 @@ type Options struct {
 	// Dynamic, when set, supplies the tools of connections outside the registry
 	// (remote MCP servers).
 	Dynamic DynamicTools
+	// Policies, when set, supplies each principal's confirm policy: calls it covers run
+	// only once confirmed.
+	Policies Policies
+	// Agents says whose private connections an agent's key may use; without it an
+	// agent's key uses none.
+	Agents Agents
+	// Telemetry, when set, gets each call's span and metrics.
+	Telemetry *telemetry.Telemetry
+	// Limits keeps connections' rate-limit state: nil keeps it in this process (one
+	// node); limits.Redis shares it between the nodes of a fleet.
+	Limits limits.Upstream
+	// Admission, when set, bounds the calls the node works on at once; calls beyond
+	// it are refused with a Retry-After.
+	Admission *limits.Admission
+	// Refusals, when set, counts calls refused before they ran.
+	Refusals *telemetry.Refusals
+	// Deadlines, where set, override every provider's deadlines (Spec.Deadlines) of
+	// read-only and of other operations.
+	Deadlines providers.Deadlines
 }
 
 // New returns a Router.
@@ -81,14 +122,20 @@ func New(o Options) *Router {
 		o.ClientTTL = 30 * time.Second
 	}
 	r := &Router{
-		registry: o.Registry,
-		conns:    o.Connections,
-		audit:    o.Audit,
-		pool:     newPool(o.Registry, o.Connections, o.Transports, o.ClientTTL),
-		log:      o.Logger,
-		argsKey:  o.ArgsKey,
-		now:      time.Now,
-		dynamic:  o.Dynamic,
+		registry:  o.Registry,
+		conns:     o.Connections,
+		audit:     o.Audit,
+		pool:      newPool(o.Registry, o.Connections, o.Transports, o.ClientTTL, o.Limits),
+		log:       o.Logger,
+		argsKey:   o.ArgsKey,
+		now:       time.Now,
+		dynamic:   o.Dynamic,
+		policies:  o.Policies,
+		agents:    o.Agents,
+		tel:       o.Telemetry,
+		admit:     o.Admission,
+		refusals:  o.Refusals,
+		deadlines: o.Deadlines,
 	}
 	if o.Dynamic != nil {
 		r.pool.dynamic = o.Dynamic.Provider()
@@ -101,84 +148,121 @@ type Request struct {
 	Tool         string          // {provider}_{operation}
 	ConnectionID string          // the connection to run it on
 	Args         json.RawMessage // the arguments, validated against the tool's input schema first
+	// Confirmed says a person confirmed this call (its run was accepted, or the MCP
+	// client's form was): set only by the code that took the confirmation. A call the
+	// principal's confirm policy covers runs only when it is set.
+	Confirmed bool
+}
+
+// Prepared is a call that passed the router's checks: the tool it runs and whether
+// the principal's policy wants a person's confirmation first.
+type Prepared struct {
+	Tool         *providers.Tool
+	NeedsConfirm bool
+	// Policy is the principal's confirm policy.
+	Policy Policy
+
+	entry   *entry
+	dynamic bool
+}
+
+// Prepare checks a call as Execute would, without running it: the tool exists and is
+// the principal's to call on that connection, the arguments are valid, and whether the
+// call must be confirmed first. A refused call leaves its audit row, as Execute's
+// would; a prepared one leaves none (its execution will).
+func (r *Router) Prepare(ctx context.Context, p switchboard.Principal, req Request) (Prepared, error) {
+	start := r.now()
+	pc, err := r.prepare(ctx, p, req)
+	if err != nil {
+		r.record(ctx, p, req, start, 0, err)
+	}
+	return pc, err
 }
 
 // Execute runs a tool call for the principal. Errors are *switchboard.Error or
 // *providers.UpstreamError (see switchboard.CodeOf); internal failures are logged
-// here with detail and returned with a generic message.
+// here with detail and returned with a generic message. A call the principal's
+// confirm policy covers is refused (confirmation_required) unless req.Confirmed.
 func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Request) (out any, err error) {
+	r.active.Add(1)
+	defer r.active.Add(-1)
+	if r.draining.Load() {
+		r.refusals.Refused("node", "draining")
+		return nil, errDraining
+	}
 	if s, ok := r.audit.(saturated); ok && s.Saturated() {
 		// Nothing runs that could not be audited; the refusal itself is not queued.
-		return nil, &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "the audit log is not keeping up, so nothing was run; retry in a few seconds"}
+		r.refusals.Refused("audit", "audit_behind")
+		return nil, &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: auditRetry,
+			Message: fmt.Sprintf("the audit log is not keeping up (its database is slow or down), so nothing was run; retry in %d s", int(auditRetry/time.Second))}
 	}
+	slot, err := r.admit.Admit(ctx, p.TenantID)
+	if err != nil {
+		if se := (*switchboard.Error)(nil); errors.As(err, &se) {
+			return nil, err // refused before running, counted by the admission
+		}
+		return nil, &switchboard.Error{Code: switchboard.CodeCanceled, Message: "the call was canceled by its caller before it ran", Err: err}
+	}
+	defer slot.Release()
+	ctx = limits.WithSlot(ctx, slot)
 	start := r.now()
 	status := &upstreamStatus{}
+	ctx, span := r.startSpan(ctx, p, req)
 	defer func() {
-		r.record(p, req, start, int(status.code.Load()), err)
+		if aerr := r.record(ctx, p, req, start, int(status.code.Load()), err); aerr != nil && err == nil {
+			// No answer leaves without its audit row.
+			out, err = nil, &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: auditRetry, Err: aerr,
+				Message: "the call ran, but its audit record could not be written, so its answer is withheld; check its effect before retrying"}
+		}
+		r.observe(req, start, status, err)
+		telemetry.EndSpan(span, err)
 	}()
-	tool, ok := r.registry.Tool(req.Tool)
-	if !ok && r.dynamic == nil {
-		return nil, switchboard.NotFound("tool " + req.Tool)
-	}
-	if ok {
-		if err := tool.Validate(req.Args); err != nil {
-			return nil, err
-		}
-	}
-	if req.ConnectionID == "" {
-		return nil, switchboard.Invalid("connection", "is required")
-	}
-	entry, err := r.pool.get(ctx, p.TenantID, req.ConnectionID)
+	pc, err := r.prepare(ctx, p, req)
 	if err != nil {
-		if !ok && switchboard.CodeOf(err) == switchboard.CodeNotFound {
-			return nil, switchboard.NotFound("tool " + req.Tool)
-		}
-		return nil, r.internal(err, "open connection %s", req.ConnectionID)
+		return nil, err
 	}
+	if pc.NeedsConfirm && !req.Confirmed {
+		return nil, confirmationRequired(req.Tool)
+	}
+	tool, entry := pc.Tool, pc.entry
 	conn := &entry.conn
-	if !conn.UsableBy(p) {
-		// The same answer as for a connection that does not exist: nothing leaks.
-		if !ok {
-			return nil, switchboard.NotFound("tool " + req.Tool)
+	if pc.dynamic {
+		if err := entry.lim.Wait(providers.WithCallStats(ctx, &status.stats)); err != nil { // its waits count in the metrics
+			return nil, r.stopped(ctx, err)
 		}
-		return nil, switchboard.NotFound("connection")
-	}
-	if !ok {
-		// Not a registry tool: one the connection brings itself, if it is dynamic.
-		if !r.isDynamic(conn) {
-			return nil, switchboard.NotFound("tool " + req.Tool)
-		}
-		if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
-			return nil, &switchboard.Error{Code: switchboard.CodeReconnect, Message: fmt.Sprintf("the remote MCP server %q needs to be reconnected before it can be used", conn.AccountLabel)}
-		}
-		if tool, err = r.dynamicTool(ctx, *conn, req.Tool); err != nil {
-			return nil, r.internal(err, "list tools of connection %s", conn.ID)
-		}
-		if tool == nil {
-			return nil, switchboard.NotFound("tool " + req.Tool)
-		}
-		if err := tool.Validate(req.Args); err != nil {
-			return nil, err
-		}
-		if err := entry.lim.Wait(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if conn.Provider != tool.Provider.Name {
-		return nil, switchboard.Invalid("connection", fmt.Sprintf("is a %s connection; %s needs a %s connection", conn.Provider, tool.Name, tool.Provider.Name))
-	}
-	if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
-		return nil, &switchboard.Error{Code: switchboard.CodeReconnect, Message: fmt.Sprintf("the %s connection %q needs to be reconnected before it can be used", tool.Provider.Title, conn.AccountLabel)}
 	}
 	call := &providers.Call{Tenant: p.TenantID, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: entry.client, Meta: conn.Meta}
-	out, err = tool.Op.Invoke(withStatus(ctx, status), call, req.Args)
+	hints := tool.Info.Hints
+	deadline := tool.Provider.Deadlines.For(hints, r.deadlines)
+	opCtx, cancel := context.WithTimeoutCause(ctx, deadline, errDeadline)
+	defer cancel()
+	out, err = tool.Op.Invoke(withStatus(opCtx, status), call, req.Args)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, r.stopped(ctx, err)
+		}
+		// A request that changes something, sent in full, whose answer was lost: it
+		// may have taken effect. Saying "retry" would invite a duplicate.
+		sent := status.wrote.Load() && !hints.Retryable()
+		if context.Cause(opCtx) == errDeadline {
+			if sent {
+				return nil, outcomeUnknown(tool, fmt.Sprintf("%s did not answer within %s", tool.Provider.Title, deadline), err)
+			}
+			return nil, &switchboard.Error{Code: switchboard.CodeUpstream, Err: err,
+				Message: fmt.Sprintf("%s did not answer within %s, so the call was stopped; nothing that changes anything was sent; retrying later may help", tool.Provider.Title, deadline)}
+		}
 		var ue *providers.UpstreamError
 		if errors.As(err, &ue) {
 			if ue.Code == switchboard.CodeReconnect {
 				r.needsReconnect(ctx, p, conn)
 			}
-			return nil, ue // without the transport's wrapping, which repeats the URL
+			return nil, upstreamFailure(err, ue)
+		}
+		var netErr *url.Error
+		if sent && errors.As(err, &netErr) {
+			// Before a provider's own "could not be reached; try again"
+			// (providers.JSONRequest's), which would invite the duplicate.
+			return nil, outcomeUnknown(tool, fmt.Sprintf("the connection to %s broke before its answer (%v)", tool.Provider.Title, netErr.Err), err)
 		}
 		var se *switchboard.Error
 		if errors.As(err, &se) && se.Code != switchboard.CodeInternal {
@@ -190,17 +274,117 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 			}
 			return nil, se
 		}
-		var netErr *url.Error
-		if errors.As(err, &netErr) && ctx.Err() == nil {
+		if errors.As(err, &netErr) {
 			return nil, &switchboard.Error{Code: switchboard.CodeUpstream, Message: fmt.Sprintf("could not reach %s: %v; retrying later may help", tool.Provider.Title, netErr.Err), Err: err}
 		}
-		return nil, r.internal(err, "run %s", tool.Name)
+		return nil, r.internal(ctx, err, "run %s", tool.Name)
 	}
 	return out, nil
 }
 
+// upstreamFailure is the error of a call its upstream refused: ue without the
+// transport's wrapping (which repeats the URL), under the argument the provider's
+// client named when it named one (GitHub's 422 errors[].field, Jira's 400 errors), so
+// the REST answer's field and the MCP tool error say what to fix.
+func upstreamFailure(err error, ue *providers.UpstreamError) error {
+	var se *switchboard.Error
+	if !errors.As(err, &se) || se.Field == "" {
+		return ue
+	}
+	return &switchboard.Error{Code: se.Code, Field: se.Field, Message: ue.Error(), RetryAfter: ue.RetryAfter, Err: ue}
+}
+
+// errDeadline is the cause of a call stopped by its operation's deadline.
+var errDeadline = errors.New("the operation's deadline passed")
+
+// outcomeUnknown is the error of a write sent upstream whose answer was lost.
+func outcomeUnknown(tool *providers.Tool, what string, err error) error {
+	return &switchboard.Error{Code: switchboard.CodeOutcomeUnknown, Err: err,
+		Message: fmt.Sprintf("%s was sent; the outcome is unknown: check before retrying (%s); it was not retried", tool.Name, what)}
+}
+
+// stopped is the error of a call whose context ended while it ran: canceled by its
+// caller, or out of time.
+func (r *Router) stopped(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &switchboard.Error{Code: switchboard.CodeUpstream, Message: "the call took too long and was stopped; its upstream request may still have taken effect", Err: err}
+	}
+	return &switchboard.Error{Code: switchboard.CodeCanceled, Message: "the call was canceled by its caller; its upstream request may still have taken effect", Err: err}
+}
+
+// prepare runs the checks of a call, in the order a caller can act on: the tool, its
+// arguments, the connection (its tenant, the principal's right to use it, its
+// provider and status), then the confirm policy.
+func (r *Router) prepare(ctx context.Context, p switchboard.Principal, req Request) (Prepared, error) {
+	tool, ok := r.registry.Tool(req.Tool)
+	if !ok && r.dynamic == nil {
+		return Prepared{}, switchboard.NotFound("tool " + req.Tool)
+	}
+	if ok {
+		if err := tool.Validate(req.Args); err != nil {
+			return Prepared{}, err
+		}
+	}
+	if req.ConnectionID == "" {
+		return Prepared{}, switchboard.Invalid("connection", "is required")
+	}
+	entry, err := r.pool.get(ctx, p.TenantID, req.ConnectionID)
+	if err != nil {
+		if !ok && switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			return Prepared{}, switchboard.NotFound("tool " + req.Tool)
+		}
+		return Prepared{}, r.internal(ctx, err, "open connection %s", req.ConnectionID)
+	}
+	conn := &entry.conn
+	user, err := r.connectionUser(ctx, p)
+	if err != nil {
+		return Prepared{}, r.internal(ctx, err, "read whose connections %s may use", p.ID())
+	}
+	if !conn.UsableBy(user) {
+		if p.Kind == switchboard.PrincipalAgent && conn.TenantID == p.TenantID && !conn.Shared {
+			// The agent's own binding (the adapter and the API pass no other), so
+			// saying why leaks nothing its key cannot read from its agent.
+			return Prepared{}, errPrivateForAgent
+		}
+		// The same answer as for a connection that does not exist: nothing leaks.
+		if !ok {
+			return Prepared{}, switchboard.NotFound("tool " + req.Tool)
+		}
+		return Prepared{}, switchboard.NotFound("connection")
+	}
+	if !ok {
+		// Not a registry tool: one the connection brings itself, if it is dynamic.
+		if !r.isDynamic(conn) {
+			return Prepared{}, switchboard.NotFound("tool " + req.Tool)
+		}
+		if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
+			return Prepared{}, &switchboard.Error{Code: switchboard.CodeReconnect, Message: fmt.Sprintf("the remote MCP server %q needs to be reconnected before it can be used", conn.AccountLabel)}
+		}
+		if tool, err = r.dynamicTool(ctx, *conn, req.Tool); err != nil {
+			return Prepared{}, r.internal(ctx, err, "list tools of connection %s", conn.ID)
+		}
+		if tool == nil {
+			return Prepared{}, switchboard.NotFound("tool " + req.Tool)
+		}
+		if err := tool.Validate(req.Args); err != nil {
+			return Prepared{}, err
+		}
+	}
+	if conn.Provider != tool.Provider.Name {
+		return Prepared{}, switchboard.Invalid("connection", fmt.Sprintf("is a %s connection; %s needs a %s connection", conn.Provider, tool.Name, tool.Provider.Name))
+	}
+	if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
+		return Prepared{}, &switchboard.Error{Code: switchboard.CodeReconnect, Message: fmt.Sprintf("the %s connection %q needs to be reconnected before it can be used", tool.Provider.Title, conn.AccountLabel)}
+	}
+	pol, err := r.Policy(ctx, p)
+	if err != nil {
+		return Prepared{}, err
+	}
+	return Prepared{Tool: tool, NeedsConfirm: pol.Covers(tool), Policy: pol, entry: entry, dynamic: !ok}, nil
+}
+
 // internal logs and hides an error that carries no code; coded errors pass through.
-func (r *Router) internal(err error, format string, args ...any) error {
+func (r *Router) internal(ctx context.Context, err error, format string, args ...any) error {
 	if switchboard.CodeOf(err) != switchboard.CodeInternal {
 		return err
 	}
@@ -208,17 +392,40 @@ func (r *Router) internal(err error, format string, args ...any) error {
 	if errors.As(err, &e) && e.Err == nil {
 		return err
 	}
-	r.log.Error(fmt.Sprintf(format, args...), "err", err)
+	if switchboard.DatabaseDown(err) {
+		// Not a bug: the caller is told to come back, and the logs say it once (the
+		// log handler summarises the same error repeated).
+		r.log.WarnContext(ctx, fmt.Sprintf(format, args...), "err", err)
+		return switchboard.Unavailable(err)
+	}
+	r.log.ErrorContext(ctx, fmt.Sprintf(format, args...), "err", err)
 	return switchboard.Internal(err)
 }
 
-func (r *Router) record(p switchboard.Principal, req Request, start time.Time, upstream int, err error) {
+// auditRetry is the wait advised when the audit log cannot take a call.
+const auditRetry = 5 * time.Second
+
+// auditWait bounds how long a call's answer waits for its audit row's commit.
+const auditWait = 10 * time.Second
+
+// committer is implemented by recorders that can say when an event is durable
+// (audit.Writer): a call's answer waits for its row.
+type committer interface {
+	Commit(ctx context.Context, e audit.Event) error
+}
+
+// record leaves the call's audit row and, when the recorder can, waits until it is
+// committed: the error says it could not be.
+func (r *Router) record(ctx context.Context, p switchboard.Principal, req Request, start time.Time, upstream int, err error) error {
 	if r.audit == nil {
-		return
+		return nil
 	}
 	outcome := "ok"
 	if err != nil {
 		outcome = string(switchboard.CodeOf(err))
+		if outcome == string(switchboard.CodeInternal) && errors.Is(ctx.Err(), context.Canceled) {
+			outcome = string(switchboard.CodeCanceled) // the caller went away meanwhile
+		}
 		var ue *providers.UpstreamError
 		if errors.As(err, &ue) && upstream == 0 {
 			upstream = ue.Status
@@ -226,7 +433,8 @@ func (r *Router) record(p switchboard.Principal, req Request, start time.Time, u
 	}
 	mac := hmac.New(sha256.New, r.argsKey)
 	mac.Write(req.Args)
-	r.audit.Record(audit.Event{
+	e := audit.Event{
+		ID:             auditID(ctx),
 		TenantID:       p.TenantID,
 		At:             start,
 		Kind:           audit.KindToolCall,
@@ -238,7 +446,19 @@ func (r *Router) record(p switchboard.Principal, req Request, start time.Time, u
 		UpstreamStatus: upstream,
 		LatencyMicros:  r.now().Sub(start).Microseconds(),
 		ArgsHash:       hex.EncodeToString(mac.Sum(nil)),
-	})
+	}
+	c, ok := r.audit.(committer)
+	if !ok {
+		r.audit.Record(e)
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWait)
+	defer cancel()
+	if err := c.Commit(wctx, e); err != nil {
+		r.log.ErrorContext(ctx, "audit row of a tool call not committed", "tool", req.Tool, "err", err)
+		return err
+	}
+	return nil
 }
 
 // needsReconnect marks a connection whose credentials the provider refused, so its
@@ -246,9 +466,41 @@ func (r *Router) record(p switchboard.Principal, req Request, start time.Time, u
 func (r *Router) needsReconnect(ctx context.Context, p switchboard.Principal, c *connections.Connection) {
 	r.pool.forget(c.ID)
 	if err := r.conns.MarkNeedsReconnect(context.WithoutCancel(ctx), p, c.ID, c.Version); err != nil {
-		r.log.Error("mark connection needs_reconnect", "connection", c.ID, "err", err)
+		r.log.ErrorContext(ctx, "mark connection needs_reconnect", "connection", c.ID, "err", err)
 	}
 }
 
-// Forget drops the cached client of a connection; wire it to connection changes.
-func (r *Router) Forget(_ switchboard.TenantID, connectionID string) { r.pool.forget(connectionID) }
+// Forget drops the cached client of a connection (of every connection when
+// connectionID is empty, after a gap in the change feed); wire it to connection changes.
+func (r *Router) Forget(_ switchboard.TenantID, connectionID string) {
+	if connectionID == "" {
+		r.pool.forgetAll()
+		return
+	}
+	r.pool.forget(connectionID)
+}
+
+// errPrivateForAgent refuses an agent's call on a private connection it may not use now.
+var errPrivateForAgent = &switchboard.Error{Code: switchboard.CodeForbidden, Message: "this tool is bound to a private connection, " +
+	"which runs through an agent only when its owner created the agent, saved it last and created the calling key; " +
+	"ask the connection's owner to save the agent (and create its key) again"}
+
+// connectionUser is the principal whose connections p's call may run on: p itself for
+// a user; for an agent's key, p with UserID set to the user whose private connections
+// the agent may use now ("" for none: shared connections only).
+func (r *Router) connectionUser(ctx context.Context, p switchboard.Principal) (switchboard.Principal, error) {
+	if p.Kind != switchboard.PrincipalAgent {
+		return p, nil
+	}
+	q := p
+	q.UserID = ""
+	if r.agents == nil {
+		return q, nil
+	}
+	user, err := r.agents.PrivateUser(ctx, p)
+	if err != nil {
+		return switchboard.Principal{}, err
+	}
+	q.UserID = user
+	return q, nil
+}

@@ -146,7 +146,7 @@ var (
 	bob   = switchboard.Principal{TenantID: "ten_b", TenantSlug: "b", Kind: switchboard.PrincipalUser, UserID: "usr_bob", KeyID: "key_2"}
 )
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{conns: &memConns{conns: map[string]connections.Connection{}, creds: map[string]connections.Credentials{}}, audit: &memAudit{}, tokens: make(chan string, 64)}
 	f.upstream = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -320,10 +320,10 @@ func TestTools(t *testing.T) {
 		want map[string][]ConnectionRef
 	}{
 		{name: "owner sees private and shared, not one needing reconnect", who: alice, want: map[string][]ConnectionRef{
-			"fake_greet": {{ID: "con_a1", Label: "alice-fake"}, {ID: "con_a2", Label: "team"}},
+			"fake_greet": {{ID: "con_a1", Label: "alice-fake", Account: "alice-fake"}, {ID: "con_a2", Label: "team", Account: "team"}},
 		}},
-		{name: "colleague sees shared only", who: carol, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_a2", Label: "team"}}}},
-		{name: "other tenant sees its own", who: bob, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_b1", Label: "bob-fake"}}}},
+		{name: "colleague sees shared only", who: carol, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_a2", Label: "team", Account: "team"}}}},
+		{name: "other tenant sees its own", who: bob, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_b1", Label: "bob-fake", Account: "bob-fake"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -421,5 +421,26 @@ func TestArgsHashIsKeyed(t *testing.T) {
 	a, a2, b := hashWith("k1"), hashWith("k1"), hashWith("k2")
 	if a != a2 || a == b || a == hex.EncodeToString(plain[:]) {
 		t.Errorf("args hash with k1 %s, again %s, with k2 %s: want stable per key, different across keys, not the bare SHA-256", a, a2, b)
+	}
+}
+
+// TestForgetEverythingAfterAGap: Forget with no connection (the change feed's gap:
+// changes may have been missed) drops every cached client, so the next call reads the
+// connection again.
+func TestForgetEverythingAfterAGap(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	call := func() string {
+		t.Helper()
+		if _, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		return <-f.tokens
+	}
+	call()
+	f.conns.add(connections.Connection{ID: "con_a1", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "fake", AccountLabel: "alice-fake", Status: connections.StatusActive}, "token-after-gap")
+	f.router.Forget("", "")
+	if got := call(); got != "Bearer token-after-gap" {
+		t.Errorf("after the gap the upstream saw %q, want the connection read again", got)
 	}
 }

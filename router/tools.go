@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
@@ -14,6 +15,11 @@ import (
 type ConnectionRef struct {
 	ID    string
 	Label string
+	// Account is the connection's own account label. Label is the same unless other
+	// connections of the principal share it: then Label adds the id ("Work Slack
+	// (con_…)"), except on the principal's own connection when it is the only one of
+	// them the principal owns (see labelConnections).
+	Account string
 	// NeedsReconnect is set when the provider refused the connection's credentials: its
 	// tools stay listed (marked) and calls return the reconnect link.
 	NeedsReconnect bool
@@ -27,16 +33,19 @@ type Binding struct {
 }
 
 // Tools lists every tool the principal may call: each operation of each provider the
-// principal has a usable connection to, in registry order. Connections that need
+// principal has a usable connection to, in registry order (for an agent's key, its
+// shared connections and those of the user Agents.PrivateUser names). Connections that need
 // reconnecting are included, flagged, so their tools stay listed.
 func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding, error) {
-	conns, err := r.conns.Usable(ctx, p)
+	user, err := r.connectionUser(ctx, p)
 	if err != nil {
-		return nil, r.internal(err, "list usable connections of %s", p.ID())
+		return nil, r.internal(ctx, err, "read whose connections %s may use", p.ID())
 	}
-	byProvider := map[string][]ConnectionRef{}
-	seen := map[string]int{}
-	var dynamic []connections.Connection
+	conns, err := r.conns.Usable(ctx, user)
+	if err != nil {
+		return nil, r.internal(ctx, err, "list usable connections of %s", p.ID())
+	}
+	var dynamic, static []connections.Connection
 	for _, c := range conns {
 		if c.Status == connections.StatusRevoked {
 			continue
@@ -45,12 +54,12 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 			dynamic = append(dynamic, c)
 			continue
 		}
-		label := c.AccountLabel
-		key := c.Provider + "\x00" + label
-		if seen[key]++; seen[key] > 1 {
-			label = fmt.Sprintf("%s (%s)", label, c.ID)
-		}
-		byProvider[c.Provider] = append(byProvider[c.Provider], ConnectionRef{ID: c.ID, Label: label, NeedsReconnect: c.Status == connections.StatusNeedsReconnect})
+		static = append(static, c)
+	}
+	byProvider := map[string][]ConnectionRef{}
+	for i, label := range labelConnections(static, user.UserID) {
+		c := static[i]
+		byProvider[c.Provider] = append(byProvider[c.Provider], ConnectionRef{ID: c.ID, Label: label, Account: c.AccountLabel, NeedsReconnect: c.Status == connections.StatusNeedsReconnect})
 	}
 	var out []Binding
 	for _, spec := range r.registry.Providers() {
@@ -65,19 +74,77 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 	return append(out, r.dynamicBindings(ctx, dynamic)...), nil
 }
 
+// labelConnections returns a label for each connection, unique among the connections
+// of its provider: its account label, or, where several share that label, the label
+// with the connection's id ("Work Slack (con_…)"). The user's own connection keeps the
+// bare label when it is the only one of them the user owns, so another user's shared
+// connection never takes the name of the user's own; when none or several are the
+// user's, none keeps it and the bare label names no connection (a call naming it is
+// refused with their ids).
+func labelConnections(conns []connections.Connection, user string) []string {
+	type group struct{ n, own int }
+	groups := map[string]*group{}
+	key := func(c connections.Connection) string { return c.Provider + "\x00" + c.AccountLabel }
+	for _, c := range conns {
+		g := groups[key(c)]
+		if g == nil {
+			g = &group{}
+			groups[key(c)] = g
+		}
+		g.n++
+		if user != "" && c.OwnerUserID == user {
+			g.own++
+		}
+	}
+	labels := make([]string, len(conns))
+	for i, c := range conns {
+		g := groups[key(c)]
+		labels[i] = c.AccountLabel
+		if g.n > 1 && (g.own != 1 || c.OwnerUserID != user) {
+			labels[i] = fmt.Sprintf("%s (%s)", c.AccountLabel, c.ID)
+		}
+	}
+	// An account label may itself read "Work Slack (con_…)": a label that is still
+	// taken twice gets the id too, on every connection but one already carrying it.
+	for changed := true; changed; {
+		changed = false
+		taken := map[string]int{}
+		for i, c := range conns {
+			taken[c.Provider+"\x00"+labels[i]]++
+		}
+		for i, c := range conns {
+			suffix := " (" + c.ID + ")"
+			if taken[c.Provider+"\x00"+labels[i]] > 1 && !strings.HasSuffix(labels[i], suffix) {
+				labels[i] += suffix
+				changed = true
+			}
+		}
+	}
+	return labels
+}
+
 // dynamicBindings lists the tools of connections that bring their own (remote MCP
 // servers), each on its one connection. A connection whose tools cannot be listed now
-// (the server is down) is left out and logged: the others' tools stay listed.
+// (the server is down) is left out and logged: the others' tools stay listed. Tool
+// names are unique: a remote tool named like a built-in one is left out (see
+// connectionTools), and of two remote tools with one name the older connection's is
+// kept (conns come oldest first).
 func (r *Router) dynamicBindings(ctx context.Context, conns []connections.Connection) []Binding {
 	var out []Binding
+	taken := map[string]string{} // tool name -> connection id
 	for _, c := range conns {
-		ref := ConnectionRef{ID: c.ID, Label: c.AccountLabel, NeedsReconnect: c.Status == connections.StatusNeedsReconnect}
-		tools, err := r.dynamic.ConnectionTools(ctx, c)
+		ref := ConnectionRef{ID: c.ID, Label: c.AccountLabel, Account: c.AccountLabel, NeedsReconnect: c.Status == connections.StatusNeedsReconnect}
+		tools, err := r.connectionTools(ctx, c)
 		if err != nil {
-			r.log.Warn("list tools of remote connection", "connection", c.ID, "err", err)
+			r.log.WarnContext(ctx, "list tools of remote connection", "connection", c.ID, "err", err)
 			continue
 		}
 		for _, t := range tools {
+			if first, dup := taken[t.Name]; dup {
+				r.log.WarnContext(ctx, "remote tool left out: an older connection has a tool of that name", "connection", c.ID, "tool", t.Name, "kept", first)
+				continue
+			}
+			taken[t.Name] = c.ID
 			out = append(out, Binding{Tool: t, Connections: []ConnectionRef{ref}})
 		}
 	}

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/events"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -19,12 +22,34 @@ type Runner interface {
 	Execute(ctx context.Context, p switchboard.Principal, req router.Request) (any, error)
 }
 
+// Gate is what the executor asks the router before a run exists: whether the call
+// may run at all (and an audit row when not), and whether the principal's confirm
+// policy wants a person's confirmation first; and where it records the steps of a
+// confirmation. The router is one; without a Gate a run's call is only validated here
+// (the router still refuses, at execution, a call that needed a confirmation).
+type Gate interface {
+	Prepare(ctx context.Context, p switchboard.Principal, req router.Request) (router.Prepared, error)
+	Policy(ctx context.Context, p switchboard.Principal) (router.Policy, error)
+	RecordConfirmation(c router.Confirmation)
+	// Refused records the audit row of a call that ended without reaching Execute (a
+	// run canceled before it executed).
+	Refused(p switchboard.Principal, req router.Request, err error)
+}
+
 // Options configure an Executor.
 type Options struct {
-	Store    *Store
-	Runner   Runner
-	Registry *providers.Registry // the tools' hints: which runs may run again after a crash
-	Logger   *slog.Logger
+	Store  *Store
+	Runner Runner
+	// Gate checks calls before their runs are stored; nil is Runner when it is one.
+	Gate Gate
+	// ApprovalURL is the page where a person approves an input_required run, for the
+	// messages that send them there; nil leaves the page out.
+	ApprovalURL func(runID string) string
+	// Connections lets the approval page check that a person may use a run's
+	// connection; without it nobody approves on a page.
+	Connections Connections
+	Registry    *providers.Registry // the tools' hints: which runs may run again after a crash
+	Logger      *slog.Logger
 	// MaxPerTenant bounds the runs of one tenant that execute at once (default 4);
 	// more wait their turn, in the working state.
 	MaxPerTenant int
@@ -47,6 +72,13 @@ type Options struct {
 	// Describe renders a failed call's error as the message an agent reads; the
 	// default uses the error's own message.
 	Describe func(error) string
+	// Feed carries cancellations to the node executing the run; nil stops only runs
+	// this process holds.
+	Feed events.Bus
+	// Slots, when set, bounds a tenant's executing runs across every node that shares
+	// it (limits.Redis): MaxPerTenant is then the fleet's bound, not each node's. Nil
+	// bounds them in this process only (one node).
+	Slots limits.Slots
 }
 
 // Executor starts, runs, cancels and recovers runs. It is safe for concurrent use.
@@ -105,12 +137,23 @@ func NewExecutor(o Options) *Executor {
 	if o.Describe == nil {
 		o.Describe = describe
 	}
-	return &Executor{
+	if o.Gate == nil {
+		o.Gate, _ = o.Runner.(Gate)
+	}
+	e := &Executor{
 		o: o, store: o.Store, log: o.Logger,
 		tenants: map[switchboard.TenantID]*tenantSlots{},
 		local:   map[string]*localRun{},
 		stop:    make(chan struct{}),
 	}
+	if o.Feed != nil {
+		o.Feed.Subscribe(func(ev events.Event) {
+			if ev.Kind == events.RunCanceled {
+				e.stopLocalOf(ev.Tenant, ev.ID)
+			}
+		})
+	}
+	return e
 }
 
 // Call is what a run runs: a tool on one connection with its arguments (already
@@ -123,15 +166,26 @@ type Call struct {
 	// Spec is the tool, when the caller has it: a connection's own tools (a remote MCP
 	// server's) are not in the registry. Without it the registry's tool is used.
 	Spec *providers.Tool
+	// Confirmed says a person confirmed the call already (the MCP client's form); set
+	// only by the code that took the confirmation.
+	Confirmed bool
 }
 
 // Start stores a new run of the call for the principal and starts it; it answers at
-// once, with the run in the working state. The arguments are checked against the
-// tool's schema first, so a bad call is refused here rather than failing later.
+// once, with the run in the working state, or input_required when the principal's
+// confirm policy wants a person's confirmation first (see Answer and Approve). The
+// call is checked first (the tool, its arguments, the connection), so a bad call is
+// refused here rather than failing later.
 func (e *Executor) Start(ctx context.Context, p switchboard.Principal, c Call) (View, error) {
-	r, input, err := e.newRun(p, c)
+	r, input, prep, err := e.newRun(ctx, p, c)
 	if err != nil {
 		return View{}, err
+	}
+	if prep.NeedsConfirm && !c.Confirmed {
+		return e.startConfirm(ctx, p, r, input, Summary(prep.Tool, c.ConnectionID))
+	}
+	if c.Confirmed {
+		r.ElicitationAction = "accept"
 	}
 	if err := e.hold(r.ID, p.TenantID); err != nil {
 		return View{}, err
@@ -151,10 +205,16 @@ func (e *Executor) Start(ctx context.Context, p switchboard.Principal, c Call) (
 // StartConfirm stores a new run of the call that waits, input_required, for a
 // person's confirmation (see Answer); message says what will happen.
 func (e *Executor) StartConfirm(ctx context.Context, p switchboard.Principal, c Call, message string) (View, error) {
-	r, input, err := e.newRun(p, c)
+	r, input, _, err := e.newRun(ctx, p, c)
 	if err != nil {
 		return View{}, err
 	}
+	return e.startConfirm(ctx, p, r, input, message)
+}
+
+// startConfirm stores a checked run that waits for its confirmation, and records
+// that it was asked.
+func (e *Executor) startConfirm(ctx context.Context, p switchboard.Principal, r *Run, input []byte, message string) (View, error) {
 	r.State = StateInputRequired
 	r.ElicitationMessage = clip(message)
 	expires := e.store.now().Add(e.o.ConfirmTimeout)
@@ -162,30 +222,59 @@ func (e *Executor) StartConfirm(ctx context.Context, p switchboard.Principal, c 
 	if err := e.store.create(ctx, r, input); err != nil {
 		return View{}, err
 	}
-	return r.view(nil), nil
+	e.confirmation(router.KindConfirmationAsked, p, r, "run "+r.ID+" waits for it")
+	return e.linked(r.view(nil)), nil
 }
 
-// newRun checks the call and builds its row.
-func (e *Executor) newRun(p switchboard.Principal, c Call) (*Run, []byte, error) {
-	if p.TenantID == "" {
-		return nil, nil, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "no principal"}
+// confirmation records one step of a run's confirmation.
+func (e *Executor) confirmation(kind audit.Kind, who switchboard.Principal, r *Run, detail string) {
+	if e.o.Gate == nil {
+		return
 	}
-	tool := c.Spec
-	if tool == nil || tool.Name != c.Tool {
-		var ok bool
-		if tool, ok = e.o.Registry.Tool(c.Tool); !ok {
-			return nil, nil, switchboard.Invalid("tool", fmt.Sprintf("unknown tool %q", c.Tool))
-		}
+	e.o.Gate.RecordConfirmation(router.Confirmation{Kind: kind, Principal: who, Tool: r.Tool, ConnectionID: r.ConnectionID, Detail: detail})
+}
+
+// Summary says what a confirmed call of the tool will do, for the person asked.
+func Summary(tool *providers.Tool, account string) string {
+	what := fmt.Sprintf("Confirm: %s (%s) will run as %s account %q.", tool.Info.Title, tool.Name, tool.Provider.Title, account)
+	if tool.Info.Hints.Destructive {
+		what += " It may delete or overwrite what cannot be restored."
+	} else if !tool.Info.Hints.ReadOnly {
+		what += " It changes data at " + tool.Provider.Title + "."
+	}
+	return what
+}
+
+// newRun checks the call (through the Gate, which audits a refusal) and builds its row.
+func (e *Executor) newRun(ctx context.Context, p switchboard.Principal, c Call) (*Run, []byte, router.Prepared, error) {
+	if p.TenantID == "" {
+		return nil, nil, router.Prepared{}, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "no principal"}
 	}
 	args := c.Args
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	if err := tool.Validate(args); err != nil {
-		return nil, nil, err
-	}
-	if c.ConnectionID == "" {
-		return nil, nil, switchboard.Invalid("connection", "is required")
+	var prep router.Prepared
+	if e.o.Gate != nil {
+		var err error
+		if prep, err = e.o.Gate.Prepare(ctx, p, router.Request{Tool: c.Tool, ConnectionID: c.ConnectionID, Args: args}); err != nil {
+			return nil, nil, router.Prepared{}, err
+		}
+	} else {
+		tool := c.Spec
+		if tool == nil || tool.Name != c.Tool {
+			var ok bool
+			if tool, ok = e.o.Registry.Tool(c.Tool); !ok {
+				return nil, nil, router.Prepared{}, switchboard.Invalid("tool", fmt.Sprintf("unknown tool %q", c.Tool))
+			}
+		}
+		if err := tool.Validate(args); err != nil {
+			return nil, nil, router.Prepared{}, err
+		}
+		if c.ConnectionID == "" {
+			return nil, nil, router.Prepared{}, switchboard.Invalid("connection", "is required")
+		}
+		prep.Tool = tool
 	}
 	if c.Origin == "" {
 		c.Origin = OriginAsync
@@ -194,8 +283,8 @@ func (e *Executor) newRun(p switchboard.Principal, c Call) (*Run, []byte, error)
 		ID: switchboard.NewID("run"), TenantID: p.TenantID, Principal: p.ID(), PrincipalKind: p.Kind,
 		UserID: p.UserID, AgentID: p.AgentID, KeyID: p.KeyID, Role: p.Role,
 		Tool: c.Tool, ConnectionID: c.ConnectionID, Origin: c.Origin,
-		Resumable: tool.Info.Hints.Retryable(),
-	}, args, nil
+		Resumable: prep.Tool.Info.Hints.Retryable(),
+	}, args, prep, nil
 }
 
 // hold counts a run against its tenant's bound in this process.
@@ -257,12 +346,71 @@ func (e *Executor) dispatch(r Run) {
 		case t.sem <- struct{}{}:
 			defer func() { <-t.sem }()
 		case <-ctx.Done():
-			return // canceled while waiting; the store already says so
+			e.canceledWaiting(r)
+			return
 		case <-e.stop:
 			return // shutting down: the lease runs out and the run is recovered
 		}
+		if e.o.Slots != nil {
+			release, ok := e.sharedSlot(ctx, r)
+			if !ok {
+				return
+			}
+			defer release()
+		}
 		e.execute(ctx, r)
 	}()
+}
+
+// canceledWaiting records the audit row of a run canceled while it waited for a slot;
+// the store already says it was canceled. The call ends without reaching the router,
+// so its audit row is left here.
+func (e *Executor) canceledWaiting(r Run) {
+	if !e.stopping() {
+		e.canceledBeforeExecuting(r)
+	}
+}
+
+// slotPoll is how often a run waiting for its tenant's shared slot asks again.
+const slotPoll = 100 * time.Millisecond
+
+// sharedSlot waits for one of the tenant's slots shared by the fleet and keeps it
+// renewed (within the lease) until release; ok is false when the run was canceled or
+// the executor stopped while it waited.
+func (e *Executor) sharedSlot(ctx context.Context, r Run) (release func(), ok bool) {
+	key, holder := "runs:"+string(r.TenantID), r.ID
+	tick := time.NewTicker(slotPoll)
+	defer tick.Stop()
+	for !e.o.Slots.Acquire(ctx, key, holder, e.o.MaxPerTenant, e.o.Lease) {
+		select {
+		case <-ctx.Done():
+			e.canceledWaiting(r)
+			return nil, false
+		case <-e.stop:
+			return nil, false
+		case <-tick.C:
+		}
+	}
+	done := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(e.o.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				e.o.Slots.Renew(context.WithoutCancel(ctx), key, holder, e.o.Lease)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-renewed
+		e.o.Slots.Release(context.WithoutCancel(ctx), key, holder)
+	}, true
 }
 
 // execute runs one attempt and records its outcome.
@@ -274,7 +422,12 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 		return
 	}
 	if !ok {
-		return // canceled or taken over meanwhile
+		// Canceled or taken over meanwhile; a canceled run ends here without reaching
+		// the router, so its audit row is left here.
+		if now, err := e.store.get(store, r.TenantID, r.ID); err == nil && now.State == StateCanceled && now.ErrorCode != "declined" {
+			e.canceledBeforeExecuting(r)
+		}
+		return
 	}
 	input, err := e.store.input(store, &r)
 	if err != nil {
@@ -283,7 +436,7 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 		return
 	}
 	runCtx, cancel := context.WithTimeout(ctx, e.o.RunTimeout)
-	out, err := e.o.Runner.Execute(runCtx, r.principal(), router.Request{Tool: r.Tool, ConnectionID: r.ConnectionID, Args: input})
+	out, err := e.o.Runner.Execute(runCtx, r.principal(), router.Request{Tool: r.Tool, ConnectionID: r.ConnectionID, Args: input, Confirmed: r.ElicitationAction == "accept"})
 	defer clear(input) // after the output is encoded: it may share the input's bytes
 	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded)
 	cancel()
@@ -297,7 +450,7 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 		e.finishFailed(store, r, err)
 		return
 	}
-	raw, err := json.Marshal(out)
+	raw, err := providers.MarshalOutput(out)
 	if err != nil {
 		e.finishFailed(store, r, switchboard.Internal(fmt.Errorf("encode output of %s: %w", r.Tool, err)))
 		return
@@ -341,7 +494,8 @@ func (e *Executor) Get(ctx context.Context, p switchboard.Principal, id string) 
 	if err != nil {
 		return View{}, err
 	}
-	return e.view(ctx, &r)
+	v, err := e.view(ctx, &r)
+	return e.linked(v), err
 }
 
 func (e *Executor) view(ctx context.Context, r *Run) (View, error) {
@@ -361,10 +515,32 @@ func (e *Executor) List(ctx context.Context, p switchboard.Principal, o ListOpti
 	}
 	out := make([]View, 0, len(rs))
 	for i := range rs {
-		out = append(out, rs[i].view(nil))
+		out = append(out, e.linked(rs[i].view(nil)))
 	}
 	return out, next, nil
 }
+
+// stopping reports whether the executor is closing (its runs' contexts end with it,
+// and they are recovered later: they were not canceled).
+func (e *Executor) stopping() bool {
+	select {
+	case <-e.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// canceledBeforeExecuting leaves the audit row of a run canceled before it reached
+// the router.
+func (e *Executor) canceledBeforeExecuting(r Run) {
+	if e.o.Gate != nil {
+		e.o.Gate.Refused(r.principal(), router.Request{Tool: r.Tool, ConnectionID: r.ConnectionID}, canceledByCaller)
+	}
+}
+
+// canceledByCaller is why a run canceled before it executed did not run.
+var canceledByCaller = &switchboard.Error{Code: switchboard.CodeCanceled, Message: "the run was canceled by its caller before it executed"}
 
 // Cancel ends one of the principal's runs that has not ended: a waiting run never
 // executes, an executing one is stopped (its upstream request may still have taken
@@ -381,15 +557,24 @@ func (e *Executor) Cancel(ctx context.Context, p switchboard.Principal, id strin
 	if !ok {
 		return View{}, switchboard.Errorf(switchboard.CodeConflict, "run %s already ended (%s); it cannot be canceled", id, r.State)
 	}
+	if r.ElicitationMessage != "" && r.ElicitationAction == "" {
+		// It waited for its confirmation: the confirmation ends here.
+		e.confirmation(router.KindConfirmationDeclined, p, &r, "run "+id+": canceled by the caller")
+	}
 	e.stopLocal(id)
+	events.PublishAfterCommit(ctx, e.o.Feed, e.log, events.Event{Kind: events.RunCanceled, Tenant: p.TenantID, ID: id})
 	return e.view(ctx, &r)
 }
 
 // stopLocal cancels the context of a run this process holds.
-func (e *Executor) stopLocal(id string) {
+func (e *Executor) stopLocal(id string) { e.stopLocalOf("", id) }
+
+// stopLocalOf cancels the context of a run this process holds, if it is the tenant's
+// (any tenant's when tenant is empty).
+func (e *Executor) stopLocalOf(tenant switchboard.TenantID, id string) {
 	e.mu.Lock()
 	var cancel context.CancelFunc
-	if lr := e.local[id]; lr != nil {
+	if lr := e.local[id]; lr != nil && (tenant == "" || lr.tenant == tenant) {
 		cancel = lr.cancel
 	}
 	e.mu.Unlock()
@@ -398,8 +583,11 @@ func (e *Executor) stopLocal(id string) {
 	}
 }
 
-// Answer applies a person's answer to one of the principal's input_required runs:
-// accept starts it; decline or cancel ends it, canceled, without running anything.
+// Answer applies the answer the caller relays for one of its own input_required runs
+// (switchboard_submit_elicitation): accept starts it; decline or cancel ends it,
+// canceled, without running anything. Where the principal's policy wants a person's
+// approval (approval: person), only the approval page may answer (Approve), and this
+// is refused.
 func (e *Executor) Answer(ctx context.Context, p switchboard.Principal, id, action string) (View, error) {
 	switch action {
 	case "accept", "decline", "cancel":
@@ -410,13 +598,36 @@ func (e *Executor) Answer(ctx context.Context, p switchboard.Principal, id, acti
 	if err != nil {
 		return View{}, err
 	}
+	if e.o.Gate != nil {
+		pol, err := e.o.Gate.Policy(ctx, p)
+		if err != nil {
+			return View{}, err
+		}
+		if pol.Approval == router.ApprovalPerson {
+			where := "its approval page in the Switchboard UI"
+			if e.o.ApprovalURL != nil {
+				where = e.o.ApprovalURL(id)
+			}
+			return View{}, switchboard.Errorf(switchboard.CodeForbidden,
+				"this caller's confirmations must come from a signed-in person (approval: person), not from the agent: ask the person to approve or decline run %s at %s", id, where)
+		}
+	}
+	return e.answer(ctx, p, &r, p, action, "relayed by the caller")
+}
+
+// answer applies an answer to an input_required run: r is the run, owner the
+// principal it belongs to (and runs as), who the one answering, and how says how the
+// answer came (for the audit row).
+func (e *Executor) answer(ctx context.Context, owner switchboard.Principal, r *Run, who switchboard.Principal, action, how string) (View, error) {
+	id := r.ID
 	if r.State != StateInputRequired {
 		return View{}, switchboard.Errorf(switchboard.CodeConflict, "run %s is %s, not waiting for a confirmation", id, r.State)
 	}
 	if r.ElicitationExpiresAt != nil && !e.store.now().Before(*r.ElicitationExpiresAt) {
-		if err := e.store.expire(ctx, p, id); err != nil {
+		if err := e.store.expire(ctx, owner, id); err != nil {
 			return View{}, err
 		}
+		e.confirmation(router.KindConfirmationTimedOut, owner, r, "run "+id+": answered after the confirmation expired")
 		return View{}, switchboard.Errorf(switchboard.CodeConflict, "the confirmation of run %s expired, so it was not run; start it again", id)
 	}
 	if action != "accept" {
@@ -424,33 +635,35 @@ func (e *Executor) Answer(ctx context.Context, p switchboard.Principal, id, acti
 		if action == "cancel" {
 			msg = "the person dismissed the confirmation, so nothing was run"
 		}
-		ok, err := e.store.refuse(ctx, p, id, action, msg)
+		ok, err := e.store.refuse(ctx, owner, id, action, msg)
 		if err != nil {
 			return View{}, err
 		}
 		if !ok {
 			return View{}, switchboard.Errorf(switchboard.CodeConflict, "run %s changed meanwhile; read it again", id)
 		}
-		return e.Get(ctx, p, id)
+		e.confirmation(router.KindConfirmationDeclined, who, r, fmt.Sprintf("run %s: %s (%s)", id, action, how))
+		return e.Get(ctx, owner, id)
 	}
-	if err := e.hold(id, p.TenantID); err != nil {
+	if err := e.hold(id, owner.TenantID); err != nil {
 		return View{}, err
 	}
-	ok, err := e.store.accept(ctx, p, id, e.o.Node, e.store.now().Add(e.o.Lease))
+	ok, err := e.store.accept(ctx, owner, id, e.o.Node, e.store.now().Add(e.o.Lease))
 	if err != nil || !ok {
-		e.release(id, p.TenantID)
+		e.release(id, owner.TenantID)
 		if err != nil {
 			return View{}, err
 		}
 		return View{}, switchboard.Errorf(switchboard.CodeConflict, "run %s changed meanwhile or its confirmation expired; read it again", id)
 	}
-	r, err = e.store.Get(ctx, p, id)
+	e.confirmation(router.KindConfirmationAccepted, who, r, fmt.Sprintf("run %s: accept (%s)", id, how))
+	run, err := e.store.Get(ctx, owner, id)
 	if err != nil {
-		e.release(id, p.TenantID)
+		e.release(id, owner.TenantID)
 		return View{}, err
 	}
-	e.dispatch(r)
-	return r.view(nil), nil
+	e.dispatch(run)
+	return run.view(nil), nil
 }
 
 // Wait blocks until one of the principal's runs reaches a final state (or ctx ends)

@@ -108,10 +108,11 @@ func TestStartRefusesBadCalls(t *testing.T) {
 			code  switchboard.Code
 			field string
 		}{
-			{name: "unknown tool", call: Call{Tool: "notes_burn", ConnectionID: r.connA}, code: switchboard.CodeInvalid, field: "tool"},
+			{name: "unknown tool", call: Call{Tool: "notes_burn", ConnectionID: r.connA}, code: switchboard.CodeNotFound},
 			{name: "argument of the wrong type", call: Call{Tool: "notes_get_note", ConnectionID: r.connA, Args: json.RawMessage(`{"id":7}`)}, code: switchboard.CodeInvalid, field: "id"},
 			{name: "missing argument", call: Call{Tool: "notes_create_note", ConnectionID: r.connA, Args: json.RawMessage(`{}`)}, code: switchboard.CodeInvalid, field: "text"},
 			{name: "no connection", call: Call{Tool: "notes_get_note", Args: json.RawMessage(`{"id":"n1"}`)}, code: switchboard.CodeInvalid, field: "connection"},
+			{name: "another tenant's connection", call: Call{Tool: "notes_get_note", ConnectionID: r.connB, Args: json.RawMessage(`{"id":"n1"}`)}, code: switchboard.CodeNotFound},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -142,7 +143,6 @@ func TestFailedRunsSayWhy(t *testing.T) {
 		}{
 			{name: "upstream 404", call: Call{Tool: "notes_get_note", ConnectionID: r.connA, Args: json.RawMessage(`{"id":"n404"}`)}, code: "not_found", contains: "no such note"},
 			{name: "upstream 429", call: Call{Tool: "notes_limited", ConnectionID: r.connA}, code: "rate_limited", contains: "retry after 7 s"},
-			{name: "another tenant's connection", call: Call{Tool: "notes_get_note", ConnectionID: r.connB, Args: json.RawMessage(`{"id":"n1"}`)}, code: "not_found", contains: "connection not found"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

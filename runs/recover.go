@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/router"
 )
 
 // recoverBatch bounds the runs one recovery pass takes over.
@@ -36,10 +37,16 @@ func (e *Executor) tick(ctx context.Context) {
 	if err := e.Recover(ctx); err != nil {
 		e.log.Error("recover runs", "err", err)
 	}
-	if n, err := e.store.expireElicitations(ctx, e.store.now()); err != nil {
+	expired, err := e.store.expireElicitations(ctx, e.store.now(), recoverBatch)
+	if err != nil {
 		e.log.Error("expire run confirmations", "err", err)
-	} else if n > 0 {
-		e.log.Info("runs failed for want of a confirmation", "count", n)
+	}
+	for i := range expired {
+		r := &expired[i]
+		e.confirmation(router.KindConfirmationTimedOut, r.principal(), r, "run "+r.ID+": nobody answered in time")
+	}
+	if len(expired) > 0 {
+		e.log.Info("runs failed for want of a confirmation", "count", len(expired))
 	}
 	if n, err := e.store.purge(ctx, e.store.now().Add(-e.o.Retention)); err != nil {
 		e.log.Error("purge old runs", "err", err)

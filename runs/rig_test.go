@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +43,42 @@ func (m *memAudit) toolCalls() []audit.Event {
 	return out
 }
 
+// policies is a confirm policy per principal (never and relay unless set).
+type policies struct {
+	mu sync.Mutex
+	m  map[string]router.Policy
+}
+
+func (p *policies) set(pr switchboard.Principal, pol router.Policy) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m[pr.ID()] = pol
+}
+
+func (p *policies) Policy(_ context.Context, pr switchboard.Principal) (router.Policy, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pol, ok := p.m[pr.ID()]; ok {
+		return pol, nil
+	}
+	return router.Policy{Confirm: router.ConfirmNever}, nil
+}
+
+// kinds lists the kinds and tools of the events recorded so far, in order, leaving
+// out the connection events the rig's set-up records.
+func (m *memAudit) kinds() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, e := range m.events {
+		if strings.HasPrefix(string(e.Kind), "connection_") {
+			continue
+		}
+		out = append(out, string(e.Kind)+" "+e.Outcome+" "+e.Tool+" "+e.Principal)
+	}
+	return out
+}
+
 // rig is two tenants (a with users ann and bob, b with user bea), each with a shared
 // notes connection, a real router on the database, and an executor.
 type rig struct {
@@ -53,6 +90,8 @@ type rig struct {
 	reg      *providers.Registry
 	router   *router.Router
 	audit    *memAudit
+	policy   *policies
+	conns    *connections.Service
 	ann, bob switchboard.Principal
 	bea      switchboard.Principal
 	connA    string
@@ -74,8 +113,9 @@ func newRig(t testing.TB, db *gorm.DB, tune func(*Options)) *rig {
 	connStore := connections.NewStore(db, kr)
 	rec := &memAudit{}
 	svc := connections.NewService(connStore, reg, &providers.Transports{}, rec)
-	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: rec})
-	r := &rig{db: db, kr: kr, store: NewStore(db, kr), up: up, reg: reg, router: rtr, audit: rec}
+	pol := &policies{m: map[string]router.Policy{}}
+	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: rec, Policies: pol})
+	r := &rig{db: db, kr: kr, store: NewStore(db, kr), up: up, reg: reg, router: rtr, audit: rec, policy: pol, conns: svc}
 
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)
@@ -111,7 +151,8 @@ func newRig(t testing.TB, db *gorm.DB, tune func(*Options)) *rig {
 // process, or the same one after a restart).
 func (r *rig) newExecutor(t testing.TB, tune func(*Options)) *Executor {
 	t.Helper()
-	o := Options{Store: r.store, Runner: r.router, Registry: r.reg, RunTimeout: time.Minute}
+	o := Options{Store: r.store, Runner: r.router, Registry: r.reg, RunTimeout: time.Minute, Connections: r.conns,
+		ApprovalURL: func(id string) string { return "https://hub.test/approvals/" + id }}
 	if tune != nil {
 		tune(&o)
 	}

@@ -104,10 +104,13 @@ type View struct {
 	Output       json.RawMessage  `json:"output,omitempty"`
 	Error        *ErrorView       `json:"error,omitempty"`
 	Elicitation  *ElicitationView `json:"elicitation,omitempty"`
-	CreatedAt    time.Time        `json:"created_at"`
-	UpdatedAt    time.Time        `json:"updated_at"`
-	StartedAt    *time.Time       `json:"started_at,omitempty"`
-	FinishedAt   *time.Time       `json:"finished_at,omitempty"`
+	// ApprovalURL is the page where a person approves or declines the run, while it
+	// waits for its confirmation.
+	ApprovalURL string     `json:"approval_url,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
 }
 
 // ErrorView is why a run failed or was canceled.

@@ -259,18 +259,30 @@ func (s *Store) takeOver(ctx context.Context, r *Run, owner string, until, now t
 }
 
 // expireElicitations fails input_required runs, of any tenant, whose confirmation was
-// not given in time, and says how many.
-func (s *Store) expireElicitations(ctx context.Context, now time.Time) (int64, error) {
-	res := s.db.WithContext(ctx).Model(&Run{}).
-		Where("state = ? AND elicitation_expires_at <= ?", StateInputRequired, now).
-		Updates(map[string]any{
-			"state": StateFailed, "error_code": "timeout", "finished_at": now, "updated_at": now,
-			"error_message": expiredMessage,
-		})
-	if res.Error != nil {
-		return 0, fmt.Errorf("expire confirmations: %w", res.Error)
+// not given in time (at most limit of them), and returns them.
+func (s *Store) expireElicitations(ctx context.Context, now time.Time, limit int) ([]Run, error) {
+	var due []Run
+	err := s.db.WithContext(ctx).Where("state = ? AND elicitation_expires_at <= ?", StateInputRequired, now).
+		Order("elicitation_expires_at").Limit(limit).Find(&due).Error
+	if err != nil {
+		return nil, fmt.Errorf("list expired confirmations: %w", err)
 	}
-	return res.RowsAffected, nil
+	var out []Run
+	for _, r := range due {
+		res := s.db.WithContext(ctx).Model(&Run{}).
+			Where("tenant_id = ? AND id = ? AND state = ? AND elicitation_expires_at <= ?", r.TenantID, r.ID, StateInputRequired, now).
+			Updates(map[string]any{
+				"state": StateFailed, "error_code": "timeout", "finished_at": now, "updated_at": now,
+				"error_message": expiredMessage,
+			})
+		if res.Error != nil {
+			return out, fmt.Errorf("expire the confirmation of run %s: %w", r.ID, res.Error)
+		}
+		if res.RowsAffected == 1 { // not answered meanwhile
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // expire fails one of the principal's input_required runs whose confirmation came too

@@ -14,6 +14,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/events"
+	"github.com/switchboard-hub/switchboard/limits"
 )
 
 // touchEvery is how often a key's last_used_at is written at most.
@@ -27,7 +29,11 @@ func errUnauthorized() error {
 
 // Authenticate returns the principal an API key stands for. Verified keys are cached
 // in memory (by the SHA-256 of the key) for 30 s, so the hot path costs a hash and a map
-// lookup; RevokeKey invalidates this process's cache at once.
+// lookup; RevokeKey, SetUserRole and RemoveUser invalidate every node's cache at once
+// through the change feed (see SetFeed), the 30 s being only a backstop. Keys that are
+// not found do not cost a database query each (limits.KeyMisses): a key not found
+// lately is answered from memory, and a client address (limits.SourceFrom(ctx)) that
+// sends many is refused with rate_limited for a while.
 func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Principal, error) {
 	sum := sha256.Sum256([]byte(key))
 	now := time.Now()
@@ -40,6 +46,13 @@ func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Princ
 	prefix, ok := parseKey(key)
 	if !ok {
 		return switchboard.Principal{}, errUnauthorized()
+	}
+	lookup, err := s.keyMisses.Begin(sum, limits.SourceFrom(ctx))
+	if errors.Is(err, limits.ErrKnownMissing) {
+		return switchboard.Principal{}, errUnauthorized()
+	}
+	if err != nil {
+		return switchboard.Principal{}, err
 	}
 	gen := s.cache.generation()
 	var row struct {
@@ -54,22 +67,26 @@ func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Princ
 		Role       switchboard.Role
 		Slug       string
 	}
-	err := s.db.WithContext(ctx).Table("api_keys AS k").
+	err = s.db.WithContext(ctx).Table("api_keys AS k").
 		Select("k.id, k.tenant_id, k.user_id, k.agent_id, k.hash, k.operator, k.revoked_at, k.last_used_at, u.role, t.slug").
 		Joins("JOIN users u ON u.id = k.user_id AND u.tenant_id = k.tenant_id").
 		Joins("JOIN tenants t ON t.id = k.tenant_id").
 		Where("k.prefix = ?", prefix).
 		Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
+		lookup.Missing()
 		return switchboard.Principal{}, errUnauthorized()
 	}
 	if err != nil {
+		lookup.Abandoned()
 		return switchboard.Principal{}, switchboard.Internal(fmt.Errorf("authenticate key: %w", err))
 	}
 	stored, err := hex.DecodeString(row.Hash)
 	if err != nil || subtle.ConstantTimeCompare(stored, sum[:]) != 1 || row.RevokedAt != nil {
+		lookup.Missing()
 		return switchboard.Principal{}, errUnauthorized()
 	}
+	lookup.Found()
 	p := switchboard.Principal{
 		TenantID:   row.TenantID,
 		TenantSlug: row.Slug,
@@ -190,12 +207,40 @@ func (c *keyCache) put(sum [32]byte, p switchboard.Principal, now, lastUsed time
 
 // invalidateKey drops every cached entry of a key.
 func (c *keyCache) invalidateKey(keyID string) {
+	c.invalidateWhere(func(p switchboard.Principal) bool { return p.KeyID == keyID })
+}
+
+// invalidateWhere drops every cached entry whose principal matches.
+func (c *keyCache) invalidateWhere(match func(switchboard.Principal) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
 	for k, e := range c.entries {
-		if e.p.KeyID == keyID {
+		if match(e.p) {
 			delete(c.entries, k)
 		}
 	}
+}
+
+// SetFeed makes the store publish new keys, key revocations and users' removals and
+// role changes on the change feed, drop what it cached when any node publishes them
+// (everything after a gap in the feed), and tell its OnKeysRevoked hooks of other
+// nodes' revocations. Call it once, while wiring.
+func (s *Store) SetFeed(b events.Bus) {
+	s.feed = b
+	b.Subscribe(func(e events.Event) {
+		switch e.Kind {
+		case events.Gap:
+			s.cache.invalidateWhere(func(switchboard.Principal) bool { return true })
+		case events.KeyRevoked:
+			s.cache.invalidateKey(e.ID)
+			if e.Origin != b.Node() {
+				s.keysRevoked(e.Tenant, []string{e.ID}) // this node's hooks heard of its own
+			}
+		case events.UserRemoved, events.UserRoleChanged:
+			s.cache.invalidateWhere(func(p switchboard.Principal) bool { return p.TenantID == e.Tenant && p.UserID == e.ID })
+		case keyCreatedKind:
+			s.keyMisses.Forget()
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -58,17 +59,32 @@ func (s *Store) CreateInvitation(ctx context.Context, tenant switchboard.TenantI
 	if n > 0 {
 		return "", Invitation{}, &switchboard.Error{Code: switchboard.CodeConflict, Field: "email", Message: "a user with this email already exists in the tenant"}
 	}
-	return s.createLink(ctx, Invitation{TenantID: tenant, Email: email, Role: role, CreatedBy: createdBy}, InvitationLifetime)
+	return createLink(s.db.WithContext(ctx), Invitation{TenantID: tenant, Email: email, Role: role, CreatedBy: createdBy}, InvitationLifetime)
 }
 
 // PasswordLink makes a one-time link that sets the password of one of the tenant's
-// existing users (the first admin's, printed at first start, or a forgotten one).
+// existing users (the first admin's, printed at first start, or a forgotten one). The
+// user's older unused password links stop working: only the newest one does.
 func (s *Store) PasswordLink(ctx context.Context, tenant switchboard.TenantID, userID, createdBy string) (string, Invitation, error) {
-	u, err := s.User(ctx, tenant, userID)
+	var (
+		token string
+		inv   Invitation
+	)
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		u, err := takeUser(tx, tenant, userID)
+		if err != nil {
+			return err
+		}
+		if err := tx.Where("tenant_id = ? AND user_id = ? AND used_at IS NULL", tenant, u.ID).Delete(&Invitation{}).Error; err != nil {
+			return switchboard.Internal(fmt.Errorf("drop older password links of user %s: %w", u.ID, err))
+		}
+		token, inv, err = createLink(tx, Invitation{TenantID: tenant, UserID: &u.ID, Email: u.Email, Role: u.Role, CreatedBy: createdBy}, PasswordLinkLifetime)
+		return err
+	})
 	if err != nil {
-		return "", Invitation{}, err
+		return "", Invitation{}, asStoreError(err, "make password link")
 	}
-	return s.createLink(ctx, Invitation{TenantID: tenant, UserID: &u.ID, Email: u.Email, Role: u.Role, CreatedBy: createdBy}, PasswordLinkLifetime)
+	return token, inv, nil
 }
 
 // PasswordLinkByEmail is PasswordLink for the user of the tenant (named by its slug)
@@ -90,14 +106,14 @@ func (s *Store) PasswordLinkByEmail(ctx context.Context, tenantSlug, email, crea
 	return s.PasswordLink(ctx, t.ID, u.ID, createdBy)
 }
 
-func (s *Store) createLink(ctx context.Context, inv Invitation, lifetime time.Duration) (string, Invitation, error) {
+func createLink(db *gorm.DB, inv Invitation, lifetime time.Duration) (string, Invitation, error) {
 	token := linkPrefix + switchboard.RandomToken(32)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	inv.ID = switchboard.NewID("inv")
 	inv.TokenHash = hashToken(token)
 	inv.CreatedAt = now
 	inv.ExpiresAt = now.Add(lifetime)
-	if err := s.db.WithContext(ctx).Create(&inv).Error; err != nil {
+	if err := db.Create(&inv).Error; err != nil {
 		return "", Invitation{}, switchboard.Internal(fmt.Errorf("create invitation: %w", err))
 	}
 	return token, inv, nil
@@ -116,6 +132,86 @@ func (s *Store) ListInvitations(ctx context.Context, tenant switchboard.TenantID
 	return list, nil
 }
 
+// RevokeInvitation deletes one of the tenant's pending invitations, so its link stops
+// working, and returns it as it was. A used, unknown or other tenant's invitation (and a
+// password link, which is not listed as an invitation) is not found.
+func (s *Store) RevokeInvitation(ctx context.Context, tenant switchboard.TenantID, id string) (Invitation, error) {
+	var inv Invitation
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Where("tenant_id = ? AND id = ? AND user_id IS NULL AND used_at IS NULL", tenant, id).Take(&inv).Error
+		if err != nil {
+			return notFound(err, "invitation", "read invitation "+id)
+		}
+		res := tx.Where("tenant_id = ? AND id = ? AND used_at IS NULL", tenant, id).Delete(&Invitation{})
+		if res.Error != nil {
+			return switchboard.Internal(fmt.Errorf("revoke invitation %s: %w", id, res.Error))
+		}
+		if res.RowsAffected == 0 {
+			return switchboard.NotFound("invitation") // used meanwhile
+		}
+		return nil
+	})
+	if err != nil {
+		return Invitation{}, asStoreError(err, "revoke invitation "+id)
+	}
+	return inv, nil
+}
+
+// creatorPrefix starts the CreatedBy of links a user made (a principal's ID); links
+// the operator or the first start made name those instead.
+const creatorPrefix = "user:"
+
+// dropLinksBeyond deletes the unused links that user (as their creator) made and may no
+// longer make with role: all of them for a member or a removed user (role ""), the
+// owner invitations for an admin. It runs when a user is demoted or removed, so that a
+// link outlives neither its creator nor their power to grant what it grants.
+func dropLinksBeyond(tx *gorm.DB, tenant switchboard.TenantID, userID string, role switchboard.Role) error {
+	q := tx.Where("tenant_id = ? AND created_by = ? AND used_at IS NULL", tenant, creatorPrefix+userID)
+	switch role {
+	case switchboard.RoleOwner:
+		return nil
+	case switchboard.RoleAdmin:
+		q = q.Where("role = ?", switchboard.RoleOwner)
+	}
+	if err := q.Delete(&Invitation{}).Error; err != nil {
+		return switchboard.Internal(fmt.Errorf("drop the links user %s made: %w", userID, err))
+	}
+	return nil
+}
+
+// mayGrant reports whether a user of role may make a link that grants granted:
+// owners grant every role, admins admin and member, members none.
+func mayGrant(role, granted switchboard.Role) bool {
+	switch role {
+	case switchboard.RoleOwner:
+		return true
+	case switchboard.RoleAdmin:
+		return granted != switchboard.RoleOwner
+	}
+	return false
+}
+
+// checkCreator refuses a link whose creator, a user, is gone or may no longer grant
+// its role: the demotion or removal dropped such links already, and this catches one
+// made while that change was committing.
+func checkCreator(tx *gorm.DB, inv Invitation) error {
+	id, ok := strings.CutPrefix(inv.CreatedBy, creatorPrefix)
+	if !ok {
+		return nil
+	}
+	creator, err := takeUser(tx, inv.TenantID, id)
+	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+		return errBadLink()
+	}
+	if err != nil {
+		return err
+	}
+	if !mayGrant(creator.Role, inv.Role) {
+		return errBadLink()
+	}
+	return nil
+}
+
 // errBadLink is the one answer to every unusable link: malformed, unknown, used or expired.
 func errBadLink() error {
 	return &switchboard.Error{Code: switchboard.CodeNotFound, Message: "this link is not valid: it was already used, it expired, or it was mistyped; ask an admin for a new one"}
@@ -132,8 +228,12 @@ type LinkTenant struct {
 
 // Link returns what a valid, unused link is for.
 func (s *Store) Link(ctx context.Context, token string) (LinkTenant, error) {
-	inv, err := findLink(s.db.WithContext(ctx), token)
+	db := s.db.WithContext(ctx)
+	inv, err := findLink(db, token)
 	if err != nil {
+		return LinkTenant{}, err
+	}
+	if err := checkCreator(db, inv); err != nil {
 		return LinkTenant{}, err
 	}
 	t, err := s.Tenant(ctx, inv.TenantID)
@@ -172,10 +272,16 @@ func (s *Store) UseLink(ctx context.Context, token, password string) (string, Se
 	if err != nil {
 		return "", Session{}, User{}, err
 	}
-	var user User
+	var (
+		user User
+		slug string
+	)
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		inv, err := findLink(tx, token)
 		if err != nil {
+			return err
+		}
+		if err := checkCreator(tx, inv); err != nil {
 			return err
 		}
 		now := time.Now().UTC().Truncate(time.Microsecond)
@@ -193,11 +299,21 @@ func (s *Store) UseLink(ctx context.Context, token, password string) (string, Se
 		} else if err := tx.Where("tenant_id = ? AND id = ?", inv.TenantID, *inv.UserID).Take(&user).Error; err != nil {
 			return notFound(err, "user", "find invited user")
 		}
+		var slugs []string
+		if err := tx.Model(&Tenant{}).Where("id = ?", inv.TenantID).Pluck("slug", &slugs).Error; err != nil {
+			return switchboard.Internal(fmt.Errorf("use invitation %s: find tenant: %w", inv.ID, err))
+		}
+		if len(slugs) != 1 {
+			return switchboard.NotFound("tenant")
+		}
+		slug = slugs[0]
 		return setPassword(tx, inv.TenantID, user.ID, hash)
 	})
 	if err != nil {
 		return "", Session{}, User{}, asStoreError(err, "use invitation")
 	}
+	// A new password ends any lock on the account from guesses at the old one.
+	s.signIns.Reset(signInAccount(slug, user.Email))
 	tok, ses, err := s.startSession(ctx, user.TenantID, user.ID)
 	if err != nil {
 		return "", Session{}, User{}, err

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/events"
 )
 
 // keyPrefix starts every API key, so that a leaked key is recognisable (secret scanners)
@@ -29,18 +30,47 @@ const (
 // clear, once: "sbk_" + a 12-character prefix + "_" + a 256-bit secret. Only the prefix
 // and the SHA-256 of the whole key are stored. Operator keys may manage tenants.
 func (s *Store) CreateKey(ctx context.Context, tenant switchboard.TenantID, userID, name string, operator bool) (string, APIKey, error) {
-	return createKey(s.db.WithContext(ctx), tenant, userID, nil, name, operator)
+	plain, k, err := createKey(s.db.WithContext(ctx), tenant, userID, nil, name, operator)
+	if err == nil {
+		s.keyCreated(ctx, k)
+	}
+	return plain, k, err
 }
 
-// CreateAgentKey creates an API key for an agent, which acts on behalf of userID.
-func (s *Store) CreateAgentKey(ctx context.Context, tenant switchboard.TenantID, userID, agentID, name string) (string, APIKey, error) {
+// CreateAgentKey creates an API key for an agent, which acts on behalf of userID;
+// createdBy is the user who asked for it (the agent's creator or an admin).
+func (s *Store) CreateAgentKey(ctx context.Context, tenant switchboard.TenantID, userID, agentID, name, createdBy string) (string, APIKey, error) {
 	if agentID == "" || len(agentID) > 40 {
 		return "", APIKey{}, switchboard.Invalid("agent_id", "must be an agent ID")
 	}
-	return createKey(s.db.WithContext(ctx), tenant, userID, &agentID, name, false)
+	if createdBy == "" {
+		return "", APIKey{}, switchboard.Invalid("created_by", "must name the user creating the key")
+	}
+	plain, k, err := createKeyBy(s.db.WithContext(ctx), tenant, userID, &agentID, name, false, createdBy)
+	if err == nil {
+		s.keyCreated(ctx, k)
+	}
+	return plain, k, err
 }
 
+// keyCreatedKind is the change event of a new API key (ID: the key's id): every node's
+// unknown-key throttle forgets what it holds, so the key works at once wherever it is
+// used from, even from a client address that ran out of lookups.
+const keyCreatedKind events.Kind = "key.created"
+
+// keyCreated tells this node's unknown-key throttle of a committed new key, and the
+// other nodes' through the change feed.
+func (s *Store) keyCreated(ctx context.Context, k APIKey) {
+	s.keyMisses.Forget()
+	events.PublishAfterCommit(ctx, s.feed, nil, events.Event{Kind: keyCreatedKind, Tenant: k.TenantID, ID: k.ID})
+}
+
+// createKey creates a user's own key.
 func createKey(db *gorm.DB, tenant switchboard.TenantID, userID string, agentID *string, name string, operator bool) (string, APIKey, error) {
+	return createKeyBy(db, tenant, userID, agentID, name, operator, userID)
+}
+
+func createKeyBy(db *gorm.DB, tenant switchboard.TenantID, userID string, agentID *string, name string, operator bool, createdBy string) (string, APIKey, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 100 {
 		return "", APIKey{}, switchboard.Invalid("name", "must be 1 to 100 characters")
@@ -57,14 +87,15 @@ func createKey(db *gorm.DB, tenant switchboard.TenantID, userID string, agentID 
 		plaintext := keyPrefix + prefix + "_" + switchboard.RandomToken(32)
 		sum := sha256.Sum256([]byte(plaintext))
 		k := APIKey{
-			ID:       switchboard.NewID("key"),
-			TenantID: tenant,
-			UserID:   userID,
-			AgentID:  agentID,
-			Name:     name,
-			Prefix:   prefix,
-			Hash:     hex.EncodeToString(sum[:]),
-			Operator: operator,
+			ID:        switchboard.NewID("key"),
+			TenantID:  tenant,
+			UserID:    userID,
+			AgentID:   agentID,
+			CreatedBy: createdBy,
+			Name:      name,
+			Prefix:    prefix,
+			Hash:      hex.EncodeToString(sum[:]),
+			Operator:  operator,
 		}
 		err := db.Create(&k).Error
 		if err == nil {
@@ -93,21 +124,29 @@ func (s *Store) Key(ctx context.Context, tenant switchboard.TenantID, id string)
 	return k, notFound(err, "API key", "read key "+id)
 }
 
-// RevokeKey revokes one of the tenant's keys. It takes effect at once in this process
-// and within the cache's lifetime (30 s) in others. Revoking a revoked key is a no-op.
-func (s *Store) RevokeKey(ctx context.Context, tenant switchboard.TenantID, id string) error {
+// RevokeKey revokes one of the tenant's keys and reports whether this call revoked it:
+// revoking a revoked key changes nothing and reports false, so the caller records one
+// revocation however often it is asked. It takes effect at once in this process and
+// through the change feed, in the others (within the cache's lifetime, 30 s, if the
+// event is lost).
+func (s *Store) RevokeKey(ctx context.Context, tenant switchboard.TenantID, id string) (bool, error) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	res := s.db.WithContext(ctx).Model(&APIKey{}).
 		Where("tenant_id = ? AND id = ? AND revoked_at IS NULL", tenant, id).
 		Update("revoked_at", now)
 	if res.Error != nil {
-		return switchboard.Internal(fmt.Errorf("revoke key %s: %w", id, res.Error))
+		return false, switchboard.Internal(fmt.Errorf("revoke key %s: %w", id, res.Error))
 	}
 	s.cache.invalidateKey(id)
+	if res.RowsAffected > 0 {
+		events.PublishAfterCommit(ctx, s.feed, nil, events.Event{Kind: events.KeyRevoked, Tenant: tenant, ID: id})
+	}
 	if res.RowsAffected == 0 {
 		if _, err := s.Key(ctx, tenant, id); err != nil {
-			return err
+			return false, err
 		}
+		return false, nil
 	}
-	return nil
+	s.keysRevoked(tenant, []string{id})
+	return true, nil
 }

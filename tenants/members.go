@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/events"
 )
 
 // errLastOwner is the answer to a change that would leave a tenant without an owner.
@@ -50,7 +51,8 @@ func takeUser(tx *gorm.DB, tenant switchboard.TenantID, id string) (User, error)
 // SetUserRole changes the role of one of the tenant's users and returns the user as it
 // was and as it is now. Demoting the tenant's last owner is a conflict. The user's API
 // keys answer with the new role at once in this process, and within the key cache's
-// lifetime (30 s) in others; web sessions read the role on every request.
+// lifetime (30 s) in others; web sessions read the role on every request. The unused
+// invitations the user made that the new role could not make are dropped.
 func (s *Store) SetUserRole(ctx context.Context, tenant switchboard.TenantID, id string, role switchboard.Role) (User, User, error) {
 	switch role {
 	case switchboard.RoleOwner, switchboard.RoleAdmin, switchboard.RoleMember:
@@ -84,6 +86,9 @@ func (s *Store) SetUserRole(ctx context.Context, tenant switchboard.TenantID, id
 			return switchboard.Internal(fmt.Errorf("set role of user %s: %w", id, err))
 		}
 		after.Role = role
+		if err := dropLinksBeyond(tx, tenant, id, role); err != nil {
+			return err
+		}
 		if err := tx.Model(&APIKey{}).Where("tenant_id = ? AND user_id = ?", tenant, id).Pluck("id", &keyIDs).Error; err != nil {
 			return switchboard.Internal(fmt.Errorf("list keys of user %s: %w", id, err))
 		}
@@ -95,6 +100,7 @@ func (s *Store) SetUserRole(ctx context.Context, tenant switchboard.TenantID, id
 	for _, k := range keyIDs {
 		s.cache.invalidateKey(k)
 	}
+	events.PublishAfterCommit(ctx, s.feed, nil, events.Event{Kind: events.UserRoleChanged, Tenant: tenant, ID: id})
 	return before, after, nil
 }
 
@@ -110,9 +116,9 @@ type Removal struct {
 }
 
 // RemoveUser removes one of the tenant's users: it revokes their API keys, ends their
-// web sessions and drops their unused password links, then deletes the user, which
-// deletes the agents they created (they act for their creator). Removing the tenant's
-// last owner is a conflict. A user who holds an operator key is removed only when
+// web sessions, drops their unused password links and the invitations they made, then
+// deletes the user, which deletes the agents they created (they act for their
+// creator). Removing the tenant's last owner is a conflict. A user who holds an operator key is removed only when
 // operator is true (the caller is the operator), lest a tenant admin lock the
 // deployment's operator out; otherwise they answer forbidden.
 func (s *Store) RemoveUser(ctx context.Context, tenant switchboard.TenantID, id string, operator bool) (Removal, error) {
@@ -160,6 +166,9 @@ func (s *Store) RemoveUser(ctx context.Context, tenant switchboard.TenantID, id 
 		if err := tx.Where("tenant_id = ? AND user_id = ?", tenant, id).Delete(&Invitation{}).Error; err != nil {
 			return switchboard.Internal(fmt.Errorf("drop password links of user %s: %w", id, err))
 		}
+		if err := dropLinksBeyond(tx, tenant, id, ""); err != nil {
+			return err
+		}
 		if err := tx.Where("tenant_id = ? AND id = ?", tenant, id).Delete(&User{}).Error; err != nil {
 			return switchboard.Internal(fmt.Errorf("delete user %s: %w", id, err))
 		}
@@ -171,5 +180,10 @@ func (s *Store) RemoveUser(ctx context.Context, tenant switchboard.TenantID, id 
 	for _, k := range allKeys {
 		s.cache.invalidateKey(k)
 	}
+	s.keysRevoked(tenant, out.RevokedKeys)
+	for _, k := range out.RevokedKeys {
+		events.PublishAfterCommit(ctx, s.feed, nil, events.Event{Kind: events.KeyRevoked, Tenant: tenant, ID: k})
+	}
+	events.PublishAfterCommit(ctx, s.feed, nil, events.Event{Kind: events.UserRemoved, Tenant: tenant, ID: id})
 	return out, nil
 }

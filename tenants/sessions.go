@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/limits"
 )
 
 // SessionLifetime is how long a browser stays signed in.
@@ -53,30 +54,48 @@ func CSRFToken(sessionToken string) string {
 
 // SignIn checks a user's email and password in the tenant the slug names, and starts a
 // session. It returns the session token, shown this once. Every failure answers the
-// same unauthorized error, whichever part was wrong.
+// same unauthorized error, whichever part was wrong. Attempts are throttled per
+// account and per client address (limits.SourceFrom(ctx)): a refused one answers
+// rate_limited, saying when to try again, without checking the password.
 func (s *Store) SignIn(ctx context.Context, tenantSlug, email, password string) (string, Session, error) {
+	slug, mail := strings.TrimSpace(tenantSlug), strings.ToLower(strings.TrimSpace(email))
+	attempt, err := s.signIns.Begin(ctx, signInAccount(slug, mail), limits.SourceFrom(ctx))
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", Session{}, &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "the sign-in was cancelled", Err: err}
+		}
+		return "", Session{}, err
+	}
 	var row struct {
 		ID           string
 		TenantID     switchboard.TenantID
 		PasswordHash *string
 	}
-	err := s.db.WithContext(ctx).Table("users AS u").
+	err = s.db.WithContext(ctx).Table("users AS u").
 		Select("u.id, u.tenant_id, u.password_hash").
 		Joins("JOIN tenants t ON t.id = u.tenant_id").
-		Where("t.slug = ? AND u.email = ?", strings.TrimSpace(tenantSlug), strings.ToLower(strings.TrimSpace(email))).
+		Where("t.slug = ? AND u.email = ?", slug, mail).
 		Take(&row).Error
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
 		s.verifyPassword(nil, password)
+		attempt.Failed()
 		return "", Session{}, errBadSignIn()
 	case err != nil:
+		attempt.Abandoned()
 		return "", Session{}, switchboard.Internal(fmt.Errorf("sign in: find user: %w", err))
 	}
 	if !s.verifyPassword(row.PasswordHash, password) {
+		attempt.Failed()
 		return "", Session{}, errBadSignIn()
 	}
+	attempt.Succeeded()
 	return s.startSession(ctx, row.TenantID, row.ID)
 }
+
+// signInAccount names an account for the sign-in throttle: the tenant's slug and the
+// email, as SignIn normalizes them (whether or not such a user exists).
+func signInAccount(slug, email string) string { return slug + "\x00" + email }
 
 // startSession creates a session for one of the tenant's users.
 func (s *Store) startSession(ctx context.Context, tenant switchboard.TenantID, userID string) (string, Session, error) {

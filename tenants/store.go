@@ -15,9 +15,15 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/events"
+	"github.com/switchboard-hub/switchboard/limits"
 )
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$`)
+
+// ValidSlug reports whether s has the form of a tenant slug (3 to 40 lowercase letters,
+// digits and inner hyphens), whether or not a tenant has it.
+func ValidSlug(s string) bool { return slugPattern.MatchString(s) }
 
 // Store keeps tenants, users and API keys. Every method takes the tenant, except
 // CreateTenant, CreateTenantWithOwner, TenantBySlug, ListTenants (the operator's) and
@@ -25,18 +31,38 @@ var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$`)
 type Store struct {
 	db    *gorm.DB
 	cache *keyCache
+	// signIns throttles password sign-ins and keyMisses lookups of unknown API keys
+	// (see SetThrottles).
+	signIns   *limits.SignIns
+	keyMisses *limits.KeyMisses
+	// pwChecks counts password hash comparisons, for tests.
+	pwChecks atomic.Int64
 	// pwCost is the bcrypt cost of new password hashes.
 	pwCost    atomic.Int32
 	dummyOnce sync.Once
 	dummy     []byte
 	wg        sync.WaitGroup // last_used_at updates in flight
+	hooks     revokeHooks
+	feed      events.Bus // set while wiring (SetFeed); nil invalidates this process only
 }
 
 // NewStore returns a Store on db.
 func NewStore(db *gorm.DB) *Store {
-	s := &Store{db: db, cache: newKeyCache(10_000, 30*time.Second)}
+	s := &Store{db: db, cache: newKeyCache(10_000, 30*time.Second),
+		signIns: limits.NewSignIns(limits.SignInOptions{}), keyMisses: limits.NewKeyMisses(limits.KeyMissOptions{})}
 	s.pwCost.Store(DefaultPasswordCost)
 	return s
+}
+
+// SetThrottles replaces the sign-in and unknown-key throttles (the defaults of package
+// limits otherwise); a nil one keeps the current. Call it before the store is used.
+func (s *Store) SetThrottles(signIns *limits.SignIns, keyMisses *limits.KeyMisses) {
+	if signIns != nil {
+		s.signIns = signIns
+	}
+	if keyMisses != nil {
+		s.keyMisses = keyMisses
+	}
 }
 
 // Close waits for the background last_used_at updates to finish.
@@ -97,6 +123,7 @@ func (s *Store) CreateTenantWithOwner(ctx context.Context, slug, name, ownerEmai
 	if err != nil {
 		return Tenant{}, User{}, "", APIKey{}, asStoreError(err, "create tenant "+slug)
 	}
+	s.keyCreated(ctx, key)
 	return tenant, owner, plain, key, nil
 }
 
@@ -148,6 +175,7 @@ func (s *Store) CreateUserWithKey(ctx context.Context, tenant switchboard.Tenant
 	if err != nil {
 		return User{}, "", APIKey{}, asStoreError(err, "create user with key")
 	}
+	s.keyCreated(ctx, key)
 	return user, plain, key, nil
 }
 

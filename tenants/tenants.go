@@ -39,7 +39,11 @@ type APIKey struct {
 	TenantID switchboard.TenantID `gorm:"size:40;not null" json:"-"`
 	UserID   string               `gorm:"size:40;not null" json:"user_id"`
 	// AgentID is set for an agent's key; the agent acts on behalf of UserID.
-	AgentID    *string    `gorm:"size:40" json:"agent_id,omitempty"`
+	AgentID *string `gorm:"size:40" json:"agent_id,omitempty"`
+	// CreatedBy is the user who created the key: UserID for a user's key; for an
+	// agent's key, its creator or the admin who asked for it. An agent's key runs
+	// the agent's private connections only when their owner created it.
+	CreatedBy  string     `gorm:"size:40;not null" json:"created_by"`
 	Name       string     `gorm:"size:100;not null" json:"name"`
 	Prefix     string     `gorm:"size:16;not null" json:"prefix"`
 	Hash       string     `gorm:"size:64;not null" json:"-"`

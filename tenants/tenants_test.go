@@ -145,7 +145,7 @@ func TestTenantIsolation(t *testing.T) {
 			run  func() error
 		}{
 			{name: "read A's user as B", run: func() error { _, err := s.User(ctx, b.tenant.ID, a.owner.ID); return err }},
-			{name: "revoke A's key as B", run: func() error { return s.RevokeKey(ctx, b.tenant.ID, keyA.ID) }},
+			{name: "revoke A's key as B", run: func() error { _, err := s.RevokeKey(ctx, b.tenant.ID, keyA.ID); return err }},
 			{name: "read A's key as B", run: func() error { _, err := s.Key(ctx, b.tenant.ID, keyA.ID); return err }},
 			{name: "create a key in B for A's user", run: func() error { _, _, err := s.CreateKey(ctx, b.tenant.ID, a.owner.ID, "x", false); return err }},
 		}
@@ -198,7 +198,7 @@ func TestKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		agentPlain, agentKey, err := s.CreateAgentKey(ctx, a.tenant.ID, a.member.ID, "agt_1", "triage bot")
+		agentPlain, agentKey, err := s.CreateAgentKey(ctx, a.tenant.ID, a.member.ID, "agt_1", "triage bot", a.member.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,13 +264,13 @@ func TestKeys(t *testing.T) {
 			if _, err := s.Authenticate(ctx, plain); err != nil { // warm the cache
 				t.Fatal(err)
 			}
-			if err := s.RevokeKey(ctx, a.tenant.ID, key.ID); err != nil {
-				t.Fatal(err)
+			if revoked, err := s.RevokeKey(ctx, a.tenant.ID, key.ID); err != nil || !revoked {
+				t.Fatalf("RevokeKey() = %v, %v; want true, nil", revoked, err)
 			}
 			_, err := s.Authenticate(ctx, plain)
 			wantCode(t, err, switchboard.CodeUnauthorized, "")
-			if err := s.RevokeKey(ctx, a.tenant.ID, key.ID); err != nil {
-				t.Errorf("revoking again: %v", err)
+			if revoked, err := s.RevokeKey(ctx, a.tenant.ID, key.ID); err != nil || revoked {
+				t.Errorf("revoking again: RevokeKey() = %v, %v; want false, nil", revoked, err)
 			}
 			keys, err := s.ListKeys(ctx, a.tenant.ID)
 			if err != nil {
@@ -291,7 +291,7 @@ func TestKeys(t *testing.T) {
 			if _, err := other.Authenticate(ctx, opPlain); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.RevokeKey(ctx, a.tenant.ID, opKey.ID); err != nil {
+			if _, err := s.RevokeKey(ctx, a.tenant.ID, opKey.ID); err != nil {
 				t.Fatal(err)
 			}
 			fresh := tenants.NewStore(db)

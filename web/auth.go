@@ -4,7 +4,9 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/api"
@@ -19,6 +21,20 @@ const formCookie = "switchboard_form"
 const maxFormBytes = 16 << 10
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+func urlPathEscape(s string) string { return url.PathEscape(s) }
+
+// sentence makes an error message a sentence for a page: capitalized, with a full stop.
+func sentence(msg string) string {
+	if msg == "" {
+		return msg
+	}
+	msg = strings.ToUpper(msg[:1]) + msg[1:]
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return msg
+}
 
 // session returns the request's session token and principal, if it carries a valid one.
 func (h *handler) session(r *http.Request) (string, switchboard.Principal, bool) {
@@ -116,11 +132,17 @@ func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		e := switchboard.AsError(err)
 		status := e.Code.HTTPStatus()
-		d.Error = e.Message
-		if e.Code == switchboard.CodeInternal {
+		switch e.Code {
+		case switchboard.CodeInternal:
 			h.log.ErrorContext(r.Context(), "sign in", "err", err)
 			d.Error = "Signing in failed on the server. Try again in a moment, and tell the operator if it persists."
-		} else {
+		case switchboard.CodeRateLimited, switchboard.CodeUnavailable:
+			// Throttled: the message says when to try again, and so does Retry-After.
+			d.Error = sentence(e.Message)
+			if e.RetryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+			}
+		default:
 			d.Error = "The workspace, email or password is wrong. Check them and try again, or ask an admin for a new invitation link."
 		}
 		h.render(w, r, status, d)

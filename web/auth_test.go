@@ -57,11 +57,14 @@ func TestSignIn(t *testing.T) {
 		wantStatus int
 		wantBody   string
 		wantLoc    string
+		wantRetry  string // the Retry-After header
 	}{
 		{name: "no form token", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {goodPassword}}, badToken: true, wantStatus: http.StatusForbidden, wantBody: "The form expired"},
 		{name: "missing email", form: url.Values{"tenant": {"acme"}, "password": {goodPassword}}, wantStatus: http.StatusBadRequest, wantBody: "Email is required."},
 		{name: "missing password", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}}, wantStatus: http.StatusBadRequest, wantBody: "Password is required."},
 		{name: "wrong password", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {"not the password"}}, wantStatus: http.StatusUnauthorized, wantBody: "The workspace, email or password is wrong."},
+		{name: "throttled", form: url.Values{"tenant": {"acme"}, "email": {lockedEmail}, "password": {goodPassword}}, wantStatus: http.StatusTooManyRequests, wantRetry: "90",
+			wantBody: "Too many failed sign-ins to this account; try again in 2 minutes, or ask an admin for a password link."},
 		{name: "right password", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {goodPassword}, "next": {"/settings"}}, wantStatus: http.StatusSeeOther, wantLoc: "/settings"},
 		{name: "next to another site", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {goodPassword}, "next": {"//evil.example/x"}}, wantStatus: http.StatusSeeOther, wantLoc: "/"},
 		{name: "next with a tab before a second slash", form: url.Values{"tenant": {"acme"}, "email": {"alice@acme.test"}, "password": {goodPassword}, "next": {"/\t/evil.example/x"}}, wantStatus: http.StatusSeeOther, wantLoc: "/"},
@@ -82,6 +85,9 @@ func TestSignIn(t *testing.T) {
 			}
 			if !strings.Contains(body, tc.wantBody) {
 				t.Errorf("body lacks %q", tc.wantBody)
+			}
+			if got := res.Header.Get("Retry-After"); got != tc.wantRetry {
+				t.Errorf("Retry-After %q, want %q", got, tc.wantRetry)
 			}
 			if pw := tc.form.Get("password"); pw != "" && strings.Contains(body, pw) {
 				t.Error("the answer holds the password")

@@ -63,7 +63,10 @@ type Options struct {
 	SessionLifetime time.Duration
 	// MinPasswordLength is the store's shortest password, for the form's hint.
 	MinPasswordLength int
-	Logger            *slog.Logger
+	// Approvals serves the approval pages of runs that wait for a person's
+	// confirmation, and the list of them in Activity; nil leaves both out.
+	Approvals Approvals
+	Logger    *slog.Logger
 }
 
 // The pages behind sign-in: path pattern, template and title.
@@ -84,6 +87,7 @@ type handler struct {
 	log    *slog.Logger
 	pages  map[string]*template.Template
 	secure bool // cookies are Secure: the public URL is https
+	assets assets
 }
 
 // Handler serves the UI: the static files, the sign-in, sign-out and invitation
@@ -104,7 +108,7 @@ func Handler(o Options) (http.Handler, error) {
 	}
 	h.PublicURL = strings.TrimRight(o.PublicURL, "/")
 	h.secure = strings.HasPrefix(h.PublicURL, "https://")
-	names := []string{"signin", "invite"}
+	names := []string{"signin", "invite", "approval"}
 	for _, p := range appPages {
 		names = append(names, p.name)
 	}
@@ -122,18 +126,20 @@ func Handler(o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("static files: %w", err)
 	}
-	files := http.FileServerFS(static)
+	if h.assets, err = loadAssets(static); err != nil {
+		return nil, fmt.Errorf("static files: %w", err)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		files.ServeHTTP(w, r)
-	})))
+	mux.Handle("GET /static/", http.StripPrefix("/static", h.assets))
 	mux.HandleFunc("GET /signin", h.signInPage)
 	mux.HandleFunc("POST /signin", h.signIn)
 	mux.HandleFunc("POST /signout", h.signOut)
 	mux.HandleFunc("GET /invite/{token}", h.invitePage)
 	mux.HandleFunc("POST /invite/{token}", h.acceptInvite)
+	if h.Approvals != nil {
+		mux.HandleFunc("GET /approvals/{id}", h.approvalPage)
+		mux.HandleFunc("POST /approvals/{id}", h.answerApproval)
+	}
 	for _, p := range appPages {
 		mux.HandleFunc(p.pattern, h.appPage(p.name, p.title))
 	}
@@ -151,6 +157,12 @@ type pageData struct {
 	SignedIn  bool
 	// Param is the page's path parameter: the agent ID or the tool name.
 	Param string
+	// Approval is the confirmation an approval page shows.
+	Approval *Approval
+	// Pending are the confirmations waiting for the signed-in person (Activity).
+	Pending []Approval
+	// StyleURL and ScriptURL link the stylesheet and the script by content hash.
+	StyleURL, ScriptURL string
 	// TenantMCPURL is the signed-in tenant's MCP URL.
 	TenantMCPURL string
 	// Form pages.
@@ -168,6 +180,7 @@ type pageData struct {
 func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, d pageData) {
 	d.PublicURL = h.PublicURL
 	d.Version = h.Version
+	d.StyleURL, d.ScriptURL = h.assets.URL("style.css"), h.assets.URL("app.js")
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/html; charset=utf-8")
 	hdr.Set("Cache-Control", "no-store")
@@ -204,6 +217,14 @@ func (h *handler) appPage(name, title string) http.HandlerFunc {
 			d.Param = r.PathValue("id")
 		case "tool":
 			d.Param = r.PathValue("tool")
+		case "activity":
+			if h.Approvals != nil {
+				pending, err := h.Approvals.Pending(r.Context(), p)
+				if err != nil {
+					h.log.ErrorContext(r.Context(), "list pending approvals", "err", err)
+				}
+				d.Pending = pending
+			}
 		}
 		h.render(w, r, http.StatusOK, d)
 	}

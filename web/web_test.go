@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -32,6 +33,7 @@ type fakeAccounts struct {
 const (
 	goodPassword = "correct horse battery"
 	linkToken    = "sbi_goodlink"
+	lockedEmail  = "locked@acme.test" // an account the store throttles
 )
 
 func newFakeAccounts() *fakeAccounts {
@@ -46,6 +48,11 @@ func (f *fakeAccounts) SignIn(_ context.Context, slug, email, pw string) (string
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.signIns = append(f.signIns, slug+" "+email)
+	if email == lockedEmail {
+		// What the store answers for an account that failed too often (package limits).
+		return "", &switchboard.Error{Code: switchboard.CodeRateLimited, RetryAfter: 90 * time.Second,
+			Message: "too many failed sign-ins to this account; try again in 2 minutes, or ask an admin for a password link"}
+	}
 	if slug != "acme" || email != "alice@acme.test" || pw != goodPassword {
 		return "", &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "wrong"}
 	}
@@ -209,7 +216,7 @@ func TestAppPages(t *testing.T) {
 			}
 			common := []string{
 				`<meta name="csrf-token" content="` + acc.CSRFToken(token) + `">`,
-				`<script src="/static/app.js" defer></script>`,
+				`<script src="/static/app.js?v=`,
 				`<form method="post" action="/signout"`,
 				`name="csrf" value="` + acc.CSRFToken(token) + `"`,
 				"acme · admin",

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/remotemcp"
+	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
 // envVar documents one configuration variable for `switchboard -h` and the README.
@@ -23,9 +25,12 @@ type envVar struct {
 	Help    string
 }
 
-// envVars are every variable the server reads, in the order help lists them.
+// envVars are every variable the server reads, in the order help lists them. A name
+// with <PROVIDER> stands for one variable per provider it applies to (knownVars).
 func envVars() []envVar {
-	return []envVar{
+	every := strings.Join(providerNames(false), ", ")
+	oauth := strings.Join(providerNames(true), ", ")
+	return append([]envVar{
 		{"SWITCHBOARD_ADDR", "127.0.0.1:8080", "host:port to listen on; 0.0.0.0:8080 listens on every interface"},
 		{"SWITCHBOARD_DATA_DIR", "./data", "directory for the SQLite database and the key file, created 0700"},
 		{"SWITCHBOARD_DATABASE_URL", "sqlite:DATA_DIR/switchboard.db", "sqlite:PATH (or a file path) for SQLite; postgres://user:pass@host:5432/db?sslmode=… for PostgreSQL"},
@@ -35,21 +40,25 @@ func envVars() []envVar {
 		{"SWITCHBOARD_VAULT_TOKEN", "$VAULT_TOKEN", "with SWITCHBOARD_KEYRING=vault: a Vault token that may use the transit key (datakey, decrypt, hmac, read; rotate for keys rotate)"},
 		{"SWITCHBOARD_VAULT_TRANSIT_KEY", "none", "with SWITCHBOARD_KEYRING=vault: the name of the transit key (create it with vault write -f transit/keys/NAME)"},
 		{"SWITCHBOARD_VAULT_TRANSIT_MOUNT", "transit", "with SWITCHBOARD_KEYRING=vault: the path the transit secrets engine is mounted at"},
-		{"SWITCHBOARD_PUBLIC_URL", "http://ADDR", "the URL people and MCP clients reach this server at (behind a proxy: its https URL); MCP URLs start with it"},
-		{"SWITCHBOARD_<PROVIDER>_BASE_URL", "the provider's public API", "API base URL of one provider, e.g. SWITCHBOARD_GITHUB_BASE_URL=https://HOST/api/v3 for GitHub Enterprise Server, or a test double's URL"},
-		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs are text on stderr"},
-		{"SWITCHBOARD_OAUTH_GITHUB_CLIENT_ID", "", "the deployment's GitHub OAuth app (or GitHub App) client ID, for connecting with OAuth; register PUBLIC_URL/oauth/callback as its callback URL"},
-		{"SWITCHBOARD_OAUTH_GITHUB_CLIENT_SECRET", "", "that app's client secret"},
-		{"SWITCHBOARD_OAUTH_SLACK_CLIENT_ID", "", "the deployment's Slack app client ID; register PUBLIC_URL/oauth/callback as its redirect URL"},
-		{"SWITCHBOARD_OAUTH_SLACK_CLIENT_SECRET", "", "that app's client secret"},
-		{"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL", "the provider's", "overrides a provider's OAuth authorization endpoint (GitHub Enterprise Server: https://HOST/login/oauth/authorize); <PROVIDER> is GITHUB, SLACK, …"},
+		{"SWITCHBOARD_PUBLIC_URL", "http://ADDR", "the URL people and MCP clients reach this server at (behind a proxy: its https URL); MCP URLs and links start with it"},
+		{"SWITCHBOARD_<PROVIDER>_BASE_URL", "the provider's public API", "API base URL of one provider (<PROVIDER>: " + every + "), e.g. SWITCHBOARD_GITHUB_BASE_URL=https://HOST/api/v3 for GitHub Enterprise Server, or a test double's URL"},
+		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs go to stderr"},
+		{"SWITCHBOARD_LOG_FORMAT", "text", "text or json (one JSON object a line); request lines carry trace_id, and an error repeated within 10 s is summarised"},
+		{"SWITCHBOARD_ADMIN_ADDR", "off", "host:port of the admin listener: Prometheus metrics at /metrics and pprof at /debug/pprof/; keep it private (never the public port)"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "off", "OTLP/HTTP collector URL (http://collector:4318) to export traces to; the other OTEL_* exporter variables apply; unset: no tracing"},
+		{"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_ID", "none", "the deployment's OAuth app client ID for a provider that connects with OAuth (<PROVIDER>: " + oauth + "); register PUBLIC_URL/oauth/callback as its callback URL"},
+		{"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_SECRET", "none", "that app's client secret; both or neither"},
+		{"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL", "the provider's", "overrides a provider's OAuth authorization endpoint (GitHub Enterprise Server: https://HOST/login/oauth/authorize)"},
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_TOKEN_URL", "the provider's", "overrides a provider's OAuth token endpoint (GitHub Enterprise Server: https://HOST/login/oauth/access_token)"},
 		{"SWITCHBOARD_REFRESH_INTERVAL", "1m", "how often the background refresher looks for OAuth tokens expiring within 10 minutes"},
 		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
-		{"SWITCHBOARD_ALLOWED_ORIGINS", "", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own; * allows any"},
+		{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100", "how many live MCP sessions one API key (user or agent) may hold; a new one beyond it ends the least recently used"},
+		{"SWITCHBOARD_ALLOWED_ORIGINS", "none", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own; * allows any"},
 		{remotemcp.AllowPrivateEnv, "false", "true lets tenants register remote MCP servers at private, loopback and link-local addresses (refused by default: SSRF)"},
-		{remotemcp.AllowCIDRsEnv, "", "comma-separated CIDR ranges (10.1.0.0/16) where remote MCP servers may be although private"},
-	}
+		{remotemcp.AllowCIDRsEnv, "none", "comma-separated CIDR ranges (10.1.0.0/16) where remote MCP servers may be although private"},
+		{"SWITCHBOARD_REDIS_URL", "none", "redis://[:password@]host:6379/0 (or rediss:// for TLS): connections' rate limits, upstream Retry-After windows and tenants' run bounds are shared by every node using it; unset: kept per process (one node)"},
+		{"SWITCHBOARD_TRUSTED_PROXIES", "none", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client; sign-in and unknown API keys are throttled per client address"},
+	}, overloadVars()...)
 }
 
 // config is the server's configuration, read from SWITCHBOARD_* variables.
@@ -69,12 +78,20 @@ type config struct {
 	// BaseURLs overrides providers' API base URLs, by provider name.
 	BaseURLs map[string]string
 	LogLevel slog.Level
+	// LogFormat is "text" or "json".
+	LogFormat string
+	// AdminAddr is the admin listener's host:port (metrics, pprof); empty: none.
+	AdminAddr string
+	// TracesEndpoint is the OTLP/HTTP URL traces go to; empty: no tracing.
+	TracesEndpoint string
 	// OAuthApps are the deployment's OAuth apps by provider, from SWITCHBOARD_OAUTH_*.
 	OAuthApps map[string]connections.OAuthApp
 	// RefreshInterval is the background refresher's period.
 	RefreshInterval time.Duration
 	// RunLease is how long a process holds an async run without renewing it.
 	RunLease time.Duration
+	// MCPSessionsPerPrincipal caps the live MCP sessions of one principal.
+	MCPSessionsPerPrincipal int
 	// AllowedOrigins are browser origins allowed to call the MCP URLs (DNS rebinding
 	// protection), besides PublicURL's own.
 	AllowedOrigins []string
@@ -82,6 +99,13 @@ type config struct {
 	// private addresses (all of them, or these ranges); they are refused otherwise.
 	RemoteMCPAllowPrivate bool
 	RemoteMCPAllowCIDRs   []string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the client
+	// address that sign-ins and unknown API keys are throttled by.
+	TrustedProxies []string
+	// RedisURL, when set, is the Redis that the fleet's nodes share limits through.
+	RedisURL string
+	// Overload bounds the work the node takes on (admission, deadlines, drain).
+	Overload overloadConfig
 }
 
 // configError is a configuration variable with a bad value; the process exits 2.
@@ -151,6 +175,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err != nil || c.RunLease < time.Second {
 		return config{}, &configError{"SWITCHBOARD_RUN_LEASE", "must be a duration of at least 1s, such as 30s"}
 	}
+	c.MCPSessionsPerPrincipal, err = strconv.Atoi(get("SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100"))
+	if err != nil || c.MCPSessionsPerPrincipal < 1 || c.MCPSessionsPerPrincipal > 100000 {
+		return config{}, &configError{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "must be a whole number from 1 to 100000, such as 100"}
+	}
 	for o := range strings.SplitSeq(get("SWITCHBOARD_ALLOWED_ORIGINS", ""), ",") {
 		o = strings.TrimSpace(o)
 		if o == "" {
@@ -181,8 +209,45 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if _, err := remotemcp.NewGuard(c.RemoteMCPAllowPrivate, c.RemoteMCPAllowCIDRs); err != nil {
 		return config{}, &configError{remotemcp.AllowCIDRsEnv, err.Error()}
 	}
+	for p := range strings.SplitSeq(get("SWITCHBOARD_TRUSTED_PROXIES", ""), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			c.TrustedProxies = append(c.TrustedProxies, p)
+		}
+	}
+	if _, err := limits.NewSources(c.TrustedProxies); err != nil {
+		return config{}, &configError{"SWITCHBOARD_TRUSTED_PROXIES", err.Error()}
+	}
+	if c.RedisURL = get("SWITCHBOARD_REDIS_URL", ""); c.RedisURL != "" {
+		r, err := limits.NewRedis(limits.RedisOptions{URL: c.RedisURL})
+		if err != nil {
+			return config{}, &configError{"SWITCHBOARD_REDIS_URL", "must be a redis:// or rediss:// URL, such as redis://redis:6379/0"}
+		}
+		_ = r.Close() // parsed only: it never connected
+	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("SWITCHBOARD_LOG_LEVEL", "info"))); err != nil {
 		return config{}, &configError{"SWITCHBOARD_LOG_LEVEL", fmt.Sprintf("%q is not a level; use debug, info, warn or error", getenv("SWITCHBOARD_LOG_LEVEL"))}
+	}
+	c.LogFormat = strings.ToLower(get("SWITCHBOARD_LOG_FORMAT", telemetry.LogText))
+	if c.LogFormat != telemetry.LogText && c.LogFormat != telemetry.LogJSON {
+		return config{}, &configError{"SWITCHBOARD_LOG_FORMAT", fmt.Sprintf("%q is not a format; use text or json", c.LogFormat)}
+	}
+	if c.AdminAddr = get("SWITCHBOARD_ADMIN_ADDR", ""); c.AdminAddr != "" {
+		if err := checkAddr(c.AdminAddr); err != nil {
+			return config{}, &configError{"SWITCHBOARD_ADMIN_ADDR", err.Error()}
+		}
+		if samePort(c.AdminAddr, c.Addr) {
+			return config{}, &configError{"SWITCHBOARD_ADMIN_ADDR", fmt.Sprintf("%q would share the public listener SWITCHBOARD_ADDR (%s); give the admin listener a port of its own", c.AdminAddr, c.Addr)}
+		}
+	}
+	overload, err := loadOverloadConfig(get)
+	if err != nil {
+		return config{}, err
+	}
+	c.Overload = overload
+	if c.TracesEndpoint = telemetry.TracesEndpoint(getenv); c.TracesEndpoint != "" {
+		if _, err := checkHTTPURL(c.TracesEndpoint); err != nil {
+			return config{}, &configError{"OTEL_EXPORTER_OTLP_ENDPOINT", err.Error()}
+		}
 	}
 	return c, nil
 }
@@ -280,6 +345,21 @@ func checkAddr(addr string) error {
 		return fmt.Errorf("%q has no valid host", addr)
 	}
 	return nil
+}
+
+// samePort reports whether two listening addresses would take the same port: the same
+// non-zero port on the same host, or on any host when either listens on every interface.
+func samePort(a, b string) bool {
+	ah, ap, _ := net.SplitHostPort(a)
+	bh, bp, _ := net.SplitHostPort(b)
+	if ap != bp || ap == "0" {
+		return false
+	}
+	unspecified := func(h string) bool {
+		ip := net.ParseIP(h)
+		return h == "" || (ip != nil && ip.IsUnspecified())
+	}
+	return ah == bh || unspecified(ah) || unspecified(bh)
 }
 
 func checkDatabaseURL(v string) error {

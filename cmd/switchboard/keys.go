@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/internal/database"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -118,6 +119,14 @@ func rotateKeys(ctx context.Context, cfg config, log *slog.Logger, batch int, st
 	}
 	if err != nil {
 		return err
+	}
+	// The servers drop the records and clients they cached, sealed under the old key.
+	feed, closeFeed, err := openFeed(ctx, db, cfg, events.NewNodeID(), log)
+	if err != nil {
+		log.Warn("tell the servers of the rotation; their caches expire by themselves", "err", err)
+	} else {
+		events.PublishAfterCommit(ctx, feed, log, events.Event{Kind: events.KeyringRotated, ID: res.KeyID})
+		closeFeed()
 	}
 	fmt.Fprintf(stdout, "Rotation %s finished: every record is sealed under key %s.\n", res.RotationID, res.KeyID)
 	return nil

@@ -27,10 +27,10 @@ func TestMain(m *testing.M) { vaulttest.Main(m) }
 
 // seedConnections creates two tenants with connections sealed by the keyring the
 // configuration names, and returns their tokens by connection ID.
-func seedConnections(t *testing.T, getenv func(string) string) map[string]string {
+func seedConnections(t *testing.T, environ []string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := loadConfig(getenv)
+	cfg, err := loadConfig(lookupEnv(environ))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,10 +66,10 @@ func seedConnections(t *testing.T, getenv func(string) string) map[string]string
 
 // openedTokens opens every connection with a keyring made now from the configuration,
 // and returns the key IDs they are under and the kinds of audit events recorded.
-func openedTokens(t *testing.T, getenv func(string) string) (tokens map[string]string, keyIDs map[string]bool, kinds map[audit.Kind]int) {
+func openedTokens(t *testing.T, environ []string) (tokens map[string]string, keyIDs map[string]bool, kinds map[audit.Kind]int) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := loadConfig(getenv)
+	cfg, err := loadConfig(lookupEnv(environ))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,9 +234,12 @@ func TestServeWithVaultKeyring(t *testing.T) {
 		"SWITCHBOARD_ADDR": "127.0.0.1:0", "SWITCHBOARD_DATA_DIR": filepath.Join(t.TempDir(), "data"), "SWITCHBOARD_LOG_LEVEL": "error",
 		"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": srv.Addr, "SWITCHBOARD_VAULT_TOKEN": srv.Token, "SWITCHBOARD_VAULT_TRANSIT_KEY": key,
 	}
-	lines, stop := startServe(t, env(e), 5)
+	lines, stop := startServe(t, env(e), 6)
 	if !strings.HasPrefix(lines[0], "Switchboard is listening on http://127.0.0.1:") {
 		t.Errorf("first line %q", lines[0])
+	}
+	if want := "; credentials sealed with the Vault transit key transit/keys/" + key + " at " + srv.Addr; !strings.HasSuffix(lines[1], want) {
+		t.Errorf("second line %q does not end %q", lines[1], want)
 	}
 	if code := stop(); code != exitOK {
 		t.Fatalf("serve exit %d", code)

@@ -5,6 +5,7 @@
 //	switchboard migrate                                          run the database migrations and exit
 //	switchboard tenant create --slug S --name N --owner-email E  create a tenant, its owner and an owner key
 //	switchboard keys rotate [--batch-size N]                     re-seal every credential under a new key
+//	switchboard probe /readyz                                    ask this node's own probe (a container healthcheck)
 //	switchboard version                                          print the version
 //
 // Run `switchboard -h` for the configuration variables.
@@ -22,11 +23,11 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
 // Exit codes.
@@ -39,14 +40,14 @@ const (
 func main() {
 	gin.SetMode(gin.ReleaseMode)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// run is main without the process: it parses the command line and configuration, runs
-// the sub-command, and returns the exit code.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// run is main without the process: it parses the command line and the configuration in
+// environ (KEY=VALUE entries), runs the sub-command, and returns the exit code.
+func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
@@ -56,27 +57,45 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		usage(stdout)
 		return exitOK
 	case "version", "-version", "--version":
-		fmt.Fprintln(stdout, "switchboard", version())
+		v := version()
+		if v == "(devel)" {
+			v += ": built without version information (go run and -buildvcs=false leave it out; go build in a git checkout stamps the commit)"
+		}
+		fmt.Fprintln(stdout, "switchboard", v)
 		return exitOK
-	case "serve", "migrate", "tenant", "user", "keys":
+	case "serve", "migrate", "tenant", "user", "keys", "probe":
 	default:
 		fmt.Fprintf(stderr, "switchboard: unknown command %q\n\n", cmd)
 		usage(stderr)
 		return exitUsage
 	}
 
-	cfg, err := loadConfig(getenv)
+	cfg, err := loadConfig(lookupEnv(environ))
 	if err != nil {
 		fmt.Fprintf(stderr, "switchboard: invalid configuration: %v\n", err)
 		return exitUsage
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	handler, err := telemetry.NewLogHandler(stderr, cfg.LogFormat, cfg.LogLevel)
+	if err != nil {
+		fmt.Fprintf(stderr, "switchboard: invalid configuration: %v\n", err)
+		return exitUsage
+	}
+	log := slog.New(handler)
+	// A misspelt variable would otherwise be ignored without a word.
+	for _, u := range unknownVars(environ) {
+		attrs := []any{"name", u[0]}
+		if u[1] != "" {
+			attrs = append(attrs, "did_you_mean", u[1])
+		}
+		log.Warn("unknown configuration variable, ignored; switchboard -h lists them", attrs...)
+	}
 
 	switch cmd {
 	case "serve":
 		if code, ok := noArgs("serve", args, stderr); !ok {
 			return code
 		}
+		applyGCDefaults(lookupEnv(environ), log)
 		err = serve(ctx, cfg, log, stdout)
 	case "migrate":
 		if code, ok := noArgs("migrate", args, stderr); !ok {
@@ -89,6 +108,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return userCommand(ctx, cfg, args, stdout, stderr)
 	case "keys":
 		return keysCommand(ctx, cfg, log, args, stdout, stderr)
+	case "probe":
+		return probeCommand(ctx, cfg, args, stdout, stderr)
 	}
 	if err != nil {
 		log.Error(cmd+" failed", "err", err)
@@ -112,9 +133,11 @@ func noArgs(cmd string, args []string, stderr io.Writer) (int, bool) {
 
 // usage prints the commands and every configuration variable.
 func usage(w io.Writer) {
-	fmt.Fprint(w, `Switchboard: an integration hub that serves the operations of your connected SaaS
-accounts (GitHub, Slack) as MCP tools, one MCP URL per tenant.
-
+	fmt.Fprintf(w, `Switchboard: an integration hub that serves the operations of your connected SaaS
+accounts (%s) and of remote MCP servers
+as MCP tools, one MCP URL per tenant.
+`, strings.Join(providerTitles(), ", "))
+	fmt.Fprint(w, `
 Usage:
   switchboard [serve]        run the server (the default command)
   switchboard migrate        run the database migrations and exit
@@ -125,29 +148,56 @@ Usage:
   switchboard keys rotate [--batch-size N]
                              make a new key current and re-seal every credential under it,
                              in batches, while servers keep running; rerun to resume
+  switchboard probe /readyz  ask this node's /readyz (or /healthz) at SWITCHBOARD_ADDR and exit 0
+                             when it answers 200: a container healthcheck for an image without curl
   switchboard version        print the version
   switchboard -h             print this help
 
 Configuration (environment variables):
 `)
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, v := range envVars() {
-		fmt.Fprintf(tw, "  %s\t%s\t(default %s)\n", v.Name, v.Help, v.Default)
+		fmt.Fprintf(w, "  %s (default %s)\n      %s\n", v.Name, v.Default, v.Help)
 	}
-	_ = tw.Flush()
 	fmt.Fprint(w, `
 On first start, serve creates the tenant "default" and prints its MCP URL, an admin
 API key and a one-time link to set the admin's password for the UI (admin@localhost). Send the key as "Authorization: Bearer KEY" to /api and /mcp/default.
 `)
 }
 
-// version is the module version the binary was built from, or "dev".
+// version is what the binary knows of the source it was built from (versionOf).
 func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok || bi.Main.Version == "" || bi.Main.Version == "(devel)" {
-		return "dev"
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(bi)
+}
+
+// versionOf names a build: the module version the go command stamped (a release tag,
+// or since Go 1.24 a pseudo-version from the VCS commit, v0.0.0-TIME-COMMIT, with
+// +dirty for uncommitted changes), else the VCS commit and its time, else "(devel)" for
+// a build that carries neither (go run, or a build outside a repository).
+func versionOf(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "(devel)"
 	}
-	return bi.Main.Version
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = " " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return "(devel)"
+	}
+	return "(devel) " + rev[:min(len(rev), 12)] + dirty + at
 }
 
 // tenantCommand runs `switchboard tenant create`.
@@ -177,7 +227,7 @@ func tenantCommand(ctx context.Context, cfg config, args []string, stdout, stder
 			return exitUsage
 		}
 	}
-	if err := createTenant(ctx, cfg, *slug, *name, *email, stdout); err != nil {
+	if err := createTenant(ctx, cfg, *slug, *name, *email, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "switchboard tenant create: %v\n", err)
 		if c := switchboard.CodeOf(err); c == switchboard.CodeInvalid || c == switchboard.CodeConflict {
 			return exitUsage

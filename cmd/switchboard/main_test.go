@@ -14,10 +14,19 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-hub/switchboard/internal/testlog"
 )
 
-// env returns a getenv over a map, so tests never read the process environment.
-func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+// env returns an environment (KEY=VALUE entries) of a map, so tests never read the
+// process environment.
+func env(m map[string]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
 
 func TestCommandLine(t *testing.T) {
 	t.Parallel()
@@ -58,28 +67,6 @@ func TestCommandLine(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestHelpDocumentsEveryVariable keeps `switchboard -h` and README.md in step with the
-// variables the server reads.
-func TestHelpDocumentsEveryVariable(t *testing.T) {
-	t.Parallel()
-	var stdout bytes.Buffer
-	if code := run(context.Background(), []string{"-h"}, env(nil), &stdout, io.Discard); code != exitOK {
-		t.Fatalf("exit %d", code)
-	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatalf("read README.md: %v", err)
-	}
-	for _, v := range envVars() {
-		if !strings.Contains(stdout.String(), v.Name) {
-			t.Errorf("switchboard -h does not document %s", v.Name)
-		}
-		if !strings.Contains(string(readme), "`"+v.Name+"`") {
-			t.Errorf("README.md does not document %s", v.Name)
-		}
 	}
 }
 
@@ -139,22 +126,28 @@ func TestServe(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	e := env(map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:0", "SWITCHBOARD_DATA_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error"})
 
-	lines, stop := startServe(t, e, 5)
+	lines, stop := startServe(t, e, 6)
 	listen := regexp.MustCompile(`^Switchboard is listening on (http://127\.0\.0\.1:\d+)$`).FindStringSubmatch(lines[0])
 	if listen == nil {
 		t.Fatalf("first line %q", lines[0])
 	}
 	base := listen[1]
-	key, ok := strings.CutPrefix(lines[3], "Admin API key (shown once, store it now): ")
+	key, ok := strings.CutPrefix(lines[4], "Admin API key (shown once, store it now): ")
 	if !ok || !strings.HasPrefix(key, "sbk_") {
-		t.Fatalf("fourth line %q", lines[3])
+		t.Fatalf("fifth line %q", lines[4])
 	}
-	if diff := cmp.Diff([]string{"UI: " + base + "/", "MCP URL (tenant default): " + base + "/mcp/default"}, lines[1:3]); diff != "" {
+	wantData := "Data: SQLite database " + filepath.Join(dir, "switchboard.db") + "; credentials sealed with the key file " +
+		filepath.Join(dir, "master.key") + " (back it up: without it stored tokens cannot be opened)"
+	if diff := cmp.Diff([]string{wantData, "UI: " + base + "/", "MCP URL (tenant default): " + base + "/mcp/default"}, lines[1:4]); diff != "" {
 		t.Errorf("printed lines (-want +got):\n%s", diff)
 	}
-	link, ok := strings.CutPrefix(lines[4], "Set the admin's UI password (admin@localhost, one use, 24 h): ")
+	link, ok := strings.CutPrefix(lines[5], "Set the admin's UI password (admin@localhost, one use, 24 h): ")
 	if !ok || !strings.HasPrefix(link, base+"/invite/sbi_") {
-		t.Fatalf("fifth line %q", lines[4])
+		t.Fatalf("sixth line %q", lines[5])
+	}
+	// The URL is recorded for the commands that print links.
+	if b, err := os.ReadFile(filepath.Join(dir, "public-url")); err != nil || string(b) != base+"\n" {
+		t.Errorf("public-url holds %q (%v), want %q", b, err, base+"\n")
 	}
 	for _, f := range []struct {
 		name string
@@ -184,6 +177,8 @@ func TestServe(t *testing.T) {
 		{name: "web page signed out is the sign-in form", path: "/", wantStatus: http.StatusOK, wantBody: `<input id="tenant" name="tenant" value="default"`},
 		{name: "the admin's password link", path: strings.TrimPrefix(link, base), wantStatus: http.StatusOK, wantBody: `<strong id="invite-email">admin@localhost</strong>`},
 		{name: "MCP needs a key", path: "/mcp/default", wantStatus: http.StatusUnauthorized, wantBody: `"unauthorized"`},
+		{name: "MCP URL's protected resource metadata", path: "/.well-known/oauth-protected-resource/mcp/default", wantStatus: http.StatusOK, wantBody: `"resource":"` + base + `/mcp/default"`},
+		{name: "unknown agent's metadata", path: "/.well-known/oauth-protected-resource/mcp/default/agents/agt_nosuch", wantStatus: http.StatusNotFound, wantBody: `"not_found"`},
 		{name: "unknown API path", path: "/api/nope", key: key, wantStatus: http.StatusNotFound, wantBody: `"not_found"`},
 	}
 	for _, c := range checks {
@@ -201,17 +196,35 @@ func TestServe(t *testing.T) {
 			t.Errorf("%s: status %d body %s; want %d with %s", c.name, res.StatusCode, b, c.wantStatus, c.wantBody)
 		}
 	}
+	// The 401 points OAuth clients at the metadata; registering says to use a key.
+	res, err := http.Get(base + "/mcp/default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got, want := res.Header.Get("WWW-Authenticate"), `Bearer realm="switchboard", resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp/default", scope="mcp"`; got != want {
+		t.Errorf("WWW-Authenticate %q, want %q", got, want)
+	}
+	res, err = http.Post(base+"/register", "application/json", strings.NewReader(`{"client_name":"c"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "connect with an API key") {
+		t.Errorf("POST /register: status %d body %s", res.StatusCode, b)
+	}
 	// MCP initialize through the mounted adapter.
 	req, _ := http.NewRequest(http.MethodPost, base+"/mcp/default", strings.NewReader(
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	res, err := http.DefaultClient.Do(req)
+	res, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(res.Body)
+	b, _ = io.ReadAll(res.Body)
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK || !strings.Contains(string(b), `"serverInfo"`) {
 		t.Errorf("MCP initialize: status %d body %s", res.StatusCode, b)
@@ -220,8 +233,8 @@ func TestServe(t *testing.T) {
 		t.Fatalf("serve exit %d", code)
 	}
 
-	lines, stop = startServe(t, e, 4)
-	if !strings.Contains(lines[3], "shown on first start") || strings.Contains(strings.Join(lines, "\n"), "sbk_") {
+	lines, stop = startServe(t, e, 5)
+	if !strings.HasPrefix(lines[1], "Data: ") || !strings.Contains(lines[4], "shown on first start") || strings.Contains(strings.Join(lines, "\n"), "sbk_") {
 		t.Errorf("second start printed %q", lines)
 	}
 	if code := stop(); code != exitOK {
@@ -231,14 +244,21 @@ func TestServe(t *testing.T) {
 
 // startServe runs `serve` until stop is called and returns its first n lines of
 // output; stop cancels it and returns its exit code.
-func startServe(t *testing.T, getenv func(string) string, n int) ([]string, func() int) {
+func startServe(t testing.TB, environ []string, n int) ([]string, func() int) {
+	t.Helper()
+	lines, stop, _ := startServeLogs(t, environ, n)
+	return lines, stop
+}
+
+// startServeLogs is startServe that also returns serve's stderr (its logs).
+func startServeLogs(t testing.TB, environ []string, n int) ([]string, func() int, *testlog.Buffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	var stderr lockedBuffer
+	stderr := &testlog.Buffer{}
 	done := make(chan int, 1)
 	go func() {
-		code := run(ctx, []string{"serve"}, getenv, pw, &stderr)
+		code := run(ctx, []string{"serve"}, environ, pw, stderr)
 		pw.Close()
 		done <- code
 	}()
@@ -268,7 +288,7 @@ func startServe(t *testing.T, getenv func(string) string, n int) ([]string, func
 		}
 	}
 	t.Cleanup(func() { stop() })
-	return lines, stop
+	return lines, stop, stderr
 }
 
 // TestUserPasswordLink prints a one-time link that sets a user's UI password, and

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/mail"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,11 @@ import (
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/events"
+	"github.com/switchboard-hub/switchboard/fleet"
+	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/migrations"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -30,6 +35,8 @@ import (
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
+	"github.com/switchboard-hub/switchboard/sessions"
+	"github.com/switchboard-hub/switchboard/telemetry"
 	"github.com/switchboard-hub/switchboard/tenants"
 	"github.com/switchboard-hub/switchboard/web"
 )
@@ -79,10 +86,22 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 			log.Error("close database", "err", err)
 		}
 	}()
+	obs, err := setupTelemetry(ctx, cfg, db, log)
+	if err != nil {
+		return err
+	}
+	defer obs.close(log)
+	tel := obs.tel
 	keyring, argsKey, err := openKeyring(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	node := events.NewNodeID()
+	feed, closeFeed, err := openFeed(ctx, db, cfg, node, log)
+	if err != nil {
+		return err
+	}
+	defer closeFeed() // before the database closes (defers run last first)
 	reg, err := newRegistry(cfg)
 	if err != nil {
 		return err
@@ -99,36 +118,80 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		publicURL = publicURLFor(ln.Addr().String())
 	}
 
-	transports := &providers.Transports{}
-	auditWriter := audit.NewWriter(db, audit.WriterOptions{Logger: log})
+	transports := &providers.Transports{Wrap: tel.UpstreamTransport}
+	auditWriter := audit.NewWriter(db, audit.WriterOptions{Logger: log, Metrics: tel.Metrics()})
+	if err := tel.Metrics().AuditQueue(auditWriter.QueueLen); err != nil {
+		return err
+	}
 	tenantStore := tenants.NewStore(db)
 	connStore := connections.NewStore(db, keyring)
 	connService := connections.NewService(connStore, reg, transports, auditWriter)
-	connService.ConfigureOAuth(connections.OAuthConfig{RedirectURL: publicURL + api.CallbackPath, Apps: cfg.OAuthApps, Logger: log})
+	connService.ConfigureOAuth(connections.OAuthConfig{RedirectURL: publicURL + api.CallbackPath, Apps: cfg.OAuthApps, Logger: log, Metrics: tel.Metrics()})
 	guard, err := remotemcp.NewGuard(cfg.RemoteMCPAllowPrivate, cfg.RemoteMCPAllowCIDRs)
 	if err != nil {
 		return err
 	}
-	remote, err := remotemcp.New(remotemcp.Options{Connections: connService, Guard: guard, Version: version(), Logger: log})
+	remote, err := remotemcp.New(remotemcp.Options{Connections: connService, Guard: guard, Version: version(), Logger: log, Registry: reg, Wrap: tel.UpstreamTransport})
 	if err != nil {
 		return err
 	}
-	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: argsKey, Dynamic: remote})
 	agentService := agents.NewService(agents.NewStore(db), reg, connService)
 	agentService.SetDynamicTools(remote)
+	// Connections' rate limits and tenants' run bounds: shared through Redis when it is
+	// configured; each node's share of them while it cannot reach Redis is 1/live nodes.
+	var members *fleet.Membership
+	shared, err := openLimits(ctx, cfg, func() int { return members.Live() }, tel, log)
+	if err != nil {
+		return err
+	}
+	defer shared.close()
+	// The router enforces every principal's confirm policy, whichever way a call comes.
+	refusals, err := telemetry.NewRefusals(tel.Metrics())
+	if err != nil {
+		return err
+	}
+	// Calls beyond what the node can work on are refused early, with Retry-After.
+	admission := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: cfg.Overload.MaxInFlight, MaxWait: cfg.Overload.AdmissionWait, Refused: refusals.Refused})
+	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: argsKey, Dynamic: remote, Policies: agentService, Agents: agentService, Telemetry: tel, Limits: shared.upstream,
+		Admission: admission, Refusals: refusals,
+		Deadlines: providers.Deadlines{Read: cfg.Overload.UpstreamReadTimeout, Write: cfg.Overload.UpstreamWriteTimeout}})
 	// A failed run says what a failed tools/call says (rate-limit advice, reconnect link).
 	var adapter *mcpadapter.Adapter
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: log, Lease: cfg.RunLease,
-		Describe: func(err error) string { return adapter.DescribeError(err) }})
+		Node: node, Feed: feed, Slots: shared.slots,
+		Describe:    func(err error) string { return adapter.DescribeError(err) },
+		ApprovalURL: func(id string) string { return publicURL + mcpadapter.ApprovalPath + id },
+		Connections: connService})
 	adapter = mcpadapter.New(mcpadapter.Options{
 		Router: rtr, Auth: tenantStore, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
 		AllowedOrigins: cfg.AllowedOrigins,
-		Extensions:     []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Confirm: agentService, Logger: log})},
+		Sessions:       sessions.NewStore(db),
+		SessionLimits:  sessions.Limits{PerPrincipal: cfg.MCPSessionsPerPrincipal},
+		// What must reach the node holding a call (an answer, a cancellation) or an
+		// ended session travels on the change feed.
+		Relay:      mcpadapter.FeedRelay(feed),
+		Telemetry:  tel,
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log})},
 	})
 	connService.Subscribe(rtr.Forget)
 	connService.Subscribe(adapter.ConnectionChanged)
 	connService.Subscribe(remote.ConnectionChanged)
 	agentService.Subscribe(adapter.AgentChanged)
+	tenantStore.OnKeysRevoked(adapter.KeysRevoked)
+	// Every node's changes reach the same subscribers through the change feed. The
+	// remote MCP service drops a stale session before the connections service's
+	// subscribers re-list tools, so it subscribes first.
+	tenantStore.SetFeed(feed)
+	remote.SetFeed(feed)
+	connService.SetFeed(feed)
+	agentService.SetFeed(feed)
+
+	// This node's settings go to the nodes table before it serves, so /readyz compares
+	// them with its peers' from the first probe.
+	members = fleet.New(fleet.Options{DB: db, Node: node, Version: version(), Settings: nodeSettings(cfg, publicURL, keyring), Logger: log})
+	if err := members.Beat(ctx); err != nil {
+		log.Warn("publish this node's settings", "err", err)
+	}
 
 	tenant, adminKey, created, err := tenantStore.Bootstrap(ctx)
 	if err != nil {
@@ -137,6 +200,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	page, err := web.Handler(web.Options{
 		PublicURL: publicURL, DefaultTenant: tenant.Slug, Version: version(), Accounts: webAccounts{store: tenantStore},
 		SessionLifetime: tenants.SessionLifetime, MinPasswordLength: tenants.MinPasswordLength, Logger: log,
+		Approvals: webApprovals{runs: runExec},
 	})
 	if err != nil {
 		return err
@@ -151,14 +215,27 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Agents:      agentService,
 		RemoteMCP:   remote,
 		Recorder:    auditWriter,
-		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
-		PublicURL:   publicURL,
-		Logger:      log,
-		NoRoute:     page,
+		Ready: func(ctx context.Context) error {
+			if rtr.Draining() { // out of the load balancer from the first moment of a shutdown
+				return &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "this node is shutting down"}
+			}
+			return database.Ping(ctx, db)
+		},
+		SettingsDrift: settingsDrift(members),
+		FeedListening: feedListening(feed),
+		PublicURL:     publicURL,
+		Logger:        log,
+		NoRoute:       page,
 	})
 	mcp := gin.WrapH(adapter)
 	engine.Any(mcpadapter.Prefix+":tenant", mcp)
 	engine.Any(mcpadapter.Prefix+":tenant/agents/:agent", mcp)
+	// Every MCP URL's OAuth protected resource metadata (RFC 9728), and the answer to a
+	// client that tries to register while there is no authorization server.
+	metadata := gin.WrapH(&identity.MetadataHandler{PublicURL: publicURL, Agents: agentService, Logger: log})
+	engine.Any(identity.MetadataPath+mcpadapter.Prefix+":tenant", metadata)
+	engine.Any(identity.MetadataPath+mcpadapter.Prefix+":tenant/agents/:agent", metadata)
+	engine.POST(identity.RegistrationPath, gin.WrapF(identity.NoRegistration))
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -169,13 +246,20 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	background.Go(func() { remote.Run(runCtx) })
 	background.Go(func() { connService.RunRefresher(runCtx, cfg.RefreshInterval) })
 	background.Go(func() { runExec.Run(runCtx) })
+	background.Go(func() { members.Run(runCtx) })
 	defer func() {
 		stopRun()
 		background.Wait()
 	}()
 
+	// Sign-ins and unknown API keys are throttled per client address, which every
+	// request carries in its context from here.
+	sources, err := limits.NewSources(cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
-		Handler:           engine,
+		Handler:           tel.Handler(sources.Handler(engine)),
 		ReadHeaderTimeout: 10 * time.Second,
 		// No ReadTimeout or WriteTimeout: MCP streams (SSE) stay open for long; bodies
 		// are bounded by size in the handlers instead.
@@ -191,7 +275,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		adapter.Close(closeCtx)
 	})
 
+	if err := storePublicURL(cfg, publicURL); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "Switchboard is listening on %s\n", listenURL)
+	fmt.Fprintf(stdout, "Data: %s\n", describeData(cfg))
 	fmt.Fprintf(stdout, "UI: %s/\n", publicURL)
 	fmt.Fprintf(stdout, "MCP URL (tenant %s): %s/mcp/%s\n", tenant.Slug, publicURL, tenant.Slug)
 	if created {
@@ -203,6 +291,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		fmt.Fprintf(stdout, "Set the admin's UI password (%s, one use, 24 h): %s%s%s\n", tenants.BootstrapEmail, publicURL, api.InvitePath, link)
 	} else {
 		fmt.Fprintln(stdout, "Admin API key: shown on first start only; create more with POST /api/keys")
+	}
+	if err := obs.serveAdmin(cfg, log, stdout); err != nil {
+		return err
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "version", version())
 
@@ -216,6 +307,14 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	// Calls under way finish (answer and audit row) before the listener closes; new
+	// ones are refused with Retry-After, and /readyz answers 503 meanwhile.
+	log.Info("shutting down: draining the tool calls under way", "drain_timeout", cfg.Overload.drain().String())
+	drainCtx, cancelDrain := context.WithTimeout(context.Background(), cfg.Overload.drain())
+	if err := rtr.Drain(drainCtx); err != nil {
+		log.Warn("drain timed out; stopping the calls still running", "err", err)
+	}
+	cancelDrain()
 	log.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
@@ -249,6 +348,20 @@ func closeRest(log *slog.Logger, adapter *mcpadapter.Adapter, ex *runs.Executor,
 	ts.Close()
 }
 
+// openFeed opens the change feed: LISTEN/NOTIFY on PostgreSQL, in process on SQLite
+// (a single node).
+func openFeed(ctx context.Context, db *gorm.DB, cfg config, node string, log *slog.Logger) (events.Bus, func(), error) {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the change feed: %w", err)
+	}
+	feed, closeFeed, err := events.Open(ctx, db.Dialector.Name(), sqlDB, cfg.DatabaseURL, node, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the change feed: %w", err)
+	}
+	return feed, closeFeed, nil
+}
+
 // migrate runs the migrations alone.
 func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
 	db, err := openDatabase(ctx, cfg)
@@ -262,7 +375,7 @@ func migrate(ctx context.Context, cfg config, stdout io.Writer) error {
 
 // createTenant creates a tenant, its owner and an owner key in one transaction, and
 // prints them.
-func createTenant(ctx context.Context, cfg config, slug, name, email string, stdout io.Writer) error {
+func createTenant(ctx context.Context, cfg config, slug, name, email string, stdout, stderr io.Writer) error {
 	db, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
@@ -277,9 +390,9 @@ func createTenant(ctx context.Context, cfg config, slug, name, email string, std
 	if err != nil {
 		return err
 	}
-	publicURL := cfg.PublicURL
-	if publicURL == "" {
-		publicURL = publicURLFor(cfg.Addr)
+	publicURL, err := linkBase(cfg, stderr)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "Tenant %s (%s) created, owner %s\n", t.Slug, t.ID, owner.Email)
 	fmt.Fprintf(stdout, "MCP URL (tenant %s): %s/mcp/%s\n", t.Slug, publicURL, t.Slug)
@@ -288,6 +401,28 @@ func createTenant(ctx context.Context, cfg config, slug, name, email string, std
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Owner's UI password link (one use, 24 h): %s%s%s\n", strings.TrimRight(publicURL, "/"), api.InvitePath, link)
+	fmt.Fprintf(stdout, "Owner's UI password link (one use, 24 h): %s%s%s\n", publicURL, api.InvitePath, link)
 	return nil
+}
+
+// describeData says where serve keeps its data: the database (a SQLite file, or a
+// PostgreSQL URL without its password) and what seals credentials.
+func describeData(cfg config) string {
+	db := "PostgreSQL " + database.Redact(cfg.DatabaseURL)
+	if !strings.Contains(cfg.DatabaseURL, "://") {
+		db = "SQLite database " + absPath(strings.TrimPrefix(cfg.DatabaseURL, "sqlite:"))
+	}
+	keys := "key file " + absPath(cfg.KeyFile) + " (back it up: without it stored tokens cannot be opened)"
+	if cfg.Keyring == "vault" {
+		keys = "Vault transit key " + cfg.VaultTransitMount + "/keys/" + cfg.VaultTransitKey + " at " + cfg.VaultAddr
+	}
+	return db + "; credentials sealed with the " + keys
+}
+
+// absPath is p made absolute, or p if the working directory is unknown.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

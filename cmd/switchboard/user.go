@@ -39,7 +39,7 @@ func userCommand(ctx context.Context, cfg config, args []string, stdout, stderr 
 		fmt.Fprintln(stderr, "switchboard user password-link: --email is required")
 		return exitUsage
 	}
-	if err := passwordLink(ctx, cfg, *slug, *email, stdout); err != nil {
+	if err := passwordLink(ctx, cfg, *slug, *email, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "switchboard user password-link: %v\n", err)
 		if c := switchboard.CodeOf(err); c == switchboard.CodeInvalid || c == switchboard.CodeNotFound {
 			return exitUsage
@@ -49,7 +49,7 @@ func userCommand(ctx context.Context, cfg config, args []string, stdout, stderr 
 	return exitOK
 }
 
-func passwordLink(ctx context.Context, cfg config, slug, email string, stdout io.Writer) error {
+func passwordLink(ctx context.Context, cfg config, slug, email string, stdout, stderr io.Writer) error {
 	db, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
@@ -61,15 +61,11 @@ func passwordLink(ctx context.Context, cfg config, slug, email string, stdout io
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Password link for %s in tenant %s (one use, until %s): %s%s%s\n",
-		inv.Email, slug, inv.ExpiresAt.Format("2006-01-02 15:04 MST"), publicURLOf(cfg), api.InvitePath, token)
-	return nil
-}
-
-// publicURLOf is the configured public URL, or the one the listen address implies.
-func publicURLOf(cfg config) string {
-	if cfg.PublicURL != "" {
-		return strings.TrimRight(cfg.PublicURL, "/")
+	base, err := linkBase(cfg, stderr)
+	if err != nil {
+		return err
 	}
-	return publicURLFor(cfg.Addr)
+	fmt.Fprintf(stdout, "Password link for %s in tenant %s (one use, until %s): %s%s%s\n",
+		inv.Email, slug, inv.ExpiresAt.Format("2006-01-02 15:04 MST"), base, api.InvitePath, token)
+	return nil
 }

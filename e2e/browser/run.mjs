@@ -1,12 +1,17 @@
 // Drives the builder UI of a live `switchboard serve` in Chromium (playwright-core):
 // sign in, connect GitHub with a token, build an agent with two tools, copy its URL,
-// run a tool from Try it, see the call in Activity, revoke a key, and check that
+// run a tool from Try it, see the call in Activity, approve a destructive call a
+// confirm policy held on its approval page, revoke a key, and check that
 // another tenant's member sees none of it. Run by go test ./e2e (TestBrowser), which
 // starts the server and the fake GitHub and passes everything in the environment.
 // The last line of stdout is a JSON summary; the exit code is 0 only if every check held.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createRequire } from 'node:module';
+
+// AXE is axe-core's browser build (pinned in package.json), injected into each page.
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const env = (name) => {
   const v = process.env[name];
@@ -17,6 +22,8 @@ const BASE = env('BASE_URL');
 const ADMIN_LINK = env('ADMIN_LINK');
 const BETA_LINK = env('BETA_LINK');
 const GITHUB_TOKEN = env('GITHUB_TOKEN');
+const GITHUB_RENEWED_TOKEN = env('GITHUB_RENEWED_TOKEN'); // a second token of the same account
+const GITHUB_OTHER_TOKEN = env('GITHUB_OTHER_TOKEN'); // another account's
 const SHOTS = env('SCREENSHOT_DIR');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const PASSWORD = 'e2e password for the admin';
@@ -24,9 +31,14 @@ const OAUTH_SECRET = 'e2e-oauth-client-secret-0123456789';
 const GITHUB_AUTHORIZE = 'https://github.com/login/oauth/authorize';
 const BETA_PASSWORD = 'e2e password for beta';
 
-const summary = { ok: false, failures: [], steps: [], screenshots: [], beta: {} };
+const summary = { ok: false, failures: [], steps: [], screenshots: [], beta: {}, reconnect: {}, axe: {} };
 const check = (cond, msg) => { if (!cond) { summary.failures.push(msg); throw new Error(msg); } };
 const step = (name) => { summary.steps.push(name); console.error(`-- ${name}`); };
+// waitUntil waits until fn(arg) holds in the page, however late the page's own requests
+// finish, and records msg as the failure if it never does within a generous deadline.
+const waitUntil = async (page, fn, arg, msg) => {
+  try { await page.waitForFunction(fn, arg, { timeout: 60000 }); } catch (err) { check(false, `${msg} (${err.message.split('\n')[0]})`); }
+};
 
 fs.mkdirSync(SHOTS, { recursive: true });
 const browser = await chromium.launch({
@@ -54,6 +66,23 @@ async function shot(page, name) {
   summary.screenshots.push(file);
 }
 
+// axeCheck runs axe-core (WCAG 2.1 A and AA rules) on the page as it is and fails on
+// any serious or critical violation; it records how many rules it checked.
+async function axeCheck(page, what) {
+  // Evaluated through the DevTools protocol: the pages' CSP forbids injected script tags.
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE_SOURCE + '\n;true');
+  const res = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] });
+    return {
+      passes: r.passes.length + r.violations.length + r.incomplete.length,
+      bad: r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id} (${v.impact}, ${v.nodes.length}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`),
+    };
+  });
+  summary.axe[what] = res.bad.length;
+  check(res.bad.length === 0, `${what}: axe-core found serious or critical violations: ${res.bad.join('; ')}`);
+}
+
 // audit checks what every page must be: labelled controls, nothing wider than the
 // window, no secret in the HTML.
 async function audit(page, what) {
@@ -68,10 +97,30 @@ async function audit(page, what) {
     const values = [...document.querySelectorAll('input, textarea')].map((n) => n.value).join('\n');
     const wide = [...document.querySelectorAll('body *')].filter((n) => n.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 5).map((n) => n.tagName + '#' + n.id + '.' + n.className);
     return { wide, unlabelled, overflow: document.documentElement.scrollWidth - window.innerWidth, leaked: secrets.some((t) => html.includes(t) || values.includes(t)), size: html.length };
-  }, [GITHUB_TOKEN, OAUTH_SECRET, PASSWORD]);
+  }, [GITHUB_TOKEN, GITHUB_RENEWED_TOKEN, OAUTH_SECRET, PASSWORD]);
   check(res.unlabelled.length === 0, `${what}: controls without a label: ${res.unlabelled.join(', ')}`);
   check(res.overflow <= 1, `${what}: the page is ${res.overflow}px wider than the window (${res.wide.join(', ')})`);
   check(!res.leaked, `${what}: a token, secret or password appears in the page`);
+  await axeCheck(page, what);
+}
+
+// mcpCall initializes an MCP session at url with the bearer key and calls tool with
+// args; it returns the tools/call answer's JSON-RPC message.
+async function mcpCall(url, key, tool, args) {
+  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const rpc = async (body, session) => {
+    const res = await fetch(url, { method: 'POST', headers: session ? { ...headers, 'Mcp-Session-Id': session } : headers, body: JSON.stringify(body) });
+    const text = await res.text();
+    const data = (res.headers.get('content-type') || '').includes('text/event-stream')
+      ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).pop() : text;
+    return { status: res.status, session: res.headers.get('mcp-session-id'), msg: data ? JSON.parse(data) : null };
+  };
+  const init = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } } });
+  check(init.status === 200, `initialize at ${url} answered ${init.status}`);
+  await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }, init.session);
+  const call = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: tool, arguments: args } }, init.session);
+  check(call.status === 200 && call.msg, `tools/call ${tool} answered ${call.status}`);
+  return call.msg;
 }
 
 try {
@@ -82,6 +131,7 @@ try {
   step('a signed-out browser is sent to sign in');
   await page.goto(`${BASE}/#connections`);
   check(new URL(page.url()).pathname === '/signin', `/ without a session went to ${page.url()}`);
+  await axeCheck(page, 'sign-in');
   await shot(page, '01-signin');
 
   step('the admin sets a password with the link serve printed');
@@ -120,6 +170,7 @@ try {
   check(await page.isVisible('#connect-dialog'), 'the connect dialog did not open');
   check((await page.textContent('#connect-help')).length > 20, 'the connect dialog has no help on which token to make');
   check((await page.textContent('#connect-scopes')).includes('Scopes'), 'the connect dialog does not say which scopes the tools need');
+  await axeCheck(page, 'connect dialog');
   await page.fill('#connect-token-input', 'ghp_notAValidTokenForTheFake000000000000');
   await page.click('#connect-submit');
   await page.waitForSelector('#connect-error:not([hidden])');
@@ -239,6 +290,52 @@ try {
   await page.keyboard.press('Escape');
   await audit(page, 'activity');
 
+  step('a person approves a destructive call on its approval page');
+  await page.click('nav >> text=Settings');
+  // The defaults are enabled once the page has filled them with the saved values.
+  await page.waitForSelector('#defaults-form:not([aria-busy]) #default-approval:enabled');
+  await page.selectOption('#default-confirm', 'destructive');
+  await page.selectOption('#default-approval', 'person');
+  await page.click('#defaults-form button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Saved the defaults'));
+  await page.goto(`${BASE}/tools/github_update_issue`);
+  await page.waitForSelector('#try-fields .field');
+  await page.fill('[data-path=owner] input', 'octo-org');
+  await page.fill('[data-path=repo] input', 'hello-world');
+  await page.fill('[data-path=issue_number] input', '1347');
+  await page.selectOption('[data-path=state] select', '"closed"');
+  await page.click('#try-run');
+  await page.waitForSelector('#try-error:not([hidden])');
+  check((await page.textContent('#try-error')).includes('confirmation'), `a direct destructive call under the policy said: ${await page.textContent('#try-error')}`);
+  await page.check('#try-async');
+  await page.click('#try-run');
+  await page.waitForFunction(() => /"state": "input_required"/.test(document.querySelector('#try-output').textContent));
+  const waiting = JSON.parse(await page.textContent('#try-output'));
+  check(waiting.approval_url === `${BASE}/approvals/${waiting.run_id}`, `the waiting run links ${waiting.approval_url}`);
+  await page.click('nav >> text=Activity');
+  await page.click(`#pending-approvals a[href="/approvals/${waiting.run_id}"]`);
+  await page.waitForSelector('#approval-arguments');
+  check((await page.textContent('#approval-arguments')).includes('"state":"closed"'), 'the approval page does not show the arguments');
+  await audit(page, 'approval');
+  await shot(page, '05b-approval');
+  await page.click('button[value=accept]');
+  await page.waitForSelector('#approval-state');
+  check((await page.textContent('#approval-state')).includes('Approved'), `after approving, the page says ${await page.textContent('#approval-state')}`);
+  let approved = {};
+  for (let i = 0; i < 40 && approved.state !== 'completed'; i++) {
+    approved = await page.evaluate(async (id) => (await fetch(`/api/runs/${id}`, { credentials: 'same-origin' })).json(), waiting.run_id);
+    if (approved.state !== 'completed') await page.waitForTimeout(100);
+  }
+  check(approved.state === 'completed' && approved.output && approved.output.state === 'closed', `the approved run is ${JSON.stringify(approved)}`);
+  summary.approved_run_id = waiting.run_id;
+  await page.click('nav >> text=Settings');
+  // The defaults are enabled once the page has filled them with the saved values.
+  await page.waitForSelector('#defaults-form:not([aria-busy]) #default-approval:enabled');
+  await page.selectOption('#default-confirm', 'never');
+  await page.selectOption('#default-approval', 'relay');
+  await page.click('#defaults-form button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Saved the defaults'));
+
   step('create and revoke an API key');
   await page.click('nav >> text=Settings');
   await page.fill('#key-name', 'e2e laptop');
@@ -297,6 +394,17 @@ try {
   const removedKey = await fetch(`${BASE}/api/tenant`, { headers: { Authorization: `Bearer ${grace.key}` } });
   check(removedKey.status === 401, `the removed member's key still answers ${removedKey.status}`);
   summary.member = { promoted: 'admin', removed: true };
+  step('invite someone, then revoke the invitation');
+  await page.fill('#invite-form #invite-email', 'ada@e2e.test');
+  await page.click('#invite-form button[type=submit]');
+  await page.waitForSelector('button[aria-label="Revoke the invitation of ada@e2e.test"]');
+  const inviteURL = await page.inputValue('#invite-link');
+  await page.click('button[aria-label="Revoke the invitation of ada@e2e.test"]');
+  await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Revoked the invitation of ada@e2e.test'));
+  // The flash comes before the page lists the invitations again: wait for that listing.
+  await waitUntil(page, () => !document.querySelector('#invitation-list').textContent.includes('ada@e2e.test'), undefined, 'the revoked invitation is still listed');
+  const revokedLink = await fetch(inviteURL);
+  check(revokedLink.status === 404, `the revoked invitation's link still answers ${revokedLink.status}`);
 
   step('a narrow window');
   await page.setViewportSize({ width: 390, height: 844 });
@@ -308,6 +416,14 @@ try {
   await page.goto(`${BASE}/`);
   await page.waitForSelector('#connections-table');
   await shot(page, '07-narrow-integrations');
+  // Dark mode: axe-core on every main page with the dark palette.
+  await page.emulateMedia({ colorScheme: 'dark' });
+  for (const p of ['/', '/agents', '/activity', '/settings', '/tools/github_create_issue']) {
+    await page.goto(BASE + p);
+    await page.waitForLoadState('networkidle');
+    await axeCheck(page, `dark ${p}`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
 
   step('Continue with OAuth sends the browser to GitHub with the workspace app');
   let authorizeURL = '';
@@ -322,6 +438,10 @@ try {
     `the authorization URL is ${authorizeURL}`);
   summary.oauth = { client_id: au.searchParams.get('client_id'), redirect_uri: au.searchParams.get('redirect_uri') };
   await page.unroute(`${GITHUB_AUTHORIZE}**`);
+  // The OAuth result page, here the refusal of a denied authorization.
+  await page.goto(`${BASE}/oauth/callback?state=${encodeURIComponent(au.searchParams.get('state'))}&error=access_denied`);
+  check((await page.textContent('main h1')) === 'Not connected', 'the OAuth result page has no main landmark with its h1');
+  await axeCheck(page, 'oauth result');
 
   step('keyboard: the connect dialog opens, takes a token and closes without a mouse');
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -384,6 +504,31 @@ try {
   await pageB.waitForSelector('#try-connection .error');
   check((await pageB.textContent('#try-connection')).includes('Connect a GitHub account first'), 'beta may run GitHub tools without a connection');
   await shot(pageB, '08-beta-try-it');
+
+  step('reconnect the GitHub connection in place; the agent still calls its tools');
+  await page.goto(`${BASE}/#connections`);
+  await page.waitForSelector(`#connections-table tr[data-connection="${connectionID}"]`);
+  await page.click(`#connections-table tr[data-connection="${connectionID}"] button:has-text("Reconnect")`);
+  check(await page.isVisible('#connect-dialog'), 'the reconnect dialog did not open');
+  check((await page.textContent('#connect-title')).startsWith('Reconnect GitHub'), 'the reconnect dialog is not titled Reconnect');
+  await page.fill('#connect-token-input', GITHUB_OTHER_TOKEN);
+  await page.click('#connect-submit');
+  await page.waitForSelector('#connect-error:not([hidden])');
+  check((await page.textContent('#connect-error')).includes('hubot'), `another account's token was not refused by name: ${await page.textContent('#connect-error')}`);
+  await page.fill('#connect-token-input', GITHUB_RENEWED_TOKEN);
+  await page.click('#connect-submit');
+  await page.waitForFunction(() => document.querySelector('#flash').textContent.startsWith('Reconnected GitHub'));
+  await page.waitForSelector('#connections-table tbody tr');
+  const ids = await page.$$eval('#connections-table tbody tr', (rows) => rows.map((r) => r.dataset.connection));
+  summary.reconnect.connection_id = connectionID;
+  summary.reconnect.after_id = ids.join(',');
+  check(ids.length === 1 && ids[0] === connectionID, `after the reconnect the connections are ${ids.join(', ')}, want ${connectionID} alone`);
+  const called = await mcpCall(agentURL, agentKeyForLater, 'github_get_issue', { owner: 'octo-org', repo: 'hello-world', issue_number: 1347 });
+  summary.reconnect.call_text = JSON.stringify(called.result || called.error || called).slice(0, 2000);
+  check(called.result && !called.result.isError, `the agent's call after the reconnect failed: ${summary.reconnect.call_text}`);
+  await page.goto(`${BASE}/agents`);
+  await page.waitForSelector('#agent-list:not([aria-busy])');
+  check((await page.$$('#agent-list [data-missing]')).length === 0, 'the agents list says a tool lost its connection after a reconnect');
 
   step('the agent key works at the agent URL, then delete the agent');
   const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } } });

@@ -339,6 +339,17 @@ async function runsFlow() {
     const listed = await client.callTool({ name: "switchboard_list_runs", arguments: {} }, undefined, reqOpts);
     check((listed.structuredContent?.runs ?? []).some((r) => r.run_id === runId), `switchboard_list_runs lacks ${runId}`);
 
+    // An MCP task (a task-augmented tools/call) through the SDK's tasks API: created,
+    // then its result is the tool's output.
+    const task = { created: false, statuses: [], result: null, error: null };
+    for await (const msg of client.experimental.tasks.callToolStream({ name: "github_get_issue", arguments: issueArgs() }, undefined, reqOpts)) {
+      if (msg.type === "taskCreated") task.created = true;
+      else if (msg.type === "taskStatus") task.statuses.push(msg.task.status);
+      else if (msg.type === "result") task.result = { isError: msg.result.isError ?? false, number: msg.result.structuredContent?.number ?? null, text: textOf(msg.result) };
+      else if (msg.type === "error") task.error = errorInfo(msg.error).message;
+    }
+    summary.task = task;
+
     // A destructive call from a client that cannot elicit: an input_required run.
     const pending = await client.callTool({ name: "github_update_issue", arguments: { ...issueArgs(), state: "closed" } }, undefined, reqOpts);
     const pendingId = pending._meta?.["switchboard/run_id"];

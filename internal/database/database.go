@@ -7,7 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
+	"io"
+
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,7 +19,6 @@ import (
 	"github.com/glebarez/sqlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 )
 
 // Open connects to the database the URL names: "sqlite:PATH" or a plain file path for
@@ -31,7 +31,7 @@ func Open(ctx context.Context, rawURL string) (*gorm.DB, error) {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
 		return openPostgres(ctx, rawURL)
 	case strings.Contains(rawURL, "://"):
-		return nil, fmt.Errorf("open database: unsupported URL scheme in %q; use sqlite:PATH or postgres://…", redact(rawURL))
+		return nil, fmt.Errorf("open database: unsupported URL scheme in %q; use sqlite:PATH or postgres://…", Redact(rawURL))
 	default:
 		return openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite:"))
 	}
@@ -61,17 +61,13 @@ func Close(db *gorm.DB) error {
 // config is the gorm configuration both dialects share: errors translated to
 // gorm.ErrDuplicatedKey and friends, UTC timestamps at the microsecond precision
 // PostgreSQL keeps (so a value read back equals the one written), and a logger that
-// reports errors without SQL values.
-func config() *gorm.Config {
+// reports errors to w without SQL values.
+func config(w io.Writer) *gorm.Config {
 	return &gorm.Config{
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
 		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
-		Logger: logger.New(log.New(os.Stderr, "database: ", log.LstdFlags), logger.Config{
-			LogLevel:                  logger.Error,
-			IgnoreRecordNotFoundError: true,
-			ParameterizedQueries:      true, // never print values: they may be sealed blobs or hashes
-		}),
+		Logger:                 newLogger(w),
 	}
 }
 
@@ -90,6 +86,9 @@ func openSQLite(ctx context.Context, path string) (*gorm.DB, error) {
 			return nil, fmt.Errorf("open database: create directory %s: %w", dir, err)
 		}
 	}
+	if err := privateFiles(path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -99,7 +98,7 @@ func openSQLite(ctx context.Context, path string) (*gorm.DB, error) {
 	// and in go-sqlite v1.21 setting it makes the driver skip _txlock.
 	q.Set("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
-	db, err := gorm.Open(sqlite.Open(dsn), config())
+	db, err := gorm.Open(sqlite.Open(dsn), config(os.Stderr))
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -123,13 +122,13 @@ func openSQLite(ctx context.Context, path string) (*gorm.DB, error) {
 
 // openPostgres opens a PostgreSQL pool through pgx.
 func openPostgres(ctx context.Context, rawURL string) (*gorm.DB, error) {
-	db, err := gorm.Open(postgres.Open(rawURL), config())
+	db, err := gorm.Open(postgres.Open(rawURL), config(os.Stderr))
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("open database %s: %w", Redact(rawURL), err)
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("open database %s: %w", Redact(rawURL), err)
 	}
 	sqlDB.SetMaxOpenConns(25)
 	sqlDB.SetMaxIdleConns(25)
@@ -137,16 +136,44 @@ func openPostgres(ctx context.Context, rawURL string) (*gorm.DB, error) {
 	sqlDB.SetConnMaxLifetime(30 * time.Minute)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
-		return nil, fmt.Errorf("open database %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("open database %s: %w", Redact(rawURL), err)
 	}
 	return db, nil
 }
 
-// redact drops the password from a database URL so it can appear in errors and logs.
-func redact(raw string) string {
+// Redact drops the password from a database URL so it can appear in errors and logs.
+func Redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// privateFiles creates the SQLite file 0600 when it does not exist, and takes group and
+// other access away from it and its -wal and -shm files when it does (SQLite gives the
+// journal files the database file's mode): they hold sealed credentials and key hashes.
+func privateFiles(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open database: create %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("open database: create %s: %w", path, err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("open database: stat %s: %w", p, err)
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, st.Mode().Perm()&0o700); err != nil {
+				return fmt.Errorf("open database: make %s private: %w", p, err)
+			}
+		}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"html/template"
 	"net/http"
 	"net/http/httptest"
@@ -359,7 +360,18 @@ func (s *Server) githubUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-OAuth-Scopes", strings.Join(strings.Fields(ti.GetScope()), ", "))
-	_ = json.NewEncoder(w).Encode(map[string]any{"id": 4242, "login": ti.GetUserID()})
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": githubUserID(ti.GetUserID()), "login": ti.GetUserID()})
+}
+
+// githubUserID is the numeric id GitHub gives the login: 4242 for octocat, and every
+// other login its own, as on GitHub, so signing in as another user is another account.
+func githubUserID(login string) int64 {
+	if login == "octocat" {
+		return 4242
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(login))
+	return 100000 + int64(h.Sum32()%900000)
 }
 
 func (s *Server) githubIssue(w http.ResponseWriter, r *http.Request) {

@@ -30,6 +30,30 @@ func Each(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
 	each(t, true, fn)
 }
 
+// Postgres runs fn as the subtest "postgres", on a fresh migrated schema, when
+// SWITCHBOARD_TEST_DATABASE_URL is set: for what only PostgreSQL has (LISTEN/NOTIFY,
+// backends to terminate), which Each's SQLite half cannot exercise.
+func Postgres(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
+	t.Helper()
+	if base := os.Getenv(EnvPostgresURL); base != "" {
+		t.Run("postgres", func(t *testing.T) {
+			fn(t, openPostgres(t, base, true))
+		})
+	}
+}
+
+// OpenPostgres returns a fresh migrated schema of the database that
+// SWITCHBOARD_TEST_DATABASE_URL names, dropped when tb ends; nil when it is not set
+// (for benchmarks, which measure PostgreSQL only where there is one).
+func OpenPostgres(tb testing.TB) *gorm.DB {
+	tb.Helper()
+	base := os.Getenv(EnvPostgresURL)
+	if base == "" {
+		return nil
+	}
+	return openPostgres(tb, base, true)
+}
+
 // EachEmpty is Each without migrations: the database or schema is empty, for tests of
 // the migrations themselves.
 func EachEmpty(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
@@ -147,7 +171,23 @@ func openPostgres(t testing.TB, base string, migrate bool) *gorm.DB {
 // it is closed when the test ends.
 func Reopen(t testing.TB, db *gorm.DB) *gorm.DB {
 	t.Helper()
-	var dsn string
+	dsn := DSN(t, db)
+	other, err := database.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("reopen database: %v", err)
+	}
+	if sqlDB, err := other.DB(); err == nil && db.Dialector.Name() == "postgres" {
+		sqlDB.SetMaxOpenConns(8)
+		shareServer(sqlDB)
+	}
+	t.Cleanup(func() { _ = database.Close(other) })
+	return other
+}
+
+// DSN returns the URL of the database db uses: "sqlite:PATH", or the PostgreSQL URL
+// with search_path set to db's schema.
+func DSN(t testing.TB, db *gorm.DB) string {
+	t.Helper()
 	if db.Dialector.Name() == "postgres" {
 		var schema string
 		if err := db.Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
@@ -160,20 +200,9 @@ func Reopen(t testing.TB, db *gorm.DB) *gorm.DB {
 		q := u.Query()
 		q.Set("search_path", schema)
 		u.RawQuery = q.Encode()
-		dsn = u.String()
-	} else {
-		dsn = "sqlite:" + SQLitePath(t, db)
+		return u.String()
 	}
-	other, err := database.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatalf("reopen database: %v", err)
-	}
-	if sqlDB, err := other.DB(); err == nil && db.Dialector.Name() == "postgres" {
-		sqlDB.SetMaxOpenConns(8)
-		shareServer(sqlDB)
-	}
-	t.Cleanup(func() { _ = database.Close(other) })
-	return other
+	return "sqlite:" + SQLitePath(t, db)
 }
 
 // shareServer makes a test's pool give its idle connections back soon: many parallel

@@ -1,12 +1,17 @@
-// Package vaulttest runs a real HashiCorp Vault for tests: `vault server -dev` on
-// loopback with the Transit engine enabled. The Vault binary is built from the module
-// in tools/vault (github.com/hashicorp/vault at Version) and cached outside the
-// repository, under the Go build cache, so only the first run on a machine pays for
-// the build (about ten minutes on two cores).
+// Package vaulttest runs a real HashiCorp Vault for tests, on loopback, with the
+// Transit engine enabled. The server is Vault's own code at Version: by default
+// tools/vault/transitdev, a small main in the tools/vault module that runs Vault's core
+// in memory, unsealed as `vault server -dev` does, with the token store, the policy
+// engine, the Transit engine and Vault's HTTP handler, and none of the other engines,
+// auth methods and cloud SDKs that make the full binary take ten minutes to build on
+// two cores (transitdev takes about a third of that cold). SWITCHBOARD_VAULT_BIN may
+// point at a full `vault` binary instead (CI runs the suite against both).
 //
-// A test package that uses Start calls Main from its TestMain, so the build happens
-// before m.Run and the test timeout does not cover it. Under CI=true a Vault that is
-// missing and cannot be built fails the package; tests never skip for want of it.
+// The build runs as a detached process and is cached outside the repository, under the
+// Go build cache, keyed by its sources: a test binary killed while waiting for it does
+// not stop it, so the next run finds the binary. A test package that uses Start calls
+// Main from its TestMain, which waits for the build within the test timeout's budget
+// and fails, saying so, if it is not done by then; tests never skip for want of Vault.
 package vaulttest
 
 import (
@@ -20,9 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,111 +36,8 @@ import (
 const Version = "v1.21.0"
 
 // EnvBinary names the variable that points at a Vault binary to use instead of the
-// cached build.
+// cached build: a full `vault` (run as `vault server -dev`) or a transitdev.
 const EnvBinary = "SWITCHBOARD_VAULT_BIN"
-
-// Main builds Vault if it is not cached yet, then runs the tests. Call it as the
-// body of TestMain: func TestMain(m *testing.M) { vaulttest.Main(m) }.
-func Main(m *testing.M) {
-	if _, err := Ensure(context.Background(), os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "vaulttest: no Vault binary for the tests: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
-
-// CachePath is where the built binary is cached: GOCACHE/switchboard-tools/vault-VERSION/vault.
-func CachePath(ctx context.Context) (string, error) {
-	gocache := os.Getenv("GOCACHE")
-	if gocache == "" {
-		out, err := exec.CommandContext(ctx, goTool(), "env", "GOCACHE").Output()
-		if err != nil {
-			return "", fmt.Errorf("go env GOCACHE: %w", err)
-		}
-		gocache = strings.TrimSpace(string(out))
-	}
-	if gocache == "" || gocache == "off" {
-		return "", errors.New("the Go build cache is off (GOCACHE=off); set SWITCHBOARD_VAULT_BIN to a vault binary")
-	}
-	return filepath.Join(gocache, "switchboard-tools", "vault-"+Version, "vault"), nil
-}
-
-// Ensure returns the path of a Vault binary: $SWITCHBOARD_VAULT_BIN if set, else the
-// cached build, building it first if it is missing (progress lines go to progress).
-// Concurrent callers (test binaries of several packages) wait for one build.
-func Ensure(ctx context.Context, progress io.Writer) (string, error) {
-	if bin := os.Getenv(EnvBinary); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			return "", fmt.Errorf("%s=%s: %w", EnvBinary, bin, err)
-		}
-		return bin, nil
-	}
-	bin, err := CachePath(ctx)
-	if err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		return "", fmt.Errorf("create %s: %w", filepath.Dir(bin), err)
-	}
-	unlock, err := lock(filepath.Join(filepath.Dir(bin), "build.lock"))
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if _, err := os.Stat(bin); err == nil { // another process built it while we waited
-		return bin, nil
-	}
-	dir, err := toolsDir()
-	if err != nil {
-		return "", err
-	}
-	fmt.Fprintf(progress, "vaulttest: building Vault %s into %s (the first time takes about 10 minutes; it is cached afterwards)\n", Version, bin)
-	start := time.Now()
-	tmp := bin + ".tmp"
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-ldflags=-s -w", "-o", tmp, "github.com/hashicorp/vault")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = progress, progress
-	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false", "GOWORK=off")
-	if err := cmd.Run(); err != nil {
-		_ = os.Remove(tmp)
-		return "", fmt.Errorf("build vault in %s: %w", dir, err)
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		return "", fmt.Errorf("cache vault binary: %w", err)
-	}
-	fmt.Fprintf(progress, "vaulttest: built Vault in %s\n", time.Since(start).Round(time.Second))
-	return bin, nil
-}
-
-// toolsDir finds tools/vault by walking up from the working directory to the
-// repository root.
-func toolsDir() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		cand := filepath.Join(dir, "tools", "vault")
-		if _, err := os.Stat(filepath.Join(cand, "go.mod")); err == nil {
-			return cand, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no tools/vault/go.mod above the working directory; set SWITCHBOARD_VAULT_BIN to a vault binary")
-		}
-		dir = parent
-	}
-}
-
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
 
 // Server is a running dev-mode Vault with Transit enabled at "transit".
 type Server struct {
@@ -151,7 +51,7 @@ type Server struct {
 // must call Main first.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	bin, err := Ensure(context.Background(), io.Discard)
+	bin, err := Ensure(context.Background(), io.Discard, time.Time{})
 	if err != nil {
 		tb.Fatalf("vaulttest: %v (call vaulttest.Main from TestMain)", err)
 	}
@@ -182,7 +82,7 @@ func start(tb testing.TB, bin string) (*Server, error) {
 		return nil, err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(bin, "server", "-dev", "-dev-listen-address="+addr, "-dev-root-token-id="+token, "-dev-no-store-token")
+	cmd := exec.Command(bin, serverArgs(bin, addr, token)...)
 	cmd.Dir = home
 	// A home of its own, so the dev server never touches the user's ~/.vault-token, and
 	// none of the caller's VAULT_* settings.
@@ -280,6 +180,15 @@ func (s *Server) KeyVersions(tb testing.TB, name string) (latest, minDecryption 
 		return n
 	}
 	return num("latest_version"), num("min_decryption_version")
+}
+
+// serverArgs are the arguments that start bin on addr with the root token: a full
+// vault binary runs `server -dev`, transitdev takes its own two flags.
+func serverArgs(bin, addr, token string) []string {
+	if filepath.Base(bin) == "vault" {
+		return []string{"server", "-dev", "-dev-listen-address=" + addr, "-dev-root-token-id=" + token, "-dev-no-store-token"}
+	}
+	return []string{"-listen", addr, "-root-token", token}
 }
 
 // freePortPair finds a loopback port P with P+1 free too: dev-mode Vault listens for

@@ -1,7 +1,6 @@
 package github
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -58,53 +57,11 @@ func (r request) doStatus(ctx context.Context, c *providers.Call, out any) (int,
 
 // send is do, returning the status too. An empty 202, 204 or 205 answer leaves out as it is.
 func (r request) send(ctx context.Context, c *providers.Call, out any) (http.Header, int, error) {
-	u := c.URL(r.path)
-	if len(r.query) > 0 {
-		u += "?" + r.query.Encode()
-	}
-	var body io.Reader
-	if r.body != nil {
-		b, err := json.Marshal(r.body)
-		if err != nil {
-			return nil, 0, fmt.Errorf("encode github %s %s: %w", r.method, r.path, err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
-	if err != nil {
-		return nil, 0, fmt.Errorf("build github %s %s: %w", r.method, r.path, err)
-	}
-	if r.body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return nil, 0, fmt.Errorf("github %s %s: %w", r.method, r.path, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.Header, resp.StatusCode, errorFrom(resp)
-	}
-	if out == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBytes))
-		return resp.Header, resp.StatusCode, nil
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return nil, 0, fmt.Errorf("read github %s %s: %w", r.method, r.path, err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 && resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		return resp.Header, resp.StatusCode, nil // 202, 204, 205: nothing to decode
-	}
-	if len(data) > maxResponseBytes {
-		return nil, 0, &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
-			Message: fmt.Sprintf("the answer is larger than %d bytes; narrow the request", maxResponseBytes)}
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return nil, 0, &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
-			Message: "the answer is not the JSON GitHub documents: " + err.Error()}
-	}
-	return resp.Header, resp.StatusCode, nil
+	a, err := providers.JSONRequest{
+		Provider: providerName, Title: "GitHub", Method: r.method, Path: r.path, Query: r.query, Body: r.body,
+		MaxBytes: maxResponseBytes, TooLarge: "narrow the request",
+	}.Send(ctx, c, out, errorFrom)
+	return a.Header, a.Status, err
 }
 
 // apiError is GitHub's error body.

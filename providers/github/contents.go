@@ -46,7 +46,7 @@ type GetFileContentsInput struct {
 
 // GetFileContentsOutput is a file's text or a directory's entries.
 type GetFileContentsOutput struct {
-	Type         string         `json:"type" jsonschema:"What path is" schema:"enum=file|dir|symlink|submodule"`
+	Type         string         `json:"type,omitempty" jsonschema:"What path is" schema:"enum=file|dir|symlink|submodule"`
 	Path         string         `json:"path" jsonschema:"Path from the repository root; empty for the root directory"`
 	Name         string         `json:"name" jsonschema:"Last element of path; empty for the root directory"`
 	SHA          string         `json:"sha,omitempty" jsonschema:"Git blob or tree SHA; pass a file's sha when updating it"`

@@ -69,7 +69,11 @@ func invoke(t *testing.T, tool *providers.Tool, call *providers.Call, args strin
 	if err := tool.Validate(json.RawMessage(args)); err != nil {
 		return nil, err
 	}
-	return tool.Op.Invoke(context.Background(), call, json.RawMessage(args))
+	out, err := tool.Op.Invoke(context.Background(), call, json.RawMessage(args))
+	if err == nil {
+		providertest.CheckOutput(t, tool, out)
+	}
+	return out, err
 }
 
 // newCall returns a Call for the GitHub spec whose client talks to baseURL.

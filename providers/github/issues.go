@@ -148,7 +148,7 @@ type AddIssueCommentInput struct {
 type Issue struct {
 	Number        int      `json:"number" jsonschema:"Issue number, as in #123"`
 	Title         string   `json:"title" jsonschema:"Title"`
-	State         string   `json:"state" jsonschema:"open or closed" schema:"enum=open|closed"`
+	State         string   `json:"state,omitempty" jsonschema:"open or closed" schema:"enum=open|closed"`
 	StateReason   string   `json:"state_reason,omitempty" jsonschema:"Why it is in its state: completed, not_planned, duplicate or reopened"`
 	IsPullRequest bool     `json:"is_pull_request" jsonschema:"True when this item is a pull request rather than an issue"`
 	Body          string   `json:"body" jsonschema:"Text in GitHub Markdown; empty when none"`

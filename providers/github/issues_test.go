@@ -60,6 +60,16 @@ func issueCases() []opCase {
 			want:     bugIssue,
 		},
 		{
+			// The least GitHub's description allows: no user, body, assignees or
+			// milestone; the output still matches its schema (invoke checks it).
+			name: "get issue, a minimal answer", tool: "github_get_issue", fixture: "issue_minimal.json",
+			args:       `{"owner": "octocat", "repo": "Hello-World", "issue_number": 1347}`,
+			wantMethod: http.MethodGet, wantPath: "/repos/octocat/Hello-World/issues/1347",
+			wantOpID: "issues/get",
+			want: github.Issue{Number: 1347, Title: "Found a bug", State: "open", Labels: []string{}, Assignees: []string{}, HTMLURL: "https://github.com/octocat/Hello-World/issues/1347",
+				CreatedAt: "2011-04-22T13:33:48Z", UpdatedAt: "2011-04-22T13:33:48Z"},
+		},
+		{
 			name: "create issue, every field", tool: "github_create_issue", fixture: "issue.json", status: http.StatusCreated,
 			args:       `{"owner": "octocat", "repo": "Hello-World", "title": "Found a bug", "body": "I'm having a problem with this.", "labels": ["bug"], "assignees": ["octocat"], "milestone": 1}`,
 			wantMethod: http.MethodPost, wantPath: "/repos/octocat/Hello-World/issues",

@@ -22,6 +22,7 @@ func Spec() providers.Spec {
 		Description: "Repositories, files and commits, issues, pull requests and reviews, releases, GitHub Actions runs, notifications, gists and organizations on GitHub or GitHub Enterprise Server.",
 		DocsURL:     "https://docs.github.com/rest",
 		BaseURL:     "https://api.github.com",
+		BaseURLHelp: "for GitHub Enterprise Server it is https://HOST/api/v3",
 		AuthKinds:   []providers.AuthKind{providers.AuthAPIKey, providers.AuthOAuth2},
 		OAuth:       oauth(),
 		TokenHelp: "Paste a GitHub personal access token, created at https://github.com/settings/tokens " +

@@ -151,7 +151,7 @@ type PullFilesOutput struct {
 
 // PullStatus is the CI state of a pull request's head commit.
 type PullStatus struct {
-	State     string     `json:"state" jsonschema:"Overall: success, failure, pending, or none when no checks ran" schema:"enum=success|failure|pending|none"`
+	State     string     `json:"state,omitempty" jsonschema:"Overall: success, failure, pending, or none when no checks ran" schema:"enum=success|failure|pending|none"`
 	HeadSHA   string     `json:"head_sha" jsonschema:"SHA of the pull request's head commit the checks ran on"`
 	Statuses  []Status   `json:"statuses" jsonschema:"Commit statuses (external CI), latest per context"`
 	CheckRuns []CheckRun `json:"check_runs" jsonschema:"Check runs (GitHub Actions and apps), latest per name"`

@@ -98,7 +98,7 @@ type CreatePullRequestInput struct {
 type PullRequest struct {
 	Number             int      `json:"number" jsonschema:"Pull request number, as in #123"`
 	Title              string   `json:"title" jsonschema:"Title"`
-	State              string   `json:"state" jsonschema:"open or closed (merged pull requests are closed)" schema:"enum=open|closed"`
+	State              string   `json:"state,omitempty" jsonschema:"open or closed (merged pull requests are closed)" schema:"enum=open|closed"`
 	Draft              bool     `json:"draft" jsonschema:"True for a draft"`
 	Merged             bool     `json:"merged" jsonschema:"True when it has been merged"`
 	Body               string   `json:"body" jsonschema:"Description in GitHub Markdown; empty when none"`

@@ -1,11 +1,8 @@
 package jira
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -70,55 +67,10 @@ func (r request) do(ctx context.Context, c *providers.Call, out any) error {
 
 // send is do for a path on the gateway itself.
 func send(ctx context.Context, c *providers.Call, method, path string, query url.Values, body any, fields map[string]string, out any) error {
-	u := c.URL(path)
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("encode jira %s %s: %w", method, path, err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return fmt.Errorf("build jira %s %s: %w", method, path, err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		var ue *providers.UpstreamError
-		if errors.As(err, &ue) || ctx.Err() != nil {
-			return fmt.Errorf("jira %s %s: %w", method, path, err)
-		}
-		return &switchboard.Error{Code: switchboard.CodeUpstream, Message: "Jira could not be reached; try again shortly",
-			Err: fmt.Errorf("jira %s %s: %w", method, path, err)}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return errorFrom(resp, fields)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return &switchboard.Error{Code: switchboard.CodeUpstream, Message: "Jira's answer was cut off; try again shortly",
-			Err: fmt.Errorf("read jira %s %s: %w", method, path, err)}
-	}
-	if len(data) > maxResponseBytes {
-		return &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
-			Message: fmt.Sprintf("the answer is larger than %d bytes; ask for fewer results (limit)", maxResponseBytes)}
-	}
-	if out == nil || len(bytes.TrimSpace(data)) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return &providers.UpstreamError{Provider: providerName, Status: resp.StatusCode, Code: switchboard.CodeUpstream,
-			Reason: "invalid_response", Message: "the answer is not the JSON Jira documents: " + err.Error()}
-	}
-	return nil
+	return providers.JSONRequest{
+		Provider: providerName, Title: "Jira", Method: method, Path: path, Query: query, Body: body,
+		MaxBytes: maxResponseBytes, TooLarge: "ask for fewer results (limit)",
+	}.Do(ctx, c, out, func(resp *http.Response) error { return errorFrom(resp, fields) })
 }
 
 // apiError is Atlassian's error envelope: messages about the request as a whole, and

@@ -139,10 +139,11 @@ func indent(raw json.RawMessage) ([]byte, error) {
 
 // CheckOutput marshals an operation's output and validates it against the tool's
 // OutputSchema, so an operation can never return what its schema denies (null for an
-// array, a missing required field, a value outside an enum).
+// array, a missing required field, a value outside an enum). It marshals as the hub
+// does (providers.MarshalOutput).
 func CheckOutput(t testing.TB, tool *providers.Tool, out any) {
 	t.Helper()
-	raw, err := json.Marshal(out)
+	raw, err := providers.MarshalOutput(out)
 	if err != nil {
 		t.Errorf("tool %s: marshal output: %v", tool.Name, err)
 		return

@@ -61,7 +61,7 @@ func updateMessage(ctx context.Context, c *providers.Call, in UpdateMessageInput
 
 // DeleteMessage deletes a message.
 // Slack API docs: https://api.slack.com/methods/chat.delete
-var DeleteMessage = &providers.Operation[MessageRef, MessageRef]{
+var DeleteMessage = &providers.Operation[MessageRef, DeletedMessage]{
 	Name:  "delete_message",
 	Title: "Delete message",
 	Description: "Delete a Slack message for everyone; it cannot be restored. A bot token deletes only the bot's own " +
@@ -82,18 +82,26 @@ type MessageRef struct {
 	TS      string `json:"ts" jsonschema:"The message's ts, e.g. 1712345678.123456" schema:"example=1712345678.123456,pattern=^[0-9]+\\.[0-9]+$"`
 }
 
+// DeletedMessage names the message Slack deleted, as chat.delete answers it. Its
+// values are Slack's answer passed through, not values the hub checked, so the schema
+// says only that they are strings: patterns belong to inputs the hub validates.
+type DeletedMessage struct {
+	Channel string `json:"channel" jsonschema:"Conversation ID of the message's channel"`
+	TS      string `json:"ts" jsonschema:"The deleted message's ts"`
+}
+
 type chatDeleteResponse struct {
 	envelope
 	Channel string `json:"channel"`
 	TS      string `json:"ts"`
 }
 
-func deleteMessage(ctx context.Context, c *providers.Call, in MessageRef) (MessageRef, error) {
+func deleteMessage(ctx context.Context, c *providers.Call, in MessageRef) (DeletedMessage, error) {
 	var r chatDeleteResponse
 	if _, err := send(ctx, c, http.MethodPost, "chat.delete", url.Values{"channel": {in.Channel}, "ts": {in.TS}}, &r); err != nil {
-		return MessageRef{}, err
+		return DeletedMessage{}, err
 	}
-	return MessageRef{Channel: r.Channel, TS: r.TS}, nil
+	return DeletedMessage{Channel: r.Channel, TS: r.TS}, nil
 }
 
 // maxScheduleAhead is how far ahead Slack schedules a message.

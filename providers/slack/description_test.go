@@ -14,7 +14,7 @@ import (
 	"github.com/switchboard-hub/switchboard/providers/providertest"
 )
 
-// undescribedMethod is a request Slack's API description (../shared/specs, an old
+// undescribedMethod is a request Slack's API description (providertest's testdata, an old
 // OpenAPI 2 file) does not know, checked instead against the parameters Slack
 // documents on the method's page.
 type undescribedMethod struct {

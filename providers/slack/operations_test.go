@@ -167,7 +167,7 @@ func operationCases(t *testing.T) []opCase {
 			answers:  []answer{{body: chatDeleteOK}},
 			requests: []wantRequest{post("/chat.delete", form("channel", ch, "ts", "1712345702.000300"))},
 			ops:      []string{"chat_delete"},
-			want:     MessageRef{Channel: ch, TS: "1712345702.000300"}},
+			want:     DeletedMessage{Channel: ch, TS: "1712345702.000300"}},
 		{tool: "slack_schedule_message", args: fmt.Sprintf(`{"channel":"#standup","text":"Stand-up in 5 minutes","post_at":%d,"thread_ts":"1712345678.123456"}`, postAt),
 			answers: []answer{{body: fmt.Sprintf(`{"ok":true,"channel":"C012AB3CD","scheduled_message_id":"Q1298393284","post_at":%d,
 				"message":{"text":"Stand-up in 5 minutes","username":"switchboard","bot_id":"B0789IJKLM","type":"delayed_message",

@@ -109,7 +109,11 @@ func invoke(t *testing.T, call *providers.Call, name, args string) (any, error) 
 	if err := tl.Validate(json.RawMessage(args)); err != nil {
 		t.Fatalf("%s: arguments %s do not validate: %v", name, args, err)
 	}
-	return tl.Op.Invoke(context.Background(), call, json.RawMessage(args))
+	out, err := tl.Op.Invoke(context.Background(), call, json.RawMessage(args))
+	if err == nil {
+		providertest.CheckOutput(t, tl, out)
+	}
+	return out, err
 }
 
 // wantRequest compares what the fake received last with what Slack expects.

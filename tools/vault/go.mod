@@ -9,6 +9,12 @@ replace github.com/ma314smith/signedxml v1.1.1 => github.com/moov-io/signedxml v
 tool github.com/hashicorp/vault
 
 require (
+	github.com/hashicorp/go-hclog v1.6.3
+	github.com/hashicorp/vault v1.21.0
+	github.com/hashicorp/vault/sdk v0.20.0
+)
+
+require (
 	cel.dev/expr v0.24.0 // indirect
 	cloud.google.com/go v0.121.6 // indirect
 	cloud.google.com/go/auth v0.16.5 // indirect
@@ -218,7 +224,6 @@ require (
 	github.com/hashicorp/go-discover v1.1.1-0.20250922102917-55e5010ad859 // indirect
 	github.com/hashicorp/go-discover/provider/gce v0.0.0-20241120163552-5eb1507d16b4 // indirect
 	github.com/hashicorp/go-gcp-common v0.9.2 // indirect
-	github.com/hashicorp/go-hclog v1.6.3 // indirect
 	github.com/hashicorp/go-hmac-drbg v0.0.0-20210916214228-a6e5a68489f6 // indirect
 	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
 	github.com/hashicorp/go-kms-wrapping/entropy/v2 v2.0.1 // indirect
@@ -280,7 +285,6 @@ require (
 	github.com/hashicorp/raft-snapshot v1.0.4 // indirect
 	github.com/hashicorp/raft-wal v0.4.0 // indirect
 	github.com/hashicorp/serf v0.10.1 // indirect
-	github.com/hashicorp/vault v1.21.0 // indirect
 	github.com/hashicorp/vault-hcp-lib v0.0.0-20250306185756-615fe2449b16 // indirect
 	github.com/hashicorp/vault-plugin-auth-alicloud v0.22.0 // indirect
 	github.com/hashicorp/vault-plugin-auth-azure v0.22.0 // indirect
@@ -308,7 +312,6 @@ require (
 	github.com/hashicorp/vault-plugin-secrets-terraform v0.13.0 // indirect
 	github.com/hashicorp/vault/api v1.22.0 // indirect
 	github.com/hashicorp/vault/api/auth/kubernetes v0.10.0 // indirect
-	github.com/hashicorp/vault/sdk v0.20.0 // indirect
 	github.com/hashicorp/vault/vault/hcp_link/proto v0.0.0-20230201201504-b741fa893d77 // indirect
 	github.com/hashicorp/vic v1.5.1-0.20190403131502-bbfe86ec9443 // indirect
 	github.com/hashicorp/yamux v0.1.2 // indirect

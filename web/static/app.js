@@ -12,6 +12,9 @@
   const IS_ADMIN = ROLE === 'owner' || ROLE === 'admin';
 
   // el builds an element: attrs may hold text, class, on<event> handlers and attributes.
+  // scrollBox wraps a table that may scroll sideways in a region keyboard users can
+  // focus and scroll, named for screen readers.
+  const scrollBox = (label, table) => el('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': label }, table);
   function el(tag, attrs, ...kids) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -179,6 +182,10 @@
       $('#connect-token-input').value = '';
       $('#connect-label').value = '';
       $('#connect-shared').checked = replaces ? !!replaces.shared : false;
+      // A reconnect renews the same connection: its sharing and its agents stay.
+      $('#connect-shared').closest('label').hidden = !!replaces;
+      $('#connect-reconnect-note').hidden = !replaces;
+      $('#connect-submit').textContent = replaces ? 'Reconnect' : 'Connect';
       dlg.showModal();
       (kinds.includes('api_key') ? $('#connect-token-input') : $('#connect-oauth-button')).focus();
     }
@@ -186,7 +193,7 @@
     $('#connect-oauth-button').addEventListener('click', async () => {
       hideError('#connect-error');
       try {
-        const body = { shared: $('#connect-shared').checked };
+        const body = current.replaces ? { connection_id: current.replaces.id } : { shared: $('#connect-shared').checked };
         const label = $('#connect-label').value.trim();
         if (label) body.label = label;
         const res = await api('POST', `/api/connections/${encodeURIComponent(current.provider.name)}/authorize`, body);
@@ -210,15 +217,18 @@
         $('#connect-token-input').focus();
         return;
       }
-      const body = { provider: current.provider.name, token, shared: $('#connect-shared').checked };
+      const body = current.replaces ? { token } : { provider: current.provider.name, token, shared: $('#connect-shared').checked };
       const label = $('#connect-label').value.trim();
       if (label) body.label = label;
       $('#connect-submit').disabled = true;
       try {
-        const conn = await api('POST', '/api/connections', body);
-        if (current.replaces) await api('DELETE', `/api/connections/${encodeURIComponent(current.replaces.id)}`);
+        // A reconnect renews the credentials of the same connection (same id), so the
+        // agents bound to it keep their tools.
+        const conn = current.replaces
+          ? await api('POST', `/api/connections/${encodeURIComponent(current.replaces.id)}/reconnect`, body)
+          : await api('POST', '/api/connections', body);
         dlg.close();
-        flash(`Connected ${current.provider.title} account ${conn.account_label}.`);
+        flash(`${current.replaces ? 'Reconnected' : 'Connected'} ${current.provider.title} account ${conn.account_label}.`);
         await loadConnections();
       } catch (err) {
         showError('#connect-error', err);
@@ -239,7 +249,7 @@
           return;
         }
         const byName = Object.fromEntries(providers.map((p) => [p.name, p]));
-        fill(list, el('div', { class: 'tablewrap' }, el('table', { id: 'connections-table' },
+        fill(list, scrollBox('Connected accounts', el('table', { id: 'connections-table' },
           el('thead', {}, el('tr', {}, ['Provider', 'Account', 'Status', 'Scopes', 'Last used', 'Access', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
           el('tbody', {}, conns.map((c) => {
             const p = byName[c.provider] || { name: c.provider, title: c.provider, auth_kinds: ['api_key'], ops: [] };
@@ -300,18 +310,26 @@
   const agentURL = (a) => a.mcp_url || `${PUBLIC_URL}/mcp/${TENANT}/agents/${a.id}`;
   const agentsMissing = (err) => err instanceof APIError && err.status === 404 && /no such API endpoint/.test(err.message);
 
+  // missingTools lists an agent's tools whose connection was disconnected.
+  const missingTools = (a) => (a.tools || []).filter((t) => t.connection_missing);
+  function toolsCell(a) {
+    const n = (a.tools || []).length;
+    const gone = missingTools(a).length;
+    return el('td', {}, String(n), gone ? el('span', { class: 'status needs_reconnect', 'data-missing': String(gone) }, ` ${gone} on a disconnected account`) : '');
+  }
+
   async function agentsPage() {
     const list = $('#agent-list');
     try {
       const res = await api('GET', '/api/agents');
       const agents = res.agents || [];
       if (!agents.length) { fill(list, el('p', { class: 'muted', text: 'No agent yet. Create one and pick its tools.' })); return; }
-      fill(list, el('div', { class: 'tablewrap' }, el('table', {},
+      fill(list, scrollBox('Agents', el('table', {},
         el('thead', {}, el('tr', {}, ['Name', 'Description', 'Tools', 'MCP URL'].map((h) => el('th', { scope: 'col', text: h })))),
         el('tbody', {}, agents.map((a) => el('tr', {},
           el('th', { scope: 'row' }, el('a', { href: `/agents/${encodeURIComponent(a.id)}` }, a.name)),
           el('td', { text: a.description || '' }),
-          el('td', { text: String((a.tools || []).length) }),
+          toolsCell(a),
           el('td', {}, el('code', { text: agentURL(a) }))))))));
     } catch (err) {
       fill(list, el('p', { class: 'error', text: agentsMissing(err) ? 'This server has no agents API yet; agents cannot be listed.' : describe(err) }));
@@ -330,12 +348,21 @@
     }
     const conns = Object.fromEntries(callable.map((t) => [t.tool, t.connections]));
     const bound = Object.fromEntries(((agent && agent.tools) || []).map((t) => [t.tool, t.connection_id]));
+    const gone = new Set(((agent && agent.tools) || []).filter((t) => t.connection_missing).map((t) => t.tool));
     if (agent) {
+      const gone = missingTools(agent);
+      if (gone.length) {
+        fill($('#agent-missing'), el('p', {}, el('strong', { text: `${gone.length} tool${gone.length === 1 ? ' is' : 's are'} not served: ` }),
+          `the account ${gone.length === 1 ? 'it was' : 'they were'} bound to was disconnected (${gone.map((t) => t.tool).join(', ')}). `,
+          'Pick another account under "Runs on" and save, or connect the account again under ', el('a', { href: '/#connections' }, 'Integrations'), '.'));
+        $('#agent-missing').hidden = false;
+      }
       $('#agent-title').textContent = `Agent: ${agent.name}`;
       $('#agent-name').value = agent.name || '';
       $('#agent-description').value = agent.description || '';
       $('#agent-instructions').value = agent.instructions || '';
       $('#agent-confirm').value = agent.confirm || '';
+      $('#agent-approval').value = agent.approval || '';
       $('#agent-toolmode').value = agent.tool_mode || '';
     }
     const rows = [];
@@ -344,7 +371,8 @@
         const cs = conns[op.tool] || [];
         const safe = op.tool.replace(/[^a-zA-Z0-9_-]/g, '');
         const box = el('input', { type: 'checkbox', id: `pick-${safe}`, value: op.tool, disabled: cs.length ? undefined : true, 'aria-describedby': `desc-${safe}` });
-        box.checked = op.tool in bound;
+        // A tool whose connection is gone stays ticked only if another account can run it.
+        box.checked = op.tool in bound && (!gone.has(op.tool) || cs.length > 0);
         const sel = el('select', { id: `bind-${safe}`, 'aria-label': `Connection for ${op.tool}` },
           cs.map((c) => el('option', { value: c.id, text: c.label })));
         if (bound[op.tool]) sel.value = bound[op.tool];
@@ -352,6 +380,7 @@
           el('div', { class: 'pickhead' }, box, el('label', { for: `pick-${safe}` }, el('strong', { text: op.title || op.tool }), ' ', el('code', { text: op.tool })), kindBadge(op.annotations),
             el('a', { href: `/tools/${encodeURIComponent(op.tool)}`, class: 'small' }, 'Try it')),
           el('p', { id: `desc-${safe}`, class: 'small', text: op.description }),
+          gone.has(op.tool) ? el('p', { class: 'small error', 'data-missing': op.tool, text: 'Its account was disconnected: it is not served until it runs on another account.' }) : '',
           el('details', {}, el('summary', { text: 'Parameters' }), params(op.input_schema)),
           cs.length ? el('div', { class: 'bind' }, el('label', { for: `bind-${safe}`, text: 'Runs on' }), sel)
             : el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.'));
@@ -398,6 +427,7 @@
         description: $('#agent-description').value.trim(),
         instructions: $('#agent-instructions').value,
         confirm: $('#agent-confirm').value,
+        approval: $('#agent-approval').value,
         tool_mode: $('#agent-toolmode').value,
         tools: rows.filter((r) => r.box.checked).map((r) => ({ tool: r.op.tool, connection_id: r.sel.value })),
       };
@@ -480,7 +510,7 @@
       key ? null : el('p', { class: 'muted', text: 'Create an API key above to have it filled in.' }),
       snippets.map(([id, title, text]) => el('div', { class: 'snippet' },
         el('div', { class: 'snippethead' }, el('h4', { id: `snippet-${id}-title`, text: title }), el('button', { type: 'button', 'data-copy': `snippet-${id}`, 'aria-label': `Copy the ${title} configuration` }, 'Copy')),
-        el('pre', {}, el('code', { id: `snippet-${id}`, text })))));
+        el('pre', { tabindex: '0', role: 'region', 'aria-labelledby': `snippet-${id}-title` }, el('code', { id: `snippet-${id}`, text })))));
   }
 
   // ---- Try it -----------------------------------------------------------------------
@@ -632,7 +662,11 @@
         $('#try-result').hidden = false;
         flash('The tool ran. Its call is in Activity.');
       } catch (err) {
-        if (err.field && err.field !== 'arguments') markField(err.field, describe(err));
+        if (err.code === 'confirmation_required') {
+          const n = $('#try-error');
+          n.textContent = 'This tool needs a person\'s confirmation under your confirm policy: tick "Run in the background" and run it again, then approve it on the page its run links to.';
+          n.hidden = false;
+        } else if (err.field && err.field !== 'arguments') markField(err.field, describe(err));
         else showError('#try-error', err);
       } finally {
         $('#try-run').disabled = false;
@@ -647,6 +681,7 @@
       const shown = { run_id: id, state: run.state };
       if (run.output !== undefined) shown.output = run.output;
       if (run.error) shown.error = run.error;
+      if (run.approval_url) shown.approval_url = run.approval_url;
       $('#try-output').textContent = JSON.stringify(shown, null, 2);
       $('#try-result').hidden = false;
     };
@@ -655,6 +690,10 @@
       await new Promise((r) => setTimeout(r, 500));
       run = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
       show();
+    }
+    if (run.state === 'input_required' && run.approval_url) {
+      flash(`Run ${id} waits for a person's confirmation: approve or decline it at ${run.approval_url} (also listed under Activity).`);
+      return;
     }
     flash(`Run ${id} is ${String(run.state).replace(/_/g, ' ')}. Runs are listed under Activity.`);
   }
@@ -732,7 +771,7 @@
     try {
       const res = await api('GET', '/api/runs');
       const list = res.runs || [];
-      fill(runs, list.length ? el('div', { class: 'tablewrap' }, el('table', {},
+      fill(runs, list.length ? scrollBox('Runs', el('table', {},
         el('thead', {}, el('tr', {}, ['Run', 'Tool', 'State', 'Started', 'Updated'].map((h) => el('th', { scope: 'col', text: h })))),
         el('tbody', {}, list.map((r) => el('tr', {}, el('td', {}, el('code', { text: r.run_id || r.id })), el('td', { text: r.tool || '' }),
           el('td', {}, el('span', { class: `status ${r.state}`, text: (r.state || '').replace(/_/g, ' ') })), el('td', { text: fmtTime(r.created_at) }), el('td', { text: fmtTime(r.updated_at) }))))))
@@ -749,7 +788,7 @@
       try {
         const res = await api('GET', '/api/keys');
         const keys = res.keys || [];
-        fill(box, keys.length ? el('div', { class: 'tablewrap' }, el('table', { id: 'keys-table' },
+        fill(box, keys.length ? scrollBox('API keys', el('table', { id: 'keys-table' },
           el('thead', {}, el('tr', {}, ['Name', 'Key', 'For', 'Created', 'Last used', 'Status', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
           el('tbody', {}, keys.map((k) => el('tr', { 'data-key': k.id },
             el('th', { scope: 'row', text: k.name }), el('td', {}, el('code', { text: `sbk_${k.prefix}_…` })),
@@ -787,7 +826,7 @@
       try {
         const res = await api('GET', '/api/users');
         const heads = ['Email', 'Role', 'Since'].concat(IS_ADMIN ? ['Actions'] : []);
-        fill($('#member-list'), el('div', { class: 'tablewrap' }, el('table', { id: 'members-table' },
+        fill($('#member-list'), scrollBox('Members', el('table', { id: 'members-table' },
           el('thead', {}, el('tr', {}, heads.map((h) => el('th', { scope: 'col', text: h })))),
           el('tbody', {}, (res.users || []).map((u) => el('tr', { 'data-user': u.id }, el('th', { scope: 'row', text: u.email + (u.id === USER_ID ? ' (you)' : '') }),
             el('td', {}, IS_ADMIN ? roleSelect(u) : u.role), el('td', { text: fmtTime(u.created_at) }),
@@ -797,7 +836,11 @@
       try {
         const res = await api('GET', '/api/invitations');
         const inv = res.invitations || [];
-        fill($('#invitation-list'), inv.length ? [el('h3', { text: 'Pending invitations' }), el('ul', {}, inv.map((i) => el('li', {}, `${i.email} as ${i.role}, until ${fmtTime(i.expires_at)}`)))] : []);
+        fill($('#invitation-list'), inv.length ? [el('h3', { text: 'Pending invitations' }), el('ul', {}, inv.map((i) => el('li', { 'data-invitation': i.id }, `${i.email} as ${i.role}, until ${fmtTime(i.expires_at)} `,
+          el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke the invitation of ${i.email}`, onclick: async () => {
+            if (!confirm(`Revoke the invitation of ${i.email}? Its link stops working at once.`)) return;
+            try { await api('DELETE', `/api/invitations/${encodeURIComponent(i.id)}`); flash(`Revoked the invitation of ${i.email}.`); await loadMembers(); } catch (err) { alertPage(err); }
+          } }, 'Revoke'))))] : []);
       } catch (err) { fill($('#invitation-list'), el('p', { class: 'error', text: describe(err) })); }
     }
     // roleSelect changes a member's role; only an owner grants or takes away owner.
@@ -850,7 +893,12 @@
       try {
         const st = await api('GET', '/api/mcp-settings');
         $('#default-confirm').value = st.confirm;
+        $('#default-approval').value = st.approval || 'relay';
         $('#default-toolmode').value = st.tool_mode;
+        // Only now may an admin change them: before, the saved values would overwrite the choice.
+        const form = $('#defaults-form');
+        if (IS_ADMIN) for (const c of form.elements) c.disabled = false;
+        form.removeAttribute('aria-busy');
       } catch (err) {
         $('#defaults-form').replaceChildren(el('p', { class: err.status === 404 ? 'muted' : 'error', text: err.status === 404 ? 'This server has no MCP settings.' : describe(err) }));
       }
@@ -858,7 +906,7 @@
     $('#defaults-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
       try {
-        await api('PUT', '/api/mcp-settings', { confirm: $('#default-confirm').value, tool_mode: $('#default-toolmode').value });
+        await api('PUT', '/api/mcp-settings', { confirm: $('#default-confirm').value, approval: $('#default-approval').value, tool_mode: $('#default-toolmode').value });
         flash('Saved the defaults. Live MCP sessions pick them up.');
       } catch (err) { alertPage(err); }
     });

@@ -67,7 +67,7 @@ func run(ctx context.Context, serverURL string) error {
 	if err != nil {
 		return err
 	}
-	remote, err := remotemcp.New(remotemcp.Options{Connections: svc, Guard: guard, Logger: log})
+	remote, err := remotemcp.New(remotemcp.Options{Connections: svc, Guard: guard, Logger: log, Registry: reg})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,81 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// PrivateUser returns the user whose private connections an agent's key may run tools
+// on, "" for none (the agent then runs on shared connections only). A private
+// connection is used only by its owner: through their own user keys, or through an
+// agent they created and saved last, called with a key they created. So this is the
+// agent's creator when the creator is both its last editor and the key's creator: an
+// admin's edit of the agent, or a key an admin created for it, never acts through its
+// creator's private connections.
+//
+// It reads the database on every call, so an edit takes effect at once on every node.
+func (s *Service) PrivateUser(ctx context.Context, p switchboard.Principal) (string, error) {
+	if p.Kind != switchboard.PrincipalAgent {
+		return p.UserID, nil
+	}
+	return s.store.privateUser(ctx, p.TenantID, p.AgentID, p.KeyID)
+}
+
+// privateUser reads the agent's creator and last editor and its key's creator in one
+// query (see Service.PrivateUser).
+func (s *Store) privateUser(ctx context.Context, tenant switchboard.TenantID, agentID, keyID string) (string, error) {
+	var row struct {
+		CreatedBy    string
+		UpdatedBy    string
+		KeyCreatedBy string
+	}
+	err := s.db.WithContext(ctx).Table("agents AS a").
+		Select("a.created_by, a.updated_by, k.created_by AS key_created_by").
+		Joins("JOIN api_keys k ON k.tenant_id = a.tenant_id AND k.agent_id = a.id").
+		Where("a.tenant_id = ? AND a.id = ? AND k.id = ?", tenant, agentID, keyID).
+		Take(&row).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return "", nil
+	case err != nil:
+		return "", switchboard.Internal(fmt.Errorf("read who agent %s acts for: %w", agentID, err))
+	}
+	if row.CreatedBy == "" || row.CreatedBy != row.UpdatedBy || row.CreatedBy != row.KeyCreatedBy {
+		return "", nil
+	}
+	return row.CreatedBy, nil
+}
+
+// ForNewKey returns the agent if p may create an API key for it: p may manage it (its
+// creator or a tenant admin), and every connection its tools are bound to is shared or
+// p's own. An admin gets no key to an agent that runs on another user's private
+// connection.
+func (s *Service) ForNewKey(ctx context.Context, p switchboard.Principal, id string) (Agent, error) {
+	a, err := s.manageable(ctx, p, id)
+	if err != nil {
+		return Agent{}, err
+	}
+	var foreign []string
+	for _, t := range a.Tools {
+		c, err := s.conns.Get(ctx, p, t.ConnectionID)
+		switch {
+		case switchboard.CodeOf(err) == switchboard.CodeNotFound:
+			foreign = append(foreign, t.Tool)
+		case err != nil:
+			return Agent{}, err
+		case !c.Shared && c.OwnerUserID != p.UserID:
+			foreign = append(foreign, t.Tool)
+		}
+	}
+	if len(foreign) > 0 {
+		return Agent{}, switchboard.Errorf(switchboard.CodeForbidden,
+			"the agent's tools %s run on another user's private connection: only that user may create keys for this agent", strings.Join(foreign, ", "))
+	}
+	return a, nil
+}

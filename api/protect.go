@@ -1,0 +1,121 @@
+package api
+
+import (
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/httpx"
+)
+
+// defaultCSP is the Content-Security-Policy of pages that set none of their own (the
+// OAuth callback's): nothing loads but their inline style, and no site may frame them.
+// The UI's pages replace it with theirs.
+const defaultCSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+// hstsMaxAge is how long browsers keep to https once they saw the header (a year).
+const hstsMaxAge = "max-age=31536000"
+
+// securityHeaders sets on every answer the headers that keep a page from being framed
+// or sniffed as another type, a restrictive default CSP, and, when the public URL is
+// https, HSTS. A handler may replace the CSP with its own (the UI's pages do).
+func (s *server) securityHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", defaultCSP)
+	if s.https {
+		h.Set("Strict-Transport-Security", hstsMaxAge)
+	}
+	c.Next()
+}
+
+// checkHost refuses a request whose Host is not the public URL's host, so that a DNS
+// name rebound to this server cannot reach the API or the UI with a user's cookies. On
+// a loopback listener a loopback Host (localhost, 127.0.0.1, [::1]) is also accepted,
+// for local development and a proxy on the same machine. Without a public URL nothing
+// is checked.
+func (s *server) checkHost(c *gin.Context) {
+	if !s.hostAllowed(c.Request) {
+		s.refuseHost(c)
+		return
+	}
+	c.Next()
+}
+
+// hostAllowed reports whether the request's Host is one checkHost lets through.
+func (s *server) hostAllowed(r *http.Request) bool {
+	return s.publicHost == "" || sameHost(r.Host, s.publicHost) || (httpx.OnLoopback(r) && httpx.IsLoopbackHost(r.Host))
+}
+
+// refuseHost answers a request under a Host that is not this server's (421).
+func (s *server) refuseHost(c *gin.Context) {
+	host := c.Request.Host
+	if len(host) > 100 {
+		host = host[:100] + "…"
+	}
+	c.AbortWithStatusJSON(http.StatusMisdirectedRequest, errorBody{Error: errorDetail{Code: switchboard.CodeInvalid, Field: "Host",
+		Message: "this server answers as " + s.publicHost + " (its public URL, SWITCHBOARD_PUBLIC_URL); the Host header " + strings.ToValidUTF8(host, "?") + " is not it"}})
+}
+
+// requireJSON refuses a request body that does not say it is JSON (415): a form or
+// text/plain body is what a cross-site page can send without a CORS preflight.
+func requireJSON(c *gin.Context) {
+	r := c.Request
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		c.Next()
+		return
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err == nil && (mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))) {
+		c.Next()
+		return
+	}
+	c.AbortWithStatusJSON(http.StatusUnsupportedMediaType, errorBody{Error: errorDetail{Code: switchboard.CodeInvalid, Field: "Content-Type",
+		Message: "send the body as JSON with Content-Type: application/json"}})
+}
+
+// bodyBudget reserves the request body's bytes from the process's budget for as long
+// as the request is served, and refuses the request with 503 and Retry-After when the
+// budget cannot hold it now.
+func (s *server) bodyBudget(c *gin.Context) {
+	release, ok := s.BodyBudget.Reserve(c.Writer, c.Request)
+	if !ok {
+		c.Header("Retry-After", "1")
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: switchboard.CodeUnavailable, RetryAfterSeconds: 1,
+			Message: "the server is busy reading other large requests; retry in a second"}})
+		return
+	}
+	defer release()
+	c.Next()
+}
+
+// hostOf returns the host[:port] of a public URL as browsers send it in Host (lower
+// case, without the scheme's default port), and whether it is https.
+func hostOf(publicURL string) (string, bool) {
+	u, err := url.Parse(publicURL)
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	return normalHost(u.Host, u.Scheme), u.Scheme == "https"
+}
+
+// normalHost lower-cases a host[:port] and drops the scheme's default port.
+func normalHost(host, scheme string) string {
+	host = strings.ToLower(host)
+	if (scheme == "http" && strings.HasSuffix(host, ":80")) || (scheme == "https" && strings.HasSuffix(host, ":443")) {
+		host = host[:strings.LastIndexByte(host, ':')]
+	}
+	return host
+}
+
+// sameHost reports whether a request's Host names the public host (a default port
+// written out or not).
+func sameHost(host, public string) bool {
+	host = strings.ToLower(host)
+	return host == public || normalHost(host, "http") == public || normalHost(host, "https") == public
+}

@@ -1,0 +1,102 @@
+package audit_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/telemetry"
+	"github.com/switchboard-hub/switchboard/telemetry/telemetrytest"
+)
+
+// TestCommitReturnsOnceTheRowIsWritten: when Commit returns, the row is in the table,
+// with every field as given, on both databases; and one that outlives a Flush does too.
+func TestCommitReturnsOnceTheRowIsWritten(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		tenant := addTenant(t, db, "ten_c")
+		// The hour's interval shows that Commit does not wait for it.
+		w := audit.NewWriter(db, audit.WriterOptions{FlushInterval: time.Hour})
+		t.Cleanup(func() { _ = w.Close(context.Background()) })
+		at := time.Date(2026, 11, 24, 1, 2, 3, 456789000, time.UTC)
+		want := audit.Event{ID: "aud_commit1", TenantID: tenant, At: at, Kind: audit.KindToolCall, Principal: "user:usr_1", KeyID: "key_1",
+			Tool: "github_get_issue", ConnectionID: "con_1", Outcome: "upstream", UpstreamStatus: 502, LatencyMicros: 1234, ArgsHash: "ab12", Detail: "d"}
+		if err := w.Commit(context.Background(), want); err != nil {
+			t.Fatal(err)
+		}
+		var got audit.Event
+		if err := db.Where("id = ?", want.ID).First(&got).Error; err != nil {
+			t.Fatalf("the row is not there when Commit returned: %v", err)
+		}
+		got.At = got.At.UTC()
+		if got != want {
+			t.Errorf("row = %+v\nwant  %+v", got, want)
+		}
+	})
+}
+
+// TestCommitsGroupUnderLoad: calls that commit while a transaction is under way share
+// the next one, so a hundred callers cost a handful of transactions, not a hundred.
+func TestCommitsGroupUnderLoad(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.SQLite(t)
+	tenant := addTenant(t, db, "ten_g")
+	reg := prometheus.NewRegistry()
+	m, err := telemetry.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another connection holds SQLite's write lock, so the first transaction waits and
+	// the other callers queue behind it.
+	lock, err := sqlDB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	w := audit.NewWriter(db, audit.WriterOptions{Metrics: m})
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	const callers = 100
+	errs := make(chan error, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			errs <- w.Commit(ctx, audit.Event{TenantID: tenant, Kind: audit.KindToolCall, Principal: "user:u", Detail: fmt.Sprint(i)})
+		})
+	}
+	for w.QueueLen() < callers-10 {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := lock.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	_ = lock.Close()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := telemetrytest.Samples(t, reg, "switchboard_audit")
+	if n := got["switchboard_audit_events_written_total"]; n != callers {
+		t.Errorf("events written = %g, want %d", n, callers)
+	}
+	if n := got[`switchboard_audit_flush_duration_seconds_count{outcome="ok"}`]; n > 3 {
+		t.Errorf("%g transactions for %d callers, want at most 3 (one before the queue formed, one or two for the queue)", n, callers)
+	}
+}

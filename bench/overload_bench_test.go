@@ -1,0 +1,221 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-hub/switchboard/connections"
+)
+
+// refusal matches the tool error of a call refused before it ran, and its advice.
+var refusal = regexp.MustCompile(`nothing was run; retry in (\d+) s`)
+
+// outcome is one closed-loop caller's record: latencies of answered calls, and
+// refusals with their advised wait.
+type outcome struct {
+	answered []time.Duration
+	refused  int
+}
+
+// callOrRefusal makes one tools/call: an answer, a refusal with its advice, or a
+// failure (anything else, which fails the benchmark: every call must be one of the two).
+func (s *session) callOrRefusal() (refusedFor time.Duration, err error) {
+	res, err := s.rpc("tools/call", `{"name":"github_get_issue","arguments":{"owner":"octocat","repo":"Hello-World","issue_number":1347}}`)
+	if err != nil {
+		return 0, err
+	}
+	if bytes.Contains(res, []byte(`"isError":true`)) {
+		m := refusal.FindSubmatch(res)
+		if m == nil {
+			return 0, fmt.Errorf("tool call failed without a Retry-After: %s", res)
+		}
+		secs, _ := strconv.Atoi(string(m[1]))
+		return time.Duration(secs) * time.Second, nil
+	}
+	if !bytes.Contains(res, []byte(`"structuredContent"`)) {
+		return 0, fmt.Errorf("tool call answered without its result: %s", res)
+	}
+	return 0, nil
+}
+
+// closedLoop runs callers that each call again as soon as answered, for d; a refused
+// caller waits as advised (bounded by what is left of d), as a well-behaved client does.
+func closedLoop(b *testing.B, sessions []*session, d time.Duration) ([]outcome, time.Duration) {
+	b.Helper()
+	outs := make([]outcome, len(sessions))
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for i, s := range sessions {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				t0 := time.Now()
+				wait, err := s.callOrRefusal()
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				if wait > 0 {
+					outs[i].refused++
+					time.Sleep(min(wait, time.Until(deadline)))
+					continue
+				}
+				outs[i].answered = append(outs[i].answered, time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	return outs, time.Since(start)
+}
+
+func merge(outs []outcome) ([]time.Duration, int) {
+	var lat []time.Duration
+	refused := 0
+	for _, o := range outs {
+		lat = append(lat, o.answered...)
+		refused += o.refused
+	}
+	return lat, refused
+}
+
+// overloadWindow is how long each closed-loop measurement lasts.
+const overloadWindow = 10 * time.Second
+
+// BenchmarkOverload drives github_get_issue through the hub (admission control with its
+// defaults, every audit row committed before its answer) with 64, 256 and 1,024
+// closed-loop callers for ten seconds each, and reports answered calls per second,
+// their p50 and p99, and the calls refused with Retry-After.
+func BenchmarkOverload(b *testing.B) {
+	h := newHub(b)
+	for _, c := range []int{64, 256, 1024} {
+		b.Run(fmt.Sprintf("callers=%d", c), func(b *testing.B) {
+			sessions := make([]*session, c)
+			for i := range sessions {
+				sessions[i] = h.session(b)
+			}
+			closedLoop(b, sessions, time.Second) // warm up
+			b.ResetTimer()
+			var lat []time.Duration
+			refused := 0
+			var wall time.Duration
+			for range b.N {
+				outs, w := closedLoop(b, sessions, overloadWindow)
+				l, r := merge(outs)
+				lat, refused, wall = append(lat, l...), refused+r, wall+w
+			}
+			b.StopTimer()
+			if err := h.audit.Flush(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(len(lat))/wall.Seconds(), "answered/s")
+			b.ReportMetric(float64(refused)/wall.Seconds(), "refused/s")
+			b.ReportMetric(float64(len(lat)), "answered")
+			b.ReportMetric(float64(refused), "refused")
+			b.ReportMetric(micros(pct(lat, 0.50)), "p50-µs")
+			b.ReportMetric(micros(pct(lat, 0.99)), "p99-µs")
+		})
+	}
+}
+
+// BenchmarkNoisyNeighbour measures a quiet tenant's latency alone, then beside a
+// tenant with ten times as many closed-loop callers, each caller pausing thinkTime
+// between calls (a tenant's load is its rate of calls).
+func BenchmarkNoisyNeighbour(b *testing.B) {
+	const quietCallers, thinkTime = 8, 5 * time.Millisecond
+	h := newHub(b)
+	noisy := h.secondTenant(b, "noisy")
+	quiet := make([]*session, quietCallers)
+	for i := range quiet {
+		quiet[i] = h.session(b)
+	}
+	loud := make([]*session, 10*quietCallers)
+	for i := range loud {
+		loud[i] = noisy.session(b)
+	}
+	run := func(b *testing.B, ss []*session, stop <-chan struct{}, lat *[]time.Duration) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for _, s := range ss {
+			wg.Go(func() {
+				var mine []time.Duration
+				for {
+					select {
+					case <-stop:
+						mu.Lock()
+						*lat = append(*lat, mine...)
+						mu.Unlock()
+						return
+					case <-time.After(thinkTime):
+					}
+					t0 := time.Now()
+					wait, err := s.callOrRefusal()
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if wait > 0 {
+						continue // refusals are counted by the overload benchmark
+					}
+					mine = append(mine, time.Since(t0))
+				}
+			})
+		}
+		wg.Wait()
+	}
+	measure := func(b *testing.B, withNoise bool) []time.Duration {
+		var quietLat, loudLat []time.Duration
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		if withNoise {
+			wg.Go(func() { run(b, loud, stop, &loudLat) })
+		}
+		wg.Go(func() { run(b, quiet, stop, &quietLat) })
+		time.Sleep(overloadWindow)
+		close(stop)
+		wg.Wait()
+		return quietLat
+	}
+	b.ResetTimer()
+	for range b.N {
+		alone := measure(b, false)
+		beside := measure(b, true)
+		b.ReportMetric(micros(pct(alone, 0.99)), "quiet-alone-p99-µs")
+		b.ReportMetric(micros(pct(beside, 0.99)), "quiet-beside-noisy-p99-µs")
+		b.ReportMetric(micros(pct(alone, 0.50)), "quiet-alone-p50-µs")
+		b.ReportMetric(micros(pct(beside, 0.50)), "quiet-beside-noisy-p50-µs")
+		b.ReportMetric(float64(len(beside))/overloadWindow.Seconds(), "quiet-beside-calls/s")
+	}
+}
+
+// secondTenant makes another tenant with its own owner, key and GitHub connection on
+// the same hub, and returns the hub as that tenant's callers see it.
+func (h *hub) secondTenant(b *testing.B, slug string) *hub {
+	b.Helper()
+	ctx := context.Background()
+	tenant, _, key, _, err := h.tenants.CreateTenantWithOwner(ctx, slug, slug, "owner@"+slug+".example")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := h.tenants.Authenticate(ctx, key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := h.conns.Connect(ctx, p, connections.ConnectInput{Provider: "github", Token: "ghp_benchmarktoken2"}); err != nil {
+		b.Fatal(err)
+	}
+	other := *h
+	other.mcpURL = h.base + "/mcp/" + tenant.Slug
+	other.key = key
+	return &other
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// overloadConfig bounds the work a node takes on and how long it waits: admission
+// control, upstream deadlines and the shutdown drain.
+type overloadConfig struct {
+	// MaxInFlight is how many tool calls the node works on at once (0: four per CPU).
+	MaxInFlight int
+	// AdmissionWait is the longest a call waits for a place before it is refused
+	// (0: limits' default, 2 s).
+	AdmissionWait time.Duration
+	// UpstreamReadTimeout and UpstreamWriteTimeout, when set, override every
+	// provider's deadline for read-only and for other operations.
+	UpstreamReadTimeout  time.Duration
+	UpstreamWriteTimeout time.Duration
+	// DrainTimeout is how long shutdown lets in-flight calls finish (0: the default).
+	DrainTimeout time.Duration
+}
+
+// defaultDrainTimeout is how long shutdown lets in-flight calls finish by default.
+const defaultDrainTimeout = 30 * time.Second
+
+// drain is how long shutdown lets in-flight calls finish.
+func (c overloadConfig) drain() time.Duration {
+	if c.DrainTimeout > 0 {
+		return c.DrainTimeout
+	}
+	return defaultDrainTimeout
+}
+
+// overloadVars documents the variables overloadConfig reads.
+func overloadVars() []envVar {
+	return []envVar{
+		{"SWITCHBOARD_MAX_INFLIGHT", "4 per CPU (at least 8)", "tool calls this node works on at once (a call waiting for its upstream does not count); more wait their turn, tenants served in turn, and are refused with Retry-After when the wait grows too long"},
+		{"SWITCHBOARD_ADMISSION_WAIT", "2s", "the longest a tool call waits for a place before it is refused (unavailable, Retry-After)"},
+		{"SWITCHBOARD_UPSTREAM_READ_TIMEOUT", "the provider's (30 s)", "deadline of a read-only tool call's upstream work, for every provider"},
+		{"SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT", "the provider's (60 s)", "deadline of any other tool call's upstream work, for every provider"},
+		{"SWITCHBOARD_DRAIN_TIMEOUT", "30s", "on SIGTERM, how long in-flight calls may finish (/readyz answers 503 from the first moment)"},
+	}
+}
+
+// loadOverloadConfig reads overloadConfig; an error names the variable at fault.
+func loadOverloadConfig(get func(name, def string) string) (overloadConfig, error) {
+	var c overloadConfig
+	if v := get("SWITCHBOARD_MAX_INFLIGHT", ""); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1_000_000 {
+			return c, &configError{"SWITCHBOARD_MAX_INFLIGHT", "must be a whole number from 1 to 1000000, such as 64"}
+		}
+		c.MaxInFlight = n
+	}
+	durations := []struct {
+		name, def string
+		min       time.Duration
+		into      *time.Duration
+	}{
+		{"SWITCHBOARD_ADMISSION_WAIT", "", time.Millisecond, &c.AdmissionWait},
+		{"SWITCHBOARD_UPSTREAM_READ_TIMEOUT", "", time.Millisecond, &c.UpstreamReadTimeout},
+		{"SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT", "", time.Millisecond, &c.UpstreamWriteTimeout},
+		{"SWITCHBOARD_DRAIN_TIMEOUT", "", time.Millisecond, &c.DrainTimeout},
+	}
+	for _, d := range durations {
+		v := get(d.name, d.def)
+		if v == "" {
+			continue
+		}
+		t, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || t < d.min {
+			return c, &configError{d.name, "must be a duration such as 500ms, 30s or 2m"}
+		}
+		*d.into = t
+	}
+	return c, nil
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoadOverloadConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    overloadConfig
+		wantBad string // the variable an error names
+	}{
+		{name: "defaults", want: overloadConfig{}},
+		{name: "set", env: map[string]string{"SWITCHBOARD_MAX_INFLIGHT": "64", "SWITCHBOARD_ADMISSION_WAIT": "500ms",
+			"SWITCHBOARD_UPSTREAM_READ_TIMEOUT": "5s", "SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT": "20s", "SWITCHBOARD_DRAIN_TIMEOUT": "1m"},
+			want: overloadConfig{MaxInFlight: 64, AdmissionWait: 500 * time.Millisecond, UpstreamReadTimeout: 5 * time.Second, UpstreamWriteTimeout: 20 * time.Second, DrainTimeout: time.Minute}},
+		{name: "in-flight not a number", env: map[string]string{"SWITCHBOARD_MAX_INFLIGHT": "lots"}, wantBad: "SWITCHBOARD_MAX_INFLIGHT"},
+		{name: "in-flight zero", env: map[string]string{"SWITCHBOARD_MAX_INFLIGHT": "0"}, wantBad: "SWITCHBOARD_MAX_INFLIGHT"},
+		{name: "read timeout not a duration", env: map[string]string{"SWITCHBOARD_UPSTREAM_READ_TIMEOUT": "5"}, wantBad: "SWITCHBOARD_UPSTREAM_READ_TIMEOUT"},
+		{name: "write timeout negative", env: map[string]string{"SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT": "-1s"}, wantBad: "SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT"},
+		{name: "drain zero", env: map[string]string{"SWITCHBOARD_DRAIN_TIMEOUT": "0s"}, wantBad: "SWITCHBOARD_DRAIN_TIMEOUT"},
+		{name: "drain not a duration", env: map[string]string{"SWITCHBOARD_DRAIN_TIMEOUT": "soon"}, wantBad: "SWITCHBOARD_DRAIN_TIMEOUT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			get := func(name, def string) string {
+				if v, ok := tt.env[name]; ok {
+					return v
+				}
+				return def
+			}
+			got, err := loadOverloadConfig(get)
+			if tt.wantBad != "" {
+				var ce *configError
+				if !errors.As(err, &ce) || ce.Name != tt.wantBad {
+					t.Fatalf("error = %v, want one naming %s", err, tt.wantBad)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

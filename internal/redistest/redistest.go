@@ -1,0 +1,126 @@
+// Package redistest starts a private redis-server for a test: Debian's binary
+// (apt-get install redis-server), on a free loopback port, with no persistence, stopped
+// when the test ends. Without the binary a test is skipped with a message saying so,
+// except in CI (CI=true), where a missing redis-server fails it.
+package redistest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is a running redis-server.
+type Server struct {
+	// Addr is its host:port; URL is redis://Addr/0.
+	Addr string
+	URL  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Binary returns the path of redis-server, or fails (CI=true) or skips tb when there
+// is none.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err == nil {
+		return path
+	}
+	msg := "redis-server is not installed (apt-get install -y redis-server); the tests of limits shared through Redis did not run"
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s; CI=true, so this is a failure", msg)
+	}
+	tb.Skip(msg)
+	return ""
+}
+
+// Start starts a redis-server on a free port and waits until it answers PING.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	return StartAt(tb, FreeAddr(tb))
+}
+
+// StartAt starts a redis-server on addr (host:port), as Start does: to bring one back
+// on the address of one that was stopped.
+func StartAt(tb testing.TB, addr string) *Server {
+	tb.Helper()
+	bin := Binary(tb)
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		tb.Fatalf("redistest: address %q: %v", addr, err)
+	}
+	cmd := exec.Command(bin, "--port", port, "--bind", host, "--save", "", "--appendonly", "no", "--logfile", "")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start redis-server: %v", err)
+	}
+	s := &Server{Addr: addr, URL: "redis://" + addr + "/0", cmd: cmd, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(s.done)
+	}()
+	tb.Cleanup(s.Stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := ping(addr); err == nil {
+			return s
+		} else if time.Now().After(deadline) {
+			tb.Fatalf("redis-server on %s did not answer PING within 10 s: %v", addr, err)
+		}
+		select {
+		case <-s.done:
+			tb.Fatalf("redis-server on %s exited at start", addr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Stop kills the server, as a crash would, and waits for it to exit.
+func (s *Server) Stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+}
+
+// FreeAddr returns a loopback address with a port nobody listens on right now.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("find a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// ping sends PING in the Redis protocol and expects PONG.
+func ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") {
+		return fmt.Errorf("answered %q", line)
+	}
+	return nil
+}

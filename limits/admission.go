@@ -1,0 +1,309 @@
+package limits
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// AdmissionOptions bound the tool calls a node works on at once; zero values take
+// the defaults.
+type AdmissionOptions struct {
+	// MaxInFlight is how many calls the node works on at once; default four per CPU
+	// (at least 8). A call waiting for its upstream's answer does not count: it gives
+	// its place back for that time (see Slot), so the bound is on the hub's own work,
+	// which is what overloads it, and slow upstreams do not starve fast ones.
+	MaxInFlight int
+	// MaxQueue is how many calls may wait for a place, node-wide; default 4,096. More
+	// are refused at once as unavailable.
+	MaxQueue int
+	// TenantQueue is how many calls of one tenant may wait; default 1,024. More are
+	// refused at once as rate_limited, so one tenant's flood fills its own queue only.
+	TenantQueue int
+	// MaxWait is the longest a call waits for a place before it is refused; default 2 s.
+	MaxWait time.Duration
+	// RetryAfter is the wait a refusal advises; default 1 s.
+	RetryAfter time.Duration
+	// Refused, when set, is told of each refusal: scope "node" or "tenant", reason
+	// "queue_full" or "wait_exceeded".
+	Refused func(scope, reason string)
+}
+
+// Admission is the node's admission control for tool calls. Places are handed out
+// round-robin between tenants with calls waiting, so a tenant with a few calls is
+// never stuck behind another tenant's thousands; excess calls are refused fast, with
+// a Retry-After, instead of letting queues collapse. It is safe for concurrent use.
+type Admission struct {
+	opts    AdmissionOptions
+	mu      sync.Mutex
+	running int
+	waiting int
+	resumes []*waiter // calls back from their upstream, served before new ones
+	tenants map[switchboard.TenantID]*tenantQueue
+	ring    []*tenantQueue // tenants with calls waiting, in round-robin order
+	next    int
+}
+
+type tenantQueue struct {
+	id      switchboard.TenantID
+	waiters []*waiter
+	inRing  bool
+}
+
+type waiter struct {
+	ready   chan struct{}
+	granted bool
+}
+
+// NewAdmission returns an Admission with these bounds.
+func NewAdmission(o AdmissionOptions) *Admission {
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = max(8, 4*runtime.GOMAXPROCS(0))
+	}
+	if o.MaxQueue <= 0 {
+		o.MaxQueue = 4096
+	}
+	if o.TenantQueue <= 0 {
+		o.TenantQueue = 1024
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = 2 * time.Second
+	}
+	if o.RetryAfter <= 0 {
+		o.RetryAfter = time.Second
+	}
+	return &Admission{opts: o, tenants: map[switchboard.TenantID]*tenantQueue{}}
+}
+
+// Slot is a call's place; Release it when the call is done. Pause and Resume give it
+// back while the call waits for something outside the hub (its upstream).
+type Slot struct {
+	a      *Admission
+	mu     sync.Mutex
+	held   bool
+	closed bool
+}
+
+// Admit waits for a place for one of the tenant's calls. It returns an error with
+// code rate_limited (the tenant's own queue is full) or unavailable (the node's is,
+// or no place came within MaxWait), each with RetryAfter set; or ctx's error. On a nil
+// Admission every call is admitted (with a nil Slot).
+func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Slot, error) {
+	if a == nil {
+		return nil, nil // no admission control: every call runs
+	}
+	a.mu.Lock()
+	if a.running < a.opts.MaxInFlight && a.waiting == 0 && len(a.resumes) == 0 {
+		a.running++
+		a.mu.Unlock()
+		return &Slot{a: a, held: true}, nil
+	}
+	t := a.tenants[tenant]
+	if t == nil {
+		t = &tenantQueue{id: tenant}
+		a.tenants[tenant] = t
+	}
+	if len(t.waiters) >= a.opts.TenantQueue {
+		a.mu.Unlock()
+		return nil, a.refuse("tenant", "queue_full")
+	}
+	if a.waiting >= a.opts.MaxQueue {
+		a.mu.Unlock()
+		return nil, a.refuse("node", "queue_full")
+	}
+	w := &waiter{ready: make(chan struct{})}
+	t.waiters = append(t.waiters, w)
+	a.waiting++
+	if !t.inRing {
+		t.inRing = true
+		a.ring = append(a.ring, t)
+	}
+	a.dispatch()
+	a.mu.Unlock()
+
+	timer := time.NewTimer(a.opts.MaxWait)
+	defer timer.Stop()
+	var err error
+	select {
+	case <-w.ready:
+		return &Slot{a: a, held: true}, nil
+	case <-timer.C:
+		err = a.refuse("node", "wait_exceeded")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if w.granted { // the place came as the wait ended: give it on
+		a.running--
+		a.dispatch()
+		return nil, err
+	}
+	for i, x := range t.waiters {
+		if x == w {
+			t.waiters = append(t.waiters[:i], t.waiters[i+1:]...)
+			a.waiting--
+			break
+		}
+	}
+	a.forget(t)
+	return nil, err
+}
+
+// refuse is the error of a refused call, counted.
+func (a *Admission) refuse(scope, reason string) error {
+	if a.opts.Refused != nil {
+		a.opts.Refused(scope, reason)
+	}
+	secs := int((a.opts.RetryAfter + time.Second - 1) / time.Second)
+	if scope == "tenant" {
+		return &switchboard.Error{Code: switchboard.CodeRateLimited, RetryAfter: a.opts.RetryAfter,
+			Message: fmt.Sprintf("this tenant has too many tool calls waiting on this server; nothing was run; retry in %d s", secs)}
+	}
+	return &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: a.opts.RetryAfter,
+		Message: fmt.Sprintf("the server is at capacity; nothing was run; retry in %d s", secs)}
+}
+
+// dispatch hands free places out: first to calls back from their upstream, then to
+// waiting calls, one tenant at a time in turn. a.mu is held.
+func (a *Admission) dispatch() {
+	for a.running < a.opts.MaxInFlight && len(a.resumes) > 0 {
+		w := a.resumes[0]
+		a.resumes = a.resumes[1:]
+		a.grant(w)
+	}
+	for a.running < a.opts.MaxInFlight && len(a.ring) > 0 {
+		if a.next >= len(a.ring) {
+			a.next = 0
+		}
+		t := a.ring[a.next]
+		w := t.waiters[0]
+		t.waiters = t.waiters[1:]
+		a.waiting--
+		a.grant(w)
+		if len(t.waiters) == 0 {
+			a.forget(t) // the ring shrinks at a.next: the next tenant moves into it
+			continue
+		}
+		a.next++
+	}
+}
+
+func (a *Admission) grant(w *waiter) {
+	a.running++
+	w.granted = true
+	close(w.ready)
+}
+
+// forget drops a tenant that has no calls waiting from the ring and the map.
+func (a *Admission) forget(t *tenantQueue) {
+	if len(t.waiters) > 0 {
+		return
+	}
+	if t.inRing {
+		for i, x := range a.ring {
+			if x == t {
+				a.ring = append(a.ring[:i], a.ring[i+1:]...)
+				if i < a.next {
+					a.next--
+				}
+				break
+			}
+		}
+		t.inRing = false
+	}
+	delete(a.tenants, t.id)
+}
+
+// Release gives the place back for good. Calling it again does nothing.
+func (s *Slot) Release() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if !s.held {
+		return
+	}
+	s.held = false
+	s.a.release()
+}
+
+// Pause gives the place back while the call waits outside the hub.
+func (s *Slot) Pause() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.held {
+		return
+	}
+	s.held = false
+	s.a.release()
+}
+
+// Resume takes a place again after Pause, ahead of calls not yet started: a call that
+// has reached its upstream is finished before new work starts. It is never refused.
+func (s *Slot) Resume() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held || s.closed {
+		return
+	}
+	a := s.a
+	a.mu.Lock()
+	if a.running < a.opts.MaxInFlight && len(a.resumes) == 0 {
+		a.running++
+		a.mu.Unlock()
+		s.held = true
+		return
+	}
+	w := &waiter{ready: make(chan struct{})}
+	a.resumes = append(a.resumes, w)
+	a.mu.Unlock()
+	<-w.ready
+	s.held = true
+}
+
+func (a *Admission) release() {
+	a.mu.Lock()
+	a.running--
+	a.dispatch()
+	a.mu.Unlock()
+}
+
+// Running and Waiting are how many calls hold a place and wait for one.
+func (a *Admission) Running() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.running
+}
+
+// Waiting is how many calls wait for a place (calls back from their upstream too).
+func (a *Admission) Waiting() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.waiting + len(a.resumes)
+}
+
+type slotKey struct{}
+
+// WithSlot returns ctx carrying the call's slot, so the upstream transport can pause it.
+func WithSlot(ctx context.Context, s *Slot) context.Context {
+	return context.WithValue(ctx, slotKey{}, s)
+}
+
+// SlotFrom returns the slot in ctx, or nil (Pause and Resume on nil do nothing).
+func SlotFrom(ctx context.Context) *Slot {
+	s, _ := ctx.Value(slotKey{}).(*Slot)
+	return s
+}

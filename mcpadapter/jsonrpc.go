@@ -1,0 +1,126 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// envelopeFault is a posted body the hub refuses before it reaches mcp-go: not one
+// JSON-RPC 2.0 message, or an initialize without the params the specification
+// requires. mcp-go reads such bodies leniently (a batch or a method that is not a
+// string is a parse error, an id of null makes a notification that is dropped, an
+// initialize without params succeeds), so the hub checks them itself.
+type envelopeFault struct {
+	id           json.RawMessage // the request's id when it is a valid one, else null
+	code         int
+	message      string
+	notification bool // a notification is refused with a status and no JSON-RPC body
+}
+
+// write answers the fault: a JSON-RPC error with 400, or for a notification only the
+// status (a notification never gets a JSON-RPC response).
+func (f *envelopeFault) write(w http.ResponseWriter) {
+	if f.notification {
+		http.Error(w, f.message, http.StatusBadRequest)
+		return
+	}
+	writeRPCError(w, http.StatusBadRequest, f.id, f.code, f.message)
+}
+
+// checkEnvelope returns the fault of a posted body, or nil when it is one JSON-RPC 2.0
+// message: a request (string or number id, string method), a notification (a method,
+// no id) or an answer (an id with a result or an error). A legacy-era initialize must
+// also carry params with protocolVersion, capabilities and clientInfo.
+func checkEnvelope(body []byte, modern bool) *envelopeFault {
+	trimmed := bytes.TrimSpace(body)
+	if !json.Valid(trimmed) {
+		return &envelopeFault{code: mcp.PARSE_ERROR, message: "the body is not valid JSON"}
+	}
+	switch trimmed[0] {
+	case '[':
+		return &envelopeFault{code: mcp.INVALID_REQUEST,
+			message: "JSON-RPC batches are not supported: send each message in its own request"}
+	case '{':
+	default:
+		return &envelopeFault{code: mcp.INVALID_REQUEST, message: "the body must be one JSON-RPC message (a JSON object)"}
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &fields); err != nil {
+		return &envelopeFault{code: mcp.INVALID_REQUEST, message: "the body must be one JSON-RPC message (a JSON object)"}
+	}
+	f := &envelopeFault{code: mcp.INVALID_REQUEST}
+	rawID, hasID := fields["id"]
+	if hasID {
+		if !validID(rawID) {
+			f.message = "id must be a string or a number"
+			return f
+		}
+		f.id = rawID
+	}
+	rawMethod, hasMethod := fields["method"]
+	var method string
+	if hasMethod && json.Unmarshal(rawMethod, &method) != nil {
+		f.message = "method must be a string"
+		f.notification = !hasID
+		return f
+	}
+	f.notification = hasMethod && !hasID
+	var version string
+	if json.Unmarshal(fields["jsonrpc"], &version) != nil || version != mcp.JSONRPC_VERSION {
+		f.message = `jsonrpc must be "2.0"`
+		return f
+	}
+	if !hasMethod {
+		_, hasResult := fields["result"]
+		_, hasError := fields["error"]
+		if !hasID || hasResult == hasError {
+			f.message = "a message needs a method, or an id with either a result or an error"
+			return f
+		}
+		return nil
+	}
+	if method == string(mcp.MethodInitialize) && hasID && !modern {
+		return checkInitializeParams(fields["params"], rawID)
+	}
+	return nil
+}
+
+// validID reports whether a JSON-RPC id is a string or a number (MCP forbids null).
+func validID(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	switch v.(type) {
+	case string, float64:
+		return true
+	}
+	return false
+}
+
+// checkInitializeParams returns the fault of an initialize's params: the
+// specification requires an object with protocolVersion (a string), capabilities and
+// clientInfo (objects).
+func checkInitializeParams(raw, id json.RawMessage) *envelopeFault {
+	fault := func(msg string) *envelopeFault {
+		return &envelopeFault{id: id, code: mcp.INVALID_PARAMS, message: msg}
+	}
+	var params map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &params) != nil || params == nil {
+		return fault("initialize needs params: an object with protocolVersion, capabilities and clientInfo")
+	}
+	var version string
+	if json.Unmarshal(params["protocolVersion"], &version) != nil || version == "" {
+		return fault("params.protocolVersion must be a protocol version string, such as 2025-06-18")
+	}
+	for _, name := range []string{"capabilities", "clientInfo"} {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(params[name], &obj) != nil || obj == nil {
+			return fault("params." + name + " must be an object")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// modernCalls holds the cancel functions of the stateless (2026-07-28) requests this
+// node is serving, keyed by principal, endpoint and JSON-RPC id. mcp-go keys a modern
+// request's cancellation by its id alone (a modern request has no session), so any
+// caller of a scope could cancel another's request with the same id; the hub answers
+// modern cancellations itself, for the caller's own requests only.
+type modernCalls struct {
+	mu    sync.Mutex
+	calls map[string]map[*context.CancelFunc]struct{}
+}
+
+// add records a request's cancel function under key and returns the function that
+// forgets it.
+func (m *modernCalls) add(key string, cancel context.CancelFunc) func() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.calls == nil {
+		m.calls = map[string]map[*context.CancelFunc]struct{}{}
+	}
+	if m.calls[key] == nil {
+		m.calls[key] = map[*context.CancelFunc]struct{}{}
+	}
+	ref := &cancel
+	m.calls[key][ref] = struct{}{}
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.calls[key], ref)
+		if len(m.calls[key]) == 0 {
+			delete(m.calls, key)
+		}
+	}
+}
+
+// cancel cancels every request recorded under key.
+func (m *modernCalls) cancel(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for ref := range m.calls[key] {
+		(*ref)()
+	}
+}
+
+// modernCallKey names a request of principal p at the scope by its JSON-RPC id.
+func modernCallKey(p switchboard.Principal, s *scope, id json.RawMessage) string {
+	var compact bytes.Buffer
+	if json.Compact(&compact, id) != nil {
+		compact.Write(id)
+	}
+	return p.ID() + "\x00" + s.agentID + "\x00" + compact.String()
+}
+
+// serveModern serves a request of the stateless 2026-07-28 version. In that version
+// _meta is required on requests, not on notifications, and a notification never gets
+// a JSON-RPC response body: a notification without _meta takes its protocol version
+// from the Mcp-Protocol-Version header, and one mcp-go refuses gets only a status.
+func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg jsonrpcShape, body []byte) {
+	if r.Method != http.MethodPost || !msg.isNotification() {
+		if r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "" {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer a.modern.add(modernCallKey(p, s, msg.ID), cancel)()
+			r = r.WithContext(ctx)
+		}
+		s.http.ServeHTTP(w, r)
+		return
+	}
+	if msg.Method == string(mcp.MethodNotificationCancelled) {
+		var params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(msg.RawParams, &params) != nil || !validID(params.RequestID) {
+			http.Error(w, "params.requestId must be a string or a number", http.StatusBadRequest)
+			return
+		}
+		a.modern.cancel(modernCallKey(p, s, params.RequestID))
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if msg.Params.Meta.ProtocolVersion() == "" {
+		withMeta, err := addProtocolVersion(body, r.Header.Get(mcp.HeaderProtocolVersion))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(bytes.NewReader(withMeta))
+		r.ContentLength = int64(len(withMeta))
+	}
+	bw := newBufferWriter()
+	s.http.ServeHTTP(bw, r)
+	if bw.status == 0 || bw.status == http.StatusAccepted || bw.status == http.StatusOK {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	var answer struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	text := http.StatusText(bw.status)
+	if json.Unmarshal(bw.body.Bytes(), &answer) == nil && answer.Error.Message != "" {
+		text = answer.Error.Message
+	}
+	http.Error(w, text, bw.status)
+}
+
+// addProtocolVersion returns a notification's body with the protocol version in its
+// params' _meta, as mcp-go reads the era of a message from there.
+func addProtocolVersion(body []byte, version string) ([]byte, error) {
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return nil, errors.New("the body must be a JSON object")
+	}
+	params := map[string]json.RawMessage{}
+	if raw, ok := msg["params"]; ok && json.Unmarshal(raw, &params) != nil {
+		return nil, errors.New("params must be a JSON object")
+	}
+	if params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	meta := map[string]any{}
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return nil, errors.New("params._meta must be a JSON object")
+	}
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[mcp.MetaKeyProtocolVersion] = version
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return nil, err
+	}
+	if msg["params"], err = json.Marshal(params); err != nil {
+		return nil, err
+	}
+	return json.Marshal(msg)
+}

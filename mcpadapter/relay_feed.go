@@ -1,0 +1,74 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboard-hub/switchboard/events"
+)
+
+// The change-feed kinds that carry the session relay.
+const (
+	KindSessionEnded events.Kind = "mcp.session_ended" // ID: session id
+	KindSessionPost  events.Kind = "mcp.session_post"  // ID: session id; Data: the message
+)
+
+// FeedRelay carries the session relay on the hub's change feed: in process on SQLite,
+// over PostgreSQL's LISTEN/NOTIFY between nodes. A relayed message must fit an event
+// (events.MaxSize): an elicitation answer or a cancellation does.
+func FeedRelay(bus events.Bus) Relay { return feedRelay{bus: bus} }
+
+type feedRelay struct{ bus events.Bus }
+
+// relayData is the event payload: the message without what the event itself carries.
+type relayData struct {
+	Node            string          `json:"n"`
+	Principal       string          `json:"p,omitempty"`
+	AgentID         string          `json:"a,omitempty"`
+	ProtocolVersion string          `json:"v,omitempty"`
+	Body            json.RawMessage `json:"b,omitempty"`
+}
+
+func (f feedRelay) Publish(ctx context.Context, m RelayMessage) error {
+	e := events.Event{Tenant: m.Tenant, ID: m.Session}
+	switch m.Kind {
+	case RelaySessionEnded:
+		e.Kind = KindSessionEnded
+	case RelayPost:
+		e.Kind = KindSessionPost
+	default:
+		return fmt.Errorf("relay %q: not a relay message kind", m.Kind)
+	}
+	data, err := json.Marshal(relayData{Node: m.Node, Principal: m.Principal, AgentID: m.AgentID, ProtocolVersion: m.ProtocolVersion, Body: m.Body})
+	if err != nil {
+		return fmt.Errorf("encode relay message: %w", err)
+	}
+	e.Data = data
+	return f.bus.Publish(ctx, e)
+}
+
+// Subscribe delivers the relay's events, and a Gap (events may have been missed) as
+// RelayGap. The adapter skips its own messages by their node, so adapters may share a
+// bus (several nodes in one process, in tests).
+func (f feedRelay) Subscribe(fn func(RelayMessage)) func() {
+	return f.bus.Subscribe(func(e events.Event) {
+		switch e.Kind {
+		case events.Gap:
+			fn(RelayMessage{Kind: RelayGap})
+			return
+		case KindSessionEnded, KindSessionPost:
+		default:
+			return
+		}
+		var d relayData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return
+		}
+		m := RelayMessage{Kind: RelaySessionEnded, Node: d.Node, Tenant: e.Tenant, Session: e.ID}
+		if e.Kind == KindSessionPost {
+			m.Kind, m.Principal, m.AgentID, m.ProtocolVersion, m.Body = RelayPost, d.Principal, d.AgentID, d.ProtocolVersion, d.Body
+		}
+		fn(m)
+	})
+}

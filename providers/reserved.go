@@ -1,0 +1,36 @@
+package providers
+
+import "strings"
+
+// HubToolPrefix starts the names of the hub's own MCP tools (switchboard_run_async and
+// the like): no remote MCP server's tool may take such a name.
+const HubToolPrefix = "switchboard"
+
+// ReservedToolName reports whether a tool name belongs to the hub: a registered
+// provider's tool, or one starting with HubToolPrefix. A tool a connection brings
+// itself (a remote MCP server's) under such a name is left out, so a built-in tool
+// is never shadowed.
+func (r *Registry) ReservedToolName(name string) bool {
+	if strings.HasPrefix(name, HubToolPrefix) {
+		return true
+	}
+	_, ok := r.tools[name]
+	return ok
+}
+
+// ReservedPrefix reports whether a prefix of tool names (a remote MCP server's name,
+// its tools being named prefix_tool) could name a tool of the hub's: it starts with
+// HubToolPrefix, or it and a registered provider's name are equal or one is the other
+// followed by "_" (github_get would name a tool github_get_me; google, a tool
+// google_drive_list of a provider google_drive). It returns the name it collides with.
+func (r *Registry) ReservedPrefix(prefix string) (string, bool) {
+	if strings.HasPrefix(prefix, HubToolPrefix) {
+		return HubToolPrefix, true
+	}
+	for _, name := range r.order {
+		if prefix == name || strings.HasPrefix(prefix, name+"_") || strings.HasPrefix(name, prefix+"_") {
+			return name, true
+		}
+	}
+	return "", false
+}

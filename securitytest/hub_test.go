@@ -1,0 +1,342 @@
+package securitytest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/api"
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/mcpadapter"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/remotemcp"
+	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/runs"
+	"github.com/switchboard-hub/switchboard/tenants"
+)
+
+func TestMain(m *testing.M) {
+	gin.SetMode(gin.TestMode)
+	m.Run()
+}
+
+// victimToken is the GitHub token of the victim's private connection. The fake GitHub
+// records every request made with it: no foreign principal's request may cause one.
+const victimToken = "ghp_VictimToken0123456789abcdefghijklmnopq"
+
+// fakeGitHub answers like api.github.com for the few paths the suite uses.
+type fakeGitHub struct {
+	*httptest.Server
+	mu     sync.Mutex
+	victim int // requests made with victimToken
+}
+
+func newFakeGitHub(t *testing.T) *fakeGitHub {
+	f := &fakeGitHub{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer "+victimToken {
+			f.mu.Lock()
+			f.victim++
+			f.mu.Unlock()
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if r.Method == http.MethodGet && r.URL.Path == "/user" && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ghp_") {
+			w.Header().Set("X-OAuth-Scopes", "repo, read:org")
+			if r.Header.Get("Authorization") == "Bearer "+victimToken {
+				_, _ = io.WriteString(w, `{"login":"victim-octocat","id":4242,"type":"User","site_admin":false}`)
+				return
+			}
+			_, _ = io.WriteString(w, `{"login":"attacker","id":666,"type":"User","site_admin":false}`)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"message":"Not Found","documentation_url":"https://docs.github.com/rest","status":"404"}`)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeGitHub) victimRequests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.victim
+}
+
+// hub is the serving path of `switchboard serve` on a test server.
+type hub struct {
+	t       *testing.T
+	srv     *httptest.Server
+	engine  *gin.Engine
+	tenants *tenants.Store
+	github  *fakeGitHub
+	writer  *audit.Writer
+}
+
+func newHub(t *testing.T, db *gorm.DB) *hub {
+	t.Helper()
+	h := &hub{t: t, github: newFakeGitHub(t), tenants: tenants.NewStore(db)}
+	t.Cleanup(h.tenants.Close)
+	h.tenants.SetPasswordCost(4)
+	log := slog.New(slog.DiscardHandler)
+	reg := providers.NewRegistry()
+	if err := all.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.SetBaseURL("github", h.github.URL); err != nil {
+		t.Fatal(err)
+	}
+	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys", "master.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.writer = audit.NewWriter(db, audit.WriterOptions{FlushInterval: 5 * time.Millisecond})
+	t.Cleanup(func() { _ = h.writer.Close(context.Background()) })
+	transports := &providers.Transports{}
+	svc := connections.NewService(connections.NewStore(db, kr), reg, transports, h.writer)
+	svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "https://hub.example.com" + api.CallbackPath, Logger: log})
+	guard, err := remotemcp.NewGuard(false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := remotemcp.New(remotemcp.Options{Connections: svc, Guard: guard, Version: "test", Logger: log, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(remote.Close)
+	agentService := agents.NewService(agents.NewStore(db), reg, svc)
+	agentService.SetDynamicTools(remote)
+	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: h.writer, Transports: transports, Logger: log,
+		ArgsKey: []byte("security"), Dynamic: remote, Policies: agentService, Agents: agentService})
+	var adapter *mcpadapter.Adapter
+	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg, Logger: log,
+		Describe: func(err error) string { return adapter.DescribeError(err) }})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		runExec.Close(ctx)
+	})
+	adapter = mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: h.tenants, Agents: agentService, Logger: log, PublicURL: "https://hub.example.com",
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log})}})
+	t.Cleanup(func() { adapter.Close(context.Background()) })
+	svc.Subscribe(rtr.Forget)
+	svc.Subscribe(adapter.ConnectionChanged)
+	svc.Subscribe(remote.ConnectionChanged)
+	agentService.Subscribe(adapter.AgentChanged)
+	h.tenants.OnKeysRevoked(adapter.KeysRevoked)
+	ui := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, "<!doctype html><title>Switchboard</title>")
+	})
+	h.engine = api.New(api.Options{Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
+		Agents: agentService, RemoteMCP: remote, Recorder: h.writer, Ready: func(context.Context) error { return nil },
+		PublicURL: "https://hub.example.com", Logger: log, NoRoute: ui})
+	// Mounted as serve mounts it.
+	mcp := gin.WrapH(adapter)
+	h.engine.Any(mcpadapter.Prefix+":tenant", mcp)
+	h.engine.Any(mcpadapter.Prefix+":tenant/agents/:agent", mcp)
+	h.srv = httptest.NewServer(h.engine)
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// do sends a request with key (none when "") and returns the status and body.
+func (h *hub) do(key, method, path, body string, header map[string]string) (int, http.Header, []byte) {
+	h.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, h.srv.URL+path, r)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := h.srv.Client().Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return res.StatusCode, res.Header, b
+}
+
+// want sends a request that must answer status and decodes its body into out.
+func (h *hub) want(key, method, path, body string, status int, out any) {
+	h.t.Helper()
+	got, _, b := h.do(key, method, path, body, nil)
+	if got != status {
+		h.t.Fatalf("%s %s: status %d, want %d: %s", method, path, got, status, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			h.t.Fatalf("%s %s: decode %s: %v", method, path, b, err)
+		}
+	}
+}
+
+// fixture is the victim tenant's objects and every kind of foreign principal.
+type fixture struct {
+	victimSlug   string
+	victimTenant switchboard.TenantID
+	owner        string // the victim: tenant A's owner, key
+	ownerID      string // user id
+	ownerEmail   string
+	connID       string // the owner's private GitHub connection
+	agentID      string // the owner's agent, bound to connID
+	agentKeyID   string // its key's id
+	keyID        string // a second key of the owner
+	runID        string // the owner's run on connID
+	invitationID string
+	memberID     string // tenant A's member (the "other user")
+
+	principals map[string]string // kind → API key ("" for none)
+}
+
+// The kinds of foreign principal.
+const (
+	anonymous   = "no key"
+	revoked     = "revoked key"
+	removed     = "removed user"
+	agentKey    = "agent key"
+	otherTenant = "other tenant"
+	otherUser   = "other user"
+)
+
+var principalKinds = []string{anonymous, revoked, removed, agentKey, otherTenant, otherUser}
+
+// seed makes the victim tenant and the foreign principals.
+func (h *hub) seed() *fixture {
+	h.t.Helper()
+	ctx := context.Background()
+	f := &fixture{victimSlug: "victim-co", ownerEmail: "victim-owner@victim.test", principals: map[string]string{anonymous: ""}}
+	ta, err := h.tenants.CreateTenant(ctx, f.victimSlug, "Victim Co")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	f.victimTenant = ta.ID
+	user := func(tenant switchboard.TenantID, email string, role switchboard.Role) (string, string) {
+		u, err := h.tenants.CreateUser(ctx, tenant, email, role)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		key, _, err := h.tenants.CreateKey(ctx, tenant, u.ID, "k", false)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		return u.ID, key
+	}
+	f.ownerID, f.owner = user(ta.ID, f.ownerEmail, switchboard.RoleOwner)
+	var memberKey string
+	f.memberID, memberKey = user(ta.ID, "member@victim.test", switchboard.RoleMember)
+	f.principals[otherUser] = memberKey
+	removedID, removedKey := user(ta.ID, "gone@victim.test", switchboard.RoleAdmin)
+	f.principals[removed] = removedKey
+	tb, err := h.tenants.CreateTenant(ctx, "other-co", "Other Co")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	_, f.principals[otherTenant] = user(tb.ID, "owner@other.test", switchboard.RoleOwner)
+
+	var conn struct{ ID string }
+	h.want(f.owner, http.MethodPost, "/api/connections", `{"provider":"github","token":"`+victimToken+`"}`, http.StatusCreated, &conn)
+	f.connID = conn.ID
+	var agent struct{ ID string }
+	h.want(f.owner, http.MethodPost, "/api/agents", `{"name":"victim-agent","tools":[{"tool":"github_get_me","connection_id":"`+f.connID+`"}]}`, http.StatusCreated, &agent)
+	f.agentID = agent.ID
+	var agentKeyOut struct {
+		ID  string `json:"id"`
+		Key string `json:"key"`
+	}
+	h.want(f.owner, http.MethodPost, "/api/agents/"+f.agentID+"/keys", `{"name":"victim"}`, http.StatusCreated, &agentKeyOut)
+	f.agentKeyID = agentKeyOut.ID
+	// The agent key principal is the member's own agent's key: foreign to the owner.
+	var memberAgent struct{ ID string }
+	h.want(memberKey, http.MethodPost, "/api/agents", `{"name":"member-agent"}`, http.StatusCreated, &memberAgent)
+	var memberAgentKey struct {
+		Key string `json:"key"`
+	}
+	h.want(memberKey, http.MethodPost, "/api/agents/"+memberAgent.ID+"/keys", `{"name":"member"}`, http.StatusCreated, &memberAgentKey)
+	f.principals[agentKey] = memberAgentKey.Key
+	var key struct {
+		ID  string `json:"id"`
+		Key string `json:"key"`
+	}
+	h.want(f.owner, http.MethodPost, "/api/keys", `{"name":"second"}`, http.StatusCreated, &key)
+	f.keyID = key.ID
+	h.want(f.owner, http.MethodPost, "/api/keys", `{"name":"to revoke"}`, http.StatusCreated, &key)
+	h.want(f.owner, http.MethodDelete, "/api/keys/"+key.ID, "", http.StatusNoContent, nil)
+	f.principals[revoked] = key.Key
+	var run struct {
+		ID string `json:"run_id"`
+	}
+	h.want(f.owner, http.MethodPost, "/api/runs", `{"tool":"github_get_me","connection_id":"`+f.connID+`","arguments":{}}`, http.StatusAccepted, &run)
+	f.runID = run.ID
+	// The run calls GitHub with the victim's token: let it finish before the probes
+	// count such calls.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		var st struct {
+			State string `json:"state"`
+		}
+		h.want(f.owner, http.MethodGet, "/api/runs/"+f.runID, "", http.StatusOK, &st)
+		if st.State != "working" {
+			break
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the victim's run is still working")
+		}
+	}
+	var inv struct{ ID string }
+	h.want(f.owner, http.MethodPost, "/api/invitations", `{"email":"invited@victim.test","role":"admin"}`, http.StatusCreated, &inv)
+	f.invitationID = inv.ID
+	h.want(f.owner, http.MethodPut, "/api/oauth-apps/github", `{"client_id":"victim-client-id","client_secret":"victim-client-secret"}`, http.StatusOK, nil)
+	h.want(f.owner, http.MethodDelete, "/api/users/"+removedID, "", http.StatusNoContent, nil)
+	return f
+}
+
+// markers are what a principal's answers must never hold: the victim's objects, and
+// for another tenant anything of the victim tenant.
+func (f *fixture) markers(kind string) []string {
+	m := []string{victimToken, "victim-client-secret", f.keyID, f.runID, f.invitationID, f.agentKeyID, "invited@victim.test"}
+	if kind == otherTenant || kind == anonymous || kind == revoked || kind == removed {
+		m = append(m, f.connID, f.agentID, f.ownerID, f.ownerEmail, string(f.victimTenant), f.memberID, "victim-client-id", "victim-octocat")
+	}
+	return m
+}
+
+// leaked returns the first marker the body holds that the request did not send
+// itself (an error may name the id it was asked for).
+func (f *fixture) leaked(kind string, body []byte, request string) string {
+	for _, m := range f.markers(kind) {
+		if m != "" && bytes.Contains(body, []byte(m)) && !strings.Contains(request, m) {
+			return m
+		}
+	}
+	return ""
+}

@@ -1,0 +1,38 @@
+package telemetry
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Refusals counts tool calls refused before they ran (admission control, an audit
+// log that is not keeping up), by scope and reason; such calls leave no audit row,
+// so this is their only trace.
+type Refusals struct {
+	refused *prometheus.CounterVec
+}
+
+// NewRefusals registers the refusal counter on m's registry; with m nil it returns
+// nil, whose methods do nothing.
+func NewRefusals(m *Metrics) (*Refusals, error) {
+	if m == nil {
+		return nil, nil
+	}
+	r := &Refusals{refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "tool_calls_refused_total",
+		Help: "Tool calls refused before they ran, by scope (node, tenant, audit) and reason (queue_full, wait_exceeded, audit_behind); they leave no audit row.",
+	}, []string{"scope", "reason"})}
+	if err := m.Register(r.refused); err != nil {
+		return nil, fmt.Errorf("register refusals: %w", err)
+	}
+	return r, nil
+}
+
+// Refused counts one refused call.
+func (r *Refusals) Refused(scope, reason string) {
+	if r == nil {
+		return
+	}
+	r.refused.WithLabelValues(scope, reason).Inc()
+}
