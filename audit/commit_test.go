@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,13 +74,24 @@ func TestCommitsGroupUnderLoad(t *testing.T) {
 	const callers = 100
 	errs := make(chan error, callers)
 	var wg sync.WaitGroup
+	var started atomic.Int32
 	for i := range callers {
 		wg.Go(func() {
+			started.Add(1)
 			errs <- w.Commit(ctx, audit.Event{TenantID: tenant, Kind: audit.KindToolCall, Principal: "user:u", Detail: fmt.Sprint(i)})
 		})
 	}
-	for w.QueueLen() < callers-10 {
+	// Every caller has begun its Commit and the queue has stopped growing: the first
+	// transaction (however many it gathered) waits on the lock and the rest queue
+	// behind it. The queue's final length depends on how many the first batch took,
+	// so the wait is for it to settle, not for a number.
+	for settled, last := 0, -1; settled < 20; {
 		time.Sleep(time.Millisecond)
+		if n := w.QueueLen(); started.Load() == callers && n == last {
+			settled++
+		} else {
+			settled, last = 0, n
+		}
 	}
 	if _, err := lock.ExecContext(ctx, "COMMIT"); err != nil {
 		t.Fatal(err)
