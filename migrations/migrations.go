@@ -34,6 +34,7 @@ func all() []migration {
 		{Version: 11, Name: "private_connection_use", Up: up0011PrivateConnectionUse},
 		{Version: 12, Name: "nodes", Up: up0012Nodes},
 		{Version: 13, Name: "approval", Up: up0013Approval},
+		{Version: 14, Name: "workflows", Up: up0014Workflows},
 	}
 }
 

@@ -1,0 +1,306 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/connections"
+)
+
+// Workflow is a saved definition: one row of workflows, unique by name in its tenant.
+type Workflow struct {
+	ID          string               `gorm:"primaryKey;size:40"`
+	TenantID    switchboard.TenantID `gorm:"size:40;not null"`
+	Name        string               `gorm:"size:64;not null"`
+	Description string               `gorm:"size:1000;not null"`
+	Category    string               `gorm:"size:64;not null"`
+	Definition  string               `gorm:"type:text;not null"` // JSON
+	Source      string               `gorm:"type:text;not null"` // as written
+	CreatedBy   string               `gorm:"size:64;not null"`
+	UpdatedBy   string               `gorm:"size:64;not null"`
+	Version     int64                `gorm:"not null"`
+	CreatedAt   time.Time            `gorm:"not null"`
+	UpdatedAt   time.Time            `gorm:"not null"`
+}
+
+// TableName is the table workflows live in.
+func (Workflow) TableName() string { return "workflows" }
+
+// StepState is where a step record is.
+type StepState string
+
+// The step states; all but running are final.
+const (
+	StepRunning   StepState = "running"
+	StepCompleted StepState = "completed"
+	StepFailed    StepState = "failed"
+	StepSkipped   StepState = "skipped"
+	StepCanceled  StepState = "canceled"
+)
+
+// wholeStep is the Item of a step's own record; a foreach step's items are 0, 1, …
+const wholeStep = -1
+
+// StepRecord is one row of workflow_steps: a step of a run (Item -1), or one item of
+// a foreach step. Input and output are sealed.
+type StepRecord struct {
+	ID           string               `gorm:"primaryKey;size:40"`
+	TenantID     switchboard.TenantID `gorm:"size:40;not null"`
+	RunID        string               `gorm:"size:40;not null"`
+	Step         string               `gorm:"size:64;not null"`
+	Item         int                  `gorm:"not null"`
+	Tool         string               `gorm:"size:64;not null"`
+	ConnectionID string               `gorm:"size:40;not null"`
+	State        StepState            `gorm:"size:16;not null"`
+	Attempts     int                  `gorm:"not null"`
+	InputSealed  []byte
+	InputKeyID   string `gorm:"size:128;not null"`
+	OutputSealed []byte
+	OutputKeyID  string `gorm:"size:128;not null"`
+	ErrorCode    string `gorm:"size:32;not null"`
+	ErrorMessage string `gorm:"size:2000;not null"`
+	// AuditID is the audit row of the step's last tool call.
+	AuditID    string `gorm:"size:40;not null"`
+	StartedAt  *time.Time
+	FinishedAt *time.Time
+	UpdatedAt  time.Time `gorm:"not null"`
+}
+
+// TableName is the table step records live in.
+func (StepRecord) TableName() string { return "workflow_steps" }
+
+// Store keeps workflows and the steps of their runs. Every method takes the tenant,
+// and another tenant's rows are not found.
+type Store struct {
+	db  *gorm.DB
+	kr  connections.Keyring
+	now func() time.Time
+}
+
+// NewStore returns a Store on db that seals step inputs and outputs with kr.
+func NewStore(db *gorm.DB, kr connections.Keyring) *Store {
+	return &Store{db: db, kr: kr, now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
+}
+
+// Save stores a workflow under its name: a new one, or, with overwrite, a new version
+// of the one of that name (else a conflict). created says which.
+func (s *Store) Save(ctx context.Context, tenant switchboard.TenantID, w *Workflow, overwrite bool) (created bool, err error) {
+	now := s.now()
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var old Workflow
+		err := tx.Where("tenant_id = ? AND name = ?", tenant, w.Name).Take(&old).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			w.ID, w.TenantID, w.Version, w.CreatedAt, w.UpdatedAt = switchboard.NewID("wf"), tenant, 1, now, now
+			w.UpdatedBy = w.CreatedBy
+			created = true
+			return tx.Create(w).Error
+		case err != nil:
+			return err
+		case !overwrite:
+			return switchboard.Errorf(switchboard.CodeConflict, "a workflow named %s exists already; pass overwrite to replace it", w.Name)
+		}
+		res := tx.Model(&Workflow{}).Where("tenant_id = ? AND id = ? AND version = ?", tenant, old.ID, old.Version).Updates(map[string]any{
+			"description": w.Description, "category": w.Category, "definition": w.Definition, "source": w.Source,
+			"updated_by": w.CreatedBy, "version": old.Version + 1, "updated_at": now,
+		})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return switchboard.Errorf(switchboard.CodeConflict, "workflow %s changed meanwhile; save it again", w.Name)
+		}
+		w.UpdatedBy = w.CreatedBy
+		w.ID, w.TenantID, w.Version, w.CreatedAt, w.UpdatedAt, w.CreatedBy = old.ID, tenant, old.Version+1, old.CreatedAt, now, old.CreatedBy
+		return nil
+	})
+	if err != nil {
+		if se := (*switchboard.Error)(nil); errors.As(err, &se) {
+			return false, err
+		}
+		if errors.Is(err, gorm.ErrDuplicatedKey) {
+			return false, switchboard.Errorf(switchboard.CodeConflict, "a workflow named %s was saved meanwhile; save again with overwrite to replace it", w.Name)
+		}
+		if errors.Is(err, gorm.ErrForeignKeyViolated) {
+			return false, switchboard.NotFound("tenant")
+		}
+		return false, switchboard.Internal(fmt.Errorf("save workflow %s: %w", w.Name, err))
+	}
+	return created, nil
+}
+
+// Get returns the tenant's workflow of that name.
+func (s *Store) Get(ctx context.Context, tenant switchboard.TenantID, name string) (Workflow, error) {
+	var w Workflow
+	err := s.db.WithContext(ctx).Where("tenant_id = ? AND name = ?", tenant, name).Take(&w).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return Workflow{}, switchboard.NotFound("workflow " + name)
+	case err != nil:
+		return Workflow{}, switchboard.Internal(fmt.Errorf("read workflow %s: %w", name, err))
+	}
+	return w, nil
+}
+
+// List returns the tenant's workflows by name, only those of the category when one
+// is given.
+func (s *Store) List(ctx context.Context, tenant switchboard.TenantID, category string) ([]Workflow, error) {
+	q := s.db.WithContext(ctx).Where("tenant_id = ?", tenant)
+	if category != "" {
+		q = q.Where("category = ?", category)
+	}
+	var ws []Workflow
+	if err := q.Order("name").Find(&ws).Error; err != nil {
+		return nil, switchboard.Internal(fmt.Errorf("list workflows: %w", err))
+	}
+	return ws, nil
+}
+
+// Delete removes the tenant's workflow of that name (its runs stay, with their steps).
+func (s *Store) Delete(ctx context.Context, tenant switchboard.TenantID, name string) error {
+	res := s.db.WithContext(ctx).Where("tenant_id = ? AND name = ?", tenant, name).Delete(&Workflow{})
+	if res.Error != nil {
+		return switchboard.Internal(fmt.Errorf("delete workflow %s: %w", name, res.Error))
+	}
+	if res.RowsAffected == 0 {
+		return switchboard.NotFound("workflow " + name)
+	}
+	return nil
+}
+
+// Steps returns the step records of one of the tenant's runs, in the order they
+// started.
+func (s *Store) Steps(ctx context.Context, tenant switchboard.TenantID, runID string) ([]StepRecord, error) {
+	var rs []StepRecord
+	err := s.db.WithContext(ctx).Where("tenant_id = ? AND run_id = ?", tenant, runID).Order("started_at, step, item").Find(&rs).Error
+	if err != nil {
+		return nil, switchboard.Internal(fmt.Errorf("read the steps of run %s: %w", runID, err))
+	}
+	return rs, nil
+}
+
+// startStep records that a step (or item) starts an attempt with its input sealed.
+func (s *Store) startStep(ctx context.Context, r *StepRecord, input []byte) error {
+	now := s.now()
+	r.UpdatedAt = now
+	if r.StartedAt == nil {
+		r.StartedAt = &now
+	}
+	r.State = StepRunning
+	r.FinishedAt = nil
+	r.ErrorCode, r.ErrorMessage = "", ""
+	if input != nil {
+		sealed, keyID, err := s.seal(ctx, r, partInput, input)
+		if err != nil {
+			return err
+		}
+		r.InputSealed, r.InputKeyID = sealed, keyID
+	}
+	if r.ID == "" {
+		r.ID = switchboard.NewID("wfs")
+	}
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns: []clause.Column{{Name: "tenant_id"}, {Name: "run_id"}, {Name: "step"}, {Name: "item"}},
+		DoUpdates: clause.AssignmentColumns([]string{"state", "attempts", "input_sealed", "input_key_id", "tool", "connection_id",
+			"error_code", "error_message", "finished_at", "updated_at"}),
+	}).Create(r).Error
+	if err != nil {
+		return switchboard.Internal(fmt.Errorf("record step %s of run %s: %w", r.Step, r.RunID, err))
+	}
+	return nil
+}
+
+// finishStep records how a step (or item) ended, its output sealed.
+func (s *Store) finishStep(ctx context.Context, r *StepRecord, output []byte) error {
+	now := s.now()
+	r.UpdatedAt, r.FinishedAt = now, &now
+	if r.StartedAt == nil {
+		r.StartedAt = &now
+	}
+	if r.ID == "" {
+		r.ID = switchboard.NewID("wfs")
+	}
+	r.ErrorMessage = clip(r.ErrorMessage)
+	if output != nil {
+		sealed, keyID, err := s.seal(ctx, r, partOutput, output)
+		if err != nil {
+			return err
+		}
+		r.OutputSealed, r.OutputKeyID = sealed, keyID
+	}
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns: []clause.Column{{Name: "tenant_id"}, {Name: "run_id"}, {Name: "step"}, {Name: "item"}},
+		DoUpdates: clause.AssignmentColumns([]string{"state", "attempts", "output_sealed", "output_key_id", "tool", "connection_id",
+			"error_code", "error_message", "audit_id", "started_at", "finished_at", "updated_at"}),
+	}).Create(r).Error
+	if err != nil {
+		return switchboard.Internal(fmt.Errorf("record the end of step %s of run %s: %w", r.Step, r.RunID, err))
+	}
+	return nil
+}
+
+// Input opens a step record's input (nil when it has none).
+func (s *Store) Input(ctx context.Context, r *StepRecord) ([]byte, error) {
+	if len(r.InputSealed) == 0 {
+		return nil, nil
+	}
+	return s.open(ctx, r, partInput)
+}
+
+// Output opens a step record's output (nil when it has none).
+func (s *Store) Output(ctx context.Context, r *StepRecord) ([]byte, error) {
+	if len(r.OutputSealed) == 0 {
+		return nil, nil
+	}
+	return s.open(ctx, r, partOutput)
+}
+
+const (
+	partInput  = "input"
+	partOutput = "output"
+)
+
+// sealAAD binds a sealed input or output to its tenant, run, step, item and purpose.
+func sealAAD(r *StepRecord, part string) []byte {
+	return []byte("switchboard/workflow-step/v1\x00" + string(r.TenantID) + "\x00" + r.RunID + "\x00" + r.Step + "\x00" + strconv.Itoa(r.Item) + "\x00" + part)
+}
+
+func (s *Store) seal(ctx context.Context, r *StepRecord, part string, plaintext []byte) ([]byte, string, error) {
+	sealed, keyID, err := s.kr.Seal(ctx, plaintext, sealAAD(r, part))
+	if err != nil {
+		return nil, "", switchboard.Internal(fmt.Errorf("seal %s of step %s of run %s: %w", part, r.Step, r.RunID, err))
+	}
+	return sealed, keyID, nil
+}
+
+func (s *Store) open(ctx context.Context, r *StepRecord, part string) ([]byte, error) {
+	sealed, keyID := r.InputSealed, r.InputKeyID
+	if part == partOutput {
+		sealed, keyID = r.OutputSealed, r.OutputKeyID
+	}
+	out, err := s.kr.Open(ctx, keyID, sealed, sealAAD(r, part))
+	if err != nil {
+		return nil, switchboard.Internal(fmt.Errorf("open %s of step %s of run %s: %w", part, r.Step, r.RunID, err))
+	}
+	return out, nil
+}
+
+// clip bounds a message to its column.
+func clip(s string) string {
+	const limit = 2000
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit - 3
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "..."
+}
