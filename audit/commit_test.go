@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/telemetry"
 	"github.com/switchboard-hub/switchboard/telemetry/telemetrytest"
 )
@@ -74,30 +74,25 @@ func TestCommitsGroupUnderLoad(t *testing.T) {
 	const callers = 100
 	errs := make(chan error, callers)
 	var wg sync.WaitGroup
-	var started atomic.Int32
 	for i := range callers {
 		wg.Go(func() {
-			started.Add(1)
 			errs <- w.Commit(ctx, audit.Event{TenantID: tenant, Kind: audit.KindToolCall, Principal: "user:u", Detail: fmt.Sprint(i)})
 		})
 	}
-	// Every caller has begun its Commit and the queue has stopped growing: the first
-	// transaction (however many it gathered) waits on the lock and the rest queue
-	// behind it. The queue's final length depends on how many the first batch took,
-	// so the wait is for it to settle, not for a number.
-	for settled, last := 0, -1; settled < 20; {
-		time.Sleep(time.Millisecond)
-		if n := w.QueueLen(); started.Load() == callers && n == last {
-			settled++
-		} else {
-			settled, last = 0, n
-		}
+	// Every caller has queued its event: the first transaction (however many it
+	// gathered) waits on the lock and the rest wait in the queue behind it. (Before,
+	// this waited for the queue's length to stop changing, which a caller slow to
+	// start could outlast, and earlier for a length the first batch could make
+	// unreachable.)
+	testwait.Until(t, fmt.Sprintf("all %d callers to queue their events", callers), func() bool { return w.Queued() == callers })
+	if n := telemetrytest.Samples(t, reg, "switchboard_audit")[`switchboard_audit_flush_duration_seconds_count{outcome="ok"}`]; n != 0 {
+		t.Fatalf("%g transactions committed while another connection held the write lock", n)
 	}
 	if _, err := lock.ExecContext(ctx, "COMMIT"); err != nil {
 		t.Fatal(err)
 	}
 	_ = lock.Close()
-	wg.Wait()
+	testwait.Wait(t, "the callers' Commits to return", wg.Wait)
 	close(errs)
 	for err := range errs {
 		if err != nil {

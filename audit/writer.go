@@ -53,6 +53,9 @@ type Writer struct {
 	// must be audited instead of waiting for it.
 	down  atomic.Bool
 	stmts *statements
+	// queued counts the events ever put on the queue, so a test can tell when every
+	// caller it started has queued its event.
+	queued atomic.Int64
 }
 
 // pending is a queued event and, for Commit, where its transaction's outcome goes.
@@ -105,6 +108,7 @@ func (w *Writer) Record(e Event) {
 	w.mu.RLock()
 	if !w.closed {
 		w.events <- pending{e: e}
+		w.queued.Add(1)
 		w.mu.RUnlock()
 		return
 	}
@@ -128,6 +132,7 @@ func (w *Writer) Commit(ctx context.Context, e Event) error {
 	}
 	select {
 	case w.events <- pending{e: e, done: done}:
+		w.queued.Add(1)
 		w.mu.RUnlock()
 	case <-ctx.Done():
 		w.mu.RUnlock()
