@@ -3,12 +3,14 @@ package limits_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/limits"
 )
 
@@ -29,9 +31,7 @@ func admitted(a *limits.Admission, tenant switchboard.TenantID) chan any {
 // waitFor waits until n calls wait for a place.
 func waitFor(t *testing.T, a *limits.Admission, n int) {
 	t.Helper()
-	for a.Waiting() != n {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, fmt.Sprintf("%d calls waiting for a place", n), func() bool { return a.Waiting() == n })
 }
 
 func TestAdmissionRefusals(t *testing.T) {
@@ -70,13 +70,13 @@ func TestAdmissionRefusals(t *testing.T) {
 			if !errors.As(err, &e) || e.Code != tt.wantCode || e.RetryAfter != time.Second {
 				t.Fatalf("error = %v, want %s with a 1 s Retry-After", err, tt.wantCode)
 			}
-			if got := <-counts; got != tt.wantCount {
+			if got := testwait.Recv(t, counts, "the refusal to be counted"); got != tt.wantCount {
 				t.Errorf("counted %q, want %q", got, tt.wantCount)
 			}
 			// The waiting calls still get their places, in turn.
 			first.Release()
 			for range tt.queued {
-				s, ok := (<-queued).(*limits.Slot)
+				s, ok := testwait.Recv(t, queued, "a waiting call to get its place").(*limits.Slot)
 				if !ok {
 					t.Fatal("a waiting call was refused")
 				}
@@ -111,7 +111,7 @@ func TestAdmissionServesTenantsInTurn(t *testing.T) {
 	for range 6 {
 		s.Release()
 		s = nil
-		for s == nil {
+		testwait.Until(t, "a waiting call to get the released place", func() bool {
 			for name, chs := range pending {
 				if len(chs) == 0 {
 					continue
@@ -121,10 +121,12 @@ func TestAdmissionServesTenantsInTurn(t *testing.T) {
 					s = v.(*limits.Slot)
 					order = append(order, name)
 					pending[name] = chs[1:]
+					return true
 				default:
 				}
 			}
-		}
+			return false
+		})
 	}
 	s.Release()
 	want := []string{"busy", "quiet", "busy", "busy", "busy", "busy"}
@@ -153,14 +155,14 @@ func TestSlotPauseLetsOthersIn(t *testing.T) {
 	late := admitted(a, "ten_c")
 	waitFor(t, a, 2)
 	other.Release()
-	<-resumed // the resumed call comes first
+	testwait.Recv(t, resumed, "the paused call to take a place back") // the resumed call comes first
 	select {
 	case <-late:
 		t.Fatal("a new call took the place before the call back from its upstream")
 	default:
 	}
 	s.Release()
-	(<-late).(*limits.Slot).Release()
+	testwait.Recv(t, late, "the new call to get its place").(*limits.Slot).Release()
 	if a.Running() != 0 {
 		t.Errorf("running = %d after every release", a.Running())
 	}

@@ -102,7 +102,7 @@ func TestFleetSharesConnectionLimits(t *testing.T) {
 	spec := &providers.Spec{Name: "github", RateLimit: providers.RateLimit{PerSecond: 1.0 / 3600, Burst: 6, MaxWait: 20 * time.Millisecond}}
 	var shared []limits.Upstream
 	for range 3 {
-		r, err := limits.NewRedis(limits.RedisOptions{URL: srv.URL, Nodes: func() int { return 3 }, Timeout: time.Second})
+		r, err := limits.NewRedis(limits.RedisOptions{URL: srv.URL, Nodes: func() int { return 3 }, Timeout: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

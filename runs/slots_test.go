@@ -39,7 +39,7 @@ func TestTenantBoundIsSharedByTheFleet(t *testing.T) {
 		t.Parallel()
 		prefix := "test:" + t.Name() + ":"
 		slots := func() limits.Slots {
-			r, err := limits.NewRedis(limits.RedisOptions{URL: srv.URL, Prefix: prefix, Timeout: time.Second})
+			r, err := limits.NewRedis(limits.RedisOptions{URL: srv.URL, Prefix: prefix, Timeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
