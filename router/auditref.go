@@ -29,3 +29,17 @@ func auditID(ctx context.Context) string {
 	ref.ID = switchboard.NewID("aud")
 	return ref.ID
 }
+
+type auditDetailKey struct{}
+
+// WithAuditDetail returns ctx asking Execute to write detail in the call's audit row:
+// what the call was part of (a workflow run's step, for one).
+func WithAuditDetail(ctx context.Context, detail string) context.Context {
+	return context.WithValue(ctx, auditDetailKey{}, detail)
+}
+
+// auditDetail is the detail the caller asked for, "" when none.
+func auditDetail(ctx context.Context) string {
+	d, _ := ctx.Value(auditDetailKey{}).(string)
+	return d
+}

@@ -446,6 +446,7 @@ func (r *Router) record(ctx context.Context, p switchboard.Principal, req Reques
 		UpstreamStatus: upstream,
 		LatencyMicros:  r.now().Sub(start).Microseconds(),
 		ArgsHash:       hex.EncodeToString(mac.Sum(nil)),
+		Detail:         auditDetail(ctx),
 	}
 	c, ok := r.audit.(committer)
 	if !ok {

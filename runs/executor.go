@@ -435,7 +435,7 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 		e.finishFailed(store, r, switchboard.Internal(err))
 		return
 	}
-	runCtx, cancel := context.WithTimeout(ctx, e.o.RunTimeout)
+	runCtx, cancel := context.WithTimeout(WithID(ctx, r.ID), e.o.RunTimeout)
 	out, err := e.o.Runner.Execute(runCtx, r.principal(), router.Request{Tool: r.Tool, ConnectionID: r.ConnectionID, Args: input, Confirmed: r.ElicitationAction == "accept"})
 	defer clear(input) // after the output is encoded: it may share the input's bytes
 	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded)
@@ -458,6 +458,20 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 	if _, err := e.store.complete(store, r.TenantID, r.ID, e.o.Node, raw); err != nil {
 		e.log.Error("record run output", "run", r.ID, "err", err)
 	}
+}
+
+type runIDKey struct{}
+
+// WithID returns ctx naming the run a Runner's call executes: a Runner that keeps
+// state of its own per run (a workflow's steps) finds the run's id with IDFrom.
+func WithID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, runIDKey{}, id)
+}
+
+// IDFrom returns the id of the run whose call ctx belongs to.
+func IDFrom(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(runIDKey{}).(string)
+	return id, ok && id != ""
 }
 
 func (e *Executor) finishFailed(ctx context.Context, r Run, err error) {

@@ -112,12 +112,13 @@ func flowRegistry(t testing.TB, hook *flowHook) *providers.Registry {
 // staticCatalog is a catalog of the registry's tools on fixed connections, the same
 // for every principal of the tenant "ten_a" (and nothing for others).
 type staticCatalog struct {
-	reg   *providers.Registry
-	conns []router.ConnectionRef
+	reg    *providers.Registry
+	conns  []router.ConnectionRef
+	tenant switchboard.TenantID // "ten_a" when empty
 }
 
 func (c staticCatalog) Tools(_ context.Context, p switchboard.Principal) ([]router.Binding, error) {
-	if p.TenantID != "ten_a" {
+	if want := c.tenant; p.TenantID != want && (want != "" || p.TenantID != "ten_a") {
 		return nil, nil
 	}
 	var out []router.Binding
