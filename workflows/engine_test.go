@@ -20,10 +20,11 @@ const wait = 30 * time.Second
 
 // call is one tool call the engine made, held until the test answers it.
 type call struct {
-	tool  string
-	args  map[string]any
-	ctx   context.Context
-	reply chan reply
+	confirmed bool
+	tool      string
+	args      map[string]any
+	ctx       context.Context
+	reply     chan reply
 }
 
 type reply struct {
@@ -53,7 +54,7 @@ func (f *fakeCaller) Execute(ctx context.Context, _ switchboard.Principal, req r
 	}
 	var args map[string]any
 	_ = json.Unmarshal(req.Args, &args)
-	c := &call{tool: req.Tool, args: args, ctx: ctx, reply: make(chan reply, 1)}
+	c := &call{tool: req.Tool, args: args, ctx: ctx, reply: make(chan reply, 1), confirmed: req.Confirmed}
 	f.calls <- c
 	select {
 	case r := <-c.reply:

@@ -1,0 +1,367 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/runs"
+)
+
+// Router is what workflows need of the router: the tools a principal may call, their
+// execution, and the confirm policy with its audit rows.
+type Router interface {
+	Caller
+	Catalog
+	Prepare(ctx context.Context, p switchboard.Principal, req router.Request) (router.Prepared, error)
+	Policy(ctx context.Context, p switchboard.Principal) (router.Policy, error)
+	RecordConfirmation(c router.Confirmation)
+	Refused(p switchboard.Principal, req router.Request, err error)
+}
+
+// ToolPrefix starts the tool name of every saved workflow: workflow_<name>.
+const ToolPrefix = "workflow_"
+
+// Hub is the runs executor's Runner and Gate: a workflow_<name> run executes its
+// workflow on the engine; every other run goes to the router. Wire the executor
+// with it instead of the router.
+type Hub struct {
+	Router Router
+	Engine *Engine
+}
+
+var (
+	_ runs.Runner = (*Hub)(nil)
+	_ runs.Gate   = (*Hub)(nil)
+)
+
+// workflowSpec is the provider the runs of workflows are recorded under.
+var workflowSpec = &providers.Spec{Name: "workflows", Title: "Workflows"}
+
+// runTool is what the executor knows of a workflow run: resumable, since the engine
+// resumes at the next step and re-runs only steps that may run twice.
+func runTool(name string) *providers.Tool {
+	return &providers.Tool{Name: name, Provider: workflowSpec, Info: providers.Info{
+		Name: name, Title: "Workflow " + strings.TrimPrefix(name, ToolPrefix), Hints: providers.Hints{Idempotent: true}}}
+}
+
+// Execute runs a workflow run on the engine, or a tool run through the router.
+func (h *Hub) Execute(ctx context.Context, p switchboard.Principal, req router.Request) (any, error) {
+	if !strings.HasPrefix(req.Tool, ToolPrefix) {
+		return h.Router.Execute(ctx, p, req)
+	}
+	id, ok := runs.IDFrom(ctx)
+	if !ok {
+		return nil, switchboard.Internal(fmt.Errorf("workflow %s executed outside a run", req.Tool))
+	}
+	var in RunInput
+	if err := json.Unmarshal(req.Args, &in); err != nil {
+		return nil, switchboard.Internal(fmt.Errorf("read the input of workflow run %s: %w", id, err))
+	}
+	return h.Engine.Execute(ctx, Run{ID: id, Principal: p, Input: in, Confirmed: req.Confirmed})
+}
+
+// Prepare passes workflow runs (the Service checked them) and asks the router about
+// the rest.
+func (h *Hub) Prepare(ctx context.Context, p switchboard.Principal, req router.Request) (router.Prepared, error) {
+	if strings.HasPrefix(req.Tool, ToolPrefix) {
+		return router.Prepared{Tool: runTool(req.Tool)}, nil
+	}
+	return h.Router.Prepare(ctx, p, req)
+}
+
+// Policy is the router's.
+func (h *Hub) Policy(ctx context.Context, p switchboard.Principal) (router.Policy, error) {
+	return h.Router.Policy(ctx, p)
+}
+
+// RecordConfirmation is the router's.
+func (h *Hub) RecordConfirmation(c router.Confirmation) { h.Router.RecordConfirmation(c) }
+
+// Refused is the router's.
+func (h *Hub) Refused(p switchboard.Principal, req router.Request, err error) {
+	h.Router.Refused(p, req, err)
+}
+
+// Service is what the MCP tools and the REST API use: saving, listing and deleting
+// workflows, and starting, following and canceling their runs.
+type Service struct {
+	Store  *Store
+	Runs   *runs.Executor
+	Router Router
+	// Changed, when set, is called after a tenant's workflows changed (their tools
+	// appear or disappear: the MCP adapter's Refresh).
+	Changed func(tenant switchboard.TenantID)
+}
+
+// Create validates a definition against the principal's tools and saves it; with
+// overwrite it replaces the workflow of that name, which only its creator or an admin
+// may do. created says whether it is new.
+func (s *Service) Create(ctx context.Context, p switchboard.Principal, def *Definition, source string, overwrite bool) (Workflow, bool, error) {
+	prog, err := Compile(def)
+	if err != nil {
+		return Workflow{}, false, asInvalid(err)
+	}
+	if _, err := Check(ctx, prog, s.Router, p); err != nil {
+		return Workflow{}, false, asInvalid(err)
+	}
+	if overwrite {
+		if old, err := s.Store.Get(ctx, p.TenantID, def.Name); err == nil && old.CreatedBy != p.ID() && !p.Role.IsAdmin() {
+			return Workflow{}, false, switchboard.Errorf(switchboard.CodeForbidden, "workflow %s was created by someone else; only they or an admin may replace it", def.Name)
+		}
+	}
+	raw, err := json.Marshal(def)
+	if err != nil {
+		return Workflow{}, false, switchboard.Internal(err)
+	}
+	if strings.TrimSpace(source) == "" {
+		source = string(raw)
+	}
+	w := Workflow{Name: def.Name, Description: def.Description, Category: def.Category, Definition: string(raw), Source: source, CreatedBy: p.ID()}
+	created, err := s.Store.Save(ctx, p.TenantID, &w, overwrite)
+	if err != nil {
+		return Workflow{}, false, err
+	}
+	if s.Changed != nil {
+		s.Changed(p.TenantID)
+	}
+	return w, created, nil
+}
+
+// Delete removes a workflow; only its creator or an admin may.
+func (s *Service) Delete(ctx context.Context, p switchboard.Principal, name string) error {
+	w, err := s.Store.Get(ctx, p.TenantID, name)
+	if err != nil {
+		return err
+	}
+	if w.CreatedBy != p.ID() && !p.Role.IsAdmin() {
+		return switchboard.Errorf(switchboard.CodeForbidden, "workflow %s was created by someone else; only they or an admin may delete it", name)
+	}
+	if err := s.Store.Delete(ctx, p.TenantID, name); err != nil {
+		return err
+	}
+	if s.Changed != nil {
+		s.Changed(p.TenantID)
+	}
+	return nil
+}
+
+// List returns the tenant's workflows (of the category, when one is given).
+func (s *Service) List(ctx context.Context, p switchboard.Principal, category string) ([]Workflow, error) {
+	return s.Store.List(ctx, p.TenantID, category)
+}
+
+// Program returns a saved workflow compiled.
+func (s *Service) Program(ctx context.Context, p switchboard.Principal, name string) (Workflow, *Program, error) {
+	w, err := s.Store.Get(ctx, p.TenantID, name)
+	if err != nil {
+		return Workflow{}, nil, err
+	}
+	def, err := Parse([]byte(w.Definition))
+	if err != nil {
+		return Workflow{}, nil, asInvalid(err)
+	}
+	prog, err := Compile(def)
+	if err != nil {
+		return Workflow{}, nil, asInvalid(err)
+	}
+	return w, prog, nil
+}
+
+// StartOptions override a definition's bounds for one run.
+type StartOptions struct {
+	ParallelLimit int
+	Timeout       time.Duration
+}
+
+// Plan is what a run of a workflow will do, as a dry run answers it.
+type Plan struct {
+	Workflow string     `json:"workflow"`
+	Steps    []PlanStep `json:"steps"`
+	// Changes are the steps that change data (writes and deletes).
+	Changes []string `json:"changes,omitempty"`
+	// NeedsConfirm says the caller's confirm policy will ask a person first.
+	NeedsConfirm bool `json:"needs_confirm"`
+}
+
+// PlanStep is one step of a plan.
+type PlanStep struct {
+	Name         string   `json:"name"`
+	Tool         string   `json:"tool"`
+	ConnectionID string   `json:"connection_id"`
+	Needs        []string `json:"needs,omitempty"`
+	ReadOnly     bool     `json:"read_only"`
+	Destructive  bool     `json:"destructive"`
+}
+
+// DryRun checks a saved workflow and parameters for the principal without running
+// anything, and says what a run would do.
+func (s *Service) DryRun(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage) (Plan, error) {
+	_, prog, err := s.Program(ctx, p, name)
+	if err != nil {
+		return Plan{}, err
+	}
+	return s.plan(ctx, p, prog, params)
+}
+
+func (s *Service) plan(ctx context.Context, p switchboard.Principal, prog *Program, params json.RawMessage) (Plan, error) {
+	bound, err := Check(ctx, prog, s.Router, p)
+	if err != nil {
+		return Plan{}, asInvalid(err)
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	if err := prog.ValidateParams(params); err != nil {
+		e := switchboard.AsError(err)
+		return Plan{}, switchboard.Invalid("parameters."+e.Field, e.Message)
+	}
+	pol, err := s.Router.Policy(ctx, p)
+	if err != nil {
+		return Plan{}, err
+	}
+	plan := Plan{Workflow: prog.Def.Name}
+	for _, st := range prog.Steps {
+		bd := bound[st.Name]
+		h := bd.Tool.Info.Hints
+		plan.Steps = append(plan.Steps, PlanStep{Name: st.Name, Tool: bd.Tool.Name, ConnectionID: bd.ConnectionID, Needs: st.Needs, ReadOnly: h.ReadOnly, Destructive: h.Destructive})
+		if !h.ReadOnly {
+			what := fmt.Sprintf("%s: %s (%s)", st.Name, bd.Tool.Info.Title, bd.Tool.Name)
+			if h.Destructive {
+				what += ", may delete or overwrite what cannot be restored"
+			}
+			if st.each != nil {
+				what += ", once per item of its list"
+			}
+			plan.Changes = append(plan.Changes, what)
+		}
+		if pol.Covers(bd.Tool) {
+			plan.NeedsConfirm = true
+		}
+	}
+	return plan, nil
+}
+
+// Start starts a run of a saved workflow for the principal. It answers at once, with
+// the run working, or input_required when the principal's confirm policy covers one
+// of its steps: the person is then asked once, with the list of what it will change.
+func (s *Service) Start(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage, o StartOptions) (runs.View, error) {
+	w, prog, err := s.Program(ctx, p, name)
+	if err != nil {
+		return runs.View{}, err
+	}
+	plan, err := s.plan(ctx, p, prog, params)
+	if err != nil {
+		return runs.View{}, err
+	}
+	if o.ParallelLimit < 0 || o.ParallelLimit > MaxParallelLimit {
+		return runs.View{}, switchboard.Invalid("parallel_limit", fmt.Sprintf("must be between 1 and %d", MaxParallelLimit))
+	}
+	if o.Timeout < 0 || o.Timeout > 24*time.Hour {
+		return runs.View{}, switchboard.Invalid("timeout", "must be between 1 s and 24 h")
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	input, err := json.Marshal(RunInput{Workflow: w.Name, Version: w.Version, Definition: json.RawMessage(w.Definition), Params: params,
+		ParallelLimit: o.ParallelLimit, Timeout: Duration(o.Timeout)})
+	if err != nil {
+		return runs.View{}, switchboard.Internal(err)
+	}
+	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: runs.OriginAsync}
+	if plan.NeedsConfirm {
+		return s.Runs.StartConfirm(ctx, p, call, confirmMessage(w.Name, plan))
+	}
+	return s.Runs.Start(ctx, p, call)
+}
+
+// confirmMessage asks once for the whole run, listing what it will change.
+func confirmMessage(name string, plan Plan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Confirm: workflow %s will run %d steps as you.", name, len(plan.Steps))
+	if len(plan.Changes) > 0 {
+		b.WriteString(" It will change: ")
+		b.WriteString(strings.Join(plan.Changes, "; "))
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+// Cancel cancels one of the principal's workflow runs: the steps in flight stop and
+// no more start.
+func (s *Service) Cancel(ctx context.Context, p switchboard.Principal, runID string) (runs.View, error) {
+	if _, err := s.workflowRun(ctx, p, runID); err != nil {
+		return runs.View{}, err
+	}
+	return s.Runs.Cancel(ctx, p, runID)
+}
+
+// RunStatus is a workflow run with its steps.
+type RunStatus struct {
+	Run   runs.View    `json:"run"`
+	Steps []StepResult `json:"step_results"`
+	// StepsTotal counts the workflow's steps; StepsCompleted those that ended
+	// completed or skipped.
+	StepsTotal     int `json:"steps_total"`
+	StepsCompleted int `json:"steps_completed"`
+}
+
+// Status returns one of the principal's workflow runs with each step's state, timing
+// and output.
+func (s *Service) Status(ctx context.Context, p switchboard.Principal, runID string) (RunStatus, error) {
+	v, err := s.workflowRun(ctx, p, runID)
+	if err != nil {
+		return RunStatus{}, err
+	}
+	recs, err := s.Store.Steps(ctx, p.TenantID, runID)
+	if err != nil {
+		return RunStatus{}, err
+	}
+	st := RunStatus{Run: v}
+	if _, prog, err := s.Program(ctx, p, strings.TrimPrefix(v.Tool, ToolPrefix)); err == nil {
+		st.StepsTotal = len(prog.Steps)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Item != wholeStep {
+			continue
+		}
+		sr := StepResult{StepName: r.Step, Status: r.State, ExecutionTime: r.StartedAt, ErrorMessage: r.ErrorMessage}
+		if r.StartedAt != nil && r.FinishedAt != nil {
+			sr.Duration = r.FinishedAt.Sub(*r.StartedAt).Milliseconds()
+		}
+		if raw, err := s.Store.Output(ctx, r); err == nil && raw != nil {
+			sr.Output = json.RawMessage(raw)
+		}
+		if r.State == StepCompleted || r.State == StepSkipped {
+			st.StepsCompleted++
+		}
+		st.Steps = append(st.Steps, sr)
+	}
+	return st, nil
+}
+
+// workflowRun reads one of the principal's runs that is a workflow's.
+func (s *Service) workflowRun(ctx context.Context, p switchboard.Principal, runID string) (runs.View, error) {
+	v, err := s.Runs.Get(ctx, p, runID)
+	if err != nil {
+		return runs.View{}, err
+	}
+	if !strings.HasPrefix(v.Tool, ToolPrefix) {
+		return runs.View{}, switchboard.NotFound("workflow run")
+	}
+	return v, nil
+}
+
+// asInvalid turns Problems into the hub's invalid error, keeping other errors.
+func asInvalid(err error) error {
+	if ps := ProblemsOf(err); ps != nil {
+		return ps.AsError()
+	}
+	return err
+}

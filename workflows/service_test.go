@@ -1,0 +1,179 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/runs"
+)
+
+// fakeRouter is the engine rig's caller and catalog with a confirm policy.
+type fakeRouter struct {
+	*fakeCaller
+	staticCatalog
+	pol router.Policy
+
+	mu            sync.Mutex
+	confirmations []string
+}
+
+func (f *fakeRouter) Prepare(context.Context, switchboard.Principal, router.Request) (router.Prepared, error) {
+	return router.Prepared{}, switchboard.NotFound("tool")
+}
+
+func (f *fakeRouter) Policy(context.Context, switchboard.Principal) (router.Policy, error) {
+	return f.pol, nil
+}
+
+func (f *fakeRouter) RecordConfirmation(c router.Confirmation) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.confirmations = append(f.confirmations, string(c.Kind))
+}
+
+func (f *fakeRouter) Refused(switchboard.Principal, router.Request, error) {}
+
+// serviceRig is a Service on a runs executor whose runner is the Hub.
+func serviceRig(t *testing.T, pol router.Policy) (*Service, *fakeRouter, *engineRig, *[]switchboard.TenantID) {
+	t.Helper()
+	r := newEngineRig(t)
+	cat := r.eng.catalog.(staticCatalog)
+	fr := &fakeRouter{fakeCaller: r.caller, staticCatalog: cat, pol: pol}
+	r.eng.caller, r.eng.catalog = fr, fr
+	hub := &Hub{Router: fr, Engine: r.eng}
+	exec := runs.NewExecutor(runs.Options{Store: runs.NewStore(r.store.db, keyring(t)), Runner: hub, RunTimeout: time.Minute})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		exec.Close(ctx)
+	})
+	changed := &[]switchboard.TenantID{}
+	svc := &Service{Store: r.store, Runs: exec, Router: fr, Changed: func(tn switchboard.TenantID) { *changed = append(*changed, tn) }}
+	return svc, fr, r, changed
+}
+
+const serviceDef = `
+name: notes
+parameters: {type: object, properties: {key: {type: string}}, required: [key]}
+steps:
+  - {name: read, tool: flow_read, args: {key: "${{ params.key }}"}}
+  - {name: drop, tool: flow_remove, needs: [read], args: {id: "${{ steps.read.output.value }}"}}
+outputs: {removed: "${{ steps.drop.output.removed }}"}
+`
+
+func TestServiceRunsAWorkflowAsARun(t *testing.T) {
+	t.Parallel()
+	svc, _, r, changed := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
+	ctx := context.Background()
+	def, _ := Parse([]byte(serviceDef))
+	if _, created, err := svc.Create(ctx, r.p, def, serviceDef, false); err != nil || !created {
+		t.Fatalf("create = %v, %v", created, err)
+	}
+	if len(*changed) != 1 {
+		t.Fatalf("changed called %d times", len(*changed))
+	}
+	if _, err := svc.Start(ctx, r.p, "notes", json.RawMessage(`{}`), StartOptions{}); switchboard.AsError(err).Field != "parameters.key" {
+		t.Fatalf("start without key = %v, want parameters.key", err)
+	}
+	v, err := svc.Start(ctx, r.p, "notes", json.RawMessage(`{"key":"k"}`), StartOptions{})
+	if err != nil || v.State != runs.StateWorking || v.Tool != "workflow_notes" {
+		t.Fatalf("start = %+v, %v", v, err)
+	}
+	r.caller.next(t).answer(map[string]any{"value": "n1", "items": []string{}, "count": 0}, nil)
+	c := r.caller.next(t)
+	if c.args["id"] != "n1" {
+		t.Fatalf("drop got %v", c.args)
+	}
+	c.answer(map[string]any{"removed": true}, nil)
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	end, err := svc.Runs.Wait(wctx, r.p, v.ID, 10*time.Millisecond)
+	if err != nil || end.State != runs.StateCompleted {
+		t.Fatalf("run ended %+v, %v", end, err)
+	}
+	var res Result
+	if err := json.Unmarshal(end.Output, &res); err != nil || res.Outputs["removed"] != true || res.StepsCompleted != 2 {
+		t.Fatalf("output %s (%v)", end.Output, err)
+	}
+	st, err := svc.Status(ctx, r.p, v.ID)
+	if err != nil || len(st.Steps) != 2 || st.StepsCompleted != 2 || st.StepsTotal != 2 {
+		t.Fatalf("status %+v, %v", st, err)
+	}
+	// Another principal of another tenant sees none of it.
+	other := switchboard.Principal{TenantID: "ten_x", Kind: switchboard.PrincipalUser, UserID: "usr_x"}
+	if _, err := svc.Status(ctx, other, v.ID); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("other tenant's status = %v", err)
+	}
+	if _, err := svc.Cancel(ctx, other, v.ID); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Fatalf("other tenant's cancel = %v", err)
+	}
+}
+
+func TestConfirmIsAskedOnceWithTheChanges(t *testing.T) {
+	t.Parallel()
+	svc, fr, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmDestructive, Approval: router.ApprovalRelay})
+	ctx := context.Background()
+	def, _ := Parse([]byte(serviceDef))
+	if _, _, err := svc.Create(ctx, r.p, def, "", false); err != nil {
+		t.Fatal(err)
+	}
+	v, err := svc.Start(ctx, r.p, "notes", json.RawMessage(`{"key":"k"}`), StartOptions{})
+	if err != nil || v.State != runs.StateInputRequired {
+		t.Fatalf("start = %+v, %v; want input_required", v, err)
+	}
+	if v.Elicitation == nil || !strings.Contains(v.Elicitation.Message, "drop: Remove (flow_remove), may delete") || strings.Contains(v.Elicitation.Message, "read:") {
+		t.Fatalf("confirmation message = %+v", v.Elicitation)
+	}
+	if len(r.caller.calls) != 0 {
+		t.Fatal("a step ran before the confirmation")
+	}
+	if _, err := svc.Runs.Answer(ctx, r.p, v.ID, "accept"); err != nil {
+		t.Fatal(err)
+	}
+	a := r.caller.next(t)
+	a.answer(map[string]any{"value": "n1", "items": []string{}, "count": 0}, nil)
+	b := r.caller.next(t)
+	if !a.confirmed || !b.confirmed {
+		t.Fatal("the steps of a confirmed run did not carry the confirmation")
+	}
+	b.answer(map[string]any{"removed": true}, nil)
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if end, err := svc.Runs.Wait(wctx, r.p, v.ID, 10*time.Millisecond); err != nil || end.State != runs.StateCompleted {
+		t.Fatalf("run ended %+v, %v", end, err)
+	}
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	if strings.Join(fr.confirmations, ",") != "confirmation_asked,confirmation_accepted" {
+		t.Fatalf("confirmations = %v, want one asked and one accepted", fr.confirmations)
+	}
+}
+
+func TestOnlyTheCreatorOrAnAdminReplacesOrDeletes(t *testing.T) {
+	t.Parallel()
+	svc, _, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
+	ctx := context.Background()
+	def, _ := Parse([]byte(serviceDef))
+	if _, _, err := svc.Create(ctx, r.p, def, "", false); err != nil {
+		t.Fatal(err)
+	}
+	bob := r.p
+	bob.UserID = "usr_bob"
+	if _, _, err := svc.Create(ctx, bob, def, "", true); switchboard.CodeOf(err) != switchboard.CodeForbidden {
+		t.Fatalf("bob overwrites = %v", err)
+	}
+	if err := svc.Delete(ctx, bob, "notes"); switchboard.CodeOf(err) != switchboard.CodeForbidden {
+		t.Fatalf("bob deletes = %v", err)
+	}
+	admin := bob
+	admin.Role = switchboard.RoleAdmin
+	if err := svc.Delete(ctx, admin, "notes"); err != nil {
+		t.Fatalf("admin deletes = %v", err)
+	}
+}
