@@ -2,8 +2,10 @@ package mcpadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -56,13 +58,38 @@ func (s *scope) progressSender(ctx context.Context, token mcp.ProgressToken) pro
 		if message != "" {
 			params["message"] = message
 		}
-		_ = s.mcp.SendNotificationToClient(ctx, "notifications/progress", params)
+		deliver(ctx, func() error { return s.mcp.SendNotificationToClient(ctx, "notifications/progress", params) })
+	}
+}
+
+// deliver runs send, which queues a notification for the calling session, until the
+// queue has room or ctx ends. mcp-go's queue holds 100 notifications and refuses more
+// without waiting; a burst larger than that (a remote server's progress relayed as it
+// comes) lost the rest. Waiting here holds back whoever reports, as a slow client
+// should, and the order of the notifications is kept.
+func deliver(ctx context.Context, send func() error) {
+	wait := 100 * time.Microsecond
+	for {
+		err := send()
+		if !errors.Is(err, server.ErrNotificationChannelBlocked) {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, 10*time.Millisecond)
 	}
 }
 
 // log sends a log notification to the calling session when its level asks for it.
 func (s *scope) log(ctx context.Context, level mcp.LoggingLevel, data any) {
-	_ = s.mcp.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "switchboard", data))
+	deliver(ctx, func() error {
+		return s.mcp.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "switchboard", data))
+	})
 }
 
 func firstText(res *mcp.CallToolResult) string {

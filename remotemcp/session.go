@@ -219,7 +219,7 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 		}
 		c = client.NewClient(tr)
 	default:
-		tr, err := transport.NewStreamableHTTP(ep.url, transport.WithHTTPBasicClient(hc), transport.WithContinuousListening(), transport.WithHTTPLogger(s.log))
+		tr, err := transport.NewStreamableHTTP(ep.url, transport.WithHTTPBasicClient(hc), transport.WithHTTPLogger(s.log))
 		if err != nil {
 			return nil, switchboard.Invalid("url", err.Error())
 		}
@@ -228,14 +228,15 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 	sctx, cancel := context.WithCancel(context.Background())
 	sess := &session{name: ep.name, client: c, cancel: cancel, tenant: ep.tenant, id: ep.id, version: ep.version}
 	sess.touch()
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
+	handle := func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) && onToolsChanged != nil {
 			go onToolsChanged(sess)
 		}
 		if n.Method == string(mcp.MethodNotificationProgress) {
 			sess.relayProgress(n.Params.AdditionalFields)
 		}
-	})
+	}
+	c.OnNotification(handle)
 	c.OnConnectionLost(func(error) { sess.lost.Store(true) })
 	fail := func(err error) (*session, error) {
 		sess.close()
@@ -249,12 +250,18 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 	}
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "switchboard", Version: s.version}
+	// The newest version of the initialize handshake: mcp-go's probe for 2026-07-28
+	// (server/discover) is answered by servers of the official Go SDK v1.8.0, which
+	// then refuse every request of that version.
 	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	if _, err := c.Initialize(ictx, req); err != nil {
 		return fail(s.upstreamError(ep.name, "initialize a session with", err, cs))
 	}
 	if err := s.listTools(ictx, sess); err != nil {
 		return fail(s.upstreamError(ep.name, "list the tools of", err, cs))
+	}
+	if onToolsChanged != nil && ep.transport != TransportSSE {
+		go s.listen(sctx, sess, hc, ep.url, handle)
 	}
 	return sess, nil
 }

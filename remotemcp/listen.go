@@ -1,0 +1,148 @@
+package remotemcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// listen keeps a Streamable HTTP session's stream of server notifications open until
+// ctx ends, so that a tools/list_changed the server sends while no call is in flight
+// reaches the hub. On 2026-07-28 that is a subscriptions/listen request for
+// list_changed; before, the standalone GET stream. (mcp-go's deprecated
+// WithContinuousListening opened the GET stream for the hub before: it kept every
+// session on the legacy protocol, and an mcp-go server with a GET stream open sends
+// the notifications of a call on it instead of on the call's own stream, so a call's
+// progress arrived after its result and was lost.) Notifications go to handle; a
+// request the server sends on this stream belongs to no call, and is refused.
+func (s *Service) listen(ctx context.Context, sess *session, hc *http.Client, url string, handle func(mcp.JSONRPCNotification)) {
+	wait := time.Second
+	for ctx.Err() == nil {
+		var err error
+		start := time.Now()
+		if mcp.IsModernProtocol(sess.client.ProtocolVersion()) {
+			err = sess.client.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true})
+		} else {
+			err = s.listenGET(ctx, sess, hc, url, handle)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case errors.Is(err, errNoStream):
+			return // the server offers no stream: tools are re-read when a session opens
+		case errors.Is(err, transport.ErrSessionTerminated):
+			sess.lost.Store(true) // the server forgot the session: the next use opens one
+			return
+		case err != nil:
+			s.log.Debug("remote MCP notification stream ended", "connection", sess.id, "err", err)
+		}
+		if time.Since(start) > time.Minute {
+			wait = time.Second // the stream worked for a while: start the backoff over
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+// errNoStream says the server answered the GET stream with 405: it offers none.
+var errNoStream = errors.New("the server offers no notification stream")
+
+// listenGET reads the legacy standalone GET stream until it ends.
+func (s *Service) listenGET(ctx context.Context, sess *session, hc *http.Client, url string, handle func(mcp.JSONRPCNotification)) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if id := sess.client.GetSessionId(); id != "" {
+		req.Header.Set(transport.HeaderKeySessionID, id)
+	}
+	if v := sess.client.ProtocolVersion(); v != "" {
+		req.Header.Set(transport.HeaderKeyProtocolVersion, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusMethodNotAllowed:
+		return errNoStream
+	case resp.StatusCode == http.StatusNotFound:
+		return transport.ErrSessionTerminated
+	case resp.StatusCode != http.StatusOK:
+		return errors.New("GET stream answered " + resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	var data bytes.Buffer
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			if data.Len() > 0 {
+				s.streamMessage(ctx, sess, hc, url, data.Bytes(), handle)
+				data.Reset()
+			}
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "data:"); ok {
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.WriteString(strings.TrimPrefix(rest, " "))
+		}
+	}
+	return sc.Err()
+}
+
+// streamMessage handles one message of the GET stream: a notification goes to
+// handle; a request is answered with an error, because it was sent outside any call
+// and so there is no caller to relay it to.
+func (s *Service) streamMessage(ctx context.Context, sess *session, hc *http.Client, url string, raw []byte, handle func(mcp.JSONRPCNotification)) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(raw, &msg) != nil || msg.Method == "" {
+		return
+	}
+	if len(msg.ID) == 0 || string(msg.ID) == "null" {
+		var n mcp.JSONRPCNotification
+		if json.Unmarshal(raw, &n) == nil {
+			handle(n)
+		}
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": msg.ID, "error": map[string]any{
+		"code": mcp.INVALID_REQUEST, "message": "Switchboard relays a server's " + msg.Method + " only on the stream of the tool call it belongs to"}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if id := sess.client.GetSessionId(); id != "" {
+		req.Header.Set(transport.HeaderKeySessionID, id)
+	}
+	if v := sess.client.ProtocolVersion(); v != "" {
+		req.Header.Set(transport.HeaderKeyProtocolVersion, v)
+	}
+	if resp, err := hc.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}

@@ -1,0 +1,184 @@
+package remotemcp_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/mcpadapter"
+	"github.com/switchboard-hub/switchboard/remotemcp"
+	"github.com/switchboard-hub/switchboard/tenants"
+)
+
+// hubClient serves the rig's router at an MCP URL and returns an initialized MCP
+// client of tenant a's owner there.
+func hubClient(t *testing.T, r *rig, ts *tenants.Store, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	ctx := context.Background()
+	adapter := mcpadapter.New(mcpadapter.Options{Router: r.router, Auth: ts})
+	r.conns.Subscribe(adapter.ConnectionChanged)
+	hub := httptest.NewServer(adapter)
+	t.Cleanup(func() {
+		hub.CloseClientConnections()
+		hub.Close()
+	})
+	key, _, err := ts.CreateKey(ctx, r.a.TenantID, r.a.UserID, "test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := transport.NewStreamableHTTP(hub.URL+mcpadapter.Prefix+r.a.TenantSlug,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, opts...)
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// sdkCounter is a remote MCP server of the official Go SDK whose tool count sends n
+// progress notifications as fast as it can, on the protocol version its client asks
+// for (the SDK keeps a call's notifications on the call's own stream in both eras).
+func sdkCounter(t *testing.T, n int) string {
+	t.Helper()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "counter", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "count", Description: "Count with progress.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			token := req.Params.GetProgressToken()
+			for i := 1; i <= n; i++ {
+				if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(n), Message: fmt.Sprintf("step %d", i)}); err != nil {
+					return nil, err
+				}
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "counted"}}}, nil
+		})
+	h := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(func() {
+		h.CloseClientConnections()
+		h.Close()
+	})
+	return h.URL
+}
+
+// TestEveryRemoteProgressReachesTheCaller sends many progress notifications from a
+// remote tool as fast as it can and counts at the hub's client that every one arrived
+// under the caller's token: from one call after another, each before the call's
+// result and in order, and from several calls at once, each by the end (the hub's
+// mcp-go server shares one queue among a session's requests, so a call's progress
+// may travel on a sibling call's stream). The hub's queue toward its client holds 100
+// notifications and refused more; and the GET stream mcp-go's WithContinuousListening
+// opened made mcp-go servers send a call's progress there, after its result.
+func TestEveryRemoteProgressReachesTheCaller(t *testing.T) {
+	t.Parallel()
+	const perCall = 300
+	for _, tc := range []struct {
+		name       string
+		calls      int
+		concurrent bool
+		url        func(t *testing.T) string
+	}{
+		{name: "official Go SDK server, one call after another", calls: 3, url: func(t *testing.T) string { return sdkCounter(t, perCall) }},
+		{name: "official Go SDK server, calls at once", calls: 4, concurrent: true, url: func(t *testing.T) string { return sdkCounter(t, perCall) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := testdb.SQLite(t)
+			r := newRig(t, db)
+			ts := tenants.NewStore(db)
+			t.Cleanup(ts.Close)
+			if _, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "up", URL: tc.url(t)}); err != nil {
+				t.Fatal(err)
+			}
+			c := hubClient(t, r, ts)
+			var mu sync.Mutex
+			got := map[string][]float64{}
+			c.OnNotification(func(n mcp.JSONRPCNotification) {
+				if n.Method != string(mcp.MethodNotificationProgress) {
+					return
+				}
+				token, _ := n.Params.AdditionalFields["progressToken"].(string)
+				p, _ := n.Params.AdditionalFields["progress"].(float64)
+				mu.Lock()
+				got[token] = append(got[token], p)
+				mu.Unlock()
+			})
+			var check func(token string) error
+			call := func(i int) error {
+				token := fmt.Sprintf("call-%d", i)
+				req := mcp.CallToolRequest{}
+				req.Params.Name = "up_count"
+				req.Params.Meta = &mcp.Meta{ProgressToken: token}
+				res, err := c.CallTool(ctx, req)
+				if err != nil || res.IsError {
+					return fmt.Errorf("%s: %+v, %v", token, res, err)
+				}
+				if tc.concurrent {
+					return nil
+				}
+				return check(token)
+			}
+			check = func(token string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				seen := got[token]
+				if len(seen) != perCall {
+					return fmt.Errorf("%s: %d progress notifications reached the client, want %d", token, len(seen), perCall)
+				}
+				if tc.concurrent {
+					seen = slices.Sorted(slices.Values(seen))
+				}
+				for j, p := range seen {
+					if p != float64(j+1) {
+						return fmt.Errorf("%s: progress #%d is %v, want %d (out of order)", token, j+1, p, j+1)
+					}
+				}
+				return nil
+			}
+			errs := make(chan error, 2*tc.calls)
+			var wg sync.WaitGroup
+			for i := range tc.calls {
+				if !tc.concurrent {
+					errs <- call(i)
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs <- call(i)
+				}()
+			}
+			wg.Wait()
+			if tc.concurrent {
+				for i := range tc.calls {
+					errs <- check(fmt.Sprintf("call-%d", i))
+				}
+			}
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
