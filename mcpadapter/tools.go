@@ -65,7 +65,7 @@ func newHubTool(b router.Binding) *hubTool {
 func (a *Adapter) buildTool(t *hubTool) (server.ServerTool, error) {
 	b := t.binding
 	info := b.Tool.Info
-	input := b.Tool.InputSchema
+	input, output := b.Tool.Listed()
 	description := info.Description
 	if len(b.Connections) > 1 {
 		var err error
@@ -89,7 +89,7 @@ func (a *Adapter) buildTool(t *hubTool) (server.ServerTool, error) {
 		Title:           info.Title,
 		Description:     description,
 		RawInputSchema:  input,
-		RawOutputSchema: b.Tool.OutputSchema,
+		RawOutputSchema: output,
 		Annotations: mcp.ToolAnnotation{
 			Title:           info.Title,
 			ReadOnlyHint:    mcp.ToBoolPtr(h.ReadOnly),

@@ -25,7 +25,8 @@ func NewDynamicTool(spec *Spec, name string, op Op, input, output json.RawMessag
 	if err != nil {
 		return nil, fmt.Errorf("dynamic tool %s: compile input schema: %w", name, err)
 	}
-	return &Tool{Name: name, Provider: spec, Op: op, Info: op.Info(), InputSchema: input, OutputSchema: output, validator: v}, nil
+	return &Tool{Name: name, Provider: spec, Op: op, Info: op.Info(), InputSchema: input, OutputSchema: output,
+		ListedInputSchema: input, ListedOutputSchema: output, validator: v}, nil
 }
 
 // Wait takes one request's worth of the connection's rate limit, for calls that do not

@@ -20,10 +20,28 @@ type Tool struct {
 	Info         Info
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
+	// ListedInputSchema and ListedOutputSchema are the schemas as an MCP tools/list
+	// serves them (ListedInput, ListedOutput): the full ones less the prose no model
+	// or validator reads. A remote MCP server's tool lists its schemas as it gave them.
+	ListedInputSchema  json.RawMessage
+	ListedOutputSchema json.RawMessage
 	// Input is the input schema as a value, for callers that extend it (the MCP
 	// adapter adds a connection argument); treat it as read-only.
 	Input     *jsonschema.Schema
 	validator *Validator
+}
+
+// Listed returns the schemas an MCP tools/list serves: the listed ones, or the full
+// ones for a Tool built without them.
+func (t *Tool) Listed() (input, output json.RawMessage) {
+	input, output = t.ListedInputSchema, t.ListedOutputSchema
+	if input == nil {
+		input = t.InputSchema
+	}
+	if output == nil {
+		output = t.OutputSchema
+	}
+	return input, output
 }
 
 // Validate checks arguments against the tool's input schema; a failure is an invalid
@@ -107,7 +125,16 @@ func newTool(spec *Spec, op Op) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: compile input schema: %w", info.Name, err)
 	}
-	return &Tool{Name: name, Provider: spec, Op: op, Info: info, InputSchema: inRaw, OutputSchema: outRaw, Input: in, validator: v}, nil
+	listedIn, err := ListedInput(inRaw)
+	if err != nil {
+		return nil, fmt.Errorf("operation %s input: %w", info.Name, err)
+	}
+	listedOut, err := ListedOutput(outRaw)
+	if err != nil {
+		return nil, fmt.Errorf("operation %s output: %w", info.Name, err)
+	}
+	return &Tool{Name: name, Provider: spec, Op: op, Info: info, InputSchema: inRaw, OutputSchema: outRaw,
+		ListedInputSchema: listedIn, ListedOutputSchema: listedOut, Input: in, validator: v}, nil
 }
 
 // SetBaseURL overrides a provider's API base URL (GitHub Enterprise Server, a test
