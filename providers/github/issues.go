@@ -146,9 +146,11 @@ type AddIssueCommentInput struct {
 
 // Issue is an issue (or a pull request seen as an issue).
 type Issue struct {
-	Number        int      `json:"number" jsonschema:"Issue number, as in #123"`
-	Title         string   `json:"title" jsonschema:"Title"`
-	State         string   `json:"state,omitempty" jsonschema:"open or closed" schema:"enum=open|closed"`
+	Number int    `json:"number" jsonschema:"Issue number, as in #123"`
+	Title  string `json:"title" jsonschema:"Title"`
+	// GitHub's description types an issue's state as a string, "either 'open' or
+	// 'closed'", with no enum: the output schema promises no more than it does.
+	State         string   `json:"state,omitempty" jsonschema:"open or closed"`
 	StateReason   string   `json:"state_reason,omitempty" jsonschema:"Why it is in its state: completed, not_planned, duplicate or reopened"`
 	IsPullRequest bool     `json:"is_pull_request" jsonschema:"True when this item is a pull request rather than an issue"`
 	Body          string   `json:"body" jsonschema:"Text in GitHub Markdown; empty when none"`
