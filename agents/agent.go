@@ -47,6 +47,23 @@ const (
 	ToolModeSearch  ToolMode = "search"
 )
 
+// RunTools is whether an MCP endpoint lists the run tools (switchboard_run_async,
+// switchboard_get_run, switchboard_cancel_run, switchboard_list_runs and
+// switchboard_submit_elicitation), which cost every list about 9 KB.
+type RunTools string
+
+// The run-tools settings. RunToolsInherit is an agent's empty value (the tenant's
+// setting) and a tenant's (auto).
+const (
+	RunToolsInherit RunTools = ""
+	// RunToolsAuto lists them where runs are needed: where the confirm policy asks
+	// before some calls, since such a call answers with a run to read with
+	// switchboard_get_run and to confirm with switchboard_submit_elicitation.
+	RunToolsAuto RunTools = "auto"
+	RunToolsOn   RunTools = "on"
+	RunToolsOff  RunTools = "off"
+)
+
 // Agent is a named selection of tools of one tenant, each bound to a connection.
 type Agent struct {
 	ID           string               `gorm:"primaryKey;size:40"`
@@ -57,6 +74,7 @@ type Agent struct {
 	Confirm      Confirm              `gorm:"size:16;not null"`
 	Approval     Approval             `gorm:"size:16;not null"`
 	ToolMode     ToolMode             `gorm:"size:16;not null"`
+	RunTools     RunTools             `gorm:"size:16;not null"`
 	// CreatedBy is the user the agent acts for: its tools run on connections that
 	// user may use.
 	CreatedBy string `gorm:"size:40;not null"`
@@ -93,6 +111,7 @@ type Settings struct {
 	Confirm   Confirm              `gorm:"size:16;not null"`
 	Approval  Approval             `gorm:"size:16;not null"`
 	ToolMode  ToolMode             `gorm:"size:16;not null"`
+	RunTools  RunTools             `gorm:"size:16;not null"`
 	UpdatedAt time.Time            `gorm:"not null"`
 }
 
@@ -140,6 +159,39 @@ func (a *Agent) EffectiveToolMode(s Settings) ToolMode {
 		return a.ToolMode
 	}
 	return s.ToolMode
+}
+
+// EffectiveRunTools is the agent's run-tools setting, or the tenant's when it has none
+// (auto when neither set one).
+func (a *Agent) EffectiveRunTools(s Settings) RunTools {
+	if a.RunTools != RunToolsInherit {
+		return a.RunTools
+	}
+	return s.EffectiveRunTools()
+}
+
+// EffectiveRunTools is the tenant's run-tools setting: auto unless it set on or off.
+func (s Settings) EffectiveRunTools() RunTools {
+	if s.RunTools == RunToolsInherit {
+		return RunToolsAuto
+	}
+	return s.RunTools
+}
+
+// Serves reports whether an endpoint with this (effective) run-tools setting and
+// confirm policy lists the run tools.
+func (r RunTools) Serves(confirm Confirm) bool {
+	switch r {
+	case RunToolsOn:
+		return true
+	case RunToolsOff:
+		return false
+	}
+	return confirm != ConfirmNever && confirm != ConfirmInherit
+}
+
+func validRunTools(r RunTools) bool {
+	return r == RunToolsInherit || r == RunToolsAuto || r == RunToolsOn || r == RunToolsOff
 }
 
 func validConfirm(c Confirm, inherit bool) bool {

@@ -38,6 +38,7 @@ type Input struct {
 	Confirm      Confirm
 	Approval     Approval
 	ToolMode     ToolMode
+	RunTools     RunTools
 	Tools        []ToolInput
 }
 
@@ -277,6 +278,9 @@ func (s *Service) PutSettings(ctx context.Context, p switchboard.Principal, st S
 	if !validApproval(st.Approval) {
 		return Settings{}, switchboard.Invalid("approval", "must be relay or person (empty is relay)")
 	}
+	if !validRunTools(st.RunTools) {
+		return Settings{}, switchboard.Invalid("run_tools", "must be auto, on or off (empty is auto)")
+	}
 	if err := s.store.PutSettings(ctx, p.TenantID, &st); err != nil {
 		return Settings{}, err
 	}
@@ -371,6 +375,8 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 		return switchboard.Invalid("approval", "must be relay, person, or empty for the tenant's mode")
 	case !validToolMode(in.ToolMode, true):
 		return switchboard.Invalid("tool_mode", "must be all, search, or empty for the tenant's mode")
+	case !validRunTools(in.RunTools):
+		return switchboard.Invalid("run_tools", "must be auto, on, off, or empty for the tenant's setting")
 	case len(in.Tools) > MaxTools:
 		return switchboard.Invalid("tools", fmt.Sprintf("must hold at most %d tools", MaxTools))
 	}
@@ -420,7 +426,7 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 	}
 	a.Name, a.Description, a.Instructions = name, in.Description, in.Instructions
 	a.UpdatedBy = p.UserID
-	a.Confirm, a.Approval, a.ToolMode, a.Tools = in.Confirm, in.Approval, in.ToolMode, tools
+	a.Confirm, a.Approval, a.ToolMode, a.RunTools, a.Tools = in.Confirm, in.Approval, in.ToolMode, in.RunTools, tools
 	return nil
 }
 

@@ -31,9 +31,11 @@ type agentView struct {
 	Confirm           agents.Confirm  `json:"confirm"`
 	Approval          agents.Approval `json:"approval"`
 	ToolMode          agents.ToolMode `json:"tool_mode"`
+	RunTools          agents.RunTools `json:"run_tools"`
 	EffectiveConfirm  agents.Confirm  `json:"effective_confirm"`
 	EffectiveApproval agents.Approval `json:"effective_approval"`
 	EffectiveToolMode agents.ToolMode `json:"effective_tool_mode"`
+	EffectiveRunTools agents.RunTools `json:"effective_run_tools"`
 	Tools             []agentToolView `json:"tools"`
 	MCPURL            string          `json:"mcp_url"`
 	CreatedBy         string          `json:"created_by"`
@@ -72,11 +74,12 @@ func (s *server) existingConnections(ctx context.Context, p switchboard.Principa
 func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string, exists map[string]bool) agentView {
 	v := agentView{
 		ID: a.ID, Name: a.Name, Description: a.Description, Instructions: a.Instructions,
-		Confirm: a.Confirm, Approval: a.Approval, ToolMode: a.ToolMode,
+		Confirm: a.Confirm, Approval: a.Approval, ToolMode: a.ToolMode, RunTools: a.RunTools,
 		EffectiveConfirm: a.EffectiveConfirm(st), EffectiveApproval: a.EffectiveApproval(st), EffectiveToolMode: a.EffectiveToolMode(st),
-		Tools:     make([]agentToolView, 0, len(a.Tools)),
-		MCPURL:    s.PublicURL + "/mcp/" + slug + "/agents/" + a.ID,
-		CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+		EffectiveRunTools: a.EffectiveRunTools(st),
+		Tools:             make([]agentToolView, 0, len(a.Tools)),
+		MCPURL:            s.PublicURL + "/mcp/" + slug + "/agents/" + a.ID,
+		CreatedBy:         a.CreatedBy, UpdatedBy: a.UpdatedBy, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 	}
 	for _, t := range a.Tools {
 		tv := agentToolView{Tool: t.Tool, ConnectionID: t.ConnectionID, ConnectionMissing: !exists[t.ConnectionID]}
@@ -97,6 +100,7 @@ type agentRequest struct {
 	Confirm      agents.Confirm     `json:"confirm"`
 	Approval     agents.Approval    `json:"approval"`
 	ToolMode     agents.ToolMode    `json:"tool_mode"`
+	RunTools     agents.RunTools    `json:"run_tools"`
 	Tools        []agentToolRequest `json:"tools"`
 	Version      *int64             `json:"version,omitempty"`
 }
@@ -107,7 +111,7 @@ type agentToolRequest struct {
 }
 
 func (r agentRequest) input() agents.Input {
-	in := agents.Input{Name: r.Name, Description: r.Description, Instructions: r.Instructions, Confirm: r.Confirm, Approval: r.Approval, ToolMode: r.ToolMode}
+	in := agents.Input{Name: r.Name, Description: r.Description, Instructions: r.Instructions, Confirm: r.Confirm, Approval: r.Approval, ToolMode: r.ToolMode, RunTools: r.RunTools}
 	for _, t := range r.Tools {
 		in.Tools = append(in.Tools, agents.ToolInput{Tool: t.Tool, ConnectionID: t.ConnectionID})
 	}
@@ -359,17 +363,21 @@ type mcpSettingsRequest struct {
 	// person (only the approval page).
 	Approval agents.Approval `json:"approval"`
 	ToolMode agents.ToolMode `json:"tool_mode"`
+	// RunTools is whether the run tools are listed: auto (the default, also when left
+	// out: where the confirm policy asks before some calls), on or off.
+	RunTools agents.RunTools `json:"run_tools"`
 }
 
 type mcpSettingsView struct {
 	Confirm   agents.Confirm  `json:"confirm"`
 	Approval  agents.Approval `json:"approval"`
 	ToolMode  agents.ToolMode `json:"tool_mode"`
+	RunTools  agents.RunTools `json:"run_tools"`
 	UpdatedAt *time.Time      `json:"updated_at,omitempty"`
 }
 
 func viewSettings(st agents.Settings) mcpSettingsView {
-	v := mcpSettingsView{Confirm: st.Confirm, Approval: st.EffectiveApproval(), ToolMode: st.ToolMode}
+	v := mcpSettingsView{Confirm: st.Confirm, Approval: st.EffectiveApproval(), ToolMode: st.ToolMode, RunTools: st.EffectiveRunTools()}
 	if !st.UpdatedAt.IsZero() {
 		v.UpdatedAt = &st.UpdatedAt
 	}
@@ -407,13 +415,13 @@ func (s *server) putMCPSettings(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	st, err := s.Agents.PutSettings(c.Request.Context(), p, agents.Settings{Confirm: req.Confirm, Approval: req.Approval, ToolMode: req.ToolMode})
+	st, err := s.Agents.PutSettings(c.Request.Context(), p, agents.Settings{Confirm: req.Confirm, Approval: req.Approval, ToolMode: req.ToolMode, RunTools: req.RunTools})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	s.record(audit.Event{TenantID: p.TenantID, Kind: kindMCPSettingsChanged, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
-		Detail: "confirm " + string(st.Confirm) + ", approval " + string(st.EffectiveApproval()) + ", tool mode " + string(st.ToolMode)})
+		Detail: "confirm " + string(st.Confirm) + ", approval " + string(st.EffectiveApproval()) + ", tool mode " + string(st.ToolMode) + ", run tools " + string(st.EffectiveRunTools())})
 	c.JSON(http.StatusOK, viewSettings(st))
 }
 

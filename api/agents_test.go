@@ -23,6 +23,8 @@ type agentBody struct {
 	ToolMode          string `json:"tool_mode"`
 	EffectiveConfirm  string `json:"effective_confirm"`
 	EffectiveToolMode string `json:"effective_tool_mode"`
+	RunTools          string `json:"run_tools"`
+	EffectiveRunTools string `json:"effective_run_tools"`
 	Tools             []struct {
 		Tool         string `json:"tool"`
 		ConnectionID string `json:"connection_id"`
@@ -78,19 +80,21 @@ func TestAgentsLifecycle(t *testing.T) {
 		}
 
 		// The tenant's settings change what the agent inherits.
-		w.want(w.admin, http.MethodPut, "/api/mcp-settings", `{"confirm":"destructive","tool_mode":"search"}`, http.StatusOK, nil)
+		w.want(w.admin, http.MethodPut, "/api/mcp-settings", `{"confirm":"destructive","tool_mode":"search","run_tools":"off"}`, http.StatusOK, nil)
 		var got agentBody
 		w.want(w.member, http.MethodGet, "/api/agents/"+created.ID, "", http.StatusOK, &got)
-		if got.EffectiveConfirm != "destructive" || got.EffectiveToolMode != "search" {
-			t.Errorf("after the tenant's change: %q %q, want destructive search", got.EffectiveConfirm, got.EffectiveToolMode)
+		if got.EffectiveConfirm != "destructive" || got.EffectiveToolMode != "search" || got.RunTools != "" || got.EffectiveRunTools != "off" {
+			t.Errorf("after the tenant's change: %q %q %q %q, want destructive search, inherited run tools off",
+				got.EffectiveConfirm, got.EffectiveToolMode, got.RunTools, got.EffectiveRunTools)
 		}
 
 		var updated agentBody
 		w.want(w.admin, http.MethodPut, "/api/agents/"+created.ID, agentJSON(t, map[string]any{
-			"name": "Triage", "instructions": "Only read.", "confirm": "always", "tool_mode": "all", "version": 1,
+			"name": "Triage", "instructions": "Only read.", "confirm": "always", "tool_mode": "all", "run_tools": "on", "version": 1,
 			"tools": []map[string]string{{"tool": "github_get_issue", "connection_id": conn}},
 		}), http.StatusOK, &updated)
-		if updated.Version != 2 || len(updated.Tools) != 1 || updated.EffectiveConfirm != "always" || updated.EffectiveToolMode != "all" {
+		if updated.Version != 2 || len(updated.Tools) != 1 || updated.EffectiveConfirm != "always" || updated.EffectiveToolMode != "all" ||
+			updated.RunTools != "on" || updated.EffectiveRunTools != "on" {
 			t.Errorf("updated %+v", updated)
 		}
 		t.Run("a stale version is a conflict", func(t *testing.T) {
@@ -185,6 +189,7 @@ func TestAgentValidation(t *testing.T) {
 			{name: "name taken", who: w.admin, body: map[string]any{"name": "Taken"}, code: "conflict", field: "name", status: 409},
 			{name: "bad confirm", who: w.admin, body: map[string]any{"name": "a", "confirm": "sometimes"}, code: "invalid", field: "confirm", status: 400},
 			{name: "bad tool mode", who: w.admin, body: map[string]any{"name": "a", "tool_mode": "few"}, code: "invalid", field: "tool_mode", status: 400},
+			{name: "bad run tools", who: w.admin, body: map[string]any{"name": "a", "run_tools": "sometimes"}, code: "invalid", field: "run_tools", status: 400},
 			{name: "unknown tool", who: w.admin, body: map[string]any{"name": "a", "tools": tool("github_fly", shared)}, code: "invalid", field: "tools[0].tool", status: 400},
 			{name: "tool without connection", who: w.admin, body: map[string]any{"name": "a", "tools": tool("github_get_issue", "")}, code: "invalid", field: "tools[0].connection_id", status: 400},
 			{name: "another tenant's connection", who: w.admin, body: map[string]any{"name": "a", "tools": tool("github_get_issue", bConn)}, code: "invalid", field: "tools[0].connection_id", status: 400},
@@ -217,6 +222,10 @@ func TestAgentValidation(t *testing.T) {
 			_, b = w.do(w.admin, http.MethodPut, "/api/mcp-settings", `{"confirm":"","tool_mode":"all"}`)
 			if e := decodeError(t, b); e.Error.Field != "confirm" {
 				t.Errorf("empty confirm: %+v", e)
+			}
+			_, b = w.do(w.admin, http.MethodPut, "/api/mcp-settings", `{"confirm":"never","tool_mode":"all","run_tools":"maybe"}`)
+			if e := decodeError(t, b); e.Error.Field != "run_tools" {
+				t.Errorf("bad run_tools: %+v", e)
 			}
 		})
 	})

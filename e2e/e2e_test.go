@@ -160,6 +160,11 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 	if err := json.Unmarshal(body, &betaConn); err != nil || betaConn.AccountLabel != githubBetaLogin {
 		t.Fatalf("connect beta's github: %s (%v); want account_label %q", body, err, githubBetaLogin)
 	}
+	// Beta confirms nothing, so by default its URL would not list the run tools; the runs
+	// flow calls them there to show A's run stays A's.
+	if status, body := betaAPI.do(t, http.MethodPut, "/api/mcp-settings", map[string]string{"confirm": "never", "tool_mode": "all", "run_tools": "on"}); status != http.StatusOK {
+		t.Fatalf("PUT beta's /api/mcp-settings: status %d, want 200; body %s", status, body)
+	}
 
 	// Tenant default asks the person before destructive calls (the runs flow of run.mjs
 	// checks it; its other calls are not destructive).

@@ -32,6 +32,9 @@ type Extension struct {
 	// WrapTool wraps the handler of each hub tool of a scope (not management tools):
 	// for example to ask for confirmation before a destructive call.
 	WrapTool func(sc Scope, b router.Binding, next server.ToolHandlerFunc) server.ToolHandlerFunc
+	// RunTools marks Tools as the run tools, which a scope lists only where its
+	// run-tools setting (agents.RunTools, tenant or agent) serves them.
+	RunTools bool
 	// TaskSupport marks every hub tool as accepting task-augmented calls (MCP tasks);
 	// the extension's WrapTool runs them (it sees req.Params.Task).
 	TaskSupport bool

@@ -21,6 +21,9 @@ type oneAgent struct {
 
 func (o *oneAgent) AgentAndSettings(_ context.Context, tenant switchboard.TenantID, id string) (agents.Agent, agents.Settings, error) {
 	st := agents.DefaultSettings(tenant)
+	// The runs tests set their confirm policies on the router (runsEnv.policy), not in
+	// these settings, and call the run tools at every URL: they are on.
+	st.RunTools = agents.RunToolsOn
 	if id == "" {
 		return agents.Agent{}, st, nil
 	}

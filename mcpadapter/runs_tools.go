@@ -54,6 +54,7 @@ func RunsExtension(o RunsOptions) Extension {
 		Tools:             x.tools,
 		ResourceTemplates: x.templates,
 		WrapTool:          x.wrap,
+		RunTools:          true,
 		TaskSupport:       true,
 	}
 }

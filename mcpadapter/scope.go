@@ -177,15 +177,18 @@ func (s *scope) refresh(ctx context.Context) error {
 	}
 	st := &scopeState{mode: agents.ToolModeAll, hub: map[string]*hubTool{}, served: map[string]server.ServerTool{}}
 	fp := []string{"v2"}
+	runTools := true // without an agents service there are no settings to narrow the list
 	if a.opts.Agents != nil {
 		agent, settings, err := a.opts.Agents.AgentAndSettings(ctx, s.principal.TenantID, s.agentID)
 		if err != nil {
 			return err
 		}
 		st.mode = settings.ToolMode
+		runTools = settings.EffectiveRunTools().Serves(settings.Confirm)
 		if s.agentID != "" {
 			st.agent = &agent
 			st.mode = agent.EffectiveToolMode(settings)
+			runTools = agent.EffectiveRunTools(settings).Serves(agent.EffectiveConfirm(settings))
 			bindings = agentBindings(bindings, agent)
 			fp = append(fp, fmt.Sprintf("agent=%s@%d", agent.ID, agent.Version))
 		}
@@ -226,7 +229,7 @@ func (s *scope) refresh(ctx context.Context) error {
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
 	for _, e := range a.opts.Extensions {
-		if e.Tools != nil {
+		if e.Tools != nil && (runTools || !e.RunTools) {
 			ts, err := e.Tools(ctx, sc)
 			if err != nil {
 				return fmt.Errorf("tools of extension %s: %w", e.Name, err)

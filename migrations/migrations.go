@@ -35,6 +35,7 @@ func all() []migration {
 		{Version: 12, Name: "nodes", Up: up0012Nodes},
 		{Version: 13, Name: "approval", Up: up0013Approval},
 		{Version: 14, Name: "workflows", Up: up0014Workflows},
+		{Version: 15, Name: "run_tools", Up: up0015RunTools},
 	}
 }
 

@@ -1,0 +1,142 @@
+package mcpadapter
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/providers/github"
+	"github.com/switchboard-hub/switchboard/providers/slack"
+	"github.com/switchboard-hub/switchboard/router"
+)
+
+// listedBytes asks for the tools at path as key in a fresh session and returns the
+// bytes of each tool of the real tools/list answer by provider prefix ("github",
+// "slack", "switchboard"), and of the whole answer.
+func listedBytes(t *testing.T, e *env, path, key string) (map[string]int, map[string]int, int) {
+	t.Helper()
+	s := openSession(t, e, path, key)
+	a, _ := post(t, e, path, key, s, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
+	var r struct {
+		Result struct {
+			Tools []json.RawMessage `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(a.Body), &r); err != nil || len(r.Result.Tools) == 0 {
+		t.Fatalf("tools/list at %s: %v: %.300s", path, err, a.Body)
+	}
+	bytes, count := map[string]int{}, map[string]int{}
+	for _, raw := range r.Result.Tools {
+		var tool struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(raw, &tool); err != nil {
+			t.Fatal(err)
+		}
+		prefix, _, _ := strings.Cut(tool.Name, "_")
+		bytes[prefix] += len(raw)
+		count[prefix]++
+	}
+	return bytes, count, len(a.Body)
+}
+
+// githubAndSlack is an env whose tenant acme has one GitHub and one Slack connection.
+func githubAndSlack(t *testing.T, opt func(*Options)) *env {
+	t.Helper()
+	e := newEnvWith(t, opt, func(o *router.Options) {
+		for _, spec := range []func() error{
+			func() error { return o.Registry.Register(github.Spec()) },
+			func() error { return o.Registry.Register(slack.Spec()) },
+		} {
+			if err := spec(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	e.conns.set(
+		connections.Connection{ID: "con_gh", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "github", AccountLabel: "octocat", Status: connections.StatusActive},
+		connections.Connection{ID: "con_sl", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "slack", AccountLabel: "acme", Status: connections.StatusActive},
+	)
+	return e
+}
+
+// TestToolsListIsLean counts the bytes of the real tools/list answer of a tenant with
+// GitHub and Slack: GitHub's 51 tools were 137,042 bytes with the full schemas (output
+// field descriptions, examples the descriptions repeat, additionalProperties: false on
+// every output object) and are 99,685 with the listed ones; the bound leaves a little
+// room for new fields. TestListedSchemasKeepWhatCallersNeed (providers/all) checks that
+// nothing a caller needs went with them.
+func TestToolsListIsLean(t *testing.T) {
+	t.Parallel()
+	e := githubAndSlack(t, nil)
+	size, count, total := listedBytes(t, e, "/mcp/acme", "key-alice")
+	if count["github"] != 51 || count["slack"] != 26 {
+		t.Fatalf("listed %d GitHub and %d Slack tools, want 51 and 26", count["github"], count["slack"])
+	}
+	t.Logf("tools/list: %d bytes; GitHub %d bytes (%d per tool), Slack %d bytes (%d per tool)",
+		total, size["github"], size["github"]/51, size["slack"], size["slack"]/26)
+	if size["github"] > 102_400 {
+		t.Errorf("GitHub's 51 tools take %d bytes of tools/list, want at most 100 KiB", size["github"])
+	}
+	if size["slack"] > 41_000 {
+		t.Errorf("Slack's 26 tools take %d bytes of tools/list, want at most 41,000", size["slack"])
+	}
+}
+
+// TestRunToolsFollowTheSetting: the five run tools are listed where the run-tools
+// setting serves them: by default (auto) only where the confirm policy asks before
+// some calls, whose answers point at switchboard_get_run and
+// switchboard_submit_elicitation; on and off decide outright, and an agent's own
+// setting wins over its tenant's. Where they are listed they cost every list the
+// bytes logged here.
+func TestRunToolsFollowTheSetting(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		tenant agents.Settings
+		agent  agents.Agent // at the agent URL when ID is set
+		want   bool
+	}{
+		{name: "default, no confirmations", tenant: agents.Settings{Confirm: agents.ConfirmNever}, want: false},
+		{name: "default, confirm destructive", tenant: agents.Settings{Confirm: agents.ConfirmDestructive}, want: true},
+		{name: "auto, confirm always", tenant: agents.Settings{Confirm: agents.ConfirmAlways, RunTools: agents.RunToolsAuto}, want: true},
+		{name: "on", tenant: agents.Settings{Confirm: agents.ConfirmNever, RunTools: agents.RunToolsOn}, want: true},
+		{name: "off despite confirmations", tenant: agents.Settings{Confirm: agents.ConfirmAlways, RunTools: agents.RunToolsOff}, want: false},
+		{name: "agent inherits on", tenant: agents.Settings{Confirm: agents.ConfirmNever, RunTools: agents.RunToolsOn},
+			agent: agents.Agent{ID: "agt_triage"}, want: true},
+		{name: "agent inherits auto with its own confirmations", tenant: agents.Settings{Confirm: agents.ConfirmNever},
+			agent: agents.Agent{ID: "agt_triage", Confirm: agents.ConfirmDestructive}, want: true},
+		{name: "agent off over tenant on", tenant: agents.Settings{Confirm: agents.ConfirmNever, RunTools: agents.RunToolsOn},
+			agent: agents.Agent{ID: "agt_triage", RunTools: agents.RunToolsOff}, want: false},
+		{name: "agent on over tenant off", tenant: agents.Settings{Confirm: agents.ConfirmAlways, RunTools: agents.RunToolsOff},
+			agent: agents.Agent{ID: "agt_triage", RunTools: agents.RunToolsOn}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := githubAndSlack(t, func(o *Options) {
+				o.Extensions = []Extension{RunsExtension(RunsOptions{})}
+			})
+			st := tt.tenant
+			st.TenantID = "ten_a"
+			e.agents.setSettings(st)
+			path, key := "/mcp/acme", "key-alice"
+			if tt.agent.ID != "" {
+				a := tt.agent
+				a.TenantID, a.Name, a.CreatedBy, a.Version = "ten_a", "Triage", "usr_alice", 1
+				a.Tools = []agents.Tool{{Tool: "github_get_issue", ConnectionID: "con_gh"}}
+				e.agents.put(a)
+				path, key = "/mcp/acme/agents/agt_triage", "key-triage"
+			}
+			size, count, _ := listedBytes(t, e, path, key)
+			if got := count["switchboard"]; (tt.want && got != 5) || (!tt.want && got != 0) {
+				t.Fatalf("listed %d switchboard_ tools, want the 5 run tools listed: %v", got, tt.want)
+			}
+			if tt.want {
+				t.Logf("the 5 run tools take %d bytes of tools/list", size["switchboard"])
+			}
+		})
+	}
+}
