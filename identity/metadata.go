@@ -20,8 +20,7 @@ type Agents interface {
 // ResourceMetadata is an RFC 9728 protected resource metadata document.
 type ResourceMetadata struct {
 	Resource string `json:"resource"`
-	// AuthorizationServers is empty until Switchboard's authorization server exists:
-	// naming one that does not answer would send clients into a dead end.
+	// AuthorizationServers names Switchboard's own authorization server (its issuer).
 	AuthorizationServers   []string `json:"authorization_servers,omitempty"`
 	ScopesSupported        []string `json:"scopes_supported"`
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
@@ -40,6 +39,9 @@ type ResourceMetadata struct {
 type MetadataHandler struct {
 	// PublicURL is where clients reach this deployment, without a trailing slash.
 	PublicURL string
+	// AuthorizationServer is the issuer of the server that issues tokens for the MCP
+	// URLs (Server.Issuer); empty names none.
+	AuthorizationServer string
 	// Agents serves agent URLs; without it there are none (as at the MCP adapter).
 	Agents Agents
 	Logger *slog.Logger
@@ -71,6 +73,9 @@ func (h *MetadataHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ScopesSupported:        []string{ScopeMCP},
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "Switchboard MCP URL of workspace " + slug,
+	}
+	if h.AuthorizationServer != "" {
+		doc.AuthorizationServers = []string{h.AuthorizationServer}
 	}
 	if agentID != "" {
 		if h.Agents == nil {

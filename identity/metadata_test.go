@@ -28,9 +28,10 @@ func (s agentSet) AgentExists(_ context.Context, slug, id string) (bool, error) 
 func metadataServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	h := &MetadataHandler{
-		PublicURL: "https://hub.example.com",
-		Agents:    agentSet{{"acme", "agt_a"}: true, {"beta", "agt_b"}: true},
-		Logger:    slog.New(slog.DiscardHandler),
+		PublicURL:           "https://hub.example.com",
+		AuthorizationServer: "https://hub.example.com",
+		Agents:              agentSet{{"acme", "agt_a"}: true, {"beta", "agt_b"}: true},
+		Logger:              slog.New(slog.DiscardHandler),
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -38,8 +39,8 @@ func metadataServer(t *testing.T) *httptest.Server {
 }
 
 // TestMetadata checks the protected resource metadata of tenant and agent URLs: the
-// exact MCP URL as the resource, the scope, header bearer tokens, no authorization
-// server while there is none; 404 for another tenant's agent, an unknown agent and
+// exact MCP URL as the resource, the scope, header bearer tokens, the authorization
+// server; 404 for another tenant's agent, an unknown agent and
 // malformed paths; and the same document for a tenant slug whether or not it exists.
 func TestMetadata(t *testing.T) {
 	t.Parallel()
@@ -51,15 +52,15 @@ func TestMetadata(t *testing.T) {
 		wantDoc    map[string]any
 	}{
 		{name: "tenant URL", path: "/mcp/acme", wantStatus: http.StatusOK, wantDoc: map[string]any{
-			"resource": "https://hub.example.com/mcp/acme", "scopes_supported": []any{"mcp"}, "bearer_methods_supported": []any{"header"},
+			"resource": "https://hub.example.com/mcp/acme", "scopes_supported": []any{"mcp"}, "bearer_methods_supported": []any{"header"}, "authorization_servers": []any{"https://hub.example.com"},
 			"resource_name": "Switchboard MCP URL of workspace acme",
 		}},
 		{name: "a tenant slug nobody has gets the same document: no tenant oracle", path: "/mcp/nosuch", wantStatus: http.StatusOK, wantDoc: map[string]any{
-			"resource": "https://hub.example.com/mcp/nosuch", "scopes_supported": []any{"mcp"}, "bearer_methods_supported": []any{"header"},
+			"resource": "https://hub.example.com/mcp/nosuch", "scopes_supported": []any{"mcp"}, "bearer_methods_supported": []any{"header"}, "authorization_servers": []any{"https://hub.example.com"},
 			"resource_name": "Switchboard MCP URL of workspace nosuch",
 		}},
 		{name: "agent URL", path: "/mcp/acme/agents/agt_a", wantStatus: http.StatusOK, wantDoc: map[string]any{
-			"resource": "https://hub.example.com/mcp/acme/agents/agt_a", "scopes_supported": []any{"mcp"}, "bearer_methods_supported": []any{"header"},
+			"resource": "https://hub.example.com/mcp/acme/agents/agt_a", "scopes_supported": []any{"mcp"}, "bearer_methods_supported": []any{"header"}, "authorization_servers": []any{"https://hub.example.com"},
 			"resource_name": "Switchboard MCP URL of an agent of workspace acme",
 		}},
 		{name: "another tenant's agent", path: "/mcp/acme/agents/agt_b", wantStatus: http.StatusNotFound},
@@ -158,37 +159,6 @@ func TestMetadataMethods(t *testing.T) {
 				t.Errorf("headers (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// TestNoRegistration checks what a client that falls back to registering at /register
-// gets: a 404 whose OAuth error description tells the person to use an API key.
-func TestNoRegistration(t *testing.T) {
-	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(NoRegistration))
-	t.Cleanup(srv.Close)
-	res, err := http.Post(srv.URL+RegistrationPath, "application/json", strings.NewReader(`{"client_name":"mcp-remote","redirect_uris":["http://localhost:3334/oauth/callback"]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var body map[string]string
-	if err := json.Unmarshal(raw, &body); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{"error": "invalid_request", "error_description": noRegistration}
-	if res.StatusCode != http.StatusNotFound {
-		t.Errorf("status %d, want 404", res.StatusCode)
-	}
-	if diff := cmp.Diff(want, body); diff != "" {
-		t.Errorf("body (-want +got):\n%s", diff)
-	}
-	if !strings.Contains(string(raw), "Authorization: Bearer <key>") {
-		t.Errorf("the body, as mcp-remote prints it, does not say plainly how to send a key: %s", raw)
 	}
 }
 

@@ -28,6 +28,12 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, key string) (switchboard.Principal, error)
 }
 
+// TokenAuthenticator authenticates OAuth access tokens at the MCP URL (resource) they
+// are presented at (identity.Server).
+type TokenAuthenticator interface {
+	AuthenticateToken(ctx context.Context, token, resource string) (switchboard.Principal, error)
+}
+
 // Agents is what the adapter needs of the agents service.
 type Agents interface {
 	// AgentAndSettings returns an agent of the tenant (none when id is "") and the
@@ -39,6 +45,8 @@ type Agents interface {
 type Options struct {
 	Router *router.Router
 	Auth   Authenticator
+	// Tokens authenticates OAuth access tokens; without it only API keys are accepted.
+	Tokens TokenAuthenticator
 	// Agents serves agent URLs and the tenants' tool modes; without it there are no
 	// agent URLs and every tenant URL lists all its tools.
 	Agents Agents
@@ -174,7 +182,8 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "send an API key as Authorization: Bearer <key>"})
 		return
 	}
-	p, err := a.opts.Auth.Authenticate(r.Context(), key)
+	resource := identity.ResourceURL(a.opts.PublicURL, slug, agentID)
+	p, err := a.authenticate(r.Context(), key, resource)
 	if err != nil {
 		e := switchboard.AsError(err)
 		if e.Code == switchboard.CodeUnauthorized {
@@ -210,9 +219,18 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, a.opts.MaxBodyBytes)
-	r, untrack := a.track(r, p, key)
+	r, untrack := a.track(r, p, key, resource)
 	defer untrack()
 	s.serve(w, r.WithContext(switchboard.WithPrincipal(r.Context(), p)), p)
+}
+
+// authenticate returns who a bearer credential stands for at the MCP URL resource:
+// an OAuth access token (only for the URL it was issued for), or an API key.
+func (a *Adapter) authenticate(ctx context.Context, key, resource string) (switchboard.Principal, error) {
+	if a.opts.Tokens != nil && identity.LooksLikeAccessToken(key) {
+		return a.opts.Tokens.AuthenticateToken(ctx, key, resource)
+	}
+	return a.opts.Auth.Authenticate(ctx, key)
 }
 
 // endpointOf is the MCP path a principal's key serves.

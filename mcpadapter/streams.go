@@ -18,6 +18,7 @@ const defaultKeyRecheck = 30 * time.Second
 type openRequest struct {
 	principal switchboard.Principal
 	key       string
+	resource  string // the MCP URL it was made at, where an access token is checked
 	cancel    context.CancelFunc
 }
 
@@ -29,9 +30,9 @@ type openRequests struct {
 
 // track registers a request authenticated by key as p and returns it with a context
 // that ends when the key is revoked, and the function that unregisters it.
-func (a *Adapter) track(r *http.Request, p switchboard.Principal, key string) (*http.Request, func()) {
+func (a *Adapter) track(r *http.Request, p switchboard.Principal, key, resource string) (*http.Request, func()) {
 	ctx, cancel := context.WithCancel(r.Context())
-	o := &openRequest{principal: p, key: key, cancel: cancel}
+	o := &openRequest{principal: p, key: key, resource: resource, cancel: cancel}
 	a.open.mu.Lock()
 	if a.open.set == nil {
 		a.open.set = map[*openRequest]struct{}{}
@@ -75,11 +76,11 @@ func (a *Adapter) KeysRevoked(tenant switchboard.TenantID, keyIDs []string) {
 // key no longer authenticates as the same principal (revoked in another process, or
 // its user removed). A failure to check (the database is down) keeps the request.
 func (a *Adapter) recheckKeys(ctx context.Context) {
-	checked := map[string]bool{} // key → still valid
+	checked := map[[2]string]bool{} // key and resource → still valid
 	for _, o := range a.openWhere(func(*openRequest) bool { return true }) {
-		valid, done := checked[o.key]
+		valid, done := checked[[2]string{o.key, o.resource}]
 		if !done {
-			p, err := a.opts.Auth.Authenticate(ctx, o.key)
+			p, err := a.authenticate(ctx, o.key, o.resource)
 			switch {
 			case err == nil:
 				valid = p.TenantID == o.principal.TenantID && p.KeyID == o.principal.KeyID && p.ID() == o.principal.ID()
@@ -89,7 +90,7 @@ func (a *Adapter) recheckKeys(ctx context.Context) {
 			default:
 				valid = false
 			}
-			checked[o.key] = valid
+			checked[[2]string{o.key, o.resource}] = valid
 		}
 		if !valid {
 			o.cancel()

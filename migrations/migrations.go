@@ -36,6 +36,7 @@ func all() []migration {
 		{Version: 13, Name: "approval", Up: up0013Approval},
 		{Version: 14, Name: "workflows", Up: up0014Workflows},
 		{Version: 15, Name: "run_tools", Up: up0015RunTools},
+		{Version: 16, Name: "oauth_server", Up: up0016OAuthServer},
 	}
 }
 

@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/events"
+	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/database"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -102,7 +104,7 @@ func rotateKeys(ctx context.Context, cfg config, log *slog.Logger, batch int, st
 	}()
 	// Every kind of record sealed with the keyring; a package that seals something new
 	// adds its records here.
-	records := append(connections.NewStore(db, kr).SealedRecordsAll(), runs.NewStore(db, kr).SealedRecords())
+	records := append(connections.NewStore(db, kr).SealedRecordsAll(), runs.NewStore(db, kr).SealedRecords(), identity.SealedRecords(db, kr))
 	res, err := connections.Rotate(ctx, db, kr, records, connections.RotateOptions{
 		BatchSize: batch,
 		Audit:     writer,
@@ -120,6 +122,13 @@ func rotateKeys(ctx context.Context, cfg config, log *slog.Logger, batch int, st
 	if err != nil {
 		return err
 	}
+	// Access tokens are signed with new keys from now on; those issued verify until
+	// they expire.
+	retired, err := identity.RetireSigningKeys(ctx, db, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d access token signing keys retired; new ones sign from now on.\n", retired)
 	// The servers drop the records and clients they cached, sealed under the old key.
 	feed, closeFeed, err := openFeed(ctx, db, cfg, events.NewNodeID(), log)
 	if err != nil {

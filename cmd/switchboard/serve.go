@@ -162,8 +162,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Describe:    func(err error) string { return adapter.DescribeError(err) },
 		ApprovalURL: func(id string) string { return publicURL + mcpadapter.ApprovalPath + id },
 		Connections: connService})
+	// Switchboard is the OAuth authorization server of its own MCP URLs.
+	oauth := identity.New(identity.Options{DB: db, Keyring: keyring, PublicURL: publicURL, Sessions: webAccounts{store: tenantStore},
+		Agents: grantAgents{agents: agentService}, Logger: log})
 	adapter = mcpadapter.New(mcpadapter.Options{
-		Router: rtr, Auth: tenantStore, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
+		Router: rtr, Auth: tenantStore, Tokens: oauth, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
 		AllowedOrigins: cfg.AllowedOrigins,
 		Sessions:       sessions.NewStore(db),
 		SessionLimits:  sessions.Limits{PerPrincipal: cfg.MCPSessionsPerPrincipal},
@@ -178,10 +181,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	connService.Subscribe(remote.ConnectionChanged)
 	agentService.Subscribe(adapter.AgentChanged)
 	tenantStore.OnKeysRevoked(adapter.KeysRevoked)
+	oauth.OnGrantsRevoked(adapter.KeysRevoked)
 	// Every node's changes reach the same subscribers through the change feed. The
 	// remote MCP service drops a stale session before the connections service's
 	// subscribers re-list tools, so it subscribes first.
 	tenantStore.SetFeed(feed)
+	oauth.SetFeed(feed)
 	remote.SetFeed(feed)
 	connService.SetFeed(feed)
 	agentService.SetFeed(feed)
@@ -230,12 +235,16 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	mcp := gin.WrapH(adapter)
 	engine.Any(mcpadapter.Prefix+":tenant", mcp)
 	engine.Any(mcpadapter.Prefix+":tenant/agents/:agent", mcp)
-	// Every MCP URL's OAuth protected resource metadata (RFC 9728), and the answer to a
-	// client that tries to register while there is no authorization server.
-	metadata := gin.WrapH(&identity.MetadataHandler{PublicURL: publicURL, Agents: agentService, Logger: log})
+	// Every MCP URL's OAuth protected resource metadata (RFC 9728), and the
+	// authorization server's endpoints.
+	metadata := gin.WrapH(&identity.MetadataHandler{PublicURL: publicURL, AuthorizationServer: oauth.Issuer(), Agents: agentService, Logger: log})
 	engine.Any(identity.MetadataPath+mcpadapter.Prefix+":tenant", metadata)
 	engine.Any(identity.MetadataPath+mcpadapter.Prefix+":tenant/agents/:agent", metadata)
-	engine.POST(identity.RegistrationPath, gin.WrapF(identity.NoRegistration))
+	engine.Any(identity.ServerMetadataPath, gin.WrapF(oauth.ServeMetadata))
+	engine.Any(identity.ServerMetadataPath+"/*issuer", gin.WrapF(oauth.ServeMetadata)) // path-aware form (RFC 8414 section 3)
+	engine.Any(identity.AuthorizePath, gin.WrapF(oauth.Authorize))
+	engine.Any(identity.TokenPath, gin.WrapF(oauth.Token))
+	engine.Any(identity.RegistrationPath, gin.WrapF(oauth.Register))
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
