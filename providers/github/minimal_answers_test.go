@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/providertest"
 )
 
@@ -61,7 +60,7 @@ func TestMinimalAnswersMatchOutputSchemas(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s on GitHub's least answers %s: %v", tc.tool, bodies, err)
 			}
-			checkListedOutput(t, tool, out)
+			providertest.CheckListedOutput(t, tool, out)
 		})
 	}
 	for _, name := range []string{"github_get_issue", "github_get_pull_request", "github_list_workflow_runs"} {
@@ -79,23 +78,4 @@ func succeeds(xs []exchange) bool {
 		}
 	}
 	return true
-}
-
-// checkListedOutput validates out, as the hub sends it, against the tool's full output
-// schema and against the one tools/list serves.
-func checkListedOutput(t *testing.T, tool *providers.Tool, out any) {
-	t.Helper()
-	providertest.CheckOutput(t, tool, out)
-	raw, err := providers.MarshalOutput(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, listed := tool.Listed()
-	v, err := providers.NewValidator(listed)
-	if err != nil {
-		t.Fatalf("compile the listed output schema: %v", err)
-	}
-	if err := v.Validate(raw); err != nil {
-		t.Errorf("%s: output does not match the listed output schema: %v\noutput: %s", tool.Name, err, raw)
-	}
 }

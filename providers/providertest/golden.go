@@ -158,6 +158,27 @@ func CheckOutput(t testing.TB, tool *providers.Tool, out any) {
 	}
 }
 
+// CheckListedOutput is CheckOutput, then the same check against the output schema
+// tools/list serves (Tool.Listed), which MCP clients validate structuredContent with.
+func CheckListedOutput(t testing.TB, tool *providers.Tool, out any) {
+	t.Helper()
+	CheckOutput(t, tool, out)
+	raw, err := providers.MarshalOutput(out)
+	if err != nil {
+		t.Errorf("tool %s: marshal output: %v", tool.Name, err)
+		return
+	}
+	_, listed := tool.Listed()
+	v, err := providers.NewValidator(listed)
+	if err != nil {
+		t.Errorf("tool %s: compile the listed output schema: %v", tool.Name, err)
+		return
+	}
+	if err := v.Validate(raw); err != nil {
+		t.Errorf("tool %s: output does not match its listed output schema: %v\noutput: %s", tool.Name, err, truncate(raw, 2000))
+	}
+}
+
 func truncate(b []byte, n int) string {
 	if len(b) <= n {
 		return string(b)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
+	"regexp/syntax"
 	"strings"
 	"testing"
 
@@ -13,7 +15,7 @@ import (
 // MinimalResponse returns the least answer the upstream's description allows for the
 // operation's status: every required property and nothing else, null wherever a
 // required property is nullable, empty arrays, the first value of an enum or of a
-// oneOf, zero or the minimum for numbers, and for strings the shortest non-empty one
+// oneOf, zero or the minimum for numbers, and for strings the shortest non-empty one (of the pattern, when there is one)
 // (an upstream never sends an empty id or SHA; the zero values of every output are
 // validated by TestMinimalOutputsMatchTheirSchemas in providers/all). An operation must turn such an answer into
 // structuredContent its own output schema accepts: optional means omitted, and a
@@ -165,5 +167,49 @@ func minimalString(s *openapi3.Schema) string {
 	case "uuid":
 		return "00000000-0000-0000-0000-000000000000"
 	}
+	if s.Pattern != "" {
+		if v, ok := shortestMatch(s.Pattern); ok {
+			return v
+		}
+	}
 	return strings.Repeat("a", max(int(s.MinLength), 1))
+}
+
+// shortestMatch returns the shortest string of the pattern's first choices (the first
+// alternative, the first rune of each class, the least repetition), when it matches.
+func shortestMatch(pattern string) (string, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	var walk func(*syntax.Regexp)
+	walk = func(r *syntax.Regexp) {
+		switch r.Op {
+		case syntax.OpLiteral:
+			b.WriteString(string(r.Rune))
+		case syntax.OpCharClass:
+			if len(r.Rune) > 0 {
+				b.WriteRune(r.Rune[0])
+			}
+		case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+			b.WriteByte('a')
+		case syntax.OpCapture, syntax.OpPlus:
+			walk(r.Sub[0])
+		case syntax.OpRepeat:
+			for range r.Min {
+				walk(r.Sub[0])
+			}
+		case syntax.OpConcat:
+			for _, sub := range r.Sub {
+				walk(sub)
+			}
+		case syntax.OpAlternate:
+			walk(r.Sub[0])
+		}
+	}
+	walk(re)
+	v := b.String()
+	ok, err := regexp.MatchString(pattern, v)
+	return v, err == nil && ok && v != ""
 }
