@@ -77,7 +77,11 @@ func compileExpr(env *cel.Env, src string) (*expr, error) {
 	}
 	a, iss := env.Compile(src)
 	if iss != nil && iss.Err() != nil {
-		return nil, fmt.Errorf("%s", strings.ReplaceAll(strings.TrimSpace(iss.Err().Error()), "\n", " "))
+		var msgs []string
+		for _, e := range iss.Errors() {
+			msgs = append(msgs, fmt.Sprintf("${{ %s }}: column %d: %s", src, e.Location.Column()+1, e.Message))
+		}
+		return nil, fmt.Errorf("%s", strings.Join(msgs, "; "))
 	}
 	prog, err := env.Program(a, cel.CostLimit(evalCostLimit), cel.InterruptCheckFrequency(100))
 	if err != nil {

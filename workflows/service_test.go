@@ -177,3 +177,10 @@ func TestOnlyTheCreatorOrAnAdminReplacesOrDeletes(t *testing.T) {
 		t.Fatalf("admin deletes = %v", err)
 	}
 }
+
+// ServiceForTest is a Service on a runs executor and a fake router (for the MCP
+// tools' tests): answer answers the tool calls its steps make, in order.
+func ServiceForTest(t *testing.T) (svc *Service, p switchboard.Principal, answer func(out any)) {
+	svc, _, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
+	return svc, r.p, func(out any) { r.caller.next(t).answer(out, nil) }
+}

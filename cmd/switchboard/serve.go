@@ -39,6 +39,7 @@ import (
 	"github.com/switchboard-hub/switchboard/telemetry"
 	"github.com/switchboard-hub/switchboard/tenants"
 	"github.com/switchboard-hub/switchboard/web"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // shutdownTimeout bounds the graceful part of a shutdown; connections still open then
@@ -157,7 +158,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Deadlines: providers.Deadlines{Read: cfg.Overload.UpstreamReadTimeout, Write: cfg.Overload.UpstreamWriteTimeout}})
 	// A failed run says what a failed tools/call says (rate-limit advice, reconnect link).
 	var adapter *mcpadapter.Adapter
-	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: log, Lease: cfg.RunLease,
+	// Workflow runs are runs: the executor's runner sends them to the workflow engine
+	// and every other run to the router.
+	wfStore := workflows.NewStore(db, keyring)
+	wfHub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: log})}
+	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: wfHub, Registry: reg, Logger: log, Lease: cfg.RunLease,
 		Node: node, Feed: feed, Slots: shared.slots,
 		Describe:    func(err error) string { return adapter.DescribeError(err) },
 		ApprovalURL: func(id string) string { return publicURL + mcpadapter.ApprovalPath + id },
@@ -165,6 +170,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// Switchboard is the OAuth authorization server of its own MCP URLs.
 	oauth := identity.New(identity.Options{DB: db, Keyring: keyring, PublicURL: publicURL, Sessions: webAccounts{store: tenantStore},
 		Agents: grantAgents{agents: agentService}, Logger: log})
+	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
 	adapter = mcpadapter.New(mcpadapter.Options{
 		Router: rtr, Auth: tenantStore, Tokens: oauth, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
 		AllowedOrigins: cfg.AllowedOrigins,
@@ -172,10 +178,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		SessionLimits:  sessions.Limits{PerPrincipal: cfg.MCPSessionsPerPrincipal},
 		// What must reach the node holding a call (an answer, a cancellation) or an
 		// ended session travels on the change feed.
-		Relay:      mcpadapter.FeedRelay(feed),
-		Telemetry:  tel,
-		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log})},
+		Relay:     mcpadapter.FeedRelay(feed),
+		Telemetry: tel,
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log}),
+			mcpadapter.WorkflowsExtension(mcpadapter.WorkflowsOptions{Service: wfService, Logger: log})},
 	})
+	wfService.Changed = adapter.Refresh
 	connService.Subscribe(rtr.Forget)
 	connService.Subscribe(adapter.ConnectionChanged)
 	connService.Subscribe(remote.ConnectionChanged)

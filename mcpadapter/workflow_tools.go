@@ -1,0 +1,314 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/runs"
+	"github.com/switchboard-hub/switchboard/workflows"
+)
+
+// WorkflowsOptions configure the workflows extension.
+type WorkflowsOptions struct {
+	Service *workflows.Service
+	// Wait bounds how long a call waits for its workflow run to end before it answers
+	// with the run's id to follow with switchboard_get_run (default 30 s).
+	Wait   time.Duration
+	Logger *slog.Logger
+}
+
+// WorkflowsExtension serves, at every MCP URL, run_workflow, list_workflows,
+// create_workflow and cancel_workflow, and each saved workflow as a tool of its own,
+// workflow_<name>. The list changes (list_changed) when workflows are saved or
+// deleted: wire Service.Changed to Adapter.Refresh.
+func WorkflowsExtension(o WorkflowsOptions) Extension {
+	if o.Wait <= 0 {
+		o.Wait = 30 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	x := &workflowsExt{o: o}
+	return Extension{Name: "workflows", Tools: x.tools}
+}
+
+type workflowsExt struct{ o WorkflowsOptions }
+
+const workflowResultSchema = `{"type":"object","properties":{` +
+	`"status":{"type":"string","enum":["success","failed","partial","canceled","working","input_required"],"description":"How the run ended, or where it is when it has not ended within the call"},` +
+	`"workflow_id":{"type":"string","description":"The run's id: follow it with switchboard_get_run, stop it with cancel_workflow"},` +
+	`"steps_completed":{"type":"integer"},"steps_total":{"type":"integer"},` +
+	`"step_results":{"type":"array","items":{"type":"object","properties":{"step_name":{"type":"string"},"status":{"type":"string"},"output":{},"duration":{"type":"integer","description":"Milliseconds"},"execution_time":{"type":"string","format":"date-time"},"error_message":{"type":"string"}}}},` +
+	`"outputs":{"type":"object"},"error_message":{"type":"string"},"message":{"type":"string"},"plan":{"type":"object"}},"required":["status"]}`
+
+func (x *workflowsExt) tools(ctx context.Context, sc Scope) ([]server.ServerTool, error) {
+	out := []server.ServerTool{
+		{Tool: mgmtTool("run_workflow", "Run a workflow",
+			"Run a saved workflow with its parameters. Answers with the result when it ends within the call, else with its workflow_id to follow with switchboard_get_run. dry_run checks it and says what it would do without running anything.",
+			`{"type":"object","properties":{"workflow_name":{"type":"string","description":"The workflow's name"},"parameters":{"type":"object","description":"Its parameters, as its parameters schema says"},"dry_run":{"type":"boolean","description":"Check and plan only"},"timeout":{"type":"integer","minimum":1,"maximum":86400,"description":"Bound of the whole run, in seconds"},"parallel_limit":{"type":"integer","minimum":1,"maximum":32,"description":"Steps at once"}},"required":["workflow_name"],"additionalProperties":false}`,
+			workflowResultSchema, false, true, false, true), Handler: x.runWorkflow},
+		{Tool: mgmtTool("list_workflows", "List workflows",
+			"List the saved workflows of this tenant (each is also a tool named workflow_<name>), and how many of your workflow runs are under way.",
+			`{"type":"object","properties":{"category":{"type":"string","description":"Only this category"},"include_running":{"type":"boolean","description":"Count your runs under way"}},"additionalProperties":false}`,
+			`{"type":"object","properties":{"workflows":{"type":"array","items":{"type":"object"}},"running_count":{"type":"integer"}},"required":["workflows"]}`,
+			true, false, true, false), Handler: x.listWorkflows},
+		{Tool: mgmtTool("create_workflow", "Create a workflow",
+			"Save a workflow definition (name, description, parameters as a JSON Schema, steps with tool, connection, args with ${{ }} CEL expressions over params and steps, needs, if, foreach, on_error, outputs). It is checked first; each problem names its step and field.",
+			`{"type":"object","properties":{"name":{"type":"string","description":"The workflow's name; the definition's name when left out"},"definition":{"description":"The definition: an object, or its YAML or JSON text"},"overwrite":{"type":"boolean","description":"Replace the workflow of that name"}},"required":["definition"],"additionalProperties":false}`,
+			`{"type":"object","properties":{"status":{"type":"string","enum":["created","updated","error"]},"name":{"type":"string"},"tool":{"type":"string","description":"The workflow's own tool"},"version":{"type":"integer"},"problems":{"type":"array","items":{"type":"object","properties":{"step":{"type":"string"},"field":{"type":"string"},"message":{"type":"string"}}}},"message":{"type":"string"}},"required":["status"]}`,
+			false, false, false, false), Handler: x.createWorkflow},
+		{Tool: mgmtTool("cancel_workflow", "Cancel a workflow run",
+			"Cancel one of your workflow runs: the steps in flight are stopped (their upstream requests may have taken effect) and no more start.",
+			`{"type":"object","properties":{"workflow_id":{"type":"string","description":"The run's id"},"reason":{"type":"string","description":"Why, for the record"}},"required":["workflow_id"],"additionalProperties":false}`,
+			`{"type":"object","properties":{"status":{"type":"string"},"steps_completed":{"type":"integer"}},"required":["status"]}`,
+			false, false, true, false), Handler: x.cancelWorkflow},
+	}
+	ws, err := x.o.Service.List(ctx, sc.Principal, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range ws {
+		out = append(out, x.workflowTool(w))
+	}
+	return out, nil
+}
+
+// workflowTool is a saved workflow as a tool of its own: its parameters are the input
+// schema.
+func (x *workflowsExt) workflowTool(w workflows.Workflow) server.ServerTool {
+	def, err := workflows.Parse([]byte(w.Definition))
+	input := json.RawMessage(`{"type":"object"}`)
+	if err == nil && len(def.Parameters) > 0 && string(def.Parameters) != "null" {
+		input = def.Parameters
+	}
+	desc := w.Description
+	if desc == "" {
+		desc = "Run the workflow " + w.Name + "."
+	}
+	desc += " (A workflow: answers with its result, or with a workflow_id to follow with switchboard_get_run when it takes longer.)"
+	t := mgmtTool(workflows.ToolPrefix+w.Name, "Workflow "+w.Name, desc, string(input), workflowResultSchema, false, true, false, true)
+	name := w.Name
+	return server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		p, ok := switchboard.PrincipalFrom(ctx)
+		if !ok {
+			return nil, errors.New("no principal in context")
+		}
+		args, err := rawArguments(req)
+		if err != nil {
+			return mcp.NewToolResultError(errorText(switchboard.Invalid("arguments", "must be a JSON object"))), nil
+		}
+		return x.start(ctx, p, name, args, workflows.StartOptions{})
+	}}
+}
+
+func (x *workflowsExt) runWorkflow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errors.New("no principal in context")
+	}
+	var in struct {
+		Name          string          `json:"workflow_name"`
+		Parameters    json.RawMessage `json:"parameters"`
+		DryRun        bool            `json:"dry_run"`
+		Timeout       int             `json:"timeout"`
+		ParallelLimit int             `json:"parallel_limit"`
+	}
+	if err := decodeRunArgs(req, &in); err != nil {
+		return x.toolError(ctx, err), nil
+	}
+	if strings.TrimSpace(in.Name) == "" {
+		return x.toolError(ctx, switchboard.Invalid("workflow_name", "is required")), nil
+	}
+	if in.DryRun {
+		plan, err := x.o.Service.DryRun(ctx, p, in.Name, in.Parameters)
+		if err != nil {
+			return x.toolError(ctx, err), nil
+		}
+		return viewResult(map[string]any{"status": "success", "message": "dry run: nothing was run", "plan": plan})
+	}
+	return x.start(ctx, p, in.Name, in.Parameters, workflows.StartOptions{ParallelLimit: in.ParallelLimit, Timeout: time.Duration(in.Timeout) * time.Second})
+}
+
+// start starts a run and waits, up to the bound, for its end.
+func (x *workflowsExt) start(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage, o workflows.StartOptions) (*mcp.CallToolResult, error) {
+	v, err := x.o.Service.Start(ctx, p, name, params, o)
+	if err != nil {
+		return x.toolError(ctx, err), nil
+	}
+	if v.State == runs.StateWorking {
+		wctx, cancel := context.WithTimeout(ctx, x.o.Wait)
+		v2, err := x.o.Service.Runs.Wait(wctx, p, v.ID, 250*time.Millisecond)
+		cancel()
+		if err == nil || v2.ID != "" {
+			v = v2
+		}
+	}
+	return x.answer(ctx, p, v)
+}
+
+// answer renders a workflow run as the tools answer it.
+func (x *workflowsExt) answer(ctx context.Context, p switchboard.Principal, v runs.View) (*mcp.CallToolResult, error) {
+	out := map[string]any{"workflow_id": v.ID}
+	st, err := x.o.Service.Status(ctx, p, v.ID)
+	if err == nil {
+		out["steps_completed"], out["steps_total"], out["step_results"] = st.StepsCompleted, st.StepsTotal, st.Steps
+	}
+	switch v.State {
+	case runs.StateCompleted:
+		var res workflows.Result
+		_ = json.Unmarshal(v.Output, &res)
+		out["status"], out["outputs"] = res.Status, res.Outputs
+	case runs.StateFailed:
+		out["status"] = "failed"
+	case runs.StateCanceled:
+		out["status"] = "canceled"
+	case runs.StateInputRequired:
+		out["status"] = "input_required"
+		msg := "the run waits for a person's confirmation; relay their answer with switchboard_submit_elicitation"
+		if v.Elicitation != nil {
+			msg = v.Elicitation.Message + " (" + msg + ")"
+		}
+		if v.ApprovalURL != "" {
+			msg += "; or approve it at " + v.ApprovalURL
+		}
+		out["message"] = msg
+	default:
+		out["status"] = string(v.State)
+		out["message"] = "still running: follow it with switchboard_get_run, stop it with cancel_workflow"
+	}
+	if v.Error != nil {
+		out["error_message"] = v.Error.Message
+	}
+	return viewResult(out)
+}
+
+func (x *workflowsExt) listWorkflows(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errors.New("no principal in context")
+	}
+	var in struct {
+		Category       string `json:"category"`
+		IncludeRunning bool   `json:"include_running"`
+	}
+	if err := decodeRunArgs(req, &in); err != nil {
+		return x.toolError(ctx, err), nil
+	}
+	ws, err := x.o.Service.List(ctx, p, in.Category)
+	if err != nil {
+		return x.toolError(ctx, err), nil
+	}
+	list := make([]map[string]any, 0, len(ws))
+	for _, w := range ws {
+		list = append(list, map[string]any{"name": w.Name, "description": w.Description, "category": w.Category,
+			"tool": workflows.ToolPrefix + w.Name, "version": w.Version, "updated_at": w.UpdatedAt})
+	}
+	out := map[string]any{"workflows": list}
+	if in.IncludeRunning {
+		n := 0
+		for _, st := range []runs.State{runs.StateWorking, runs.StateInputRequired} {
+			vs, _, err := x.o.Service.Runs.List(ctx, p, runs.ListOptions{State: st, Limit: runs.MaxListLimit})
+			if err != nil {
+				return x.toolError(ctx, err), nil
+			}
+			for _, v := range vs {
+				if strings.HasPrefix(v.Tool, workflows.ToolPrefix) {
+					n++
+				}
+			}
+		}
+		out["running_count"] = n
+	}
+	return viewResult(out)
+}
+
+func (x *workflowsExt) createWorkflow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errors.New("no principal in context")
+	}
+	var in struct {
+		Name       string          `json:"name"`
+		Definition json.RawMessage `json:"definition"`
+		Overwrite  bool            `json:"overwrite"`
+	}
+	if err := decodeRunArgs(req, &in); err != nil {
+		return x.toolError(ctx, err), nil
+	}
+	source := string(in.Definition)
+	var text string
+	if json.Unmarshal(in.Definition, &text) == nil {
+		source = text // YAML or JSON text
+	}
+	def, err := workflows.Parse([]byte(source))
+	if err == nil && in.Name != "" && def.Name == "" {
+		def.Name = in.Name
+	}
+	if err == nil && in.Name != "" && def.Name != in.Name {
+		err = switchboard.Invalid("name", "differs from the definition's name "+def.Name)
+	}
+	var w workflows.Workflow
+	var created bool
+	if err == nil {
+		w, created, err = x.o.Service.Create(ctx, p, def, source, in.Overwrite)
+	}
+	if err != nil {
+		if ps := workflows.ProblemsOf(err); ps != nil {
+			err = ps.AsError()
+		}
+		if switchboard.CodeOf(err) == switchboard.CodeInternal {
+			return x.toolError(ctx, err), nil
+		}
+		res, rerr := viewResult(map[string]any{"status": "error", "message": errorText(err), "problems": workflows.ProblemsOf(err)})
+		if res != nil {
+			res.IsError = true
+		}
+		return res, rerr
+	}
+	status := "updated"
+	if created {
+		status = "created"
+	}
+	return viewResult(map[string]any{"status": status, "name": w.Name, "tool": workflows.ToolPrefix + w.Name, "version": w.Version})
+}
+
+func (x *workflowsExt) cancelWorkflow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errors.New("no principal in context")
+	}
+	var in struct {
+		ID     string `json:"workflow_id"`
+		Reason string `json:"reason"`
+	}
+	if err := decodeRunArgs(req, &in); err != nil {
+		return x.toolError(ctx, err), nil
+	}
+	if strings.TrimSpace(in.ID) == "" {
+		return x.toolError(ctx, switchboard.Invalid("workflow_id", "is required")), nil
+	}
+	v, err := x.o.Service.Cancel(ctx, p, in.ID)
+	if err != nil {
+		return x.toolError(ctx, err), nil
+	}
+	out := map[string]any{"status": string(v.State)}
+	if st, err := x.o.Service.Status(ctx, p, v.ID); err == nil {
+		out["steps_completed"] = st.StepsCompleted
+	}
+	return viewResult(out)
+}
+
+func (x *workflowsExt) toolError(ctx context.Context, err error) *mcp.CallToolResult {
+	if switchboard.CodeOf(err) == switchboard.CodeInternal {
+		x.o.Logger.ErrorContext(ctx, "workflows tool failed", "err", err)
+	}
+	return mcp.NewToolResultError(errorText(err))
+}
