@@ -10,13 +10,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -255,7 +255,7 @@ func TestExecuteAuditsUpstreamStatusAndRetryAfter(t *testing.T) {
 		t.Errorf("audit = %+v, want upstream 429 rate_limited", ev)
 	}
 	// The second call is refused by the connection's limiter without reaching the upstream.
-	<-f.tokens
+	testwait.Recv(t, f.tokens, "the upstream to receive the call")
 	_, err = f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"ada"}`)})
 	if switchboard.CodeOf(err) != switchboard.CodeRateLimited {
 		t.Errorf("call inside the upstream's window = %v, want rate_limited", err)
@@ -290,7 +290,7 @@ func TestPoolCachesAndForgets(t *testing.T) {
 		if _, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)}); err != nil {
 			t.Fatal(err)
 		}
-		<-f.tokens
+		testwait.Recv(t, f.tokens, "the upstream to receive the call")
 	}
 	call()
 	call()
@@ -302,7 +302,7 @@ func TestPoolCachesAndForgets(t *testing.T) {
 	if _, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if got := <-f.tokens; got != "Bearer token-rotated" {
+	if got := testwait.Recv(t, f.tokens, "the upstream to receive the call"); got != "Bearer token-rotated" {
 		t.Errorf("after Forget the upstream saw %q, want the new token", got)
 	}
 	// A cached entry of tenant A is never served to tenant B.
@@ -350,7 +350,7 @@ func TestUpstreamRefusalMarksNeedsReconnect(t *testing.T) {
 	if switchboard.CodeOf(err) != switchboard.CodeReconnect {
 		t.Fatalf("error = %v, want reconnect", err)
 	}
-	<-f.tokens
+	testwait.Recv(t, f.tokens, "the upstream to receive the call")
 	if diff := cmp.Diff([]string{"con_a1"}, f.conns.marked); diff != "" {
 		t.Errorf("marked (-want +got):\n%s", diff)
 	}
@@ -375,20 +375,18 @@ func TestForgetDuringOpenIsNotCached(t *testing.T) {
 		_, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)})
 		done <- err
 	}()
-	for f.conns.opens.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, "the call to open its connection", func() bool { return f.conns.opens.Load() > 0 })
 	// The connection changes while its record is being read: what was read must not be cached.
 	f.router.Forget("ten_a", "con_a1")
 	close(f.conns.openGate)
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "the call to answer"); err != nil {
 		t.Fatal(err)
 	}
-	<-f.tokens
+	testwait.Recv(t, f.tokens, "the upstream to receive the call")
 	if _, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	<-f.tokens
+	testwait.Recv(t, f.tokens, "the upstream to receive the call")
 	if n := f.conns.opens.Load(); n != 2 {
 		t.Errorf("opens = %d, want 2: the entry read across a change was cached", n)
 	}
@@ -435,7 +433,7 @@ func TestForgetEverythingAfterAGap(t *testing.T) {
 		if _, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"a"}`)}); err != nil {
 			t.Fatal(err)
 		}
-		return <-f.tokens
+		return testwait.Recv(t, f.tokens, "the upstream to receive the call")
 	}
 	call()
 	f.conns.add(connections.Connection{ID: "con_a1", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "fake", AccountLabel: "alice-fake", Status: connections.StatusActive}, "token-after-gap")

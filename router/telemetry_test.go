@@ -123,16 +123,16 @@ func TestExecuteMetricsRateLimitWait(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	spec := fakeProvider("paced")
-	// One call a second: the second call waits for the bucket unless a whole second
-	// passes between the two (at 50/s, a loaded machine's pause of 20 ms refilled it).
-	spec.RateLimit = providers.RateLimit{PerSecond: 1, Burst: 1}
+	// One call every 2 s: the second call waits for the bucket unless 2 s pass between
+	// the two (at 50/s, a loaded machine's pause of 20 ms refilled it).
+	spec.RateLimit = providers.RateLimit{PerSecond: 0.5, Burst: 1}
 	if err := f.router.registry.Register(spec); err != nil {
 		t.Fatal(err)
 	}
 	_ = f.router.registry.SetBaseURL("paced", f.upstream.URL)
 	f.conns.add(connections.Connection{ID: "con_p1", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "paced", AccountLabel: "paced", Status: connections.StatusActive}, "token-p1")
 	reg := withMetrics(t, f)
-	for range 2 { // the second call waits for the bucket (up to 1 s)
+	for range 2 { // the second call waits for the bucket (up to 2 s)
 		if _, err := f.router.Execute(context.Background(), alice, Request{Tool: "paced_greet", ConnectionID: "con_p1", Args: json.RawMessage(`{"name":"ada"}`)}); err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,9 @@ func (d fakeDynamic) ConnectionTools(context.Context, connections.Connection) ([
 func TestDynamicToolMetrics(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	spec := &providers.Spec{Name: "mcp", Title: "Remote MCP", RateLimit: providers.RateLimit{PerSecond: 50, Burst: 1}}
+	// One call every 2 s, as in TestExecuteMetricsRateLimitWait: at 50/s a pause of
+	// 20 ms between the calls refilled the bucket and nothing waited.
+	spec := &providers.Spec{Name: "mcp", Title: "Remote MCP", RateLimit: providers.RateLimit{PerSecond: 0.5, Burst: 1}}
 	f.conns.add(connections.Connection{ID: "con_m1", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "mcp", AccountLabel: "docs", Status: connections.StatusActive}, "")
 	reg := prometheus.NewRegistry()
 	m, err := telemetry.NewMetrics(reg)
@@ -206,7 +208,7 @@ func TestDynamicToolMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := New(Options{Registry: f.router.registry, Connections: f.conns, Audit: f.audit, Dynamic: fakeDynamic{spec}, Telemetry: telemetry.New(m, nil)})
-	for range 2 { // the second waits for the bucket
+	for range 2 { // the second waits for the bucket (up to 2 s)
 		if _, err := r.Execute(context.Background(), alice, Request{Tool: "tenants_own_echo", ConnectionID: "con_m1", Args: json.RawMessage(`{}`)}); err != nil {
 			t.Fatal(err)
 		}

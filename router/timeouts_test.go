@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -210,11 +211,9 @@ func TestCanceledCall(t *testing.T) {
 		_, err := r.Execute(ctx, alice, Request{Tool: "desk_read_ticket", ConnectionID: "con_a1", Args: json.RawMessage(`{"title":"x"}`)})
 		done <- err
 	}()
-	for len(up.requests()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, "the call to reach the upstream", func() bool { return len(up.requests()) > 0 })
 	cancel()
-	err := <-done
+	err := testwait.Recv(t, done, "the canceled call to return")
 	if got := switchboard.CodeOf(err); got != switchboard.CodeCanceled {
 		t.Fatalf("code = %q (%v), want canceled", got, err)
 	}
@@ -243,14 +242,10 @@ func TestDrainWaitsForCallsUnderWay(t *testing.T) {
 		_, err := r.Execute(context.Background(), alice, Request{Tool: "desk_read_ticket", ConnectionID: "con_a1", Args: json.RawMessage(`{"title":"x"}`)})
 		answered <- err
 	}()
-	for r.active.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, "the call to be under way", func() bool { return r.active.Load() > 0 })
 	drained := make(chan error, 1)
 	go func() { drained <- r.Drain(context.Background()) }()
-	for !r.Draining() {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, "the router to start draining", r.Draining)
 	_, err := r.Execute(context.Background(), alice, Request{Tool: "desk_read_ticket", ConnectionID: "con_a1", Args: json.RawMessage(`{"title":"y"}`)})
 	if e := switchboard.AsError(err); e.Code != switchboard.CodeUnavailable || e.RetryAfter <= 0 {
 		t.Fatalf("a call during the drain: %v, want unavailable with Retry-After", err)
@@ -261,10 +256,10 @@ func TestDrainWaitsForCallsUnderWay(t *testing.T) {
 	default:
 	}
 	once.Do(func() { close(gate) })
-	if err := <-answered; err != nil {
+	if err := testwait.Recv(t, answered, "the call under way to answer"); err != nil {
 		t.Errorf("the call under way: %v, want its answer", err)
 	}
-	if err := <-drained; err != nil {
+	if err := testwait.Recv(t, drained, "Drain to return"); err != nil {
 		t.Errorf("Drain: %v", err)
 	}
 
