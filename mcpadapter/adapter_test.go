@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -304,7 +305,7 @@ func TestListAndCall(t *testing.T) {
 	if err := json.Unmarshal([]byte(text(got)), &fromText); err != nil || !cmp.Equal(want, fromText) {
 		t.Errorf("text content = %q, want the same JSON as structuredContent", text(got))
 	}
-	if r := <-e.seen; r.Method != http.MethodPost || r.URL.Path != "/notes" {
+	if r := testwait.Recv(t, e.seen, "the upstream to receive the call"); r.Method != http.MethodPost || r.URL.Path != "/notes" {
 		t.Errorf("upstream got %s %s", r.Method, r.URL.Path)
 	}
 }

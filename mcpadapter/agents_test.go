@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // memAgents is an in-memory agents service with the store's tenancy rule.
@@ -102,7 +103,7 @@ func TestAgentURLServesExactlyItsTools(t *testing.T) {
 	if got.IsError || !strings.Contains(text(got), "tok-con_a") {
 		t.Errorf("agent call = %s, want it to run on con_a", text(got))
 	}
-	if r := <-e.seen; r.Method != http.MethodPost || r.URL.Path != "/notes" || r.Header.Get("Authorization") != "Bearer tok-con_a" {
+	if r := testwait.Recv(t, e.seen, "the upstream to receive the call"); r.Method != http.MethodPost || r.URL.Path != "/notes" || r.Header.Get("Authorization") != "Bearer tok-con_a" {
 		t.Errorf("upstream got %s %s as %q", r.Method, r.URL.Path, r.Header.Get("Authorization"))
 	}
 	unselected := mcp.CallToolRequest{}
@@ -213,17 +214,12 @@ func postInitialize(t *testing.T, e *env, path, key string, header map[string]st
 // client opens it after its first request), so that notifications have a way out.
 func waitStream(t *testing.T, e *env, p switchboard.Principal, agentID string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Until(t, "the client of "+p.ID()+" to open its GET stream", func() bool {
 		e.adapter.mu.Lock()
 		s := e.adapter.scopes[scopeKey(p, agentID)]
 		e.adapter.mu.Unlock()
-		if s != nil && s.inFlight.Load() > 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("the client of %s opened no GET stream", p.ID())
+		return s != nil && s.inFlight.Load() > 0
+	})
 }
 
 // listChanged returns a channel that receives the client's tools/list_changed

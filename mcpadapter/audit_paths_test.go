@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -54,9 +55,9 @@ func TestEveryCallLeavesOneAuditRow(t *testing.T) {
 					req.Params.Name, req.Params.Arguments = "notes_wait", map[string]any{}
 					_, _ = c.CallTool(ctx, req)
 				}()
-				<-e.up.Waiting()
+				testwait.Recv(t, e.up.Waiting(), "the call to reach the upstream")
 				cancel()
-				<-done
+				testwait.Recv(t, done, "the canceled call to return")
 			}
 		}
 		// viaTask runs a task and waits for its result.
@@ -106,7 +107,7 @@ func TestEveryCallLeavesOneAuditRow(t *testing.T) {
 			{name: "task canceled", do: func() {
 				taskID++
 				id := startTask(t, ann, taskID, "notes_wait", map[string]any{})
-				<-e.up.Waiting()
+				testwait.Recv(t, e.up.Waiting(), "the call to reach the upstream")
 				if _, err := ann.CancelTask(context.Background(), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: id}}); err != nil {
 					t.Errorf("tasks/cancel: %v", err)
 				}
@@ -117,7 +118,7 @@ func TestEveryCallLeavesOneAuditRow(t *testing.T) {
 			{name: "run canceled", do: func() {
 				var v runs.View
 				structured(t, call(t, ann, toolRunAsync, map[string]any{"tool": "notes_wait"}), &v)
-				<-e.up.Waiting()
+				testwait.Recv(t, e.up.Waiting(), "the call to reach the upstream")
 				call(t, ann, toolCancelRun, map[string]any{"run_id": v.ID})
 			}, want: []string{"tool_call canceled notes_wait"}},
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -101,15 +102,18 @@ func TestConfirmPolicyOnEveryMCPPath(t *testing.T) {
 			}},
 			{name: "task", start: func(id string) (string, string) {
 				taskID := startTask(t, c, 920, "notes_delete_note", map[string]any{"id": id})
-				for {
+				var runID string
+				testwait.Until(t, "the task's run to wait for its confirmation", func() bool {
 					var list struct {
 						Runs []runs.View `json:"runs"`
 					}
 					structured(t, call(t, c, toolListRuns, map[string]any{"state": "input_required"}), &list)
 					if len(list.Runs) == 1 {
-						return list.Runs[0].ID, taskID
+						runID = list.Runs[0].ID
 					}
-				}
+					return runID != ""
+				})
+				return runID, taskID
 			}},
 		}
 		for _, tt := range tests {

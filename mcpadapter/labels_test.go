@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // TestConnectionLabelSquatting is issue 12's fifth finding: a colleague's shared
@@ -62,7 +63,7 @@ func TestConnectionLabelSquatting(t *testing.T) {
 			if res.IsError {
 				t.Fatalf("call = %q", text(res))
 			}
-			r := <-e.seen
+			r := testwait.Recv(t, e.seen, "the upstream to receive the call")
 			if diff := cmp.Diff(http.MethodPost+" /notes Bearer tok-"+tt.runs, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")); diff != "" {
 				t.Errorf("upstream request (-want +got):\n%s", diff)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/sessions"
 )
@@ -218,7 +219,7 @@ func TestCancellationReachesTheNodeRunningTheCall(t *testing.T) {
 			_, _, body := mcpRequestAt(t, a.URL+path, keyAnn, session, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"notes_wait","arguments":{}}}`)
 			done <- body
 		}()
-		<-e.up.Waiting() // the call runs on A, held by the upstream
+		testwait.Recv(t, e.up.Waiting(), "the call to reach the upstream") // the call runs on A, held by the upstream
 		status, _, body = mcpRequestAt(t, b.URL+path, keyAnn, session, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user stopped it"}}`)
 		if status != http.StatusAccepted {
 			t.Fatalf("cancel on B: %d %s", status, body)

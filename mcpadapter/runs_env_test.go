@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
@@ -105,10 +107,7 @@ func (m *memAudit) count() int {
 // the background record theirs later), and returns them as "kind outcome tool".
 func (m *memAudit) rowsFrom(t *testing.T, from, n int) []string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for m.count() < from+n && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, fmt.Sprintf("%d audit events after the first %d", n, from), func() bool { return m.count() >= from+n })
 	return m.rows()[from:]
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // revocableKeys is keys whose entries a test can revoke.
@@ -120,9 +121,9 @@ func TestRevokedKeyEndsItsStreams(t *testing.T) {
 			tt.revoke(e.adapter, k)
 			waitEnd(t, stream)
 			// Alice's request is gone from the open set; Bob's stays.
-			for len(e.adapter.openWhere(func(o *openRequest) bool { return o.principal.KeyID == alice.KeyID })) != 0 {
-				time.Sleep(10 * time.Millisecond)
-			}
+			testwait.Until(t, "Alice's request to leave the open set", func() bool {
+				return len(e.adapter.openWhere(func(o *openRequest) bool { return o.principal.KeyID == alice.KeyID })) == 0
+			})
 			if n := len(e.adapter.openWhere(func(o *openRequest) bool { return o.principal.KeyID == bob.KeyID })); n != 1 {
 				t.Errorf("Bob's open requests = %d, want his stream", n)
 			}

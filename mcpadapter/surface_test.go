@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -82,7 +83,7 @@ func TestToolSearchMode(t *testing.T) {
 	if ran.IsError || !strings.Contains(text(ran), `"text":"via search"`) {
 		t.Errorf("call_tool = %s", text(ran))
 	}
-	if r := <-e.seen; r.URL.Path != "/notes" {
+	if r := testwait.Recv(t, e.seen, "the upstream to receive the call"); r.URL.Path != "/notes" {
 		t.Errorf("upstream got %s", r.URL.Path)
 	}
 	bad := []struct {
@@ -352,7 +353,7 @@ func TestProgressAndLogging(t *testing.T) {
 	if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
 		t.Fatalf("call: %v %v", err, res)
 	}
-	<-e.seen
+	testwait.Recv(t, e.seen, "the upstream to receive the call")
 	// Notifications may trail the result on another stream: wait for both kinds.
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -499,7 +500,7 @@ func TestExtensionsAddToEveryScope(t *testing.T) {
 		t.Errorf("whoami = %q", got)
 	}
 	call(t, c, "notes_create_note", map[string]any{"text": "wrapped"})
-	<-e.seen
+	testwait.Recv(t, e.seen, "the upstream to receive the call")
 	mu.Lock()
 	defer mu.Unlock()
 	if diff := cmp.Diff([]string{"agent:agt_triage notes_create_note"}, wrapped); diff != "" {

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/telemetry"
@@ -80,7 +81,7 @@ func TestToolCallContinuesTheCallersTrace(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
 	}
-	upstreamReq := <-e.seen
+	upstreamReq := testwait.Recv(t, e.seen, "the upstream to receive the call")
 
 	spans := map[string]sdktrace.ReadOnlySpan{}
 	var httpSpans []sdktrace.ReadOnlySpan
@@ -175,7 +176,7 @@ func TestToolCallWithoutMetaParentsOnTheHTTPSpan(t *testing.T) {
 	if res := call(t, c, "notes_create_note", map[string]any{"text": "hi"}); res.IsError {
 		t.Fatalf("call: %s", text(res))
 	}
-	<-e.seen
+	testwait.Recv(t, e.seen, "the upstream to receive the call")
 	var toolSpan sdktrace.ReadOnlySpan
 	httpSpans := map[trace.SpanID]bool{}
 	for _, s := range rec.Ended() {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers/github"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -74,7 +75,7 @@ func TestUpstreamFieldReachesToolError(t *testing.T) {
 				}
 			}
 			want := map[string]any{"title": "Bug", "assignees": []any{"nobody-here"}}
-			if diff := cmp.Diff(want, <-sent); diff != "" {
+			if diff := cmp.Diff(want, testwait.Recv(t, sent, "GitHub to receive the request")); diff != "" {
 				t.Errorf("GitHub got (-want +got):\n%s", diff)
 			}
 		})
