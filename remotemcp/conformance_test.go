@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // conformanceVersion is the pinned @modelcontextprotocol/conformance (see
@@ -49,7 +51,7 @@ func requireConformance(t *testing.T) string {
 	if !installed() {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
+		cmd := testproc.Command(ctx, "npm", "ci", "--no-audit", "--no-fund")
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
@@ -74,7 +76,7 @@ func TestConformanceClientAuth(t *testing.T) {
 	t.Parallel()
 	dir := requireConformance(t)
 	client := filepath.Join(t.TempDir(), "conformanceclient")
-	build := exec.Command("go", "build", "-o", client, "./internal/conformanceclient")
+	build := testproc.Command(t.Context(), "go", "build", "-o", client, "./internal/conformanceclient")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the conformance client: %v\n%s", err, out)
 	}
@@ -96,7 +98,7 @@ func TestConformanceClientAuth(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "conformance"), "client", "--command", client, "--scenario", name)
+			cmd := testproc.Command(ctx, filepath.Join(dir, "node_modules", ".bin", "conformance"), "client", "--command", client, "--scenario", name)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "PATH="+path)
 			out, err := cmd.CombinedOutput()

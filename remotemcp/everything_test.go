@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testproc"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -66,7 +67,7 @@ func requireEverything(t *testing.T) string {
 	if !installed() {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
+		cmd := testproc.Command(ctx, "npm", "ci", "--no-audit", "--no-fund")
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
@@ -82,7 +83,7 @@ func requireEverything(t *testing.T) string {
 // it accepts connections. The returned function kills it and waits for it to exit.
 func startEverything(t *testing.T, script string, port int) func() {
 	t.Helper()
-	cmd := exec.Command("node", script, "streamableHttp")
+	cmd := testproc.Command(t.Context(), "node", script, "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -95,7 +96,7 @@ func startEverything(t *testing.T, script string, port int) func() {
 			return
 		}
 		stopped = true
-		_ = cmd.Process.Kill()
+		_ = testproc.Kill(cmd)
 		_ = cmd.Wait()
 	}
 	t.Cleanup(stop)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
@@ -307,7 +308,8 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func drain(ch chan string) {
+// drain empties ch of what was already sent.
+func drain[T any](ch chan T) {
 	for {
 		select {
 		case <-ch:
@@ -320,7 +322,7 @@ func drain(ch chan string) {
 // waitChange waits for subscribers to be told about the connection.
 func waitChange(t *testing.T, ch chan string, id string) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(testwait.Timeout)
 	for {
 		select {
 		case got := <-ch:
@@ -328,7 +330,7 @@ func waitChange(t *testing.T, ch chan string, id string) {
 				return
 			}
 		case <-deadline:
-			t.Fatalf("no change notified for %s", id)
+			t.Fatalf("no change notified for %s in %s", id, testwait.Timeout)
 		}
 	}
 }
@@ -402,13 +404,7 @@ func TestIdleSessionClosed(t *testing.T) {
 		return up.deletes
 	}
 	before := deletes() // the registration's check session ended already
-	deadline := time.Now().Add(10 * time.Second)
-	for deletes() == before {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle session was not ended within 10s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testwait.Until(t, "the idle session to be ended", func() bool { return deletes() != before })
 	if err := call(); err != nil {
 		t.Fatalf("call after the idle close: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/tenants"
@@ -60,7 +61,10 @@ func TestListChangedReachesTenantSessions(t *testing.T) {
 		changed := make(chan struct{}, 8)
 		c.OnNotification(func(n mcp.JSONRPCNotification) {
 			if n.Method == string(mcp.MethodNotificationToolsListChanged) {
-				changed <- struct{}{}
+				select {
+				case changed <- struct{}{}:
+				default: // enough are noted; never hold the client's reader
+				}
 			}
 		})
 		if err := c.Start(ctx); err != nil {
@@ -95,17 +99,30 @@ func TestListChangedReachesTenantSessions(t *testing.T) {
 	if got := names(cb); len(got) != 0 {
 		t.Errorf("another tenant's tools = %v", got)
 	}
-	time.Sleep(200 * time.Millisecond) // let the client's GET stream open
-
-	up.mcp.AddTool(mcp.NewTool("whisper", mcp.WithDescription("Whisper."), mcp.WithString("word", mcp.Required())),
+	// announce adds a tool to the remote server until the tenant's session hears of
+	// it. The client's GET stream (and the hub's to the remote) open in the background,
+	// and a list_changed sent before they are open reaches nobody: each AddTool sends
+	// another. (Before, a fixed 200 ms pause stood for the streams opening.)
+	announce := func(tool mcp.Tool, handler server.ToolHandlerFunc) {
+		t.Helper()
+		drain(changed)
+		deadline := time.Now().Add(testwait.Timeout)
+		for {
+			up.mcp.AddTool(tool, handler)
+			select {
+			case <-changed:
+				return
+			case <-time.After(time.Second):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the tenant's MCP session got no list_changed for %s in %s", tool.Name, testwait.Timeout)
+			}
+		}
+	}
+	announce(mcp.NewTool("whisper", mcp.WithDescription("Whisper."), mcp.WithString("word", mcp.Required())),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("psst"), nil
 		})
-	select {
-	case <-changed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the tenant's MCP session got no list_changed")
-	}
 	if diff := cmp.Diff([]string{"up_shout", "up_whisper"}, names(ca)); diff != "" {
 		t.Errorf("tenant tools after list_changed (-want +got):\n%s", diff)
 	}
@@ -132,7 +149,7 @@ func TestListChangedReachesTenantSessions(t *testing.T) {
 		}
 	})
 	tokens := make(chan mcp.ProgressToken, 1)
-	up.mcp.AddTool(mcp.NewTool("count", mcp.WithDescription("Count to two.")),
+	announce(mcp.NewTool("count", mcp.WithDescription("Count to two.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var remoteToken mcp.ProgressToken
 			if req.Params.Meta != nil {
@@ -145,18 +162,15 @@ func TestListChangedReachesTenantSessions(t *testing.T) {
 			}
 			return mcp.NewToolResultText("two"), nil
 		})
-	select {
-	case <-changed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the tenant's MCP session got no list_changed for count")
-	}
+	// A list_changed of an earlier AddTool of whisper may be the one announce took.
+	testwait.Until(t, "up_count in the tenant's tools", func() bool { return slices.Contains(names(ca), "up_count") })
 	req = mcp.CallToolRequest{}
 	req.Params.Name = "up_count"
 	req.Params.Meta = &mcp.Meta{ProgressToken: "client-token"}
 	if res, err := ca.CallTool(ctx, req); err != nil || res.IsError {
 		t.Fatalf("up_count through the hub = %+v, %v", res, err)
 	}
-	if token := <-tokens; token == nil {
+	if token := testwait.Recv(t, tokens, "the remote server to be called"); token == nil {
 		t.Error("the hub asked the remote server for no progress")
 	}
 	// The remote's progress arrives under the client's token with the remote's message.

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
@@ -71,7 +72,7 @@ func TestRemoteCallTelemetry(t *testing.T) {
 	if _, err := r.router.Execute(ctx, r.a, router.Request{Tool: "up_trace", ConnectionID: regd.Connection.ID, Args: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	meta := <-metas
+	meta := testwait.Recv(t, metas, "the server to receive the call's _meta")
 	var traceRouter sdktrace.ReadOnlySpan
 	for _, s := range rec.Ended() {
 		if s.Name() == "router.execute" && s != routerSpan {
