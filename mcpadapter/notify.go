@@ -14,7 +14,8 @@ import (
 )
 
 // instrument wraps a hub tool's handler with what the caller asked for besides the
-// result: progress notifications when the request carries a progress token (one per
+// result, and with the caller itself (providers.Caller) for what a remote MCP server
+// asks of it during the call: progress notifications when the request carries a progress token (one per
 // upstream response, so a call that pages through results reports each page), and log
 // notifications at the session's level: the call starting (info), and its outcome
 // (debug when it worked, warning or error when not). mcp-go drops a notification that
@@ -25,6 +26,7 @@ func (s *scope) instrument(name string, next server.ToolHandlerFunc) server.Tool
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			ctx = providers.WithProgress(ctx, s.progressSender(ctx, req.Params.Meta.ProgressToken))
 		}
+		ctx = providers.WithCaller(ctx, caller{s: s, ctx: ctx})
 		s.log(ctx, mcp.LoggingLevelInfo, map[string]any{"event": "tool_call", "tool": name})
 		res, err := next(ctx, req)
 		switch {

@@ -16,13 +16,13 @@ import (
 
 // listen keeps a Streamable HTTP session's stream of server notifications open until
 // ctx ends, so that a tools/list_changed the server sends while no call is in flight
-// reaches the hub. On 2026-07-28 that is a subscriptions/listen request for
-// list_changed; before, the standalone GET stream. (mcp-go's deprecated
-// WithContinuousListening opened the GET stream for the hub before: it kept every
-// session on the legacy protocol, and an mcp-go server with a GET stream open sends
-// the notifications of a call on it instead of on the call's own stream, so a call's
-// progress arrived after its result and was lost.) Notifications go to handle; a
-// request the server sends on this stream belongs to no call, and is refused.
+// reaches the hub: the standalone GET stream of the legacy protocol, or on 2026-07-28
+// a subscriptions/listen request. It replaces mcp-go's deprecated
+// WithContinuousListening, which pins a session to the legacy protocol.
+// Notifications go to handle; a request the server sends on this stream belongs to
+// no call, and is refused. (A call's own notifications come on the call's stream;
+// mcp-go servers, though, send them on the GET stream while one is open, where a
+// call's progress can arrive after its result and is then dropped.)
 func (s *Service) listen(ctx context.Context, sess *session, hc *http.Client, url string, handle func(mcp.JSONRPCNotification)) {
 	wait := time.Second
 	for ctx.Err() == nil {

@@ -21,8 +21,8 @@ import (
 )
 
 // hubClient serves the rig's router at an MCP URL and returns an initialized MCP
-// client of tenant a's owner there.
-func hubClient(t *testing.T, r *rig, ts *tenants.Store, opts ...client.ClientOption) *client.Client {
+// client of tenant a's owner there, with a standalone GET stream when listen is set.
+func hubClient(t *testing.T, r *rig, ts *tenants.Store, listen bool, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	ctx := context.Background()
 	adapter := mcpadapter.New(mcpadapter.Options{Router: r.router, Auth: ts})
@@ -36,8 +36,11 @@ func hubClient(t *testing.T, r *rig, ts *tenants.Store, opts ...client.ClientOpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := transport.NewStreamableHTTP(hub.URL+mcpadapter.Prefix+r.a.TenantSlug,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	topts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key})}
+	if listen {
+		topts = append(topts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(hub.URL+mcpadapter.Prefix+r.a.TenantSlug, topts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +112,7 @@ func TestEveryRemoteProgressReachesTheCaller(t *testing.T) {
 			if _, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "up", URL: tc.url(t)}); err != nil {
 				t.Fatal(err)
 			}
-			c := hubClient(t, r, ts)
+			c := hubClient(t, r, ts, false)
 			var mu sync.Mutex
 			got := map[string][]float64{}
 			c.OnNotification(func(n mcp.JSONRPCNotification) {

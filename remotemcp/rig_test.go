@@ -147,7 +147,7 @@ type mcpServer struct {
 	deletes int // DELETE requests: sessions the hub ended
 }
 
-func newMCPServer(t *testing.T, want string, opts ...server.StreamableHTTPOption) *mcpServer {
+func newMCPServer(t *testing.T, want string) *mcpServer {
 	t.Helper()
 	s := &mcpServer{want: want}
 	s.mcp = server.NewMCPServer("upstream", "1.0", server.WithToolCapabilities(true))
@@ -162,7 +162,7 @@ func newMCPServer(t *testing.T, want string, opts ...server.StreamableHTTPOption
 		}
 		return mcp.NewToolResultText(w + "!"), nil
 	})
-	h := server.NewStreamableHTTPServer(s.mcp, opts...)
+	h := server.NewStreamableHTTPServer(s.mcp)
 	s.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := r.Header.Get("Authorization")
 		s.mu.Lock()

@@ -95,7 +95,8 @@ type callStatusKey struct{}
 // origin (the token is taken per request, so an OAuth token refreshes when it
 // expires), and no request to any other origin: a redirect elsewhere, or an SSE
 // message endpoint on another host, gets no credential. It notes each response's
-// status for the call it belongs to.
+// status for the call it belongs to, and taps a call's SSE response for the server's
+// log messages, which go to the calling client (logTap).
 type httpTransport struct {
 	next   http.RoundTripper
 	origin *url.URL                                  // the registered server's URL
@@ -127,6 +128,11 @@ func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.Header.Set("User-Agent", "Switchboard/1.0")
 	}
 	resp, err := t.next.RoundTrip(r)
+	if resp != nil && resp.Body != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		if c := providers.CallerFrom(req.Context()); c != nil {
+			resp.Body = &logTap{ReadCloser: resp.Body, caller: c}
+		}
+	}
 	if resp != nil {
 		if cs, ok := req.Context().Value(callStatusKey{}).(*callStatus); ok {
 			cs.status.Store(int32(resp.StatusCode))
@@ -217,13 +223,13 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 		if err != nil {
 			return nil, switchboard.Invalid("url", err.Error())
 		}
-		c = client.NewClient(tr)
+		c = client.NewClient(tr, client.WithElicitationHandler(relay{}), client.WithSamplingHandler(relay{}))
 	default:
 		tr, err := transport.NewStreamableHTTP(ep.url, transport.WithHTTPBasicClient(hc), transport.WithHTTPLogger(s.log))
 		if err != nil {
 			return nil, switchboard.Invalid("url", err.Error())
 		}
-		c = client.NewClient(tr)
+		c = client.NewClient(tr, client.WithElicitationHandler(relay{}), client.WithSamplingHandler(relay{}))
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	sess := &session{name: ep.name, client: c, cancel: cancel, tenant: ep.tenant, id: ep.id, version: ep.version}
@@ -254,8 +260,18 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 	// (server/discover) is answered by servers of the official Go SDK v1.8.0, which
 	// then refuse every request of that version.
 	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	if _, err := c.Initialize(ictx, req); err != nil {
+	init, err := c.Initialize(ictx, req)
+	if err != nil {
 		return fail(s.upstreamError(ep.name, "initialize a session with", err, cs))
+	}
+	if init.Capabilities.Logging != nil {
+		// Every level: the hub sends each caller what its own session's level asks for.
+		// Servers of the official SDKs send no log message until a level is set.
+		lreq := mcp.SetLevelRequest{}
+		lreq.Params.Level = mcp.LoggingLevelDebug
+		if err := c.SetLevel(ictx, lreq); err != nil {
+			s.log.Debug("set the remote MCP server's log level", "server", ep.name, "err", err)
+		}
 	}
 	if err := s.listTools(ictx, sess); err != nil {
 		return fail(s.upstreamError(ep.name, "list the tools of", err, cs))

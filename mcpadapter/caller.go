@@ -1,0 +1,74 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// caller is the MCP client of one tool call, as providers.Caller: what a remote MCP
+// server sends during the call (log messages, elicitation and sampling requests)
+// reaches the client through it.
+type caller struct {
+	s   *scope
+	ctx context.Context // the tool call's: it holds the client's session
+}
+
+// Log sends the remote's log message to the client, at the client's log level.
+func (c caller) Log(params map[string]any) {
+	level, _ := params["level"].(string)
+	logger, _ := params["logger"].(string)
+	n := mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), logger, params["data"])
+	deliver(c.ctx, func() error { return c.s.mcp.SendLogMessageToClient(c.ctx, n) })
+}
+
+// Ask sends the remote's request to the client and returns the client's answer. The
+// request ends with ctx (the remote's) or with the call.
+func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	rctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	var res any
+	var err error
+	switch method {
+	case string(mcp.MethodElicitationCreate):
+		var p mcp.ElicitationParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("elicitation/create params: %w", err)
+		}
+		if !canElicit(c.ctx) {
+			return nil, errors.New("the calling client does not support elicitation")
+		}
+		res, err = c.s.mcp.RequestElicitation(rctx, mcp.ElicitationRequest{Request: mcp.Request{Method: method}, Params: p})
+	case string(mcp.MethodSamplingCreateMessage):
+		var p mcp.CreateMessageParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("sampling/createMessage params: %w", err)
+		}
+		if !canSample(c.ctx) {
+			return nil, errors.New("the calling client does not support sampling")
+		}
+		res, err = c.s.mcp.RequestSampling(rctx, mcp.CreateMessageRequest{Request: mcp.Request{Method: method}, CreateMessageParams: p})
+	default:
+		return nil, fmt.Errorf("switchboard does not relay %s to the calling client", method)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+// canSample reports whether the client of this request declared sampling when its
+// session was initialized. (mcp-go sends a sampling request on the client's GET
+// stream only, and 2026-07-28 has no requests from the server during a call.)
+func canSample(ctx context.Context) bool {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return false
+	}
+	ci, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	return ok && ci.GetClientCapabilities().Sampling != nil
+}
