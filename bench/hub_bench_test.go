@@ -133,7 +133,7 @@ func buildHub(b *testing.B, withGitHub bool, extra ...providers.Spec) *hub {
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg, Logger: log})
 	b.Cleanup(func() { runExec.Close(context.Background()) })
 	// Every closed-loop caller holds a session of the one key: up to 1,024 of them.
-	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tstore, Agents: agentService, Logger: log, SessionLimits: sessions.Limits{PerPrincipal: 4096},
+	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tstore, Agents: agentService, Logger: log, SessionLimits: sessions.Limits{PerPrincipal: 4096}, Admission: admission,
 		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec})}})
 	b.Cleanup(func() { adapter.Close(context.Background()) })
 	engine := api.New(api.Options{Registry: reg, Tenants: tstore, Connections: svc, Audit: audit.NewStore(db), Recorder: writer, Logger: log})
@@ -203,6 +203,9 @@ func (s *session) rpc(method, params string) (json.RawMessage, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
+		if ra := resp.Header.Get("Retry-After"); ra != "" {
+			return nil, &httpRefusal{status: resp.StatusCode, retryAfter: ra, body: body}
+		}
 		return nil, fmt.Errorf("%s: HTTP %d: %s", method, resp.StatusCode, body)
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -227,6 +230,17 @@ func (s *session) rpc(method, params string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%s: %s", method, msg.Error.Message)
 	}
 	return msg.Result, nil
+}
+
+// httpRefusal is a request the hub refused at its door (429 or 503) with Retry-After.
+type httpRefusal struct {
+	status     int
+	retryAfter string
+	body       []byte
+}
+
+func (e *httpRefusal) Error() string {
+	return fmt.Sprintf("HTTP %d, Retry-After %s: %s", e.status, e.retryAfter, e.body)
 }
 
 // list asks for the tools and checks the answer is a JSON list, without decoding it:

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -28,6 +29,14 @@ type outcome struct {
 // failure (anything else, which fails the benchmark: every call must be one of the two).
 func (s *session) callOrRefusal() (refusedFor time.Duration, err error) {
 	res, err := s.rpc("tools/call", `{"name":"github_get_issue","arguments":{"owner":"octocat","repo":"Hello-World","issue_number":1347}}`)
+	if hr := (*httpRefusal)(nil); errors.As(err, &hr) {
+		// Refused at the door, before the request was read: its advice is the header's.
+		secs, cerr := strconv.Atoi(hr.retryAfter)
+		if cerr != nil || secs <= 0 || !refusal.Match(hr.body) {
+			return 0, fmt.Errorf("refusal without a usable Retry-After: %w", err)
+		}
+		return time.Duration(secs) * time.Second, nil
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -93,12 +102,12 @@ func merge(outs []outcome) ([]time.Duration, int) {
 const overloadWindow = 10 * time.Second
 
 // BenchmarkOverload drives github_get_issue through the hub (admission control with its
-// defaults, every audit row committed before its answer) with 64, 256 and 1,024
+// defaults, every audit row committed before its answer) with 16, 64, 256 and 1,024
 // closed-loop callers for ten seconds each, and reports answered calls per second,
 // their p50 and p99, and the calls refused with Retry-After.
 func BenchmarkOverload(b *testing.B) {
 	h := newHub(b)
-	for _, c := range []int{64, 256, 1024} {
+	for _, c := range []int{16, 64, 256, 1024} {
 		b.Run(fmt.Sprintf("callers=%d", c), func(b *testing.B) {
 			sessions := make([]*session, c)
 			for i := range sessions {

@@ -234,6 +234,18 @@ func (s *Slot) Release() {
 	s.a.release()
 }
 
+// Open reports whether the slot is a place not yet released for good (paused or
+// held): a request admitted at its door hands its slot to the calls it makes, which do
+// not queue again; a released one (its request ended) is no one's to use.
+func (s *Slot) Open() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closed
+}
+
 // Pause gives the place back while the call waits outside the hub.
 func (s *Slot) Pause() {
 	if s == nil {

@@ -7,6 +7,7 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/identity"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/sessions"
 	"github.com/switchboard-hub/switchboard/telemetry"
@@ -87,6 +89,11 @@ type Options struct {
 	KeyRecheck time.Duration
 	// Telemetry, when set, gets a span per tools/call and the live-session count.
 	Telemetry *telemetry.Telemetry
+	// Admission, when set (the router's own), admits each POST by its caller's tenant
+	// before its body is read: a request over the node's or its tenant's bound is
+	// refused for the price of its headers, 503 or 429 with Retry-After, and one
+	// admitted keeps its place for the tool calls it makes.
+	Admission *limits.Admission
 }
 
 // Adapter is the http.Handler of every MCP URL. It keeps one MCP server per scope (a
@@ -209,6 +216,16 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, switchboard.Invalid("Mcp-Session-Id", "a GET stream needs the session id that initialize returned"))
 		return
 	}
+	if r.Method == http.MethodPost {
+		// Before anything reads the body: a flood is refused for the price of its headers.
+		slot, err := a.admit(r.Context(), p)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		defer slot.Release()
+		r = r.WithContext(limits.WithSlot(r.Context(), slot))
+	}
 	s, err := a.scope(r.Context(), p, agentID)
 	if err != nil {
 		e := switchboard.AsError(err)
@@ -231,6 +248,19 @@ func (a *Adapter) authenticate(ctx context.Context, key, resource string) (switc
 		return a.opts.Tokens.AuthenticateToken(ctx, key, resource)
 	}
 	return a.opts.Auth.Authenticate(ctx, key)
+}
+
+// admit takes a place for a POST of p's tenant: the refusal, or for a caller that went
+// away while it waited, canceled.
+func (a *Adapter) admit(ctx context.Context, p switchboard.Principal) (*limits.Slot, *switchboard.Error) {
+	slot, err := a.opts.Admission.Admit(ctx, p.TenantID)
+	if err == nil {
+		return slot, nil
+	}
+	if se := (*switchboard.Error)(nil); errors.As(err, &se) {
+		return nil, se
+	}
+	return nil, &switchboard.Error{Code: switchboard.CodeCanceled, Message: "the request was canceled by its caller before it ran", Err: err}
 }
 
 // endpointOf is the MCP path a principal's key serves.

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -384,7 +385,8 @@ func (x *runsExt) wrap(sc Scope, b router.Binding, next server.ToolHandlerFunc) 
 			// background with the HTTP request's context, which ends with that request:
 			// nothing here may depend on it (tasks/cancel reaches the run through
 			// taskLinks).
-			ctx = context.WithoutCancel(ctx)
+			// Nor its place: the task is admitted as a run of its own.
+			ctx = limits.WithSlot(context.WithoutCancel(ctx), nil)
 		}
 		p, ok := switchboard.PrincipalFrom(ctx)
 		if !ok {

@@ -196,15 +196,19 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 		return nil, &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: auditRetry,
 			Message: fmt.Sprintf("the audit log is not keeping up (its database is slow or down), so nothing was run; retry in %d s", int(auditRetry/time.Second))}
 	}
-	slot, err := r.admit.Admit(ctx, p.TenantID)
-	if err != nil {
-		if se := (*switchboard.Error)(nil); errors.As(err, &se) {
-			return nil, err // refused before running, counted by the admission
+	if !limits.SlotFrom(ctx).Open() {
+		// Not admitted at its door (the MCP adapter admits before it reads a request;
+		// REST calls and runs come here first): admitted here.
+		slot, err := r.admit.Admit(ctx, p.TenantID)
+		if err != nil {
+			if se := (*switchboard.Error)(nil); errors.As(err, &se) {
+				return nil, err // refused before running, counted by the admission
+			}
+			return nil, &switchboard.Error{Code: switchboard.CodeCanceled, Message: "the call was canceled by its caller before it ran", Err: err}
 		}
-		return nil, &switchboard.Error{Code: switchboard.CodeCanceled, Message: "the call was canceled by its caller before it ran", Err: err}
+		defer slot.Release()
+		ctx = limits.WithSlot(ctx, slot)
 	}
-	defer slot.Release()
-	ctx = limits.WithSlot(ctx, slot)
 	start := r.now()
 	status := &upstreamStatus{}
 	ctx, span := r.startSpan(ctx, p, req)
@@ -455,9 +459,15 @@ func (r *Router) record(ctx context.Context, p switchboard.Principal, req Reques
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWait)
 	defer cancel()
-	if err := c.Commit(wctx, e); err != nil {
-		r.log.ErrorContext(ctx, "audit row of a tool call not committed", "tool", req.Tool, "err", err)
-		return err
+	// The wait for the commit is the database's, not the hub's: the call's place goes
+	// to another call meanwhile, which joins the same group commit.
+	slot := limits.SlotFrom(ctx)
+	slot.Pause()
+	cerr := c.Commit(wctx, e)
+	slot.Resume()
+	if cerr != nil {
+		r.log.ErrorContext(ctx, "audit row of a tool call not committed", "tool", req.Tool, "err", cerr)
+		return cerr
 	}
 	return nil
 }

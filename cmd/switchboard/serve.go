@@ -180,6 +180,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		// ended session travels on the change feed.
 		Relay:     mcpadapter.FeedRelay(feed),
 		Telemetry: tel,
+		Admission: admission, // MCP requests are admitted before their bodies are read
 		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log}),
 			mcpadapter.WorkflowsExtension(mcpadapter.WorkflowsOptions{Service: wfService, Logger: log})},
 	})
