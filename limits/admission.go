@@ -38,18 +38,22 @@ type AdmissionOptions struct {
 // never stuck behind another tenant's thousands; excess calls are refused fast, with
 // a Retry-After, instead of letting queues collapse. It is safe for concurrent use.
 type Admission struct {
-	opts    AdmissionOptions
-	mu      sync.Mutex
-	running int
-	waiting int
-	resumes []*waiter // calls back from their upstream, served before new ones
-	tenants map[switchboard.TenantID]*tenantQueue
-	ring    []*tenantQueue // tenants with calls waiting, in round-robin order
-	next    int
+	opts     AdmissionOptions
+	mu       sync.Mutex
+	running  int
+	waiting  int // new calls waiting (MaxQueue bounds them)
+	resuming int // calls back from their upstream waiting
+	tenants  map[switchboard.TenantID]*tenantQueue
+	ring     []*tenantQueue // tenants with calls waiting, in round-robin order
+	next     int
 }
 
+// tenantQueue is a tenant's calls waiting for a place: its calls back from their
+// upstream go before its new ones, but not before other tenants' turns, so a tenant
+// whose many calls return at once (a group commit's) does not hold up everyone else.
 type tenantQueue struct {
 	id      switchboard.TenantID
+	resumes []*waiter
 	waiters []*waiter
 	inRing  bool
 }
@@ -83,6 +87,7 @@ func NewAdmission(o AdmissionOptions) *Admission {
 // back while the call waits for something outside the hub (its upstream).
 type Slot struct {
 	a      *Admission
+	tenant switchboard.TenantID
 	mu     sync.Mutex
 	held   bool
 	closed bool
@@ -97,31 +102,26 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 		return nil, nil // no admission control: every call runs
 	}
 	a.mu.Lock()
-	if a.running < a.opts.MaxInFlight && a.waiting == 0 && len(a.resumes) == 0 {
+	if a.running < a.opts.MaxInFlight && a.waiting == 0 && a.resuming == 0 {
 		a.running++
 		a.mu.Unlock()
-		return &Slot{a: a, held: true}, nil
+		return &Slot{a: a, tenant: tenant, held: true}, nil
 	}
-	t := a.tenants[tenant]
-	if t == nil {
-		t = &tenantQueue{id: tenant}
-		a.tenants[tenant] = t
-	}
+	t := a.queueOf(tenant)
 	if len(t.waiters) >= a.opts.TenantQueue {
+		a.forget(t)
 		a.mu.Unlock()
 		return nil, a.refuse("tenant", "queue_full")
 	}
 	if a.waiting >= a.opts.MaxQueue {
+		a.forget(t)
 		a.mu.Unlock()
 		return nil, a.refuse("node", "queue_full")
 	}
 	w := &waiter{ready: make(chan struct{})}
 	t.waiters = append(t.waiters, w)
 	a.waiting++
-	if !t.inRing {
-		t.inRing = true
-		a.ring = append(a.ring, t)
-	}
+	a.enqueue(t)
 	a.dispatch()
 	a.mu.Unlock()
 
@@ -130,7 +130,7 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	var err error
 	select {
 	case <-w.ready:
-		return &Slot{a: a, held: true}, nil
+		return &Slot{a: a, tenant: tenant, held: true}, nil
 	case <-timer.C:
 		err = a.refuse("node", "wait_exceeded")
 	case <-ctx.Done():
@@ -168,24 +168,42 @@ func (a *Admission) refuse(scope, reason string) error {
 		Message: fmt.Sprintf("the server is at capacity; nothing was run; retry in %d s", secs)}
 }
 
-// dispatch hands free places out: first to calls back from their upstream, then to
-// waiting calls, one tenant at a time in turn. a.mu is held.
-func (a *Admission) dispatch() {
-	for a.running < a.opts.MaxInFlight && len(a.resumes) > 0 {
-		w := a.resumes[0]
-		a.resumes = a.resumes[1:]
-		a.grant(w)
+// queueOf returns the tenant's queue, made if it has none. a.mu is held.
+func (a *Admission) queueOf(tenant switchboard.TenantID) *tenantQueue {
+	t := a.tenants[tenant]
+	if t == nil {
+		t = &tenantQueue{id: tenant}
+		a.tenants[tenant] = t
 	}
+	return t
+}
+
+// enqueue puts a tenant with a call waiting in the ring. a.mu is held.
+func (a *Admission) enqueue(t *tenantQueue) {
+	if !t.inRing {
+		t.inRing = true
+		a.ring = append(a.ring, t)
+	}
+}
+
+// dispatch hands free places out one tenant at a time in turn; within a tenant, to its
+// calls back from their upstream first, then to its new ones. a.mu is held.
+func (a *Admission) dispatch() {
 	for a.running < a.opts.MaxInFlight && len(a.ring) > 0 {
 		if a.next >= len(a.ring) {
 			a.next = 0
 		}
 		t := a.ring[a.next]
-		w := t.waiters[0]
-		t.waiters = t.waiters[1:]
-		a.waiting--
+		var w *waiter
+		if len(t.resumes) > 0 {
+			w, t.resumes = t.resumes[0], t.resumes[1:]
+			a.resuming--
+		} else {
+			w, t.waiters = t.waiters[0], t.waiters[1:]
+			a.waiting--
+		}
 		a.grant(w)
-		if len(t.waiters) == 0 {
+		if len(t.resumes)+len(t.waiters) == 0 {
 			a.forget(t) // the ring shrinks at a.next: the next tenant moves into it
 			continue
 		}
@@ -201,7 +219,7 @@ func (a *Admission) grant(w *waiter) {
 
 // forget drops a tenant that has no calls waiting from the ring and the map.
 func (a *Admission) forget(t *tenantQueue) {
-	if len(t.waiters) > 0 {
+	if len(t.waiters)+len(t.resumes) > 0 {
 		return
 	}
 	if t.inRing {
@@ -260,8 +278,9 @@ func (s *Slot) Pause() {
 	s.a.release()
 }
 
-// Resume takes a place again after Pause, ahead of calls not yet started: a call that
-// has reached its upstream is finished before new work starts. It is never refused.
+// Resume takes a place again after Pause, ahead of its tenant's calls not yet started
+// (a call that has reached its upstream is finished before its tenant's new work
+// starts), in turn with other tenants. It is never refused.
 func (s *Slot) Resume() {
 	if s == nil {
 		return
@@ -273,14 +292,18 @@ func (s *Slot) Resume() {
 	}
 	a := s.a
 	a.mu.Lock()
-	if a.running < a.opts.MaxInFlight && len(a.resumes) == 0 {
+	if a.running < a.opts.MaxInFlight && a.waiting == 0 && a.resuming == 0 {
 		a.running++
 		a.mu.Unlock()
 		s.held = true
 		return
 	}
 	w := &waiter{ready: make(chan struct{})}
-	a.resumes = append(a.resumes, w)
+	t := a.queueOf(s.tenant)
+	t.resumes = append(t.resumes, w)
+	a.resuming++
+	a.enqueue(t)
+	a.dispatch()
 	a.mu.Unlock()
 	<-w.ready
 	s.held = true
@@ -304,7 +327,7 @@ func (a *Admission) Running() int {
 func (a *Admission) Waiting() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.waiting + len(a.resumes)
+	return a.waiting + a.resuming
 }
 
 type slotKey struct{}

@@ -136,7 +136,7 @@ func TestAdmissionServesTenantsInTurn(t *testing.T) {
 }
 
 // TestSlotPauseLetsOthersIn: a call waiting for its upstream gives its place to
-// another, and takes one back ahead of new calls.
+// another, and takes one back ahead of its tenant's new calls, even one that came first.
 func TestSlotPauseLetsOthersIn(t *testing.T) {
 	t.Parallel()
 	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 1, MaxWait: time.Hour})
@@ -149,21 +149,87 @@ func TestSlotPauseLetsOthersIn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a call was refused while the only place was paused: %v", err)
 	}
+	late := slotReady(admitted(a, "ten_a"))
+	waitFor(t, a, 1)
 	resumed := make(chan struct{})
 	go func() { s.Resume(); close(resumed) }()
-	waitFor(t, a, 1)
-	late := admitted(a, "ten_c")
 	waitFor(t, a, 2)
 	other.Release()
-	testwait.Recv(t, resumed, "the paused call to take a place back") // the resumed call comes first
-	select {
-	case <-late:
-		t.Fatal("a new call took the place before the call back from its upstream")
-	default:
+	if first := firstOf(t, map[string]<-chan struct{}{"resumed": resumed, "new": late}); first != "resumed" {
+		t.Fatal("a new call of the tenant took the place before its call back from its upstream")
 	}
 	s.Release()
-	testwait.Recv(t, late, "the new call to get its place").(*limits.Slot).Release()
-	if a.Running() != 0 {
-		t.Errorf("running = %d after every release", a.Running())
+	testwait.Recv(t, late, "the new call to get its place")
+	if a.Running() != 1 {
+		t.Errorf("running = %d with one call admitted", a.Running())
 	}
+}
+
+// TestResumesTakeTurnsWithOtherTenants: calls of one tenant coming back from their
+// upstream all at once (a group commit's) go ahead of that tenant's new calls only;
+// another tenant's new call gets the next turn, not the place after all of them.
+func TestResumesTakeTurnsWithOtherTenants(t *testing.T) {
+	t.Parallel()
+	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 1, MaxWait: time.Hour})
+	var paused []*limits.Slot
+	for range 3 {
+		s, err := a.Admit(context.Background(), "ten_busy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Pause()
+		paused = append(paused, s)
+	}
+	holder, err := a.Admit(context.Background(), "ten_busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := make([]chan struct{}, len(paused))
+	for i, s := range paused {
+		resumed[i] = make(chan struct{})
+		go func() { s.Resume(); close(resumed[i]) }()
+		waitFor(t, a, i+1)
+	}
+	quiet := slotReady(admitted(a, "ten_quiet"))
+	waitFor(t, a, len(paused)+1)
+
+	holder.Release()
+	// The busy tenant's turn: one of its resumed calls.
+	if got := firstOf(t, map[string]<-chan struct{}{"busy0": resumed[0], "busy1": resumed[1], "busy2": resumed[2], "quiet": quiet}); got == "quiet" {
+		t.Fatal("the quiet tenant went before the busy one, whose turn it was")
+	}
+	paused[0].Release()
+	// The quiet tenant's turn, though two more busy calls are back from their upstream.
+	if got := firstOf(t, map[string]<-chan struct{}{"busy1": resumed[1], "busy2": resumed[2], "quiet": quiet}); got != "quiet" {
+		t.Fatalf("after one busy call, %s got the place; want the quiet tenant's call", got)
+	}
+}
+
+// slotReady is closed when the admitted call's slot arrives (never, on a refusal).
+func slotReady(ch chan any) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		if _, ok := (<-ch).(*limits.Slot); ok {
+			close(done)
+		}
+	}()
+	return done
+}
+
+// firstOf waits (bounded) for one of the named channels to be closed and names it.
+func firstOf(t *testing.T, chs map[string]<-chan struct{}) string {
+	t.Helper()
+	first := ""
+	testwait.Until(t, "one of the waiting calls to get a place", func() bool {
+		for name, ch := range chs {
+			select {
+			case <-ch:
+				first = name
+				return true
+			default:
+			}
+		}
+		return false
+	})
+	return first
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -73,22 +74,11 @@ func fillTenant(t *testing.T, adm *limits.Admission, tenant switchboard.TenantID
 			s.Release()
 		}
 	}()
-	t.Cleanup(func() { cancel(); held.Release(); <-queued })
-	waitFor(t, "the tenant's second call to queue", func() bool { return adm.Waiting() == 1 })
+	t.Cleanup(func() { cancel(); held.Release(); testwait.Recv(t, queued, "the queued call to end") })
+	testwait.Until(t, "the tenant's second call to queue", func() bool { return adm.Waiting() == 1 })
 	return held.Release
 }
 
-// waitFor polls cond until it holds, failing after 30 s with what it waited for.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 30 s still waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // A request over its tenant's bound is refused before its body is read: 429 with
 // Retry-After and a sentence saying nothing ran, for the price of its headers.
@@ -147,7 +137,7 @@ func TestQuietTenantAnsweredBesideARefusedOne(t *testing.T) {
 		}
 		answered <- res
 	}()
-	waitFor(t, "the quiet tenant's call to queue beside the noisy one's", func() bool { return adm.Waiting() == 2 })
+	testwait.Until(t, "the quiet tenant's call to queue beside the noisy one's", func() bool { return adm.Waiting() == 2 })
 
 	code, _, body := postAs(t, e, "key-alice", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"notes_last_note","arguments":{}}}`, nil)
 	if code != http.StatusTooManyRequests || !strings.Contains(body, "retry in 1 s") {
