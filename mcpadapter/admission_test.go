@@ -79,7 +79,6 @@ func fillTenant(t *testing.T, adm *limits.Admission, tenant switchboard.TenantID
 	return held.Release
 }
 
-
 // A request over its tenant's bound is refused before its body is read: 429 with
 // Retry-After and a sentence saying nothing ran, for the price of its headers.
 func TestRefusedRequestIsNeverRead(t *testing.T) {
