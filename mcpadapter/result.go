@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,6 +21,14 @@ func (a *Adapter) toolError(err error) *mcp.CallToolResult {
 func (a *Adapter) errorText(err error) string {
 	var ue *providers.UpstreamError
 	if errors.As(err, &ue) {
+		// A remote MCP server's failed tool result says what failed in its own words:
+		// a run's or a task's error is those words, as a direct call's result is the
+		// server's result itself.
+		if res, ok := ue.ToolResult.(*mcp.CallToolResult); ok {
+			if text := resultText(res); text != "" {
+				return text
+			}
+		}
 		switch ue.Code {
 		case switchboard.CodeRateLimited:
 			return fmt.Sprintf("Rate limited by %s: retry after %d s. (%s)", ue.Provider, retrySeconds(ue.RetryAfter), ue.Error())
@@ -72,4 +81,15 @@ func (a *Adapter) reconnectURL() string {
 func retrySeconds(d time.Duration) int {
 	s := int((d + time.Second - 1) / time.Second)
 	return max(s, 1)
+}
+
+// resultText is the text of a tool result's text contents, one per line.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
