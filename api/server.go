@@ -35,6 +35,8 @@ type Options struct {
 	Tools ToolRunner
 	// Runs keeps the asynchronous runs of /api/runs (the runs executor).
 	Runs RunService
+	// Workflows serves /api/workflows and /api/workflow-runs.
+	Workflows WorkflowService
 	// Agents manages /api/agents and /api/mcp-settings.
 	Agents *agents.Service
 	// RemoteMCP registers remote MCP servers (POST /api/remote-mcp).
@@ -150,6 +152,7 @@ func New(o Options) *gin.Engine {
 	a.GET("/runs", s.listRuns)
 	a.GET("/runs/:id", s.getRun)
 	a.POST("/runs/:id/cancel", s.cancelRun)
+	s.workflowRoutes(a)
 	return e
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 func TestMain(m *testing.M) {
@@ -175,7 +176,9 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	agentService := agents.NewService(agents.NewStore(db), reg, svc)
 	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: w.writer, Transports: transports, Logger: slog.New(slog.DiscardHandler), ArgsKey: []byte("test"), Policies: agentService, Agents: agentService})
 	svc.Subscribe(rtr.Forget)
-	w.runs = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: rtr, Registry: reg, Logger: slog.New(slog.DiscardHandler),
+	wfStore := workflows.NewStore(db, keyring)
+	hub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: slog.New(slog.DiscardHandler)})}
+	w.runs = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: hub, Registry: reg, Logger: slog.New(slog.DiscardHandler),
 		Connections: svc, ApprovalURL: func(id string) string { return "https://hub.example.com/approvals/" + id }})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -207,6 +210,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		Audit:       audit.NewStore(db),
 		Tools:       rtr,
 		Runs:        w.runs,
+		Workflows:   &workflows.Service{Store: wfStore, Runs: w.runs, Router: rtr},
 		Agents:      agentService,
 		Recorder:    w.writer,
 		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },

@@ -80,6 +80,7 @@ func (s *Store) get(ctx context.Context, tenant switchboard.TenantID, id string)
 // ListOptions narrow and page a list of runs.
 type ListOptions struct {
 	State  State  // only runs in this state, when set
+	Tool   string // only runs of this tool, when set
 	Limit  int    // at most this many (1 to 100; 0 means 50)
 	Cursor string // the next_cursor of the previous page
 }
@@ -102,6 +103,9 @@ func (s *Store) List(ctx context.Context, p switchboard.Principal, o ListOptions
 	q := own(s.db.WithContext(ctx), p)
 	if o.State != "" {
 		q = q.Where("state = ?", o.State)
+	}
+	if o.Tool != "" {
+		q = q.Where("tool = ?", o.Tool)
 	}
 	if o.Cursor != "" {
 		at, id, err := decodeCursor(o.Cursor)

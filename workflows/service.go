@@ -156,6 +156,30 @@ func (s *Service) List(ctx context.Context, p switchboard.Principal, category st
 	return s.Store.List(ctx, p.TenantID, category)
 }
 
+// Get returns one of the tenant's saved workflows.
+func (s *Service) Get(ctx context.Context, p switchboard.Principal, name string) (Workflow, error) {
+	return s.Store.Get(ctx, p.TenantID, name)
+}
+
+// RunsOf lists the principal's own runs of a workflow, newest first, and the cursor of
+// the next page.
+func (s *Service) RunsOf(ctx context.Context, p switchboard.Principal, name, cursor string) ([]runs.View, string, error) {
+	if _, err := s.Store.Get(ctx, p.TenantID, name); err != nil {
+		return nil, "", err
+	}
+	return s.Runs.List(ctx, p, runs.ListOptions{Tool: ToolPrefix + name, Cursor: cursor})
+}
+
+// DryRunDefinition checks an unsaved definition and parameters for the principal, as
+// a save and a run would, without saving or running anything.
+func (s *Service) DryRunDefinition(ctx context.Context, p switchboard.Principal, def *Definition, params json.RawMessage) (Plan, error) {
+	prog, err := Compile(def)
+	if err != nil {
+		return Plan{}, asInvalid(err)
+	}
+	return s.plan(ctx, p, prog, params)
+}
+
 // Program returns a saved workflow compiled.
 func (s *Service) Program(ctx context.Context, p switchboard.Principal, name string) (Workflow, *Program, error) {
 	w, err := s.Store.Get(ctx, p.TenantID, name)

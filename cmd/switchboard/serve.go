@@ -226,6 +226,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Audit:       audit.NewStore(db),
 		Tools:       rtr,
 		Runs:        runExec,
+		Workflows:   wfService,
 		Agents:      agentService,
 		RemoteMCP:   remote,
 		Recorder:    auditWriter,

@@ -1,0 +1,324 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/runs"
+	"github.com/switchboard-hub/switchboard/workflows"
+)
+
+// WorkflowService saves workflows and starts, follows and cancels their runs
+// (workflows.Service). Every method answers about the caller's tenant only, and
+// about the caller's own runs.
+type WorkflowService interface {
+	Create(ctx context.Context, p switchboard.Principal, def *workflows.Definition, source string, overwrite bool) (workflows.Workflow, bool, error)
+	Get(ctx context.Context, p switchboard.Principal, name string) (workflows.Workflow, error)
+	List(ctx context.Context, p switchboard.Principal, category string) ([]workflows.Workflow, error)
+	Delete(ctx context.Context, p switchboard.Principal, name string) error
+	DryRun(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage) (workflows.Plan, error)
+	DryRunDefinition(ctx context.Context, p switchboard.Principal, def *workflows.Definition, params json.RawMessage) (workflows.Plan, error)
+	Start(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage, o workflows.StartOptions) (runs.View, error)
+	RunsOf(ctx context.Context, p switchboard.Principal, name, cursor string) ([]runs.View, string, error)
+	Status(ctx context.Context, p switchboard.Principal, runID string) (workflows.RunStatus, error)
+	Cancel(ctx context.Context, p switchboard.Principal, runID string) (runs.View, error)
+}
+
+// workflowView is a saved workflow as the API answers it.
+type workflowView struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Category    string          `json:"category,omitempty"`
+	Tool        string          `json:"tool"`
+	Version     int64           `json:"version"`
+	Definition  json.RawMessage `json:"definition,omitempty"`
+	Source      string          `json:"source,omitempty"`
+	CreatedBy   string          `json:"created_by"`
+	UpdatedBy   string          `json:"updated_by"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+}
+
+func viewWorkflow(w workflows.Workflow, full bool) workflowView {
+	v := workflowView{Name: w.Name, Description: w.Description, Category: w.Category, Tool: workflows.ToolPrefix + w.Name,
+		Version: w.Version, CreatedBy: w.CreatedBy, UpdatedBy: w.UpdatedBy, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+	if full {
+		v.Definition, v.Source = json.RawMessage(w.Definition), w.Source
+	}
+	return v
+}
+
+// workflowRequest carries a definition (an object, or its YAML or JSON text), and for
+// a dry run the parameters.
+type workflowRequest struct {
+	Definition json.RawMessage `json:"definition"`
+	Overwrite  bool            `json:"overwrite"`
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// definition reads the request's definition; source is the text as written.
+func (r workflowRequest) definition() (*workflows.Definition, string, error) {
+	if len(r.Definition) == 0 || string(r.Definition) == "null" {
+		return nil, "", switchboard.Invalid("definition", "is required")
+	}
+	source := string(r.Definition)
+	var text string
+	if json.Unmarshal(r.Definition, &text) == nil {
+		source = text
+	}
+	def, err := workflows.Parse([]byte(source))
+	return def, source, err
+}
+
+func (s *server) workflowService(c *gin.Context) (switchboard.Principal, bool) {
+	p, err := principal(c)
+	if err != nil {
+		s.fail(c, err)
+		return p, false
+	}
+	if s.Workflows == nil {
+		s.fail(c, switchboard.Errorf(switchboard.CodeUnavailable, "this server runs no workflows"))
+		return p, false
+	}
+	return p, true
+}
+
+// failWorkflow answers a definition's problems, each with its step and field, or any
+// other error as fail does.
+func (s *server) failWorkflow(c *gin.Context, err error) {
+	ps := workflows.ProblemsOf(err)
+	if ps == nil {
+		s.fail(c, err)
+		return
+	}
+	e := switchboard.AsError(ps.AsError())
+	c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{
+		"error":    errorDetail{Code: e.Code, Message: e.Message, Field: e.Field},
+		"problems": ps,
+	})
+}
+
+// listWorkflows lists the tenant's workflows: ?category=.
+func (s *server) listWorkflows(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	ws, err := s.Workflows.List(c.Request.Context(), p, c.Query("category"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]workflowView, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, viewWorkflow(w, false))
+	}
+	c.JSON(http.StatusOK, gin.H{"workflows": out})
+}
+
+// createWorkflow saves a workflow (201), or with overwrite replaces one (200).
+func (s *server) createWorkflow(c *gin.Context) {
+	s.saveWorkflow(c, "")
+}
+
+// putWorkflow replaces the workflow the path names (or creates it).
+func (s *server) putWorkflow(c *gin.Context) {
+	s.saveWorkflow(c, c.Param("name"))
+}
+
+func (s *server) saveWorkflow(c *gin.Context, name string) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	var req workflowRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	def, source, err := req.definition()
+	if err != nil {
+		s.failWorkflow(c, err)
+		return
+	}
+	overwrite := req.Overwrite
+	if name != "" {
+		if def.Name != name {
+			s.fail(c, switchboard.Invalid("definition.name", "must be "+name+", the workflow this path names"))
+			return
+		}
+		overwrite = true
+	}
+	w, created, err := s.Workflows.Create(c.Request.Context(), p, def, source, overwrite)
+	if err != nil {
+		s.failWorkflow(c, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		c.Header("Location", "/api/workflows/"+w.Name)
+	}
+	c.JSON(status, viewWorkflow(w, true))
+}
+
+func (s *server) getWorkflow(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	w, err := s.Workflows.Get(c.Request.Context(), p, c.Param("name"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, viewWorkflow(w, true))
+}
+
+func (s *server) deleteWorkflow(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	if err := s.Workflows.Delete(c.Request.Context(), p, c.Param("name")); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// dryRunDefinition checks an unsaved definition (and parameters) and answers the plan.
+func (s *server) dryRunDefinition(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	var req workflowRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	def, _, err := req.definition()
+	if err != nil {
+		s.failWorkflow(c, err)
+		return
+	}
+	plan, err := s.Workflows.DryRunDefinition(c.Request.Context(), p, def, req.Parameters)
+	if err != nil {
+		s.failWorkflow(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, plan)
+}
+
+// dryRunWorkflow checks a saved workflow with parameters and answers the plan.
+func (s *server) dryRunWorkflow(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	var req struct {
+		Parameters json.RawMessage `json:"parameters"`
+	}
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	plan, err := s.Workflows.DryRun(c.Request.Context(), p, c.Param("name"), req.Parameters)
+	if err != nil {
+		s.failWorkflow(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, plan)
+}
+
+// startWorkflow starts a run of a workflow and answers 202 with it at once.
+func (s *server) startWorkflow(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	var req struct {
+		Parameters    json.RawMessage `json:"parameters"`
+		ParallelLimit int             `json:"parallel_limit"`
+		Timeout       int             `json:"timeout"` // seconds
+	}
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	v, err := s.Workflows.Start(c.Request.Context(), p, c.Param("name"), req.Parameters,
+		workflows.StartOptions{ParallelLimit: req.ParallelLimit, Timeout: time.Duration(req.Timeout) * time.Second})
+	if err != nil {
+		s.failWorkflow(c, err)
+		return
+	}
+	c.Header("Location", "/api/workflow-runs/"+v.ID)
+	c.JSON(http.StatusAccepted, v)
+}
+
+// listWorkflowRuns lists the caller's runs of a workflow: ?cursor=.
+func (s *server) listWorkflowRuns(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	list, next, err := s.Workflows.RunsOf(c.Request.Context(), p, c.Param("name"), c.Query("cursor"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	body := gin.H{"runs": list}
+	if next != "" {
+		body["next_cursor"] = next
+	}
+	c.JSON(http.StatusOK, body)
+}
+
+// getWorkflowRun answers one of the caller's workflow runs with each step's state,
+// timing and output.
+func (s *server) getWorkflowRun(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	st, err := s.Workflows.Status(c.Request.Context(), p, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, st)
+}
+
+func (s *server) cancelWorkflowRun(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	v, err := s.Workflows.Cancel(c.Request.Context(), p, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+// workflowRoutes adds /api/workflows and /api/workflow-runs.
+func (s *server) workflowRoutes(a *gin.RouterGroup) {
+	a.GET("/workflows", s.listWorkflows)
+	a.POST("/workflows", s.createWorkflow)
+	a.POST("/workflows/dry-run", s.dryRunDefinition)
+	a.GET("/workflows/:name", s.getWorkflow)
+	a.PUT("/workflows/:name", s.putWorkflow)
+	a.DELETE("/workflows/:name", s.deleteWorkflow)
+	a.POST("/workflows/:name/dry-run", s.dryRunWorkflow)
+	a.POST("/workflows/:name/runs", s.startWorkflow)
+	a.GET("/workflows/:name/runs", s.listWorkflowRuns)
+	a.GET("/workflow-runs/:id", s.getWorkflowRun)
+	a.POST("/workflow-runs/:id/cancel", s.cancelWorkflowRun)
+}

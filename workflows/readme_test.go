@@ -1,0 +1,60 @@
+package workflows
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/router"
+)
+
+// allCatalog is every provider's tools, each on one connection labelled octocat.
+type allCatalog struct{ reg *providers.Registry }
+
+func (c allCatalog) Tools(context.Context, switchboard.Principal) ([]router.Binding, error) {
+	var out []router.Binding
+	for _, spec := range c.reg.Providers() {
+		for _, t := range c.reg.Tools(spec.Name) {
+			out = append(out, router.Binding{Tool: t, Connections: []router.ConnectionRef{{ID: "con_" + spec.Name, Label: "octocat", Account: "octocat"}}})
+		}
+	}
+	return out, nil
+}
+
+// TestREADMEExampleIsValid checks that the workflow README.md shows is one a save
+// accepts, against the real providers' tools.
+func TestREADMEExampleIsValid(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "### Workflows")
+	if !ok {
+		t.Fatal("README.md has no Workflows section")
+	}
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	example, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("the Workflows section has no YAML example")
+	}
+	reg := providers.NewRegistry()
+	if err := all.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	def, err := Parse([]byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := Compile(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check(context.Background(), prog, allCatalog{reg}, alice); err != nil {
+		t.Fatal(err)
+	}
+}
