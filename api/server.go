@@ -41,6 +41,8 @@ type Options struct {
 	Agents *agents.Service
 	// RemoteMCP registers remote MCP servers (POST /api/remote-mcp).
 	RemoteMCP RemoteMCP
+	// Grants lists and revokes the connected apps (/api/connected-apps).
+	Grants Grants
 	// Recorder takes the audit events of tenant, user and key changes.
 	Recorder audit.Recorder
 	// Ready reports whether the hub can serve (the database answers); /readyz calls it.
@@ -130,6 +132,9 @@ func New(o Options) *gin.Engine {
 	a.DELETE("/keys/:id", s.revokeKey)
 
 	a.GET("/audit", s.listAudit)
+
+	a.GET("/connected-apps", s.listConnectedApps)
+	a.DELETE("/connected-apps/:id", s.revokeConnectedApp)
 
 	a.GET("/invitations", s.listInvitations)
 	a.POST("/invitations", s.createInvitation)

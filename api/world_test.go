@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/database"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
@@ -143,6 +144,7 @@ type world struct {
 	member  actor // tenant A's member
 	ownerB  actor // tenant B's owner
 	runs    *runs.Executor
+	oauth   *identity.Server
 
 	mu     sync.Mutex
 	bodies [][]byte
@@ -203,7 +205,9 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	}
 	w.ownerB = w.newUser(w.b.ID, "owner@b.test", switchboard.RoleOwner)
 
+	w.oauth = identity.New(identity.Options{DB: db, Keyring: keyring, PublicURL: "https://hub.example.com", Logger: slog.New(slog.DiscardHandler)})
 	engine := api.New(api.Options{
+		Grants:      w.oauth,
 		Registry:    reg,
 		Tenants:     w.tenants,
 		Connections: svc,

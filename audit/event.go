@@ -30,9 +30,11 @@ const (
 	KindOAuthAppDeleted    Kind = "oauth_app_deleted"
 	KindKeyCreated         Kind = "key_created"
 	KindKeyRevoked         Kind = "key_revoked"
-	KindTenantCreated      Kind = "tenant_created"
-	KindUserCreated        Kind = "user_created"
-	KindUserInvited        Kind = "user_invited"
+	// KindGrantRevoked is a person revoking an MCP client's access (Connected apps).
+	KindGrantRevoked  Kind = "grant_revoked"
+	KindTenantCreated Kind = "tenant_created"
+	KindUserCreated   Kind = "user_created"
+	KindUserInvited   Kind = "user_invited"
 	// KindInvitationRevoked: an admin revoked a pending invitation.
 	KindInvitationRevoked Kind = "invitation_revoked"
 	// KindUserRoleChanged: an admin changed a user's role (the detail says from and to).

@@ -52,7 +52,10 @@ type browserSummary struct {
 	AgentMCPURL   string   `json:"agent_mcp_url"`
 	Clipboard     string   `json:"clipboard"`
 	RevokedPrefix string   `json:"revoked_prefix"`
-	TryResult     struct {
+	// ConnectedAppRevoked: an MCP client allowed on the consent page was listed in
+	// Connected apps and revoked there, and its token was refused after.
+	ConnectedAppRevoked bool `json:"connected_app_revoked"`
+	TryResult           struct {
 		Number int    `json:"number"`
 		Title  string `json:"title"`
 	} `json:"try_result"`
@@ -141,12 +144,15 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// axe-core ran on every page and dialog, and found no serious or critical violation.
-	for _, page := range []string{"sign-in", "connect dialog", "integrations", "agent builder", "try it", "activity", "approval", "settings", "oauth result", "narrow /agents", "dark /", "dark /agents", "dark /activity", "dark /settings", "dark /tools/github_create_issue"} {
+	for _, page := range []string{"sign-in", "connect dialog", "integrations", "agent builder", "try it", "activity", "approval", "settings", "consent page", "oauth result", "narrow /agents", "dark /", "dark /agents", "dark /activity", "dark /settings", "dark /tools/github_create_issue"} {
 		if n, ok := sum.Axe[page]; !ok || n != 0 {
 			t.Errorf("axe-core on %s: ran %v, %d serious or critical violations", page, ok, n)
 		}
 	}
 	t.Logf("axe-core checked: %v", sum.Axe)
+	if !sum.ConnectedAppRevoked {
+		t.Error("the browser run did not connect an MCP client by OAuth and revoke it in Connected apps")
+	}
 
 	// What the browser did reached the fake GitHub with the token it connected.
 	var created bool

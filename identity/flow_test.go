@@ -30,7 +30,8 @@ func TestServerMetadata(t *testing.T) {
 	}
 	want := map[string]any{
 		"issuer": r.base, "authorization_endpoint": r.base + "/oauth/authorize", "token_endpoint": r.base + "/oauth/token",
-		"registration_endpoint": r.base + "/oauth/register", "scopes_supported": []any{"mcp"}, "response_types_supported": []any{"code"},
+		"registration_endpoint": r.base + "/oauth/register", "revocation_endpoint": r.base + "/oauth/revoke",
+		"revocation_endpoint_auth_methods_supported": []any{"none", "client_secret_post", "client_secret_basic"}, "scopes_supported": []any{"mcp"}, "response_types_supported": []any{"code"},
 		"response_modes_supported": []any{"query"}, "grant_types_supported": []any{"authorization_code", "refresh_token"},
 		"token_endpoint_auth_methods_supported": []any{"none", "client_secret_post", "client_secret_basic"},
 		"code_challenge_methods_supported":      []any{"S256"}, "authorization_response_iss_parameter_supported": true,

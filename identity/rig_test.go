@@ -27,6 +27,7 @@ import (
 type rig struct {
 	t      *testing.T
 	db     *gorm.DB
+	store  *tenants.Store
 	srv    *Server
 	http   *httptest.Server
 	base   string
@@ -75,6 +76,7 @@ func newRig(t *testing.T) *rig {
 	db := testdb.SQLite(t)
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)
+
 	acme, ada, _, _, err := ts.CreateTenantWithOwner(ctx, "acme", "Acme", "ada@example.com")
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +89,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, db: db, acme: acme, ada: ada, beta: beta, bob: bob, sess: &sessionTable{m: map[string]switchboard.Principal{}},
+	r := &rig{t: t, db: db, store: ts, acme: acme, ada: ada, beta: beta, bob: bob, sess: &sessionTable{m: map[string]switchboard.Principal{}},
 		agents: agentTable{"agt_a": {"Triage", ada.ID}}}
 	var handler http.Handler
 	r.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { handler.ServeHTTP(w, req) }))
@@ -99,6 +101,7 @@ func newRig(t *testing.T) *rig {
 	mux.HandleFunc(AuthorizePath, r.srv.Authorize)
 	mux.HandleFunc(TokenPath, r.srv.Token)
 	mux.HandleFunc(RegistrationPath, r.srv.Register)
+	mux.HandleFunc(RevocationPath, r.srv.Revoke)
 	handler = mux
 	r.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return r

@@ -8,6 +8,8 @@ type ServerMetadata struct {
 	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
 	TokenEndpoint                     string   `json:"token_endpoint"`
 	RegistrationEndpoint              string   `json:"registration_endpoint"`
+	RevocationEndpoint                string   `json:"revocation_endpoint"`
+	RevocationEndpointAuthMethods     []string `json:"revocation_endpoint_auth_methods_supported"`
 	ScopesSupported                   []string `json:"scopes_supported"`
 	ResponseTypesSupported            []string `json:"response_types_supported"`
 	ResponseModesSupported            []string `json:"response_modes_supported"`
@@ -22,6 +24,7 @@ func (s *Server) Metadata() ServerMetadata {
 	base := s.o.PublicURL
 	return ServerMetadata{
 		Issuer: base, AuthorizationEndpoint: base + AuthorizePath, TokenEndpoint: base + TokenPath, RegistrationEndpoint: base + RegistrationPath,
+		RevocationEndpoint: base + RevocationPath, RevocationEndpointAuthMethods: []string{authNone, authSecretPost, authSecretBasic},
 		ScopesSupported: []string{ScopeMCP}, ResponseTypesSupported: []string{"code"}, ResponseModesSupported: []string{"query"},
 		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
 		TokenEndpointAuthMethodsSupported: []string{authNone, authSecretPost, authSecretBasic},

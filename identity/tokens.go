@@ -68,37 +68,9 @@ func (s *Server) issueAccessToken(ctx context.Context, g Grant) (string, error) 
 // issued by this server for exactly that URL, and its grant still live. Any other
 // token is refused with unauthorized.
 func (s *Server) AuthenticateToken(ctx context.Context, token, resource string) (switchboard.Principal, error) {
-	parsed, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.ES256})
-	if err != nil || len(parsed.Headers) != 1 {
-		return switchboard.Principal{}, errInvalidToken()
-	}
-	h := parsed.Headers[0]
-	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); typ != accessTokenType || h.KeyID == "" {
-		return switchboard.Principal{}, errInvalidToken()
-	}
-	// The tenant only picks the key to verify with: a token naming another tenant than
-	// its signer's does not verify.
-	var unverified accessClaims
-	if err := parsed.UnsafeClaimsWithoutVerification(&unverified); err != nil || unverified.Tenant == "" {
-		return switchboard.Principal{}, errInvalidToken()
-	}
-	now := s.now()
-	pub, err := s.keys.verifier(ctx, unverified.Tenant, h.KeyID, now)
+	c, err := s.verifyAccessToken(ctx, token)
 	if err != nil {
 		return switchboard.Principal{}, err
-	}
-	if pub == nil {
-		return switchboard.Principal{}, errInvalidToken()
-	}
-	var c accessClaims
-	if err := parsed.Claims(pub, &c); err != nil {
-		return switchboard.Principal{}, errInvalidToken()
-	}
-	if c.Expiry == nil || c.Grant == "" || c.Tenant != unverified.Tenant {
-		return switchboard.Principal{}, errInvalidToken()
-	}
-	if err := c.Claims.ValidateWithLeeway(jwt.Expected{Issuer: s.Issuer(), Time: now}, 30*time.Second); err != nil {
-		return switchboard.Principal{}, errInvalidToken()
 	}
 	if len(c.Audience) != 1 || c.Audience[0] != resource {
 		return switchboard.Principal{}, &switchboard.Error{Code: switchboard.CodeUnauthorized,
@@ -112,4 +84,42 @@ func (s *Server) AuthenticateToken(ctx context.Context, token, resource string) 
 		return switchboard.Principal{}, errInvalidToken()
 	}
 	return p, nil
+}
+
+// verifyAccessToken checks an access token's signature (by a key of the tenant it
+// names), type, issuer and expiry, and returns its claims.
+func (s *Server) verifyAccessToken(ctx context.Context, token string) (accessClaims, error) {
+	parsed, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil || len(parsed.Headers) != 1 {
+		return accessClaims{}, errInvalidToken()
+	}
+	h := parsed.Headers[0]
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); typ != accessTokenType || h.KeyID == "" {
+		return accessClaims{}, errInvalidToken()
+	}
+	// The tenant only picks the key to verify with: a token naming another tenant than
+	// its signer's does not verify.
+	var unverified accessClaims
+	if err := parsed.UnsafeClaimsWithoutVerification(&unverified); err != nil || unverified.Tenant == "" {
+		return accessClaims{}, errInvalidToken()
+	}
+	now := s.now()
+	pub, err := s.keys.verifier(ctx, unverified.Tenant, h.KeyID, now)
+	if err != nil {
+		return accessClaims{}, err
+	}
+	if pub == nil {
+		return accessClaims{}, errInvalidToken()
+	}
+	var c accessClaims
+	if err := parsed.Claims(pub, &c); err != nil {
+		return accessClaims{}, errInvalidToken()
+	}
+	if c.Expiry == nil || c.Grant == "" || c.Tenant != unverified.Tenant {
+		return accessClaims{}, errInvalidToken()
+	}
+	if err := c.Claims.ValidateWithLeeway(jwt.Expected{Issuer: s.Issuer(), Time: now}, 30*time.Second); err != nil {
+		return accessClaims{}, errInvalidToken()
+	}
+	return c, nil
 }

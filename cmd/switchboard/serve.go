@@ -229,6 +229,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Workflows:   wfService,
 		Agents:      agentService,
 		RemoteMCP:   remote,
+		Grants:      oauth,
 		Recorder:    auditWriter,
 		Ready: func(ctx context.Context) error {
 			if rtr.Draining() { // out of the load balancer from the first moment of a shutdown
@@ -255,6 +256,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	engine.Any(identity.AuthorizePath, gin.WrapF(oauth.Authorize))
 	engine.Any(identity.TokenPath, gin.WrapF(oauth.Token))
 	engine.Any(identity.RegistrationPath, gin.WrapF(oauth.Register))
+	engine.Any(identity.RevocationPath, gin.WrapF(oauth.Revoke))
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()

@@ -7,6 +7,7 @@
 // The last line of stdout is a JSON summary; the exit code is 0 only if every check held.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
+import crypto from 'node:crypto';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -47,13 +48,16 @@ const browser = await chromium.launch({
 });
 const origin = new URL(BASE).origin;
 const foreign = [];
+// MCP_CLIENT_REDIRECT is where the consent page sends the browser back to an MCP client
+// (a desktop app's loopback listener): the one other place a page may lead.
+const MCP_CLIENT_REDIRECT = 'http://127.0.0.1:9/oauth/callback';
 
 async function newPage(ctx) {
   const page = await ctx.newPage();
   page.setDefaultTimeout(15000);
   page.on('request', (req) => {
     const u = req.url();
-    if (!u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith(GITHUB_AUTHORIZE)) foreign.push(u);
+    if (!u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith(GITHUB_AUTHORIZE) && !u.startsWith(MCP_CLIENT_REDIRECT + '?')) foreign.push(u);
   });
   page.on('pageerror', (err) => summary.failures.push(`page error on ${page.url()}: ${err.message}`));
   page.on('dialog', (d) => d.accept());
@@ -351,6 +355,39 @@ try {
   const after = await fetch(`${BASE}/api/tenant`, { headers: { Authorization: `Bearer ${key}` } });
   check(after.status === 401, `the revoked key still answers ${after.status}`);
   summary.revoked_prefix = prefix;
+
+  step('an MCP client connects by OAuth: the signed-in person allows it, it shows in Connected apps, revoking it refuses its token');
+  {
+    const redirect = MCP_CLIENT_REDIRECT; // nothing listens: the browser's redirect is caught below
+    const reg = await (await fetch(`${BASE}/oauth/register`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ client_name: 'E2E desktop client', redirect_uris: [redirect], token_endpoint_auth_method: 'none' }) })).json();
+    const verifier = crypto.randomBytes(32).toString('base64url');
+    const challenge = crypto.createHash('sha256').update(verifier).digest('base64url');
+    const mcpURL = `${BASE}/mcp/default`;
+    const q = new URLSearchParams({ response_type: 'code', client_id: reg.client_id, redirect_uri: redirect, code_challenge: challenge,
+      code_challenge_method: 'S256', state: 'e2e-state', scope: 'mcp', resource: mcpURL });
+    let back;
+    await page.route(`${redirect}**`, (route) => { back = new URL(route.request().url()); return route.fulfill({ status: 200, contentType: 'text/plain', body: 'back at the client' }); });
+    await page.goto(`${BASE}/oauth/authorize?${q}`);
+    check((await page.textContent('h1')).includes('Allow E2E desktop client to use Switchboard?'), 'the consent page does not name the client');
+    check((await page.textContent('main')).includes('127.0.0.1:9'), 'the consent page does not say where the browser goes back to');
+    await axeCheck(page, 'consent page');
+    await page.click('button.allow');
+    await page.waitForFunction(() => document.body.textContent.includes('back at the client'));
+    check(back && back.searchParams.get('state') === 'e2e-state' && back.searchParams.get('code'), `the consent did not send a code back: ${back}`);
+    const tok = await (await fetch(`${BASE}/oauth/token`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: back.searchParams.get('code'), redirect_uri: redirect, client_id: reg.client_id, code_verifier: verifier, resource: mcpURL }) })).json();
+    const initialize = async () => (await fetch(mcpURL, { method: 'POST', headers: { Authorization: `Bearer ${tok.access_token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } } }) })).status;
+    check((await initialize()) === 200, 'the access token was refused at its MCP URL');
+    await page.unroute(`${redirect}**`);
+    await page.goto(`${BASE}/settings`);
+    await page.waitForFunction(() => (document.querySelector('#apps-table') || {}).textContent?.includes('E2E desktop client'));
+    await page.click(`button[aria-label="Revoke E2E desktop client's access"]`);
+    await page.waitForFunction(() => document.querySelector('#flash').textContent.includes("Revoked E2E desktop client's access"));
+    check((await initialize()) === 401, 'the revoked app\'s access token still works');
+    summary.connected_app_revoked = true;
+  }
   check((await page.inputValue('#tenant-mcp-url')) === `${BASE}/mcp/default`, 'Settings shows the wrong tenant MCP URL');
   check((await page.inputValue('#oauth-redirect')) === `${BASE}/oauth/callback`, 'Settings shows the wrong OAuth redirect URI');
   await page.selectOption('#oauth-provider', 'github');

@@ -822,6 +822,31 @@
       } catch (err) { alertPage(err); }
     });
 
+    async function loadApps() {
+      const box = $('#app-list');
+      try {
+        const res = await api('GET', '/api/connected-apps');
+        const apps = res.connected_apps || [];
+        fill(box, apps.length ? scrollBox('Connected apps', el('table', { id: 'apps-table' },
+          el('thead', {}, el('tr', {}, ['App', 'MCP URL', 'Acts as', 'Allowed', 'Last used', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
+          el('tbody', {}, apps.map((g) => el('tr', { 'data-grant': g.id },
+            el('th', { scope: 'row', text: g.client_name }), el('td', {}, el('code', { text: g.resource })),
+            el('td', { text: g.agent_id ? `agent ${g.agent_id}` : g.user_id === USER_ID ? 'you' : `user ${g.user_id}` }),
+            el('td', { text: `${fmtTime(g.created_at)}${g.consented_by === USER_ID ? '' : ` by user ${g.consented_by}`}` }),
+            el('td', { text: g.last_used_at ? fmtTime(g.last_used_at) : 'never' }),
+            el('td', {}, el('button', { type: 'button', class: 'danger', 'aria-label': `Revoke ${g.client_name}'s access`, onclick: () => revokeApp(g) }, 'Revoke')))))))
+          : el('p', { class: 'muted', text: 'No connected apps. An MCP client that supports sign-in connects with only the MCP URL.' }));
+      } catch (err) { fill(box, el('p', { class: 'error', text: describe(err) })); }
+    }
+    async function revokeApp(g) {
+      if (!confirm(`Revoke ${g.client_name}'s access? It is refused at once and must be allowed again to connect.`)) return;
+      try {
+        await api('DELETE', `/api/connected-apps/${encodeURIComponent(g.id)}`);
+        flash(`Revoked ${g.client_name}'s access.`);
+        await loadApps();
+      } catch (err) { alertPage(err); }
+    }
+
     async function loadMembers() {
       try {
         const res = await api('GET', '/api/users');
@@ -948,7 +973,7 @@
         }
       });
     }
-    await Promise.all([loadKeys(), loadMembers(), loadDefaults(), loadOAuthApps()]);
+    await Promise.all([loadKeys(), loadApps(), loadMembers(), loadDefaults(), loadOAuthApps()]);
   }
 
   const pages = {
