@@ -29,6 +29,7 @@ import (
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 func TestMain(m *testing.M) {
@@ -124,7 +125,9 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: h.writer, Transports: transports, Logger: log,
 		ArgsKey: []byte("security"), Dynamic: remote, Policies: agentService, Agents: agentService})
 	var adapter *mcpadapter.Adapter
-	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg, Logger: log,
+	wfStore := workflows.NewStore(db, kr)
+	hub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: log})}
+	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: hub, Registry: reg, Logger: log,
 		Describe: func(err error) string { return adapter.DescribeError(err) }})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -144,7 +147,8 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 		_, _ = io.WriteString(w, "<!doctype html><title>Switchboard</title>")
 	})
 	h.engine = api.New(api.Options{Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
-		Agents: agentService, RemoteMCP: remote, Recorder: h.writer, Ready: func(context.Context) error { return nil },
+		Workflows: &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr},
+		Agents:    agentService, RemoteMCP: remote, Recorder: h.writer, Ready: func(context.Context) error { return nil },
 		PublicURL: "https://hub.example.com", Logger: log, NoRoute: ui})
 	// Mounted as serve mounts it.
 	mcp := gin.WrapH(adapter)
@@ -213,6 +217,7 @@ type fixture struct {
 	agentKeyID   string // its key's id
 	keyID        string // a second key of the owner
 	runID        string // the owner's run on connID
+	wfRunID      string // the owner's run of the workflow victim_flow (a step on connID)
 	invitationID string
 	memberID     string // tenant A's member (the "other user")
 
@@ -312,6 +317,25 @@ func (h *hub) seed() *fixture {
 			h.t.Fatalf("the victim's run is still working")
 		}
 	}
+	def, _ := json.Marshal(map[string]any{"definition": victimWorkflow(f)})
+	h.want(f.owner, http.MethodPost, "/api/workflows", string(def), http.StatusCreated, nil)
+	var wfRun struct {
+		ID string `json:"run_id"`
+	}
+	h.want(f.owner, http.MethodPost, "/api/workflows/victim_flow/runs", `{"parameters":{}}`, http.StatusAccepted, &wfRun)
+	f.wfRunID = wfRun.ID
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		var st struct {
+			State string `json:"state"`
+		}
+		h.want(f.owner, http.MethodGet, "/api/runs/"+f.wfRunID, "", http.StatusOK, &st)
+		if st.State != "working" {
+			break
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the victim's workflow run is still working")
+		}
+	}
 	var inv struct{ ID string }
 	h.want(f.owner, http.MethodPost, "/api/invitations", `{"email":"invited@victim.test","role":"admin"}`, http.StatusCreated, &inv)
 	f.invitationID = inv.ID
@@ -323,7 +347,7 @@ func (h *hub) seed() *fixture {
 // markers are what a principal's answers must never hold: the victim's objects, and
 // for another tenant anything of the victim tenant.
 func (f *fixture) markers(kind string) []string {
-	m := []string{victimToken, "victim-client-secret", f.keyID, f.runID, f.invitationID, f.agentKeyID, "invited@victim.test"}
+	m := []string{victimToken, "victim-client-secret", f.keyID, f.runID, f.wfRunID, f.invitationID, f.agentKeyID, "invited@victim.test"}
 	if kind == otherTenant || kind == anonymous || kind == revoked || kind == removed {
 		m = append(m, f.connID, f.agentID, f.ownerID, f.ownerEmail, string(f.victimTenant), f.memberID, "victim-client-id", "victim-octocat")
 	}
@@ -339,4 +363,9 @@ func (f *fixture) leaked(kind string, body []byte, request string) string {
 		}
 	}
 	return ""
+}
+
+// victimWorkflow is the owner's workflow: one step on the owner's private connection.
+func victimWorkflow(f *fixture) string {
+	return "name: victim_flow\nsteps:\n  - {name: me, tool: github_get_me, connection: " + f.connID + "}\n"
 }

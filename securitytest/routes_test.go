@@ -1,6 +1,7 @@
 package securitytest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -136,6 +137,30 @@ var routes = map[string]route{
 		return "/api/runs", `{"tool":"github_get_me","connection_id":"` + f.connID + `","arguments":{}}`
 	}},
 	"GET /api/runs": {mode: ownScope, request: fixed("/api/runs", "")},
+
+	// Workflows are the tenant's; a step on the victim's private connection is refused
+	// to anyone else at save, dry run and start (a 400 naming the step's connection).
+	"GET /api/workflows": {mode: ownScope, request: fixed("/api/workflows", "")},
+	"POST /api/workflows": {mode: onVictim, bodyRefusal: true, request: func(f *fixture) (string, string) {
+		return "/api/workflows", workflowBody(victimWorkflow(f))
+	}},
+	"POST /api/workflows/dry-run": {mode: onVictim, bodyRefusal: true, request: func(f *fixture) (string, string) {
+		return "/api/workflows/dry-run", workflowBody(victimWorkflow(f))
+	}},
+	"GET /api/workflows/:name": {mode: ownScope, request: fixed("/api/workflows/victim_flow", "")},
+	"PUT /api/workflows/:name": {mode: onVictim, bodyRefusal: true, request: func(f *fixture) (string, string) {
+		return "/api/workflows/victim_flow", workflowBody(victimWorkflow(f))
+	}},
+	"DELETE /api/workflows/:name":       {mode: onVictim, request: fixed("/api/workflows/victim_flow", "")},
+	"POST /api/workflows/:name/dry-run": {mode: onVictim, bodyRefusal: true, request: fixed("/api/workflows/victim_flow/dry-run", `{"parameters":{}}`)},
+	"POST /api/workflows/:name/runs":    {mode: onVictim, bodyRefusal: true, request: fixed("/api/workflows/victim_flow/runs", `{"parameters":{}}`)},
+	"GET /api/workflows/:name/runs":     {mode: ownScope, request: fixed("/api/workflows/victim_flow/runs", "")},
+	"GET /api/workflow-runs/:id": {mode: onVictim, request: func(f *fixture) (string, string) {
+		return "/api/workflow-runs/" + f.wfRunID, ""
+	}},
+	"POST /api/workflow-runs/:id/cancel": {mode: onVictim, request: func(f *fixture) (string, string) {
+		return "/api/workflow-runs/" + f.wfRunID + "/cancel", ""
+	}},
 	"GET /api/runs/:id": {mode: onVictim, request: func(f *fixture) (string, string) {
 		return "/api/runs/" + f.runID, ""
 	}},
@@ -284,4 +309,10 @@ func expectation(r route, kind string, underAPI bool) string {
 		return "refused"
 	}
 	return "any"
+}
+
+// workflowBody is a request body carrying a definition.
+func workflowBody(def string) string {
+	b, _ := json.Marshal(map[string]any{"definition": def})
+	return string(b)
 }
