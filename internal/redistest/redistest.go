@@ -6,10 +6,13 @@ package redistest
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +26,7 @@ type Server struct {
 	URL  string
 	cmd  *exec.Cmd
 	done chan struct{}
+	tb   testing.TB
 }
 
 // Binary returns the path of redis-server, or fails (CI=true) or skips tb when there
@@ -61,22 +65,29 @@ func StartAt(tb testing.TB, addr string) *Server {
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start redis-server: %v", err)
 	}
-	s := &Server{Addr: addr, URL: "redis://" + addr + "/0", cmd: cmd, done: make(chan struct{})}
+	s := &Server{Addr: addr, URL: "redis://" + addr + "/0", cmd: cmd, done: make(chan struct{}), tb: tb}
 	go func() {
 		_ = cmd.Wait()
 		close(s.done)
 	}()
 	tb.Cleanup(s.Stop)
-	deadline := time.Now().Add(10 * time.Second)
+	// The server is up once it answers PING as this process: a redis-server that lost
+	// the race for the port exits, and another one on it would answer as itself.
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if err := ping(addr); err == nil {
+		pid, err := ping(addr)
+		if err == nil && pid == cmd.Process.Pid {
 			return s
-		} else if time.Now().After(deadline) {
-			tb.Fatalf("redis-server on %s did not answer PING within 10 s: %v", addr, err)
+		}
+		if err == nil {
+			err = fmt.Errorf("answered by another redis-server (pid %d)", pid)
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("redis-server on %s did not answer PING within 30 s: %v", addr, err)
 		}
 		select {
 		case <-s.done:
-			tb.Fatalf("redis-server on %s exited at start", addr)
+			tb.Fatalf("redis-server on %s exited at start (its port taken?)", addr)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -90,7 +101,11 @@ func (s *Server) Stop() {
 	default:
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-s.done
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		s.tb.Errorf("redistest: redis-server (pid %d) did not exit 30 s after SIGKILL", s.cmd.Process.Pid)
+	}
 }
 
 // FreeAddr returns a loopback address with a port nobody listens on right now.
@@ -104,23 +119,43 @@ func FreeAddr(tb testing.TB) string {
 	return l.Addr().String()
 }
 
-// ping sends PING in the Redis protocol and expects PONG.
-func ping(addr string) error {
+// ping sends PING and INFO server in the Redis protocol, expects PONG, and returns
+// the process_id INFO gives.
+func ping(addr string) (int, error) {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("PING\r\nINFO server\r\n")); err != nil {
+		return 0, err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !strings.HasPrefix(line, "+PONG") {
-		return fmt.Errorf("answered %q", line)
+		return 0, fmt.Errorf("answered %q", line)
 	}
-	return nil
+	// INFO's answer is a bulk string: $<length>, then the text of "key:value" lines.
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if err != nil || !strings.HasPrefix(head, "$") {
+		return 0, fmt.Errorf("INFO answered %q", head)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("INFO server gave no process_id")
 }
