@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -99,7 +100,7 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 	case <-time.After(2 * time.Minute):
 	}
 	first.kill() // mid-load: the callers are still calling
-	wg.Wait()
+	testwait.Wait(t, "the callers to stop once the server was killed", wg.Wait)
 	if len(answered) < 300 {
 		t.Fatalf("only %d calls answered before the kill", len(answered))
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // chromiumPath is where Debian's chromium package puts the browser.
@@ -121,7 +123,7 @@ func TestBrowser(t *testing.T) {
 	shots := filepath.Join(dir, "screenshots")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "run.mjs"))
+	cmd := testproc.Command(ctx, "node", filepath.Join(dir, "run.mjs"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"BASE_URL="+srv.BaseURL, "ADMIN_LINK="+srv.AdminLink, "BETA_LINK="+inv.URL,

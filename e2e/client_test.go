@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // nodeMissing is the message of a run without Node.js: the suite did not run, and the
@@ -56,7 +58,7 @@ func nodeProblem(ctx context.Context) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "node", "--version").Output()
+	out, err := testproc.Command(ctx, "node", "--version").Output()
 	if err != nil {
 		return fmt.Sprintf("node --version failed: %v", err)
 	}
@@ -99,7 +101,7 @@ func ensurePackages(t *testing.T, dir string) {
 	t.Logf("installing npm packages (%s): npm ci --no-audit --no-fund in %s", why, dir)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
+	cmd := testproc.Command(ctx, "npm", "ci", "--no-audit", "--no-fund")
 	cmd.Dir = dir
 	cmd.Stdin = nil
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -215,7 +217,7 @@ func runClient(t *testing.T, env map[string]string) clientRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(clientDir(t), "run.mjs"))
+	cmd := testproc.Command(ctx, "node", filepath.Join(clientDir(t), "run.mjs"))
 	cmd.Dir = clientDir(t)
 	cmd.Env = os.Environ()
 	for k, v := range env {

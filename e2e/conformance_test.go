@@ -9,11 +9,12 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // conformanceDir is e2e/conformance: the pinned conformance suite, the Node.js 22 it
@@ -95,7 +96,7 @@ func TestConformance(t *testing.T) {
 				t.Helper()
 				args = append([]string{filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
 					"server", "--url", proxy + ep.path, "--expected-failures", filepath.Join(dir, "baseline.yml"), "-o", t.TempDir()}, args...)
-				cmd := exec.CommandContext(ctx, node, args...)
+				cmd := testproc.Command(ctx, node, args...)
 				cmd.Dir = dir
 				cmd.Stdin = nil
 				cmd.Env = append(os.Environ(), "NO_COLOR=1", "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))

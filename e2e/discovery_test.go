@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // discoverySummary is discovery.mjs's summary line.
@@ -52,7 +54,7 @@ func TestOAuthDiscovery(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(clientDir(t), "discovery.mjs"))
+	cmd := testproc.Command(ctx, "node", filepath.Join(clientDir(t), "discovery.mjs"))
 	cmd.Dir = clientDir(t)
 	cmd.Env = append(os.Environ(), "TENANT_URL="+srv.MCPURL, "AGENT_URL="+agent.MCPURL,
 		"FOREIGN_URL="+srv.BaseURL+"/mcp/beta/agents/"+agent.ID, "OTHER_URL="+srv.BaseURL+"/mcp/beta", "WRONG_KEY=sbk_not_a_key_of_this_hub",

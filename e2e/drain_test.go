@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -58,7 +60,9 @@ func TestShutdownDrainsCallsUnderWay(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	req, _ := json.Marshal(callArgs)
-	hreq, _ := http.NewRequest(http.MethodPost, srv.BaseURL+"/api/tools/github_get_issue/call", strings.NewReader(string(req)))
+	reqCtx, cancelReq := context.WithTimeout(t.Context(), testwait.Timeout)
+	defer cancelReq()
+	hreq, _ := http.NewRequestWithContext(reqCtx, http.MethodPost, srv.BaseURL+"/api/tools/github_get_issue/call", strings.NewReader(string(req)))
 	hreq.Header.Set("Authorization", "Bearer "+srv.AdminKey)
 	hreq.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(hreq)
@@ -71,7 +75,7 @@ func TestShutdownDrainsCallsUnderWay(t *testing.T) {
 	}
 
 	gh.release()
-	got := <-inFlight
+	got := testwait.Recv(t, inFlight, "the call under way at SIGTERM to be answered")
 	var res struct {
 		Result struct {
 			Title string `json:"title"`

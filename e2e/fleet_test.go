@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +20,8 @@ import (
 
 	"github.com/switchboard-hub/switchboard/internal/redistest"
 	"github.com/switchboard-hub/switchboard/internal/testlog"
+	"github.com/switchboard-hub/switchboard/internal/testproc"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // fleetGitHub is the fake GitHub of the fleet test (fakeGitHub's answers), which also
@@ -94,7 +95,7 @@ type fleetClient struct {
 
 func startFleetClient(t *testing.T) *fleetClient {
 	t.Helper()
-	cmd := exec.Command("node", "fleet.mjs")
+	cmd := testproc.Command(t.Context(), "node", "fleet.mjs")
 	cmd.Dir = clientDir(t)
 	cmd.Env = append(os.Environ(), "TIMEOUT_MS=60000")
 	c := &fleetClient{t: t, lines: make(chan string, 16), stderr: &testlog.Buffer{}}
@@ -125,8 +126,8 @@ func startFleetClient(t *testing.T) *fleetClient {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
+			_ = testproc.Kill(cmd)
+			testwait.Recv(t, done, "node fleet.mjs to exit after SIGKILL")
 		}
 		if t.Failed() {
 			t.Logf("fleet.mjs stderr:\n%s", c.stderr.String())
@@ -390,6 +391,9 @@ func TestFleet(t *testing.T) {
 	if status, _ := api(nodeA).do(t, http.MethodDelete, "/api/keys/"+key.ID, nil); status != http.StatusOK && status != http.StatusNoContent {
 		t.Fatalf("revoke the key on node A: status %d", status)
 	}
+	// The bound is under the 30 s the nodes cache a key (cached on node C by the call
+	// above), so only the change feed can make node C refuse it in time; it was 10 s,
+	// which a loaded machine running three nodes and a Node.js client could exceed.
 	revoked := time.Now()
 	for {
 		restStatus, _ := (&apiClient{base: nodes[nodeC].BaseURL, key: key.Key}).do(t, http.MethodGet, "/api/tenant", nil)
@@ -398,8 +402,8 @@ func TestFleet(t *testing.T) {
 			t.Logf("the key revoked on node A was refused on node C after %s", time.Since(revoked))
 			break
 		}
-		if time.Since(revoked) > 10*time.Second {
-			t.Fatalf("10 s after its revocation on node A, node C still takes the key: REST %d, MCP error %v", restStatus, mcpErr)
+		if time.Since(revoked) > 25*time.Second {
+			t.Fatalf("25 s after its revocation on node A, node C still takes the key: REST %d, MCP error %v", restStatus, mcpErr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

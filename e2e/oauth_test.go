@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // TestOAuthTwoProcesses runs two real `switchboard serve` processes on one database
@@ -155,7 +156,7 @@ func runOAuthTwoProcesses(t *testing.T, bin string, env map[string]string) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, "the concurrent calls to be answered", wg.Wait)
 	for i, e := range errs {
 		if e != "" {
 			t.Fatalf("call %d: %s", i, e)

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // readmeURL is the address README.md's examples use; the test swaps in its server's.
@@ -99,7 +101,7 @@ func TestQuickStart(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", strings.ReplaceAll(script, readmeURL, srv.BaseURL))
+		cmd := testproc.Command(ctx, "bash", "-e", "-o", "pipefail", "-c", strings.ReplaceAll(script, readmeURL, srv.BaseURL))
 		cmd.Dir = dir // where package-lock.json pins the Inspector, so npx -y runs that copy
 		cmd.Env = env
 		out, err := cmd.Output()
@@ -263,7 +265,7 @@ func checkCommands(t *testing.T, readme, bin string, srv *server) {
 		t.Run(strings.Join(append(c.env, c.args...), " "), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, c.args...)
+			cmd := testproc.Command(ctx, bin, c.args...)
 			cmd.Dir = filepath.Dir(srv.DataDir)
 			cmd.Env = append(withoutSwitchboardEnv(os.Environ()), c.env...)
 			out, err := cmd.CombinedOutput()

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard/internal/testlog"
+	"github.com/switchboard-hub/switchboard/internal/testproc"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // buildServer compiles ./cmd/switchboard into a temporary directory and returns the
@@ -28,7 +30,7 @@ func buildServer(t testing.TB) string {
 	root := moduleRoot(t)
 	trackSources(t, root)
 	bin := filepath.Join(t.TempDir(), "switchboard")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/switchboard")
+	cmd := testproc.Command(ctx, "go", "build", "-o", bin, "./cmd/switchboard")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/switchboard: %v\n%s", err, out)
@@ -120,6 +122,7 @@ func startServer(t testing.TB, bin string, env map[string]string) *server {
 	cmd.Stdin = nil
 	cmd.Stderr = s.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = testproc.WaitDelay // stderr's copy ends even if something of the group outlives it
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatalf("stdout pipe: %v", err)
@@ -145,7 +148,7 @@ func startServer(t testing.TB, bin string, env map[string]string) *server {
 	s.kill = func() {
 		killed.Store(true)
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
+		testwait.Recv(t, exited, "switchboard serve to exit after SIGKILL")
 	}
 	s.terminate = func() <-chan error {
 		killed.Store(true) // the test waits for the exit itself
@@ -249,15 +252,17 @@ func waitReady(t testing.TB, url string, within time.Duration) {
 	t.Fatalf("GET %s did not answer 200 within %s (last: %s)", url, within, last)
 }
 
-// stopServer sends SIGTERM to the server's process group, then SIGKILL after 10 s.
+// stopServer sends SIGTERM to the server's process group, then SIGKILL after a minute:
+// a call still under way may hold the drain for its 30 s and the shutdown takes 8 s
+// more, so a shorter bound failed tests that left a call running.
 func stopServer(t testing.TB, cmd *exec.Cmd, exited <-chan error) {
 	t.Helper()
 	pgid := cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
 	case <-exited:
-	case <-time.After(10 * time.Second):
-		t.Errorf("switchboard serve did not stop within 10 s of SIGTERM; killing it")
+	case <-time.After(time.Minute):
+		t.Errorf("switchboard serve did not stop within a minute of SIGTERM; killing it")
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		select {
 		case <-exited:

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // blockingGitHub is a fake GitHub for TestMCPSurface: GET /user answers for the tokens
@@ -135,7 +137,7 @@ func TestMCPSurface(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(clientDir(t), "surface.mjs"))
+	cmd := testproc.Command(ctx, "node", filepath.Join(clientDir(t), "surface.mjs"))
 	cmd.Dir = clientDir(t)
 	cmd.Env = append(os.Environ(),
 		"BASE_URL="+srv.BaseURL, "ADMIN_KEY="+srv.AdminKey, "TENANT_URL="+srv.MCPURL,
