@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -320,7 +321,7 @@ steps:
 		t.Fatalf("an extra call %s after the write failed", c.tool)
 	default:
 	}
-	if b1, b2 := <-r.backs, <-r.backs; b1 != 2*time.Second || b2 != 4*time.Second {
+	if b1, b2 := testwait.Recv(t, r.backs, "the first backoff"), testwait.Recv(t, r.backs, "the second backoff"); b1 != 2*time.Second || b2 != 4*time.Second {
 		t.Fatalf("backoffs %s, %s; want 2s, 4s", b1, b2)
 	}
 	recs, _ := r.store.Steps(context.Background(), r.p.TenantID, "run_retry")

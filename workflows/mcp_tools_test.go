@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
@@ -74,7 +75,7 @@ func TestMCPToolsCreateListAndRunAWorkflow(t *testing.T) {
 	done := make(chan map[string]any, 1)
 	go func() { done <- callTool(t, ctx, tools, "workflow_echo", map[string]any{"k": "hello"}) }()
 	answer(map[string]any{"value": "HELLO", "items": []string{}, "count": 0})
-	got := <-done
+	got := testwait.Recv(t, done, "workflow_echo to answer")
 	if got["status"] != "success" || fmtJSON(got["outputs"]) != `{"value":"HELLO"}` || got["steps_completed"] != float64(1) || got["workflow_id"] == "" {
 		t.Fatalf("run = %v", got)
 	}
