@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/runs"
 )
 
@@ -61,9 +62,9 @@ func TestRESTCallsLeaveOneAuditRow(t *testing.T) {
 						res.Body.Close()
 					}
 				}()
-				<-w.github.held
+				testwait.Recv(t, w.github.held, "the call to reach GitHub")
 				cancel()
-				<-done
+				testwait.Recv(t, done, "the canceled request to return")
 			}, want: "canceled"},
 			{name: "run ok", do: run("7"), want: "ok"},
 			{name: "run invalid", do: func() {
@@ -73,7 +74,7 @@ func TestRESTCallsLeaveOneAuditRow(t *testing.T) {
 			{name: "run canceled", do: func() {
 				var v runs.View
 				w.want(w.admin, http.MethodPost, "/api/runs", `{"tool":"github_get_issue",`+strings.TrimPrefix(issue("408"), "{"), http.StatusAccepted, &v)
-				<-w.github.held
+				testwait.Recv(t, w.github.held, "the run to reach GitHub")
 				w.want(w.admin, http.MethodPost, "/api/runs/"+v.ID+"/cancel", "", http.StatusOK, nil)
 			}, want: "canceled"},
 		}
@@ -82,16 +83,16 @@ func TestRESTCallsLeaveOneAuditRow(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				tt.do()
-				var events []audit.Event
-				for len(events) <= seen {
+				testwait.Until(t, "the call's audit row", func() bool {
 					w.flushAudit()
-					var err error
-					if events, _, err = store.List(context.Background(), w.a.ID, audit.ListOptions{Kind: audit.KindToolCall, Limit: 100}); err != nil {
+					events, _, err := store.List(context.Background(), w.a.ID, audit.ListOptions{Kind: audit.KindToolCall, Limit: 100})
+					if err != nil {
 						t.Fatal(err)
 					}
-				}
+					return len(events) > seen
+				})
 				w.flushAudit()
-				events, _, _ = store.List(context.Background(), w.a.ID, audit.ListOptions{Kind: audit.KindToolCall, Limit: 100})
+				events, _, _ := store.List(context.Background(), w.a.ID, audit.ListOptions{Kind: audit.KindToolCall, Limit: 100})
 				var got []string
 				for _, e := range events[:len(events)-seen] {
 					got = append(got, e.Tool+" "+e.Outcome)

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers/slack"
 )
 
@@ -134,7 +135,7 @@ func TestOAuthRefreshAcrossProcesses(t *testing.T) {
 			}
 			wg.Go(func() { errs[i] = getIssue(h, n, p, id) })
 		}
-		wg.Wait()
+		testwait.Wait(t, "the concurrent calls to return", wg.Wait)
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("call %d: %v", i, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -163,7 +164,7 @@ func TestOAuthGitHubDance(t *testing.T) {
 		for i := range errs {
 			wg.Go(func() { errs[i] = getIssue(h, h.node, p, connID) })
 		}
-		wg.Wait()
+		testwait.Wait(t, "the concurrent calls to return", wg.Wait)
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("call %d: %v", i, err)

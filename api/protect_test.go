@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/providers"
 )
@@ -199,8 +200,8 @@ func TestBodyBudget(t *testing.T) {
 			}
 		})
 	}
-	<-started
-	<-started
+	testwait.Recv(t, started, "the first request to be held")
+	testwait.Recv(t, started, "the second request to be held")
 	if got := budget.InUse(); got != 2*mb {
 		t.Errorf("budget in use = %d, want %d", got, 2*mb)
 	}
@@ -209,7 +210,7 @@ func TestBodyBudget(t *testing.T) {
 		t.Fatalf("a request beyond the budget: %v, want 503 with Retry-After: 1", resp)
 	}
 	close(release)
-	wg.Wait()
+	testwait.Wait(t, "the held requests to be answered", wg.Wait)
 	if got := budget.InUse(); got != 0 {
 		t.Errorf("budget in use after the requests = %d, want 0", got)
 	}

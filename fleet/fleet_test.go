@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/fleet"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // clock is a settable time shared by the nodes of a test.
@@ -113,7 +114,7 @@ func TestLeaving(t *testing.T) {
 		done := make(chan struct{})
 		go func() { leaver.Run(runCtx); close(done) }()
 		stop()
-		<-done
+		testwait.Recv(t, done, "Run to return once its context ended")
 		clk.advance(time.Hour + time.Second)
 		if err := member(db, clk, "node_a", fleet.Settings{"v": "a"}).Beat(ctx); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // TestJSONRequestSend: Send returns the successful answer's status and headers (GitHub's
@@ -51,7 +52,7 @@ func TestJSONRequestSend(t *testing.T) {
 			}
 			a, err := JSONRequest{Provider: "desk", Title: "Desk", Method: http.MethodPost, Path: "/items", Body: map[string]int{"n": 1}, MaxBytes: 1 << 10}.
 				Send(context.Background(), &Call{BaseURL: srv.URL, HTTP: srv.Client()}, &out, func(*http.Response) error { t.Error("a 2xx answer failed"); return nil })
-			if diff := cmp.Diff("POST /items application/json {\"n\":1}", <-got); diff != "" {
+			if diff := cmp.Diff("POST /items application/json {\"n\":1}", testwait.Recv(t, got, "the upstream to receive the request")); diff != "" {
 				t.Errorf("request sent (-want +got):\n%s", diff)
 			}
 			if tt.wantCode != "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/redistest"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/providers"
 )
@@ -86,7 +87,7 @@ func getAll(t *testing.T, clients []*http.Client, url string, tries int) int {
 			})
 		}
 	}
-	wg.Wait()
+	testwait.Wait(t, "the requests to be answered", wg.Wait)
 	return int(refused.Load())
 }
 

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // flaky answers with the given statuses in turn (the last one repeats) and counts the
@@ -92,10 +93,10 @@ func TestRetryOnlyWhatIsSafe(t *testing.T) {
 				t.Errorf("upstream received %d requests, want %d", got, tt.wantCalls)
 			}
 			for range f.n.Load() {
-				if b := <-f.bodies; b != `{"a":1}` {
+				if b := testwait.Recv(t, f.bodies, "the upstream to receive the body"); b != `{"a":1}` {
 					t.Errorf("attempt sent body %q, want the original body", b)
 				}
-				if a := <-f.auth; a != "Bearer tok-123" {
+				if a := testwait.Recv(t, f.auth, "the upstream to receive the request"); a != "Bearer tok-123" {
 					t.Errorf("Authorization = %q", a)
 				}
 			}
@@ -295,7 +296,7 @@ func TestAuthHeader(t *testing.T) {
 				t.Fatalf("post: %v", err)
 			}
 			_ = resp.Body.Close()
-			if got := <-f.auth; got != tc.want {
+			if got := testwait.Recv(t, f.auth, "the upstream to receive the request"); got != tc.want {
 				t.Errorf("Authorization = %q, want %q", got, tc.want)
 			}
 		})

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -86,7 +88,7 @@ func TestRunsCanceledBeforeExecutingLeaveTheirRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		<-r.up.Waiting()
+		testwait.Recv(t, r.up.Waiting(), "the holding run to reach the upstream")
 		queued, err := r.exec.Start(ctx, r.ann, Call{Tool: "notes_get_note", ConnectionID: r.connA, Args: json.RawMessage(`{"id":"n1"}`)})
 		if err != nil {
 			t.Fatal(err)
@@ -111,9 +113,10 @@ func TestRunsCanceledBeforeExecutingLeaveTheirRow(t *testing.T) {
 			"tool_call ok notes_wait " + r.ann.ID(),
 		}
 		// The queued run's row is left by its goroutine once it sees the cancel.
-		for len(r.audit.kinds()) < len(want) {
+		testwait.Until(t, fmt.Sprintf("%d audit rows", len(want)), func() bool {
 			r.exec.Wait(ctx, r.ann, queued.ID, 0)
-		}
+			return len(r.audit.kinds()) >= len(want)
+		})
 		got := r.audit.kinds()
 		slices.Sort(want)
 		slices.Sort(got) // the goroutines record in their own order

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -255,7 +256,7 @@ func TestRecoveryAfterRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 2 {
-			<-dead.entered
+			testwait.Recv(t, dead.entered, "a run to enter the dying process's runner")
 		}
 		neverStarted, err := first.Start(ctx, r.ann, Call{Tool: "notes_create_note", ConnectionID: r.connA, Args: json.RawMessage(`{"text":"queued"}`)})
 		if err != nil {
@@ -375,7 +376,7 @@ func TestConcurrentAcceptsRunOnce(t *testing.T) {
 				codes[switchboard.CodeOf(err)]++
 			}()
 		}
-		wg.Wait()
+		testwait.Wait(t, "the concurrent answers to return", wg.Wait)
 		if diff := cmp.Diff(map[switchboard.Code]int{switchboard.CodeConflict: callers - 1}, codes); accepted != 1 || diff != "" {
 			t.Fatalf("accepted %d times, want 1; refusals (-want +got):\n%s", accepted, diff)
 		}

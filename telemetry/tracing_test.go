@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
@@ -200,7 +201,9 @@ func TestHandlerWithoutTracingKeepsATraceIDForLogs(t *testing.T) {
 		}
 		res.Body.Close()
 	}
-	caller, fresh1, fresh2 := <-seen, <-seen, <-seen
+	caller := testwait.Recv(t, seen, "the first request's span")
+	fresh1 := testwait.Recv(t, seen, "the second request's span")
+	fresh2 := testwait.Recv(t, seen, "the third request's span")
 	if caller.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
 		t.Errorf("with a traceparent the trace id is %s, want the caller's", caller.TraceID())
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -101,7 +102,7 @@ func TestUpstreamConcurrentAndCopies(t *testing.T) {
 			_ = up.Requests() // read while others write
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, "the concurrent calls to return", wg.Wait)
 	reqs := up.Requests()
 	if len(reqs) != n {
 		t.Fatalf("recorded %d requests, want %d", len(reqs), n)
