@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 func TestRotateKeyFile(t *testing.T) {
@@ -76,7 +77,7 @@ func TestRotateKeyFileConcurrently(t *testing.T) {
 	for i := range n {
 		wg.Go(func() { ids[i], errs[i] = connections.RotateKeyFile(path) })
 	}
-	wg.Wait()
+	testwait.Wait(t, "the concurrent calls to return", wg.Wait)
 	kf := readKeyFile(t, path)
 	for i := range n {
 		if errs[i] != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -322,7 +323,7 @@ func TestBootstrap(t *testing.T) {
 				r.tenant, r.key, r.created, r.err = s.Bootstrap(ctx)
 			})
 		}
-		wg.Wait()
+		testwait.Wait(t, "the concurrent calls to return", wg.Wait)
 		var created []result
 		for _, r := range results {
 			if r.err != nil {
