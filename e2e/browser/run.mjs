@@ -397,11 +397,14 @@ try {
   await page.waitForFunction(() => document.querySelector('#oauth-apps').textContent.includes('Iv1.e2eclient'));
   check((await page.inputValue('#oauth-client-secret')) === '', 'the OAuth client secret stayed in the form');
   await page.selectOption('#default-toolmode', 'search');
+  await page.selectOption('#default-runtools', 'on');
   await page.click('#defaults-form button[type=submit]');
   await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Saved the defaults'));
   await page.reload();
   await page.waitForFunction(() => document.querySelector('#default-toolmode').value === 'search');
+  check((await page.inputValue('#default-runtools')) === 'on', 'the saved run-tools default did not come back');
   await page.selectOption('#default-toolmode', 'all');
+  await page.selectOption('#default-runtools', 'auto');
   await page.click('#defaults-form button[type=submit]');
   await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Saved the defaults'));
   step('change a member\'s role and remove them');

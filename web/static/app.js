@@ -364,6 +364,7 @@
       $('#agent-confirm').value = agent.confirm || '';
       $('#agent-approval').value = agent.approval || '';
       $('#agent-toolmode').value = agent.tool_mode || '';
+      $('#agent-runtools').value = agent.run_tools || '';
     }
     const rows = [];
     const groups = providers.map((p) => {
@@ -429,6 +430,7 @@
         confirm: $('#agent-confirm').value,
         approval: $('#agent-approval').value,
         tool_mode: $('#agent-toolmode').value,
+        run_tools: $('#agent-runtools').value,
         tools: rows.filter((r) => r.box.checked).map((r) => ({ tool: r.op.tool, connection_id: r.sel.value })),
       };
       if (agent) body.version = agent.version;
@@ -920,6 +922,7 @@
         $('#default-confirm').value = st.confirm;
         $('#default-approval').value = st.approval || 'relay';
         $('#default-toolmode').value = st.tool_mode;
+        $('#default-runtools').value = st.run_tools || 'auto';
         // Only now may an admin change them: before, the saved values would overwrite the choice.
         const form = $('#defaults-form');
         if (IS_ADMIN) for (const c of form.elements) c.disabled = false;
@@ -931,7 +934,7 @@
     $('#defaults-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
       try {
-        await api('PUT', '/api/mcp-settings', { confirm: $('#default-confirm').value, approval: $('#default-approval').value, tool_mode: $('#default-toolmode').value });
+        await api('PUT', '/api/mcp-settings', { confirm: $('#default-confirm').value, approval: $('#default-approval').value, tool_mode: $('#default-toolmode').value, run_tools: $('#default-runtools').value });
         flash('Saved the defaults. Live MCP sessions pick them up.');
       } catch (err) { alertPage(err); }
     });
