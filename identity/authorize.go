@@ -52,9 +52,12 @@ func (s *Server) checkAuthRequest(ctx context.Context, q url.Values) (authReques
 	var ar authRequest
 	c, err := s.client(ctx, q.Get("client_id"))
 	if err != nil {
-		if switchboard.CodeOf(err) == switchboard.CodeInternal {
+		switch e := switchboard.AsError(err); e.Code {
+		case switchboard.CodeInternal:
 			s.o.Logger.ErrorContext(ctx, "authorize: read client", "err", err)
 			return ar, &authError{page: true, code: "server_error", description: "the server could not read the client; try again"}
+		case switchboard.CodeInvalid, switchboard.CodeUnavailable: // a metadata document that cannot be used, and why
+			return ar, &authError{page: true, code: "invalid_client", description: e.Message}
 		}
 		return ar, &authError{page: true, code: "invalid_client", description: "the app asking for access is not registered here (unknown client_id)"}
 	}

@@ -47,6 +47,9 @@ func (s *Server) client(ctx context.Context, id string) (clientInfo, error) {
 	if id == "" || len(id) > 2048 {
 		return clientInfo{}, errUnknownClient()
 	}
+	if isDocumentClientID(id) {
+		return s.documentClient(ctx, id)
+	}
 	var row client
 	err := s.o.DB.WithContext(ctx).Where("id = ?", id).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {

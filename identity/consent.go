@@ -32,6 +32,15 @@ func (v consentView) ClientName() string { return v.Request.client.Name }
 func (v consentView) Verified() bool     { return v.Request.client.Verified }
 func (v consentView) ClientURI() string  { return v.Request.client.ClientURI }
 
+// ClientHost is the host of a metadata document client's id: who vouches for it.
+func (v consentView) ClientHost() string {
+	u, err := url.Parse(v.Request.client.ID)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
 // Fields are the authorization request's parameters, carried by the form.
 func (v consentView) Fields() map[string]string {
 	ar := v.Request

@@ -35,6 +35,7 @@ func TestServerMetadata(t *testing.T) {
 		"response_modes_supported": []any{"query"}, "grant_types_supported": []any{"authorization_code", "refresh_token"},
 		"token_endpoint_auth_methods_supported": []any{"none", "client_secret_post", "client_secret_basic"},
 		"code_challenge_methods_supported":      []any{"S256"}, "authorization_response_iss_parameter_supported": true,
+		"client_id_metadata_document_supported": true,
 	}
 	if diff := cmp.Diff(want, doc); diff != "" {
 		t.Errorf("metadata (-want +got):\n%s", diff)

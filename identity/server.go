@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +64,10 @@ type Options struct {
 	PublicURL string
 	Sessions  Sessions
 	Agents    GrantableAgents
-	Logger    *slog.Logger
+	// Fetch is the transport client metadata documents are fetched with: the SSRF
+	// guard's (remotemcp.Guard.Transport). Without it such clients are refused.
+	Fetch  http.RoundTripper
+	Logger *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -82,6 +86,7 @@ type Server struct {
 	keys *signingKeys
 
 	grants  grantCache
+	docs    clientDocuments
 	feed    events.Bus
 	hooksMu sync.Mutex
 	hooks   []func(tenant switchboard.TenantID, grantIDs []string)
@@ -96,7 +101,8 @@ func New(o Options) *Server {
 		o.Now = time.Now
 	}
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
-	return &Server{o: o, keys: newSigningKeys(o.DB, o.Keyring), grants: grantCache{entries: map[string]grantEntry{}}}
+	return &Server{o: o, keys: newSigningKeys(o.DB, o.Keyring), grants: grantCache{entries: map[string]grantEntry{}},
+		docs: clientDocuments{entries: map[string]clientDocument{}}}
 }
 
 // Issuer is the server's issuer identifier: the public URL.

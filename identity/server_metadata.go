@@ -17,6 +17,9 @@ type ServerMetadata struct {
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
 	AuthorizationResponseISSSupported bool     `json:"authorization_response_iss_parameter_supported"`
+	// ClientIDMetadataDocumentSupported: a client may use the https URL of its
+	// metadata document as its client_id, without registering.
+	ClientIDMetadataDocumentSupported bool `json:"client_id_metadata_document_supported"`
 }
 
 // Metadata returns the server's metadata document.
@@ -30,6 +33,7 @@ func (s *Server) Metadata() ServerMetadata {
 		TokenEndpointAuthMethodsSupported: []string{authNone, authSecretPost, authSecretBasic},
 		// S256 only: plain PKCE protects nothing against a code interceptor.
 		CodeChallengeMethodsSupported: []string{"S256"}, AuthorizationResponseISSSupported: true,
+		ClientIDMetadataDocumentSupported: true,
 	}
 }
 

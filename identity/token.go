@@ -150,6 +150,9 @@ func (s *Server) authenticateClient(r *http.Request) (clientInfo, *oauthError) {
 		if switchboard.CodeOf(err) == switchboard.CodeInternal {
 			return clientInfo{}, &oauthError{status: http.StatusInternalServerError, code: "server_error", description: "internal error"}
 		}
+		if e := switchboard.AsError(err); e.Code == switchboard.CodeInvalid || e.Code == switchboard.CodeUnavailable {
+			return clientInfo{}, &oauthError{status: http.StatusUnauthorized, code: "invalid_client", description: e.Message}
+		}
 		return clientInfo{}, &oauthError{status: http.StatusUnauthorized, code: "invalid_client", description: "unknown client_id"}
 	}
 	if c.AuthMethod != authNone && !c.secretMatches(secret) {

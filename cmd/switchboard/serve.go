@@ -169,7 +169,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Connections: connService})
 	// Switchboard is the OAuth authorization server of its own MCP URLs.
 	oauth := identity.New(identity.Options{DB: db, Keyring: keyring, PublicURL: publicURL, Sessions: webAccounts{store: tenantStore},
-		Agents: grantAgents{agents: agentService}, Logger: log})
+		Agents: grantAgents{agents: agentService}, Fetch: guard.Transport(), Logger: log})
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
 	adapter = mcpadapter.New(mcpadapter.Options{
 		Router: rtr, Auth: tenantStore, Tokens: oauth, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
