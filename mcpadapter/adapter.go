@@ -224,7 +224,11 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer slot.Release()
-		r = r.WithContext(limits.WithSlot(r.Context(), slot))
+		// Admitted, the request is detached from its connection: a client that drops
+		// a POST stream has not canceled its call (see serveRequest), except on
+		// 2026-07-28 (serveModern). A revoked key (track) and notifications/cancelled
+		// still end it.
+		r = r.WithContext(limits.WithSlot(detach(r.Context()), slot))
 	}
 	s, err := a.scope(r.Context(), p, agentID)
 	if err != nil {

@@ -44,6 +44,11 @@ func TestEveryCallLeavesOneAuditRow(t *testing.T) {
 			&elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"confirm": true}})
 		note := e.up.Put("kept")
 
+		// On 2026-07-28 a request's stream ending is its cancellation; on the session
+		// versions it is not (TestDroppedPostStreamDoesNotCancelTheCall), and
+		// notifications/cancelled is (TestNoAnswerAfterCancelled).
+		annModern := e.connect(t, e.ann, keyAnn, mcp.LATEST_PROTOCOL_VERSION, nil)
+		agentModern := e.connectTo(t, "/mcp/"+e.ann.TenantSlug+"/agents/agt_careful", "key-careful", mcp.LATEST_PROTOCOL_VERSION, nil)
 		// canceled calls notes_wait and cancels it once the upstream holds it.
 		canceled := func(c *client.Client) func() {
 			return func() {
@@ -88,7 +93,7 @@ func TestEveryCallLeavesOneAuditRow(t *testing.T) {
 			{name: "tenant URL ok", do: func() { call(t, ann, "notes_get_note", map[string]any{"id": note}) }, want: []string{"tool_call ok notes_get_note"}},
 			{name: "tenant URL invalid", do: func() { call(t, ann, "notes_get_note", map[string]any{"id": 7}) }, want: []string{"tool_call invalid notes_get_note"}},
 			{name: "tenant URL upstream error", do: func() { call(t, ann, "notes_get_note", map[string]any{"id": "n404"}) }, want: []string{"tool_call not_found notes_get_note"}},
-			{name: "tenant URL canceled", do: canceled(ann), want: []string{"tool_call canceled notes_wait"}},
+			{name: "tenant URL canceled", do: canceled(annModern), want: []string{"tool_call canceled notes_wait"}},
 			{name: "agent URL ok", do: func() { call(t, agent, "notes_get_note", map[string]any{"id": note}) }, want: []string{"tool_call ok notes_get_note"}},
 			{name: "agent URL invalid, under the confirm policy", do: func() { call(t, agent, "notes_delete_note", map[string]any{"id": 7}) }, want: []string{"tool_call invalid notes_delete_note"}},
 			{name: "agent URL upstream error, once confirmed", do: func() {
@@ -100,7 +105,7 @@ func TestEveryCallLeavesOneAuditRow(t *testing.T) {
 			{name: "agent URL upstream error, confirmed in the client's form", do: func() {
 				call(t, formAgent, "notes_delete_note", map[string]any{"id": "n404"})
 			}, want: []string{"confirmation_asked ok notes_delete_note", "confirmation_accepted ok notes_delete_note", "tool_call not_found notes_delete_note"}},
-			{name: "agent URL canceled", do: canceled(agent), want: []string{"tool_call canceled notes_wait"}},
+			{name: "agent URL canceled", do: canceled(agentModern), want: []string{"tool_call canceled notes_wait"}},
 			{name: "task ok", do: viaTask("notes_get_note", map[string]any{"id": note}), want: []string{"tool_call ok notes_get_note"}},
 			{name: "task invalid", do: viaTask("notes_get_note", map[string]any{"id": 7}), want: []string{"tool_call invalid notes_get_note"}},
 			{name: "task upstream error", do: viaTask("notes_get_note", map[string]any{"id": "n404"}), want: []string{"tool_call not_found notes_get_note"}},

@@ -72,10 +72,13 @@ func modernCallKey(p switchboard.Principal, s *scope, id json.RawMessage) string
 func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg jsonrpcShape, body []byte) {
 	if r.Method != http.MethodPost || !msg.isNotification() {
 		if r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "" {
+			// On 2026-07-28 the end of a request's stream is its cancellation (there is
+			// no session to resume it in): the connection's end cancels it here.
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
-			defer a.modern.add(modernCallKey(p, s, msg.ID), cancel)()
-			r = r.WithContext(ctx)
+			defer context.AfterFunc(connection(r.Context()), cancel)()
+			a.serveRequest(w, r.WithContext(ctx), s, modernCallKey(p, s, msg.ID), cancel)
+			return
 		}
 		s.http.ServeHTTP(w, r)
 		return

@@ -129,6 +129,7 @@ func (a *Adapter) relayed(m RelayMessage) {
 		if !s.holds(m.Session) {
 			return
 		}
+		a.cancelSessionCall(m.Session, m.Body) // a relayed cancellation silences the call's answer here
 		s.inject(context.Background(), m.Session, m.ProtocolVersion, m.Body)
 	}
 }

@@ -206,9 +206,13 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		w.WriteHeader(http.StatusAccepted)
 	case msg.Method == string(mcp.MethodNotificationCancelled):
 		// The call may run on another node: every node holding the session cancels it.
+		// Its answer is silenced first, so none follows the cancellation.
+		a.cancelSessionCall(id, body)
 		s.http.ServeHTTP(w, r)
 		a.publish(RelayMessage{Kind: RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
+	case r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "":
+		a.serveRequest(w, r, s, requestKey(id, msg.ID), nil)
 	default:
 		s.http.ServeHTTP(w, r)
 	}
