@@ -114,6 +114,11 @@ type Adapter struct {
 
 	open   openRequests
 	modern modernCalls // the stateless requests in flight, for their cancellation
+
+	// life ends at Close, stopping the requests still running (they are detached from
+	// their connections, which the HTTP server's shutdown ends).
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 // New returns an Adapter.
@@ -152,6 +157,7 @@ func New(o Options) *Adapter {
 		o.Now = time.Now
 	}
 	a := &Adapter{opts: o, scopes: map[string]*scope{}, node: switchboard.NewID("node"), cache: sessionCache{recs: map[string]*cachedSession{}}}
+	a.life, a.endLife = context.WithCancel(context.Background())
 	if o.Relay != nil {
 		a.stopRelay = o.Relay.Subscribe(a.relayed)
 	}
@@ -228,7 +234,10 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// a POST stream has not canceled its call (see serveRequest), except on
 		// 2026-07-28 (serveModern). A revoked key (track) and notifications/cancelled
 		// still end it.
-		r = r.WithContext(limits.WithSlot(detach(r.Context()), slot))
+		ctx, cancel := context.WithCancel(detach(r.Context()))
+		defer cancel()
+		defer context.AfterFunc(a.life, cancel)()
+		r = r.WithContext(limits.WithSlot(ctx, slot))
 	}
 	s, err := a.scope(r.Context(), p, agentID)
 	if err != nil {
@@ -348,8 +357,10 @@ func (a *Adapter) Sweep(now time.Time) {
 }
 
 // Close drops every scope's state of its sessions (their records stay, so clients
-// continue on another node or after a restart) and ends the background work.
+// continue on another node or after a restart), stops the requests still running and
+// ends the background work.
 func (a *Adapter) Close(ctx context.Context) {
+	a.endLife()
 	if a.stopRelay != nil {
 		a.stopRelay()
 	}
