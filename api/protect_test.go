@@ -175,12 +175,25 @@ func TestBodyBudget(t *testing.T) {
 	release := make(chan struct{})
 	e.POST("/hold", func(c *gin.Context) {
 		_, _ = io.Copy(io.Discard, c.Request.Body)
-		started <- struct{}{}
-		<-release
+		// Neither wait outlives the request: a test that failed before releasing them
+		// must not hold srv.Close.
+		select {
+		case started <- struct{}{}:
+		case <-c.Request.Context().Done():
+			return
+		}
+		select {
+		case <-release:
+		case <-c.Request.Context().Done():
+			return
+		}
 		c.Status(http.StatusNoContent)
 	})
 	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
 	post := func() *http.Response {
 		t.Helper()
 		resp, err := http.Post(srv.URL+"/hold", "application/octet-stream", strings.NewReader(strings.Repeat("x", mb)))

@@ -109,7 +109,11 @@ func (u *Upstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/wait":
-		u.waiting <- struct{}{}
+		select { // a test that stopped reading Waiting must not hold the handler (and Close)
+		case u.waiting <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
 		select {
 		case <-gate:
 		case <-r.Context().Done():
