@@ -25,7 +25,7 @@ import (
 // rig is an authorization server on a test database with two tenants (acme, beta),
 // an agent of acme, and UI sessions the test hands out.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	db     *gorm.DB
 	store  *tenants.Store
 	srv    *Server
@@ -70,7 +70,7 @@ func (a agentTable) AgentForGrant(_ context.Context, _ switchboard.Principal, id
 	return v[0], v[1], nil
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	ctx := context.Background()
 	db := testdb.SQLite(t)
@@ -136,7 +136,7 @@ func (r *rig) publicClient(redirect string) string {
 	return body["client_id"].(string)
 }
 
-func decodeJSON(t *testing.T, res *http.Response) (int, map[string]any) {
+func decodeJSON(t testing.TB, res *http.Response) (int, map[string]any) {
 	t.Helper()
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
