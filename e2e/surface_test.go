@@ -33,6 +33,11 @@ func newBlockingGitHub(t *testing.T) *blockingGitHub {
 	t.Helper()
 	f := &blockingGitHub{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/_test/started" { // for surface.mjs: how many calls are held here
+			started, _ := f.seen()
+			writeJSON(w, http.StatusOK, map[string]int{"started": len(started)})
+			return
+		}
 		token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		login, ok := githubAccounts[token]
 		if !ok {
@@ -143,7 +148,7 @@ func TestMCPSurface(t *testing.T) {
 		"BASE_URL="+srv.BaseURL, "ADMIN_KEY="+srv.AdminKey, "TENANT_URL="+srv.MCPURL,
 		"AGENT_URL="+agent.MCPURL, "AGENT_KEY="+agentKey.Key, "AGENT_ID="+agent.ID, "CONNECTION_ID="+conn.ID,
 		"OTHER_URL="+srv.BaseURL+"/mcp/beta", "OTHER_KEY="+beta.APIKey.Key, "NEW_TOKEN="+githubBetaToken,
-		"GH_OWNER="+githubOwner, "GH_REPO="+githubRepo)
+		"GH_OWNER="+githubOwner, "GH_REPO="+githubRepo, "GH_FAKE_URL="+gh.URL)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -15,6 +15,7 @@
 //   OTHER_URL, OTHER_KEY     tenant beta's MCP URL and key
 //   NEW_TOKEN                a GitHub token the fake accepts, to add a connection
 //   GH_OWNER, GH_REPO        the repository of the blocking issue read
+//   GH_FAKE_URL              the fake GitHub, whose /_test/started counts the calls it holds
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -32,7 +33,7 @@ const cfg = {
   base: env("BASE_URL"), adminKey: env("ADMIN_KEY"), tenantURL: env("TENANT_URL"),
   agentURL: env("AGENT_URL"), agentKey: env("AGENT_KEY"), agentID: env("AGENT_ID"), connectionID: env("CONNECTION_ID"),
   otherURL: env("OTHER_URL"), otherKey: env("OTHER_KEY"), newToken: env("NEW_TOKEN"),
-  owner: env("GH_OWNER"), repo: env("GH_REPO"),
+  owner: env("GH_OWNER"), repo: env("GH_REPO"), ghFake: env("GH_FAKE_URL"),
 };
 
 const failures = [];
@@ -57,7 +58,7 @@ function listChanged(client) {
 async function waitFor(pred, ms) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    if (pred()) return true;
+    if (await pred()) return true;
     await sleep(25);
   }
   return pred();
@@ -97,14 +98,14 @@ try {
   const agentSeen = listChanged(agent);
   const tenantSeen = listChanged(tenant);
   const otherSeen = listChanged(other);
-  await sleep(300); // the GET streams that carry notifications open after initialize
+  await sleep(2000); // the GET streams that carry notifications open after initialize (slowly on a loaded machine)
   const cur = await api("GET", `/api/agents/${cfg.agentID}`);
   const put = await api("PUT", `/api/agents/${cfg.agentID}`, {
     name: cur.body.name, instructions: cur.body.instructions, version: cur.body.version,
     tools: [{ tool: "github_create_issue", connection_id: cfg.connectionID }, { tool: "github_get_issue", connection_id: cfg.connectionID }],
   });
   if (put.status !== 200) fail(`PUT agent: ${put.status} ${JSON.stringify(put.body)}`);
-  if (!(await waitFor(() => agentSeen.count > 0, 5000))) fail("the agent's session got no tools/list_changed after the edit");
+  if (!(await waitFor(() => agentSeen.count > 0, 30000))) fail("the agent's session got no tools/list_changed after the edit");
   const edited = hubTools((await agent.listTools()).tools);
   summary.agent_tools_after_edit = edited;
   if (JSON.stringify(edited) !== JSON.stringify(["github_create_issue", "github_get_issue"])) fail(`after the edit the agent lists ${edited}`);
@@ -113,7 +114,7 @@ try {
   const before = tenantSeen.count;
   const conn = await api("POST", "/api/connections", { provider: "github", token: cfg.newToken, shared: true });
   if (conn.status !== 201) fail(`POST connection: ${conn.status} ${JSON.stringify(conn.body)}`);
-  if (!(await waitFor(() => tenantSeen.count > before, 5000))) fail("the tenant's session got no tools/list_changed after a connection was added");
+  if (!(await waitFor(() => tenantSeen.count > before, 30000))) fail("the tenant's session got no tools/list_changed after a connection was added");
   const withTwo = (await tenant.listTools()).tools.find((t) => t.name === "github_get_issue");
   summary.connection_enum = withTwo?.inputSchema?.properties?.connection?.enum ?? null;
   if (!summary.connection_enum || summary.connection_enum.length !== 2) fail(`with two GitHub connections the tool takes no connection choice: ${JSON.stringify(withTwo?.inputSchema)}`);
@@ -128,7 +129,10 @@ try {
     { name: "github_get_issue", arguments: { owner: cfg.owner, repo: cfg.repo, issue_number: 4242 } },
     undefined, { signal: controller.signal, timeout: 30000 },
   ).then(() => "resolved", (e) => `rejected: ${e.message || e}`);
-  await sleep(700);
+  // Abort once the call is held at the fake GitHub (a fixed pause could end before it
+  // got there on a loaded machine, and nothing would reach the upstream to cancel).
+  const held = async () => (await (await fetch(cfg.ghFake + "/_test/started")).json()).started > 0;
+  if (!(await waitFor(held, 30000))) fail("the call to abort never reached the fake GitHub");
   controller.abort("the user stopped it");
   summary.cancelled_call = await pending;
   summary.cancel_ms = Date.now() - started;
