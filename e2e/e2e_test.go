@@ -276,6 +276,8 @@ func checkSummary(t *testing.T, s summary) {
 	// The management tools of asynchronous runs, on every MCP URL.
 	runTools := []string{"switchboard_cancel_run", "switchboard_get_run", "switchboard_list_runs", "switchboard_run_async", "switchboard_submit_elicitation"}
 	wantTools = append(wantTools, runTools...)
+	// The workflow tools, on every MCP URL (no workflow is saved yet).
+	wantTools = append(wantTools, "cancel_workflow", "create_workflow", "list_workflows", "run_workflow")
 	slices.Sort(wantTools)
 	if diff := cmp.Diff(wantTools, s.ToolsA); diff != "" {
 		t.Errorf("tenant default's tools (-want +got):\n%s", diff)
@@ -320,7 +322,7 @@ func checkSummary(t *testing.T, s summary) {
 	// Beta sees its GitHub account's tools and none of default's Slack.
 	var wantToolsB []string
 	for _, name := range wantTools {
-		if strings.HasPrefix(name, "github_") || strings.HasPrefix(name, "switchboard_") {
+		if strings.HasPrefix(name, "github_") || strings.HasPrefix(name, "switchboard_") || strings.HasSuffix(name, "_workflow") || name == "list_workflows" {
 			wantToolsB = append(wantToolsB, name)
 		}
 	}

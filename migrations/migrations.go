@@ -37,6 +37,7 @@ func all() []migration {
 		{Version: 14, Name: "workflows", Up: up0014Workflows},
 		{Version: 15, Name: "run_tools", Up: up0015RunTools},
 		{Version: 16, Name: "oauth_server", Up: up0016OAuthServer},
+		{Version: 17, Name: "workflow_triggers", Up: up0017WorkflowTriggers},
 	}
 }
 

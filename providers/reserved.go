@@ -6,12 +6,25 @@ import "strings"
 // the like): no remote MCP server's tool may take such a name.
 const HubToolPrefix = "switchboard"
 
+// WorkflowToolPrefix starts the tool of each saved workflow (workflow_<name>).
+const WorkflowToolPrefix = "workflow_"
+
+// IsWorkflowTool reports whether name is one of the hub's tools that manage
+// workflows, on every MCP URL.
+func IsWorkflowTool(name string) bool {
+	switch name {
+	case "run_workflow", "list_workflows", "create_workflow", "cancel_workflow":
+		return true
+	}
+	return false
+}
+
 // ReservedToolName reports whether a tool name belongs to the hub: a registered
 // provider's tool, or one starting with HubToolPrefix. A tool a connection brings
 // itself (a remote MCP server's) under such a name is left out, so a built-in tool
 // is never shadowed.
 func (r *Registry) ReservedToolName(name string) bool {
-	if strings.HasPrefix(name, HubToolPrefix) {
+	if strings.HasPrefix(name, HubToolPrefix) || strings.HasPrefix(name, WorkflowToolPrefix) || IsWorkflowTool(name) {
 		return true
 	}
 	_, ok := r.tools[name]
@@ -26,6 +39,9 @@ func (r *Registry) ReservedToolName(name string) bool {
 func (r *Registry) ReservedPrefix(prefix string) (string, bool) {
 	if strings.HasPrefix(prefix, HubToolPrefix) {
 		return HubToolPrefix, true
+	}
+	if w := strings.TrimSuffix(WorkflowToolPrefix, "_"); prefix == w || strings.HasPrefix(prefix, WorkflowToolPrefix) {
+		return w, true
 	}
 	for _, name := range r.order {
 		if prefix == name || strings.HasPrefix(prefix, name+"_") || strings.HasPrefix(name, prefix+"_") {

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
+	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -103,6 +106,7 @@ func Compile(def *Definition) (*Program, error) {
 	if len(c.ps) == 0 {
 		c.expressions()
 	}
+	c.triggers()
 	c.secrets()
 	if len(c.ps) > 0 {
 		return nil, c.ps
@@ -375,3 +379,50 @@ func (c *compiler) references(s *StepProgram, field string, x *expr) {
 // sharedEnvs returns the expression environments, built once: they are read-only
 // after that, so every compile shares them.
 var sharedEnvs = sync.OnceValues(newEnvs)
+
+// triggers checks each trigger: one kind, a schedule cron parses, literal parameters
+// that fit the parameters schema.
+func (c *compiler) triggers() {
+	for i, tr := range c.p.Def.Triggers {
+		field := fmt.Sprintf("triggers[%d]", i)
+		kinds := 0
+		for _, set := range []bool{tr.Schedule != "", tr.GitHub != nil, tr.Slack != nil} {
+			if set {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			c.add("", field, "must have exactly one of schedule, github and slack")
+			continue
+		}
+		if tr.Schedule != "" {
+			if _, err := cron.ParseStandard(tr.Schedule); err != nil {
+				c.add("", field+".schedule", "is not a cron schedule (minute hour day month weekday, or @hourly, @daily…): %v", err)
+			}
+		} else if len(tr.Params) > 0 {
+			c.add("", field+".params", "applies only to a schedule: a webhook's event is the run's parameters")
+		}
+		if len(tr.Params) > 0 {
+			raw, _ := json.Marshal(tr.Params)
+			if exprRE.Match(raw) {
+				c.add("", field+".params", "must be literal values: a scheduled run has no caller to read expressions from")
+			} else if c.p.params != nil {
+				if err := c.p.params.Validate(raw); err != nil {
+					e := switchboard.AsError(err)
+					c.add("", field+".params."+e.Field, "%s", e.Message)
+				}
+			}
+		}
+	}
+}
+
+// Schedules are the definition's schedule triggers, by their index in triggers.
+func (p *Program) Schedules() map[int]Trigger {
+	out := map[int]Trigger{}
+	for i, tr := range p.Def.Triggers {
+		if tr.Schedule != "" {
+			out[i] = tr
+		}
+	}
+	return out
+}

@@ -32,6 +32,30 @@ type Definition struct {
 	ParallelLimit int `json:"parallel_limit,omitempty"`
 	// Timeout bounds the whole run (default 10 minutes).
 	Timeout Duration `json:"timeout,omitempty"`
+	// Triggers start runs without a caller: on a schedule, or on a provider's
+	// webhook. They run as the person who saved the workflow.
+	Triggers []Trigger `json:"triggers,omitempty"`
+}
+
+// Trigger is one way a workflow starts by itself: exactly one of Schedule, GitHub
+// and Slack.
+type Trigger struct {
+	// Schedule is a cron expression (minute hour day month weekday, or @hourly…).
+	Schedule string `json:"schedule,omitempty"`
+	// Params are the parameters of a scheduled run (literal values).
+	Params map[string]any `json:"params,omitempty"`
+	// GitHub starts a run on a GitHub webhook delivery, the event's payload as the
+	// parameters.
+	GitHub *WebhookTrigger `json:"github,omitempty"`
+	// Slack starts a run on a Slack Events API callback, the event as the parameters.
+	Slack *WebhookTrigger `json:"slack,omitempty"`
+}
+
+// WebhookTrigger filters a provider's webhook events.
+type WebhookTrigger struct {
+	// Events are the event types that start a run (X-GitHub-Event, or the Slack
+	// event's type); empty means every event.
+	Events []string `json:"events,omitempty"`
 }
 
 // Step is one tool call of a workflow (or one per item of its foreach list).
@@ -122,6 +146,7 @@ var (
 	definitionFields = fieldSet(Definition{})
 	stepFields       = fieldSet(Step{})
 	retryFields      = fieldSet(Retry{})
+	triggerFields    = fieldSet(Trigger{})
 )
 
 // Parse reads a definition from YAML or JSON. Problems of shape (unknown fields,
@@ -173,6 +198,13 @@ func FromValue(doc any) (*Definition, error) {
 		}
 	} else if _, present := top["steps"]; present {
 		ps = append(ps, Problem{Field: "steps", Message: "must be a list of steps"})
+	}
+	if trs, ok := top["triggers"].([]any); ok {
+		for i, tr := range trs {
+			if m, ok := tr.(map[string]any); ok {
+				ps = append(ps, unknownFields("", fmt.Sprintf("triggers[%d].", i), m, triggerFields)...)
+			}
+		}
 	}
 	if len(ps) > 0 {
 		return nil, ps

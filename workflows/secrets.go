@@ -51,6 +51,9 @@ func (c *compiler) secrets() {
 		}
 	}
 	c.scanSecrets("", "outputs", d.Outputs)
+	for i, tr := range d.Triggers {
+		c.scanSecrets("", fmt.Sprintf("triggers[%d].params", i), tr.Params)
+	}
 	if len(d.Parameters) > 0 {
 		if what := looksSecret(string(d.Parameters)); what != "" {
 			c.add("", "parameters", "holds what looks like %s; secrets never go in a workflow definition", what)

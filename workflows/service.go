@@ -25,7 +25,7 @@ type Router interface {
 }
 
 // ToolPrefix starts the tool name of every saved workflow: workflow_<name>.
-const ToolPrefix = "workflow_"
+const ToolPrefix = providers.WorkflowToolPrefix
 
 // Hub is the runs executor's Runner and Gate: a workflow_<name> run executes its
 // workflow on the engine; every other run goes to the router. Wire the executor
@@ -97,6 +97,28 @@ type Service struct {
 	// Changed, when set, is called after a tenant's workflows changed (their tools
 	// appear or disappear: the MCP adapter's Refresh).
 	Changed func(tenant switchboard.TenantID)
+	// User returns the principal of a user of the tenant (an error when the user is
+	// gone): triggered runs run as the person who saved the workflow. Without it
+	// triggers start nothing.
+	User func(ctx context.Context, tenant switchboard.TenantID, userID string) (switchboard.Principal, error)
+}
+
+// StartAs starts a run of a saved workflow without a caller (a trigger): as the user
+// who saved it last, who must still be one of the tenant's.
+func (s *Service) StartAs(ctx context.Context, w Workflow, params json.RawMessage) error {
+	if s.User == nil {
+		return switchboard.Errorf(switchboard.CodeUnavailable, "triggers are not wired on this server")
+	}
+	userID, ok := strings.CutPrefix(w.UpdatedBy, "user:")
+	if !ok {
+		return switchboard.Errorf(switchboard.CodeForbidden, "workflow %s was last saved by %s, not a person; triggers run only as a person", w.Name, w.UpdatedBy)
+	}
+	p, err := s.User(ctx, w.TenantID, userID)
+	if err != nil {
+		return fmt.Errorf("the person who saved workflow %s: %w", w.Name, err)
+	}
+	_, err = s.Start(ctx, p, w.Name, params, StartOptions{})
+	return err
 }
 
 // Create validates a definition against the principal's tools and saves it; with
@@ -110,6 +132,9 @@ func (s *Service) Create(ctx context.Context, p switchboard.Principal, def *Defi
 	if _, err := Check(ctx, prog, s.Router, p); err != nil {
 		return Workflow{}, false, asInvalid(err)
 	}
+	if len(def.Triggers) > 0 && p.Kind != switchboard.PrincipalUser {
+		return Workflow{}, false, Problems{{Field: "triggers", Message: "only a person may save a workflow with triggers: its triggered runs run as the one who saved it"}}.AsError()
+	}
 	if overwrite {
 		if old, err := s.Store.Get(ctx, p.TenantID, def.Name); err == nil && old.CreatedBy != p.ID() && !p.Role.IsAdmin() {
 			return Workflow{}, false, switchboard.Errorf(switchboard.CodeForbidden, "workflow %s was created by someone else; only they or an admin may replace it", def.Name)
@@ -122,7 +147,8 @@ func (s *Service) Create(ctx context.Context, p switchboard.Principal, def *Defi
 	if strings.TrimSpace(source) == "" {
 		source = string(raw)
 	}
-	w := Workflow{Name: def.Name, Description: def.Description, Category: def.Category, Definition: string(raw), Source: source, CreatedBy: p.ID()}
+	w := Workflow{Name: def.Name, Description: def.Description, Category: def.Category, Definition: string(raw), Source: source, CreatedBy: p.ID(),
+		Scheduled: len(prog.Schedules()) > 0}
 	created, err := s.Store.Save(ctx, p.TenantID, &w, overwrite)
 	if err != nil {
 		return Workflow{}, false, err

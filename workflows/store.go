@@ -23,11 +23,13 @@ type Workflow struct {
 	Category    string               `gorm:"size:64;not null"`
 	Definition  string               `gorm:"type:text;not null"` // JSON
 	Source      string               `gorm:"type:text;not null"` // as written
-	CreatedBy   string               `gorm:"size:64;not null"`
-	UpdatedBy   string               `gorm:"size:64;not null"`
-	Version     int64                `gorm:"not null"`
-	CreatedAt   time.Time            `gorm:"not null"`
-	UpdatedAt   time.Time            `gorm:"not null"`
+	// Scheduled says the definition has a schedule trigger (the schedulers scan these).
+	Scheduled bool      `gorm:"not null"`
+	CreatedBy string    `gorm:"size:64;not null"`
+	UpdatedBy string    `gorm:"size:64;not null"`
+	Version   int64     `gorm:"not null"`
+	CreatedAt time.Time `gorm:"not null"`
+	UpdatedAt time.Time `gorm:"not null"`
 }
 
 // TableName is the table workflows live in.
@@ -108,7 +110,7 @@ func (s *Store) Save(ctx context.Context, tenant switchboard.TenantID, w *Workfl
 			return switchboard.Errorf(switchboard.CodeConflict, "a workflow named %s exists already; pass overwrite to replace it", w.Name)
 		}
 		res := tx.Model(&Workflow{}).Where("tenant_id = ? AND id = ? AND version = ?", tenant, old.ID, old.Version).Updates(map[string]any{
-			"description": w.Description, "category": w.Category, "definition": w.Definition, "source": w.Source,
+			"description": w.Description, "category": w.Category, "definition": w.Definition, "source": w.Source, "scheduled": w.Scheduled,
 			"updated_by": w.CreatedBy, "version": old.Version + 1, "updated_at": now,
 		})
 		if res.Error != nil {
@@ -303,4 +305,40 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + "..."
+}
+
+// Firing is one row of workflow_firings: a schedule's firing (or a webhook delivery)
+// that started, or was claimed to start, a run.
+type Firing struct {
+	ID         string               `gorm:"primaryKey;size:40"`
+	TenantID   switchboard.TenantID `gorm:"size:40;not null"`
+	WorkflowID string               `gorm:"size:40;not null"`
+	Trigger    string               `gorm:"size:80;not null"`
+	FireAt     time.Time            `gorm:"not null"`
+	RunID      string               `gorm:"size:40;not null"`
+	CreatedAt  time.Time            `gorm:"not null"`
+}
+
+// TableName is the table firings live in.
+func (Firing) TableName() string { return "workflow_firings" }
+
+// scheduledWorkflows lists the workflows of every tenant that have a schedule: the
+// schedulers' scan, the one read across tenants.
+func (s *Store) scheduledWorkflows(ctx context.Context) ([]Workflow, error) {
+	var ws []Workflow
+	if err := s.db.WithContext(ctx).Where("scheduled = ?", true).Order("tenant_id, name").Find(&ws).Error; err != nil {
+		return nil, fmt.Errorf("list scheduled workflows: %w", err)
+	}
+	return ws, nil
+}
+
+// claim records a firing of a workflow's trigger at a time, once: it says whether this
+// call recorded it (and so must start the run) or another node had.
+func (s *Store) claim(ctx context.Context, w *Workflow, trigger string, at time.Time) (bool, error) {
+	f := Firing{ID: switchboard.NewID("wff"), TenantID: w.TenantID, WorkflowID: w.ID, Trigger: trigger, FireAt: at.UTC(), CreatedAt: s.now()}
+	res := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&f)
+	if res.Error != nil {
+		return false, switchboard.Internal(fmt.Errorf("claim firing %s of workflow %s: %w", trigger, w.Name, res.Error))
+	}
+	return res.RowsAffected == 1, nil
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // twoTenants creates two tenants and returns their ids.
-func twoTenants(t *testing.T, db *gorm.DB) (switchboard.TenantID, switchboard.TenantID) {
+func twoTenants(t testing.TB, db *gorm.DB) (switchboard.TenantID, switchboard.TenantID) {
 	t.Helper()
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)

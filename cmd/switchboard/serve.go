@@ -185,6 +185,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 			mcpadapter.WorkflowsExtension(mcpadapter.WorkflowsOptions{Service: wfService, Logger: log})},
 	})
 	wfService.Changed = adapter.Refresh
+	wfService.User = func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
+		u, err := tenantStore.User(ctx, tenant, id)
+		if err != nil {
+			return switchboard.Principal{}, err
+		}
+		return switchboard.Principal{TenantID: tenant, Kind: switchboard.PrincipalUser, UserID: u.ID, Role: u.Role}, nil
+	}
 	connService.Subscribe(rtr.Forget)
 	connService.Subscribe(adapter.ConnectionChanged)
 	connService.Subscribe(remote.ConnectionChanged)
@@ -267,6 +274,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	background.Go(func() { remote.Run(runCtx) })
 	background.Go(func() { connService.RunRefresher(runCtx, cfg.RefreshInterval) })
 	background.Go(func() { runExec.Run(runCtx) })
+	// Workflow schedules: every node ticks; each firing is claimed once in the database.
+	scheduler := &workflows.Scheduler{Store: wfStore, Start: wfService.StartAs, Logger: log}
+	background.Go(func() { scheduler.Run(runCtx, 0) })
 	background.Go(func() { members.Run(runCtx) })
 	defer func() {
 		stopRun()

@@ -1,0 +1,110 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Scheduler starts the runs of workflows' schedules. Every node runs one; a firing is
+// claimed in the database first (workflow_firings' unique key), so each firing starts
+// one run in the whole fleet.
+type Scheduler struct {
+	Store *Store
+	// Start starts a run of the workflow as the person who saved it (Service.StartAs).
+	Start  func(ctx context.Context, w Workflow, params json.RawMessage) error
+	Logger *slog.Logger
+	// Lookback is how far back a pass looks for firings not claimed yet (default 2
+	// minutes): a node that was busy or a fleet restarted within it misses none;
+	// older ones are skipped, not caught up.
+	Lookback time.Duration
+}
+
+// Run ticks every interval (default 20 s) until ctx ends.
+func (s *Scheduler) Run(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = 20 * time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := s.Tick(ctx, time.Now()); err != nil {
+			s.logger().Error("workflow schedules", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Scheduler) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.Default()
+	}
+	return s.Logger
+}
+
+// Tick starts the runs of the firings due by now that no node has claimed, and says
+// how many this call started.
+func (s *Scheduler) Tick(ctx context.Context, now time.Time) (int, error) {
+	ws, err := s.Store.scheduledWorkflows(ctx)
+	if err != nil {
+		return 0, err
+	}
+	lookback := s.Lookback
+	if lookback <= 0 {
+		lookback = 2 * time.Minute
+	}
+	now = now.UTC()
+	started := 0
+	for i := range ws {
+		w := &ws[i]
+		def, err := Parse([]byte(w.Definition))
+		if err != nil {
+			continue
+		}
+		prog, err := Compile(def)
+		if err != nil {
+			continue
+		}
+		for idx, tr := range prog.Schedules() {
+			sched, err := cron.ParseStandard(tr.Schedule)
+			if err != nil {
+				continue
+			}
+			from := now.Add(-lookback)
+			if w.UpdatedAt.After(from) {
+				from = w.UpdatedAt.UTC() // nothing fires for a time before the schedule was saved
+			}
+			for at := sched.Next(from); !at.After(now); at = sched.Next(at) {
+				ok, err := s.Store.claim(ctx, w, "schedule:"+strconv.Itoa(idx), at)
+				if err != nil {
+					return started, err
+				}
+				if !ok {
+					continue // another node started it
+				}
+				params, _ := json.Marshal(tr.Params)
+				if len(tr.Params) == 0 {
+					params = []byte("{}")
+				}
+				if err := s.Start(ctx, *w, params); err != nil {
+					s.logger().Warn("scheduled workflow run not started", "tenant", w.TenantID, "workflow", w.Name, "at", at, "err", err)
+					continue
+				}
+				started++
+			}
+		}
+	}
+	return started, nil
+}
+
+// triggerKey names a trigger in workflow_firings.
+func triggerKey(kind string, idx int) string { return fmt.Sprintf("%s:%d", kind, idx) }

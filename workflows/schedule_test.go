@@ -1,0 +1,152 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/runs"
+)
+
+const scheduledDef = `
+name: nightly
+parameters: {type: object, properties: {key: {type: string}}}
+triggers:
+  - schedule: "*/5 * * * *"
+    params: {key: scheduled}
+steps:
+  - {name: read, tool: flow_read, args: {key: "${{ params.key }}"}}
+`
+
+func TestScheduleFiresOnceAcrossNodes(t *testing.T) {
+	t.Parallel()
+	db := testdb.SQLite(t)
+	ten, _ := twoTenants(t, db)
+	store := NewStore(db, keyring(t))
+	def, err := Parse([]byte(scheduledDef))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(def)
+	w := &Workflow{Name: "nightly", Definition: string(raw), Source: scheduledDef, CreatedBy: "user:usr_1", Scheduled: true}
+	if _, err := store.Save(context.Background(), ten, w, false); err != nil {
+		t.Fatal(err)
+	}
+	saved := w.UpdatedAt
+	var started atomic.Int64
+	var mu sync.Mutex
+	var params []string
+	start := func(_ context.Context, got Workflow, p json.RawMessage) error {
+		if got.Name != "nightly" {
+			t.Errorf("started %s", got.Name)
+		}
+		started.Add(1)
+		mu.Lock()
+		params = append(params, string(p))
+		mu.Unlock()
+		return nil
+	}
+	nodes := []*Scheduler{{Store: store, Start: start}, {Store: store, Start: start}}
+	// The first firing after the save, and 30 s past it.
+	next := saved.Truncate(5 * time.Minute).Add(5 * time.Minute)
+	tick := func(now time.Time) {
+		var wg sync.WaitGroup
+		for _, n := range nodes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := n.Tick(context.Background(), now); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	tick(next.Add(-time.Second))
+	if n := started.Load(); n != 0 {
+		t.Fatalf("%d runs before the first firing", n)
+	}
+	tick(next.Add(30 * time.Second))
+	if n := started.Load(); n != 1 {
+		t.Fatalf("%d runs for one firing on two nodes, want 1", n)
+	}
+	tick(next.Add(time.Minute)) // the same firing again: nothing
+	tick(next.Add(5*time.Minute + time.Second))
+	if n := started.Load(); n != 2 {
+		t.Fatalf("%d runs after the second firing, want 2", n)
+	}
+	if params[0] != `{"key":"scheduled"}` {
+		t.Fatalf("params %v", params)
+	}
+}
+
+func TestTriggersAreChecked(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, from, to, field, says string }{
+		{"bad cron", `"*/5 * * * *"`, `"every day"`, "triggers[0].schedule", "not a cron schedule"},
+		{"params that do not fit", "params: {key: scheduled}", "params: {key: 7}", "triggers[0].params.key", "string"},
+		{"two kinds", "    params: {key: scheduled}", "    params: {key: scheduled}\n    github: {events: [push]}", "triggers[0]", "exactly one"},
+		{"expressions in params", "params: {key: scheduled}", `params: {key: "${{ 1 }}"}`, "triggers[0].params", "literal"},
+		{"unknown field", "    params: {key: scheduled}", "    parms: {key: scheduled}", "triggers[0].parms", "did you mean params"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			def, err := Parse([]byte(strings.Replace(scheduledDef, tc.from, tc.to, 1)))
+			if err == nil {
+				_, err = Compile(def)
+			}
+			for _, p := range ProblemsOf(err) {
+				if p.Field == tc.field && strings.Contains(p.Message, tc.says) {
+					return
+				}
+			}
+			t.Fatalf("no problem at %s saying %q: %v", tc.field, tc.says, err)
+		})
+	}
+}
+
+func TestTriggeredRunsRunAsTheSaver(t *testing.T) {
+	t.Parallel()
+	svc, _, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
+	ctx := context.Background()
+	def, _ := Parse([]byte(scheduledDef))
+	agent := switchboard.Principal{TenantID: r.p.TenantID, Kind: switchboard.PrincipalAgent, AgentID: "agt_1"}
+	if _, _, err := svc.Create(ctx, agent, def, "", false); switchboard.AsError(err).Field != "triggers" {
+		t.Fatalf("an agent saved a workflow with triggers: %v", err)
+	}
+	w, _, err := svc.Create(ctx, r.p, def, "", false)
+	if err != nil || !w.Scheduled {
+		t.Fatalf("create = %+v, %v", w, err)
+	}
+	svc.User = func(_ context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
+		if tenant != r.p.TenantID || id != r.p.UserID {
+			return switchboard.Principal{}, switchboard.NotFound("user")
+		}
+		return r.p, nil
+	}
+	if err := svc.StartAs(ctx, w, json.RawMessage(`{"key":"from-trigger"}`)); err != nil {
+		t.Fatal(err)
+	}
+	c := r.caller.next(t)
+	if c.args["key"] != "from-trigger" {
+		t.Fatalf("step got %v", c.args)
+	}
+	c.answer(map[string]any{"value": "v", "items": []string{}, "count": 0}, nil)
+	list, _, err := svc.Runs.List(ctx, r.p, runs.ListOptions{Tool: "workflow_nightly"})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("the saver's runs: %v, %v", list, err)
+	}
+	// A saver who left the tenant starts nothing.
+	gone := w
+	gone.UpdatedBy = "user:usr_gone"
+	if err := svc.StartAs(ctx, gone, json.RawMessage(`{}`)); err == nil {
+		t.Fatal("a run started as a user who is gone")
+	}
+}
