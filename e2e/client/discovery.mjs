@@ -18,6 +18,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { discoverOAuthProtectedResourceMetadata, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { consent, signInWithLink } from "./person.mjs";
 
 const env = (name) => {
   const v = process.env[name];
@@ -84,36 +85,8 @@ async function connectError(authProvider, log) {
   }
 }
 
-// cookies keeps the cookies a person's browser would, for the pages driven below.
-const jar = new Map();
-const keep = (res) => {
-  for (const c of res.headers.getSetCookie()) {
-    const [pair] = c.split(";");
-    const eq = pair.indexOf("=");
-    jar.set(pair.slice(0, eq), pair.slice(eq + 1));
-  }
-};
-const cookieHeader = () => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
-const page = async (url, form) => {
-  const init = { redirect: "manual", headers: { Cookie: cookieHeader() } };
-  if (form) {
-    init.method = "POST";
-    init.headers["Content-Type"] = "application/x-www-form-urlencoded";
-    init.body = new URLSearchParams(form).toString();
-  }
-  const res = await fetch(url, init);
-  keep(res);
-  return { status: res.status, location: res.headers.get("location"), html: await res.text() };
-};
-const hidden = (html) => Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2].replaceAll("&amp;", "&").replaceAll("&#43;", "+")]));
-
 // The admin sets a password with the link serve printed, which signs them in.
-const PASSWORD = "e2e password for the admin";
-{
-  const invite = await page(cfg.adminLink);
-  const set = await page(cfg.adminLink, { csrf: hidden(invite.html).csrf, password: PASSWORD, confirm: PASSWORD });
-  check(set.status === 303 && jar.has("switchboard_session"), `setting the admin's password: status ${set.status}, no session cookie`);
-}
+check(await signInWithLink(cfg.adminLink, "e2e password for the admin"), "setting the admin's password did not sign them in");
 
 // An OAuth client provider like mcp-remote's: it registers dynamically, and its
 // "browser" is the person above answering the consent page.
@@ -149,10 +122,9 @@ if (authorizationURL) {
   check(u.origin + u.pathname === origin + "/oauth/authorize", `authorization endpoint ${u.origin + u.pathname}`);
   check(u.searchParams.get("code_challenge_method") === "S256", "the SDK did not use PKCE S256");
   check(u.searchParams.get("resource") === cfg.tenant, `resource ${u.searchParams.get("resource")}, want ${cfg.tenant}`);
-  const consent = await page(authorizationURL);
-  check(consent.status === 200 && consent.html.includes("Allow discovery-e2e to use Switchboard?"), `consent page: ${consent.status}`);
-  check(consent.html.includes("has not verified this app"), "a dynamically registered client is not marked unverified");
-  const answer = await page(origin + "/oauth/authorize", { ...hidden(consent.html), decision: "allow" });
+  const { shown, answer } = await consent(authorizationURL);
+  check(shown.status === 200 && shown.html.includes("Allow discovery-e2e to use Switchboard?"), `consent page: ${shown.status}`);
+  check(shown.html.includes("has not verified this app"), "a dynamically registered client is not marked unverified");
   check(answer.status === 303 && answer.location?.startsWith(redirectUrl), `consent answer: ${answer.status} ${answer.location}`);
   const back = new URL(answer.location ?? redirectUrl);
   check(back.searchParams.get("iss") === origin, `iss ${back.searchParams.get("iss")}`);
