@@ -29,7 +29,7 @@ type AdmissionOptions struct {
 	// RetryAfter is the wait a refusal advises; default 1 s.
 	RetryAfter time.Duration
 	// Refused, when set, is told of each refusal: scope "node" or "tenant", reason
-	// "queue_full" or "wait_exceeded".
+	// "queue_full", "over_share" (see overShare) or "wait_exceeded".
 	Refused func(scope, reason string)
 }
 
@@ -41,8 +41,9 @@ type Admission struct {
 	opts     AdmissionOptions
 	mu       sync.Mutex
 	running  int
-	waiting  int // new calls waiting (MaxQueue bounds them)
-	resuming int // calls back from their upstream waiting
+	waiting  int                          // new calls waiting (MaxQueue bounds them)
+	resuming int                          // calls back from their upstream waiting
+	held     map[switchboard.TenantID]int // places held, by tenant
 	tenants  map[switchboard.TenantID]*tenantQueue
 	ring     []*tenantQueue // tenants with calls waiting, in round-robin order
 	next     int
@@ -80,7 +81,7 @@ func NewAdmission(o AdmissionOptions) *Admission {
 	if o.RetryAfter <= 0 {
 		o.RetryAfter = time.Second
 	}
-	return &Admission{opts: o, tenants: map[switchboard.TenantID]*tenantQueue{}}
+	return &Admission{opts: o, tenants: map[switchboard.TenantID]*tenantQueue{}, held: map[switchboard.TenantID]int{}}
 }
 
 // Slot is a call's place; Release it when the call is done. Pause and Resume give it
@@ -103,7 +104,7 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	}
 	a.mu.Lock()
 	if a.running < a.opts.MaxInFlight && a.waiting == 0 && a.resuming == 0 {
-		a.running++
+		a.take(tenant)
 		a.mu.Unlock()
 		return &Slot{a: a, tenant: tenant, held: true}, nil
 	}
@@ -112,6 +113,11 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 		a.forget(t)
 		a.mu.Unlock()
 		return nil, a.refuse("tenant", "queue_full")
+	}
+	if a.overShare(t) {
+		a.forget(t)
+		a.mu.Unlock()
+		return nil, a.refuse("tenant", "over_share")
 	}
 	if a.waiting >= a.opts.MaxQueue {
 		a.forget(t)
@@ -139,7 +145,7 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if w.granted { // the place came as the wait ended: give it on
-		a.running--
+		a.give(tenant)
 		a.dispatch()
 		return nil, err
 	}
@@ -202,7 +208,7 @@ func (a *Admission) dispatch() {
 			w, t.waiters = t.waiters[0], t.waiters[1:]
 			a.waiting--
 		}
-		a.grant(w)
+		a.grant(t.id, w)
 		if len(t.resumes)+len(t.waiters) == 0 {
 			a.forget(t) // the ring shrinks at a.next: the next tenant moves into it
 			continue
@@ -211,10 +217,45 @@ func (a *Admission) dispatch() {
 	}
 }
 
-func (a *Admission) grant(w *waiter) {
-	a.running++
+func (a *Admission) grant(tenant switchboard.TenantID, w *waiter) {
+	a.take(tenant)
 	w.granted = true
 	close(w.ready)
+}
+
+// take and give count a place taken and given back by a call of the tenant. a.mu is held.
+func (a *Admission) take(tenant switchboard.TenantID) {
+	a.running++
+	a.held[tenant]++
+}
+
+func (a *Admission) give(tenant switchboard.TenantID) {
+	a.running--
+	if a.held[tenant]--; a.held[tenant] <= 0 {
+		delete(a.held, tenant)
+	}
+}
+
+// overShare reports whether a call of t, which would have to wait, is over the
+// tenant's share of the node while other tenants have calls in it: each of n busy
+// tenants may hold or wait for 2×MaxInFlight/n places (at least one), so a tenant
+// flooding a busy node is refused at once, for the price of its headers, instead of
+// lengthening every other tenant's wait. Alone on the node, a tenant is bound by its
+// queue only. a.mu is held.
+func (a *Admission) overShare(t *tenantQueue) bool {
+	busy := len(a.held)
+	for id, q := range a.tenants {
+		if _, holds := a.held[id]; !holds && len(q.waiters)+len(q.resumes) > 0 {
+			busy++
+		}
+	}
+	if _, holds := a.held[t.id]; !holds && len(t.waiters)+len(t.resumes) == 0 {
+		busy++ // t itself, busy from this call on
+	}
+	if busy < 2 {
+		return false
+	}
+	return a.held[t.id]+len(t.waiters) >= max(1, 2*a.opts.MaxInFlight/busy)
 }
 
 // forget drops a tenant that has no calls waiting from the ring and the map.
@@ -249,7 +290,7 @@ func (s *Slot) Release() {
 		return
 	}
 	s.held = false
-	s.a.release()
+	s.a.release(s.tenant)
 }
 
 // Open reports whether the slot is a place not yet released for good (paused or
@@ -275,7 +316,7 @@ func (s *Slot) Pause() {
 		return
 	}
 	s.held = false
-	s.a.release()
+	s.a.release(s.tenant)
 }
 
 // Resume takes a place again after Pause, ahead of its tenant's calls not yet started
@@ -293,7 +334,7 @@ func (s *Slot) Resume() {
 	a := s.a
 	a.mu.Lock()
 	if a.running < a.opts.MaxInFlight && a.waiting == 0 && a.resuming == 0 {
-		a.running++
+		a.take(s.tenant)
 		a.mu.Unlock()
 		s.held = true
 		return
@@ -309,9 +350,9 @@ func (s *Slot) Resume() {
 	s.held = true
 }
 
-func (a *Admission) release() {
+func (a *Admission) release(tenant switchboard.TenantID) {
 	a.mu.Lock()
-	a.running--
+	a.give(tenant)
 	a.dispatch()
 	a.mu.Unlock()
 }

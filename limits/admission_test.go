@@ -233,3 +233,45 @@ func firstOf(t *testing.T, chs map[string]<-chan struct{}) string {
 	})
 	return first
 }
+
+// TestAdmissionSharesABusyNode: alone, a tenant may queue calls behind its own; beside
+// another tenant's calls, a call that would wait while its tenant holds or waits for
+// its share of the places is refused at once (429 with Retry-After), and the other
+// tenant's call gets the next place.
+func TestAdmissionSharesABusyNode(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 8)
+	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 2, MaxWait: time.Hour, Refused: func(scope, reason string) { counts <- scope + "/" + reason }})
+	var noisy []*limits.Slot
+	for range 2 {
+		s, err := a.Admit(context.Background(), "ten_noisy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		noisy = append(noisy, s)
+	}
+	// Alone on the node, its third call waits.
+	ctx, cancel := context.WithCancel(context.Background())
+	alone := make(chan error, 1)
+	go func() { _, err := a.Admit(ctx, "ten_noisy"); alone <- err }()
+	waitFor(t, a, 1)
+	cancel()
+	if err := testwait.Recv(t, alone, "the waiting call to end"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the noisy tenant's call alone: %v, want it to wait until canceled", err)
+	}
+	waitFor(t, a, 0)
+
+	quiet := slotReady(admitted(a, "ten_quiet"))
+	waitFor(t, a, 1)
+	_, err := a.Admit(context.Background(), "ten_noisy")
+	var e *switchboard.Error
+	if !errors.As(err, &e) || e.Code != switchboard.CodeRateLimited || e.RetryAfter != time.Second {
+		t.Fatalf("the noisy tenant's call beside the quiet one: %v, want rate_limited with a 1 s Retry-After", err)
+	}
+	if got := testwait.Recv(t, counts, "the refusal to be counted"); got != "tenant/over_share" {
+		t.Errorf("counted %q, want tenant/over_share", got)
+	}
+	noisy[0].Release()
+	testwait.Recv(t, quiet, "the quiet tenant's call to get the place")
+	noisy[1].Release()
+}
