@@ -383,7 +383,7 @@ func TestIdleSessionClosed(t *testing.T) {
 	}()
 	t.Cleanup(func() {
 		stop()
-		<-done
+		testwait.Recv(t, done, "Run to return once its context ended")
 	})
 	rtr := router.New(router.Options{Registry: providers.NewRegistry(), Connections: r.conns, Dynamic: svc, ArgsKey: []byte("k")})
 	up := newMCPServer(t, "")

@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"testing"
 )
 
@@ -16,7 +17,7 @@ func TestAuditDetailAndRef(t *testing.T) {
 	if _, err := f.router.Execute(ctx, alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"ada"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	<-f.tokens
+	testwait.Recv(t, f.tokens, "the upstream to receive the call")
 	e := f.audit.last(t)
 	if e.ID == "" || e.ID != ref.ID || e.Detail != "workflow triage run run_1 step fetch" {
 		t.Fatalf("audit row %+v, ref %q", e, ref.ID)
@@ -25,7 +26,7 @@ func TestAuditDetailAndRef(t *testing.T) {
 	if _, err := f.router.Execute(context.Background(), alice, Request{Tool: "fake_greet", ConnectionID: "con_a1", Args: json.RawMessage(`{"name":"bo"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	<-f.tokens
+	testwait.Recv(t, f.tokens, "the upstream to receive the call")
 	if e := f.audit.last(t); e.Detail != "" {
 		t.Fatalf("detail %q on a plain call", e.Detail)
 	}

@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"fmt"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"runtime"
 	"strings"
 	"sync"
@@ -53,7 +54,7 @@ func record(t *testing.T, f func(tb testing.TB)) *recorder {
 		defer close(done)
 		f(r)
 	}()
-	<-done
+	testwait.Recv(t, done, "the recorded test function to return")
 	return r
 }
 
