@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/limits"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -74,12 +75,22 @@ func mgmtTool(name, title, description, schema, output string, readOnly, destruc
 	return mcp.Tool{
 		Name: name, Title: title, Description: description,
 		RawInputSchema:  json.RawMessage(schema),
-		RawOutputSchema: json.RawMessage(output),
+		RawOutputSchema: listedOutput(output),
 		Annotations: mcp.ToolAnnotation{
 			Title: title, ReadOnlyHint: mcp.ToBoolPtr(readOnly), DestructiveHint: mcp.ToBoolPtr(destructive),
 			IdempotentHint: mcp.ToBoolPtr(idempotent), OpenWorldHint: mcp.ToBoolPtr(openWorld),
 		},
 	}
+}
+
+// listedOutput is a management tool's output schema as tools/list serves it, without
+// the prose of its fields (providers.ListedOutput), like the hub tools'.
+func listedOutput(full string) json.RawMessage {
+	listed, err := providers.ListedOutput(json.RawMessage(full))
+	if err != nil {
+		panic(fmt.Sprintf("management tool output schema: %v", err)) // a constant of this file
+	}
+	return listed
 }
 
 // runViewProperties are the properties of a run as the tools answer it (runs.View).
