@@ -42,17 +42,17 @@ func (s *scope) instrument(name string, next server.ToolHandlerFunc) server.Tool
 }
 
 // progressSender returns a ProgressFunc that sends notifications/progress for the
-// token, with a progress value that only increases.
+// token, with a progress value that only increases (from 0 on).
 func (s *scope) progressSender(ctx context.Context, token mcp.ProgressToken) providers.ProgressFunc {
 	var mu sync.Mutex
-	last := 0.0
+	last, sent := 0.0, false
 	return func(done, total float64, message string) {
 		mu.Lock()
 		defer mu.Unlock()
-		if done <= last {
-			done = last + 1
+		if sent && done <= last || done < 0 {
+			done = last + 1 // the first may be 0 (a remote server's "0 of 100")
 		}
-		last = done
+		last, sent = done, true
 		params := map[string]any{"progressToken": token, "progress": done}
 		if total > 0 {
 			params["total"] = total
