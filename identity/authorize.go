@@ -186,9 +186,21 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		s.renderConsent(w, r, http.StatusForbidden, view)
 		return
 	}
-	actsFor := p.UserID
-	if ar.agentID != "" {
-		name, creator, err := s.o.Agents.AgentForGrant(r.Context(), p, ar.agentID)
+	actsFor, agentID := p.UserID, ar.agentID
+	if ar.agentID == "" && r.Method == http.MethodPost {
+		// At the workspace URL the person may give the client one agent instead of
+		// their own tools: the token still works at this URL only, as that agent.
+		agentID = r.PostForm.Get("act_as")
+	}
+	if ar.agentID == "" && r.Method == http.MethodGet {
+		choices, err := s.o.Agents.AgentsForGrant(r.Context(), p)
+		if err != nil {
+			s.o.Logger.ErrorContext(r.Context(), "authorize: list agents", "err", err)
+		}
+		view.Choices = choices
+	}
+	if agentID != "" {
+		name, creator, err := s.o.Agents.AgentForGrant(r.Context(), p, agentID)
 		if err != nil {
 			e := switchboard.AsError(err)
 			if e.Code == switchboard.CodeInternal {
@@ -213,7 +225,7 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 		s.redirectWith(w, r, ar, url.Values{"error": {"access_denied"}, "error_description": {"the person did not allow access"}})
 		return
 	}
-	plain, err := s.newCode(r.Context(), ar, p, actsFor)
+	plain, err := s.newCode(r.Context(), ar, p, actsFor, agentID)
 	if err != nil {
 		s.o.Logger.ErrorContext(r.Context(), "authorize: store code", "err", err)
 		s.redirectWith(w, r, ar, url.Values{"error": {"server_error"}, "error_description": {"the server could not record the consent; try again"}})
@@ -223,13 +235,13 @@ func (s *Server) Authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 // newCode stores an authorization code for what the person allowed and returns it.
-func (s *Server) newCode(ctx context.Context, ar authRequest, p switchboard.Principal, actsFor string) (string, error) {
+func (s *Server) newCode(ctx context.Context, ar authRequest, p switchboard.Principal, actsFor, agentID string) (string, error) {
 	plain := "sbc_" + switchboard.RandomToken(32)
 	now := s.now().UTC()
 	row := code{
 		ID: switchboard.NewID("cod"), TenantID: p.TenantID, Hash: hashSecret(plain), ClientID: ar.client.ID, ClientName: ar.client.Name,
 		RedirectURI: ar.redirectURI, Challenge: ar.challenge, Resource: ar.resource, Scope: ar.scope,
-		UserID: actsFor, AgentID: ar.agentID, ConsentedBy: p.UserID, ExpiresAt: now.Add(CodeLifetime), CreatedAt: now,
+		UserID: actsFor, AgentID: agentID, ConsentedBy: p.UserID, ExpiresAt: now.Add(CodeLifetime), CreatedAt: now,
 	}
 	if err := s.o.DB.WithContext(ctx).Create(&row).Error; err != nil {
 		return "", err

@@ -16,10 +16,13 @@ var consentTemplate = template.Must(template.ParseFS(templateFS, "templates/cons
 
 // consentView is what the consent page shows.
 type consentView struct {
-	Request        authRequest
-	Resource       string
-	Slug           string
-	AgentName      string
+	Request   authRequest
+	Resource  string
+	Slug      string
+	AgentName string
+	// Choices are the agents the person may give the client instead of their own
+	// tools (at the workspace URL only).
+	Choices        []AgentChoice
 	RedirectHost   string
 	CSRF           string
 	WrongTenant    bool

@@ -246,3 +246,51 @@ func readAll(t *testing.T, res *http.Response) string {
 	}
 	return b.String()
 }
+
+// TestAgentChoiceAtWorkspaceURL checks the consent page's choice at the workspace URL:
+// it offers the agents the person may hand out, and a client given one acts as that
+// agent at that URL only; an agent the person may not hand out is refused.
+func TestAgentChoiceAtWorkspaceURL(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	ctx := context.Background()
+	redirect := "http://127.0.0.1:4567/callback"
+	clientID := r.publicClient(redirect)
+	verifier, challenge := pkce()
+	resource := ResourceURL(r.base, "acme", "")
+	session := r.signIn(r.acme, r.ada)
+	q := r.authParams(clientID, redirect, challenge, resource)
+	res := r.get(q, session)
+	page := readAll(t, res)
+	if !strings.Contains(page, `name="act_as" value="agt_a"`) || !strings.Contains(page, "The tools of the agent Triage") {
+		t.Fatalf("the consent page offers no agent: %s", page)
+	}
+	form := url.Values{}
+	for k, v := range q {
+		form[k] = v
+	}
+	form.Set("csrf", r.sess.CSRFToken(session))
+	form.Set("decision", "allow")
+	form.Set("act_as", "agt_other")
+	refused := r.post(form, session)
+	refused.Body.Close()
+	if refused.StatusCode != http.StatusForbidden || refused.Header.Get("Location") != "" {
+		t.Errorf("an agent the person may not hand out: %d %q", refused.StatusCode, refused.Header.Get("Location"))
+	}
+	form.Set("act_as", "agt_a")
+	code := r.redirected(r.post(form, session)).Get("code")
+	status, body := r.token(url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect}, "client_id": {clientID}, "code_verifier": {verifier}})
+	if status != http.StatusOK {
+		t.Fatalf("token: %d %v", status, body)
+	}
+	p, err := r.srv.AuthenticateToken(ctx, body["access_token"].(string), resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Kind != switchboard.PrincipalAgent || p.AgentID != "agt_a" || p.UserID != r.ada.ID {
+		t.Errorf("principal %+v, want agent agt_a acting for its creator", p)
+	}
+	if _, err := r.srv.AuthenticateToken(ctx, body["access_token"].(string), ResourceURL(r.base, "acme", "agt_a")); switchboard.CodeOf(err) != switchboard.CodeUnauthorized {
+		t.Errorf("at the agent's own URL: %v, want unauthorized (the token is for the workspace URL)", err)
+	}
+}

@@ -70,6 +70,14 @@ func (a agentTable) AgentForGrant(_ context.Context, _ switchboard.Principal, id
 	return v[0], v[1], nil
 }
 
+func (a agentTable) AgentsForGrant(context.Context, switchboard.Principal) ([]AgentChoice, error) {
+	var out []AgentChoice
+	for id, v := range a {
+		out = append(out, AgentChoice{ID: id, Name: v[0]})
+	}
+	return out, nil
+}
+
 func newRig(t testing.TB) *rig {
 	t.Helper()
 	ctx := context.Background()

@@ -52,6 +52,14 @@ type GrantableAgents interface {
 	// AgentForGrant returns the agent's name and the user it acts for, or an error
 	// (not found, forbidden) when p may not hand it out.
 	AgentForGrant(ctx context.Context, p switchboard.Principal, agentID string) (name, actsFor string, err error)
+	// AgentsForGrant lists the agents p may hand out, for the consent page's choice at
+	// the workspace URL.
+	AgentsForGrant(ctx context.Context, p switchboard.Principal) ([]AgentChoice, error)
+}
+
+// AgentChoice is an agent the consent page offers.
+type AgentChoice struct {
+	ID, Name string
 }
 
 // Options configure a Server.

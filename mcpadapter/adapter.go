@@ -211,6 +211,11 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &switchboard.Error{Code: switchboard.CodeForbidden, Message: "this API key is not valid for this MCP URL; use " + a.endpointOf(p)})
 		return
 	}
+	if agentID == "" && p.AgentID != "" && a.opts.Tokens != nil && identity.LooksLikeAccessToken(key) {
+		// A person gave an OAuth client one agent at the workspace URL: the token (bound
+		// to this URL) serves that agent's tools here.
+		agentID = p.AgentID
+	}
 	if agentID != p.AgentID {
 		// An agent's key serves its own agent URL only, and a user's key the tenant URL:
 		// the same answer whether or not the agent in the URL exists.

@@ -68,3 +68,25 @@ func TestAccessTokens(t *testing.T) {
 		t.Errorf("tokens checked (-want +got):\n%s", diff)
 	}
 }
+
+// TestAccessTokenForAnAgentAtTheWorkspaceURL checks that a token a person issued for
+// the workspace URL as one agent is served there (an agent's API key is not).
+func TestAccessTokenForAnAgentAtTheWorkspaceURL(t *testing.T) {
+	t.Parallel()
+	tokens := &audienceTokens{resource: "https://hub.test/mcp/acme", p: triage}
+	e := newEnvWith(t, func(o *Options) { o.Tokens = tokens })
+	for bearer, want := range map[string]int{"h.p.s": http.StatusOK, "key-triage": http.StatusForbidden} {
+		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/mcp/acme", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("%s at the workspace URL: %d, want %d", bearer, res.StatusCode, want)
+		}
+	}
+}

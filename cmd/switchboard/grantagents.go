@@ -21,3 +21,17 @@ func (g grantAgents) AgentForGrant(ctx context.Context, p switchboard.Principal,
 	}
 	return a.Name, a.CreatedBy, nil
 }
+
+func (g grantAgents) AgentsForGrant(ctx context.Context, p switchboard.Principal) ([]identity.AgentChoice, error) {
+	all, err := g.agents.List(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []identity.AgentChoice
+	for _, a := range all {
+		if _, err := g.agents.ForNewKey(ctx, p, a.ID); err == nil {
+			out = append(out, identity.AgentChoice{ID: a.ID, Name: a.Name})
+		}
+	}
+	return out, nil
+}
