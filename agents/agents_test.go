@@ -35,7 +35,8 @@ type rig struct {
 	changes []string
 }
 
-func newRig(t *testing.T, db *gorm.DB) *rig {
+// newRig builds the rig; extra providers join the registry.
+func newRig(t *testing.T, db *gorm.DB, extra ...providers.Spec) *rig {
 	t.Helper()
 	ctx := context.Background()
 	ts := tenants.NewStore(db)
@@ -48,6 +49,11 @@ func newRig(t *testing.T, db *gorm.DB) *rig {
 	reg := providers.NewRegistry()
 	if err := all.Register(reg); err != nil {
 		t.Fatal(err)
+	}
+	for _, s := range extra {
+		if err := reg.Register(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r := &rig{conns: cs}
 	principal := func(slug string, role switchboard.Role, email string) switchboard.Principal {

@@ -3,6 +3,7 @@ package agents_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"gorm.io/gorm"
@@ -13,17 +14,17 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
-// fakeRemote is a remote MCP server's tool list as the router sees it: the tools of
-// connections of provider "mcp", named <connection name>_<tool>.
+// fakeRemote is a provider whose tools exist per connection, as a remote MCP server's
+// do: the tools of connections of provider "mcp", named <connection name>_<tool>.
 type fakeRemote struct {
-	spec  *providers.Spec
+	mu    sync.Mutex
 	tools map[string][]*providers.Tool // by connection id
 	asked []string
 }
 
-func (f *fakeRemote) Provider() *providers.Spec { return f.spec }
-
-func (f *fakeRemote) ConnectionTools(_ context.Context, c connections.Connection) ([]*providers.Tool, error) {
+func (f *fakeRemote) connectionTools(_ context.Context, c providers.Connection) ([]*providers.Tool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.asked = append(f.asked, c.ID)
 	return f.tools[c.ID], nil
 }
@@ -33,10 +34,11 @@ func TestAgentsSelectDynamicTools(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		r := newRig(t, db)
-		spec := &providers.Spec{Name: "mcp", Title: "Remote MCP server"}
+		remote := &fakeRemote{tools: map[string][]*providers.Tool{}}
+		spec := &providers.Spec{Name: "mcp", Title: "Remote MCP server", Tools: remote.connectionTools}
+		r := newRig(t, db, *spec)
 		op := &providers.Operation[struct{}, struct{}]{Name: "echo", Hints: providers.Hints{ReadOnly: true}}
-		echo, err := providers.NewDynamicTool(spec, "docs_echo", op, nil, nil)
+		echo, err := providers.NewConnectionTool(spec, "docs_echo", op, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,8 +47,7 @@ func TestAgentsSelectDynamicTools(t *testing.T) {
 			t.Fatal(err)
 		}
 		remoteConn := c.ID
-		remote := &fakeRemote{spec: spec, tools: map[string][]*providers.Tool{remoteConn: {echo}}}
-		r.svc.SetDynamicTools(remote)
+		remote.tools[remoteConn] = []*providers.Tool{echo}
 
 		a, err := r.svc.Create(ctx, r.a, agents.Input{Name: "Docs", Tools: []agents.ToolInput{
 			{Tool: "docs_echo", ConnectionID: remoteConn},

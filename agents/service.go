@@ -53,10 +53,9 @@ type ToolInput struct {
 // the agent's creator may use, of the tool's provider), and tells subscribers about
 // every change.
 type Service struct {
-	store   *Store
-	reg     *providers.Registry
-	conns   Connections
-	dynamic DynamicTools
+	store *Store
+	reg   *providers.Registry
+	conns Connections
 
 	mu   sync.Mutex
 	subs []func(tenant switchboard.TenantID, agentID string)
@@ -84,16 +83,6 @@ type cachedPolicy struct {
 // policyTTL bounds how long a confirm policy changed on another node goes unseen here
 // should its event be lost; the change feed drops it at once otherwise.
 const policyTTL = 10 * time.Second
-
-// DynamicTools supplies the tools of connections whose tools are discovered, not
-// registered: remote MCP servers (router.DynamicTools has the same shape).
-type DynamicTools interface {
-	Provider() *providers.Spec
-	ConnectionTools(ctx context.Context, c connections.Connection) ([]*providers.Tool, error)
-}
-
-// SetDynamicTools lets agents select the tools of dynamic connections; call it while wiring.
-func (s *Service) SetDynamicTools(d DynamicTools) { s.dynamic = d }
 
 // NewService returns a Service.
 func NewService(store *Store, reg *providers.Registry, conns Connections) *Service {
@@ -430,25 +419,17 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 	return nil
 }
 
-// tool finds a tool by name: a registered operation, or a tool of the connection when
-// its tools are dynamic (nil when there is none).
+// tool finds a tool by name: a registered operation, or one of the connection's own
+// when its provider's tools exist per connection (nil when there is none).
 func (s *Service) tool(ctx context.Context, name string, c connections.Connection) (*providers.Tool, error) {
 	if t, ok := s.reg.Tool(name); ok {
 		return t, nil
 	}
-	if s.dynamic == nil || c.Provider != s.dynamic.Provider().Name || s.reg.ReservedToolName(name) {
-		return nil, nil
-	}
-	tools, err := s.dynamic.ConnectionTools(ctx, c)
+	t, err := s.reg.ConnectionTool(ctx, c.Ref(), name)
 	if err != nil {
 		return nil, fmt.Errorf("list the tools of connection %s: %w", c.ID, err)
 	}
-	for _, t := range tools {
-		if t.Name == name {
-			return t, nil
-		}
-	}
-	return nil, nil
+	return t, nil
 }
 
 func asUser(p switchboard.Principal) error {

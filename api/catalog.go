@@ -51,6 +51,9 @@ func (s *server) listProviders(c *gin.Context) {
 	specs := s.Registry.Providers()
 	out := make([]providerView, 0, len(specs))
 	for _, p := range specs {
+		if p.PerConnection() {
+			continue // its connections bring their tools, and are registered through its own routes
+		}
 		kinds := p.AuthKinds
 		if kinds == nil {
 			kinds = []providers.AuthKind{}

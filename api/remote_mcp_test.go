@@ -71,7 +71,7 @@ func TestRemoteMCPAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(remote.Close)
-	rtr := router.New(router.Options{Registry: reg, Connections: svc, Dynamic: remote, Logger: slog.New(slog.DiscardHandler), ArgsKey: []byte("k")})
+	rtr := router.New(router.Options{Registry: reg, Connections: svc, Logger: slog.New(slog.DiscardHandler), ArgsKey: []byte("k")})
 	svc.Subscribe(rtr.Forget)
 	svc.Subscribe(remote.ConnectionChanged)
 	srv := httptest.NewServer(api.New(api.Options{Registry: reg, Tenants: ts, Connections: svc, Tools: rtr, RemoteMCP: remote, Logger: slog.New(slog.DiscardHandler)}))

@@ -10,7 +10,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -62,12 +61,7 @@ func (s *server) startRun(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	spec, err := s.listedTool(c.Request.Context(), p, req.Tool)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	v, err := s.Runs.Start(c.Request.Context(), p, runs.Call{Tool: req.Tool, ConnectionID: connID, Args: args, Origin: runs.OriginAsync, Spec: spec})
+	v, err := s.Runs.Start(c.Request.Context(), p, runs.Call{Tool: req.Tool, ConnectionID: connID, Args: args, Origin: runs.OriginAsync})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -146,17 +140,3 @@ func (s *server) cancelRun(c *gin.Context) {
 	c.JSON(http.StatusOK, v)
 }
 
-// listedTool is the tool as the caller's tool list has it (a remote MCP server's tools
-// are not in the registry), or nil when it is not listed.
-func (s *server) listedTool(ctx context.Context, p switchboard.Principal, name string) (*providers.Tool, error) {
-	bindings, err := s.tools().Tools(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	for _, b := range bindings {
-		if b.Tool.Name == name {
-			return b.Tool, nil
-		}
-	}
-	return nil, nil
-}

@@ -64,6 +64,12 @@ func (c *Connection) UsableBy(p switchboard.Principal) bool {
 	return c.Shared || (p.UserID != "" && c.OwnerUserID == p.UserID)
 }
 
+// Ref is what the connection's provider is told of it when it lists the connection's
+// tools (providers.Registry.ConnectionTools).
+func (c *Connection) Ref() providers.Connection {
+	return providers.Connection{Tenant: c.TenantID, ID: c.ID, Provider: c.Provider, Version: c.Version, Label: c.AccountLabel, Meta: c.Meta}
+}
+
 // Credentials are what Sealed holds once opened. They never leave the process.
 type Credentials struct {
 	AccessToken  string    `json:"access_token"`

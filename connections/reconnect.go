@@ -31,7 +31,7 @@ func (s *Service) Reconnect(ctx context.Context, p switchboard.Principal, id str
 		return Connection{}, err
 	}
 	spec, ok := s.reg.Provider(existing.Provider)
-	if !ok {
+	if !ok || spec.PerConnection() {
 		return Connection{}, switchboard.Invalid("connection_id", fmt.Sprintf("is a %q connection, which is not a catalog provider: it cannot be reconnected with a token here", existing.Provider))
 	}
 	if !slices.Contains(spec.AuthKinds, providers.AuthAPIKey) {

@@ -107,10 +107,14 @@ func (s *Service) Connect(ctx context.Context, p switchboard.Principal, in Conne
 		return Connection{}, switchboard.Errorf(switchboard.CodeForbidden, "only a user can connect an account")
 	}
 	spec, ok := s.reg.Provider(in.Provider)
-	if !ok {
+	if !ok || spec.PerConnection() {
+		// A provider whose tools exist per connection (remote MCP servers) is connected
+		// through its own registration, which checks what a token cannot.
 		var names []string
 		for _, sp := range s.reg.Providers() {
-			names = append(names, sp.Name)
+			if !sp.PerConnection() {
+				names = append(names, sp.Name)
+			}
 		}
 		return Connection{}, switchboard.Invalid("provider", fmt.Sprintf("unknown provider %q; known providers: %s", in.Provider, strings.Join(names, ", ")))
 	}

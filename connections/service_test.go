@@ -128,7 +128,9 @@ func newServiceRig(t *testing.T, db *gorm.DB) *serviceRig {
 	t.Helper()
 	r := &serviceRig{world: newWorld(t, db), upstream: newFakeUpstream(t)}
 	reg := providers.NewRegistry()
-	for _, s := range []providers.Spec{fakeSpec("fake", providers.AuthAPIKey), fakeSpec("oauthonly", providers.AuthOAuth2)} {
+	own := providers.Spec{Name: "own", Title: "Own tools", AuthKinds: []providers.AuthKind{providers.AuthAPIKey},
+		Tools: func(context.Context, providers.Connection) ([]*providers.Tool, error) { return nil, nil }}
+	for _, s := range []providers.Spec{fakeSpec("fake", providers.AuthAPIKey), fakeSpec("oauthonly", providers.AuthOAuth2), own} {
 		if err := reg.Register(s); err != nil {
 			t.Fatal(err)
 		}
@@ -186,6 +188,7 @@ func TestConnect(t *testing.T) {
 			{name: "406 names the base URL", in: connections.ConnectInput{Provider: "fake", Token: "fake_not_acceptable"}, code: switchboard.CodeUpstream, reason: "is Fake's API (SWITCHBOARD_FAKE_BASE_URL)", upstreamN: 1},
 			{name: "rate limited while checking", in: connections.ConnectInput{Provider: "fake", Token: "fake_rate_limited"}, code: switchboard.CodeRateLimited, reason: "rate limiting", upstreamN: 1},
 			{name: "unknown provider", in: connections.ConnectInput{Provider: "gitlab", Token: goodToken}, code: switchboard.CodeInvalid, field: "provider", reason: "known providers: fake, oauthonly"},
+			{name: "provider whose tools exist per connection", in: connections.ConnectInput{Provider: "own", Token: goodToken}, code: switchboard.CodeInvalid, field: "provider", reason: "known providers: fake, oauthonly"},
 			{name: "empty token", in: connections.ConnectInput{Provider: "fake", Token: " "}, code: switchboard.CodeInvalid, field: "token", reason: "Paste a fake token."},
 			{name: "provider without api keys", in: connections.ConnectInput{Provider: "oauthonly", Token: goodToken}, code: switchboard.CodeInvalid, field: "provider", reason: "OAuth"},
 			{name: "blank label", in: connections.ConnectInput{Provider: "fake", Token: goodToken, Label: &label}, code: switchboard.CodeInvalid, field: "label", reason: "1 to 255"},

@@ -137,7 +137,7 @@ func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, p
 			}).ToolResult(), false
 		}
 	}
-	v, err := x.o.Runs.StartConfirm(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: origin, Spec: tool}, c.stored)
+	v, err := x.o.Runs.StartConfirm(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: origin}, c.stored)
 	if err != nil {
 		return x.hubError(ctx, sc, err), false
 	}

@@ -41,7 +41,7 @@ func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, req
 	p, _ := switchboard.PrincipalFrom(ctx)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskWait)
 	defer cancel()
-	call := runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginTask, Spec: b.Tool}
+	call := runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginTask}
 	v, err := x.o.Runs.Start(ctx, p, call)
 	if err != nil {
 		go x.links.link(callKey(req.Header), p, "")() // drain the task id the hook sends

@@ -170,7 +170,7 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 				return res, nil
 			}
 		}
-		v, err := x.o.Runs.Start(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginAsync, Spec: prep.Tool, Confirmed: confirmed})
+		v, err := x.o.Runs.Start(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginAsync, Confirmed: confirmed})
 		if err != nil {
 			return x.hubError(ctx, sc, err), nil
 		}

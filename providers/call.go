@@ -18,6 +18,9 @@ type Call struct {
 	HTTP         *http.Client
 	// Meta is the connection's non-secret account data recorded at connect time (Account.Meta).
 	Meta map[string]string
+	// Limiter is the connection's rate limit, which Call.HTTP already takes; an operation
+	// whose requests go another way takes it with Wait.
+	Limiter *Limiter
 }
 
 // URL joins the base URL and a path that starts with "/".

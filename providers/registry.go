@@ -71,8 +71,11 @@ func (r *Registry) Register(s Spec) error {
 	if _, dup := r.specs[s.Name]; dup {
 		return fmt.Errorf("register provider %q: already registered", s.Name)
 	}
-	if s.Verify == nil {
+	if s.Verify == nil && s.Tools == nil {
 		return fmt.Errorf("register provider %q: no Verify", s.Name)
+	}
+	if s.Tools != nil && len(s.Operations) > 0 {
+		return fmt.Errorf("register provider %q: tools per connection and operations both", s.Name)
 	}
 	spec := &s
 	tools := make([]*Tool, 0, len(s.Operations))

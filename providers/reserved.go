@@ -35,7 +35,9 @@ func (r *Registry) ReservedToolName(name string) bool {
 // its tools being named prefix_tool) could name a tool of the hub's: it starts with
 // HubToolPrefix, or it and a registered provider's name are equal or one is the other
 // followed by "_" (github_get would name a tool github_get_me; google, a tool
-// google_drive_list of a provider google_drive). It returns the name it collides with.
+// google_drive_list of a provider google_drive). Providers whose tools exist per
+// connection name none of theirs after themselves and reserve nothing. It returns the
+// name it collides with.
 func (r *Registry) ReservedPrefix(prefix string) (string, bool) {
 	if strings.HasPrefix(prefix, HubToolPrefix) {
 		return HubToolPrefix, true
@@ -44,6 +46,9 @@ func (r *Registry) ReservedPrefix(prefix string) (string, bool) {
 		return w, true
 	}
 	for _, name := range r.order {
+		if r.specs[name].PerConnection() {
+			continue // its tools are named by its connections (a remote server's own name)
+		}
 		if prefix == name || strings.HasPrefix(prefix, name+"_") || strings.HasPrefix(name, prefix+"_") {
 			return name, true
 		}

@@ -112,4 +112,9 @@ type Spec struct {
 	Verify func(ctx context.Context, c *Call) (Account, error)
 	// Operations are the provider's operations; each becomes the tool Name_opname.
 	Operations []Op
+	// Tools, when set, makes the provider's tools exist per connection (a remote MCP
+	// server's, an imported OpenAPI description's): it lists a connection's tools, named
+	// as callers see them (see NewConnectionTool). Such a provider has no Operations, and
+	// its connections are made by its own registration, not by Verify.
+	Tools func(ctx context.Context, c Connection) ([]*Tool, error)
 }

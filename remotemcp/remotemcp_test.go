@@ -371,7 +371,8 @@ func TestIdleSessionClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := remotemcp.New(remotemcp.Options{Connections: r.conns, Guard: guard, IdleTimeout: time.Second})
+	registry := providers.NewRegistry()
+	svc, err := remotemcp.New(remotemcp.Options{Connections: r.conns, Guard: guard, IdleTimeout: time.Second, Registry: registry})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +386,7 @@ func TestIdleSessionClosed(t *testing.T) {
 		stop()
 		testwait.Recv(t, done, "Run to return once its context ended")
 	})
-	rtr := router.New(router.Options{Registry: providers.NewRegistry(), Connections: r.conns, Dynamic: svc, ArgsKey: []byte("k")})
+	rtr := router.New(router.Options{Registry: registry, Connections: r.conns, ArgsKey: []byte("k")})
 	up := newMCPServer(t, "")
 	reg, err := svc.Register(ctx, r.a, remotemcp.RegisterInput{Name: "idle", URL: up.url()})
 	if err != nil {

@@ -91,7 +91,7 @@ func newRigWith(t *testing.T, db *gorm.DB, reg *providers.Registry, tel ...*tele
 	}
 	t.Cleanup(remote.Close)
 	r := &rig{conns: svc, remote: remote, audit: rec, changes: make(chan string, 64), clock: clock}
-	r.router = router.New(router.Options{Registry: reg, Connections: svc, Audit: rec, Dynamic: remote, ArgsKey: []byte("k"), Telemetry: rtel})
+	r.router = router.New(router.Options{Registry: reg, Connections: svc, Audit: rec, ArgsKey: []byte("k"), Telemetry: rtel})
 	svc.Subscribe(r.router.Forget)
 	svc.Subscribe(remote.ConnectionChanged)
 	svc.Subscribe(func(_ switchboard.TenantID, id string) {

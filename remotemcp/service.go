@@ -50,8 +50,9 @@ type Options struct {
 	Wrap func(provider string, next http.RoundTripper) http.RoundTripper
 }
 
-// Service registers remote MCP servers and keeps a live session per connection. It is
-// the router's source of remote tools (router.DynamicTools). Safe for concurrent use.
+// Service registers remote MCP servers and keeps a live session per connection. Its
+// provider, whose tools exist per connection, is in the registry like any other (see
+// New). Safe for concurrent use.
 type Service struct {
 	conns     *connections.Service
 	guard     *Guard
@@ -70,7 +71,9 @@ type Service struct {
 	changed  func(switchboard.TenantID, string)
 }
 
-// New returns a Service and registers its OAuth flow with the connections service.
+// New returns a Service, registers its provider (Provider, whose tools are each
+// connection's server's) in o.Registry, and its OAuth flow with the connections service.
+// Call it while wiring, before the registry is shared.
 func New(o Options) (*Service, error) {
 	if o.Connections == nil {
 		return nil, errors.New("remotemcp: no connections service")
@@ -106,12 +109,13 @@ func New(o Options) (*Service, error) {
 		sessions: map[string]*session{}, opening: map[string]*sync.Mutex{},
 		changed: o.Connections.NotifyChanged,
 	}
+	s.spec.Tools = s.connectionTools
+	if err := o.Registry.Register(*s.spec); err != nil {
+		return nil, fmt.Errorf("remotemcp: %w", err)
+	}
 	o.Connections.RegisterExternalOAuth(Provider, connections.ExternalOAuth{Finish: s.finishOAuth, Refresh: s.refreshOAuth})
 	return s, nil
 }
-
-// Provider is the provider of remote MCP server connections (router.DynamicTools).
-func (s *Service) Provider() *providers.Spec { return s.spec }
 
 // Registered is the outcome of a registration: the connection, or, for the OAuth
 // authorization code flow, where to send the person to authorize the hub.
@@ -221,10 +225,10 @@ func (s *Service) checkAddress(ctx context.Context, field, raw string) error {
 	return nil
 }
 
-// ConnectionTools lists a connection's tools from its session, opening one if needed
-// (router.DynamicTools).
-func (s *Service) ConnectionTools(ctx context.Context, c connections.Connection) ([]*providers.Tool, error) {
-	sess, err := s.session(ctx, c.TenantID, c.ID, c.Version)
+// connectionTools lists a connection's tools from its session, opening one if needed
+// (the provider's Spec.Tools).
+func (s *Service) connectionTools(ctx context.Context, c providers.Connection) ([]*providers.Tool, error) {
+	sess, err := s.session(ctx, c.Tenant, c.ID, c.Version)
 	if err != nil {
 		return nil, err
 	}

@@ -36,9 +36,13 @@ func (o *remoteOp) OutputSchema() (*jsonschema.Schema, error) {
 	return nil, errors.New("a remote MCP tool has no reflected schema")
 }
 
-// Invoke calls the tool on the connection's session and returns the server's result
+// Invoke takes the connection's rate limit (the session's requests do not go through
+// c.HTTP), calls the tool on the connection's session and returns the server's result
 // (*mcp.CallToolResult) as it is.
 func (o *remoteOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
+	if err := c.Wait(ctx); err != nil {
+		return nil, err
+	}
 	return o.svc.callTool(ctx, c.Tenant, c.ConnectionID, o.remote, args)
 }
 
@@ -68,7 +72,7 @@ func (s *Service) hubTools(server string, tools []mcp.Tool) ([]*providers.Tool, 
 			}
 		}
 		op := &remoteOp{svc: s, remote: t.Name, info: toolInfo(server, t)}
-		ht, err := providers.NewDynamicTool(s.spec, name, op, in, outSchema)
+		ht, err := providers.NewConnectionTool(s.spec, name, op, in, outSchema)
 		if err != nil {
 			s.log.Warn("remote MCP tool", "server", server, "tool", t.Name, "err", err)
 			continue

@@ -40,9 +40,6 @@ type pool struct {
 	// epoch counts forgetAll's, which change every connection.
 	epoch uint64
 	group flight
-	// dynamic is the provider of connections whose tools are dynamic (remote MCP
-	// servers): their entries hold no HTTP client, only the rate limiter.
-	dynamic *providers.Spec
 }
 
 // tokenSourcer is implemented by connection stores whose tokens refresh
@@ -54,6 +51,7 @@ type tokenSourcer interface {
 
 type entry struct {
 	conn    connections.Connection
+	spec    *providers.Spec
 	client  *http.Client
 	lim     *providers.Limiter
 	expires time.Time
@@ -95,10 +93,6 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 			return nil, err
 		}
 		spec, ok := p.registry.Provider(conn.Provider)
-		dynamic := !ok && p.dynamic != nil && conn.Provider == p.dynamic.Name
-		if dynamic {
-			spec, ok = p.dynamic, true
-		}
 		if !ok {
 			return nil, switchboard.Errorf(switchboard.CodeUnavailable, "provider %s is not available in this deployment", conn.Provider)
 		}
@@ -107,11 +101,9 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 			tokens = ts.TokenSource(conn, creds)
 		}
 		lim := providers.LimiterFor(spec, p.limits, id)
-		e := &entry{conn: conn, lim: lim, expires: time.Now().Add(p.ttl)}
-		if !dynamic {
-			e.client = providers.NewClient(spec, p.transports.For(conn.Provider), tokens, lim)
-			e.client.Transport = &statusTransport{next: e.client.Transport}
-		}
+		e := &entry{conn: conn, spec: spec, lim: lim, expires: time.Now().Add(p.ttl)}
+		e.client = providers.NewClient(spec, p.transports.For(conn.Provider), tokens, lim)
+		e.client.Transport = &statusTransport{next: e.client.Transport}
 		p.mu.Lock()
 		if p.gens[id] == gen && p.epoch == epoch {
 			p.entries[id] = e

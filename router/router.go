@@ -60,7 +60,6 @@ type Router struct {
 	log      *slog.Logger
 	argsKey  []byte
 	now      func() time.Time
-	dynamic  DynamicTools
 	policies Policies
 	agents   Agents
 	tel      *telemetry.Telemetry
@@ -86,9 +85,6 @@ type Options struct {
 	// ArgsKey keys the HMAC-SHA-256 of a call's arguments in its audit record, so short
 	// arguments cannot be guessed from the log. Derive it from the deployment's secret.
 	ArgsKey []byte
-	// Dynamic, when set, supplies the tools of connections outside the registry
-	// (remote MCP servers).
-	Dynamic DynamicTools
 	// Policies, when set, supplies each principal's confirm policy: calls it covers run
 	// only once confirmed.
 	Policies Policies
@@ -129,16 +125,12 @@ func New(o Options) *Router {
 		log:       o.Logger,
 		argsKey:   o.ArgsKey,
 		now:       time.Now,
-		dynamic:   o.Dynamic,
 		policies:  o.Policies,
 		agents:    o.Agents,
 		tel:       o.Telemetry,
 		admit:     o.Admission,
 		refusals:  o.Refusals,
 		deadlines: o.Deadlines,
-	}
-	if o.Dynamic != nil {
-		r.pool.dynamic = o.Dynamic.Provider()
 	}
 	return r
 }
@@ -162,8 +154,7 @@ type Prepared struct {
 	// Policy is the principal's confirm policy.
 	Policy Policy
 
-	entry   *entry
-	dynamic bool
+	entry *entry
 }
 
 // Prepare checks a call as Execute would, without running it: the tool exists and is
@@ -212,13 +203,14 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 	start := r.now()
 	status := &upstreamStatus{}
 	ctx, span := r.startSpan(ctx, p, req)
+	var tool *providers.Tool // the tool that ran, for the metrics' labels
 	defer func() {
 		if aerr := r.record(ctx, p, req, start, int(status.code.Load()), err); aerr != nil && err == nil {
 			// No answer leaves without its audit row.
 			out, err = nil, &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: auditRetry, Err: aerr,
 				Message: "the call ran, but its audit record could not be written, so its answer is withheld; check its effect before retrying"}
 		}
-		r.observe(req, start, status, err)
+		r.observe(req, tool, start, status, err)
 		telemetry.EndSpan(span, err)
 	}()
 	pc, err := r.prepare(ctx, p, req)
@@ -228,14 +220,9 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 	if pc.NeedsConfirm && !req.Confirmed {
 		return nil, confirmationRequired(req.Tool)
 	}
-	tool, entry := pc.Tool, pc.entry
-	conn := &entry.conn
-	if pc.dynamic {
-		if err := entry.lim.Wait(providers.WithCallStats(ctx, &status.stats)); err != nil { // its waits count in the metrics
-			return nil, r.stopped(ctx, err)
-		}
-	}
-	call := &providers.Call{Tenant: p.TenantID, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: entry.client, Meta: conn.Meta}
+	tool = pc.Tool
+	conn := &pc.entry.conn
+	call := &providers.Call{Tenant: p.TenantID, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: pc.entry.client, Meta: conn.Meta, Limiter: pc.entry.lim}
 	hints := tool.Info.Hints
 	deadline := tool.Provider.Deadlines.For(hints, r.deadlines)
 	opCtx, cancel := context.WithTimeoutCause(ctx, deadline, errDeadline)
@@ -318,13 +305,15 @@ func (r *Router) stopped(ctx context.Context, err error) error {
 
 // prepare runs the checks of a call, in the order a caller can act on: the tool, its
 // arguments, the connection (its tenant, the principal's right to use it, its
-// provider and status), then the confirm policy.
+// provider and status), then the confirm policy. A tool outside the registry is looked
+// for among the connection's own (a provider whose tools exist per connection), once
+// the connection is known to be the principal's.
 func (r *Router) prepare(ctx context.Context, p switchboard.Principal, req Request) (Prepared, error) {
-	tool, ok := r.registry.Tool(req.Tool)
-	if !ok && r.dynamic == nil {
+	tool, registered := r.registry.Tool(req.Tool)
+	if !registered && !r.registry.PerConnection() {
 		return Prepared{}, switchboard.NotFound("tool " + req.Tool)
 	}
-	if ok {
+	if registered {
 		if err := tool.Validate(req.Args); err != nil {
 			return Prepared{}, err
 		}
@@ -332,10 +321,16 @@ func (r *Router) prepare(ctx context.Context, p switchboard.Principal, req Reque
 	if req.ConnectionID == "" {
 		return Prepared{}, switchboard.Invalid("connection", "is required")
 	}
+	// A tool that may be the connection's own is not named until the connection is the
+	// principal's: the same answer as for a tool that does not exist, so nothing leaks.
+	unknown := switchboard.NotFound("connection")
+	if !registered {
+		unknown = switchboard.NotFound("tool " + req.Tool)
+	}
 	entry, err := r.pool.get(ctx, p.TenantID, req.ConnectionID)
 	if err != nil {
-		if !ok && switchboard.CodeOf(err) == switchboard.CodeNotFound {
-			return Prepared{}, switchboard.NotFound("tool " + req.Tool)
+		if !registered && switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			return Prepared{}, unknown
 		}
 		return Prepared{}, r.internal(ctx, err, "open connection %s", req.ConnectionID)
 	}
@@ -350,41 +345,39 @@ func (r *Router) prepare(ctx context.Context, p switchboard.Principal, req Reque
 			// saying why leaks nothing its key cannot read from its agent.
 			return Prepared{}, errPrivateForAgent
 		}
-		// The same answer as for a connection that does not exist: nothing leaks.
-		if !ok {
-			return Prepared{}, switchboard.NotFound("tool " + req.Tool)
-		}
-		return Prepared{}, switchboard.NotFound("connection")
+		return Prepared{}, unknown
 	}
-	if !ok {
-		// Not a registry tool: one the connection brings itself, if it is dynamic.
-		if !r.isDynamic(conn) {
-			return Prepared{}, switchboard.NotFound("tool " + req.Tool)
+	spec := entry.spec
+	if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
+		if registered && conn.Provider != tool.Provider.Name {
+			return Prepared{}, wrongProvider(conn, tool)
 		}
-		if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
-			return Prepared{}, &switchboard.Error{Code: switchboard.CodeReconnect, Message: fmt.Sprintf("the remote MCP server %q needs to be reconnected before it can be used", conn.AccountLabel)}
-		}
-		if tool, err = r.dynamicTool(ctx, *conn, req.Tool); err != nil {
+		return Prepared{}, &switchboard.Error{Code: switchboard.CodeReconnect, Message: fmt.Sprintf("the %s connection %q needs to be reconnected before it can be used", spec.Title, conn.AccountLabel)}
+	}
+	if !registered {
+		if tool, err = r.registry.ConnectionTool(ctx, conn.Ref(), req.Tool); err != nil {
 			return Prepared{}, r.internal(ctx, err, "list tools of connection %s", conn.ID)
 		}
 		if tool == nil {
-			return Prepared{}, switchboard.NotFound("tool " + req.Tool)
+			return Prepared{}, unknown
 		}
 		if err := tool.Validate(req.Args); err != nil {
 			return Prepared{}, err
 		}
 	}
 	if conn.Provider != tool.Provider.Name {
-		return Prepared{}, switchboard.Invalid("connection", fmt.Sprintf("is a %s connection; %s needs a %s connection", conn.Provider, tool.Name, tool.Provider.Name))
-	}
-	if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
-		return Prepared{}, &switchboard.Error{Code: switchboard.CodeReconnect, Message: fmt.Sprintf("the %s connection %q needs to be reconnected before it can be used", tool.Provider.Title, conn.AccountLabel)}
+		return Prepared{}, wrongProvider(conn, tool)
 	}
 	pol, err := r.Policy(ctx, p)
 	if err != nil {
 		return Prepared{}, err
 	}
-	return Prepared{Tool: tool, NeedsConfirm: pol.Covers(tool), Policy: pol, entry: entry, dynamic: !ok}, nil
+	return Prepared{Tool: tool, NeedsConfirm: pol.Covers(tool), Policy: pol, entry: entry}, nil
+}
+
+// wrongProvider refuses a tool on a connection of another provider.
+func wrongProvider(conn *connections.Connection, tool *providers.Tool) error {
+	return switchboard.Invalid("connection", fmt.Sprintf("is a %s connection; %s needs a %s connection", conn.Provider, tool.Name, tool.Provider.Name))
 }
 
 // internal logs and hides an error that carries no code; coded errors pass through.

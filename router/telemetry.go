@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
@@ -25,9 +26,10 @@ func (r *Router) startSpan(ctx context.Context, p switchboard.Principal, req Req
 }
 
 // observe records a finished call's metrics: labelled by provider, tool and outcome,
-// never by tenant. Tools outside the registry are labelled as a group (their names
-// come from tenants' servers or from the caller).
-func (r *Router) observe(req Request, start time.Time, status *upstreamStatus, err error) {
+// never by tenant. Tools a connection brings itself are labelled as a group (their
+// names come from tenants' servers and descriptions); a call refused before its tool
+// was found is labelled by its name only if the registry has it, and unknown otherwise.
+func (r *Router) observe(req Request, tool *providers.Tool, start time.Time, status *upstreamStatus, err error) {
 	m := r.tel.Metrics()
 	if m == nil {
 		return
@@ -42,13 +44,18 @@ func (r *Router) observe(req Request, start time.Time, status *upstreamStatus, e
 	if err != nil {
 		c.Outcome = string(switchboard.CodeOf(err))
 	}
-	switch tool, ok := r.registry.Tool(req.Tool); {
-	case ok:
-		c.Provider, c.Tool = tool.Provider.Name, tool.Name
-	case r.dynamic != nil && c.Outcome != string(switchboard.CodeNotFound):
-		c.Provider, c.Tool = r.dynamic.Provider().Name, telemetry.ToolDynamic
-	default:
+	if tool == nil {
+		if t, ok := r.registry.Tool(req.Tool); ok {
+			tool = t
+		}
+	}
+	switch {
+	case tool == nil:
 		c.Provider, c.Tool = telemetry.ToolUnknown, telemetry.ToolUnknown
+	case tool.Provider.PerConnection():
+		c.Provider, c.Tool = tool.Provider.Name, telemetry.ToolDynamic
+	default:
+		c.Provider, c.Tool = tool.Provider.Name, tool.Name
 	}
 	m.ObserveToolCall(c)
 }

@@ -178,19 +178,18 @@ func TestInternalErrorLogCarriesTheTraceID(t *testing.T) {
 	}
 }
 
-// fakeDynamic supplies one tool of its own to every connection of its provider.
-type fakeDynamic struct{ spec *providers.Spec }
-
-func (d fakeDynamic) Provider() *providers.Spec { return d.spec }
-
-func (d fakeDynamic) ConnectionTools(context.Context, connections.Connection) ([]*providers.Tool, error) {
-	op := &providers.Operation[struct{}, struct{}]{Name: "echo", Title: "Echo", Description: "Answer at once.",
-		Run: func(context.Context, *providers.Call, struct{}) (struct{}, error) { return struct{}{}, nil }}
-	t, err := providers.NewDynamicTool(d.spec, "tenants_own_echo", op, nil, nil)
-	if err != nil {
-		return nil, err
+// ownEcho supplies one tool of its own to every connection of its provider; the tool
+// takes the connection's rate limit itself, as a remote MCP server's does.
+func ownEcho(spec *providers.Spec) func(context.Context, providers.Connection) ([]*providers.Tool, error) {
+	return func(context.Context, providers.Connection) ([]*providers.Tool, error) {
+		op := &providers.Operation[struct{}, struct{}]{Name: "echo", Title: "Echo", Description: "Answer at once.",
+			Run: func(ctx context.Context, c *providers.Call, _ struct{}) (struct{}, error) { return struct{}{}, c.Wait(ctx) }}
+		t, err := providers.NewConnectionTool(spec, "tenants_own_echo", op, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		return []*providers.Tool{t}, nil
 	}
-	return []*providers.Tool{t}, nil
 }
 
 // TestDynamicToolMetrics: a tool a connection brings itself is labelled as the
@@ -201,13 +200,17 @@ func TestDynamicToolMetrics(t *testing.T) {
 	// One call every 2 s, as in TestExecuteMetricsRateLimitWait: at 50/s a pause of
 	// 20 ms between the calls refilled the bucket and nothing waited.
 	spec := &providers.Spec{Name: "mcp", Title: "Remote MCP", RateLimit: providers.RateLimit{PerSecond: 0.5, Burst: 1}}
+	spec.Tools = ownEcho(spec)
+	if err := f.router.registry.Register(*spec); err != nil {
+		t.Fatal(err)
+	}
 	f.conns.add(connections.Connection{ID: "con_m1", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "mcp", AccountLabel: "docs", Status: connections.StatusActive}, "")
 	reg := prometheus.NewRegistry()
 	m, err := telemetry.NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := New(Options{Registry: f.router.registry, Connections: f.conns, Audit: f.audit, Dynamic: fakeDynamic{spec}, Telemetry: telemetry.New(m, nil)})
+	r := New(Options{Registry: f.router.registry, Connections: f.conns, Audit: f.audit, Telemetry: telemetry.New(m, nil)})
 	for range 2 { // the second waits for the bucket (up to 2 s)
 		if _, err := r.Execute(context.Background(), alice, Request{Tool: "tenants_own_echo", ConnectionID: "con_m1", Args: json.RawMessage(`{}`)}); err != nil {
 			t.Fatal(err)

@@ -45,13 +45,13 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 	if err != nil {
 		return nil, r.internal(ctx, err, "list usable connections of %s", p.ID())
 	}
-	var dynamic, static []connections.Connection
+	var own, static []connections.Connection
 	for _, c := range conns {
 		if c.Status == connections.StatusRevoked {
 			continue
 		}
-		if r.isDynamic(&c) {
-			dynamic = append(dynamic, c)
+		if spec, ok := r.registry.Provider(c.Provider); ok && spec.PerConnection() {
+			own = append(own, c)
 			continue
 		}
 		static = append(static, c)
@@ -71,7 +71,7 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 			out = append(out, Binding{Tool: t, Connections: refs})
 		}
 	}
-	return append(out, r.dynamicBindings(ctx, dynamic)...), nil
+	return append(out, r.connectionBindings(ctx, own)...), nil
 }
 
 // labelConnections returns a label for each connection, unique among the connections
@@ -123,25 +123,25 @@ func labelConnections(conns []connections.Connection, user string) []string {
 	return labels
 }
 
-// dynamicBindings lists the tools of connections that bring their own (remote MCP
-// servers), each on its one connection. A connection whose tools cannot be listed now
-// (the server is down) is left out and logged: the others' tools stay listed. Tool
-// names are unique: a remote tool named like a built-in one is left out (see
-// connectionTools), and of two remote tools with one name the older connection's is
-// kept (conns come oldest first).
-func (r *Router) dynamicBindings(ctx context.Context, conns []connections.Connection) []Binding {
+// connectionBindings lists the tools of connections that bring their own (remote MCP
+// servers, imported OpenAPI descriptions), each on its one connection. A connection
+// whose tools cannot be listed now (the server is down) is left out and logged: the
+// others' tools stay listed. Tool names are unique: a tool named like a built-in one is
+// left out (see providers.Registry.ConnectionTools), and of two connections' tools with
+// one name the older connection's is kept (conns come oldest first).
+func (r *Router) connectionBindings(ctx context.Context, conns []connections.Connection) []Binding {
 	var out []Binding
 	taken := map[string]string{} // tool name -> connection id
 	for _, c := range conns {
 		ref := ConnectionRef{ID: c.ID, Label: c.AccountLabel, Account: c.AccountLabel, NeedsReconnect: c.Status == connections.StatusNeedsReconnect}
-		tools, err := r.connectionTools(ctx, c)
+		tools, err := r.registry.ConnectionTools(ctx, c.Ref())
 		if err != nil {
-			r.log.WarnContext(ctx, "list tools of remote connection", "connection", c.ID, "err", err)
+			r.log.WarnContext(ctx, "list the tools of a connection", "connection", c.ID, "err", err)
 			continue
 		}
 		for _, t := range tools {
 			if first, dup := taken[t.Name]; dup {
-				r.log.WarnContext(ctx, "remote tool left out: an older connection has a tool of that name", "connection", c.ID, "tool", t.Name, "kept", first)
+				r.log.WarnContext(ctx, "tool left out: an older connection has a tool of that name", "connection", c.ID, "tool", t.Name, "kept", first)
 				continue
 			}
 			taken[t.Name] = c.ID

@@ -163,9 +163,6 @@ type Call struct {
 	ConnectionID string
 	Args         json.RawMessage
 	Origin       Origin
-	// Spec is the tool, when the caller has it: a connection's own tools (a remote MCP
-	// server's) are not in the registry. Without it the registry's tool is used.
-	Spec *providers.Tool
 	// Confirmed says a person confirmed the call already (the MCP client's form); set
 	// only by the code that took the confirmation.
 	Confirmed bool
@@ -261,12 +258,10 @@ func (e *Executor) newRun(ctx context.Context, p switchboard.Principal, c Call) 
 			return nil, nil, router.Prepared{}, err
 		}
 	} else {
-		tool := c.Spec
-		if tool == nil || tool.Name != c.Tool {
-			var ok bool
-			if tool, ok = e.o.Registry.Tool(c.Tool); !ok {
-				return nil, nil, router.Prepared{}, switchboard.Invalid("tool", fmt.Sprintf("unknown tool %q", c.Tool))
-			}
+		// Without the router, only the registry's tools are known.
+		tool, ok := e.o.Registry.Tool(c.Tool)
+		if !ok {
+			return nil, nil, router.Prepared{}, switchboard.Invalid("tool", fmt.Sprintf("unknown tool %q", c.Tool))
 		}
 		if err := tool.Validate(args); err != nil {
 			return nil, nil, router.Prepared{}, err

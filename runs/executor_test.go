@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -272,25 +273,34 @@ func (echoRunner) Execute(_ context.Context, _ switchboard.Principal, req router
 	return json.RawMessage(req.Args), nil
 }
 
-// TestRunOfAToolOutsideTheRegistry: a connection's own tool (a remote MCP server's)
-// runs when the caller hands its spec; without it, it is unknown.
+// TestRunOfAToolOutsideTheRegistry: a connection's own tool (as a remote MCP server's)
+// runs once the router, as the executor's gate, finds it among the connection's tools
+// and checks its arguments against the tool's schema; the registry alone (no gate)
+// does not know it.
 func TestRunOfAToolOutsideTheRegistry(t *testing.T) {
 	t.Parallel()
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
-		r := newRig(t, db, func(o *Options) { o.Runner = echoRunner{} })
-		spec := &providers.Spec{Name: "mcp", Title: "Remote MCP"}
-		op := &providers.Operation[notesfake.NewNote, notesfake.NewNote]{Name: "echo", Title: "Echo", Description: "Echo the text.", Hints: providers.Hints{ReadOnly: true}}
-		tool, err := providers.NewDynamicTool(spec, "remote_echo", op, json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`), nil)
-		if err != nil {
+		spec := &providers.Spec{Name: "own", Title: "Own tools"}
+		spec.Tools = func(context.Context, providers.Connection) ([]*providers.Tool, error) {
+			op := &providers.Operation[notesfake.NewNote, notesfake.NewNote]{Name: "echo", Title: "Echo", Description: "Echo the text.", Hints: providers.Hints{ReadOnly: true}}
+			tool, err := providers.NewConnectionTool(spec, "remote_echo", op, json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`), nil)
+			return []*providers.Tool{tool}, err
+		}
+		r := newRigWith(t, db, func(o *Options) { o.Gate, o.Runner = o.Runner.(Gate), echoRunner{} }, *spec)
+		ctx := context.Background()
+		c := connections.Connection{Provider: "own", OwnerUserID: r.ann.UserID, AuthKind: providers.AuthNone, AccountID: "docs", AccountLabel: "docs", Shared: true}
+		if err := connections.NewStore(r.db, r.kr).Create(ctx, r.ann.TenantID, &c, connections.Credentials{}); err != nil {
 			t.Fatal(err)
 		}
-		ctx := context.Background()
-		_, err = r.exec.Start(ctx, r.ann, Call{Tool: "remote_echo", ConnectionID: r.connA, Args: json.RawMessage(`{"text":"hi"}`)})
+		noGate := r.newExecutor(t, func(o *Options) { o.Runner = echoRunner{} })
+		_, err := noGate.Start(ctx, r.ann, Call{Tool: "remote_echo", ConnectionID: c.ID, Args: json.RawMessage(`{"text":"hi"}`)})
 		wantCode(t, err, switchboard.CodeInvalid, "tool")
-		_, err = r.exec.Start(ctx, r.ann, Call{Tool: "remote_echo", ConnectionID: r.connA, Args: json.RawMessage(`{"text":3}`), Spec: tool})
+		_, err = r.exec.Start(ctx, r.ann, Call{Tool: "remote_nope", ConnectionID: c.ID, Args: json.RawMessage(`{}`)})
+		wantCode(t, err, switchboard.CodeNotFound, "")
+		_, err = r.exec.Start(ctx, r.ann, Call{Tool: "remote_echo", ConnectionID: c.ID, Args: json.RawMessage(`{"text":3}`)})
 		wantCode(t, err, switchboard.CodeInvalid, "text")
-		v, err := r.exec.Start(ctx, r.ann, Call{Tool: "remote_echo", ConnectionID: r.connA, Args: json.RawMessage(`{"text":"hi"}`), Spec: tool})
+		v, err := r.exec.Start(ctx, r.ann, Call{Tool: "remote_echo", ConnectionID: c.ID, Args: json.RawMessage(`{"text":"hi"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

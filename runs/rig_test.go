@@ -100,6 +100,12 @@ type rig struct {
 
 func newRig(t testing.TB, db *gorm.DB, tune func(*Options)) *rig {
 	t.Helper()
+	return newRigWith(t, db, tune)
+}
+
+// newRigWith is newRig with more providers in the registry.
+func newRigWith(t testing.TB, db *gorm.DB, tune func(*Options), extra ...providers.Spec) *rig {
+	t.Helper()
 	ctx := context.Background()
 	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
@@ -107,8 +113,10 @@ func newRig(t testing.TB, db *gorm.DB, tune func(*Options)) *rig {
 	}
 	up := notesfake.New(t)
 	reg := providers.NewRegistry()
-	if err := reg.Register(notesfake.Spec(up.Server.URL)); err != nil {
-		t.Fatal(err)
+	for _, spec := range append([]providers.Spec{notesfake.Spec(up.Server.URL)}, extra...) {
+		if err := reg.Register(spec); err != nil {
+			t.Fatal(err)
+		}
 	}
 	connStore := connections.NewStore(db, kr)
 	rec := &memAudit{}

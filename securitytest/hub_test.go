@@ -121,9 +121,8 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	}
 	t.Cleanup(remote.Close)
 	agentService := agents.NewService(agents.NewStore(db), reg, svc)
-	agentService.SetDynamicTools(remote)
 	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: h.writer, Transports: transports, Logger: log,
-		ArgsKey: []byte("security"), Dynamic: remote, Policies: agentService, Agents: agentService})
+		ArgsKey: []byte("security"), Policies: agentService, Agents: agentService})
 	var adapter *mcpadapter.Adapter
 	wfStore := workflows.NewStore(db, kr)
 	hub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: log})}

@@ -137,7 +137,6 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		return err
 	}
 	agentService := agents.NewService(agents.NewStore(db), reg, connService)
-	agentService.SetDynamicTools(remote)
 	// Connections' rate limits and tenants' run bounds: shared through Redis when it is
 	// configured; each node's share of them while it cannot reach Redis is 1/live nodes.
 	var members *fleet.Membership
@@ -153,7 +152,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	}
 	// Calls beyond what the node can work on are refused early, with Retry-After.
 	admission := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: cfg.Overload.MaxInFlight, MaxWait: cfg.Overload.AdmissionWait, Refused: refusals.Refused})
-	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: argsKey, Dynamic: remote, Policies: agentService, Agents: agentService, Telemetry: tel, Limits: shared.upstream,
+	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: argsKey, Policies: agentService, Agents: agentService, Telemetry: tel, Limits: shared.upstream,
 		Admission: admission, Refusals: refusals,
 		Deadlines: providers.Deadlines{Read: cfg.Overload.UpstreamReadTimeout, Write: cfg.Overload.UpstreamWriteTimeout}})
 	// A failed run says what a failed tools/call says (rate-limit advice, reconnect link).

@@ -72,7 +72,7 @@ func run(ctx context.Context, serverURL string) error {
 		return err
 	}
 	defer remote.Close()
-	rtr := router.New(router.Options{Registry: reg, Connections: svc, Dynamic: remote, Logger: log, ArgsKey: []byte("conformance")})
+	rtr := router.New(router.Options{Registry: reg, Connections: svc, Logger: log, ArgsKey: []byte("conformance")})
 	ts := tenants.NewStore(db)
 	defer ts.Close()
 	ten, err := ts.CreateTenant(ctx, "conformance", "Conformance")

@@ -34,7 +34,8 @@ type remoteCall struct {
 	Query      string
 }
 
-// fakeRemote is a remote MCP source: each connection of provider "mcp" brings
+// fakeRemote is a provider whose tools exist per connection (as a remote MCP server's
+// do): each connection of provider "mcp" brings
 // docs_search, and con_m1 also a tool named like the registry's fake_greet (which must
 // never shadow it). con_m4's server is down and con_m5's answers nonsense: their tools
 // cannot be listed.
@@ -44,9 +45,7 @@ type fakeRemote struct {
 	calls []remoteCall
 }
 
-func (d *fakeRemote) Provider() *providers.Spec { return d.spec }
-
-func (d *fakeRemote) ConnectionTools(_ context.Context, c connections.Connection) ([]*providers.Tool, error) {
+func (d *fakeRemote) connectionTools(_ context.Context, c providers.Connection) ([]*providers.Tool, error) {
 	switch c.ID {
 	case "con_m4": // as remotemcp says of a server it cannot reach
 		return nil, &switchboard.Error{Code: switchboard.CodeUpstream, Message: "the remote MCP server could not be reached; try again shortly"}
@@ -65,13 +64,13 @@ func (d *fakeRemote) ConnectionTools(_ context.Context, c connections.Connection
 			return searchOut{Hits: []string{in.Query + "@" + call.ConnectionID}}, nil
 		}}
 	schema := json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"],"additionalProperties":false}`)
-	t, err := providers.NewDynamicTool(d.spec, "docs_search", search, schema, nil)
+	t, err := providers.NewConnectionTool(d.spec, "docs_search", search, schema, nil)
 	if err != nil {
 		return nil, err
 	}
 	tools := []*providers.Tool{t}
 	if c.ID == "con_m1" {
-		shadow, err := providers.NewDynamicTool(d.spec, "fake_greet", search, schema, nil)
+		shadow, err := providers.NewConnectionTool(d.spec, "fake_greet", search, schema, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -88,11 +87,13 @@ func (d *fakeRemote) got() []remoteCall {
 
 // newDynamicFixture is newFixture with remote MCP connections: con_m1 alice's private,
 // con_m2 alice's needing reconnect, con_m3 bob's (tenant B), con_m4 and con_m5
-// alice's whose tools cannot be listed. Without a source (remote false) the router knows no dynamic tools.
+// alice's whose tools cannot be listed. Without the provider (remote false) in the
+// registry, the router knows no tools but the registry's.
 func newDynamicFixture(t *testing.T, remote bool) (*fixture, *fakeRemote) {
 	t.Helper()
 	f := newFixture(t)
-	src := &fakeRemote{spec: &providers.Spec{Name: "mcp", Title: "Remote MCP", RateLimit: providers.RateLimit{PerSecond: 100, Burst: 10}}}
+	src := &fakeRemote{}
+	src.spec = &providers.Spec{Name: "mcp", Title: "Remote MCP", RateLimit: providers.RateLimit{PerSecond: 100, Burst: 10}, Tools: src.connectionTools}
 	f.conns.add(connections.Connection{ID: "con_m1", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "mcp", AccountLabel: "docs", Status: connections.StatusActive}, "")
 	f.conns.add(connections.Connection{ID: "con_m2", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "mcp", AccountLabel: "stale", Status: connections.StatusNeedsReconnect}, "")
 	f.conns.add(connections.Connection{ID: "con_m3", TenantID: "ten_b", OwnerUserID: "usr_bob", Provider: "mcp", AccountLabel: "bob-docs", Status: connections.StatusActive}, "")
@@ -100,7 +101,18 @@ func newDynamicFixture(t *testing.T, remote bool) (*fixture, *fakeRemote) {
 	f.conns.add(connections.Connection{ID: "con_m5", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "mcp", AccountLabel: "odd", Status: connections.StatusActive}, "")
 	o := Options{Registry: f.router.registry, Connections: f.conns, Audit: f.audit, Logger: slog.New(slog.DiscardHandler)}
 	if remote {
-		o.Dynamic = src
+		reg := providers.NewRegistry()
+		for _, n := range []string{"fake", "other"} {
+			spec, _ := f.router.registry.Provider(n)
+			if err := reg.Register(*spec); err != nil {
+				t.Fatal(err)
+			}
+			_ = reg.SetBaseURL(n, f.upstream.URL)
+		}
+		if err := reg.Register(*src.spec); err != nil {
+			t.Fatal(err)
+		}
+		o.Registry = reg
 	}
 	f.router = New(o)
 	return f, src
@@ -115,7 +127,7 @@ func TestExecuteDynamicTools(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name         string
-		noSource     bool // the router has no dynamic source
+		noSource     bool // the registry has no provider whose tools exist per connection
 		who          switchboard.Principal
 		req          Request
 		want         any
@@ -152,7 +164,7 @@ func TestExecuteDynamicTools(t *testing.T) {
 			wantCode: switchboard.CodeRateLimited, wantCall: &remoteCall{Tenant: "ten_a", Connection: "con_m1", Query: "busy"}, wantUpstream: http.StatusTooManyRequests},
 		{name: "other tenant's own connection runs for it", who: bob, req: Request{Tool: "docs_search", ConnectionID: "con_m3", Args: json.RawMessage(`{"query":"b"}`)},
 			want: searchOut{Hits: []string{"b@con_m3"}}, wantCall: &remoteCall{Tenant: "ten_b", Connection: "con_m3", Query: "b"}},
-		{name: "without a dynamic source no such tool", noSource: true, who: alice, req: Request{Tool: "docs_search", ConnectionID: "con_m1", Args: json.RawMessage(`{"query":"x"}`)},
+		{name: "without a per-connection provider no such tool", noSource: true, who: alice, req: Request{Tool: "docs_search", ConnectionID: "con_m1", Args: json.RawMessage(`{"query":"x"}`)},
 			wantCode: switchboard.CodeNotFound},
 	}
 	for _, tt := range tests {
