@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/switchboard-hub/switchboard"
 )
@@ -22,6 +23,10 @@ type JSONRequest struct {
 	Path     string // joined to the Call's base URL; starts with "/"
 	Query    url.Values
 	Body     any // encoded as JSON when not nil
+	// Form, when set, is sent as an application/x-www-form-urlencoded body instead.
+	Form url.Values
+	// Header holds more request headers (an API's own parameters in headers).
+	Header http.Header
 	// MaxBytes bounds a successful answer; TooLarge tells the caller what to ask for
 	// instead when an answer is larger ("ask for a smaller page (limit)").
 	MaxBytes int
@@ -45,14 +50,17 @@ type Answer struct {
 
 // Send is Do, returning the successful answer's status and headers too. A 202, 204 or
 // 205 answer without a body leaves out as it is; an empty 200 or 201 is not the JSON
-// the provider documents.
+// the provider documents. An out of type *[]byte receives the answer's bytes undecoded.
 func (r JSONRequest) Send(ctx context.Context, c *Call, out any, fail func(*http.Response) error) (Answer, error) {
 	u := c.URL(r.Path)
 	if len(r.Query) > 0 {
 		u += "?" + r.Query.Encode()
 	}
 	var body io.Reader
-	if r.Body != nil {
+	switch {
+	case r.Form != nil:
+		body = strings.NewReader(r.Form.Encode())
+	case r.Body != nil:
 		b, err := json.Marshal(r.Body)
 		if err != nil {
 			return Answer{}, fmt.Errorf("encode %s %s %s: %w", r.Provider, r.Method, r.Path, err)
@@ -63,7 +71,13 @@ func (r JSONRequest) Send(ctx context.Context, c *Call, out any, fail func(*http
 	if err != nil {
 		return Answer{}, fmt.Errorf("build %s %s %s: %w", r.Provider, r.Method, r.Path, err)
 	}
-	if r.Body != nil {
+	for name, values := range r.Header {
+		req.Header[http.CanonicalHeaderKey(name)] = values
+	}
+	switch {
+	case r.Form != nil:
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	case r.Body != nil:
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.HTTP.Do(req)
@@ -94,6 +108,10 @@ func (r JSONRequest) Send(ctx context.Context, c *Call, out any, fail func(*http
 	}
 	a := Answer{Status: resp.StatusCode, Header: resp.Header}
 	if out == nil || len(bytes.TrimSpace(data)) == 0 && resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return a, nil
+	}
+	if raw, ok := out.(*[]byte); ok {
+		*raw = data // the caller decodes (an answer that may not be JSON)
 		return a, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {

@@ -108,6 +108,10 @@ type Spec struct {
 	// of the default "Authorization: Bearer <token>": Linear takes its personal API keys
 	// bare ("Authorization: lin_api_…") and its OAuth tokens as Bearer.
 	AuthHeader func(accessToken string) (name, value string)
+	// Authorize, when set, puts the credential on each request in place of AuthHeader
+	// and the default: an API key in a query parameter or a cookie, HTTP basic auth
+	// from a "user:password" credential (an OpenAPI description's securitySchemes).
+	Authorize func(r *http.Request, accessToken string)
 	// Verify checks the credential the Call carries and returns the account it belongs to.
 	Verify func(ctx context.Context, c *Call) (Account, error)
 	// Operations are the provider's operations; each becomes the tool Name_opname.

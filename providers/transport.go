@@ -35,7 +35,7 @@ func NewClient(spec *Spec, base http.RoundTripper, tokens oauth2.TokenSource, li
 	if lim == nil {
 		lim = NewLimiter(spec)
 	}
-	var rt http.RoundTripper = &authTransport{next: base, tokens: tokens, headers: spec.Headers, authHeader: spec.AuthHeader}
+	var rt http.RoundTripper = &authTransport{next: base, tokens: tokens, headers: spec.Headers, authHeader: spec.AuthHeader, authorize: spec.Authorize}
 	rt = &limitTransport{Limiter: lim, next: rt}
 	rt = &retrier{next: rt, attempts: 3, base: 200 * time.Millisecond, maxWait: lim.maxWait}
 	return &http.Client{Transport: rt, Timeout: 2 * time.Minute}
@@ -48,6 +48,8 @@ type authTransport struct {
 	headers map[string]string
 	// authHeader is Spec.AuthHeader; nil sets the token as the oauth2 package does.
 	authHeader func(accessToken string) (name, value string)
+	// authorize is Spec.Authorize; it takes precedence over authHeader.
+	authorize func(r *http.Request, accessToken string)
 }
 
 // ContextTokenSource is a token source whose work behind a token (a refresh) takes the
@@ -81,10 +83,13 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r.Header.Get("User-Agent") == "" {
 		r.Header.Set("User-Agent", "Switchboard/1.0")
 	}
-	if t.authHeader != nil {
+	switch {
+	case t.authorize != nil:
+		t.authorize(r, tok.AccessToken) // r is a clone: a credential in its URL stays there
+	case t.authHeader != nil:
 		name, value := t.authHeader(tok.AccessToken)
 		r.Header.Set(name, value)
-	} else {
+	default:
 		tok.SetAuthHeader(r)
 	}
 	return t.next.RoundTrip(r)

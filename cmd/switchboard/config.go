@@ -42,6 +42,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_VAULT_TRANSIT_MOUNT", "transit", "with SWITCHBOARD_KEYRING=vault: the path the transit secrets engine is mounted at"},
 		{"SWITCHBOARD_PUBLIC_URL", "http://ADDR", "the URL people and MCP clients reach this server at (behind a proxy: its https URL); MCP URLs and links start with it"},
 		{"SWITCHBOARD_<PROVIDER>_BASE_URL", "the provider's public API", "API base URL of one provider (<PROVIDER>: " + every + "), e.g. SWITCHBOARD_GITHUB_BASE_URL=https://HOST/api/v3 for GitHub Enterprise Server, or a test double's URL"},
+		{"SWITCHBOARD_OPENAPI_DIR", "none", "a directory of OpenAPI 3 or Swagger 2 descriptions (NAME.json, NAME.yaml), each made the provider NAME at start-up, its options (base_url, auth, operations, tags, title) in NAME.options.json"},
 		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs go to stderr"},
 		{"SWITCHBOARD_LOG_FORMAT", "text", "text or json (one JSON object a line); request lines carry trace_id, and an error repeated within 10 s is summarised"},
 		{"SWITCHBOARD_ADMIN_ADDR", "off", "host:port of the admin listener: Prometheus metrics at /metrics and pprof at /debug/pprof/; keep it private (never the public port)"},
@@ -77,7 +78,9 @@ type config struct {
 	PublicURL string
 	// BaseURLs overrides providers' API base URLs, by provider name.
 	BaseURLs map[string]string
-	LogLevel slog.Level
+	// OpenAPIDir holds API descriptions each made a provider at start-up ("" for none).
+	OpenAPIDir string
+	LogLevel   slog.Level
 	// LogFormat is "text" or "json".
 	LogFormat string
 	// AdminAddr is the admin listener's host:port (metrics, pprof); empty: none.
@@ -162,6 +165,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.BaseURLs[spec.Name] = u
 	}
+	c.OpenAPIDir = get("SWITCHBOARD_OPENAPI_DIR", "")
 	apps, err := loadOAuthApps(get)
 	if err != nil {
 		return config{}, err

@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-hub/switchboard/migrations"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/providers/openapi"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
@@ -67,6 +68,17 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 	reg := providers.NewRegistry()
 	if err := all.Register(reg); err != nil {
 		return nil, err
+	}
+	if cfg.OpenAPIDir != "" {
+		specs, err := openapi.LoadDir(cfg.OpenAPIDir)
+		if err != nil {
+			return nil, &configError{"SWITCHBOARD_OPENAPI_DIR", err.Error()}
+		}
+		for _, spec := range specs {
+			if err := reg.Register(spec); err != nil {
+				return nil, &configError{"SWITCHBOARD_OPENAPI_DIR", err.Error()}
+			}
+		}
 	}
 	for provider, u := range cfg.BaseURLs {
 		if err := reg.SetBaseURL(provider, u); err != nil {

@@ -1,0 +1,76 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// FileOptions are a description's options in a configuration directory, kept beside it
+// as NAME.options.json; the provider's name is the file's.
+type FileOptions struct {
+	Title      string   `json:"title"`
+	BaseURL    string   `json:"base_url"`
+	Auth       string   `json:"auth"`
+	Operations []string `json:"operations"`
+	Tags       []string `json:"tags"`
+}
+
+// LoadDir builds a provider from each description in an operator's directory:
+// NAME.json, NAME.yaml or NAME.yml, with its options, when there are any, in
+// NAME.options.json. NAME is the provider's name and its tools' prefix. The first
+// description that cannot make a provider fails the whole load, naming the file.
+func LoadDir(dir string) ([]providers.Spec, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read OpenAPI directory: %w", err)
+	}
+	var files []string
+	for _, e := range entries {
+		ext := filepath.Ext(e.Name())
+		if e.IsDir() || strings.HasSuffix(e.Name(), ".options.json") || (ext != ".json" && ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		files = append(files, e.Name())
+	}
+	sort.Strings(files)
+	var out []providers.Spec
+	for _, f := range files {
+		name := strings.TrimSuffix(f, filepath.Ext(f))
+		spec, err := loadFile(dir, f, name)
+		if err != nil {
+			return nil, fmt.Errorf("OpenAPI description %s: %w", filepath.Join(dir, f), err)
+		}
+		out = append(out, spec)
+	}
+	return out, nil
+}
+
+func loadFile(dir, file, name string) (providers.Spec, error) {
+	data, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return providers.Spec{}, err
+	}
+	var fo FileOptions
+	raw, err := os.ReadFile(filepath.Join(dir, name+".options.json"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return providers.Spec{}, err
+	default:
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&fo); err != nil {
+			return providers.Spec{}, fmt.Errorf("%s.options.json: %w", name, err)
+		}
+	}
+	return New(data, Options{Name: name, Title: fo.Title, BaseURL: fo.BaseURL, Auth: fo.Auth, Operations: fo.Operations, Tags: fo.Tags})
+}

@@ -1,0 +1,71 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/getkin/kin-openapi/openapi2"
+	"github.com/getkin/kin-openapi/openapi2conv"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/oasdiff/yaml"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// MaxDescription bounds a description's size (Stripe's, among the largest public
+// ones, is about 7 MB of JSON).
+const MaxDescription = 32 << 20
+
+// Load parses an API description, OpenAPI 3.0 or 3.1 (JSON or YAML), or Swagger 2.0,
+// which is converted to OpenAPI 3. References are resolved within the document only:
+// a description never makes the hub fetch another file or URL. A description that is
+// none of these is an invalid "description" error saying why.
+func Load(data []byte) (*openapi3.T, error) {
+	if len(data) > MaxDescription {
+		return nil, switchboard.Invalid("description", fmt.Sprintf("is larger than %d MB", MaxDescription>>20))
+	}
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		j, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, switchboard.Invalid("description", "is neither JSON nor YAML: "+err.Error())
+		}
+		data = j
+	}
+	var head struct {
+		Swagger any `json:"swagger"`
+		OpenAPI any `json:"openapi"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, switchboard.Invalid("description", "is not a JSON object: "+err.Error())
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	switch {
+	case fmt.Sprint(head.Swagger) == "2.0":
+		var v2 openapi2.T
+		if err := json.Unmarshal(data, &v2); err != nil {
+			return nil, switchboard.Invalid("description", "is not a valid Swagger 2.0 document: "+err.Error())
+		}
+		doc, err := openapi2conv.ToV3(&v2)
+		if err != nil {
+			return nil, switchboard.Invalid("description", "could not be converted from Swagger 2.0: "+err.Error())
+		}
+		if err := loader.ResolveRefsIn(doc, nil); err != nil {
+			return nil, switchboard.Invalid("description", "has a reference that does not resolve: "+err.Error())
+		}
+		return doc, nil
+	case head.OpenAPI != nil:
+		v := fmt.Sprint(head.OpenAPI)
+		if len(v) < 2 || v[:2] != "3." {
+			return nil, switchboard.Invalid("description", fmt.Sprintf("is OpenAPI %s; 3.0, 3.1 and Swagger 2.0 are supported", v))
+		}
+		doc, err := loader.LoadFromData(data)
+		if err != nil {
+			return nil, switchboard.Invalid("description", "is not a valid OpenAPI document: "+err.Error())
+		}
+		return doc, nil
+	default:
+		return nil, switchboard.Invalid("description", `has neither "openapi" nor "swagger": it is not an API description`)
+	}
+}

@@ -1,0 +1,229 @@
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// maxAnswer bounds an operation's successful answer.
+const maxAnswer = 8 << 20
+
+// param is one of an operation's parameters: where it goes in the request and the
+// input property that carries it.
+type param struct {
+	name    string // as the API names it
+	in      string // path, query, header or cookie
+	prop    string // the input property
+	explode bool   // an array in the query is repeated (form, explode), else comma-joined
+}
+
+// operation is one operation of a description as a providers.Op: its input is its
+// parameters and its request body, its output the body of its answer.
+type operation struct {
+	provider, title string // the provider's name and title, for errors
+	info            providers.Info
+	method, path    string
+	params          []param
+	bodyProp        string // the input property of the request body; "" when it takes none
+	form            bool   // the body is sent as a form, not JSON
+	input, output   json.RawMessage
+}
+
+var _ providers.Op = (*operation)(nil)
+
+// Info describes the operation.
+func (o *operation) Info() providers.Info { return o.info }
+
+// InputSchema is built from the description, not reflected.
+func (o *operation) InputSchema() (*jsonschema.Schema, error) { return parseSchema(o.input) }
+
+// OutputSchema is built from the description's success answer.
+func (o *operation) OutputSchema() (*jsonschema.Schema, error) { return parseSchema(o.output) }
+
+func parseSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Output is an operation's answer: its body as the API gave it (decoded JSON, or the
+// text of another media type), under "body" since an answer need not be an object.
+type Output struct {
+	Body any `json:"body"`
+}
+
+// Invoke builds the request from the (validated) arguments, sends it through the
+// connection's client (its credential, rate limit, retries of what is safe to retry)
+// and returns the decoded answer; a refusal becomes an UpstreamError with the API's
+// own message.
+func (o *operation) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
+	var in map[string]any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if err := dec.Decode(&in); err != nil {
+		return nil, switchboard.Invalid("arguments", "must be a JSON object")
+	}
+	req := providers.JSONRequest{Provider: o.provider, Title: o.title, Method: o.method, Query: url.Values{}, Header: http.Header{},
+		MaxBytes: maxAnswer, TooLarge: "narrow the request (fewer items per page, a filter)"}
+	path := o.path
+	var cookies []string
+	for _, p := range o.params {
+		v, ok := in[p.prop]
+		if !ok || v == nil {
+			continue
+		}
+		switch p.in {
+		case "path":
+			path = strings.ReplaceAll(path, "{"+p.name+"}", url.PathEscape(scalar(v)))
+		case "query":
+			if l, ok := v.([]any); ok && p.explode {
+				for _, x := range l {
+					req.Query.Add(p.name, scalar(x))
+				}
+				continue
+			}
+			req.Query.Set(p.name, scalar(v))
+		case "header":
+			req.Header.Set(p.name, scalar(v))
+		case "cookie":
+			cookies = append(cookies, (&http.Cookie{Name: p.name, Value: scalar(v)}).String())
+		}
+	}
+	if len(cookies) > 0 {
+		req.Header.Set("Cookie", strings.Join(cookies, "; "))
+	}
+	req.Path = path
+	if o.bodyProp != "" {
+		if body, ok := in[o.bodyProp]; ok {
+			if o.form {
+				req.Form = formValues(body)
+			} else {
+				req.Body = body
+			}
+		}
+	}
+	var raw []byte
+	a, err := req.Send(ctx, c, &raw, o.failure)
+	if err != nil {
+		return nil, err
+	}
+	return Output{Body: decodeAnswer(raw, a.Header.Get("Content-Type"))}, nil
+}
+
+// scalar renders a parameter's value as the request carries it: strings as they are,
+// numbers and booleans in JSON, arrays comma-joined (the simple and form styles without
+// explode), objects as JSON.
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = scalar(e)
+		}
+		return strings.Join(parts, ",")
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+}
+
+// formValues encodes an object body as a form: each property a field.
+func formValues(body any) url.Values {
+	out := url.Values{}
+	obj, ok := body.(map[string]any)
+	if !ok {
+		return out
+	}
+	for k, v := range obj {
+		if l, ok := v.([]any); ok {
+			for _, x := range l {
+				out.Add(k, scalar(x))
+			}
+			continue
+		}
+		out.Set(k, scalar(v))
+	}
+	return out
+}
+
+// decodeAnswer decodes a JSON answer; any other answer is returned as text.
+func decodeAnswer(raw []byte, contentType string) any {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	var v any
+	if isJSON(contentType) || contentType == "" {
+		if err := json.Unmarshal(raw, &v); err == nil {
+			return v
+		}
+	}
+	return string(raw)
+}
+
+// isJSON reports whether a media type is JSON (application/json, application/*+json).
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = contentType
+	}
+	mt = strings.ToLower(mt)
+	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json"
+}
+
+// failure classifies a refused request by its status and carries the API's own
+// message: a JSON error's message (or error, or detail), else the start of the text.
+func (o *operation) failure(resp *http.Response) error {
+	data := make([]byte, 4096)
+	n, _ := resp.Body.Read(data)
+	data = data[:n]
+	msg, reason := apiMessage(data)
+	if msg == "" {
+		msg = fmt.Sprintf("%s refused %s %s", o.title, o.method, o.path)
+	}
+	return providers.StatusError(o.provider, resp, reason, msg)
+}
+
+// apiMessage finds what an error answer says: the common fields of JSON error bodies
+// ({"message"}, {"error": "…"}, {"error": {"message", "code"}}, RFC 9457's detail).
+func apiMessage(data []byte) (msg, reason string) {
+	var body map[string]any
+	if json.Unmarshal(data, &body) != nil {
+		text := strings.TrimSpace(string(data))
+		if len(text) > 300 {
+			text = text[:300] + "…"
+		}
+		return text, ""
+	}
+	str := func(m map[string]any, keys ...string) string {
+		for _, k := range keys {
+			if s, ok := m[k].(string); ok && s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	if e, ok := body["error"].(map[string]any); ok {
+		return str(e, "message", "detail", "description"), str(e, "code", "type", "status")
+	}
+	msg = str(body, "message", "detail", "error_description", "error", "title")
+	reason = str(body, "code", "error_code", "type")
+	if reason == msg {
+		reason = ""
+	}
+	return msg, reason
+}

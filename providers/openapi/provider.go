@@ -1,0 +1,380 @@
+// Package openapi makes a provider of any API with an OpenAPI description (3.0, 3.1, or
+// Swagger 2.0): each operation becomes a tool {name}_{operation} with an input schema
+// from its parameters and request body, an output schema from its success answer, hints
+// from its method, and the credential put where the description's securitySchemes say.
+// Its requests go through the provider SDK's client (rate limit, retries, size bound,
+// upstream errors) like any provider's.
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+)
+
+// Options say how a description becomes a provider.
+type Options struct {
+	// Name is the provider's name and its tools' prefix: lower-case snake_case.
+	Name string
+	// Title is the API's name as people write it; "" takes the description's title.
+	Title string
+	// BaseURL overrides the description's servers; it is required when they give no
+	// absolute URL.
+	BaseURL string
+	// Auth names the securitySchemes entry to use; "" takes the one the description
+	// asks for first (its global security, else its operations').
+	Auth string
+	// Operations and Tags choose the operations that become tools (by operationId, or by
+	// tag); both empty expose them all.
+	Operations []string
+	Tags       []string
+}
+
+var providerName = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
+
+// methods in the order an operation's tools are listed, per path.
+var methods = []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions, http.MethodHead, http.MethodPatch, http.MethodTrace}
+
+// New builds a provider from a description (see Load). Bad input is an invalid error
+// naming the field: name, base_url, auth, operations, or the description itself.
+func New(data []byte, o Options) (providers.Spec, error) {
+	doc, err := Load(data)
+	if err != nil {
+		return providers.Spec{}, err
+	}
+	return FromDocument(doc, o)
+}
+
+// FromDocument builds a provider from a loaded description.
+func FromDocument(doc *openapi3.T, o Options) (providers.Spec, error) {
+	if !providerName.MatchString(o.Name) || len(o.Name) > 32 {
+		return providers.Spec{}, switchboard.Invalid("name", "must be lower-case snake_case ([a-z0-9_]), at most 32 characters")
+	}
+	spec := providers.Spec{Name: o.Name, Title: o.Title, RateLimit: providers.RateLimit{PerSecond: 10, Burst: 20}}
+	if doc.Info != nil {
+		if spec.Title == "" {
+			spec.Title = strings.TrimSpace(doc.Info.Title)
+		}
+		spec.Description = firstLine(doc.Info.Description)
+	}
+	if spec.Title == "" {
+		spec.Title = o.Name
+	}
+	if spec.Description == "" {
+		spec.Description = spec.Title + "'s API, from its OpenAPI description."
+	}
+	if doc.ExternalDocs != nil {
+		spec.DocsURL = doc.ExternalDocs.URL
+	}
+	base, err := baseURL(doc, o.BaseURL)
+	if err != nil {
+		return providers.Spec{}, err
+	}
+	spec.BaseURL = base
+	if err := setAuth(&spec, doc, o.Auth); err != nil {
+		return providers.Spec{}, err
+	}
+	ops, err := operations(doc, &spec, o)
+	if err != nil {
+		return providers.Spec{}, err
+	}
+	spec.Operations = ops
+	spec.Verify = verify
+	return spec, nil
+}
+
+// verify accepts the credential as it is: an arbitrary API has no standard "who am I",
+// so the first call is what proves it. Each connection is an account of its own.
+func verify(_ context.Context, c *providers.Call) (providers.Account, error) {
+	return providers.Account{ID: switchboard.NewID("acct")}, nil
+}
+
+// baseURL is the override, or the description's first server with its variables set to
+// their defaults. It must be an absolute http(s) URL.
+func baseURL(doc *openapi3.T, override string) (string, error) {
+	field, raw := "base_url", override
+	if raw == "" {
+		field = "description"
+		if len(doc.Servers) > 0 && doc.Servers[0] != nil {
+			s := doc.Servers[0]
+			raw = s.URL
+			for name, v := range s.Variables {
+				if v != nil {
+					raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+				}
+			}
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(raw, "{}") {
+		if field == "description" {
+			return "", switchboard.Invalid("base_url", fmt.Sprintf("is required: the description's servers give no absolute URL (%q)", raw))
+		}
+		return "", switchboard.Invalid("base_url", "must be an absolute http or https URL")
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// operations turns the chosen operations into Ops, in path order.
+func operations(doc *openapi3.T, spec *providers.Spec, o Options) ([]providers.Op, error) {
+	if doc.Paths == nil || doc.Paths.Len() == 0 {
+		return nil, switchboard.Invalid("description", "has no paths, so no operations")
+	}
+	paths := doc.Paths.Keys()
+	sort.Strings(paths)
+	names := newNamer(spec.Name)
+	wantIDs := map[string]bool{}
+	for _, id := range o.Operations {
+		wantIDs[id] = true
+	}
+	seen := map[string]bool{}
+	var out []providers.Op
+	for _, path := range paths {
+		item := doc.Paths.Value(path)
+		if item == nil {
+			continue
+		}
+		for _, method := range methods {
+			op := item.GetOperation(method)
+			if op == nil || !chosen(op, wantIDs, o.Tags) {
+				continue
+			}
+			seen[op.OperationID] = true
+			built, err := buildOperation(spec, names, method, path, item, op)
+			if err != nil {
+				return nil, switchboard.Invalid("description", fmt.Sprintf("operation %s %s: %v", method, path, err))
+			}
+			out = append(out, built)
+		}
+	}
+	for _, id := range o.Operations {
+		if !seen[id] {
+			return nil, switchboard.Invalid("operations", fmt.Sprintf("%q is not an operationId of the description", id))
+		}
+	}
+	if len(out) == 0 {
+		return nil, switchboard.Invalid("operations", "choose no operation of the description")
+	}
+	return out, nil
+}
+
+// chosen reports whether an operation is among those asked for.
+func chosen(op *openapi3.Operation, ids map[string]bool, tags []string) bool {
+	if len(ids) == 0 && len(tags) == 0 {
+		return true
+	}
+	if ids[op.OperationID] {
+		return true
+	}
+	for _, t := range op.Tags {
+		if slices.Contains(tags, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// buildOperation builds one operation's tool: its name, description, hints, schemas and
+// where each argument goes.
+func buildOperation(spec *providers.Spec, names *namer, method, path string, item *openapi3.PathItem, op *openapi3.Operation) (*operation, error) {
+	id := op.OperationID
+	if id == "" {
+		id = strings.ToLower(method) + " " + path
+	}
+	name := strings.TrimPrefix(names.name(id), spec.Name+"_")
+	title := strings.TrimSpace(op.Summary)
+	if title == "" {
+		title = method + " " + path
+	}
+	desc := strings.TrimSpace(strings.TrimSpace(op.Summary) + "\n\n" + strings.TrimSpace(op.Description))
+	if desc == "" {
+		desc = fmt.Sprintf("%s %s of %s.", method, path, spec.Title)
+	}
+	info := providers.Info{Name: name, Title: title, Description: desc, Hints: hints(method, op)}
+	if op.ExternalDocs != nil {
+		info.DocsURL = op.ExternalDocs.URL
+	}
+	o := &operation{provider: spec.Name, title: spec.Title, info: info, method: method, path: path}
+	props := map[string]any{}
+	var required []string
+	for _, p := range parameters(item, op) {
+		prop := p.Name
+		if _, taken := props[prop]; taken || prop == "" {
+			prop = p.In + "_" + p.Name
+		}
+		schema := map[string]any{}
+		switch {
+		case p.Schema != nil:
+			schema = jsonSchema(p.Schema, forInput)
+		case len(p.Content) > 0:
+			schema = jsonSchema(sortedContent(p.Content)[0].Schema, forInput)
+		}
+		if p.Description != "" {
+			schema["description"] = p.Description
+		}
+		props[prop] = schema
+		if p.Required || p.In == "path" {
+			required = append(required, prop)
+		}
+		explode := p.Explode == nil || *p.Explode
+		if p.Style != "" && p.Style != "form" {
+			explode = false
+		}
+		o.params = append(o.params, param{name: p.Name, in: p.In, prop: prop, explode: explode})
+	}
+	if op.RequestBody != nil && op.RequestBody.Value != nil {
+		rb := op.RequestBody.Value
+		if mt, form := bodyMedia(rb.Content); mt != nil {
+			o.bodyProp = "body"
+			if _, taken := props["body"]; taken {
+				o.bodyProp = "request_body"
+			}
+			o.form = form
+			schema := jsonSchema(mt.Schema, forInput)
+			if rb.Description != "" {
+				schema["description"] = rb.Description
+			}
+			props[o.bodyProp] = schema
+			if rb.Required {
+				required = append(required, o.bodyProp)
+			}
+		}
+	}
+	input := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		input["required"] = required
+	}
+	output := map[string]any{"type": "object", "properties": map[string]any{"body": successSchema(op)}}
+	var err error
+	if o.input, err = json.Marshal(input); err != nil {
+		return nil, err
+	}
+	if o.output, err = json.Marshal(output); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// hints follow the method (GET and HEAD read only; PUT and DELETE idempotent; DELETE
+// destructive), unless the operation says otherwise with x-readonly, x-idempotent or
+// x-destructive.
+func hints(method string, op *openapi3.Operation) providers.Hints {
+	h := providers.Hints{
+		ReadOnly:    method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions,
+		Idempotent:  method == http.MethodPut || method == http.MethodDelete,
+		Destructive: method == http.MethodDelete,
+	}
+	for key, set := range map[string]*bool{"x-readonly": &h.ReadOnly, "x-idempotent": &h.Idempotent, "x-destructive": &h.Destructive} {
+		if b, ok := op.Extensions[key].(bool); ok {
+			*set = b
+		}
+	}
+	return h
+}
+
+// parameters are the path item's parameters overridden by the operation's (by name
+// and location), leaving out the headers HTTP itself sets.
+func parameters(item *openapi3.PathItem, op *openapi3.Operation) []*openapi3.Parameter {
+	var out []*openapi3.Parameter
+	index := map[string]int{}
+	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+		for _, ref := range list {
+			if ref == nil || ref.Value == nil {
+				continue
+			}
+			p := ref.Value
+			if p.In == "header" && slices.Contains([]string{"accept", "content-type", "authorization"}, strings.ToLower(p.Name)) {
+				continue
+			}
+			key := p.In + "\x00" + p.Name
+			if i, ok := index[key]; ok {
+				out[i] = p
+				continue
+			}
+			index[key] = len(out)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// bodyMedia picks the request body's media type: JSON first, then a form.
+func bodyMedia(content openapi3.Content) (*openapi3.MediaType, bool) {
+	var form *openapi3.MediaType
+	for _, name := range sortedKeys(content) {
+		switch {
+		case isJSON(name):
+			return content[name], false
+		case strings.HasPrefix(strings.ToLower(name), "application/x-www-form-urlencoded"):
+			form = content[name]
+		}
+	}
+	if form != nil {
+		return form, true
+	}
+	return nil, false
+}
+
+// successSchema is the schema of the operation's first success answer with JSON
+// content; any value when it documents none.
+func successSchema(op *openapi3.Operation) map[string]any {
+	if op.Responses == nil {
+		return map[string]any{}
+	}
+	codes := op.Responses.Keys()
+	sort.Strings(codes)
+	for _, code := range codes {
+		if !strings.HasPrefix(code, "2") {
+			continue
+		}
+		r := op.Responses.Value(code)
+		if r == nil || r.Value == nil {
+			continue
+		}
+		for _, name := range sortedKeys(r.Value.Content) {
+			if isJSON(name) && r.Value.Content[name].Schema != nil {
+				return jsonSchema(r.Value.Content[name].Schema, forOutput)
+			}
+		}
+	}
+	return map[string]any{}
+}
+
+func sortedKeys(content openapi3.Content) []string {
+	keys := make([]string, 0, len(content))
+	for k := range content {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedContent(content openapi3.Content) []*openapi3.MediaType {
+	var out []*openapi3.MediaType
+	for _, k := range sortedKeys(content) {
+		out = append(out, content[k])
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
