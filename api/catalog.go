@@ -72,7 +72,7 @@ func (s *server) listOperations(c *gin.Context) {
 		return
 	}
 	name := c.Param("provider")
-	if _, ok := s.Registry.Provider(name); !ok {
+	if spec, ok := s.Registry.Provider(name); !ok || spec.PerConnection() { // its tools are each connection's
 		s.fail(c, switchboard.NotFound("provider "+name))
 		return
 	}
