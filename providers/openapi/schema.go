@@ -6,9 +6,14 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// maxSchemaDepth bounds how deep a description's schema is copied into a tool's: past
-// it, and at a schema that contains itself, any value is accepted.
-const maxSchemaDepth = 12
+// maxSchemaDepth and maxSchemaNodes bound how much of a description's schema is
+// copied into a tool's (references are inlined, and a large API's objects refer to each
+// other many times over: Stripe's would grow without end): past them, and at a schema
+// that contains itself, any value is accepted.
+const (
+	maxSchemaDepth = 6
+	maxSchemaNodes = 300
+)
 
 // schemaMode says which side of the API a schema describes: an input drops the
 // properties the server sets (readOnly), an output those it never sends (writeOnly)
@@ -25,15 +30,17 @@ const (
 // "null" type, 3.0's boolean exclusive bounds into numbers, patterns Go cannot compile
 // dropped, and annotations JSON Schema does not know left out.
 func jsonSchema(ref *openapi3.SchemaRef, mode schemaMode) map[string]any {
-	return convert(ref, mode, 0, map[*openapi3.Schema]bool{})
+	budget := maxSchemaNodes
+	return convert(ref, mode, 0, map[*openapi3.Schema]bool{}, &budget)
 }
 
-func convert(ref *openapi3.SchemaRef, mode schemaMode, depth int, path map[*openapi3.Schema]bool) map[string]any {
+func convert(ref *openapi3.SchemaRef, mode schemaMode, depth int, path map[*openapi3.Schema]bool, budget *int) map[string]any {
 	if ref == nil || ref.Value == nil {
 		return map[string]any{}
 	}
 	s := ref.Value
-	if depth >= maxSchemaDepth || path[s] {
+	*budget--
+	if depth >= maxSchemaDepth || path[s] || *budget < 0 {
 		out := map[string]any{}
 		if s.Description != "" {
 			out["description"] = s.Description
@@ -43,7 +50,7 @@ func convert(ref *openapi3.SchemaRef, mode schemaMode, depth int, path map[*open
 	path[s] = true
 	defer delete(path, s)
 	out := map[string]any{}
-	sub := func(r *openapi3.SchemaRef) map[string]any { return convert(r, mode, depth+1, path) }
+	sub := func(r *openapi3.SchemaRef) map[string]any { return convert(r, mode, depth+1, path, budget) }
 	subs := func(rs openapi3.SchemaRefs) []any {
 		l := make([]any, 0, len(rs))
 		for _, r := range rs {
