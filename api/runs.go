@@ -139,4 +139,3 @@ func (s *server) cancelRun(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, v)
 }
-

@@ -183,7 +183,9 @@ func TestInternalErrorLogCarriesTheTraceID(t *testing.T) {
 func ownEcho(spec *providers.Spec) func(context.Context, providers.Connection) ([]*providers.Tool, error) {
 	return func(context.Context, providers.Connection) ([]*providers.Tool, error) {
 		op := &providers.Operation[struct{}, struct{}]{Name: "echo", Title: "Echo", Description: "Answer at once.",
-			Run: func(ctx context.Context, c *providers.Call, _ struct{}) (struct{}, error) { return struct{}{}, c.Wait(ctx) }}
+			Run: func(ctx context.Context, c *providers.Call, _ struct{}) (struct{}, error) {
+				return struct{}{}, c.Wait(ctx)
+			}}
 		t, err := providers.NewConnectionTool(spec, "tenants_own_echo", op, nil, nil)
 		if err != nil {
 			return nil, err
