@@ -158,6 +158,7 @@ func New(o Options) *gin.Engine {
 	a.GET("/runs/:id", s.getRun)
 	a.POST("/runs/:id/cancel", s.cancelRun)
 	s.workflowRoutes(a)
+	e.POST(WebhookPath+":tenant/:name/:provider", s.webhook)
 	return e
 }
 

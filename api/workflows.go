@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -27,6 +29,59 @@ type WorkflowService interface {
 	RunsOf(ctx context.Context, p switchboard.Principal, name, cursor string) ([]runs.View, string, error)
 	Status(ctx context.Context, p switchboard.Principal, runID string) (workflows.RunStatus, error)
 	Cancel(ctx context.Context, p switchboard.Principal, runID string) (runs.View, error)
+	SetWebhookSecret(ctx context.Context, p switchboard.Principal, name, provider, secret string) error
+	Webhook(ctx context.Context, tenant switchboard.TenantID, name, provider string, h http.Header, body []byte, now time.Time) (workflows.HookAnswer, error)
+}
+
+// WebhookPath starts the URLs providers deliver a workflow's webhook events to:
+// /hooks/workflows/{tenant}/{workflow}/{github|slack}.
+const WebhookPath = "/hooks/workflows/"
+
+// setWebhookSecret stores the signing secret of a workflow's webhook trigger and
+// answers the URL to give the provider.
+func (s *server) setWebhookSecret(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	var req struct {
+		Secret string `json:"secret"`
+	}
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	name, provider := c.Param("name"), c.Param("provider")
+	if err := s.Workflows.SetWebhookSecret(c.Request.Context(), p, name, provider, req.Secret); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"url": strings.TrimSuffix(s.PublicURL, "/") + WebhookPath + p.TenantSlug + "/" + name + "/" + provider})
+}
+
+// webhook takes a provider's delivery for a workflow: no API key, the signature is
+// the authentication.
+func (s *server) webhook(c *gin.Context) {
+	if s.Workflows == nil || s.Tenants == nil {
+		notFoundRoute(c)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
+	if err != nil {
+		s.fail(c, switchboard.Invalid("body", "is too large or unreadable"))
+		return
+	}
+	ten, err := s.Tenants.TenantBySlug(c.Request.Context(), c.Param("tenant"))
+	if err != nil {
+		s.fail(c, switchboard.NotFound("webhook"))
+		return
+	}
+	ans, err := s.Workflows.Webhook(c.Request.Context(), ten.ID, c.Param("name"), c.Param("provider"), c.Request.Header, body, time.Now())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(ans.Status, ans.Body)
 }
 
 // workflowView is a saved workflow as the API answers it.
@@ -321,4 +376,5 @@ func (s *server) workflowRoutes(a *gin.RouterGroup) {
 	a.GET("/workflows/:name/runs", s.listWorkflowRuns)
 	a.GET("/workflow-runs/:id", s.getWorkflowRun)
 	a.POST("/workflow-runs/:id/cancel", s.cancelWorkflowRun)
+	a.PUT("/workflows/:name/webhooks/:provider", s.setWebhookSecret)
 }

@@ -214,12 +214,18 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		Audit:       audit.NewStore(db),
 		Tools:       rtr,
 		Runs:        w.runs,
-		Workflows:   &workflows.Service{Store: wfStore, Runs: w.runs, Router: rtr},
-		Agents:      agentService,
-		Recorder:    w.writer,
-		Ready:       func(ctx context.Context) error { return database.Ping(ctx, db) },
-		PublicURL:   "https://hub.example.com/",
-		Logger:      slog.New(slog.DiscardHandler),
+		Workflows: &workflows.Service{Store: wfStore, Runs: w.runs, Router: rtr, User: func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
+			u, err := w.tenants.User(ctx, tenant, id)
+			if err != nil {
+				return switchboard.Principal{}, err
+			}
+			return switchboard.Principal{TenantID: tenant, Kind: switchboard.PrincipalUser, UserID: u.ID, Role: u.Role}, nil
+		}},
+		Agents:    agentService,
+		Recorder:  w.writer,
+		Ready:     func(ctx context.Context) error { return database.Ping(ctx, db) },
+		PublicURL: "https://hub.example.com/",
+		Logger:    slog.New(slog.DiscardHandler),
 	})
 	w.srv = httptest.NewServer(engine)
 	t.Cleanup(w.srv.Close)

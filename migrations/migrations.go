@@ -38,6 +38,7 @@ func all() []migration {
 		{Version: 15, Name: "run_tools", Up: up0015RunTools},
 		{Version: 16, Name: "oauth_server", Up: up0016OAuthServer},
 		{Version: 17, Name: "workflow_triggers", Up: up0017WorkflowTriggers},
+		{Version: 18, Name: "workflow_webhook_secrets", Up: up0018WorkflowWebhookSecrets},
 	}
 }
 

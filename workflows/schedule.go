@@ -3,7 +3,6 @@ package workflows
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -106,5 +105,3 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) (int, error) {
 	return started, nil
 }
 
-// triggerKey names a trigger in workflow_firings.
-func triggerKey(kind string, idx int) string { return fmt.Sprintf("%s:%d", kind, idx) }
