@@ -104,4 +104,3 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) (int, error) {
 	}
 	return started, nil
 }
-
