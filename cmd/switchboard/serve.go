@@ -289,6 +289,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	scheduler := &workflows.Scheduler{Store: wfStore, Start: wfService.StartAs, Logger: log}
 	background.Go(func() { scheduler.Run(runCtx, 0) })
 	background.Go(func() { members.Run(runCtx) })
+	background.Go(func() { oauth.Run(runCtx) })
 	defer func() {
 		stopRun()
 		background.Wait()
