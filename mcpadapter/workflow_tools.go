@@ -25,7 +25,8 @@ type WorkflowsOptions struct {
 	Logger *slog.Logger
 }
 
-// WorkflowsExtension serves, at every MCP URL, run_workflow, list_workflows,
+// WorkflowsExtension serves, at every tenant MCP URL (an agent URL lists only its
+// agent's tools), run_workflow, list_workflows,
 // create_workflow and cancel_workflow, and each saved workflow as a tool of its own,
 // workflow_<name>. The list changes (list_changed) when workflows are saved or
 // deleted: wire Service.Changed to Adapter.Refresh.
@@ -50,6 +51,10 @@ const workflowResultSchema = `{"type":"object","properties":{` +
 	`"outputs":{"type":"object"},"error_message":{"type":"string"},"message":{"type":"string"},"plan":{"type":"object"}},"required":["status"]}`
 
 func (x *workflowsExt) tools(ctx context.Context, sc Scope) ([]server.ServerTool, error) {
+	if sc.AgentID != "" {
+		// An agent URL lists only the tools its agent was given.
+		return nil, nil
+	}
 	out := []server.ServerTool{
 		{Tool: mgmtTool("run_workflow", "Run a workflow",
 			"Run a saved workflow with its parameters. Answers with the result when it ends within the call, else with its workflow_id to follow with switchboard_get_run. dry_run checks it and says what it would do without running anything.",

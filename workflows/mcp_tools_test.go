@@ -85,3 +85,24 @@ func fmtJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestMCPToolsStayOffAgentURLs: an agent URL lists only the tools its agent was
+// given, so the workflow tools, which agents do not select, are not served there.
+func TestMCPToolsStayOffAgentURLs(t *testing.T) {
+	t.Parallel()
+	svc, p, _ := workflows.ServiceForTest(t)
+	ext := mcpadapter.WorkflowsExtension(mcpadapter.WorkflowsOptions{Service: svc})
+	ctx := switchboard.WithPrincipal(context.Background(), p)
+	tools, err := ext.Tools(ctx, mcpadapter.Scope{Principal: p})
+	if err != nil || len(tools) == 0 {
+		t.Fatalf("tenant URL tools %s, %v; want the workflow tools", toolNames(tools), err)
+	}
+	src := "name: echo\nsteps:\n  - {name: one, tool: flow_read, args: {key: \"k\"}}\n"
+	if got := callTool(t, ctx, tools, "create_workflow", map[string]any{"definition": src}); got["status"] != "created" {
+		t.Fatalf("create = %v", got)
+	}
+	tools, err = ext.Tools(ctx, mcpadapter.Scope{Principal: p, AgentID: "agt_1"})
+	if err != nil || len(tools) != 0 {
+		t.Fatalf("agent URL tools %s, %v; want none", toolNames(tools), err)
+	}
+}
