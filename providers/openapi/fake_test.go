@@ -73,6 +73,12 @@ func newDescribedUpstream(t testing.TB, doc *openapi3.T, prefix string, answer h
 		answer(w, r)
 	})
 	doc.Servers = openapi3.Servers{{URL: d.URL + prefix}}
+	for _, item := range doc.Paths.Map() { // the tools use the description's first server
+		item.Servers = nil
+		for _, op := range item.Operations() {
+			op.Servers = nil
+		}
+	}
 	return d
 }
 

@@ -205,7 +205,11 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 	if op.ExternalDocs != nil {
 		info.DocsURL = op.ExternalDocs.URL
 	}
-	o := &operation{provider: spec.Name, title: spec.Title, info: info, method: method, path: path}
+	// A path key may carry what tells operations on one URL apart after a "#" or "?"
+	// (AWS's "/#X-Amz-Target=…"): the request's path is what comes before it.
+	reqPath, _, _ := strings.Cut(path, "#")
+	reqPath, _, _ = strings.Cut(reqPath, "?")
+	o := &operation{provider: spec.Name, title: spec.Title, info: info, method: method, path: reqPath}
 	props := map[string]any{}
 	var required []string
 	for _, p := range parameters(item, op) {
