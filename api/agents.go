@@ -38,6 +38,10 @@ type agentView struct {
 	EffectiveRunTools agents.RunTools `json:"effective_run_tools"`
 	Tools             []agentToolView `json:"tools"`
 	MCPURL            string          `json:"mcp_url"`
+	// ActiveKeys counts the agent's keys not revoked; LastUsedAt is when one of its
+	// keys was used last.
+	ActiveKeys int        `json:"active_keys"`
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	CreatedBy         string          `json:"created_by"`
 	UpdatedBy         string          `json:"updated_by"`
 	Version           int64           `json:"version"`
@@ -71,8 +75,36 @@ func (s *server) existingConnections(ctx context.Context, p switchboard.Principa
 	return s.Connections.Existing(ctx, p, ids)
 }
 
-func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string, exists map[string]bool) agentView {
+// keyUse is what an agent's keys say of it: how many are active, and their last use.
+type keyUse struct {
+	active   int
+	lastUsed *time.Time
+}
+
+// agentKeyUse reads the tenant's keys once and sums them up per agent.
+func (s *server) agentKeyUse(ctx context.Context, p switchboard.Principal) (map[string]keyUse, error) {
+	keys, err := s.Tenants.ListKeys(ctx, p.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]keyUse{}
+	for _, k := range keys {
+		if k.AgentID == nil || k.Revoked() {
+			continue
+		}
+		u := out[*k.AgentID]
+		u.active++
+		if k.LastUsedAt != nil && (u.lastUsed == nil || k.LastUsedAt.After(*u.lastUsed)) {
+			u.lastUsed = k.LastUsedAt
+		}
+		out[*k.AgentID] = u
+	}
+	return out, nil
+}
+
+func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string, exists map[string]bool, use map[string]keyUse) agentView {
 	v := agentView{
+		ActiveKeys: use[a.ID].active, LastUsedAt: use[a.ID].lastUsed,
 		ID: a.ID, Name: a.Name, Description: a.Description, Instructions: a.Instructions,
 		Confirm: a.Confirm, Approval: a.Approval, ToolMode: a.ToolMode, RunTools: a.RunTools,
 		EffectiveConfirm: a.EffectiveConfirm(st), EffectiveApproval: a.EffectiveApproval(st), EffectiveToolMode: a.EffectiveToolMode(st),
@@ -139,7 +171,12 @@ func (s *server) respondAgent(c *gin.Context, p switchboard.Principal, a agents.
 		s.fail(c, err)
 		return
 	}
-	c.JSON(status, s.viewAgent(a, st, p.TenantSlug, exists))
+	use, err := s.agentKeyUse(c.Request.Context(), p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(status, s.viewAgent(a, st, p.TenantSlug, exists, use))
 }
 
 // settingsFor reads the tenant's MCP settings, for the effective policies of a view.
@@ -172,9 +209,14 @@ func (s *server) listAgents(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	use, err := s.agentKeyUse(ctx, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	out := make([]agentView, 0, len(list))
 	for _, a := range list {
-		out = append(out, s.viewAgent(a, st, p.TenantSlug, exists))
+		out = append(out, s.viewAgent(a, st, p.TenantSlug, exists, use))
 	}
 	c.JSON(http.StatusOK, gin.H{"agents": out})
 }
@@ -309,13 +351,18 @@ func (s *server) createAgentKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	expires, err := req.expiry()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	ctx := c.Request.Context()
 	a, err := s.Agents.ForNewKey(ctx, p, c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	plain, key, err := s.Tenants.CreateAgentKey(ctx, p.TenantID, a.CreatedBy, a.ID, req.Name, p.UserID)
+	plain, key, err := s.Tenants.CreateExpiringAgentKey(ctx, p.TenantID, a.CreatedBy, a.ID, req.Name, p.UserID, expires)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -323,7 +370,7 @@ func (s *server) createAgentKey(c *gin.Context) {
 	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindKeyCreated, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
 		Detail: "created key " + key.ID + " for agent " + a.ID})
 	c.JSON(http.StatusCreated, gin.H{"key": plain, "id": key.ID, "name": key.Name, "prefix": key.Prefix, "agent_id": a.ID,
-		"user_id": key.UserID, "created_at": key.CreatedAt, "mcp_url": s.PublicURL + "/mcp/" + p.TenantSlug + "/agents/" + a.ID})
+		"user_id": key.UserID, "created_at": key.CreatedAt, "expires_at": key.ExpiresAt, "mcp_url": s.PublicURL + "/mcp/" + p.TenantSlug + "/agents/" + a.ID})
 }
 
 // listAgentKeys lists an agent's keys (never the keys themselves).

@@ -16,9 +16,14 @@ type providerView struct {
 	Title       string               `json:"title"`
 	Description string               `json:"description"`
 	AuthKinds   []providers.AuthKind `json:"auth_kinds"`
-	TokenHelp   string               `json:"token_help,omitempty"`
-	DocsURL     string               `json:"docs_url,omitempty"`
-	Operations  int                  `json:"operations"`
+	// OAuthReady says an OAuth app is configured for the caller's tenant (its own or
+	// the deployment's), so "Continue with OAuth" can work.
+	OAuthReady bool `json:"oauth_ready"`
+	// Scopes are the scopes the provider's tools need, all of them, once each.
+	Scopes     []string `json:"scopes"`
+	TokenHelp  string   `json:"token_help,omitempty"`
+	DocsURL    string   `json:"docs_url,omitempty"`
+	Operations int      `json:"operations"`
 }
 
 // operationView is one operation of a provider: its tool name and the same schema bytes
@@ -44,23 +49,29 @@ type annotations struct {
 }
 
 func (s *server) listProviders(c *gin.Context) {
-	if _, err := principal(c); err != nil {
+	p, err := principal(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ready, err := s.Connections.OAuthReady(c.Request.Context(), p.TenantID)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	specs := s.Registry.Providers()
 	out := make([]providerView, 0, len(specs))
-	for _, p := range specs {
-		if p.PerConnection() {
+	for _, sp := range specs {
+		if sp.PerConnection() {
 			continue // its connections bring their tools, and are registered through its own routes
 		}
-		kinds := p.AuthKinds
+		kinds := sp.AuthKinds
 		if kinds == nil {
 			kinds = []providers.AuthKind{}
 		}
 		out = append(out, providerView{
-			Name: p.Name, Title: p.Title, Description: p.Description, AuthKinds: kinds,
-			TokenHelp: p.TokenHelp, DocsURL: p.DocsURL, Operations: len(s.Registry.Tools(p.Name)),
+			Name: sp.Name, Title: sp.Title, Description: sp.Description, AuthKinds: kinds, OAuthReady: ready[sp.Name],
+			Scopes: s.providerScopes(sp.Name), TokenHelp: sp.TokenHelp, DocsURL: sp.DocsURL, Operations: len(s.Registry.Tools(sp.Name)),
 		})
 	}
 	c.JSON(http.StatusOK, gin.H{"providers": out})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/remotemcp"
 )
 
 // connectionView is a connection as the API shows it: never its credentials.
@@ -25,19 +26,31 @@ type connectionView struct {
 	ExpiresAt    *time.Time         `json:"expires_at,omitempty"`
 	RefreshedAt  *time.Time         `json:"refreshed_at,omitempty"`
 	LastUsedAt   *time.Time         `json:"last_used_at,omitempty"`
+	// MissingScopes are scopes the provider's tools need that the connection was not
+	// granted, and FailingTools the tools that will fail for want of them (both empty
+	// when the connection reports no scopes).
+	MissingScopes []string `json:"missing_scopes,omitempty"`
+	// Remote is the server of a remote MCP server connection (provider "mcp").
+	Remote       *remotemcp.Endpoint `json:"remote,omitempty"`
+	FailingTools []string            `json:"failing_tools,omitempty"`
 	// LastRefreshError is why the last token refresh failed, until one succeeds.
 	LastRefreshError string    `json:"last_refresh_error,omitempty"`
 	CreatedAt        time.Time `json:"created_at"`
 	UpdatedAt        time.Time `json:"updated_at"`
 }
 
-func viewConnection(c connections.Connection) connectionView {
-	return connectionView{
+func (s *server) viewConnection(c connections.Connection) connectionView {
+	v := connectionView{
 		ID: c.ID, Provider: c.Provider, AuthKind: c.AuthKind, AccountID: c.AccountID,
 		AccountLabel: c.AccountLabel, Scopes: strings.Fields(c.Scopes), Shared: c.Shared,
 		OwnerUserID: c.OwnerUserID, Status: c.Status, ExpiresAt: c.ExpiresAt,
 		RefreshedAt: c.RefreshedAt, LastRefreshError: c.LastRefreshError, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 	}
+	v.MissingScopes, v.FailingTools = s.scopeGaps(c.Provider, v.Scopes)
+	if ep, ok := remotemcp.EndpointOf(c); ok {
+		v.Remote = &ep
+	}
+	return v
 }
 
 // createConnectionRequest connects a provider account with a token.
@@ -71,7 +84,7 @@ func (s *server) createConnection(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, viewConnection(conn))
+	c.JSON(http.StatusCreated, s.viewConnection(conn))
 }
 
 // reconnectRequest renews a connection's token in place.
@@ -102,7 +115,7 @@ func (s *server) reconnectConnection(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, viewConnection(conn))
+	c.JSON(http.StatusOK, s.viewConnection(conn))
 }
 
 func (s *server) listConnections(c *gin.Context) {
@@ -129,7 +142,7 @@ func (s *server) listConnections(c *gin.Context) {
 	}
 	out := make([]connectionView, 0, len(list))
 	for _, conn := range list {
-		v := viewConnection(conn)
+		v := s.viewConnection(conn)
 		if at, ok := used[conn.ID]; ok {
 			v.LastUsedAt = &at
 		}
@@ -149,7 +162,7 @@ func (s *server) getConnection(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, viewConnection(conn))
+	c.JSON(http.StatusOK, s.viewConnection(conn))
 }
 
 func (s *server) deleteConnection(c *gin.Context) {

@@ -238,10 +238,10 @@ func TestConnectBlamesTheTokenOnlyWhenRefused(t *testing.T) {
 			wantSays    []string
 			wantNotSays string
 		}{
-			{name: "401", token: revokedToken, wantStatus: http.StatusBadRequest, wantCode: "invalid", wantField: "token", wantSays: []string{"github rejected the token: Bad credentials"}},
+			{name: "401", token: revokedToken, wantStatus: http.StatusBadRequest, wantCode: "invalid", wantField: "token", wantSays: []string{"GitHub refused this token: Bad credentials"}, wantNotSays: "reconnect"},
 			{name: "404", token: notAPIToken, wantStatus: http.StatusBadGateway, wantCode: "upstream",
 				wantSays:    []string{"github answered HTTP 404 Not Found when Switchboard asked whose token this is, so the token was not checked", "check that " + w.github.URL + " is GitHub's API (SWITCHBOARD_GITHUB_BASE_URL; for GitHub Enterprise Server it is https://HOST/api/v3)"},
-				wantNotSays: "rejected the token"},
+				wantNotSays: "refused this token"},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {

@@ -81,6 +81,36 @@ func (s *server) createInvitation(c *gin.Context) {
 	c.JSON(http.StatusCreated, createdInvitation{invitationView: viewInvitation(inv), URL: s.PublicURL + InvitePath + token})
 }
 
+// resendInvitation gives a pending invitation a new link (shown this once) and a new
+// expiry; the old link stops working.
+func (s *server) resendInvitation(c *gin.Context) {
+	p, err := asAdmin(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	list, err := s.Tenants.ListInvitations(ctx, p.TenantID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	for _, i := range list {
+		if i.ID == c.Param("id") && i.Role == switchboard.RoleOwner && p.Role != switchboard.RoleOwner {
+			s.fail(c, switchboard.Errorf(switchboard.CodeForbidden, "only an owner may resend an invitation to become owner"))
+			return
+		}
+	}
+	token, inv, err := s.Tenants.ResendInvitation(ctx, p.TenantID, c.Param("id"), p.ID())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindUserInvited, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
+		Detail: fmt.Sprintf("resent the invitation %s of %s as %s: a new link, the old one stopped working", inv.ID, inv.Email, inv.Role)})
+	c.JSON(http.StatusOK, createdInvitation{invitationView: viewInvitation(inv), URL: s.PublicURL + InvitePath + token})
+}
+
 // listInvitations lists the tenant's pending invitations, for admins.
 func (s *server) listInvitations(c *gin.Context) {
 	p, err := asAdmin(c)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -23,6 +24,9 @@ type keyView struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	// Expired says the key's expiry has passed: it no longer works.
+	Expired bool `json:"expired,omitempty"`
 }
 
 // createdKey is a new key: Key is the plaintext, shown this once.
@@ -58,6 +62,24 @@ func (s *server) listKeys(c *gin.Context) {
 // answer to POST /api/users.
 type createKeyRequest struct {
 	Name string `json:"name"`
+	// ExpiresInDays makes the key stop working that many days from now (1 to 3650);
+	// absent, it works until revoked.
+	ExpiresInDays *int `json:"expires_in_days"`
+}
+
+// maxKeyDays is the longest expiry a key may be given (ten years).
+const maxKeyDays = 3650
+
+// expiry is when a key asked for with the request expires (nil: never).
+func (r createKeyRequest) expiry() (*time.Time, error) {
+	if r.ExpiresInDays == nil {
+		return nil, nil
+	}
+	if d := *r.ExpiresInDays; d < 1 || d > maxKeyDays {
+		return nil, switchboard.Invalid("expires_in_days", fmt.Sprintf("must be a whole number of days from 1 to %d; leave it out for a key that never expires", maxKeyDays))
+	}
+	at := time.Now().Add(time.Duration(*r.ExpiresInDays) * 24 * time.Hour)
+	return &at, nil
 }
 
 func (s *server) createKey(c *gin.Context) {
@@ -75,7 +97,12 @@ func (s *server) createKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	plain, key, err := s.Tenants.CreateKey(c.Request.Context(), p.TenantID, p.UserID, req.Name, false)
+	expires, err := req.expiry()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	plain, key, err := s.Tenants.CreateExpiringKey(c.Request.Context(), p.TenantID, p.UserID, req.Name, false, expires)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -128,6 +155,6 @@ func viewKey(k tenants.APIKey) keyView {
 	}
 	return keyView{
 		ID: k.ID, Name: k.Name, Prefix: k.Prefix, UserID: k.UserID, AgentID: agent, CreatedBy: k.CreatedBy, Operator: k.Operator,
-		CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt,
+		CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt, ExpiresAt: k.ExpiresAt, Expired: k.Expired(time.Now()),
 	}
 }

@@ -63,22 +63,29 @@ func (s *server) authorize(c *gin.Context) {
 }
 
 // callbackPage is the page a browser sees at the end of a flow.
+// It takes the UI's stylesheet, so it looks like the pages it was started from.
 var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}} · Switchboard</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font-family: system-ui, sans-serif; color: #1d2433; background: #fafbfc; margin: 0">
-<main style="max-width: 40rem; margin: 4rem auto; padding: 0 1rem">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="/static/style.css"></head>
+<body>
+<header class="top"><a class="brand" href="{{.Back}}">Switchboard</a></header>
+<main id="main" class="narrow">
 <h1>{{.Title}}</h1>
-<p>{{.Message}}</p>
-<p><a href="{{.Back}}" style="color: #1f5fd6">Back to Switchboard</a></p>
+<p{{if .Failed}} class="error"{{end}}>{{.Message}}</p>
+<p><a href="{{.Back}}" class="button" id="oauth-back">Back to Switchboard</a></p>
 </main>
 </body></html>
 `))
+
+// callbackCSP lets the result page load the UI's stylesheet, and nothing else.
+const callbackCSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 type callbackView struct {
 	Title   string
 	Message string
 	Back    string
+	Failed  bool
 }
 
 // callback finishes a flow the provider redirected back. It answers JSON to clients
@@ -117,7 +124,7 @@ func (s *server) callback(c *gin.Context) {
 		return
 	}
 	if wantsJSON(c) {
-		c.JSON(http.StatusCreated, viewConnection(conn))
+		c.JSON(http.StatusCreated, s.viewConnection(conn))
 		return
 	}
 	s.callbackPage(c, http.StatusOK, callbackView{
@@ -140,12 +147,13 @@ func (s *server) callbackFailed(c *gin.Context, err error) {
 	if e.Field != "" && e.Code == switchboard.CodeInvalid {
 		msg = e.Field + " " + msg
 	}
-	s.callbackPage(c, e.Code.HTTPStatus(), callbackView{Title: "Not connected", Message: msg + " Nothing was connected."})
+	s.callbackPage(c, e.Code.HTTPStatus(), callbackView{Title: "Not connected", Message: msg + " Nothing was connected.", Failed: true})
 }
 
 func (s *server) callbackPage(c *gin.Context, status int, v callbackView) {
 	v.Back = s.PublicURL + "/#connections"
 	c.Header("Content-Type", "text/html; charset=utf-8")
+	c.Header("Content-Security-Policy", callbackCSP)
 	c.Status(status)
 	if err := callbackPage.Execute(c.Writer, v); err != nil {
 		s.log.ErrorContext(c.Request.Context(), "render oauth callback page", "err", err)

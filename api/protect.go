@@ -12,10 +12,10 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/httpx"
 )
 
-// defaultCSP is the Content-Security-Policy of pages that set none of their own (the
-// OAuth callback's): nothing loads but their inline style, and no site may frame them.
-// The UI's pages replace it with theirs.
-const defaultCSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+// defaultCSP is the Content-Security-Policy of answers that set none of their own:
+// nothing loads, and no site may frame them. The UI's pages and the OAuth result page
+// (callbackCSP) replace it with theirs.
+const defaultCSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 // hstsMaxAge is how long browsers keep to https once they saw the header (a year).
 const hstsMaxAge = "max-age=31536000"

@@ -64,7 +64,8 @@ var (
 	publicListener   = &net.TCPAddr{IP: net.IPv4(10, 0, 0, 5), Port: 8080}
 )
 
-// TestSecurityHeaders: the OAuth callback's page (and every answer) carries a CSP,
+// TestSecurityHeaders: the OAuth callback's page (and every answer) carries a CSP (the
+// page's lets it load the UI's stylesheet only),
 // X-Frame-Options DENY and nosniff, and HSTS only under an https public URL.
 func TestSecurityHeaders(t *testing.T) {
 	t.Parallel()
@@ -85,7 +86,7 @@ func TestSecurityHeaders(t *testing.T) {
 				t.Fatalf("callback answered %q, want a page", rec.Header().Get("Content-Type"))
 			}
 			want := map[string]string{
-				"Content-Security-Policy":   "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+				"Content-Security-Policy":   "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
 				"X-Frame-Options":           "DENY",
 				"X-Content-Type-Options":    "nosniff",
 				"Strict-Transport-Security": tt.wantHSTS,

@@ -55,5 +55,5 @@ func (s *server) registerRemoteMCP(c *gin.Context) {
 		c.JSON(http.StatusOK, authorizeResponse{AuthorizationURL: a.URL, ExpiresAt: a.ExpiresAt})
 		return
 	}
-	c.JSON(http.StatusCreated, remoteMCPView{Connection: viewConnection(*reg.Connection), Tools: reg.Tools})
+	c.JSON(http.StatusCreated, remoteMCPView{Connection: s.viewConnection(*reg.Connection), Tools: reg.Tools})
 }

@@ -39,6 +39,8 @@ type Options struct {
 	Workflows WorkflowService
 	// Agents manages /api/agents and /api/mcp-settings.
 	Agents *agents.Service
+	// Lister says what an agent URL would list (POST /api/agents/preview).
+	Lister ToolLister
 	// RemoteMCP registers remote MCP servers (POST /api/remote-mcp).
 	RemoteMCP RemoteMCP
 	// Grants lists and revokes the connected apps (/api/connected-apps).
@@ -139,12 +141,14 @@ func New(o Options) *gin.Engine {
 	a.GET("/invitations", s.listInvitations)
 	a.POST("/invitations", s.createInvitation)
 	a.DELETE("/invitations/:id", s.revokeInvitation)
+	a.POST("/invitations/:id/resend", s.resendInvitation)
 
 	a.GET("/tools", s.listTools)
 	a.POST("/tools/:tool/call", s.callTool)
 
 	a.GET("/agents", s.listAgents)
 	a.POST("/agents", s.createAgent)
+	a.POST("/agents/preview", s.previewAgent)
 	a.GET("/agents/:id", s.getAgent)
 	a.PUT("/agents/:id", s.updateAgent)
 	a.DELETE("/agents/:id", s.deleteAgent)

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/router"
@@ -221,7 +222,9 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 			}
 			return switchboard.Principal{TenantID: tenant, Kind: switchboard.PrincipalUser, UserID: u.ID, Role: u.Role}, nil
 		}},
-		Agents:    agentService,
+		Agents: agentService,
+		Lister: mcpadapter.New(mcpadapter.Options{Router: rtr, Agents: agentService, Logger: slog.New(slog.DiscardHandler),
+			Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: w.runs})}}),
 		Recorder:  w.writer,
 		Ready:     func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL: "https://hub.example.com/",

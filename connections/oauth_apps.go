@@ -182,6 +182,27 @@ func (s *Service) DeleteOAuthApp(ctx context.Context, p switchboard.Principal, p
 	return nil
 }
 
+// OAuthReady reports, for each provider with an OAuth flow, whether the tenant can
+// connect it with OAuth now: the tenant has its own app for it, or the deployment set
+// one (and the hub has a redirect URL). The UI offers "Continue with OAuth" only then.
+func (s *Service) OAuthReady(ctx context.Context, tenant switchboard.TenantID) (map[string]bool, error) {
+	apps, err := s.store.ListOAuthApps(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	own := make(map[string]bool, len(apps))
+	for _, a := range apps {
+		own[a.Provider] = true
+	}
+	out := map[string]bool{}
+	for _, spec := range s.reg.Providers() {
+		if spec.OAuth != nil {
+			out[spec.Name] = s.oauth.RedirectURL != "" && (own[spec.Name] || s.oauth.Apps[spec.Name].ClientID != "")
+		}
+	}
+	return out, nil
+}
+
 // oauthApp resolves the OAuth app a tenant connects a provider with: the tenant's own
 // if it has one, else the deployment's; the deployment's endpoint overrides apply to
 // both.

@@ -185,7 +185,7 @@ func (s *Service) verify(ctx context.Context, tenant switchboard.TenantID, spec 
 		case switchboard.CodeReconnect, switchboard.CodeForbidden:
 			// The provider refused the credential itself (401 or 403, or the refusal it
 			// answers in its body, like Slack's invalid_auth).
-			return providers.Account{}, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "token", Message: spec.Name + " rejected the token: " + upstreamReason(ue), Err: err}
+			return providers.Account{}, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "token", Message: spec.Title + " refused this token: " + refusal(ue), Err: err}
 		case switchboard.CodeRateLimited:
 			return providers.Account{}, &switchboard.Error{Code: switchboard.CodeRateLimited, RetryAfter: ue.RetryAfter, Message: spec.Name + " is rate limiting us; try again later", Err: err}
 		default:
@@ -223,15 +223,21 @@ func (s *Service) notChecked(spec *providers.Spec, ue *providers.UpstreamError) 
 		"%s answered %s when Switchboard asked whose token this is, so the token was not checked: %s", spec.Name, answered, check)}
 }
 
-func upstreamReason(ue *providers.UpstreamError) string {
-	switch {
-	case ue.Message != "":
-		return ue.Message
-	case ue.Reason != "":
-		return ue.Reason
-	default:
-		return fmt.Sprintf("it answered %d", ue.Status)
+// refusal is why a provider refused a token being connected: what it said, without
+// the advice providers append after "; " for a connection already made ("reconnect
+// the GitHub connection"), which would mislead a person pasting a token for the
+// first time; the provider's error code when that is all it said.
+func refusal(ue *providers.UpstreamError) string {
+	said, _, _ := strings.Cut(ue.Message, "; ")
+	if said == "" || strings.Contains(said, "connection") {
+		if ue.Reason != "" {
+			return ue.Reason
+		}
+		if said == "" {
+			return fmt.Sprintf("it answered HTTP %d", ue.Status)
+		}
 	}
+	return said
 }
 
 // Usable lists the connections p may run tools on (see Store.Usable).

@@ -183,7 +183,7 @@ func TestConnect(t *testing.T) {
 		}{
 			{name: "good token", in: connections.ConnectInput{Provider: "fake", Token: goodToken, Shared: true}, upstreamN: 1},
 			{name: "rejected token", in: connections.ConnectInput{Provider: "fake", Token: "fake_revoked"}, code: switchboard.CodeInvalid, field: "token", reason: "Bad credentials", upstreamN: 1},
-			{name: "token forbidden", in: connections.ConnectInput{Provider: "fake", Token: "fake_forbidden"}, code: switchboard.CodeInvalid, field: "token", reason: "fake rejected the token: Resource not accessible", upstreamN: 1},
+			{name: "token forbidden", in: connections.ConnectInput{Provider: "fake", Token: "fake_forbidden"}, code: switchboard.CodeInvalid, field: "token", reason: "Fake refused this token: Resource not accessible", upstreamN: 1},
 			{name: "404: not the API", in: connections.ConnectInput{Provider: "fake", Token: "fake_wrong_base"}, code: switchboard.CodeUpstream, reason: "fake answered HTTP 404 Not Found when Switchboard asked whose token this is, so the token was not checked: check that http://127.0.0.1", upstreamN: 1},
 			{name: "406 names the base URL", in: connections.ConnectInput{Provider: "fake", Token: "fake_not_acceptable"}, code: switchboard.CodeUpstream, reason: "is Fake's API (SWITCHBOARD_FAKE_BASE_URL)", upstreamN: 1},
 			{name: "rate limited while checking", in: connections.ConnectInput{Provider: "fake", Token: "fake_rate_limited"}, code: switchboard.CodeRateLimited, reason: "rate limiting", upstreamN: 1},

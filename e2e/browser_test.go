@@ -72,6 +72,16 @@ type browserSummary struct {
 		AfterID      string `json:"after_id"`
 		CallText     string `json:"call_text"`
 	} `json:"reconnect"`
+	// Builder is what the agent builder measured (item 3 of issue 16).
+	Builder struct {
+		Height          int    `json:"height"`
+		TabsToSave      int    `json:"tabs_to_save"`
+		Estimate        string `json:"estimate"`
+		EstimatedTools  int    `json:"estimated_tools"`
+		EstimatedTokens int    `json:"estimated_tokens"`
+		ServedTools     int    `json:"served_tools"`
+		ServedTokens    int    `json:"served_tokens"`
+	} `json:"builder"`
 	Beta struct {
 		AgentStatus      int `json:"agent_status"`
 		ConnectionStatus int `json:"connection_status"`
@@ -92,7 +102,9 @@ func TestBrowser(t *testing.T) {
 	ensurePackages(t, dir)
 	bin := buildServer(t)
 	gh, ghRec := fakeGitHub(t)
-	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL})
+	remoteURL := fakeRemoteMCP(t)
+	// The fake remote MCP server listens on loopback, which the hub refuses unless told.
+	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_REMOTE_MCP_ALLOW_CIDRS": "127.0.0.1/32"})
 	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
 
 	// Tenant beta, whose owner invites a member; the member signs in in the browser.
@@ -127,7 +139,8 @@ func TestBrowser(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"BASE_URL="+srv.BaseURL, "ADMIN_LINK="+srv.AdminLink, "BETA_LINK="+inv.URL,
-		"GITHUB_TOKEN="+githubToken, "GITHUB_RENEWED_TOKEN="+githubRenewedToken, "GITHUB_OTHER_TOKEN="+githubBetaToken, "SCREENSHOT_DIR="+shots, "CHROMIUM="+chromiumPath)
+		"GITHUB_TOKEN="+githubToken, "GITHUB_RENEWED_TOKEN="+githubRenewedToken, "GITHUB_OTHER_TOKEN="+githubBetaToken, "SCREENSHOT_DIR="+shots, "CHROMIUM="+chromiumPath,
+		"REMOTE_MCP_URL="+remoteURL, "REMOTE_MCP_TOKEN="+remoteMCPToken)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -146,7 +159,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// axe-core ran on every page and dialog, and found no serious or critical violation.
-	for _, page := range []string{"sign-in", "connect dialog", "integrations", "agent builder", "try it", "activity", "approval", "settings", "consent page", "oauth result", "narrow /agents", "dark /", "dark /agents", "dark /activity", "dark /settings", "dark /tools/github_create_issue"} {
+	for _, page := range []string{"sign-in", "connect dialog", "connect dialog oauth only", "remote mcp dialog", "integrations", "agent builder", "agent builder open", "agents list", "try it", "activity", "approval", "settings", "consent page", "oauth result", "narrow /agents", "dark /", "dark /agents", "dark /activity", "dark /settings", "dark /tools/github_create_issue"} {
 		if n, ok := sum.Axe[page]; !ok || n != 0 {
 			t.Errorf("axe-core on %s: ran %v, %d serious or critical violations", page, ok, n)
 		}
@@ -154,6 +167,15 @@ func TestBrowser(t *testing.T) {
 	t.Logf("axe-core checked: %v", sum.Axe)
 	if !sum.ConnectedAppRevoked {
 		t.Error("the browser run did not connect an MCP client by OAuth and revoke it in Connected apps")
+	}
+
+	// The builder with GitHub and Slack open: short, Save one Tab from the search, and
+	// an estimate of what the agent's URL really lists.
+	b := sum.Builder
+	t.Logf("builder: %d px tall with GitHub and Slack open, Save %d Tab presses from the search; estimate %q; the URL lists %d tools, about %d tokens",
+		b.Height, b.TabsToSave, b.Estimate, b.ServedTools, b.ServedTokens)
+	if b.Height == 0 || b.Height > 9000 || b.TabsToSave > 3 || b.EstimatedTools != b.ServedTools || b.ServedTools != 7 {
+		t.Errorf("builder: height %d (want ≤ 9000), %d Tab presses to Save (want ≤ 3), estimated %d tools, served %d (want 7)", b.Height, b.TabsToSave, b.EstimatedTools, b.ServedTools)
 	}
 
 	// What the browser did reached the fake GitHub with the token it connected.
@@ -210,7 +232,7 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the OAuth authorization went to client %q, redirect %q", sum.OAuth.ClientID, sum.OAuth.RedirectURI)
 	}
 	// No secret typed into the UI reached the server's logs.
-	for _, secret := range []string{githubToken, githubRenewedToken, "e2e-oauth-client-secret-0123456789", "e2e password for the admin", "e2e password for beta"} {
+	for _, secret := range []string{githubToken, githubRenewedToken, remoteMCPToken, "e2e-oauth-client-secret-0123456789", "e2e password for the admin", "e2e password for beta"} {
 		if strings.Contains(srv.stdout.String(), secret) || strings.Contains(srv.stderr.String(), secret) {
 			t.Errorf("the server logged a secret typed into the UI (%.6s…)", secret)
 		}

@@ -96,7 +96,9 @@ type Spec struct {
 	AuthKinds   []AuthKind
 	// OAuth is set for providers that support the OAuth connect flow.
 	OAuth *OAuth2
-	// TokenHelp tells a person which token to paste for an api_key connection.
+	// TokenHelp tells a person which token to paste for an api_key connection: short
+	// steps, one a line, with the real addresses to open (the UI numbers the steps and
+	// links the https:// addresses).
 	TokenHelp string
 	RateLimit RateLimit
 	// Deadlines bound each operation's upstream work (read-only ones and the others

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -232,4 +233,22 @@ func (s *Service) checkName(ctx context.Context, p switchboard.Principal, name s
 		}
 	}
 	return nil
+}
+
+// Endpoint is what a remote MCP server's connection says of the server: where it is,
+// how the hub talks to it, and how it authenticates (none, bearer, client_credentials
+// or oauth). None of it is secret.
+type Endpoint struct {
+	URL       string `json:"url"`
+	Transport string `json:"transport"`
+	Auth      string `json:"auth"`
+}
+
+// EndpointOf returns the endpoint of a remote MCP server connection; ok is false for
+// a connection of another provider.
+func EndpointOf(c connections.Connection) (Endpoint, bool) {
+	if c.Provider != Provider {
+		return Endpoint{}, false
+	}
+	return Endpoint{URL: c.Meta[metaURL], Transport: c.Meta[metaTransport], Auth: c.Meta[metaAuth]}, true
 }

@@ -63,12 +63,13 @@ func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Princ
 		Hash       string
 		Operator   bool
 		RevokedAt  *time.Time
+		ExpiresAt  *time.Time
 		LastUsedAt *time.Time
 		Role       switchboard.Role
 		Slug       string
 	}
 	err = s.db.WithContext(ctx).Table("api_keys AS k").
-		Select("k.id, k.tenant_id, k.user_id, k.agent_id, k.hash, k.operator, k.revoked_at, k.last_used_at, u.role, t.slug").
+		Select("k.id, k.tenant_id, k.user_id, k.agent_id, k.hash, k.operator, k.revoked_at, k.expires_at, k.last_used_at, u.role, t.slug").
 		Joins("JOIN users u ON u.id = k.user_id AND u.tenant_id = k.tenant_id").
 		Joins("JOIN tenants t ON t.id = k.tenant_id").
 		Where("k.prefix = ?", prefix).
@@ -82,7 +83,8 @@ func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Princ
 		return switchboard.Principal{}, switchboard.Internal(fmt.Errorf("authenticate key: %w", err))
 	}
 	stored, err := hex.DecodeString(row.Hash)
-	if err != nil || subtle.ConstantTimeCompare(stored, sum[:]) != 1 || row.RevokedAt != nil {
+	expired := row.ExpiresAt != nil && !now.Before(*row.ExpiresAt)
+	if err != nil || subtle.ConstantTimeCompare(stored, sum[:]) != 1 || row.RevokedAt != nil || expired {
 		lookup.Missing()
 		return switchboard.Principal{}, errUnauthorized()
 	}
@@ -108,7 +110,11 @@ func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Princ
 	if touch {
 		lastUsed = now
 	}
-	s.cache.put(sum, p, now, lastUsed, gen)
+	var until time.Time // the cache keeps an expiring key no longer than it works
+	if row.ExpiresAt != nil {
+		until = *row.ExpiresAt
+	}
+	s.cache.put(sum, p, now, lastUsed, gen, until)
 	if touch {
 		s.touch(p.KeyID, now)
 	}
@@ -182,8 +188,9 @@ func (c *keyCache) generation() uint64 {
 	return c.gen
 }
 
-// put caches a principal unless an invalidation happened since gen was read.
-func (c *keyCache) put(sum [32]byte, p switchboard.Principal, now, lastUsed time.Time, gen uint64) {
+// put caches a principal unless an invalidation happened since gen was read, for the
+// cache's lifetime but never past until (the key's expiry; zero: none).
+func (c *keyCache) put(sum [32]byte, p switchboard.Principal, now, lastUsed time.Time, gen uint64, until time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {
@@ -202,7 +209,11 @@ func (c *keyCache) put(sum [32]byte, p switchboard.Principal, now, lastUsed time
 			delete(c.entries, k)
 		}
 	}
-	c.entries[sum] = &cacheEntry{p: p, expires: now.Add(c.ttl), lastUsed: lastUsed}
+	expires := now.Add(c.ttl)
+	if !until.IsZero() && until.Before(expires) {
+		expires = until
+	}
+	c.entries[sum] = &cacheEntry{p: p, expires: expires, lastUsed: lastUsed}
 }
 
 // invalidateKey drops every cached entry of a key.

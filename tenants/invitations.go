@@ -59,7 +59,49 @@ func (s *Store) CreateInvitation(ctx context.Context, tenant switchboard.TenantI
 	if n > 0 {
 		return "", Invitation{}, &switchboard.Error{Code: switchboard.CodeConflict, Field: "email", Message: "a user with this email already exists in the tenant"}
 	}
+	// No second invitation for the same person: the first link would still work beside
+	// the new one, and nobody would know which was sent.
+	var pending Invitation
+	err = s.db.WithContext(ctx).Where("tenant_id = ? AND email = ? AND user_id IS NULL AND used_at IS NULL AND expires_at > ?", tenant, email, time.Now().UTC()).
+		Order("created_at DESC").Limit(1).Find(&pending).Error
+	if err != nil {
+		return "", Invitation{}, switchboard.Internal(fmt.Errorf("invite: find pending invitation: %w", err))
+	}
+	if pending.ID != "" {
+		return "", Invitation{}, &switchboard.Error{Code: switchboard.CodeConflict, Field: "email", Message: fmt.Sprintf(
+			"%s already has a pending invitation (%s, as %s, until %s): resend it for a new link, or revoke it first",
+			email, pending.ID, pending.Role, pending.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))}
+	}
 	return createLink(s.db.WithContext(ctx), Invitation{TenantID: tenant, Email: email, Role: role, CreatedBy: createdBy}, InvitationLifetime)
+}
+
+// ResendInvitation gives one of the tenant's pending invitations a new link, valid for
+// InvitationLifetime from now, made by resentBy: the old link stops working, and the
+// invitation keeps its id, email and role. A used, unknown or other tenant's
+// invitation is not found.
+func (s *Store) ResendInvitation(ctx context.Context, tenant switchboard.TenantID, id, resentBy string) (string, Invitation, error) {
+	token := linkPrefix + switchboard.RandomToken(32)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	var inv Invitation
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("tenant_id = ? AND id = ? AND user_id IS NULL AND used_at IS NULL", tenant, id).Take(&inv).Error; err != nil {
+			return notFound(err, "invitation", "read invitation "+id)
+		}
+		res := tx.Model(&Invitation{}).Where("tenant_id = ? AND id = ? AND used_at IS NULL", tenant, id).
+			Updates(map[string]any{"token_hash": hashToken(token), "created_by": resentBy, "created_at": now, "expires_at": now.Add(InvitationLifetime)})
+		if res.Error != nil {
+			return switchboard.Internal(fmt.Errorf("resend invitation %s: %w", id, res.Error))
+		}
+		if res.RowsAffected == 0 {
+			return switchboard.NotFound("invitation") // used meanwhile
+		}
+		return nil
+	})
+	if err != nil {
+		return "", Invitation{}, asStoreError(err, "resend invitation "+id)
+	}
+	inv.TokenHash, inv.CreatedBy, inv.CreatedAt, inv.ExpiresAt = hashToken(token), resentBy, now, now.Add(InvitationLifetime)
+	return token, inv, nil
 }
 
 // PasswordLink makes a one-time link that sets the password of one of the tenant's

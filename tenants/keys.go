@@ -30,7 +30,16 @@ const (
 // clear, once: "sbk_" + a 12-character prefix + "_" + a 256-bit secret. Only the prefix
 // and the SHA-256 of the whole key are stored. Operator keys may manage tenants.
 func (s *Store) CreateKey(ctx context.Context, tenant switchboard.TenantID, userID, name string, operator bool) (string, APIKey, error) {
-	plain, k, err := createKey(s.db.WithContext(ctx), tenant, userID, nil, name, operator)
+	return s.CreateExpiringKey(ctx, tenant, userID, name, operator, nil)
+}
+
+// CreateExpiringKey is CreateKey for a key that stops working at expiresAt (nil: never).
+// An expiry that is not in the future is refused, naming the field.
+func (s *Store) CreateExpiringKey(ctx context.Context, tenant switchboard.TenantID, userID, name string, operator bool, expiresAt *time.Time) (string, APIKey, error) {
+	if expiresAt != nil && !expiresAt.After(time.Now()) {
+		return "", APIKey{}, switchboard.Invalid("expires_at", "must be in the future")
+	}
+	plain, k, err := createKeyBy(s.db.WithContext(ctx), tenant, userID, nil, name, operator, userID, expiresAt)
 	if err == nil {
 		s.keyCreated(ctx, k)
 	}
@@ -40,13 +49,22 @@ func (s *Store) CreateKey(ctx context.Context, tenant switchboard.TenantID, user
 // CreateAgentKey creates an API key for an agent, which acts on behalf of userID;
 // createdBy is the user who asked for it (the agent's creator or an admin).
 func (s *Store) CreateAgentKey(ctx context.Context, tenant switchboard.TenantID, userID, agentID, name, createdBy string) (string, APIKey, error) {
+	return s.CreateExpiringAgentKey(ctx, tenant, userID, agentID, name, createdBy, nil)
+}
+
+// CreateExpiringAgentKey is CreateAgentKey for a key that stops working at expiresAt
+// (nil: never).
+func (s *Store) CreateExpiringAgentKey(ctx context.Context, tenant switchboard.TenantID, userID, agentID, name, createdBy string, expiresAt *time.Time) (string, APIKey, error) {
+	if expiresAt != nil && !expiresAt.After(time.Now()) {
+		return "", APIKey{}, switchboard.Invalid("expires_at", "must be in the future")
+	}
 	if agentID == "" || len(agentID) > 40 {
 		return "", APIKey{}, switchboard.Invalid("agent_id", "must be an agent ID")
 	}
 	if createdBy == "" {
 		return "", APIKey{}, switchboard.Invalid("created_by", "must name the user creating the key")
 	}
-	plain, k, err := createKeyBy(s.db.WithContext(ctx), tenant, userID, &agentID, name, false, createdBy)
+	plain, k, err := createKeyBy(s.db.WithContext(ctx), tenant, userID, &agentID, name, false, createdBy, expiresAt)
 	if err == nil {
 		s.keyCreated(ctx, k)
 	}
@@ -67,10 +85,10 @@ func (s *Store) keyCreated(ctx context.Context, k APIKey) {
 
 // createKey creates a user's own key.
 func createKey(db *gorm.DB, tenant switchboard.TenantID, userID string, agentID *string, name string, operator bool) (string, APIKey, error) {
-	return createKeyBy(db, tenant, userID, agentID, name, operator, userID)
+	return createKeyBy(db, tenant, userID, agentID, name, operator, userID, nil)
 }
 
-func createKeyBy(db *gorm.DB, tenant switchboard.TenantID, userID string, agentID *string, name string, operator bool, createdBy string) (string, APIKey, error) {
+func createKeyBy(db *gorm.DB, tenant switchboard.TenantID, userID string, agentID *string, name string, operator bool, createdBy string, expiresAt *time.Time) (string, APIKey, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 100 {
 		return "", APIKey{}, switchboard.Invalid("name", "must be 1 to 100 characters")
@@ -96,6 +114,10 @@ func createKeyBy(db *gorm.DB, tenant switchboard.TenantID, userID string, agentI
 			Prefix:    prefix,
 			Hash:      hex.EncodeToString(sum[:]),
 			Operator:  operator,
+		}
+		if expiresAt != nil {
+			at := expiresAt.UTC().Truncate(time.Microsecond)
+			k.ExpiresAt = &at
 		}
 		err := db.Create(&k).Error
 		if err == nil {

@@ -51,6 +51,8 @@ type APIKey struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+	// ExpiresAt is when the key stops working by itself; nil keys never expire.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
 // TableName is the table API keys live in.
@@ -58,3 +60,6 @@ func (APIKey) TableName() string { return "api_keys" }
 
 // Revoked reports whether the key has been revoked.
 func (k APIKey) Revoked() bool { return k.RevokedAt != nil }
+
+// Expired reports whether the key's expiry has passed at now.
+func (k APIKey) Expired(now time.Time) bool { return k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) }

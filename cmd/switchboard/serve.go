@@ -246,6 +246,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Runs:        runExec,
 		Workflows:   wfService,
 		Agents:      agentService,
+		Lister:      adapter,
 		RemoteMCP:   remote,
 		Grants:      oauth,
 		Recorder:    auditWriter,

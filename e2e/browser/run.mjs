@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
 
 // AXE is axe-core's browser build (pinned in package.json), injected into each page.
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -31,8 +32,10 @@ const PASSWORD = 'e2e password for the admin';
 const OAUTH_SECRET = 'e2e-oauth-client-secret-0123456789';
 const GITHUB_AUTHORIZE = 'https://github.com/login/oauth/authorize';
 const BETA_PASSWORD = 'e2e password for beta';
+const REMOTE_MCP_URL = env('REMOTE_MCP_URL');
+const REMOTE_MCP_TOKEN = env('REMOTE_MCP_TOKEN');
 
-const summary = { ok: false, failures: [], steps: [], screenshots: [], beta: {}, reconnect: {}, axe: {} };
+const summary = { ok: false, failures: [], steps: [], screenshots: [], beta: {}, reconnect: {}, axe: {}, builder: {} };
 const check = (cond, msg) => { if (!cond) { summary.failures.push(msg); throw new Error(msg); } };
 const step = (name) => { summary.steps.push(name); console.error(`-- ${name}`); };
 // waitUntil waits until fn(arg) holds in the page, however late the page's own requests
@@ -51,6 +54,7 @@ const foreign = [];
 // MCP_CLIENT_REDIRECT is where the consent page sends the browser back to an MCP client
 // (a desktop app's loopback listener): the one other place a page may lead.
 const MCP_CLIENT_REDIRECT = 'http://127.0.0.1:9/oauth/callback';
+const dialogs = []; // the type of every dialog the pages opened (confirm, beforeunload…)
 
 async function newPage(ctx) {
   const page = await ctx.newPage();
@@ -60,7 +64,7 @@ async function newPage(ctx) {
     if (!u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith(GITHUB_AUTHORIZE) && !u.startsWith(MCP_CLIENT_REDIRECT + '?')) foreign.push(u);
   });
   page.on('pageerror', (err) => summary.failures.push(`page error on ${page.url()}: ${err.message}`));
-  page.on('dialog', (d) => d.accept());
+  page.on('dialog', (d) => { dialogs.push(d.type()); d.accept(); });
   return page;
 }
 
@@ -101,7 +105,7 @@ async function audit(page, what) {
     const values = [...document.querySelectorAll('input, textarea')].map((n) => n.value).join('\n');
     const wide = [...document.querySelectorAll('body *')].filter((n) => n.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 5).map((n) => n.tagName + '#' + n.id + '.' + n.className);
     return { wide, unlabelled, overflow: document.documentElement.scrollWidth - window.innerWidth, leaked: secrets.some((t) => html.includes(t) || values.includes(t)), size: html.length };
-  }, [GITHUB_TOKEN, GITHUB_RENEWED_TOKEN, OAUTH_SECRET, PASSWORD]);
+  }, [GITHUB_TOKEN, GITHUB_RENEWED_TOKEN, OAUTH_SECRET, PASSWORD, REMOTE_MCP_TOKEN]);
   check(res.unlabelled.length === 0, `${what}: controls without a label: ${res.unlabelled.join(', ')}`);
   check(res.overflow <= 1, `${what}: the page is ${res.overflow}px wider than the window (${res.wide.join(', ')})`);
   check(!res.leaked, `${what}: a token, secret or password appears in the page`);
@@ -125,6 +129,24 @@ async function mcpCall(url, key, tool, args) {
   const call = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: tool, arguments: args } }, init.session);
   check(call.status === 200 && call.msg, `tools/call ${tool} answered ${call.status}`);
   return call.msg;
+}
+
+// mcpList initializes an MCP session at url with the bearer key and returns its tools/list.
+async function mcpList(url, key) {
+  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const rpc = async (body, session) => {
+    const res = await fetch(url, { method: 'POST', headers: session ? { ...headers, 'Mcp-Session-Id': session } : headers, body: JSON.stringify(body) });
+    const text = await res.text();
+    const data = (res.headers.get('content-type') || '').includes('text/event-stream')
+      ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).pop() : text;
+    return { status: res.status, session: res.headers.get('mcp-session-id'), msg: data ? JSON.parse(data) : null };
+  };
+  const init = await rpc({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } } });
+  check(init.status === 200, `initialize at ${url} answered ${init.status}`);
+  await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }, init.session);
+  const list = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, init.session);
+  check(list.status === 200 && list.msg && list.msg.result, `tools/list at ${url} answered ${list.status}`);
+  return list.msg.result.tools;
 }
 
 try {
@@ -170,15 +192,34 @@ try {
   await page.fill('#catalog-search', 'issue');
   await page.waitForSelector('[data-provider=github] a[href="/tools/github_create_issue"]');
   await page.fill('#catalog-search', '');
+  // Each provider's card carries its own mark, vendored and drawn from this server.
+  const marks = await page.$$eval('#catalog [data-logo]', (ns) => ns.map((n) => ({ name: n.dataset.logo, mask: getComputedStyle(n).maskImage || getComputedStyle(n).webkitMaskImage })));
+  check(marks.length >= 7 && marks.every((m) => m.mask.includes(`/static/logos/${m.name}.svg`)), `the catalog's logos are ${JSON.stringify(marks)}`);
+  const logoAnswer = await page.evaluate(async () => { const r = await fetch('/static/logos/github.svg'); return { status: r.status, type: r.headers.get('content-type'), body: (await r.text()).slice(0, 60) }; });
+  check(logoAnswer.status === 200 && logoAnswer.type.startsWith('image/svg+xml') && logoAnswer.body.includes('<svg'), `the GitHub logo answered ${JSON.stringify(logoAnswer)}`);
+  summary.connecting = { logos: marks.length };
+  step('Jira, OAuth only and without an OAuth app, says where to set one up');
+  await page.click('[data-connect=jira]');
+  check(!(await page.isVisible('#connect-token-input')) && !(await page.isVisible('#connect-oauth-button')), 'Jira without an OAuth app offers a token field or Continue with OAuth');
+  check((await page.getAttribute('#connect-oauth-missing a', 'href')) === '/settings#oauth-title', 'Jira without an OAuth app does not link to Settings → OAuth apps');
+  await axeCheck(page, 'connect dialog oauth only');
+  await page.keyboard.press('Escape');
+  check(await page.evaluate(() => document.activeElement && document.activeElement.dataset.connect === 'jira'), 'closing the dialog did not return focus to its Connect button');
   await page.click('[data-connect=github]');
   check(await page.isVisible('#connect-dialog'), 'the connect dialog did not open');
-  check((await page.textContent('#connect-help')).length > 20, 'the connect dialog has no help on which token to make');
+  check(!(await page.isVisible('#connect-oauth-button')) && await page.isVisible('#connect-oauth-missing'), 'Continue with OAuth is offered with no OAuth app configured');
+  check((await page.$$('#connect-help ol.steps li')).length >= 3, 'the token help is not short numbered steps');
+  check((await page.getAttribute('#connect-help a', 'href')).startsWith('https://github.com/settings/'), 'the token help does not link to GitHub\'s token page');
   check((await page.textContent('#connect-scopes')).includes('Scopes'), 'the connect dialog does not say which scopes the tools need');
   await axeCheck(page, 'connect dialog');
-  await page.fill('#connect-token-input', 'ghp_notAValidTokenForTheFake000000000000');
+  const badToken = 'ghp_notAValidTokenForTheFake000000000000';
+  await page.fill('#connect-token-input', badToken);
   await page.click('#connect-submit');
   await page.waitForSelector('#connect-error:not([hidden])');
-  check((await page.inputValue('#connect-token-input')) === '', 'the refused token stayed in the form');
+  const refused = await page.textContent('#connect-error');
+  check(refused.startsWith('GitHub refused this token:') && !/reconnect/i.test(refused), `a first bad token said ${refused}`);
+  check((await page.inputValue('#connect-token-input')) === badToken, 'the refused token was not kept for correction');
+  check((await page.getAttribute('#connect-token-input', 'aria-invalid')) === 'true', 'the refused token field is not marked invalid');
   await page.fill('#connect-token-input', GITHUB_TOKEN);
   await page.check('#connect-shared');
   await page.click('#connect-submit');
@@ -186,6 +227,43 @@ try {
   const row = await page.textContent('#connections-table tbody tr');
   check(row.includes('octocat') && row.includes('active') && row.includes('repo'), `the connection row lacks login, status or scopes: ${row}`);
   const connectionID = await page.getAttribute('#connections-table tbody tr', 'data-connection');
+  await waitUntil(page, () => document.querySelector('#flash').textContent.includes('tools will fail'), undefined, 'the flash after connecting does not warn of the missing scopes');
+  const gap = await page.getAttribute(`tr[data-connection="${connectionID}"] [data-scope-gap]`, 'data-scope-gap');
+  check(gap && gap.split(' ').includes('gist') && !gap.split(' ').includes('repo'), `the row's missing scopes are ${gap}`);
+  const failing = await page.evaluate(async (id) => (await (await fetch(`/api/connections/${id}`)).json()).failing_tools || [], connectionID);
+  check(failing.includes('github_create_gist') && (await page.textContent(`tr[data-connection="${connectionID}"] [data-scope-gap]`)).includes(failing[0]),
+    `the row does not name the tools that will fail (${failing.join(', ')})`);
+  check((await page.textContent('[data-provider=github] [data-connected]')).includes('Connected'), 'the GitHub card does not say it is connected');
+  step('the same account connected twice is flagged');
+  await page.click('[data-connect=github]');
+  await page.fill('#connect-token-input', GITHUB_RENEWED_TOKEN);
+  await page.click('#connect-submit');
+  await waitUntil(page, () => document.querySelectorAll('#connections-table tbody tr').length === 2, undefined, 'the second connection of the same account was not listed');
+  await waitUntil(page, () => document.querySelector('#flash').textContent.includes('already connected'), undefined, 'connecting the same account twice did not warn');
+  check((await page.$$('#connections-table [data-duplicate]')).length === 2, 'the two connections of one account are not flagged');
+  const twinID = await page.$$eval('#connections-table tbody tr', (rows, first) => rows.map((r) => r.dataset.connection).find((id) => id !== first), connectionID);
+  await page.click(`tr[data-connection="${twinID}"] button:has-text("Disconnect")`);
+  await waitUntil(page, () => document.querySelectorAll('#connections-table tbody tr').length === 1, undefined, 'the duplicate was not disconnected');
+  check(await page.evaluate(() => document.activeElement && document.activeElement.id === 'connections-title'), 'after a disconnect, focus dropped to the page body');
+  step('a remote MCP server is added and listed with its tools, then removed');
+  await page.click('#remote-add');
+  await page.fill('#remote-name', 'docs');
+  await page.fill('#remote-url', REMOTE_MCP_URL);
+  await page.selectOption('#remote-auth', 'bearer');
+  await axeCheck(page, 'remote mcp dialog');
+  await page.click('#remote-submit');
+  await page.waitForSelector('#remote-error:not([hidden])');
+  check((await page.getAttribute('#remote-token', 'aria-invalid')) === 'true', `a missing bearer token was not marked on its field: ${await page.textContent('#remote-error')}`);
+  await page.fill('#remote-token', REMOTE_MCP_TOKEN);
+  await page.click('#remote-submit');
+  await page.waitForSelector('#remote-table tr[data-connection]');
+  const remoteRow = await page.$eval('#remote-table tr[data-connection]', (r) => ({ text: r.textContent, tools: r.querySelector('[data-tools]').dataset.tools }));
+  check(remoteRow.text.includes(REMOTE_MCP_URL) && remoteRow.text.includes('streamable') && remoteRow.text.includes('bearer') && remoteRow.tools === 'docs_search',
+    `the remote server's row reads ${JSON.stringify(remoteRow)}`);
+  summary.connecting.remote_tools = remoteRow.tools;
+  await page.click('button[aria-label="Remove the remote MCP server docs"]');
+  await waitUntil(page, () => !document.querySelector('#remote-table'), undefined, 'the removed remote server is still listed');
+  check(await page.evaluate(() => document.activeElement && document.activeElement.id === 'remote-title'), 'after removing the server, focus dropped to the page body');
   await audit(page, 'integrations');
   await shot(page, '02-integrations');
 
@@ -209,10 +287,31 @@ try {
   await page.check('#pick-github_get_issue');
   await page.fill('#tool-search', '');
   check((await page.textContent('[data-provider=github] > summary')).includes('2 of'), 'the GitHub group does not count its selected tools');
-  const estimate = await page.textContent('#token-estimate');
-  check(/2 tools selected: about [\d,]+ tokens/.test(estimate), `the token estimate reads ${estimate}`);
-  await page.click('[data-tool=github_create_issue] summary');
   check((await page.textContent('[data-tool=github_create_issue] .params')).includes('title'), 'the create_issue parameters do not list title');
+  check((await page.getAttribute('[data-tool=github_create_issue] a[href="/tools/github_create_issue"]', 'target')) === '_blank', 'Try it in the builder does not open a new tab, so it would lose the picks');
+  check((await page.textContent('#selection')).includes('github_create_issue'), 'the selection summary does not name the picked tool');
+  step('leaving with unsaved changes asks first');
+  dialogs.length = 0;
+  await page.click('nav >> text=Activity');
+  await page.waitForURL(`${BASE}/activity`);
+  check(dialogs.includes('beforeunload'), `leaving the builder with unsaved picks did not ask (dialogs: ${dialogs.join(', ')})`);
+  await page.goBack();
+  await page.goto(`${BASE}/agents/new`);
+  await page.waitForSelector('#pick-github_create_issue', { state: 'attached' });
+  await page.fill('#agent-name', 'Triage bot');
+  await page.fill('#agent-description', 'Files and reads issues');
+  await page.fill('#agent-instructions', 'Be brief.');
+  await page.selectOption('#agent-confirm', 'destructive');
+  await page.selectOption('#agent-toolmode', 'all');
+  await page.fill('#tool-search', 'create issue');
+  await page.check('#pick-github_create_issue');
+  await page.fill('#tool-search', 'get issue');
+  await page.check('#pick-github_get_issue');
+  await page.fill('#tool-search', '');
+  await waitUntil(page, () => document.querySelector('#token-estimate').dataset.served === '7', undefined, 'the estimate does not say the URL serves 7 tools (2 picked and 5 for runs)');
+  summary.builder.estimate = await page.textContent('#token-estimate');
+  summary.builder.estimated_tools = Number(await page.getAttribute('#token-estimate', 'data-served'));
+  summary.builder.estimated_tokens = Number(await page.getAttribute('#token-estimate', 'data-tokens'));
   await page.click('#agent-save');
   await page.waitForSelector('#agent-connect:not([hidden])');
   agentURL = await page.inputValue('#agent-mcp-url');
@@ -228,10 +327,26 @@ try {
   check(agentKey.startsWith('sbk_'), 'no agent API key was shown');
   await page.waitForSelector('#agent-keys li');
   check((await page.textContent('#agent-keys')).includes(agentKey.split('_')[1]), "the agent's key list lacks the new key");
-  for (const id of ['claude', 'cursor', 'vscode', 'curl']) {
-    const text = await page.textContent(`#snippet-${id}`);
+  for (const id of ['claude', 'claudecode', 'cursor', 'curl']) {
+    const text = await page.textContent(`#snippets-${id}`);
     check(text.includes(agentURL) && text.includes(agentKey), `the ${id} snippet lacks the URL or the key`);
   }
+  const claudeCode = await page.textContent('#snippets-claudecode');
+  check(claudeCode.startsWith('claude mcp add --transport http triage-bot '), `the Claude Code snippet reads ${claudeCode}`);
+  const vscode = JSON.parse(await page.textContent('#snippets-vscode'));
+  check(vscode.inputs && vscode.inputs[0].password === true && vscode.servers['triage-bot'].url === agentURL &&
+    vscode.servers['triage-bot'].headers.Authorization === `Bearer \${input:${vscode.inputs[0].id}}` && !JSON.stringify(vscode).includes(agentKey),
+  `the VS Code snippet does not prompt for the key, or writes it into the file: ${JSON.stringify(vscode)}`);
+  // The curl snippet, run as it is, lists the tools and calls one.
+  const curlOut = execFileSync('bash', ['-c', await page.textContent('#snippets-curl')], { encoding: 'utf8', timeout: 30000 });
+  check(curlOut.includes('"github_create_issue"') && /"id":3,"result"/.test(curlOut.replace(/\s/g, '')), `the curl snippet printed ${curlOut.slice(0, 500)}`);
+  // The estimate counted what the agent's URL really lists.
+  const served = await mcpList(agentURL, agentKey);
+  summary.builder.served_tools = served.length;
+  summary.builder.served_tokens = served.reduce((n, t) => n + Math.ceil(JSON.stringify(t).length / 4), 0);
+  check(served.length === summary.builder.estimated_tools, `the builder estimated ${summary.builder.estimated_tools} tools; the URL lists ${served.length}`);
+  check(Math.abs(summary.builder.served_tokens - summary.builder.estimated_tokens) <= summary.builder.served_tokens * 0.1,
+    `the builder estimated ${summary.builder.estimated_tokens} tokens; the URL's list is about ${summary.builder.served_tokens}`);
   await audit(page, 'agent builder');
   await page.evaluate(() => document.querySelectorAll('#tool-picker details.group').forEach((d) => { d.open = false; }));
   await shot(page, '03-agent');
@@ -239,6 +354,37 @@ try {
   await page.waitForSelector('#pick-github_create_issue', { state: 'attached' });
   check(await page.isChecked('#pick-github_create_issue') && await page.isChecked('#pick-github_get_issue'), 'the saved agent does not show its two tools after a reload');
   check(!(await page.content()).includes(agentKey), 'the agent key is still in the page after a reload');
+  step('the builder stays short and Save stays near with GitHub and Slack open');
+  check(!(await page.isVisible('#pick-github_create_issue')), 'the saved agent\'s groups are not folded on load');
+  check((await page.textContent('[data-provider=github] > summary')).includes('2 of'), 'the folded GitHub group does not count its picked tools');
+  await page.setViewportSize({ width: 1366, height: 900 });
+  await page.click('[data-provider=github] > summary');
+  await page.click('[data-provider=slack] > summary');
+  summary.builder.height = await page.evaluate(() => document.documentElement.scrollHeight);
+  check(summary.builder.height <= 9000, `with GitHub and Slack open the builder is ${summary.builder.height} px tall`);
+  await page.focus('#tool-search');
+  let tabs = 0;
+  for (; tabs < 40; tabs++) {
+    if (await page.evaluate(() => document.activeElement && document.activeElement.id === 'agent-save')) break;
+    await page.keyboard.press('Tab');
+  }
+  summary.builder.tabs_to_save = tabs;
+  check(tabs <= 3, `Save is ${tabs} Tab presses from the tool search with GitHub and Slack open`);
+  await page.evaluate(() => document.querySelector('[data-provider=slack] .pick:last-child').scrollIntoView());
+  const bar = await page.evaluate(() => { const r = document.querySelector('#agent-save').getBoundingClientRect(); return { top: r.top, bottom: r.bottom, h: window.innerHeight }; });
+  check(bar.top >= 0 && bar.bottom <= bar.h, `scrolled to the last Slack tool, Save is off screen (${JSON.stringify(bar)})`);
+  await axeCheck(page, 'agent builder open');
+  await page.setViewportSize({ width: 1280, height: 900 });
+  step('the agents list shows tools, keys, last use, copy and delete per row');
+  await page.goto(`${BASE}/agents`);
+  await page.waitForSelector('#agents-table tr[data-agent]');
+  const agentRow = '#agents-table tr[data-agent]';
+  check((await page.getAttribute(`${agentRow} [data-keys]`, 'data-keys')) === '1', `the agents list counts ${await page.getAttribute(`${agentRow} [data-keys]`, 'data-keys')} keys`);
+  await page.click('button[aria-label="Copy the MCP URL of Triage bot"]');
+  check((await page.textContent('button[aria-label="Copy the MCP URL of Triage bot"]')) === 'Copied', 'the copy button does not say Copied');
+  check((await page.evaluate(() => navigator.clipboard.readText())) === agentURL, 'the agents list copied something else than the MCP URL');
+  check(await page.isVisible('button[aria-label="Delete the agent Triage bot"]'), 'the agents list has no delete button on the row');
+  await audit(page, 'agents list');
 
   }
 
@@ -481,6 +627,8 @@ try {
   // The OAuth result page, here the refusal of a denied authorization.
   await page.goto(`${BASE}/oauth/callback?state=${encodeURIComponent(au.searchParams.get('state'))}&error=access_denied`);
   check((await page.textContent('main h1')) === 'Not connected', 'the OAuth result page has no main landmark with its h1');
+  check((await page.getAttribute('#oauth-back', 'href')) === `${BASE}/#connections` && await page.evaluate(() => getComputedStyle(document.querySelector('#oauth-back')).backgroundColor !== 'rgba(0, 0, 0, 0)'),
+    'the OAuth result page is not styled like the UI, or has no way back');
   await axeCheck(page, 'oauth result');
 
   step('keyboard: the connect dialog opens, takes a token and closes without a mouse');

@@ -22,9 +22,10 @@ func Spec() providers.Spec {
 		DocsURL:   "https://airtable.com/developers/web/api/introduction",
 		BaseURL:   "https://api.airtable.com/v0",
 		AuthKinds: []providers.AuthKind{providers.AuthAPIKey},
-		TokenHelp: "Paste a personal access token (pat…): create it at https://airtable.com/create/tokens with the scopes " +
-			"data.records:read, data.records:write, schema.bases:read and user.email:read, and add every base it may use " +
-			"under Access.",
+		// One step a line; the builder numbers them and links the URLs.
+		TokenHelp: "Create a personal access token at https://airtable.com/create/tokens.\n" +
+			"Give it the scopes data.records:read, data.records:write, schema.bases:read and user.email:read.\n" +
+			"Under Access, add every base it may use, then copy the token (pat…) and paste it here.",
 		// Airtable allows 5 requests a second per base and 50 per token; a 429 asks
 		// for 30 seconds of silence.
 		RateLimit: providers.RateLimit{PerSecond: 5, Burst: 5, MaxWait: 10 * time.Second},

@@ -25,12 +25,11 @@ func Spec() providers.Spec {
 		BaseURLHelp: "for GitHub Enterprise Server it is https://HOST/api/v3",
 		AuthKinds:   []providers.AuthKind{providers.AuthAPIKey, providers.AuthOAuth2},
 		OAuth:       oauth(),
-		TokenHelp: "Paste a GitHub personal access token, created at https://github.com/settings/tokens " +
-			"(on GitHub Enterprise Server: https://HOST/settings/tokens). A fine-grained token: choose the repositories, " +
-			"then the repository permissions Contents, Issues, Pull requests and Actions: Read and write, Commit statuses and " +
-			"Checks: Read (Metadata: Read is added by itself), and the account permission Gists: Read and write. A classic " +
-			"token: the scopes repo, workflow, gist, notifications, read:org and read:user (public_repo instead of repo is enough " +
-			"for public repositories only). Notifications need a classic token.",
+		// One step a line; the builder numbers them and links the URLs.
+		TokenHelp: "Open https://github.com/settings/personal-access-tokens/new (fine-grained) or https://github.com/settings/tokens/new (classic); on GitHub Enterprise Server, https://HOST/settings/tokens.\n" +
+			"Fine-grained: choose the repositories, then the repository permissions Contents, Issues, Pull requests and Actions: Read and write, Commit statuses and Checks: Read, and the account permission Gists: Read and write.\n" +
+			"Classic: tick the scopes repo, workflow, gist, notifications, read:org and read:user (public_repo instead of repo is enough for public repositories). Notifications need a classic token.\n" +
+			"Generate the token, copy it and paste it here.",
 		// GitHub allows 5,000 requests an hour per token (about 1.4 a second sustained).
 		// The bucket only smooths bursts; the X-RateLimit-* headers GitHub sends on every
 		// answer are honoured by the client kit, which stops sending once they say the

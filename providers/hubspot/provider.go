@@ -34,9 +34,10 @@ func Spec() providers.Spec {
 				"crm.objects.deals.read", "crm.objects.deals.write",
 			},
 		},
-		TokenHelp: "Paste a private app access token (pat-…): in HubSpot open Settings, Integrations, Private Apps, create " +
-			"an app with the scopes crm.objects.contacts, crm.objects.companies and crm.objects.deals (read and write), " +
-			"then copy its access token.",
+		// One step a line; the builder numbers them and links the URLs.
+		TokenHelp: "In HubSpot open Settings, Integrations, Private Apps (https://app.hubspot.com/private-apps), and create a private app.\n" +
+			"Give it the scopes crm.objects.contacts, crm.objects.companies and crm.objects.deals, read and write.\n" +
+			"Copy its access token (pat-…) and paste it here.",
 		// HubSpot allows 100 to 190 requests per 10 seconds per app and account (the
 		// search endpoints 5 a second); its 429s say which window is spent.
 		RateLimit: providers.RateLimit{PerSecond: 9, Burst: 10, MaxWait: 10 * time.Second},

@@ -29,9 +29,9 @@ func Spec() providers.Spec {
 			Scopes:     []string{"read:jira-work", "write:jira-work", "read:jira-user", "offline_access"},
 			AuthParams: map[string]string{"audience": "api.atlassian.com", "prompt": "consent"},
 		},
-		TokenHelp: "Jira connects through Atlassian OAuth 2.0 only (Connect, then approve access to your site); " +
-			"an Atlassian API token cannot be pasted here. If you can reach several Atlassian sites, the first one is used " +
-			"and named in the connection's label.",
+		// One step a line; the builder numbers them and links the URLs.
+		TokenHelp: "Jira connects through Atlassian OAuth 2.0 only: choose Continue with OAuth and approve access to your site; an Atlassian API token cannot be pasted here.\n" +
+			"If you can reach several Atlassian sites, the first one is used and named in the connection's label.",
 		// Jira Cloud limits by cost per user and site and answers 429 with Retry-After;
 		// the bucket only smooths bursts.
 		RateLimit: providers.RateLimit{PerSecond: 5, Burst: 20, MaxWait: 10 * time.Second},

@@ -28,8 +28,10 @@ func Spec() providers.Spec {
 			ScopeSeparator: ",",
 			PKCE:           true,
 		},
-		TokenHelp: "Paste a personal API key (lin_api_…): in Linear open Settings, Security & access, Personal API keys, " +
-			"create a key with Read and Write access (or Full access), and copy it. It acts as you.",
+		// One step a line; the builder numbers them and links the URLs.
+		TokenHelp: "In Linear open Settings, Security & access, Personal API keys (https://linear.app/settings/account/security).\n" +
+			"Create a key with Read and Write access (or Full access); it acts as you.\n" +
+			"Copy the key (lin_api_…) and paste it here.",
 		AuthHeader: authHeader,
 		// Linear allows 5,000 requests an hour per API key (fewer per OAuth app and
 		// user), and a complexity budget; its RATELIMITED answers say when to retry.

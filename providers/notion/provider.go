@@ -34,10 +34,11 @@ func Spec() providers.Spec {
 			// settings, and the person picks the pages it may reach on the consent screen.
 			AuthParams: map[string]string{"owner": "user"},
 		},
-		TokenHelp: "Paste an internal integration secret (ntn_… or secret_…): create the integration at " +
-			"https://www.notion.so/profile/integrations, enable Read, Update and Insert content (and Read/Insert comments " +
-			"for comments), copy its Internal Integration Secret, then share each page or database it may use with it " +
-			"(••• menu, Connections, add the integration).",
+		// One step a line; the builder numbers them and links the URLs.
+		TokenHelp: "Create an internal integration at https://www.notion.so/profile/integrations.\n" +
+			"Enable Read, Update and Insert content (and Read/Insert comments for comments).\n" +
+			"Copy its Internal Integration Secret (ntn_… or secret_…) and paste it here.\n" +
+			"Share each page or database it may use with it: ••• menu, Connections, add the integration.",
 		// Notion allows an average of three requests a second per integration, with
 		// some bursts; its 429s carry Retry-After.
 		RateLimit: providers.RateLimit{PerSecond: 3, Burst: 6, MaxWait: 10 * time.Second},

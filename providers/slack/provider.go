@@ -23,9 +23,10 @@ func Spec() providers.Spec {
 		BaseURL:     "https://slack.com/api",
 		AuthKinds:   []providers.AuthKind{providers.AuthAPIKey, providers.AuthOAuth2},
 		OAuth:       oauth(),
-		TokenHelp: "Paste a bot token (xoxb-…): create or open your app at https://api.slack.com/apps, " +
-			"add the bot scopes you need under OAuth & Permissions (channels:read, channels:history, channels:manage, chat:write, " +
-			"files:write, pins:read, pins:write, reactions:write, users:read, users:read.email), install it to the workspace and copy the Bot User OAuth Token. " +
+		// One step a line; the builder numbers them and links the URLs.
+		TokenHelp: "Create or open your app at https://api.slack.com/apps.\n" +
+			"Under OAuth & Permissions add the bot scopes you need: channels:read, channels:history, channels:manage, chat:write, files:write, pins:read, pins:write, reactions:write, users:read, users:read.email.\n" +
+			"Install the app to the workspace and copy the Bot User OAuth Token (xoxb-…).\n" +
 			"A user token (xoxp-…) works too and acts as that person; search_messages needs one (user scope search:read).",
 		// Most methods used here are Tier 2-3 (20-50+ requests a minute per workspace and
 		// app); one a second with a burst of ten stays near that, and Slack's own 429s

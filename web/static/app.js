@@ -96,17 +96,26 @@
   const kindOf = (ann) => (ann && ann.readOnlyHint ? 'reads' : ann && ann.destructiveHint ? 'destroys' : 'writes');
   const kindBadge = (ann) => { const k = kindOf(ann); return el('span', { class: `badge ${k}`, text: k }); };
 
-  // Copy buttons copy the value of the element their data-copy names.
+  // Copy buttons copy the value of the element their data-copy names, and say so on
+  // the button itself for a moment (and to screen readers through the status line).
   document.addEventListener('click', async (ev) => {
     const b = ev.target.closest('[data-copy]');
     if (!b) return;
     const src = document.getElementById(b.dataset.copy);
     const text = 'value' in src ? src.value : src.textContent;
+    const said = (label) => {
+      if (!b.dataset.label) b.dataset.label = b.textContent;
+      b.textContent = label;
+      clearTimeout(b.copiedTimer);
+      b.copiedTimer = setTimeout(() => { b.textContent = b.dataset.label; }, 2000);
+    };
     try {
       await navigator.clipboard.writeText(text);
+      said('Copied');
       flash('Copied to the clipboard.');
     } catch (err) {
       if (src.select) src.select();
+      said('Press Ctrl+C');
       flash('Copying was refused by the browser: the text is selected, press Ctrl+C (or ⌘C).');
     }
   });
@@ -132,7 +141,11 @@
     return null;
   };
   const scopesOf = (p) => [...new Set(p.ops.flatMap((o) => o.scopes || []))].sort();
-  const logo = (p) => el('span', { class: 'logo', 'aria-hidden': 'true', text: (p.title || p.name).charAt(0).toUpperCase() });
+  // logo is a provider's mark (vendored SVGs, see static/logos/README.md), or its
+  // initial where there is none.
+  const MARKS = new Set(['github', 'slack', 'jira', 'notion', 'hubspot', 'airtable', 'linear']);
+  const logo = (p) => (MARKS.has(p.name) ? el('span', { class: `logo mark mark-${p.name}`, 'aria-hidden': 'true', 'data-logo': p.name })
+    : el('span', { class: 'logo', 'aria-hidden': 'true', text: (p.title || p.name).charAt(0).toUpperCase() }));
 
   // params lists an input schema's parameters: name, type, required, description.
   function params(schema) {
@@ -161,23 +174,49 @@
   const tokens = (op) => Math.ceil(JSON.stringify({ name: op.tool, description: op.description, inputSchema: op.input_schema }).length / 4);
 
   // ---- Integrations -------------------------------------------------------------
+  // steps renders a provider's token help (one step a line) as a numbered list, with
+  // its https:// addresses as links.
+  function steps(text) {
+    const lines = String(text || '').split('\n').map((l) => l.trim()).filter(Boolean);
+    const linked = (line) => line.split(/(https:\/\/[^\s,;()]+[^\s,;().])/).map((part) =>
+      /^https:\/\/[a-z0-9-]+\.[a-z0-9.-]+/i.test(part) ? el('a', { href: part, target: '_blank', rel: 'noopener noreferrer' }, part) : part);
+    return lines.length > 1 ? el('ol', { class: 'steps' }, lines.map((l) => el('li', {}, linked(l)))) : el('p', {}, linked(lines[0] || 'Paste an API token of the account.'));
+  }
+
   async function integrationsPage() {
     const dlg = $('#connect-dialog');
     let current = null; // { provider, replaces }
+    let opener = null; // the button that opened a dialog: focus goes back to it
     const form = $('#connect-form');
-    $('#connect-cancel').addEventListener('click', () => { $('#connect-token-input').value = ''; dlg.close(); });
-    dlg.addEventListener('close', () => { $('#connect-token-input').value = ''; });
+    $('#connect-cancel').addEventListener('click', () => dlg.close());
+    dlg.addEventListener('close', () => {
+      $('#connect-token-input').value = '';
+      $('#connect-token-input').removeAttribute('aria-invalid');
+      if (opener && opener.isConnected) opener.focus();
+    });
 
-    function openConnect(p, replaces) {
+    function openConnect(p, replaces, from) {
       current = { provider: p, replaces };
+      opener = from || document.activeElement;
       hideError('#connect-error');
       $('#connect-title').textContent = replaces ? `Reconnect ${p.title}: ${replaces.account_label}` : `Connect ${p.title}`;
       const kinds = p.auth_kinds || [];
-      $('#connect-oauth').hidden = !kinds.includes('oauth2');
-      $('#connect-token').hidden = !kinds.includes('api_key');
-      $('#connect-submit').hidden = !kinds.includes('api_key');
-      $('#connect-help').textContent = p.token_help || 'Paste an API token of the account.';
-      const scopes = scopesOf(p);
+      const oauth = kinds.includes('oauth2');
+      const token = kinds.includes('api_key');
+      // "Continue with OAuth" only where an OAuth app is configured; else where to set one.
+      $('#connect-oauth').hidden = !(oauth && p.oauth_ready);
+      $('#connect-or-token').hidden = !token;
+      const missing = $('#connect-oauth-missing');
+      missing.hidden = !(oauth && !p.oauth_ready);
+      if (!missing.hidden) {
+        fill(missing, el('p', {}, `OAuth is not set up for ${p.title} in this workspace${token ? ': paste a token below, or ' : '. '}`,
+          IS_ADMIN ? [token ? 'add' : 'Add', ' the workspace\'s OAuth app under ', el('a', { href: '/settings#oauth-title', id: 'connect-oauth-settings' }, 'Settings → OAuth apps'), '.']
+            : [token ? 'ask' : 'Ask', ' an admin of the workspace to add its OAuth app under Settings → OAuth apps.']));
+      }
+      $('#connect-token').hidden = !token;
+      $('#connect-submit').hidden = !token;
+      fill($('#connect-help'), steps(p.token_help));
+      const scopes = p.scopes || scopesOf(p);
       $('#connect-scopes').textContent = scopes.length ? `Scopes its tools need: ${scopes.join(', ')}.` : '';
       $('#connect-token-input').value = '';
       $('#connect-label').value = '';
@@ -187,7 +226,7 @@
       $('#connect-reconnect-note').hidden = !replaces;
       $('#connect-submit').textContent = replaces ? 'Reconnect' : 'Connect';
       dlg.showModal();
-      (kinds.includes('api_key') ? $('#connect-token-input') : $('#connect-oauth-button')).focus();
+      (token ? $('#connect-token-input') : !$('#connect-oauth').hidden ? $('#connect-oauth-button') : $('#connect-cancel')).focus();
     }
 
     $('#connect-oauth-button').addEventListener('click', async () => {
@@ -200,21 +239,19 @@
         const url = res.authorization_url || res.url;
         if (!url) throw new Error('the server gave no authorization URL');
         location.assign(url);
-      } catch (err) {
-        if (err instanceof APIError && err.status === 404 && /no such API endpoint/.test(err.message)) {
-          showError('#connect-error', new APIError(404, { error: { code: 'not_found', message: `OAuth is not set up for ${current.provider.title} on this server; paste a token instead, or ask the operator to configure the OAuth app.` } }));
-        } else showError('#connect-error', err);
-      }
+      } catch (err) { showError('#connect-error', err); }
     });
 
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
       hideError('#connect-error');
-      const token = $('#connect-token-input').value.trim();
-      $('#connect-token-input').value = ''; // the token never stays in the page
+      const input = $('#connect-token-input');
+      input.removeAttribute('aria-invalid');
+      const token = input.value.trim();
       if (!token) {
-        showError('#connect-error', new APIError(400, { error: { code: 'invalid', field: 'token', message: 'is required: paste the token' } }));
-        $('#connect-token-input').focus();
+        showError('#connect-error', new APIError(400, { error: { code: 'invalid', message: 'Paste the token first.' } }));
+        input.setAttribute('aria-invalid', 'true');
+        input.focus();
         return;
       }
       const body = current.replaces ? { token } : { provider: current.provider.name, token, shared: $('#connect-shared').checked };
@@ -227,54 +264,80 @@
         const conn = current.replaces
           ? await api('POST', `/api/connections/${encodeURIComponent(current.replaces.id)}/reconnect`, body)
           : await api('POST', '/api/connections', body);
+        input.value = ''; // the token never stays in the page once used
+        const all = await loadConnections();
+        const twin = all.find((c) => c.id !== conn.id && c.provider === conn.provider && c.account_id === conn.account_id);
+        let said = `${current.replaces ? 'Reconnected' : 'Connected'} ${current.provider.title} account ${conn.account_label}.`;
+        if (twin) said += ` This account was already connected (${twin.account_label}): its tools now run on either; disconnect one unless you meant it.`;
+        if ((conn.failing_tools || []).length) said += ` It lacks the scopes ${conn.missing_scopes.join(', ')}: ${conn.failing_tools.length} tools will fail (listed under Connected accounts).`;
+        opener = document.querySelector(`#connections-table tr[data-connection="${CSS.escape(conn.id)}"] button`) || opener;
         dlg.close();
-        flash(`${current.replaces ? 'Reconnected' : 'Connected'} ${current.provider.title} account ${conn.account_label}.`);
-        await loadConnections();
+        flash(said);
       } catch (err) {
-        showError('#connect-error', err);
-        $('#connect-token-input').focus();
+        // What was typed stays, so a typo can be fixed; the message says who refused it.
+        const e = err instanceof APIError && err.field === 'token' ? new APIError(err.status, { error: { code: err.code, message: err.message } }) : err;
+        showError('#connect-error', e);
+        if (err.field === 'token' || err.field === '') input.setAttribute('aria-invalid', 'true');
+        input.focus();
       } finally {
         $('#connect-submit').disabled = false;
       }
     });
 
     let providers = [];
+    let conns = [];
+    let tools = [];
     async function loadConnections() {
       const list = $('#connection-list');
       try {
-        const res = await api('GET', '/api/connections');
-        const conns = res.connections || [];
-        if (!conns.length) {
-          fill(list, el('p', { class: 'muted', text: 'No account connected yet. Pick a provider below and connect it.' }));
-          return;
-        }
-        const byName = Object.fromEntries(providers.map((p) => [p.name, p]));
-        fill(list, scrollBox('Connected accounts', el('table', { id: 'connections-table' },
-          el('thead', {}, el('tr', {}, ['Provider', 'Account', 'Status', 'Scopes', 'Last used', 'Access', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
-          el('tbody', {}, conns.map((c) => {
-            const p = byName[c.provider] || { name: c.provider, title: c.provider, auth_kinds: ['api_key'], ops: [] };
-            const status = c.status === 'needs_reconnect' ? 'needs reconnect' : c.status;
-            return el('tr', { 'data-connection': c.id },
-              el('td', {}, logo(p), ' ', p.title),
-              el('th', { scope: 'row', text: c.account_label }),
-              el('td', {}, el('span', { class: `status ${c.status}`, text: status })),
-              el('td', { class: 'scopes', text: (c.scopes || []).join(', ') || '—' }),
-              el('td', { text: c.last_used_at ? fmtTime(c.last_used_at) : 'never' }),
-              el('td', { text: c.shared ? 'shared' : 'private' }),
-              el('td', { class: 'actions' },
-                el('button', { type: 'button', class: 'secondary', 'aria-label': `Reconnect ${p.title} ${c.account_label}`, onclick: () => openConnect(p, c) }, 'Reconnect'),
-                el('button', { type: 'button', class: 'danger', 'aria-label': `Disconnect ${p.title} ${c.account_label}`, onclick: () => disconnect(p, c) }, 'Disconnect')));
-          })))));
+        const [res, t] = await Promise.all([api('GET', '/api/connections'), callableTools().catch(() => [])]);
+        conns = res.connections || [];
+        tools = t;
       } catch (err) {
         fill(list, el('p', { class: 'error', text: describe(err) }));
+        return conns;
       }
+      renderCatalog($('#catalog-search').value);
+      renderRemote();
+      const accounts = conns.filter((c) => !c.remote);
+      if (!accounts.length) {
+        fill(list, el('p', { class: 'muted', text: 'No account connected yet. Pick a provider below and connect it.' }));
+        return conns;
+      }
+      const byName = Object.fromEntries(providers.map((p) => [p.name, p]));
+      fill(list, scrollBox('Connected accounts', el('table', { id: 'connections-table' },
+        el('thead', {}, el('tr', {}, ['Provider', 'Account', 'Status', 'Scopes', 'Last used', 'Access', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
+        el('tbody', {}, accounts.map((c) => {
+          const p = byName[c.provider] || { name: c.provider, title: c.provider, auth_kinds: ['api_key'], ops: [] };
+          const status = c.status === 'needs_reconnect' ? 'needs reconnect' : c.status;
+          const twins = accounts.filter((o) => o.id !== c.id && o.provider === c.provider && o.account_id === c.account_id);
+          const failing = c.failing_tools || [];
+          return el('tr', { 'data-connection': c.id },
+            el('td', {}, logo(p), ' ', p.title),
+            el('th', { scope: 'row' }, c.account_label,
+              twins.length ? el('div', { class: 'small warn', 'data-duplicate': twins.map((o) => o.id).join(' ') }, `Same account as ${twins.map((o) => o.account_label).join(', ')}: connected twice.`) : null),
+            el('td', {}, el('span', { class: `status ${c.status}`, text: status })),
+            el('td', { class: 'scopes' }, (c.scopes || []).join(', ') || '—',
+              failing.length ? el('div', { class: 'small warn', 'data-scope-gap': c.missing_scopes.join(' ') },
+                `Missing ${c.missing_scopes.join(', ')}: ${failing.length} tool${failing.length === 1 ? '' : 's'} will fail (${failing.slice(0, 6).join(', ')}${failing.length > 6 ? ', …' : ''}).`) : null),
+            el('td', { text: c.last_used_at ? fmtTime(c.last_used_at) : 'never' }),
+            el('td', { text: c.shared ? 'shared' : 'private' }),
+            el('td', { class: 'actions' },
+              el('button', { type: 'button', class: 'secondary', 'aria-label': `Reconnect ${p.title} ${c.account_label}`, onclick: (ev) => openConnect(p, c, ev.currentTarget) }, 'Reconnect'),
+              el('button', { type: 'button', class: 'danger', 'aria-label': `Disconnect ${p.title} ${c.account_label}`, onclick: () => disconnect(p.title, c) }, 'Disconnect')));
+        })))));
+      return conns;
     }
-    async function disconnect(p, c) {
-      if (!confirm(`Disconnect ${p.title} account ${c.account_label}? Its tools disappear from your MCP URLs and agents bound to it stop working.`)) return;
+    async function disconnect(title, c) {
+      if (!confirm(`Disconnect ${title} ${c.account_label}? Its tools disappear from your MCP URLs and agents bound to it stop working.`)) return;
       try {
         await api('DELETE', `/api/connections/${encodeURIComponent(c.id)}`);
         flash(`Disconnected ${c.account_label}.`);
         await loadConnections();
+        // The row is gone: focus goes to the list's heading, not to the page body.
+        const h = $(c.remote ? '#remote-title' : '#connections-title');
+        h.tabIndex = -1;
+        h.focus();
       } catch (err) { alertPage(err); }
     }
 
@@ -285,17 +348,91 @@
           o.tool.includes(q) || (o.description || '').toLowerCase().includes(q) || (o.title || '').toLowerCase().includes(q));
         if (!ops.length) return null;
         const kinds = (p.auth_kinds || []).map((k) => el('span', { class: 'badge', text: k === 'oauth2' ? 'OAuth' : 'token' }));
+        const mine = conns.filter((c) => c.provider === p.name);
+        const connected = mine.length ? el('span', { class: 'status active', 'data-connected': String(mine.length) }, mine.length === 1 ? `Connected: ${mine[0].account_label}` : `Connected: ${mine.length} accounts`) : null;
         return el('article', { class: 'card', 'data-provider': p.name },
           el('h3', {}, logo(p), ' ', p.title),
+          connected,
           el('p', { text: p.description }),
           el('p', {}, kinds, ' ', el('span', { class: 'muted', text: `${p.ops.length} tools` })),
           el('details', { open: q ? true : undefined }, el('summary', { text: `Tools (${ops.length})` }),
             el('ul', { class: 'tools' }, ops.map((o) => el('li', {}, el('a', { href: `/tools/${encodeURIComponent(o.tool)}` }, o.title || o.tool), ' ', kindBadge(o.annotations))))),
-          el('button', { type: 'button', 'data-connect': p.name, onclick: () => openConnect(p, null) }, `Connect ${p.title}`));
+          el('button', { type: 'button', class: mine.length ? 'secondary' : undefined, 'data-connect': p.name, onclick: (ev) => openConnect(p, null, ev.currentTarget) }, mine.length ? `Connect another ${p.title} account` : `Connect ${p.title}`));
       }).filter(Boolean);
       fill($('#catalog'), cards.length ? cards : el('p', { class: 'muted', text: 'No provider or tool matches.' }));
     }
     $('#catalog-search').addEventListener('input', (ev) => renderCatalog(ev.target.value));
+
+    // Remote MCP servers: listed with where they are, how they authenticate and the
+    // tools the hub found on them; added with the dialog.
+    function renderRemote() {
+      const remote = conns.filter((c) => c.remote);
+      const list = $('#remote-list');
+      if (!remote.length) { fill(list, el('p', { class: 'muted', text: 'No remote MCP server yet.' })); return; }
+      fill(list, scrollBox('Remote MCP servers', el('table', { id: 'remote-table' },
+        el('thead', {}, el('tr', {}, ['Name', 'URL', 'Transport', 'Auth', 'Status', 'Tools', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
+        el('tbody', {}, remote.map((c) => {
+          const names = tools.filter((t) => (t.connections || []).some((x) => x.id === c.id)).map((t) => t.tool);
+          return el('tr', { 'data-connection': c.id },
+            el('th', { scope: 'row', text: c.account_label }),
+            el('td', {}, el('code', { text: c.remote.url })),
+            el('td', { text: c.remote.transport }),
+            el('td', { text: c.remote.auth }),
+            el('td', {}, el('span', { class: `status ${c.status}`, text: c.status === 'needs_reconnect' ? 'needs reconnect' : c.status })),
+            el('td', { 'data-tools': names.join(' ') }, names.length ? names.map((n, i) => [i ? ', ' : '', el('a', { href: `/tools/${encodeURIComponent(n)}` }, n)]) : el('span', { class: 'muted', text: 'none found' })),
+            el('td', { class: 'actions' }, el('button', { type: 'button', class: 'danger', 'aria-label': `Remove the remote MCP server ${c.account_label}`, onclick: () => disconnect('remote MCP server', c) }, 'Remove')));
+        })))));
+    }
+    const rdlg = $('#remote-dialog');
+    const rform = $('#remote-form');
+    const showAuth = () => {
+      const auth = $('#remote-auth').value;
+      for (const n of rform.querySelectorAll('[data-auth]')) n.hidden = !n.dataset.auth.split(' ').includes(auth);
+    };
+    $('#remote-auth').addEventListener('change', showAuth);
+    $('#remote-add').addEventListener('click', (ev) => {
+      opener = ev.currentTarget;
+      rform.reset();
+      showAuth();
+      hideError('#remote-error');
+      rdlg.showModal();
+      $('#remote-name').focus();
+    });
+    $('#remote-cancel').addEventListener('click', () => rdlg.close());
+    rdlg.addEventListener('close', () => {
+      for (const id of ['#remote-token', '#remote-client-secret']) $(id).value = '';
+      if (opener && opener.isConnected) opener.focus();
+    });
+    rform.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      hideError('#remote-error');
+      for (const n of rform.querySelectorAll('[aria-invalid]')) n.removeAttribute('aria-invalid');
+      const v = (id) => $(id).value.trim();
+      const body = { name: v('#remote-name'), url: v('#remote-url'), transport: v('#remote-transport'), auth: v('#remote-auth'), shared: $('#remote-shared').checked };
+      if (body.auth === 'bearer') body.token = v('#remote-token');
+      if (body.auth === 'oauth' || body.auth === 'client_credentials') {
+        if (v('#remote-client-id')) body.client_id = v('#remote-client-id');
+        if ($('#remote-client-secret').value) body.client_secret = $('#remote-client-secret').value;
+        if (v('#remote-scopes')) body.scopes = v('#remote-scopes').split(/\s+/);
+      }
+      if (body.auth === 'client_credentials') body.token_url = v('#remote-token-url');
+      $('#remote-submit').disabled = true;
+      try {
+        const res = await api('POST', '/api/remote-mcp', body);
+        if (res.authorization_url) { location.assign(res.authorization_url); return; }
+        await loadConnections();
+        opener = document.querySelector(`#remote-table tr[data-connection="${CSS.escape(res.connection.id)}"] button`) || opener;
+        rdlg.close();
+        flash(`Added the remote MCP server ${res.connection.account_label}: ${(res.tools || []).length} tools found.`);
+      } catch (err) {
+        showError('#remote-error', err);
+        const f = err.field && document.getElementById(`remote-${err.field.replace(/_/g, '-')}`);
+        if (f) { f.setAttribute('aria-invalid', 'true'); f.focus(); }
+      } finally {
+        $('#remote-submit').disabled = false;
+      }
+    });
+
     try {
       providers = await catalog();
       renderCatalog('');
@@ -324,16 +461,37 @@
       const res = await api('GET', '/api/agents');
       const agents = res.agents || [];
       if (!agents.length) { fill(list, el('p', { class: 'muted', text: 'No agent yet. Create one and pick its tools.' })); return; }
-      fill(list, scrollBox('Agents', el('table', {},
-        el('thead', {}, el('tr', {}, ['Name', 'Description', 'Tools', 'MCP URL'].map((h) => el('th', { scope: 'col', text: h })))),
-        el('tbody', {}, agents.map((a) => el('tr', {},
-          el('th', { scope: 'row' }, el('a', { href: `/agents/${encodeURIComponent(a.id)}` }, a.name)),
-          el('td', { text: a.description || '' }),
+      fill(list, scrollBox('Agents', el('table', { id: 'agents-table' },
+        el('thead', {}, el('tr', {}, ['Name', 'Tools', 'Keys', 'Last used', 'MCP URL', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
+        el('tbody', {}, agents.map((a, i) => el('tr', { 'data-agent': a.id },
+          el('th', { scope: 'row' }, el('a', { href: `/agents/${encodeURIComponent(a.id)}` }, a.name), a.description ? el('div', { class: 'small muted', text: a.description }) : null),
           toolsCell(a),
-          el('td', {}, el('code', { text: agentURL(a) }))))))));
+          el('td', { class: 'num', 'data-keys': String(a.active_keys || 0), text: String(a.active_keys || 0) }),
+          el('td', { text: a.last_used_at ? fmtTime(a.last_used_at) : 'never' }),
+          el('td', {}, el('code', { id: `agent-url-${i}`, text: agentURL(a) })),
+          el('td', { class: 'actions' },
+            el('button', { type: 'button', class: 'secondary small', 'data-copy': `agent-url-${i}`, 'aria-label': `Copy the MCP URL of ${a.name}` }, 'Copy URL'),
+            el('button', { type: 'button', class: 'danger small', 'aria-label': `Delete the agent ${a.name}`, onclick: () => deleteAgent(a) }, 'Delete'))))))));
     } catch (err) {
       fill(list, el('p', { class: 'error', text: agentsMissing(err) ? 'This server has no agents API yet; agents cannot be listed.' : describe(err) }));
     }
+  }
+  async function deleteAgent(a) {
+    if (!confirm(`Delete the agent ${a.name}? Its keys are revoked and its URL stops answering.`)) return;
+    try {
+      await api('DELETE', `/api/agents/${encodeURIComponent(a.id)}`);
+      flash(`Deleted the agent ${a.name}.`);
+      await agentsPage();
+      $('#new-agent').focus(); // the row and its button are gone: focus stays on the page
+    } catch (err) { alertPage(err); }
+  }
+
+  // paramsLine names a tool's parameters in one line, required ones marked.
+  function paramsLine(schema) {
+    const props = Object.keys((schema && schema.properties) || {});
+    const req = new Set((schema && schema.required) || []);
+    if (!props.length) return 'No parameters.';
+    return 'Parameters: ' + props.map((n) => (req.has(n) ? `${n}*` : n)).join(', ') + (req.size ? ' (* required)' : '');
   }
 
   async function agentPage(id) {
@@ -350,10 +508,10 @@
     const bound = Object.fromEntries(((agent && agent.tools) || []).map((t) => [t.tool, t.connection_id]));
     const gone = new Set(((agent && agent.tools) || []).filter((t) => t.connection_missing).map((t) => t.tool));
     if (agent) {
-      const gone = missingTools(agent);
-      if (gone.length) {
-        fill($('#agent-missing'), el('p', {}, el('strong', { text: `${gone.length} tool${gone.length === 1 ? ' is' : 's are'} not served: ` }),
-          `the account ${gone.length === 1 ? 'it was' : 'they were'} bound to was disconnected (${gone.map((t) => t.tool).join(', ')}). `,
+      const missing = missingTools(agent);
+      if (missing.length) {
+        fill($('#agent-missing'), el('p', {}, el('strong', { text: `${missing.length} tool${missing.length === 1 ? ' is' : 's are'} not served: ` }),
+          `the account ${missing.length === 1 ? 'it was' : 'they were'} bound to was disconnected (${missing.map((t) => t.tool).join(', ')}). `,
           'Pick another account under "Runs on" and save, or connect the account again under ', el('a', { href: '/#connections' }, 'Integrations'), '.'));
         $('#agent-missing').hidden = false;
       }
@@ -367,6 +525,8 @@
       $('#agent-runtools').value = agent.run_tools || '';
     }
     const rows = [];
+    // Groups start folded, each saying how many of its tools are picked, so the page
+    // stays short and Save stays near; the selection is summed up above the search.
     const groups = providers.map((p) => {
       const items = p.ops.map((op) => {
         const cs = conns[op.tool] || [];
@@ -374,42 +534,90 @@
         const box = el('input', { type: 'checkbox', id: `pick-${safe}`, value: op.tool, disabled: cs.length ? undefined : true, 'aria-describedby': `desc-${safe}` });
         // A tool whose connection is gone stays ticked only if another account can run it.
         box.checked = op.tool in bound && (!gone.has(op.tool) || cs.length > 0);
-        const sel = el('select', { id: `bind-${safe}`, 'aria-label': `Connection for ${op.tool}` },
-          cs.map((c) => el('option', { value: c.id, text: c.label })));
-        if (bound[op.tool]) sel.value = bound[op.tool];
+        // One account: it is named; several: the person picks one.
+        const sel = cs.length > 1 ? el('select', { id: `bind-${safe}`, 'aria-label': `Connection for ${op.tool}` }, cs.map((c) => el('option', { value: c.id, text: c.label }))) : null;
+        if (sel && bound[op.tool]) sel.value = bound[op.tool];
+        const bind = cs.length ? el('div', { class: 'bind', hidden: !box.checked }, el('span', { class: 'small muted', text: 'Runs on' }), sel || el('span', { class: 'small', text: cs[0].label })) : null;
         const row = el('div', { class: 'pick', 'data-tool': op.tool },
           el('div', { class: 'pickhead' }, box, el('label', { for: `pick-${safe}` }, el('strong', { text: op.title || op.tool }), ' ', el('code', { text: op.tool })), kindBadge(op.annotations),
-            el('a', { href: `/tools/${encodeURIComponent(op.tool)}`, class: 'small' }, 'Try it')),
-          el('p', { id: `desc-${safe}`, class: 'small', text: op.description }),
+            el('a', { href: `/tools/${encodeURIComponent(op.tool)}`, class: 'small', target: '_blank', rel: 'noopener' }, 'Try it', el('span', { class: 'sr', text: ` ${op.tool} (opens in a new tab)` }))),
+          el('p', { id: `desc-${safe}`, class: 'small desc', text: op.description }),
+          el('p', { class: 'small muted params', text: paramsLine(op.input_schema) }),
           gone.has(op.tool) ? el('p', { class: 'small error', 'data-missing': op.tool, text: 'Its account was disconnected: it is not served until it runs on another account.' }) : '',
-          el('details', {}, el('summary', { text: 'Parameters' }), params(op.input_schema)),
-          cs.length ? el('div', { class: 'bind' }, el('label', { for: `bind-${safe}`, text: 'Runs on' }), sel)
-            : el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.'));
-        rows.push({ op, box, sel, row, text: `${op.tool} ${op.title} ${op.description}`.toLowerCase() });
+          bind || el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.'));
+        rows.push({ op, box, bind, conn: () => (sel ? sel.value : cs.length ? cs[0].id : ''), label: () => (sel ? sel.selectedOptions[0].textContent : cs.length ? cs[0].label : ''), row, text: `${op.tool} ${op.title} ${op.description}`.toLowerCase() });
         return row;
       });
       const count = el('span', { class: 'muted small' });
-      const g = el('details', { class: 'group', 'data-provider': p.name, open: p.ops.some((o) => o.tool in bound) ? true : undefined },
-        el('summary', {}, logo(p), ' ', el('strong', { text: p.title }), ' ', count), items);
+      const g = el('details', { class: 'group', 'data-provider': p.name },
+        el('summary', {}, logo(p), ' ', el('strong', { text: p.title }), ' ', count), el('div', { class: 'picklist' }, items));
       g.count = count;
       g.provider = p;
       return g;
     });
     fill($('#tool-picker'), groups);
 
-    function estimate() {
+    const chosen = () => rows.filter((r) => r.box.checked);
+    const draft = () => ({
+      name: $('#agent-name').value.trim(),
+      description: $('#agent-description').value.trim(),
+      instructions: $('#agent-instructions').value,
+      confirm: $('#agent-confirm').value,
+      approval: $('#agent-approval').value,
+      tool_mode: $('#agent-toolmode').value,
+      run_tools: $('#agent-runtools').value,
+      tools: chosen().map((r) => ({ tool: r.op.tool, connection_id: r.conn() })),
+    });
+    // Unsaved changes: the draft differs from what was loaded or saved last. Leaving
+    // the page then asks first.
+    let saved = JSON.stringify(draft());
+    const dirty = () => JSON.stringify(draft()) !== saved;
+    window.addEventListener('beforeunload', (ev) => {
+      if (!dirty()) return;
+      ev.preventDefault();
+      ev.returnValue = '';
+    });
+
+    // The estimate counts what the URL will serve (the server's own tool list for this
+    // selection and mode, management tools included), not only the picked tools.
+    let previewSeq = 0;
+    let previewTimer = 0;
+    async function preview() {
+      const seq = ++previewSeq;
+      const d = draft();
+      try {
+        const res = await api('POST', '/api/agents/preview', { tool_mode: d.tool_mode, tools: d.tools });
+        if (seq !== previewSeq) return; // a later change asked again
+        const picked = new Set(d.tools.map((t) => t.tool));
+        const extra = (res.tools || []).filter((t) => !picked.has(t.name)).map((t) => t.name);
+        const n = d.tools.length;
+        // One short line in a box of fixed height: the page must not shift under the pointer.
+        fill($('#token-estimate'), `${n} selected · its URL serves ${res.tools.length} tools · about ${res.tokens.toLocaleString()} tokens per request`,
+          extra.length ? el('span', { class: 'muted' }, ` (${extra.length} from Switchboard`, res.tool_mode === 'search' ? '; tool search mode' : '', ')') : '',
+          el('span', { class: 'sr', text: extra.length ? `. Besides the picked tools it serves ${extra.join(', ')}.` : '' }));
+        $('#token-estimate').dataset.served = String(res.tools.length);
+        $('#token-estimate').dataset.tokens = String(res.tokens);
+      } catch (err) {
+        if (seq === previewSeq) $('#token-estimate').textContent = `${d.tools.length} tools selected (the estimate failed: ${describe(err)})`;
+      }
+    }
+    function update() {
       for (const g of groups) {
         const n = g.querySelectorAll('.pick input[type=checkbox]:checked').length;
-        g.count.textContent = `${n} of ${g.provider.ops.length} tools selected${(conns[g.provider.ops[0] && g.provider.ops[0].tool] || []).length ? '' : ' · not connected'}`;
+        g.count.textContent = `${n} of ${g.provider.ops.length} selected${(conns[g.provider.ops[0] && g.provider.ops[0].tool] || []).length ? '' : ' · not connected'}`;
       }
-      const chosen = rows.filter((r) => r.box.checked);
-      const n = chosen.reduce((sum, r) => sum + tokens(r.op), 0);
-      $('#token-estimate').textContent = chosen.length
-        ? `${chosen.length} tool${chosen.length === 1 ? '' : 's'} selected: about ${n.toLocaleString()} tokens of tool definitions in the model's context on every request.`
-        : 'No tools selected.';
+      for (const r of rows) if (r.bind) r.bind.hidden = !r.box.checked;
+      const list = chosen();
+      fill($('#selection'), list.length
+        ? el('p', { class: 'small' }, el('strong', { text: `Selected (${list.length}): ` }), list.map((r, i) => [i ? ', ' : '', el('code', { text: r.op.tool }), r.label() ? ` on ${r.label()}` : '']))
+        : el('p', { class: 'small muted', text: 'No tools selected yet: open a provider below, or search.' }));
+      $('#agent-dirty').hidden = !dirty();
+      clearTimeout(previewTimer);
+      previewTimer = setTimeout(preview, 150);
     }
-    $('#tool-picker').addEventListener('change', estimate);
-    estimate();
+    $('#agent-form').addEventListener('change', update);
+    $('#agent-form').addEventListener('input', () => { $('#agent-dirty').hidden = !dirty(); });
+    update();
     $('#tool-search').addEventListener('input', (ev) => {
       const q = ev.target.value.toLowerCase().trim();
       for (const r of rows) r.row.hidden = !!q && !r.text.includes(q);
@@ -418,40 +626,39 @@
         if (q && !g.hidden) g.open = true;
       }
     });
+    // Enter in the search field searches; it does not submit the agent.
+    $('#tool-search').addEventListener('keydown', (ev) => { if (ev.key === 'Enter') ev.preventDefault(); });
 
-    if (agent) showConnect(agent);
+    if (agent) showConnect(agent, () => { saved = JSON.stringify(draft()); });
     $('#agent-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
       hideError('#agent-error');
-      const body = {
-        name: $('#agent-name').value.trim(),
-        description: $('#agent-description').value.trim(),
-        instructions: $('#agent-instructions').value,
-        confirm: $('#agent-confirm').value,
-        approval: $('#agent-approval').value,
-        tool_mode: $('#agent-toolmode').value,
-        run_tools: $('#agent-runtools').value,
-        tools: rows.filter((r) => r.box.checked).map((r) => ({ tool: r.op.tool, connection_id: r.sel.value })),
-      };
+      const body = draft();
       if (agent) body.version = agent.version;
       if (!body.name) {
         showError('#agent-error', new APIError(400, { error: { code: 'invalid', field: 'name', message: 'is required: name the agent' } }));
+        $('#agent-name').setAttribute('aria-invalid', 'true');
         $('#agent-name').focus();
         return;
       }
       $('#agent-save').disabled = true;
       try {
         agent = agent ? await api('PUT', `/api/agents/${encodeURIComponent(agent.id)}`, body) : await api('POST', '/api/agents', body);
+        for (const n of document.querySelectorAll('#agent-form [aria-invalid]')) n.removeAttribute('aria-invalid');
+        saved = JSON.stringify(draft());
+        $('#agent-dirty').hidden = true;
         history.replaceState(null, '', `/agents/${encodeURIComponent(agent.id)}`);
         $('#agent-title').textContent = `Agent: ${agent.name}`;
         flash(`Saved agent ${agent.name}.`);
-        showConnect(agent);
+        showConnect(agent, () => { saved = JSON.stringify(draft()); });
       } catch (err) {
         showError('#agent-error', agentsMissing(err) ? new APIError(404, { error: { code: 'not_found', message: 'This server has no agents API yet; the agent cannot be saved.' } }) : err);
         const f = err.field && document.getElementById(`agent-${err.field}`);
         if (f) { f.setAttribute('aria-invalid', 'true'); f.focus(); }
       } finally {
         $('#agent-save').disabled = false;
+        // Focus stays on Save (it was disabled while saving), never on the page body.
+        if (document.activeElement === document.body) $('#agent-save').focus();
       }
     });
   }
@@ -465,21 +672,22 @@
         ` created ${fmtTime(k.created_at)}, last used ${k.last_used_at ? fmtTime(k.last_used_at) : 'never'} `,
         el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke agent key ${k.name}`, onclick: async () => {
           if (!confirm(`Revoke the key ${k.name}? Clients using it are refused at once.`)) return;
-          try { await api('DELETE', `/api/keys/${encodeURIComponent(k.id)}`); flash(`Revoked key ${k.name}.`); await loadAgentKeys(agent); } catch (err) { alertPage(err); }
+          try { await api('DELETE', `/api/keys/${encodeURIComponent(k.id)}`); flash(`Revoked key ${k.name}.`); await loadAgentKeys(agent); $('#agent-new-key').focus(); } catch (err) { alertPage(err); }
         } }, 'Revoke'))))
         : el('p', { class: 'muted', text: 'No active key: create one above.' }));
     } catch (err) { fill(box, el('p', { class: 'error', text: describe(err) })); }
   }
 
-  function showConnect(agent) {
+  function showConnect(agent, leaving) {
     $('#agent-connect').hidden = false;
     $('#agent-mcp-url').value = agentURL(agent);
-    renderSnippets(agent, '');
+    renderSnippets($('#snippets'), agent.name, agentURL(agent), '');
     loadAgentKeys(agent);
     $('#agent-delete').onclick = async () => {
       if (!confirm(`Delete the agent ${agent.name}? Its keys are revoked and its URL stops answering.`)) return;
       try {
         await api('DELETE', `/api/agents/${encodeURIComponent(agent.id)}`);
+        leaving(); // nothing left to save
         location.assign('/agents');
       } catch (err) { alertPage(err); }
     };
@@ -490,29 +698,48 @@
         const key = res.key || (res.api_key && res.api_key.key);
         $('#agent-key').value = key;
         $('#agent-key-box').hidden = false;
-        renderSnippets(agent, key);
+        renderSnippets($('#snippets'), agent.name, agentURL(agent), key, (agent.tools || [])[0] && agent.tools[0].tool);
         flash('API key created: copy it now, it is shown only once.');
         loadAgentKeys(agent);
       } catch (err) { alertPage(err); }
     };
   }
 
-  function renderSnippets(agent, key) {
-    const url = agentURL(agent);
-    const k = key || 'YOUR_AGENT_API_KEY';
-    const name = (agent.name || 'switchboard').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'switchboard';
+  // renderSnippets fills box with the client configurations for an MCP URL: Claude
+  // Desktop (through mcp-remote), Claude Code, Cursor, VS Code (which prompts for the
+  // key instead of keeping it in .vscode/mcp.json) and curl (lists the tools, calls one).
+  function renderSnippets(box, title, url, key, sampleTool) {
+    const k = key || 'YOUR_API_KEY';
+    const name = (title || 'switchboard').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'switchboard';
     const json = (v) => JSON.stringify(v, null, 2);
+    const q = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+    const rpc = (body) => `curl -sS -X POST "$URL" -H "Authorization: Bearer $KEY" -H "Mcp-Session-Id: $SESSION" \\\n  -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n  -d ${q(JSON.stringify(body))}`;
+    const curl = [
+      `URL=${q(url)}`,
+      `KEY=${q(k)}`,
+      '# Start a session: the answer\'s Mcp-Session-Id header names it.',
+      `SESSION=$(curl -sS -D - -o /dev/null -X POST "$URL" -H "Authorization: Bearer $KEY" \\\n  -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n  -d ${q(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1.0' } } }))} \\\n  | tr -d '\\r' | awk -F': ' 'tolower($1)=="mcp-session-id" {print $2}')`,
+      rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      '# List the tools.',
+      rpc({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      `# Call one (put its arguments, as tools/list describes them, in "arguments").`,
+      rpc({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: sampleTool || 'TOOL_NAME', arguments: {} } }),
+    ].join('\n');
     const snippets = [
       ['claude', 'Claude Desktop (claude_desktop_config.json)', json({ mcpServers: { [name]: { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${SWITCHBOARD_AUTH}'], env: { SWITCHBOARD_AUTH: `Bearer ${k}` } } } })],
+      ['claudecode', 'Claude Code', `claude mcp add --transport http ${name} ${q(url)} \\\n  --header ${q(`Authorization: Bearer ${k}`)}`],
       ['cursor', 'Cursor (~/.cursor/mcp.json)', json({ mcpServers: { [name]: { url, headers: { Authorization: `Bearer ${k}` } } } })],
-      ['vscode', 'VS Code (.vscode/mcp.json)', json({ servers: { [name]: { type: 'http', url, headers: { Authorization: `Bearer ${k}` } } } })],
-      ['curl', 'curl', `curl -sS -X POST '${url}' \\\n  -H 'Authorization: Bearer ${k}' \\\n  -H 'Content-Type: application/json' \\\n  -H 'Accept: application/json, text/event-stream' \\\n  -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1.0"}}}'`],
+      ['vscode', 'VS Code (.vscode/mcp.json: it asks for the key, which stays out of the file)', json({
+        inputs: [{ type: 'promptString', id: `${name}-key`, description: `Switchboard API key for ${title || name}`, password: true }],
+        servers: { [name]: { type: 'http', url, headers: { Authorization: `Bearer \${input:${name}-key}` } } } })],
+      ['curl', 'curl (lists the tools, then calls one)', curl],
     ];
-    fill($('#snippets'), el('h3', { text: 'Client configuration' }),
-      key ? null : el('p', { class: 'muted', text: 'Create an API key above to have it filled in.' }),
-      snippets.map(([id, title, text]) => el('div', { class: 'snippet' },
-        el('div', { class: 'snippethead' }, el('h4', { id: `snippet-${id}-title`, text: title }), el('button', { type: 'button', 'data-copy': `snippet-${id}`, 'aria-label': `Copy the ${title} configuration` }, 'Copy')),
-        el('pre', { tabindex: '0', role: 'region', 'aria-labelledby': `snippet-${id}-title` }, el('code', { id: `snippet-${id}`, text })))));
+    const prefix = box.id;
+    fill(box, el('h3', { text: 'Client configuration' }),
+      key ? null : el('p', { class: 'muted', text: 'Create an API key to have it filled in; until then the snippets say YOUR_API_KEY.' }),
+      snippets.map(([id, head, text]) => el('div', { class: 'snippet' },
+        el('div', { class: 'snippethead' }, el('h4', { id: `${prefix}-${id}-title`, text: head }), el('button', { type: 'button', 'data-copy': `${prefix}-${id}`, 'aria-label': `Copy the ${head} configuration` }, 'Copy')),
+        el('pre', { tabindex: '0', role: 'region', 'aria-labelledby': `${prefix}-${id}-title` }, el('code', { id: `${prefix}-${id}`, text })))));
   }
 
   // ---- Try it -----------------------------------------------------------------------

@@ -1,0 +1,37 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// remoteMCPToken is the bearer token the fake remote MCP server accepts.
+const remoteMCPToken = "remote-mcp-e2e-token-0123456789"
+
+// fakeRemoteMCP is a remote MCP server (mcp-go's Streamable HTTP server) with one tool,
+// search, behind a bearer token: a request without the token gets 401, as a real
+// server's would. Its URL is the MCP endpoint.
+func fakeRemoteMCP(t *testing.T) string {
+	t.Helper()
+	s := mcpserver.NewMCPServer("fake-docs", "1.0.0", mcpserver.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("search", mcp.WithDescription("Search the docs."), mcp.WithString("query", mcp.Required(), mcp.Description("What to look for"))),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("found: " + req.GetString("query", "")), nil
+		})
+	mcpHandler := mcpserver.NewStreamableHTTPServer(s, mcpserver.WithEndpointPath("/mcp"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+remoteMCPToken {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}

@@ -1,0 +1,65 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
+)
+
+// ListedTools returns the tool definitions, encoded as tools/list encodes them, that
+// an agent URL with draft's tool selection and the tool mode would list for p: the
+// bound tools (or, in search mode, search_tools, describe_tool and call_tool) and the
+// extensions' management tools. The builder UI estimates an agent's context cost from
+// it before the agent is saved, so the estimate counts what the URL really serves.
+func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draft agents.Agent, mode agents.ToolMode) ([]json.RawMessage, error) {
+	bindings, err := a.opts.Router.Tools(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var tools []mcp.Tool
+	if mode == agents.ToolModeSearch {
+		for _, t := range (&scope{}).searchTools() {
+			tools = append(tools, t.Tool)
+		}
+	} else {
+		for _, b := range agentBindings(bindings, draft) {
+			t, err := a.buildTool(newHubTool(b))
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range a.opts.Extensions {
+				if e.TaskSupport {
+					t.Tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+				}
+			}
+			tools = append(tools, t.Tool)
+		}
+	}
+	sc := Scope{Principal: p, AgentID: draft.ID}
+	for _, e := range a.opts.Extensions {
+		if e.Tools == nil {
+			continue
+		}
+		ts, err := e.Tools(ctx, sc)
+		if err != nil {
+			return nil, fmt.Errorf("tools of extension %s: %w", e.Name, err)
+		}
+		for _, t := range ts {
+			tools = append(tools, t.Tool)
+		}
+	}
+	out := make([]json.RawMessage, 0, len(tools))
+	for _, t := range tools {
+		raw, err := json.Marshal(t)
+		if err != nil {
+			return nil, fmt.Errorf("encode tool %s: %w", t.Name, err)
+		}
+		out = append(out, raw)
+	}
+	return out, nil
+}
