@@ -42,11 +42,11 @@ type agentView struct {
 	// keys was used last.
 	ActiveKeys int        `json:"active_keys"`
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-	CreatedBy         string          `json:"created_by"`
-	UpdatedBy         string          `json:"updated_by"`
-	Version           int64           `json:"version"`
-	CreatedAt         time.Time       `json:"created_at"`
-	UpdatedAt         time.Time       `json:"updated_at"`
+	CreatedBy  string     `json:"created_by"`
+	UpdatedBy  string     `json:"updated_by"`
+	Version    int64      `json:"version"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
 }
 
 // agentToolView is one selected tool with the connection it is bound to, and what it

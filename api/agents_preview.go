@@ -15,7 +15,7 @@ import (
 // ToolLister says what an agent URL would list in tools/list for a selection and a
 // tool mode (the MCP adapter's ListedTools).
 type ToolLister interface {
-	ListedTools(ctx context.Context, p switchboard.Principal, draft agents.Agent, mode agents.ToolMode) ([]json.RawMessage, error)
+	ListedTools(ctx context.Context, p switchboard.Principal, draft agents.Agent) ([]json.RawMessage, agents.ToolMode, error)
 }
 
 // listedToolView is one tool an agent URL would list, with its estimated cost in a
@@ -51,18 +51,25 @@ func (s *server) previewAgent(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	st, err := s.settingsFor(ctx, p)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
 	switch req.ToolMode {
 	case agents.ToolModeInherit, agents.ToolModeAll, agents.ToolModeSearch:
 	default:
 		s.fail(c, switchboard.Invalid("tool_mode", `must be "", "all" or "search"`))
 		return
 	}
-	draft := agents.Agent{TenantID: p.TenantID, ToolMode: req.ToolMode, CreatedBy: p.UserID}
+	switch req.Confirm {
+	case agents.ConfirmInherit, agents.ConfirmNever, agents.ConfirmDestructive, agents.ConfirmAlways:
+	default:
+		s.fail(c, switchboard.Invalid("confirm", `must be "", "never", "destructive" or "always"`))
+		return
+	}
+	switch req.RunTools {
+	case agents.RunToolsInherit, agents.RunToolsAuto, agents.RunToolsOn, agents.RunToolsOff:
+	default:
+		s.fail(c, switchboard.Invalid("run_tools", `must be "", "auto", "on" or "off"`))
+		return
+	}
+	draft := agents.Agent{TenantID: p.TenantID, ToolMode: req.ToolMode, Confirm: req.Confirm, RunTools: req.RunTools, CreatedBy: p.UserID}
 	for i, t := range req.Tools {
 		if t.Tool == "" {
 			s.fail(c, switchboard.Invalid(fmt.Sprintf("tools[%d].tool", i), "is required"))
@@ -70,8 +77,7 @@ func (s *server) previewAgent(c *gin.Context) {
 		}
 		draft.Tools = append(draft.Tools, agents.Tool{Tool: t.Tool, ConnectionID: t.ConnectionID, Position: i})
 	}
-	mode := draft.EffectiveToolMode(st)
-	defs, err := s.Lister.ListedTools(ctx, p, draft, mode)
+	defs, mode, err := s.Lister.ListedTools(ctx, p, draft)
 	if err != nil {
 		s.fail(c, err)
 		return

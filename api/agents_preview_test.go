@@ -31,15 +31,21 @@ func TestAgentPreviewCountsWhatTheURLServes(t *testing.T) {
 		w := newWorld(t, db)
 		conn := w.connect(w.admin, goodToken, true)
 		mgmt := []string{"switchboard_run_async", "switchboard_get_run", "switchboard_cancel_run", "switchboard_list_runs", "switchboard_submit_elicitation"}
+		picked := []string{"github_get_issue", "github_create_issue"}
+		search := []string{"search_tools", "describe_tool", "call_tool"}
 		for _, tc := range []struct {
-			mode string
-			want []string
+			mode, confirm, runTools string
+			want                    []string
 		}{
-			{"all", append([]string{"github_get_issue", "github_create_issue"}, mgmt...)},
-			{"search", append([]string{"search_tools", "describe_tool", "call_tool"}, mgmt...)},
+			// The run tools are listed where the confirm policy makes runs (auto), or when on.
+			{"all", "destructive", "", append(append([]string{}, picked...), mgmt...)},
+			{"all", "never", "", picked},
+			{"all", "never", "on", append(append([]string{}, picked...), mgmt...)},
+			{"search", "always", "", append(append([]string{}, search...), mgmt...)},
+			{"search", "always", "off", search},
 		} {
 			var got previewBody
-			w.want(w.member, http.MethodPost, "/api/agents/preview", agentJSON(t, map[string]any{"tool_mode": tc.mode,
+			w.want(w.member, http.MethodPost, "/api/agents/preview", agentJSON(t, map[string]any{"tool_mode": tc.mode, "confirm": tc.confirm, "run_tools": tc.runTools,
 				"tools": []map[string]string{{"tool": "github_get_issue", "connection_id": conn}, {"tool": "github_create_issue", "connection_id": conn}}}),
 				http.StatusOK, &got)
 			var names []string
@@ -52,7 +58,7 @@ func TestAgentPreviewCountsWhatTheURLServes(t *testing.T) {
 				sum += tl.Tokens
 			}
 			if diff := cmp.Diff(tc.want, names); diff != "" {
-				t.Errorf("mode %s: listed tools (-want +got):\n%s", tc.mode, diff)
+				t.Errorf("mode %s, confirm %s, run tools %q: listed tools (-want +got):\n%s", tc.mode, tc.confirm, tc.runTools, diff)
 			}
 			if got.Tokens != sum || got.ToolMode != tc.mode {
 				t.Errorf("mode %s: tokens %d (sum of tools %d), mode %q", tc.mode, got.Tokens, sum, got.ToolMode)
@@ -60,13 +66,15 @@ func TestAgentPreviewCountsWhatTheURLServes(t *testing.T) {
 		}
 		// A tool bound to a connection the caller cannot use is not served, so not counted.
 		var none previewBody
-		w.want(w.ownerB, http.MethodPost, "/api/agents/preview", `{"tools":[{"tool":"github_get_issue","connection_id":"`+conn+`"}]}`, http.StatusOK, &none)
+		w.want(w.ownerB, http.MethodPost, "/api/agents/preview", `{"run_tools":"on","tools":[{"tool":"github_get_issue","connection_id":"`+conn+`"}]}`, http.StatusOK, &none)
 		if len(none.Tools) != len(mgmt) {
 			t.Errorf("another tenant's preview with this tenant's connection lists %+v", none.Tools)
 		}
-		status, b := w.do(w.admin, http.MethodPost, "/api/agents/preview", `{"tool_mode":"some"}`)
-		if e := decodeError(t, b); status != http.StatusBadRequest || e.Error.Field != "tool_mode" {
-			t.Errorf("a bad tool mode answered %d %+v", status, e)
+		for field, body := range map[string]string{"tool_mode": `{"tool_mode":"some"}`, "confirm": `{"confirm":"maybe"}`, "run_tools": `{"run_tools":"yes"}`} {
+			status, b := w.do(w.admin, http.MethodPost, "/api/agents/preview", body)
+			if e := decodeError(t, b); status != http.StatusBadRequest || e.Error.Field != field {
+				t.Errorf("a bad %s answered %d %+v", field, status, e)
+			}
 		}
 	})
 }

@@ -104,7 +104,7 @@ func New(o Options) *gin.Engine {
 
 	e.GET(CallbackPath, s.checkHost, s.callback)
 
-	a := e.Group("/api", s.checkHost, requireJSON, s.authenticate)
+	a := e.Group("/api", s.checkHost, requireJSON, compressJSON, s.authenticate)
 	a.GET("/providers", s.listProviders)
 	a.GET("/providers/:provider/operations", s.listOperations)
 

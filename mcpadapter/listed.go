@@ -12,14 +12,25 @@ import (
 )
 
 // ListedTools returns the tool definitions, encoded as tools/list encodes them, that
-// an agent URL with draft's tool selection and the tool mode would list for p: the
-// bound tools (or, in search mode, search_tools, describe_tool and call_tool) and the
-// extensions' management tools. The builder UI estimates an agent's context cost from
-// it before the agent is saved, so the estimate counts what the URL really serves.
-func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draft agents.Agent, mode agents.ToolMode) ([]json.RawMessage, error) {
+// an agent URL with draft's tool selection and policies (tool mode, confirm, run
+// tools; empty ones take the tenant's settings) would list for p, and the tool mode in
+// effect: the bound tools (or, in search mode, search_tools, describe_tool and
+// call_tool) and the extensions' management tools where they are served. The builder
+// UI estimates an agent's context cost from it before the agent is saved, so the
+// estimate counts what the URL really serves.
+func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draft agents.Agent) ([]json.RawMessage, agents.ToolMode, error) {
 	bindings, err := a.opts.Router.Tools(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	mode, runTools := agents.ToolModeAll, true // as refresh has it without an agents service
+	if a.opts.Agents != nil {
+		_, settings, err := a.opts.Agents.AgentAndSettings(ctx, p.TenantID, "")
+		if err != nil {
+			return nil, "", err
+		}
+		mode = draft.EffectiveToolMode(settings)
+		runTools = draft.EffectiveRunTools(settings).Serves(draft.EffectiveConfirm(settings))
 	}
 	var tools []mcp.Tool
 	if mode == agents.ToolModeSearch {
@@ -30,7 +41,7 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 		for _, b := range agentBindings(bindings, draft) {
 			t, err := a.buildTool(newHubTool(b))
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			for _, e := range a.opts.Extensions {
 				if e.TaskSupport {
@@ -42,12 +53,12 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 	}
 	sc := Scope{Principal: p, AgentID: draft.ID}
 	for _, e := range a.opts.Extensions {
-		if e.Tools == nil {
+		if e.Tools == nil || (e.RunTools && !runTools) {
 			continue
 		}
 		ts, err := e.Tools(ctx, sc)
 		if err != nil {
-			return nil, fmt.Errorf("tools of extension %s: %w", e.Name, err)
+			return nil, "", fmt.Errorf("tools of extension %s: %w", e.Name, err)
 		}
 		for _, t := range ts {
 			tools = append(tools, t.Tool)
@@ -57,9 +68,9 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 	for _, t := range tools {
 		raw, err := json.Marshal(t)
 		if err != nil {
-			return nil, fmt.Errorf("encode tool %s: %w", t.Name, err)
+			return nil, "", fmt.Errorf("encode tool %s: %w", t.Name, err)
 		}
 		out = append(out, raw)
 	}
-	return out, nil
+	return out, mode, nil
 }

@@ -50,9 +50,9 @@ func TestListedToolsIsWhatTheAgentURLLists(t *testing.T) {
 			}
 			served = append(served, string(raw))
 		}
-		listed, err := e.adapter.ListedTools(context.Background(), alice, draft, mode)
-		if err != nil {
-			t.Fatalf("ListedTools(%s): %v", mode, err)
+		listed, gotMode, err := e.adapter.ListedTools(context.Background(), alice, draft)
+		if err != nil || gotMode != mode {
+			t.Fatalf("ListedTools in mode %s: mode %s, %v", mode, gotMode, err)
 		}
 		var got []string
 		for _, raw := range listed {

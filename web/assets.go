@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/switchboard-hub/switchboard/internal/httpx"
 )
 
 // asset is one static file as served: its bytes, its gzip encoding when that is
@@ -90,7 +92,7 @@ func (as assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Cache-Control", "no-cache")
 	}
 	body, etag := a.body, `"`+a.hash+`"`
-	if a.gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if a.gz != nil && httpx.AcceptsGzip(r.Header.Get("Accept-Encoding")) {
 		body, etag = a.gz, `"`+a.hash+`-gz"`
 		h.Set("Content-Encoding", "gzip")
 	}
@@ -105,19 +107,6 @@ func (as assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
-}
-
-// acceptsGzip reports whether an Accept-Encoding header admits gzip (not with q=0).
-func acceptsGzip(header string) bool {
-	for _, part := range strings.Split(header, ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.TrimSpace(coding) != "*" {
-			continue
-		}
-		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-	}
-	return false
 }
 
 // etagMatches reports whether If-None-Match names either encoding of the file with

@@ -55,6 +55,7 @@ const foreign = [];
 // (a desktop app's loopback listener): the one other place a page may lead.
 const MCP_CLIENT_REDIRECT = 'http://127.0.0.1:9/oauth/callback';
 const dialogs = []; // the type of every dialog the pages opened (confirm, beforeunload…)
+let dismissNext = false; // the next dialog is declined instead of accepted
 
 async function newPage(ctx) {
   const page = await ctx.newPage();
@@ -64,7 +65,7 @@ async function newPage(ctx) {
     if (!u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith(GITHUB_AUTHORIZE) && !u.startsWith(MCP_CLIENT_REDIRECT + '?')) foreign.push(u);
   });
   page.on('pageerror', (err) => summary.failures.push(`page error on ${page.url()}: ${err.message}`));
-  page.on('dialog', (d) => { dialogs.push(d.type()); d.accept(); });
+  page.on('dialog', (d) => { dialogs.push(d.type()); if (dismissNext) { dismissNext = false; d.dismiss(); } else d.accept(); });
   return page;
 }
 
@@ -308,7 +309,10 @@ try {
   await page.fill('#tool-search', 'get issue');
   await page.check('#pick-github_get_issue');
   await page.fill('#tool-search', '');
-  await waitUntil(page, () => document.querySelector('#token-estimate').dataset.served === '7', undefined, 'the estimate does not say the URL serves 7 tools (2 picked and 5 for runs)');
+  // Two picked, and the run tools the destructive confirm policy brings (the URL's own
+  // list is compared with the estimate once the agent is saved).
+  await waitUntil(page, () => document.querySelector('#token-estimate').textContent.startsWith('2 selected') && Number(document.querySelector('#token-estimate').dataset.served) > 2,
+    undefined, 'the estimate does not count the run tools besides the 2 picked');
   summary.builder.estimate = await page.textContent('#token-estimate');
   summary.builder.estimated_tools = Number(await page.getAttribute('#token-estimate', 'data-served'));
   summary.builder.estimated_tokens = Number(await page.getAttribute('#token-estimate', 'data-tokens'));
@@ -400,8 +404,20 @@ try {
   await page.fill('[data-path=body] textarea, [data-path=body] input', 'Made in a browser');
   await page.click('[data-path=labels] button');
   await page.fill('[data-path="labels[0]"] input', 'bug');
+  // Raw JSON mode carries the form's arguments across, and back.
+  await page.check('#try-mode-json');
+  const asJSON = JSON.parse(await page.inputValue('#try-json'));
+  check(asJSON.owner === 'octo-org' && asJSON.labels[0] === 'bug', `the JSON mode holds ${JSON.stringify(asJSON)}`);
+  await page.check('#try-mode-form');
+  dialogs.length = 0;
+  dismissNext = true;
+  await page.click('#try-run');
+  check(dialogs.includes('confirm') && await page.isHidden('#try-result'), 'a write tool ran without asking first');
   await page.click('#try-run');
   await page.waitForSelector('#try-result:not([hidden])');
+  check(/^Took [\d,]+ ms\.$/.test(await page.textContent('#try-duration')), `the result has no duration: ${await page.textContent('#try-duration')}`);
+  check((await page.$$('#try-links a[href^="https://"]')).length > 0, 'the result\'s links are not clickable');
+  check(await page.isVisible('#try-result button[data-copy=try-output]'), 'the result has no Copy button');
   const out = JSON.parse(await page.textContent('#try-output'));
   check(out.title === 'Filed from Try it' && out.number > 0, `the result is ${JSON.stringify(out)}`);
   summary.try_result = { number: out.number, title: out.title };
@@ -417,7 +433,7 @@ try {
   step('see the call in Activity');
   await page.click('nav >> text=Activity');
   await page.waitForSelector('#audit-rows tr[data-event]');
-  await page.fill('#f-tool', 'github_create_issue');
+  await page.fill('#f-tool', 'create_iss'); // a part of the name matches
   await page.selectOption('#f-outcome', 'ok');
   // The call and the async run, each audited; the audit writer batches, so a row may
   // land a moment after its call.
@@ -429,9 +445,20 @@ try {
     rows = await page.$$eval('#audit-rows tr[data-event]', (trs) => trs.map((t) => t.textContent));
   }
   check(rows.length === 2 && rows.every((r) => r.includes('ok') && r.includes('ms')), `Activity shows ${JSON.stringify(rows)}, want the call and the run`);
+  const filtered = new URL(page.url());
+  check(filtered.searchParams.get('tool') === 'create_iss' && filtered.searchParams.get('outcome') === 'ok', `the filters are not in the URL: ${page.url()}`);
+  await page.reload();
+  await page.waitForSelector('#audit-rows tr[data-event]');
+  check((await page.inputValue('#f-tool')) === 'create_iss' && (await page.$$('#audit-rows tr[data-event]')).length === 2, 'a reload lost the filters');
+  check(!/\b(agt|con|key|usr)_[A-Za-z0-9]/.test(await page.textContent('#audit-rows')), 'Activity shows raw ids instead of names');
+  check((await page.$$eval('#f-kind option', (os) => os.length)) > 20, 'the event filter does not list every kind');
   await page.waitForSelector('#runs table');
   const runsText = await page.textContent('#runs');
   check(runsText.includes(summary.run_id) && runsText.includes('completed'), `Activity's runs show ${runsText}`);
+  await page.click(`button[aria-label="Output of run ${summary.run_id}"]`);
+  await page.waitForSelector('#audit-detail[open] #run-output');
+  check((await page.textContent('#run-output')).includes('Filed from Try it'), 'the run\'s output is not shown');
+  await page.keyboard.press('Escape');
   await page.click('#audit-rows tr[data-event] button');
   await page.waitForSelector('#audit-detail[open]');
   const detail = await page.textContent('#audit-detail-list');
@@ -496,6 +523,9 @@ try {
   const before = await fetch(`${BASE}/api/tenant`, { headers: { Authorization: `Bearer ${key}` } });
   check(before.status === 200, `the new key was refused before revocation: ${before.status}`);
   const prefix = key.split('_')[1];
+  const keyRow = await page.$eval(`#keys-table tr:has(th:text-is("e2e laptop"))`, (r) => ({ expires: r.querySelector('[data-expires]').dataset.expires, text: r.textContent }));
+  check(keyRow.expires !== '' && keyRow.text.includes('you'), `the new key's row has no expiry or does not name its owner: ${JSON.stringify(keyRow)}`);
+  check(!(await page.textContent('#keys-table')).includes('agt_') && !(await page.textContent('#keys-table')).includes('usr_'), 'the key table shows raw ids instead of names');
   await page.click(`button[aria-label^="Revoke key e2e laptop"]`);
   await page.waitForFunction((p) => [...document.querySelectorAll('#keys-table tr')].some((r) => r.textContent.includes(p) && r.textContent.includes('revoked')), prefix);
   const after = await fetch(`${BASE}/api/tenant`, { headers: { Authorization: `Bearer ${key}` } });
@@ -565,8 +595,13 @@ try {
   const graceRole = 'select[aria-label="Role of grace@e2e.test"]';
   await page.waitForSelector(graceRole);
   check((await page.inputValue(graceRole)) === 'member', 'the new member is not shown as a member');
+  dialogs.length = 0;
+  dismissNext = true;
+  await page.selectOption(graceRole, 'admin');
+  check(dialogs.includes('confirm') && (await page.inputValue(graceRole)) === 'member', 'declining the role change\'s confirmation did not keep the role');
   await page.selectOption(graceRole, 'admin');
   await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('grace@e2e.test is now admin'));
+  check(dialogs.filter((d) => d === 'confirm').length === 2, `the role change was not confirmed (dialogs: ${dialogs.join(', ')})`);
   await page.reload();
   await page.waitForSelector(graceRole);
   check((await page.inputValue(graceRole)) === 'admin', 'after a reload the members table does not show the new role');
@@ -584,7 +619,19 @@ try {
   await page.fill('#invite-form #invite-email', 'ada@e2e.test');
   await page.click('#invite-form button[type=submit]');
   await page.waitForSelector('button[aria-label="Revoke the invitation of ada@e2e.test"]');
+  const firstURL = await page.inputValue('#invite-link');
+  step('a second invitation is refused next to its form; resend makes a new link');
+  await page.fill('#invite-form #invite-email', 'ada@e2e.test');
+  await page.click('#invite-form button[type=submit]');
+  await page.waitForSelector('#invite-error:not([hidden])');
+  check((await page.textContent('#invite-error')).includes('resend') && (await page.textContent('#alert')) === '', `a duplicate invitation said ${await page.textContent('#invite-error')}`);
+  check((await page.$$('#invitations-table tr[data-invitation]')).length === 1, 'a duplicate invitation was listed');
+  await page.click('button[aria-label="Resend the invitation of ada@e2e.test"]');
+  await waitUntil(page, (old) => document.querySelector('#invite-link').value !== old && document.querySelector('#invite-error').hidden, firstURL, 'resend gave no new link, or the error stayed');
   const inviteURL = await page.inputValue('#invite-link');
+  const oldLink = await fetch(firstURL);
+  check(oldLink.status === 404, `the resent invitation's old link still answers ${oldLink.status}`);
+  await axeCheck(page, 'settings invitations');
   await page.click('button[aria-label="Revoke the invitation of ada@e2e.test"]');
   await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Revoked the invitation of ada@e2e.test'));
   // The flash comes before the page lists the invitations again: wait for that listing.
@@ -663,6 +710,9 @@ try {
   await pageB.waitForSelector('#key-list:not([aria-busy])');
   check(!(await pageB.textContent('#key-list')).includes(prefix), "beta sees default's key");
   check(!(await pageB.textContent('#member-list')).includes('admin@localhost'), "beta sees default's members");
+  await pageB.waitForSelector('#defaults-view');
+  const inert = await pageB.evaluate(() => [...document.querySelectorAll('main select:disabled, main button:disabled, main input:disabled')].map((n) => n.id || n.name));
+  check(inert.length === 0 && !(await pageB.$('#invite-form')) && !(await pageB.$('#oauth-form')), `a member sees controls they may not use: ${inert.join(', ')}`);
   {
   const agentID = agentURL.split('/').pop();
   const probes = await pageB.evaluate(async (id) => {
@@ -731,6 +781,33 @@ try {
   check(!(await page.textContent('#agent-list')).includes('Triage bot'), 'the deleted agent is still listed');
   const gone = await fetch(agentURL, { method: 'POST', headers: mcpHeaders, body: init });
   check(gone.status === 401 || gone.status === 404, `the deleted agent's URL with its key answered ${gone.status}`);
+
+  step('page weights, cold (a new browser profile) and warm (a reload)');
+  summary.weights = {};
+  const state = await ctx.storageState();
+  for (const p of ['/', '/agents', '/activity', '/settings', '/tools/github_create_issue']) {
+    const wctx = await browser.newContext({ viewport: { width: 1366, height: 900 }, storageState: state });
+    const wpage = await newPage(wctx);
+    let bytes = 0;
+    let ops = 0;
+    const pending = [];
+    wpage.on('requestfinished', (req) => pending.push(req.sizes().then((z) => { bytes += z.responseBodySize + z.responseHeadersSize; }).catch(() => {})));
+    wpage.on('request', (req) => { if (/\/api\/providers\/[^/]+\/operations/.test(req.url())) ops++; });
+    await wpage.goto(BASE + p);
+    await wpage.waitForLoadState('networkidle');
+    await Promise.all(pending.splice(0));
+    const cold = bytes;
+    const coldOps = ops;
+    bytes = 0;
+    await wpage.reload();
+    await wpage.waitForLoadState('networkidle');
+    await Promise.all(pending.splice(0));
+    summary.weights[p] = { cold_bytes: cold, warm_bytes: bytes, operations_requests: coldOps };
+    await wctx.close();
+  }
+  // Settings shows no operation, and Try it one provider's.
+  check(summary.weights['/settings'].operations_requests === 0 && summary.weights['/tools/github_create_issue'].operations_requests === 1,
+    `Settings and Try it fetch catalogs they do not show: ${JSON.stringify(summary.weights)}`);
 
   check(foreign.length === 0, `third-party requests: ${foreign.join(', ')}`);
   summary.ok = summary.failures.length === 0;

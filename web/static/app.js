@@ -46,8 +46,8 @@
   }
 
   // api calls the REST API with the session cookie and, for changes, the CSRF token.
-  async function api(method, path, body) {
-    const opts = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
+  async function api(method, path, body, signal) {
+    const opts = { method, credentials: 'same-origin', headers: { Accept: 'application/json' }, signal };
     if (method !== 'GET') opts.headers['X-CSRF-Token'] = CSRF;
     if (body !== undefined) {
       opts.headers['Content-Type'] = 'application/json';
@@ -57,6 +57,7 @@
     try {
       res = await fetch(path, opts);
     } catch (err) {
+      if (err && err.name === 'AbortError') throw new APIError(0, { error: { code: 'aborted', message: 'canceled' } });
       throw new APIError(0, { error: { code: 'network', message: 'the server did not answer; check that it is running and your network, then try again' } });
     }
     if (res.status === 204) return null;
@@ -120,20 +121,15 @@
     }
   });
 
-  // Catalog: providers with their operations, loaded once per page.
-  let catalogPromise;
-  function catalog() {
-    if (!catalogPromise) {
-      catalogPromise = api('GET', '/api/providers').then(async (res) => {
-        const providers = res.providers || [];
-        await Promise.all(providers.map(async (p) => {
-          const ops = await api('GET', `/api/providers/${encodeURIComponent(p.name)}/operations`);
-          p.ops = ops.operations || [];
-        }));
-        return providers;
-      });
-    }
-    return catalogPromise;
+  // Catalog: providers, and the operations of those a page asks for (all by default),
+  // loaded once per page: Settings and Try it fetch only what they show.
+  let providersPromise;
+  const providerList = () => (providersPromise ||= api('GET', '/api/providers').then((res) => res.providers || []));
+  const opsOf = async (p) => { p.ops ||= (await api('GET', `/api/providers/${encodeURIComponent(p.name)}/operations`)).operations || []; return p; };
+  async function catalog(only) {
+    const providers = await providerList();
+    await Promise.all(providers.filter((p) => !only || only(p)).map(opsOf));
+    return only ? providers.filter((p) => p.ops) : providers;
   }
   const callableTools = () => api('GET', '/api/tools').then((r) => r.tools || []);
   const findTool = (providers, name) => {
@@ -586,7 +582,7 @@
       const seq = ++previewSeq;
       const d = draft();
       try {
-        const res = await api('POST', '/api/agents/preview', { tool_mode: d.tool_mode, tools: d.tools });
+        const res = await api('POST', '/api/agents/preview', { tool_mode: d.tool_mode, confirm: d.confirm, run_tools: d.run_tools, tools: d.tools });
         if (seq !== previewSeq) return; // a later change asked again
         const picked = new Set(d.tools.map((t) => t.tool));
         const extra = (res.tools || []).filter((t) => !picked.has(t.name)).map((t) => t.name);
@@ -836,7 +832,7 @@
     let providers;
     let callable;
     try {
-      [providers, callable] = await Promise.all([catalog(), callableTools()]);
+      [providers, callable] = await Promise.all([catalog((p) => name.startsWith(`${p.name}_`)), callableTools()]);
     } catch (err) {
       fill($('#tool-info'), el('p', { class: 'error', text: describe(err) }));
       return;
@@ -866,53 +862,112 @@
     }
     const form = objectFields(op.input_schema || {}, '');
     fill($('#try-fields'), form.nodes.length ? form.nodes : el('p', { class: 'muted', text: 'This tool takes no arguments.' }));
+    // Raw JSON beside the form: switching carries what was typed across.
+    const jsonMode = () => $('#try-mode-json').checked;
+    $('#try-mode-json').addEventListener('change', () => {
+      let args = {};
+      try { args = form.read(); } catch (err) { args = {}; }
+      $('#try-json').value = JSON.stringify(args, null, 2);
+      $('#try-fields').hidden = true;
+      $('#try-json-box').hidden = false;
+      $('#try-json').focus();
+    });
+    $('#try-mode-form').addEventListener('change', () => { $('#try-fields').hidden = false; $('#try-json-box').hidden = true; });
+    const kind = kindOf(op.annotations);
+    let aborter = null;
+    let runID = '';
+    $('#try-cancel').addEventListener('click', async () => {
+      if (aborter) aborter.abort();
+      if (runID) { try { await api('POST', `/api/runs/${encodeURIComponent(runID)}/cancel`); } catch (err) { /* it may have ended */ } }
+    });
+    const busy = (on) => {
+      $('#try-run').disabled = on;
+      $('#try-cancel').hidden = !on;
+      $('#try-busy').textContent = on ? `Running ${name}…` : '';
+      $('#try-form').setAttribute('aria-busy', on ? 'true' : 'false');
+      if (on) $('#try-cancel').focus();
+      else if (document.activeElement === document.body || document.activeElement === $('#try-cancel')) $('#try-run').focus();
+    };
     $('#try-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
       hideError('#try-error');
       for (const n of document.querySelectorAll('[aria-invalid]')) n.removeAttribute('aria-invalid');
       let args;
-      try {
-        args = form.read();
-      } catch (err) {
-        markField(err.field, `${err.field}: ${err.message}`);
-        return;
+      if (jsonMode()) {
+        try {
+          args = JSON.parse($('#try-json').value || '{}');
+          if (!args || typeof args !== 'object' || Array.isArray(args)) throw new Error('not an object');
+        } catch (err) {
+          showError('#try-error', new APIError(400, { error: { code: 'invalid', message: `The arguments are not a JSON object (${err.message}).` } }));
+          $('#try-json').setAttribute('aria-invalid', 'true');
+          $('#try-json').focus();
+          return;
+        }
+      } else {
+        try {
+          args = form.read();
+        } catch (err) {
+          markField(err.field, `${err.field}: ${err.message}`);
+          return;
+        }
+      }
+      // A tool that changes something asks first, saying what and on which account.
+      if (kind !== 'reads') {
+        const account = $('#try-conn') ? $('#try-conn').selectedOptions[0].textContent : 'your account';
+        if (!confirm(`${kind === 'destroys' ? 'This tool deletes or overwrites' : 'This tool changes'} data on ${account}. Run ${name} now?`)) return;
       }
       const body = { arguments: args };
       if ($('#try-conn')) body.connection_id = $('#try-conn').value;
-      $('#try-run').disabled = true;
       $('#try-result').hidden = true;
+      busy(true);
+      aborter = new AbortController();
+      const started = performance.now();
       try {
         if ($('#try-async').checked) {
-          await runAsync(name, body);
+          await runAsync(name, body, (id) => { runID = id; });
           return;
         }
-        const res = await api('POST', `/api/tools/${encodeURIComponent(name)}/call`, body);
-        $('#try-output').textContent = JSON.stringify(res.result, null, 2);
-        $('#try-result').hidden = false;
+        const res = await api('POST', `/api/tools/${encodeURIComponent(name)}/call`, body, aborter.signal);
+        showResult(res.result, performance.now() - started);
         flash('The tool ran. Its call is in Activity.');
       } catch (err) {
-        if (err.code === 'confirmation_required') {
+        if (err.code === 'aborted') {
+          showError('#try-error', new APIError(0, { error: { code: 'canceled', message: 'Canceled: the page stopped waiting. If the call reached the provider it may still have taken effect; Activity shows how it ended.' } }));
+        } else if (err.code === 'confirmation_required') {
           const n = $('#try-error');
           n.textContent = 'This tool needs a person\'s confirmation under your confirm policy: tick "Run in the background" and run it again, then approve it on the page its run links to.';
           n.hidden = false;
         } else if (err.field && err.field !== 'arguments') markField(err.field, describe(err));
         else showError('#try-error', err);
       } finally {
-        $('#try-run').disabled = false;
+        aborter = null;
+        runID = '';
+        busy(false);
       }
     });
   }
-  // runAsync starts the call as an async run and follows its state until it ends.
-  async function runAsync(name, body) {
+  // showResult shows a result with how long it took and its links made clickable.
+  function showResult(result, ms) {
+    const text = JSON.stringify(result, null, 2);
+    $('#try-output').textContent = text;
+    $('#try-duration').textContent = ms === undefined ? '' : `Took ${Math.round(ms).toLocaleString()} ms.`;
+    const links = [...new Set(text.match(/https:\/\/[^\s"'<>\\]+/g) || [])].slice(0, 20);
+    fill($('#try-links'), links.length ? [el('h4', { text: 'Links in the result' }), el('ul', {}, links.map((u) => el('li', {}, el('a', { href: u, target: '_blank', rel: 'noopener noreferrer' }, u))))] : []);
+    $('#try-result').hidden = false;
+  }
+  // runAsync starts the call as an async run and follows its state until it ends;
+  // started learns the run's id, so Cancel can cancel it.
+  async function runAsync(name, body, started) {
+    const t0 = performance.now();
     let run = await api('POST', '/api/runs', { tool: name, ...body });
     const id = run.run_id || run.id;
+    started(id);
     const show = () => {
       const shown = { run_id: id, state: run.state };
       if (run.output !== undefined) shown.output = run.output;
       if (run.error) shown.error = run.error;
       if (run.approval_url) shown.approval_url = run.approval_url;
-      $('#try-output').textContent = JSON.stringify(shown, null, 2);
-      $('#try-result').hidden = false;
+      showResult(shown, ['completed', 'failed', 'canceled'].includes(run.state) ? performance.now() - t0 : undefined);
     };
     show();
     for (let i = 0; i < 120 && ['working', 'queued', 'pending'].includes(run.state); i++) {
@@ -941,25 +996,30 @@
   async function activityPage() {
     let agents = [];
     let conns = [];
-    const [a, c, t] = await Promise.allSettled([api('GET', '/api/agents'), api('GET', '/api/connections'), callableTools()]);
+    const [a, c, t, k, u] = await Promise.allSettled([api('GET', '/api/agents'), api('GET', '/api/connections'), callableTools(), api('GET', '/api/keys'), api('GET', '/api/users')]);
     if (a.status === 'fulfilled') agents = a.value.agents || [];
     if (c.status === 'fulfilled') conns = c.value.connections || [];
+    // Names for every id an event carries: agents, connections, keys and people.
     const agentName = Object.fromEntries(agents.map((x) => [`agent:${x.id}`, x.name]));
     const connName = Object.fromEntries(conns.map((x) => [x.id, `${x.provider}: ${x.account_label}`]));
+    const keyName = k.status === 'fulfilled' ? Object.fromEntries((k.value.keys || []).map((x) => [x.id, `${x.name} (sbk_${x.prefix}_…)`])) : {};
+    const userName = u.status === 'fulfilled' ? Object.fromEntries((u.value.users || []).map((x) => [`user:${x.id}`, x.id === USER_ID ? 'you' : x.email])) : {};
     $('#f-agent').append(...agents.map((x) => el('option', { value: `agent:${x.id}`, text: x.name })));
     if (!agents.length) $('#f-agent').disabled = true;
     $('#f-connection').append(...conns.map((x) => el('option', { value: x.id, text: connName[x.id] })));
     if (t.status === 'fulfilled') $('#tool-names').append(...t.value.map((x) => el('option', { value: x.tool })));
 
-    const who = (p) => agentName[p] ? `agent ${agentName[p]}` : p === `user:${USER_ID}` ? 'you' : p;
+    const who = (p) => agentName[p] ? `agent ${agentName[p]}` : userName[p] || (p && p.startsWith('agent:') ? 'a deleted agent' : p);
     let cursor = '';
     let query = '';
     const rows = $('#audit-rows');
     function detail(e) {
       const dl = $('#audit-detail-list');
-      const entries = [['Time', fmtTime(e.at)], ['Event', e.kind], ['Who', who(e.principal)], ['Credential', e.key_id], ['Tool', e.tool], ['Connection', connName[e.connection_id] || e.connection_id],
-        ['Outcome', e.outcome], ['Upstream status', e.upstream_status], ['Latency', e.latency_us ? `${(e.latency_us / 1000).toFixed(1)} ms` : ''], ['Arguments (keyed hash)', e.args_sha256], ['Detail', e.detail], ['Event ID', e.id]];
-      fill(dl, entries.filter(([, v]) => v !== undefined && v !== '' && v !== 0).map(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v) })]));
+      const failed = e.outcome && e.outcome !== 'ok';
+      const entries = [['Time', fmtTime(e.at)], ['Event', e.kind.replace(/_/g, ' ')], ['Who', who(e.principal)], ['Credential', keyName[e.key_id] || (e.key_id ? 'a deleted key' : '')], ['Tool', e.tool],
+        ['Connection', connName[e.connection_id] || (e.connection_id ? 'a disconnected account' : '')], ['Outcome', e.outcome], [failed ? 'Why it failed' : 'Detail', e.detail || (failed ? 'no reason was recorded' : '')],
+        ['Upstream status', e.upstream_status], ['Latency', e.latency_us ? `${(e.latency_us / 1000).toFixed(1)} ms` : ''], ['Arguments (keyed hash)', e.args_sha256], ['Event ID', e.id]];
+      fill(dl, entries.filter(([, v]) => v !== undefined && v !== '' && v !== 0).map(([key, v]) => [el('dt', { text: key }), el('dd', { class: key === 'Why it failed' ? 'error' : undefined, text: String(v) })]));
       $('#audit-detail').showModal();
     }
     async function load(more) {
@@ -968,7 +1028,7 @@
         const trs = (res.events || []).map((e) => el('tr', { 'data-event': e.id },
           el('td', { text: fmtTime(e.at) }), el('td', { text: e.kind.replace(/_/g, ' ') }), el('td', { text: who(e.principal) }),
           el('td', {}, e.tool ? el('a', { href: `/tools/${encodeURIComponent(e.tool)}` }, e.tool) : ''),
-          el('td', { text: connName[e.connection_id] || e.connection_id || '' }),
+          el('td', { text: connName[e.connection_id] || (e.connection_id ? 'a disconnected account' : '') }),
           el('td', {}, el('span', { class: `outcome ${e.outcome === 'ok' ? 'ok' : 'bad'}`, text: e.outcome })),
           el('td', { class: 'num', text: e.latency_us ? `${(e.latency_us / 1000).toFixed(1)} ms` : '' }),
           el('td', {}, el('button', { type: 'button', class: 'secondary small', 'aria-label': `Details of the ${e.kind.replace(/_/g, ' ')} at ${fmtTime(e.at)}`, onclick: () => detail(e) }, 'Details'))));
@@ -980,51 +1040,102 @@
         fill(rows, el('tr', {}, el('td', { colspan: '8', class: 'error', text: describe(err) })));
       }
     }
-    $('#audit-filters').addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      const f = new FormData(ev.target);
+    // The filters live in the page's URL, so a filtered view can be reloaded, shared
+    // and come back to.
+    const form = $('#audit-filters');
+    function apply(fromURL) {
       const q = new URLSearchParams();
-      for (const [k, v] of f.entries()) {
+      const shown = new URLSearchParams();
+      for (const [name, v] of new FormData(form).entries()) {
         if (!v) continue;
-        if (k === 'agent') q.set('principal', v);
-        else if (k === 'since' || k === 'until') q.set(k, new Date(v).toISOString());
-        else q.set(k, v.trim());
+        shown.set(name, v);
+        if (name === 'agent') q.set('principal', v);
+        else if (name === 'since' || name === 'until') q.set(name, new Date(v).toISOString());
+        else q.set(name, v.trim());
       }
       query = q.toString() ? `&${q}` : '';
-      load(false);
-    });
-    $('#audit-more').addEventListener('click', () => load(true));
-    await load(false);
-
-    const runs = $('#runs');
-    try {
-      const res = await api('GET', '/api/runs');
-      const list = res.runs || [];
-      fill(runs, list.length ? scrollBox('Runs', el('table', {},
-        el('thead', {}, el('tr', {}, ['Run', 'Tool', 'State', 'Started', 'Updated'].map((h) => el('th', { scope: 'col', text: h })))),
-        el('tbody', {}, list.map((r) => el('tr', {}, el('td', {}, el('code', { text: r.run_id || r.id })), el('td', { text: r.tool || '' }),
-          el('td', {}, el('span', { class: `status ${r.state}`, text: (r.state || '').replace(/_/g, ' ') })), el('td', { text: fmtTime(r.created_at) }), el('td', { text: fmtTime(r.updated_at) }))))))
-        : el('p', { class: 'muted', text: 'No async runs yet. Clients start one by calling a tool as a task.' }));
-    } catch (err) {
-      fill(runs, el('p', { class: err.status === 404 ? 'muted' : 'error', text: err.status === 404 ? 'This server does not run async tool calls yet.' : describe(err) }));
+      if (!fromURL) history.replaceState(null, '', shown.toString() ? `/activity?${shown}` : '/activity');
+      return load(false);
     }
+    for (const [name, v] of new URLSearchParams(location.search)) {
+      const f = form.elements.namedItem(name);
+      if (f) f.value = v;
+    }
+    form.addEventListener('submit', (ev) => { ev.preventDefault(); apply(false); });
+    $('#audit-more').addEventListener('click', () => load(true));
+    await apply(true);
+
+    // Runs, with their output (or error) and, while they have not ended, a Cancel.
+    const runsBox = $('#runs');
+    async function loadRuns() {
+      try {
+        const res = await api('GET', '/api/runs');
+        const list = res.runs || [];
+        fill(runsBox, list.length ? scrollBox('Runs', el('table', { id: 'runs-table' },
+          el('thead', {}, el('tr', {}, ['Run', 'Tool', 'State', 'Started', 'Updated', 'Output', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
+          el('tbody', {}, list.map((r) => {
+            const id = r.run_id || r.id;
+            const ended = ['completed', 'failed', 'canceled'].includes(r.state);
+            return el('tr', { 'data-run': id }, el('td', {}, el('code', { text: id })), el('td', { text: r.tool || '' }),
+              el('td', {}, el('span', { class: `status ${r.state}`, text: (r.state || '').replace(/_/g, ' ') })), el('td', { text: fmtTime(r.created_at) }), el('td', { text: fmtTime(r.updated_at) }),
+              el('td', {}, ended ? el('button', { type: 'button', class: 'secondary small', 'aria-label': `Output of run ${id}`, onclick: () => runOutput(id) }, r.state === 'completed' ? 'Output' : 'Why') : ''),
+              el('td', {}, ended ? '' : el('button', { type: 'button', class: 'danger small', 'aria-label': `Cancel run ${id}`, onclick: () => cancelRun(id) }, 'Cancel')));
+          }))))
+          : el('p', { class: 'muted', text: 'No async runs yet. Clients start one by calling a tool as a task.' }));
+      } catch (err) {
+        fill(runsBox, el('p', { class: err.status === 404 ? 'muted' : 'error', text: err.status === 404 ? 'This server does not run async tool calls yet.' : describe(err) }));
+      }
+    }
+    async function runOutput(id) {
+      try {
+        const r = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
+        fill($('#audit-detail-list'), el('dt', { text: 'Run' }), el('dd', { text: id }), el('dt', { text: 'State' }), el('dd', { text: r.state }),
+          r.error ? [el('dt', { text: 'Why it failed' }), el('dd', { class: 'error', text: `${r.error.code}: ${r.error.message}` })] : null,
+          r.output !== undefined ? [el('dt', { text: 'Output' }), el('dd', {}, el('pre', { tabindex: '0', role: 'region', 'aria-label': 'Run output' }, el('code', { id: 'run-output', text: JSON.stringify(r.output, null, 2) })))] : null);
+        $('#audit-detail').showModal();
+      } catch (err) { alertPage(err); }
+    }
+    async function cancelRun(id) {
+      if (!confirm(`Cancel run ${id}? If its call already reached the provider, that may have taken effect.`)) return;
+      try {
+        await api('POST', `/api/runs/${encodeURIComponent(id)}/cancel`);
+        flash(`Canceled run ${id}.`);
+        await loadRuns();
+        $('#runs-title').tabIndex = -1;
+        $('#runs-title').focus();
+      } catch (err) { alertPage(err); }
+    }
+    await loadRuns();
   }
 
   // ---- Settings -------------------------------------------------------------------
   async function settingsPage() {
+    // Each form's failure shows next to it, and its next success clears it.
+    const formError = (id, err) => showError(`#${id}-error`, err);
+    const formOK = (id) => hideError(`#${id}-error`);
+    // Names for the ids the key table would otherwise show raw.
+    const names = {};
+    const [ag, us] = await Promise.allSettled([api('GET', '/api/agents'), api('GET', '/api/users')]);
+    if (ag.status === 'fulfilled') for (const a of ag.value.agents || []) names[a.id] = `agent ${a.name}`;
+    if (us.status === 'fulfilled') for (const u of us.value.users || []) names[u.id] = u.id === USER_ID ? 'you' : u.email;
+    renderSnippets($('#tenant-snippets'), TENANT, $('#tenant-mcp-url').value, '');
     async function loadKeys() {
       const box = $('#key-list');
       try {
         const res = await api('GET', '/api/keys');
         const keys = res.keys || [];
         fill(box, keys.length ? scrollBox('API keys', el('table', { id: 'keys-table' },
-          el('thead', {}, el('tr', {}, ['Name', 'Key', 'For', 'Created', 'Last used', 'Status', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
-          el('tbody', {}, keys.map((k) => el('tr', { 'data-key': k.id },
+          el('thead', {}, el('tr', {}, ['Name', 'Key', 'For', 'Created', 'Last used', 'Expires', 'Status', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
+          el('tbody', {}, keys.map((k) => {
+            const state = k.revoked_at ? 'revoked' : k.expired ? 'expired' : 'active';
+            return el('tr', { 'data-key': k.id },
             el('th', { scope: 'row', text: k.name }), el('td', {}, el('code', { text: `sbk_${k.prefix}_…` })),
-            el('td', { text: k.agent_id ? `agent ${k.agent_id}` : k.user_id === USER_ID ? 'you' : `user ${k.user_id}` }),
+            el('td', { text: k.agent_id ? names[k.agent_id] || 'a deleted agent' : names[k.user_id] || (k.user_id === USER_ID ? 'you' : 'a former member') }),
             el('td', { text: fmtTime(k.created_at) }), el('td', { text: k.last_used_at ? fmtTime(k.last_used_at) : 'never' }),
-            el('td', {}, el('span', { class: `status ${k.revoked_at ? 'revoked' : 'active'}`, text: k.revoked_at ? 'revoked' : 'active' })),
-            el('td', {}, k.revoked_at ? '' : el('button', { type: 'button', class: 'danger', 'aria-label': `Revoke key ${k.name} (sbk_${k.prefix})`, onclick: () => revoke(k) }, 'Revoke')))))))
+            el('td', { 'data-expires': k.expires_at || '', text: k.expires_at ? fmtTime(k.expires_at) : 'never' }),
+            el('td', {}, el('span', { class: `status ${state === 'active' ? 'active' : 'revoked'}`, text: state })),
+            el('td', {}, k.revoked_at ? '' : el('button', { type: 'button', class: 'danger', 'aria-label': `Revoke key ${k.name} (sbk_${k.prefix})`, onclick: () => revoke(k) }, 'Revoke')));
+          }))))
           : el('p', { class: 'muted', text: 'No API keys.' }));
       } catch (err) { fill(box, el('p', { class: 'error', text: describe(err) })); }
     }
@@ -1039,16 +1150,20 @@
     $('#key-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
       const name = $('#key-name').value.trim();
-      if (!name) { alertPage(new APIError(400, { error: { code: 'invalid', field: 'name', message: 'is required: name the key after where it is used' } })); $('#key-name').focus(); return; }
+      if (!name) { formError('key', new APIError(400, { error: { code: 'invalid', field: 'name', message: 'is required: name the key after where it is used' } })); $('#key-name').focus(); return; }
+      const body = { name };
+      if ($('#key-expiry').value) body.expires_in_days = Number($('#key-expiry').value);
       try {
-        const res = await api('POST', '/api/keys', { name });
+        const res = await api('POST', '/api/keys', body);
+        formOK('key');
         $('#new-key').value = res.key;
         $('#new-key-box').hidden = false;
         $('#key-name').value = '';
         $('#new-key').focus();
         flash('API key created: copy it now, it is shown only once.');
+        renderSnippets($('#tenant-snippets'), TENANT, $('#tenant-mcp-url').value, res.key);
         await loadKeys();
-      } catch (err) { alertPage(err); }
+      } catch (err) { formError('key', err); }
     });
 
     async function loadApps() {
@@ -1090,11 +1205,26 @@
       try {
         const res = await api('GET', '/api/invitations');
         const inv = res.invitations || [];
-        fill($('#invitation-list'), inv.length ? [el('h3', { text: 'Pending invitations' }), el('ul', {}, inv.map((i) => el('li', { 'data-invitation': i.id }, `${i.email} as ${i.role}, until ${fmtTime(i.expires_at)} `,
-          el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke the invitation of ${i.email}`, onclick: async () => {
-            if (!confirm(`Revoke the invitation of ${i.email}? Its link stops working at once.`)) return;
-            try { await api('DELETE', `/api/invitations/${encodeURIComponent(i.id)}`); flash(`Revoked the invitation of ${i.email}.`); await loadMembers(); } catch (err) { alertPage(err); }
-          } }, 'Revoke'))))] : []);
+        fill($('#invitation-list'), inv.length ? [el('h3', { id: 'invitations-title', tabindex: '-1', text: 'Pending invitations' }), scrollBox('Pending invitations', el('table', { id: 'invitations-table' },
+          el('thead', {}, el('tr', {}, ['Email', 'Role', 'Link valid until', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
+          el('tbody', {}, inv.map((i) => el('tr', { 'data-invitation': i.id }, el('th', { scope: 'row', text: i.email }), el('td', { text: i.role }), el('td', { text: fmtTime(i.expires_at) }),
+            el('td', { class: 'actions' },
+              el('button', { type: 'button', class: 'secondary small', 'aria-label': `Resend the invitation of ${i.email}`, onclick: async () => {
+                if (!confirm(`Make a new link for ${i.email}? The link sent before stops working.`)) return;
+                try {
+                  const res = await api('POST', `/api/invitations/${encodeURIComponent(i.id)}/resend`);
+                  formOK('invite');
+                  $('#invite-link').value = res.url;
+                  $('#invite-link-box').hidden = false;
+                  flash(`New invitation link for ${i.email}: copy it and send it; the old one no longer works.`);
+                  await loadMembers();
+                  $('#invite-link').focus();
+                } catch (err) { formError('invite', err); }
+              } }, 'Resend'),
+              el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke the invitation of ${i.email}`, onclick: async () => {
+                if (!confirm(`Revoke the invitation of ${i.email}? Its link stops working at once.`)) return;
+                try { await api('DELETE', `/api/invitations/${encodeURIComponent(i.id)}`); formOK('invite'); flash(`Revoked the invitation of ${i.email}.`); await loadMembers(); $('#invite-email').focus(); } catch (err) { formError('invite', err); }
+              } }, 'Revoke')))))))] : []);
       } catch (err) { fill($('#invitation-list'), el('p', { class: 'error', text: describe(err) })); }
     }
     // roleSelect changes a member's role; only an owner grants or takes away owner.
@@ -1103,13 +1233,17 @@
       const sel = el('select', { 'aria-label': `Role of ${u.email}`, 'data-role-of': u.id, disabled: u.role === 'owner' && ROLE !== 'owner',
         onchange: async () => {
           const role = sel.value;
-          if (u.id === USER_ID && !confirm(`Change your own role to ${role}? You may lose the right to manage the workspace.`)) { sel.value = u.role; return; }
+          // Every role change is confirmed, saying what it does; declining keeps the role.
+          const what = u.id === USER_ID ? `Change your own role from ${u.role} to ${role}? You may lose the right to manage the workspace.`
+            : `Change ${u.email} from ${u.role} to ${role}? ${role === 'member' ? 'They can no longer manage the workspace, its members or its keys.' : role === 'owner' ? 'They can then manage everything, owners included.' : 'They can then manage members, keys and connections.'}`;
+          if (!confirm(what)) { sel.value = u.role; sel.focus(); return; }
           try {
             await api('PATCH', `/api/users/${encodeURIComponent(u.id)}`, { role });
+            formOK('member');
             flash(`${u.email} is now ${role}.`);
             if (u.id === USER_ID) { location.reload(); return; }
             await loadMembers();
-          } catch (err) { sel.value = u.role; alertPage(err); }
+          } catch (err) { sel.value = u.role; formError('member', err); }
         } }, roles.map((r) => el('option', { value: r, text: r })));
       sel.value = u.role;
       return sel;
@@ -1121,9 +1255,12 @@
         if (!confirm(`Remove ${u.email} from the workspace? Their API keys are revoked, their sessions end and the agents they created are deleted.`)) return;
         try {
           await api('DELETE', `/api/users/${encodeURIComponent(u.id)}`);
+          formOK('member');
           flash(`Removed ${u.email}.`);
           await Promise.all([loadMembers(), loadKeys()]);
-        } catch (err) { alertPage(err); }
+          $('#members-title').tabIndex = -1;
+          $('#members-title').focus();
+        } catch (err) { formError('member', err); }
       } }, 'Remove');
     }
     const inviteForm = $('#invite-form');
@@ -1132,14 +1269,16 @@
         ev.preventDefault();
         try {
           const res = await api('POST', '/api/invitations', { email: $('#invite-email').value.trim(), role: $('#invite-role').value });
+          formOK('invite');
+          $('#invite-email').removeAttribute('aria-invalid');
           $('#invite-link').value = res.url;
           $('#invite-link-box').hidden = false;
           $('#invite-email').value = '';
           flash(`Invitation made for ${res.email}: copy the link and send it.`);
           await loadMembers();
         } catch (err) {
-          alertPage(err);
-          if (err.field === 'email') $('#invite-email').focus();
+          formError('invite', err);
+          if (err.field === 'email') { $('#invite-email').setAttribute('aria-invalid', 'true'); $('#invite-email').focus(); }
         }
       });
     }
@@ -1152,8 +1291,12 @@
         $('#default-runtools').value = st.run_tools || 'auto';
         // Only now may an admin change them: before, the saved values would overwrite the choice.
         const form = $('#defaults-form');
-        if (IS_ADMIN) for (const c of form.elements) c.disabled = false;
         form.removeAttribute('aria-busy');
+        if (IS_ADMIN) { for (const c of form.elements) c.disabled = false; return; }
+        // A member may not change them: the values as text, no controls they cannot use.
+        form.replaceWith(el('dl', { id: 'defaults-view', class: 'defaults' }, [...form.querySelectorAll('select')].map((sel) => [
+          el('dt', { text: form.querySelector(`label[for="${sel.id}"]`).textContent }), el('dd', { text: sel.selectedOptions[0] ? sel.selectedOptions[0].textContent : sel.value })])),
+        el('p', { class: 'small muted', text: 'Only an admin of the workspace changes these.' }));
       } catch (err) {
         $('#defaults-form').replaceChildren(el('p', { class: err.status === 404 ? 'muted' : 'error', text: err.status === 404 ? 'This server has no MCP settings.' : describe(err) }));
       }
@@ -1162,13 +1305,14 @@
       ev.preventDefault();
       try {
         await api('PUT', '/api/mcp-settings', { confirm: $('#default-confirm').value, approval: $('#default-approval').value, tool_mode: $('#default-toolmode').value, run_tools: $('#default-runtools').value });
+        formOK('defaults');
         flash('Saved the defaults. Live MCP sessions pick them up.');
-      } catch (err) { alertPage(err); }
+      } catch (err) { formError('defaults', err); }
     });
     async function loadOAuthApps() {
       if (!$('#oauth-form')) return;
       try {
-        const [res, providers] = await Promise.all([api('GET', '/api/oauth-apps'), catalog()]);
+        const [res, providers] = await Promise.all([api('GET', '/api/oauth-apps'), providerList()]);
         $('#oauth-redirect').value = res.redirect_uri || '';
         const oauth = providers.filter((p) => (p.auth_kinds || []).includes('oauth2'));
         const sel = $('#oauth-provider');
@@ -1194,10 +1338,11 @@
         try {
           await api('PUT', `/api/oauth-apps/${encodeURIComponent($('#oauth-provider').value)}`, { client_id: $('#oauth-client-id').value.trim(), client_secret: secret });
           $('#oauth-client-id').value = '';
+          formOK('oauth');
           flash('Saved the OAuth app. "Continue with OAuth" uses it now.');
           await loadOAuthApps();
         } catch (err) {
-          alertPage(err);
+          formError('oauth', err);
           const f = err.field && document.getElementById(`oauth-${err.field.replace('_', '-')}`);
           if (f) { f.setAttribute('aria-invalid', 'true'); f.focus(); }
         }
