@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
@@ -87,11 +88,12 @@ type hub struct {
 	tenants *tenants.Store
 	github  *fakeGitHub
 	writer  *audit.Writer
+	db      *gorm.DB
 }
 
 func newHub(t *testing.T, db *gorm.DB) *hub {
 	t.Helper()
-	h := &hub{t: t, github: newFakeGitHub(t), tenants: tenants.NewStore(db)}
+	h := &hub{t: t, github: newFakeGitHub(t), tenants: tenants.NewStore(db), db: db}
 	t.Cleanup(h.tenants.Close)
 	h.tenants.SetPasswordCost(4)
 	log := slog.New(slog.DiscardHandler)
@@ -148,6 +150,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	h.engine = api.New(api.Options{Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
 		Workflows: &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr},
 		Agents:    agentService, RemoteMCP: remote, Recorder: h.writer, Ready: func(context.Context) error { return nil },
+		Grants:    identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: log}),
 		PublicURL: "https://hub.example.com", Logger: log, NoRoute: ui})
 	// Mounted as serve mounts it.
 	mcp := gin.WrapH(adapter)
@@ -218,6 +221,7 @@ type fixture struct {
 	runID        string // the owner's run on connID
 	wfRunID      string // the owner's run of the workflow victim_flow (a step on connID)
 	invitationID string
+	grantID      string // an MCP client the owner allowed (Connected apps)
 	memberID     string // tenant A's member (the "other user")
 
 	principals map[string]string // kind → API key ("" for none)
@@ -338,6 +342,11 @@ func (h *hub) seed() *fixture {
 	var inv struct{ ID string }
 	h.want(f.owner, http.MethodPost, "/api/invitations", `{"email":"invited@victim.test","role":"admin"}`, http.StatusCreated, &inv)
 	f.invitationID = inv.ID
+	f.grantID = "grt_victimsapp"
+	if err := h.db.Create(&identity.Grant{ID: f.grantID, TenantID: f.victimTenant, ClientID: "cli_victim", ClientName: "Victim's app",
+		Resource: "https://hub.example.com/mcp/" + f.victimSlug, Scope: "mcp", UserID: f.ownerID, ConsentedBy: f.ownerID, CreatedAt: time.Now()}).Error; err != nil {
+		h.t.Fatal(err)
+	}
 	h.want(f.owner, http.MethodPut, "/api/oauth-apps/github", `{"client_id":"victim-client-id","client_secret":"victim-client-secret"}`, http.StatusOK, nil)
 	h.want(f.owner, http.MethodDelete, "/api/users/"+removedID, "", http.StatusNoContent, nil)
 	return f
@@ -346,7 +355,7 @@ func (h *hub) seed() *fixture {
 // markers are what a principal's answers must never hold: the victim's objects, and
 // for another tenant anything of the victim tenant.
 func (f *fixture) markers(kind string) []string {
-	m := []string{victimToken, "victim-client-secret", f.keyID, f.runID, f.wfRunID, f.invitationID, f.agentKeyID, "invited@victim.test"}
+	m := []string{victimToken, "victim-client-secret", f.keyID, f.runID, f.wfRunID, f.invitationID, f.agentKeyID, "invited@victim.test", f.grantID}
 	if kind == otherTenant || kind == anonymous || kind == revoked || kind == removed {
 		m = append(m, f.connID, f.agentID, f.ownerID, f.ownerEmail, string(f.victimTenant), f.memberID, "victim-client-id", "victim-octocat")
 	}

@@ -99,6 +99,11 @@ var routes = map[string]route{
 
 	"GET /api/audit": {mode: ownScope, request: fixed("/api/audit", "")},
 
+	"GET /api/connected-apps": {mode: ownScope, usersOnly: true, request: fixed("/api/connected-apps", "")},
+	"DELETE /api/connected-apps/:id": {mode: onVictim, request: func(f *fixture) (string, string) {
+		return "/api/connected-apps/" + f.grantID, ""
+	}},
+
 	"GET /api/invitations":  {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/invitations", "")},
 	"POST /api/invitations": {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/invitations", `{"email":"probe-invite@probe.test"}`)},
 	"DELETE /api/invitations/:id": {mode: onVictim, request: func(f *fixture) (string, string) {
