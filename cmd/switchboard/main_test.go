@@ -196,7 +196,8 @@ func TestServe(t *testing.T) {
 			t.Errorf("%s: status %d body %s; want %d with %s", c.name, res.StatusCode, b, c.wantStatus, c.wantBody)
 		}
 	}
-	// The 401 points OAuth clients at the metadata; registering says to use a key.
+	// The 401 points OAuth clients at the metadata, which names this server as the
+	// authorization server; its endpoints are mounted.
 	res, err := http.Get(base + "/mcp/default")
 	if err != nil {
 		t.Fatal(err)
@@ -205,14 +206,28 @@ func TestServe(t *testing.T) {
 	if got, want := res.Header.Get("WWW-Authenticate"), `Bearer realm="switchboard", resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp/default", scope="mcp"`; got != want {
 		t.Errorf("WWW-Authenticate %q, want %q", got, want)
 	}
-	res, err = http.Post(base+"/register", "application/json", strings.NewReader(`{"client_name":"c"}`))
+	for path, want := range map[string]string{
+		"/.well-known/oauth-protected-resource/mcp/default": `"authorization_servers":["` + base + `"]`,
+		"/.well-known/oauth-authorization-server":           `"token_endpoint":"` + base + `/oauth/token"`,
+	} {
+		res, err = http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(b), want) {
+			t.Errorf("GET %s: status %d body %s; want %s", path, res.StatusCode, b, want)
+		}
+	}
+	res, err = http.Post(base+"/oauth/register", "application/json", strings.NewReader(`{"client_name":"c","redirect_uris":["http://127.0.0.1:9/cb"],"token_endpoint_auth_method":"none"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "connect with an API key") {
-		t.Errorf("POST /register: status %d body %s", res.StatusCode, b)
+	if res.StatusCode != http.StatusCreated || !strings.Contains(string(b), `"client_id":"cli_`) {
+		t.Errorf("POST /oauth/register: status %d body %s", res.StatusCode, b)
 	}
 	// MCP initialize through the mounted adapter.
 	req, _ := http.NewRequest(http.MethodPost, base+"/mcp/default", strings.NewReader(
