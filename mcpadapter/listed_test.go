@@ -26,11 +26,22 @@ func TestListedToolsIsWhatTheAgentURLLists(t *testing.T) {
 		},
 		TaskSupport: true,
 	}
-	e.adapter.opts.Extensions = []Extension{mgmt}
+	// Like the workflow tools, this one is listed at tenant URLs only.
+	tenantOnly := Extension{
+		Name: "tenant-only",
+		Tools: func(_ context.Context, sc Scope) ([]server.ServerTool, error) {
+			if sc.AgentID != "" {
+				return nil, nil
+			}
+			return []server.ServerTool{{Tool: mcp.NewTool("list_things", mcp.WithDescription("Tenant URLs only."))}}, nil
+		},
+	}
+	e.adapter.opts.Extensions = []Extension{mgmt, tenantOnly}
 	draft, _, err := e.agents.AgentAndSettings(context.Background(), "ten_a", "agt_triage")
 	if err != nil {
 		t.Fatal(err)
 	}
+	draft.ID = "" // a draft not saved yet
 	for _, mode := range []agents.ToolMode{agents.ToolModeAll, agents.ToolModeSearch} {
 		e.agents.setSettings(agents.Settings{TenantID: "ten_a", Confirm: agents.ConfirmNever, ToolMode: mode})
 		e.adapter.AgentChanged("ten_a", "agt_triage")
