@@ -73,7 +73,7 @@ const (
 
 func mgmtTool(name, title, description, schema, output string, readOnly, destructive, idempotent, openWorld bool) mcp.Tool {
 	return mcp.Tool{
-		Name: name, Title: title, Description: description,
+		Name: name, Description: description, // title in annotations only, as for provider tools
 		RawInputSchema:  json.RawMessage(schema),
 		RawOutputSchema: listedOutput(output),
 		Annotations: mcp.ToolAnnotation{

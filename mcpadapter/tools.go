@@ -86,10 +86,12 @@ func (a *Adapter) buildTool(t *hubTool) (server.ServerTool, error) {
 	h := info.Hints
 	tool := mcp.Tool{
 		Name:            b.Tool.Name,
-		Title:           info.Title,
 		Description:     description,
 		RawInputSchema:  input,
 		RawOutputSchema: output,
+		// The display title is said once, in annotations.title: every protocol
+		// version reads it there (2025-06-18 and later fall back to it when the
+		// tool has no title of its own), and a second copy cost every list ~1.5 KB.
 		Annotations: mcp.ToolAnnotation{
 			Title:           info.Title,
 			ReadOnlyHint:    mcp.ToBoolPtr(h.ReadOnly),
