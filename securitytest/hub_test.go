@@ -151,6 +151,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 		Workflows: &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr},
 		Agents:    agentService, RemoteMCP: remote, Recorder: h.writer, Ready: func(context.Context) error { return nil },
 		Grants:    identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: log}),
+		Lister:    adapter,
 		PublicURL: "https://hub.example.com", Logger: log, NoRoute: ui})
 	// Mounted as serve mounts it.
 	mcp := gin.WrapH(adapter)

@@ -106,6 +106,9 @@ var routes = map[string]route{
 
 	"GET /api/invitations":  {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/invitations", "")},
 	"POST /api/invitations": {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/invitations", `{"email":"probe-invite@probe.test"}`)},
+	"POST /api/invitations/:id/resend": {mode: onVictim, request: func(f *fixture) (string, string) {
+		return "/api/invitations/" + f.invitationID + "/resend", ""
+	}},
 	"DELETE /api/invitations/:id": {mode: onVictim, request: func(f *fixture) (string, string) {
 		return "/api/invitations/" + f.invitationID, ""
 	}},
@@ -116,6 +119,11 @@ var routes = map[string]route{
 	}},
 
 	"GET /api/agents": {mode: ownScope, request: fixed("/api/agents", "")},
+	// A preview naming the victim's connection lists nothing of it: the caller's own
+	// scope decides what the draft agent's URL would serve.
+	"POST /api/agents/preview": {mode: ownScope, request: func(f *fixture) (string, string) {
+		return "/api/agents/preview", `{"run_tools":"off","tools":[{"tool":"github_get_me","connection_id":"` + f.connID + `"}]}`
+	}},
 	"POST /api/agents": {mode: onVictim, bodyRefusal: true, request: func(f *fixture) (string, string) {
 		return "/api/agents", `{"name":"probe-agent","tools":[{"tool":"github_get_me","connection_id":"` + f.connID + `"}]}`
 	}},
