@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -185,6 +186,9 @@ func TestLostAnswers(t *testing.T) {
 			if tt.wantCode == switchboard.CodeOutcomeUnknown && strings.Contains(switchboard.AsError(err).Message, "retrying later may help") {
 				t.Errorf("an unknown outcome invites a retry: %q", switchboard.AsError(err).Message)
 			}
+			// A request sent before its deadline may reach the fake's handler after
+			// Execute returned on a loaded machine: wait for it, then count.
+			testwait.Until(t, fmt.Sprintf("the upstream to have %d requests", tt.wantCalls), func() bool { return len(up.requests()) >= tt.wantCalls })
 			if got := len(up.requests()); got != tt.wantCalls {
 				t.Errorf("upstream got %d requests %q, want %d (a write whose answer was lost is never sent again)", got, up.requests(), tt.wantCalls)
 			}
