@@ -132,8 +132,9 @@ func buildHub(b *testing.B, withGitHub bool, extra ...providers.Spec) *hub {
 		Admission: admission})
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg, Logger: log})
 	b.Cleanup(func() { runExec.Close(context.Background()) })
-	// Every closed-loop caller holds a session of the one key: up to 1,024 of them.
-	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tstore, Agents: agentService, Logger: log, SessionLimits: sessions.Limits{PerPrincipal: 4096}, Admission: admission,
+	// Every closed-loop caller holds a session of the one key, and the memory benchmarks
+	// keep 10,000 initialized ones open for as long as they take to measure.
+	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tstore, Agents: agentService, Logger: log, SessionLimits: sessions.Limits{PerPrincipal: 16384, Unused: time.Hour}, Admission: admission,
 		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec})}})
 	b.Cleanup(func() { adapter.Close(context.Background()) })
 	engine := api.New(api.Options{Registry: reg, Tenants: tstore, Connections: svc, Audit: audit.NewStore(db), Recorder: writer, Logger: log})
