@@ -63,6 +63,9 @@ func (s *Service) ForNewKey(ctx context.Context, p switchboard.Principal, id str
 	}
 	var foreign []string
 	for _, t := range a.Tools {
+		if t.ConnectionID == "" {
+			continue // a workflow: its steps run on connections the key's principal may use
+		}
 		c, err := s.conns.Get(ctx, p, t.ConnectionID)
 		switch {
 		case switchboard.CodeOf(err) == switchboard.CodeNotFound:

@@ -92,7 +92,8 @@ type Agent struct {
 // TableName is the agents table.
 func (Agent) TableName() string { return "agents" }
 
-// Tool is one tool an agent selected, bound to one connection.
+// Tool is one tool an agent selected, bound to one connection; a saved workflow's tool
+// (workflow_<name>) has none (ConnectionID is empty): its steps name their own.
 type Tool struct {
 	AgentID      string               `gorm:"primaryKey;size:40"`
 	Tool         string               `gorm:"primaryKey;size:64"`

@@ -30,6 +30,13 @@ type Connections interface {
 	Get(ctx context.Context, p switchboard.Principal, id string) (connections.Connection, error)
 }
 
+// Workflows is what the service needs to check an agent's workflow tools
+// (workflow_<name>): the tenant has the workflow, and p may run it (every step's tool
+// exists and may be used by p). workflows.Service has it.
+type Workflows interface {
+	Runnable(ctx context.Context, p switchboard.Principal, name string) error
+}
+
 // Input is an agent as a caller gives it, to create or replace one.
 type Input struct {
 	Name         string
@@ -42,7 +49,8 @@ type Input struct {
 	Tools        []ToolInput
 }
 
-// ToolInput selects one tool and the connection it runs on.
+// ToolInput selects one tool and the connection it runs on. A workflow's tool
+// (workflow_<name>) has no connection: its steps name their own.
 type ToolInput struct {
 	Tool         string
 	ConnectionID string
@@ -56,6 +64,7 @@ type Service struct {
 	store *Store
 	reg   *providers.Registry
 	conns Connections
+	flows Workflows // set while wiring (SetWorkflows); nil refuses workflow tools
 
 	mu   sync.Mutex
 	subs []func(tenant switchboard.TenantID, agentID string)
@@ -88,6 +97,10 @@ const policyTTL = 10 * time.Second
 func NewService(store *Store, reg *providers.Registry, conns Connections) *Service {
 	return &Service{store: store, reg: reg, conns: conns}
 }
+
+// SetWorkflows lets agents select saved workflows as tools (workflow_<name>), checked
+// at save against w. Call it once, while wiring.
+func (s *Service) SetWorkflows(w Workflows) { s.flows = w }
 
 // Subscribe registers fn to be called after every change to an agent, made here or,
 // with a feed, on any node (the MCP adapter refreshes that agent's live sessions;
@@ -382,6 +395,13 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 			return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is selected twice", ti.Tool))
 		}
 		seen[ti.Tool] = true
+		if name, ok := strings.CutPrefix(ti.Tool, providers.WorkflowToolPrefix); ok {
+			if err := s.checkWorkflow(ctx, creator, field, name, ti); err != nil {
+				return err
+			}
+			tools = append(tools, Tool{Tool: ti.Tool})
+			continue
+		}
 		if strings.TrimSpace(ti.ConnectionID) == "" {
 			return switchboard.Invalid(field+".connection_id", "is required: every tool is bound to one connection")
 		}
@@ -417,6 +437,28 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 	a.UpdatedBy = p.UserID
 	a.Confirm, a.Approval, a.ToolMode, a.RunTools, a.Tools = in.Confirm, in.Approval, in.ToolMode, in.RunTools, tools
 	return nil
+}
+
+// checkWorkflow checks a workflow tool the agent selects (tools[i] is field): it has
+// no connection, and the workflow is one of the tenant's that the agent's creator may
+// run.
+func (s *Service) checkWorkflow(ctx context.Context, creator switchboard.Principal, field, name string, ti ToolInput) error {
+	if ti.ConnectionID != "" {
+		return switchboard.Invalid(field+".connection_id", "must be empty for a workflow: its steps name their own connections")
+	}
+	if s.flows == nil {
+		return switchboard.Invalid(field+".tool", "workflows are not enabled on this server")
+	}
+	err := s.flows.Runnable(ctx, creator, name)
+	switch switchboard.CodeOf(err) {
+	case "":
+		return nil
+	case switchboard.CodeNotFound:
+		return switchboard.Invalid(field+".tool", fmt.Sprintf("%q names no saved workflow of this tenant", ti.Tool))
+	case switchboard.CodeInvalid, switchboard.CodeForbidden:
+		return switchboard.Invalid(field+".tool", fmt.Sprintf("the agent's creator may not run workflow %s: %s", name, switchboard.AsError(err).Message))
+	}
+	return err
 }
 
 // tool finds a tool by name: a registered operation, or one of the connection's own

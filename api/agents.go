@@ -69,7 +69,9 @@ func (s *server) existingConnections(ctx context.Context, p switchboard.Principa
 	var ids []string
 	for _, a := range list {
 		for _, t := range a.Tools {
-			ids = append(ids, t.ConnectionID)
+			if t.ConnectionID != "" { // a workflow's tool has none
+				ids = append(ids, t.ConnectionID)
+			}
 		}
 	}
 	return s.Connections.Existing(ctx, p, ids)
@@ -114,7 +116,7 @@ func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string, exis
 		CreatedBy:         a.CreatedBy, UpdatedBy: a.UpdatedBy, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 	}
 	for _, t := range a.Tools {
-		tv := agentToolView{Tool: t.Tool, ConnectionID: t.ConnectionID, ConnectionMissing: !exists[t.ConnectionID]}
+		tv := agentToolView{Tool: t.Tool, ConnectionID: t.ConnectionID, ConnectionMissing: t.ConnectionID != "" && !exists[t.ConnectionID]}
 		if tool, ok := s.Registry.Tool(t.Tool); ok {
 			tv.Provider, tv.Title = tool.Provider.Name, tool.Info.Title
 			tv.ReadOnly, tv.Destructive = tool.Info.Hints.ReadOnly, tool.Info.Hints.Destructive

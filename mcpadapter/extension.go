@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -46,6 +47,8 @@ type Scope struct {
 	Principal switchboard.Principal
 	// AgentID is set at an agent URL (/mcp/{tenant}/agents/{agent}).
 	AgentID string
+	// Agent is the agent at an agent URL, with its tool selection (nil elsewhere).
+	Agent *agents.Agent
 
 	s *scope
 }

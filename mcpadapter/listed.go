@@ -51,13 +51,13 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 			tools = append(tools, t.Tool)
 		}
 	}
-	// Extensions list for an agent URL what they list there (the workflow tools list
-	// nothing): a draft not saved yet has no id, so it gets a stand-in.
+	// Extensions list for an agent URL what they list there (the workflows the draft
+	// selects): a draft not saved yet has no id, so it gets a stand-in.
 	agentID := draft.ID
 	if agentID == "" {
 		agentID = "agt_draft"
 	}
-	sc := Scope{Principal: p, AgentID: agentID}
+	sc := Scope{Principal: p, AgentID: agentID, Agent: &draft}
 	for _, e := range a.opts.Extensions {
 		if e.Tools == nil || (e.RunTools && !runTools) {
 			continue

@@ -70,7 +70,13 @@ func scopeKey(p switchboard.Principal, agentID string) string {
 }
 
 // Scope returns the scope as extensions see it.
-func (s *scope) Scope() Scope { return Scope{Principal: s.principal, AgentID: s.agentID, s: s} }
+func (s *scope) Scope() Scope {
+	sc := Scope{Principal: s.principal, AgentID: s.agentID, s: s}
+	if st := s.state.Load(); st != nil {
+		sc.Agent = st.agent
+	}
+	return sc
+}
 
 // scope returns the principal's scope at the endpoint, building it on first use. The
 // scope is returned in use (inFlight counted under the adapter's lock, so Sweep cannot
@@ -197,6 +203,7 @@ func (s *scope) refresh(ctx context.Context) error {
 	}
 	fp = append(fp, "mode="+string(st.mode))
 	sc := s.Scope()
+	sc.Agent = st.agent // the agent as just read, not as last built
 	parts := make([]string, 0, len(bindings))
 	for _, b := range bindings {
 		t := newHubTool(b)

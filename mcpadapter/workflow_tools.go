@@ -25,10 +25,9 @@ type WorkflowsOptions struct {
 	Logger *slog.Logger
 }
 
-// WorkflowsExtension serves, at every tenant MCP URL (an agent URL lists only its
-// agent's tools), run_workflow, list_workflows,
+// WorkflowsExtension serves, at every tenant MCP URL, run_workflow, list_workflows,
 // create_workflow and cancel_workflow, and each saved workflow as a tool of its own,
-// workflow_<name>. The list changes (list_changed) when workflows are saved or
+// workflow_<name>. An agent URL lists only the workflow tools its agent selected. The list changes (list_changed) when workflows are saved or
 // deleted: wire Service.Changed to Adapter.Refresh.
 func WorkflowsExtension(o WorkflowsOptions) Extension {
 	if o.Wait <= 0 {
@@ -52,8 +51,7 @@ const workflowResultSchema = `{"type":"object","properties":{` +
 
 func (x *workflowsExt) tools(ctx context.Context, sc Scope) ([]server.ServerTool, error) {
 	if sc.AgentID != "" {
-		// An agent URL lists only the tools its agent was given.
-		return nil, nil
+		return x.agentTools(ctx, sc)
 	}
 	out := []server.ServerTool{
 		{Tool: mgmtTool("run_workflow", "Run a workflow",
@@ -81,6 +79,30 @@ func (x *workflowsExt) tools(ctx context.Context, sc Scope) ([]server.ServerTool
 		return nil, err
 	}
 	for _, w := range ws {
+		out = append(out, x.workflowTool(w))
+	}
+	return out, nil
+}
+
+// agentTools are the workflow tools an agent selected, in its order: an agent URL
+// lists only the tools its agent was given. A workflow deleted since is left out.
+func (x *workflowsExt) agentTools(ctx context.Context, sc Scope) ([]server.ServerTool, error) {
+	if sc.Agent == nil {
+		return nil, nil
+	}
+	var out []server.ServerTool
+	for _, t := range sc.Agent.Tools {
+		name, ok := strings.CutPrefix(t.Tool, workflows.ToolPrefix)
+		if !ok || t.ConnectionID != "" {
+			continue
+		}
+		w, err := x.o.Service.Get(ctx, sc.Principal, name)
+		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, x.workflowTool(w))
 	}
 	return out, nil

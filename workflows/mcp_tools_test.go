@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/workflows"
@@ -86,23 +87,45 @@ func fmtJSON(v any) string {
 	return string(b)
 }
 
-// TestMCPToolsStayOffAgentURLs: an agent URL lists only the tools its agent was
-// given, so the workflow tools, which agents do not select, are not served there.
-func TestMCPToolsStayOffAgentURLs(t *testing.T) {
+// TestAgentURLsListTheirWorkflows: an agent URL lists only the workflow tools its
+// agent selected (none of the management tools, no other workflow), and runs them; an
+// agent that selected none lists none.
+func TestAgentURLsListTheirWorkflows(t *testing.T) {
 	t.Parallel()
-	svc, p, _ := workflows.ServiceForTest(t)
+	svc, p, answer := workflows.ServiceForTest(t)
 	ext := mcpadapter.WorkflowsExtension(mcpadapter.WorkflowsOptions{Service: svc})
 	ctx := switchboard.WithPrincipal(context.Background(), p)
 	tools, err := ext.Tools(ctx, mcpadapter.Scope{Principal: p})
 	if err != nil || len(tools) == 0 {
 		t.Fatalf("tenant URL tools %s, %v; want the workflow tools", toolNames(tools), err)
 	}
-	src := "name: echo\nsteps:\n  - {name: one, tool: flow_read, args: {key: \"k\"}}\n"
-	if got := callTool(t, ctx, tools, "create_workflow", map[string]any{"definition": src}); got["status"] != "created" {
-		t.Fatalf("create = %v", got)
+	for _, src := range []string{
+		"name: echo\nparameters: {type: object, properties: {k: {type: string}}, required: [k]}\nsteps:\n  - {name: one, tool: flow_read, args: {key: \"${{ params.k }}\"}}\noutputs: {value: \"${{ steps.one.output.value }}\"}\n",
+		"name: other\nsteps:\n  - {name: one, tool: flow_read, args: {key: \"k\"}}\n",
+	} {
+		if got := callTool(t, ctx, tools, "create_workflow", map[string]any{"definition": src}); got["status"] != "created" {
+			t.Fatalf("create = %v", got)
+		}
 	}
-	tools, err = ext.Tools(ctx, mcpadapter.Scope{Principal: p, AgentID: "agt_1"})
+	none := &agents.Agent{ID: "agt_1", Tools: []agents.Tool{{Tool: "github_get_issue", ConnectionID: "con_1"}}}
+	tools, err = ext.Tools(ctx, mcpadapter.Scope{Principal: p, AgentID: none.ID, Agent: none})
 	if err != nil || len(tools) != 0 {
-		t.Fatalf("agent URL tools %s, %v; want none", toolNames(tools), err)
+		t.Fatalf("tools of an agent without workflows %s, %v; want none", toolNames(tools), err)
+	}
+	// A workflow deleted since the agent selected it is left out.
+	some := &agents.Agent{ID: "agt_2", Tools: []agents.Tool{{Tool: "github_get_issue", ConnectionID: "con_1"}, {Tool: "workflow_echo"}, {Tool: "workflow_gone"}}}
+	tools, err = ext.Tools(ctx, mcpadapter.Scope{Principal: p, AgentID: some.ID, Agent: some})
+	if err != nil || toolNames(tools) != "workflow_echo" {
+		t.Fatalf("tools of an agent with workflow_echo: %s, %v; want workflow_echo alone", toolNames(tools), err)
+	}
+	if schema := fmtJSON(tools[0].Tool.RawInputSchema); !strings.Contains(schema, `"required":["k"]`) {
+		t.Errorf("workflow_echo's input schema at the agent URL = %s; want its parameters", schema)
+	}
+	done := make(chan map[string]any, 1)
+	go func() { done <- callTool(t, ctx, tools, "workflow_echo", map[string]any{"k": "hello"}) }()
+	answer(map[string]any{"value": "HELLO", "items": []string{}, "count": 0})
+	got := testwait.Recv(t, done, "workflow_echo to answer at the agent URL")
+	if got["status"] != "success" || fmtJSON(got["outputs"]) != `{"value":"HELLO"}` {
+		t.Fatalf("run at the agent URL = %v", got)
 	}
 }

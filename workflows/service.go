@@ -223,6 +223,21 @@ func (s *Service) Program(ctx context.Context, p switchboard.Principal, name str
 	return w, prog, nil
 }
 
+// Runnable reports whether p may run the saved workflow: it is one of the tenant's
+// (else not found), and every step's tool exists and may be used by p, as a save
+// checks (else invalid, naming the step and field). Agents check the workflows they
+// select with it.
+func (s *Service) Runnable(ctx context.Context, p switchboard.Principal, name string) error {
+	_, prog, err := s.Program(ctx, p, name)
+	if err != nil {
+		return err
+	}
+	if _, err := Check(ctx, prog, s.Router, p); err != nil {
+		return asInvalid(err)
+	}
+	return nil
+}
+
 // StartOptions override a definition's bounds for one run.
 type StartOptions struct {
 	ParallelLimit int

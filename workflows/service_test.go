@@ -184,3 +184,31 @@ func ServiceForTest(t *testing.T) (svc *Service, p switchboard.Principal, answer
 	svc, _, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
 	return svc, r.p, func(out any) { r.caller.next(t).answer(out, nil) }
 }
+
+// TestRunnable: a saved workflow is runnable by a principal whose tools its steps
+// use; an unknown one (or another tenant's) is not found, and one whose tools the
+// principal may not use is invalid, naming the step.
+func TestRunnable(t *testing.T) {
+	t.Parallel()
+	svc, fr, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
+	ctx := context.Background()
+	def, _ := Parse([]byte(serviceDef))
+	if _, _, err := svc.Create(ctx, r.p, def, "", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Runnable(ctx, r.p, "notes"); err != nil {
+		t.Errorf("Runnable(notes) = %v", err)
+	}
+	if err := svc.Runnable(ctx, r.p, "nope"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Errorf("Runnable(nope) = %v; want not found", err)
+	}
+	other := r.p
+	other.TenantID = "ten_b"
+	if err := svc.Runnable(ctx, other, "notes"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Errorf("another tenant's Runnable(notes) = %v; want not found", err)
+	}
+	fr.staticCatalog.tenant = "ten_c" // the principal's tools are gone
+	if e := switchboard.AsError(svc.Runnable(ctx, r.p, "notes")); e.Code != switchboard.CodeInvalid || !strings.HasPrefix(e.Field, "steps.read") {
+		t.Errorf("Runnable(notes) without its tools = %v; want invalid naming step read", e)
+	}
+}

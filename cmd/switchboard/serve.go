@@ -182,6 +182,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	oauth := identity.New(identity.Options{DB: db, Keyring: keyring, PublicURL: publicURL, Sessions: webAccounts{store: tenantStore},
 		Agents: grantAgents{agents: agentService}, Fetch: guard.Transport(), Logger: log})
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
+	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools
 	adapter = mcpadapter.New(mcpadapter.Options{
 		Router: rtr, Auth: tenantStore, Tokens: oauth, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
 		AllowedOrigins: cfg.AllowedOrigins,
