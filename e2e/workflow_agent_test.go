@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// TestAgentServesItsWorkflow: on the real binary, an agent whose tools include
+// workflow_<name> lists exactly that tool at its URL and runs it against the fake
+// GitHub and Slack; an agent without it lists no workflow tool; an agent naming an
+// unknown workflow is refused at save, naming tools[i].tool.
+func TestAgentServesItsWorkflow(t *testing.T) {
+	t.Parallel()
+	bin := buildServer(t)
+	gh, ghRec := fakeGitHub(t)
+	sl, slRec := fakeSlack(t)
+	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_SLACK_BASE_URL": sl.URL + "/api"})
+	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
+	conns := map[string]string{}
+	for provider, token := range map[string]string{"github": githubToken, "slack": slackToken} {
+		status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": provider, "token": token})
+		var c struct {
+			ID string `json:"id"`
+		}
+		if status != http.StatusCreated || json.Unmarshal(body, &c) != nil {
+			t.Fatalf("connect %s: %d %s", provider, status, body)
+		}
+		conns[provider] = c.ID
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	var created struct {
+		Status string `json:"status"`
+	}
+	if err := callTool(ctx, mcpSession(t, srv.MCPURL, srv.AdminKey), "create_workflow", map[string]any{"definition": crashWorkflow}, &created); err != nil || created.Status != "created" {
+		t.Fatalf("create_workflow: %+v, %v", created, err)
+	}
+
+	status, body := api.do(t, http.MethodPost, "/api/agents", map[string]any{"name": "Unknown", "tools": []map[string]string{
+		{"tool": "github_get_issue", "connection_id": conns["github"]}, {"tool": "workflow_nope"}}})
+	var refused struct {
+		Error struct {
+			Code  string `json:"code"`
+			Field string `json:"field"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &refused); status != http.StatusBadRequest || err != nil || refused.Error.Field != "tools[1].tool" {
+		t.Errorf("an agent naming workflow_nope: %d %s; want 400 naming tools[1].tool", status, body)
+	}
+
+	agentSession := func(name string, tools []map[string]string) *client.Client {
+		t.Helper()
+		status, body := api.do(t, http.MethodPost, "/api/agents", map[string]any{"name": name, "tools": tools})
+		var agent struct {
+			ID string `json:"id"`
+		}
+		if status != http.StatusCreated || json.Unmarshal(body, &agent) != nil {
+			t.Fatalf("create agent %s: %d %s", name, status, body)
+		}
+		status, body = api.do(t, http.MethodPost, "/api/agents/"+agent.ID+"/keys", map[string]string{"name": name})
+		var key struct {
+			Key string `json:"key"`
+		}
+		if status != http.StatusCreated || json.Unmarshal(body, &key) != nil {
+			t.Fatalf("create a key of agent %s: %d %s", name, status, redactKey(string(body)))
+		}
+		return mcpSession(t, srv.BaseURL+"/mcp/default/agents/"+agent.ID, key.Key)
+	}
+	listed := func(c *client.Client) []string {
+		t.Helper()
+		res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		return names
+	}
+
+	plain := agentSession("Plain", []map[string]string{{"tool": "github_get_issue", "connection_id": conns["github"]}})
+	if names := listed(plain); !slices.Equal(names, []string{"github_get_issue"}) {
+		t.Errorf("the agent without workflows lists %q; want github_get_issue alone", names)
+	}
+	flows := agentSession("Flows", []map[string]string{{"tool": "github_get_issue", "connection_id": conns["github"]}, {"tool": "workflow_issue_to_slack"}})
+	if names := listed(flows); !slices.Equal(names, []string{"github_get_issue", "workflow_issue_to_slack"}) {
+		t.Fatalf("the agent with workflow_issue_to_slack lists %q; want github_get_issue and workflow_issue_to_slack", names)
+	}
+	var run struct {
+		Status  string         `json:"status"`
+		Outputs map[string]any `json:"outputs"`
+	}
+	if err := callTool(ctx, flows, "workflow_issue_to_slack", map[string]any{"number": githubIssueNum}, &run); err != nil || run.Status != "success" || run.Outputs["ts"] != slackTS || run.Outputs["title"] != githubIssueTitle {
+		t.Fatalf("workflow_issue_to_slack at the agent URL: %+v, %v", run, err)
+	}
+	gets, posts := 0, 0
+	for _, r := range ghRec.all() {
+		if r.Method == http.MethodGet && r.Path == fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum) {
+			gets++
+		}
+	}
+	for _, r := range slRec.all() {
+		if strings.HasSuffix(r.Path, "/chat.postMessage") {
+			posts++
+		}
+	}
+	if gets != 1 || posts != 1 {
+		t.Errorf("the agent's run sent %d issue reads to GitHub and %d posts to Slack; want 1 and 1", gets, posts)
+	}
+}
