@@ -23,6 +23,7 @@ type heldCallEnv struct {
 	arrived  chan struct{}
 	release  chan struct{}
 	serverCx chan context.Context
+	version  string // the protocol version sessions negotiate; 2025-06-18 unless set
 }
 
 func newHeldCallEnv(t *testing.T) *heldCallEnv {
@@ -64,7 +65,7 @@ func (h *heldCallEnv) post(ctx context.Context, session, body string, call bool)
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		req.Header.Set("Mcp-Protocol-Version", h.protocolVersion())
 	}
 	if call {
 		req.Header.Set("X-Test-Call", "1")
@@ -72,10 +73,17 @@ func (h *heldCallEnv) post(ctx context.Context, session, body string, call bool)
 	return http.DefaultClient.Do(req)
 }
 
+func (h *heldCallEnv) protocolVersion() string {
+	if h.version != "" {
+		return h.version
+	}
+	return "2025-06-18"
+}
+
 // session initializes a session and returns its id.
 func (h *heldCallEnv) session(t *testing.T) string {
 	t.Helper()
-	resp, err := h.post(context.Background(), "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`, false)
+	resp, err := h.post(context.Background(), "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+h.protocolVersion()+`","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/server"
@@ -14,7 +15,7 @@ import (
 func TestEventStoreReplaysBoundsAndPurges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := newEventStore(3)
+	s := newEventStore(3, nil)
 	var ids []string
 	for i := range 5 {
 		id, err := s.StoreEvent(ctx, "sess-1", "stream-a", json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)))
@@ -73,5 +74,74 @@ func TestEventStoreReplaysBoundsAndPurges(t *testing.T) {
 	}
 	if got := s.size(); got != 1 {
 		t.Errorf("events held after purging sess-1 = %d, want 1", got)
+	}
+}
+
+// A primed stream continues on the stream mcp-go records the POST's messages on:
+// Last-Event-ID of the priming event replays them (never the priming event itself).
+func TestEventStorePrimedStreamContinuesOnTheCallsStream(t *testing.T) {
+	t.Parallel()
+	s := newEventStore(8, nil)
+	p := s.prime("sess-1")
+	ctx := withPrimer(context.Background(), p)
+	if _, err := s.StoreEvent(ctx, "sess-1", "mcp-stream", json.RawMessage(`{"answer":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.ready:
+	default:
+		t.Error("the primer is not ready after the call's first message")
+	}
+	var got []string
+	stream, err := s.ReplayEventsAfter(context.Background(), "sess-1", p.id, func(_ string, m json.RawMessage) error {
+		got = append(got, string(m))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stream != "mcp-stream" {
+		t.Errorf("stream = %q, want mcp-stream (where mcp-go resumes the call live)", stream)
+	}
+	if diff := cmp.Diff([]string{`{"answer":1}`}, got); diff != "" {
+		t.Errorf("replay after the priming event (-want +got):\n%s", diff)
+	}
+}
+
+// A session keeps its streamsPerSession most recently written streams, and none that
+// nothing was recorded on for streamTTL.
+func TestEventStoreBoundsStreamsPerSessionAndExpires(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
+	s := newEventStore(8, func() time.Time { return now })
+	known := func(id string) bool {
+		_, err := s.ReplayEventsAfter(ctx, "sess-1", id, func(string, json.RawMessage) error { return nil })
+		return err == nil
+	}
+	var ids []string
+	for i := range streamsPerSession + 1 {
+		now = now.Add(time.Second)
+		id, err := s.StoreEvent(ctx, "sess-1", fmt.Sprintf("stream-%d", i), json.RawMessage(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if known(ids[0]) {
+		t.Errorf("the least recently written stream is still held past %d streams", streamsPerSession)
+	}
+	if !known(ids[1]) || !known(ids[streamsPerSession]) {
+		t.Errorf("the %d newest streams are not all held", streamsPerSession)
+	}
+	now = now.Add(streamTTL + time.Second)
+	if _, err := s.StoreEvent(ctx, "sess-1", "fresh", json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if known(ids[streamsPerSession]) {
+		t.Errorf("a stream idle for more than %v is still held", streamTTL)
+	}
+	if got := s.size(); got != 1 {
+		t.Errorf("events held = %d, want 1 (the fresh stream's)", got)
 	}
 }

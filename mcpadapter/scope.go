@@ -27,6 +27,7 @@ type scope struct {
 	agentID   string
 	mcp       *server.MCPServer
 	http      *server.StreamableHTTPServer
+	events    *eventStore // the streams of http's sessions, for resumption
 
 	refreshMu   sync.Mutex
 	fingerprint string      // guarded by refreshMu
@@ -139,6 +140,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	opts = append(opts, s.sessionHooks(), versionCapabilities())
 	s.path = path
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
+	s.events = newEventStore(eventsPerStream, a.opts.Now)
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(path),
 		server.WithSessionIdleTTL(a.opts.IdleTimeout),
@@ -146,7 +148,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 		// URL's host on a loopback listener (behind a local proxy).
 		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(hideSessionIDs(a.opts.Logger)),
-		server.WithEventStore(newEventStore(eventsPerStream)),
+		server.WithEventStore(s.events),
 		// The hub issues, checks and records session ids itself (serveSession).
 		server.WithSessionIdManagerResolver(sessionIDs{}),
 	)
