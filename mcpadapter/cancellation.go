@@ -40,8 +40,12 @@ func connection(ctx context.Context) context.Context {
 func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope, key string, cancel context.CancelFunc) {
 	sw := &silencer{w: w}
 	defer sw.finish()
+	primed := primerFrom(r.Context())
 	defer a.modern.add(key, func() {
 		sw.silence()
+		if primed != nil {
+			primed.canceled.Store(true) // nor is its answer recorded for a resumption
+		}
 		if cancel != nil {
 			cancel()
 		}

@@ -3,9 +3,11 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -67,7 +69,13 @@ type primer struct {
 	bound   bool   // stream is mcp-go's; guarded by the store's mu
 	ready   chan struct{}
 	settle  func() // closes ready: a message was recorded, or the POST ended
+	// canceled is set by notifications/cancelled: nothing more is recorded for the
+	// call, so no answer is replayed after its cancellation either.
+	canceled atomic.Bool
 }
+
+// errCanceledCall refuses to record a message of a canceled call.
+var errCanceledCall = errors.New("the call was canceled: nothing more is recorded for it")
 
 type primerKey struct{}
 
@@ -131,6 +139,9 @@ func (s *eventStore) StoreEvent(ctx context.Context, sessionID, streamID string,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p := primerFrom(ctx); p != nil && p.session == sessionID {
+		if p.canceled.Load() {
+			return "", errCanceledCall
+		}
 		if se := s.sessions[sessionID]; se != nil && !p.bound && streamID != p.stream {
 			if st := se.streams[p.stream]; st != nil {
 				delete(se.streams, p.stream)

@@ -145,3 +145,25 @@ func TestEventStoreBoundsStreamsPerSessionAndExpires(t *testing.T) {
 		t.Errorf("events held = %d, want 1 (the fresh stream's)", got)
 	}
 }
+
+// Nothing of a canceled call is recorded, so a resumption replays no answer after
+// notifications/cancelled.
+func TestEventStoreRecordsNothingOfACanceledCall(t *testing.T) {
+	t.Parallel()
+	s := newEventStore(8, nil)
+	p := s.prime("sess-1")
+	p.canceled.Store(true)
+	if _, err := s.StoreEvent(withPrimer(context.Background(), p), "sess-1", "mcp-stream", json.RawMessage(`{"answer":1}`)); !errors.Is(err, errCanceledCall) {
+		t.Errorf("StoreEvent of a canceled call: err = %v, want errCanceledCall", err)
+	}
+	var got []string
+	if _, err := s.ReplayEventsAfter(context.Background(), "sess-1", p.id, func(_ string, m json.RawMessage) error {
+		got = append(got, string(m))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("replayed %v after the cancellation, want nothing", got)
+	}
+}
