@@ -158,24 +158,34 @@ type session struct {
 
 func (h *hub) session(b *testing.B) *session {
 	b.Helper()
+	s, err := h.newSession()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// newSession is session for goroutines other than the benchmark's, which may not call
+// b.Fatal.
+func (h *hub) newSession() (*session, error) {
 	s := &session{h: h}
 	resp, err := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
 	if err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
 	s.id = resp.Header.Get("Mcp-Session-Id")
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if s.id == "" {
-		b.Fatal("no Mcp-Session-Id")
+		return nil, fmt.Errorf("initialize: HTTP %d without Mcp-Session-Id", resp.StatusCode)
 	}
 	resp, err = s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return s
+	return s, nil
 }
 
 func (s *session) post(body string) (*http.Response, error) {

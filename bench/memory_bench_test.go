@@ -103,8 +103,15 @@ func BenchmarkMemoryTenants(b *testing.B) {
 			// Eight makers at once: tenants are made through the stores, then used over HTTP.
 			run(b, n-made, 8, func(int) error {
 				i := next.Add(1)
-				t := h.secondTenant(b, fmt.Sprintf("mem-%05d", i))
-				return t.session(b).callTool()
+				t, err := h.newTenant(fmt.Sprintf("mem-%05d", i))
+				if err != nil {
+					return err
+				}
+				s, err := t.newSession()
+				if err != nil {
+					return err
+				}
+				return s.callTool()
 			})
 			made = n
 			if err := h.audit.Flush(b.Context()); err != nil {
@@ -147,7 +154,10 @@ func BenchmarkMemoryIdleSessions(b *testing.B) {
 					var next atomic.Int64
 					run(b, len(more), 16, func(int) error {
 						i := next.Add(1) - 1
-						s := h.session(b)
+						s, err := h.newSession()
+						if err != nil {
+							return err
+						}
 						if used {
 							if err := s.list(`{}`); err != nil {
 								return err

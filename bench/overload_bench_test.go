@@ -218,20 +218,30 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 // the same hub, and returns the hub as that tenant's callers see it.
 func (h *hub) secondTenant(b *testing.B, slug string) *hub {
 	b.Helper()
+	other, err := h.newTenant(slug)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return other
+}
+
+// newTenant is secondTenant for goroutines other than the benchmark's, which may not
+// call b.Fatal.
+func (h *hub) newTenant(slug string) (*hub, error) {
 	ctx := context.Background()
 	tenant, _, key, _, err := h.tenants.CreateTenantWithOwner(ctx, slug, slug, "owner@"+slug+".example")
 	if err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
 	p, err := h.tenants.Authenticate(ctx, key)
 	if err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
 	if _, err := h.conns.Connect(ctx, p, connections.ConnectInput{Provider: "github", Token: "ghp_benchmarktoken2"}); err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
 	other := *h
 	other.mcpURL = h.base + "/mcp/" + tenant.Slug
 	other.key = key
-	return &other
+	return &other, nil
 }
