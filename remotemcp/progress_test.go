@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/tenants"
@@ -29,8 +30,7 @@ func hubClient(t *testing.T, r *rig, ts *tenants.Store, listen bool, opts ...cli
 	r.conns.Subscribe(adapter.ConnectionChanged)
 	hub := httptest.NewServer(adapter)
 	t.Cleanup(func() {
-		hub.CloseClientConnections()
-		hub.Close()
+		testwait.CloseServer(t, hub)
 	})
 	key, _, err := ts.CreateKey(ctx, r.a.TenantID, r.a.UserID, "test", false)
 	if err != nil {
@@ -76,8 +76,7 @@ func sdkCounter(t *testing.T, n int) string {
 		})
 	h := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(func() {
-		h.CloseClientConnections()
-		h.Close()
+		testwait.CloseServer(t, h)
 	})
 	return h.URL
 }

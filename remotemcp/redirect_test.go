@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 )
 
@@ -53,8 +54,7 @@ func redirectingServer(t *testing.T, where func(srv *httptest.Server, r *http.Re
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
+		testwait.CloseServer(t, srv)
 	})
 	return srv, rec
 }

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
@@ -62,8 +63,7 @@ func sdkAsker(t *testing.T) string {
 		})
 	h := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(func() {
-		h.CloseClientConnections()
-		h.Close()
+		testwait.CloseServer(t, h)
 	})
 	return h.URL
 }

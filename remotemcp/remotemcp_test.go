@@ -345,8 +345,7 @@ func TestSSETransport(t *testing.T) {
 	sse := server.NewSSEServer(up.mcp)
 	ts := httptest.NewServer(sse)
 	t.Cleanup(func() {
-		ts.CloseClientConnections()
-		ts.Close()
+		testwait.CloseServer(t, ts)
 	})
 	reg, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "legacy", URL: ts.URL + "/sse", Transport: "sse"})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
@@ -179,9 +180,7 @@ func newMCPServer(t *testing.T, want string) *mcpServer {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() {
-		// The hub's session keeps a GET stream open; end it so Close does not wait.
-		s.http.CloseClientConnections()
-		s.http.Close()
+		testwait.CloseServer(t, s.http)
 	})
 	return s
 }

@@ -38,8 +38,7 @@ func TestListChangedReachesTenantSessions(t *testing.T) {
 	r.conns.Subscribe(adapter.ConnectionChanged)
 	hub := httptest.NewServer(adapter)
 	t.Cleanup(func() {
-		hub.CloseClientConnections()
-		hub.Close()
+		testwait.CloseServer(t, hub)
 	})
 	up := newMCPServer(t, "")
 	if _, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "up", URL: up.url()}); err != nil {
