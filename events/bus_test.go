@@ -167,9 +167,11 @@ func TestPostgresGapAfterReconnect(t *testing.T) {
 		t.Parallel()
 		a, b, _ := buses(t, db)
 		onB := record(b)
+		// Every connection named for node B is B's (its listener, and one it may be
+		// opening at that moment); at least the listener must go.
 		var killed int
 		if err := db.Raw("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = ?",
-			events.ApplicationName(b.Node())).Scan(&killed).Error; err != nil || killed != 1 {
+			events.ApplicationName(b.Node())).Scan(&killed).Error; err != nil || killed < 1 {
 			t.Fatalf("terminate node B's listener: killed %d, %v", killed, err)
 		}
 		if got := onB.next(t); got.Kind != events.Gap {

