@@ -385,7 +385,9 @@ try {
   const agentRow = '#agents-table tr[data-agent]';
   check((await page.getAttribute(`${agentRow} [data-keys]`, 'data-keys')) === '1', `the agents list counts ${await page.getAttribute(`${agentRow} [data-keys]`, 'data-keys')} keys`);
   await page.click('button[aria-label="Copy the MCP URL of Triage bot"]');
-  check((await page.textContent('button[aria-label="Copy the MCP URL of Triage bot"]')) === 'Copied', 'the copy button does not say Copied');
+  // The button says so once the clipboard's promise settles, not at the click.
+  await waitUntil(page, () => document.querySelector('button[aria-label="Copy the MCP URL of Triage bot"]').textContent === 'Copied', null,
+    'the copy button does not say Copied');
   check((await page.evaluate(() => navigator.clipboard.readText())) === agentURL, 'the agents list copied something else than the MCP URL');
   check(await page.isVisible('button[aria-label="Delete the agent Triage bot"]'), 'the agents list has no delete button on the row');
   await audit(page, 'agents list');
