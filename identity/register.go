@@ -50,11 +50,16 @@ func registrationError(w http.ResponseWriter, code, field, reason string) {
 }
 
 // Register is the dynamic client registration endpoint (RFC 7591): any client may
-// register; what it says about itself is shown to the person as unverified.
+// register; what it says about itself is shown to the person as unverified. Each
+// client address may register at the registration rate (allowRegistration); beyond
+// it, 429 with Retry-After.
 func (s *Server) Register(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "register with POST"})
+		return
+	}
+	if !s.allowRegistration(w, r) {
 		return
 	}
 	var req registration

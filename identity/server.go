@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/events"
+	"github.com/switchboard-hub/switchboard/limits"
 )
 
 // The authorization server's endpoints, under the deployment's public URL.
@@ -76,6 +77,11 @@ type Options struct {
 	// guard's (remotemcp.Guard.Transport). Without it such clients are refused.
 	Fetch  http.RoundTripper
 	Logger *slog.Logger
+	// Registrations limits dynamic client registrations per client address: the
+	// fleet's shared limits (limits.Redis), or this node's alone (a limits.Local when
+	// nil). RegistrationRate is their shape (DefaultRegistrationRate when zero).
+	Registrations    limits.Upstream
+	RegistrationRate limits.Rate
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -98,6 +104,9 @@ type Server struct {
 	feed    events.Bus
 	hooksMu sync.Mutex
 	hooks   []func(tenant switchboard.TenantID, grantIDs []string)
+
+	regLimit limits.Upstream
+	regRate  limits.Rate
 }
 
 // New returns a Server.
@@ -109,8 +118,15 @@ func New(o Options) *Server {
 		o.Now = time.Now
 	}
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
-	return &Server{o: o, keys: newSigningKeys(o.DB, o.Keyring), grants: grantCache{entries: map[string]grantEntry{}},
-		docs: clientDocuments{entries: map[string]clientDocument{}}}
+	s := &Server{o: o, keys: newSigningKeys(o.DB, o.Keyring), grants: grantCache{entries: map[string]grantEntry{}},
+		docs: clientDocuments{entries: map[string]clientDocument{}}, regLimit: o.Registrations, regRate: o.RegistrationRate}
+	if s.regLimit == nil {
+		s.regLimit = limits.NewLocal()
+	}
+	if s.regRate.PerSecond <= 0 {
+		s.regRate = DefaultRegistrationRate
+	}
+	return s
 }
 
 // Issuer is the server's issuer identifier: the public URL.

@@ -15,3 +15,10 @@ func LocalWithClock(now func() time.Time) *Local {
 	l.now = now
 	return l
 }
+
+// LocalKeys is how many keys l holds, for tests of its sweep.
+func LocalKeys(l *Local) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.m)
+}

@@ -56,12 +56,19 @@ type Local struct {
 	mu  sync.Mutex
 	m   map[string]*gcra
 	now func() time.Time
+	// sweepAt is the size at which the next Take drops the keys whose state is that of
+	// a fresh key (their bucket full again, no window): keys named by client addresses
+	// (client registrations) would otherwise grow the map for ever.
+	sweepAt int
 }
 
 var _ Upstream = (*Local)(nil)
 
 // NewLocal returns an empty Local.
-func NewLocal() *Local { return &Local{m: map[string]*gcra{}, now: time.Now} }
+func NewLocal() *Local { return &Local{m: map[string]*gcra{}, now: time.Now, sweepAt: minSweep} }
+
+// minSweep is the fewest keys a Local holds before it sweeps.
+const minSweep = 4096
 
 // gcra is one key's state, as the generic cell rate algorithm keeps it: tat is the
 // theoretical arrival time of the next request with a full bucket; blocked is the end
@@ -103,7 +110,22 @@ func (g *gcra) take(now time.Time, r Rate, maxWait time.Duration) (time.Duration
 func (l *Local) Take(_ context.Context, key string, r Rate, maxWait time.Duration) (time.Duration, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.gcraOf(key).take(l.now(), r, maxWait)
+	now := l.now()
+	if len(l.m) >= l.sweepAt {
+		l.sweep(now)
+	}
+	return l.gcraOf(key).take(now, r, maxWait)
+}
+
+// sweep drops the keys a fresh state would answer the same for: their theoretical
+// arrival time and their window are past. l.mu must be held.
+func (l *Local) sweep(now time.Time) {
+	for k, g := range l.m {
+		if !g.tat.After(now) && !g.blocked.After(now) {
+			delete(l.m, k)
+		}
+	}
+	l.sweepAt = max(minSweep, 2*len(l.m))
 }
 
 // gcraOf returns key's state, created on first use; l.mu must be held.

@@ -180,7 +180,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Connections: connService})
 	// Switchboard is the OAuth authorization server of its own MCP URLs.
 	oauth := identity.New(identity.Options{DB: db, Keyring: keyring, PublicURL: publicURL, Sessions: webAccounts{store: tenantStore},
-		Agents: grantAgents{agents: agentService}, Fetch: guard.Transport(), Logger: log})
+		Agents: grantAgents{agents: agentService}, Fetch: guard.Transport(), Logger: log,
+		Registrations: shared.upstream}) // client registrations per address, shared by the fleet with Redis
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools
 	adapter = mcpadapter.New(mcpadapter.Options{
