@@ -25,7 +25,8 @@ type JSONRequest struct {
 	Body     any // encoded as JSON when not nil
 	// Form, when set, is sent as an application/x-www-form-urlencoded body instead.
 	Form url.Values
-	// Header holds more request headers (an API's own parameters in headers).
+	// Header holds more request headers (an API's own parameters in headers); a
+	// Content-Type here replaces the one the body would set.
 	Header http.Header
 	// MaxBytes bounds a successful answer; TooLarge tells the caller what to ask for
 	// instead when an answer is larger ("ask for a smaller page (limit)").
@@ -75,6 +76,7 @@ func (r JSONRequest) Send(ctx context.Context, c *Call, out any, fail func(*http
 		req.Header[http.CanonicalHeaderKey(name)] = values
 	}
 	switch {
+	case req.Header.Get("Content-Type") != "": // the caller's (an API's own JSON media type)
 	case r.Form != nil:
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	case r.Body != nil:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi2conv"
@@ -54,6 +55,7 @@ func Load(data []byte) (*openapi3.T, error) {
 		if err := loader.ResolveRefsIn(doc, nil); err != nil {
 			return nil, switchboard.Invalid("description", "has a reference that does not resolve: "+err.Error())
 		}
+		requiredBodies(doc)
 		return doc, nil
 	case head.OpenAPI != nil:
 		v := fmt.Sprint(head.OpenAPI)
@@ -68,4 +70,41 @@ func Load(data []byte) (*openapi3.T, error) {
 	default:
 		return nil, switchboard.Invalid("description", `has neither "openapi" nor "swagger": it is not an API description`)
 	}
+}
+
+// requiredBodies mends what the Swagger 2.0 conversion loses of a required body: a body
+// parameter given by reference ("$ref": "#/parameters/Item") becomes a reference to a
+// request body that the loader leaves unresolved, and formData parameters become a form
+// body that is optional however many of its fields are required.
+func requiredBodies(doc *openapi3.T) {
+	if doc.Paths == nil {
+		return
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			rb := op.RequestBody
+			if rb == nil {
+				continue
+			}
+			if rb.Value == nil && doc.Components != nil {
+				if named, ok := doc.Components.RequestBodies[strings.TrimPrefix(rb.Ref, "#/components/requestBodies/")]; ok && named != nil && named.Value != nil {
+					rb.Value = named.Value
+				}
+			}
+			if rb.Value == nil || rb.Value.Required {
+				continue
+			}
+			for name, mt := range rb.Value.Content {
+				if isForm(name) && mt != nil && mt.Schema != nil && mt.Schema.Value != nil && len(mt.Schema.Value.Required) > 0 {
+					rb.Value.Required = true
+				}
+			}
+		}
+	}
+}
+
+// isForm reports whether a media type is a form (urlencoded or multipart).
+func isForm(mediaType string) bool {
+	mt := strings.ToLower(mediaType)
+	return strings.HasPrefix(mt, "application/x-www-form-urlencoded") || strings.HasPrefix(mt, "multipart/form-data")
 }

@@ -37,6 +37,8 @@ type operation struct {
 	params          []param
 	bodyProp        string // the input property of the request body; "" when it takes none
 	form            bool   // the body is sent as a form, not JSON
+	mediaType       string // the body's media type, as the description names it
+	contentType     string // the Content-Type a required header parameter asks for; "" for none
 	input, output   json.RawMessage
 }
 
@@ -102,6 +104,9 @@ func (o *operation) Invoke(ctx context.Context, c *providers.Call, args json.Raw
 			cookies = append(cookies, (&http.Cookie{Name: p.name, Value: scalar(v)}).String())
 		}
 	}
+	if o.contentType != "" {
+		req.Header.Set("Content-Type", o.contentType)
+	}
 	if len(cookies) > 0 {
 		req.Header.Set("Cookie", strings.Join(cookies, "; "))
 	}
@@ -112,6 +117,9 @@ func (o *operation) Invoke(ctx context.Context, c *providers.Call, args json.Raw
 				req.Form = formValues(body)
 			} else {
 				req.Body = body
+			}
+			if o.contentType == "" && o.mediaType != "" && !strings.Contains(o.mediaType, "*") {
+				req.Header.Set("Content-Type", o.mediaType) // application/merge-patch+json, not plain JSON
 			}
 		}
 	}

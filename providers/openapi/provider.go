@@ -237,9 +237,11 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 		}
 		o.params = append(o.params, param{name: p.Name, in: p.In, prop: prop, explode: explode})
 	}
+	o.contentType = contentTypeParam(item, op)
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
 		rb := op.RequestBody.Value
 		if mt, form := bodyMedia(rb.Content); mt != nil {
+			o.mediaType = mediaTypeName(rb.Content, mt)
 			o.bodyProp = "body"
 			if _, taken := props["body"]; taken {
 				o.bodyProp = "request_body"
@@ -313,19 +315,70 @@ func parameters(item *openapi3.PathItem, op *openapi3.Operation) []*openapi3.Par
 	return out
 }
 
-// bodyMedia picks the request body's media type: JSON first, then a form.
+// contentTypeParam is the value to send for a Content-Type header parameter the
+// operation requires (some descriptions list it although HTTP sets it, and their
+// servers refuse a request without it): its default, else its first enum value, else
+// the media type of the body, else JSON; "" when no such parameter is required.
+func contentTypeParam(item *openapi3.PathItem, op *openapi3.Operation) string {
+	for _, list := range []openapi3.Parameters{op.Parameters, item.Parameters} {
+		for _, ref := range list {
+			if ref == nil || ref.Value == nil || ref.Value.In != "header" || !strings.EqualFold(ref.Value.Name, "content-type") {
+				continue
+			}
+			p := ref.Value
+			if !p.Required {
+				return ""
+			}
+			if p.Schema != nil && p.Schema.Value != nil {
+				if v, ok := p.Schema.Value.Default.(string); ok && v != "" {
+					return v
+				}
+				for _, e := range p.Schema.Value.Enum {
+					if v, ok := e.(string); ok && v != "" {
+						return v
+					}
+				}
+			}
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				if mt, _ := bodyMedia(op.RequestBody.Value.Content); mt != nil {
+					return mediaTypeName(op.RequestBody.Value.Content, mt)
+				}
+			}
+			return "application/json"
+		}
+	}
+	return ""
+}
+
+// mediaTypeName is the name content gives mt.
+func mediaTypeName(content openapi3.Content, mt *openapi3.MediaType) string {
+	for name, m := range content {
+		if m == mt {
+			return name
+		}
+	}
+	return ""
+}
+
+// bodyMedia picks the request body's media type: JSON first, then a form, then a
+// wildcard that admits JSON (a Swagger 2.0 body with no consumes becomes "*/*").
 func bodyMedia(content openapi3.Content) (*openapi3.MediaType, bool) {
-	var form *openapi3.MediaType
+	var form, any *openapi3.MediaType
 	for _, name := range sortedKeys(content) {
 		switch {
 		case isJSON(name):
 			return content[name], false
 		case strings.HasPrefix(strings.ToLower(name), "application/x-www-form-urlencoded"):
 			form = content[name]
+		case name == "*/*" || name == "application/*":
+			any = content[name]
 		}
 	}
 	if form != nil {
 		return form, true
+	}
+	if any != nil {
+		return any, false
 	}
 	return nil, false
 }
