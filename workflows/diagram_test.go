@@ -157,3 +157,16 @@ func rectX(t *testing.T, svg, step string) int {
 	}
 	return x
 }
+
+func TestDiagramLayOutUncrossesEdges(t *testing.T) {
+	t.Parallel()
+	// Two pairs, children written in the other order than their parents.
+	def := &Definition{Name: "pairs", Steps: []Step{
+		{Name: "p0", Tool: "t"}, {Name: "p1", Tool: "t"},
+		{Name: "c1", Tool: "t", Needs: []string{"p1"}}, {Name: "c0", Tool: "t", Needs: []string{"p0"}},
+	}}
+	want := map[string][2]int{"p0": {0, 0}, "p1": {0, 1}, "c0": {1, 0}, "c1": {1, 1}}
+	if got := place(LayOut(def)); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("placed %v, want %v (each child under its parent)", got, want)
+	}
+}
