@@ -28,6 +28,7 @@ type WorkflowService interface {
 	Start(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage, o workflows.StartOptions) (runs.View, error)
 	RunsOf(ctx context.Context, p switchboard.Principal, name, cursor string) ([]runs.View, string, error)
 	Status(ctx context.Context, p switchboard.Principal, runID string) (workflows.RunStatus, error)
+	LastRun(ctx context.Context, p switchboard.Principal, name string) (*runs.View, error)
 	Cancel(ctx context.Context, p switchboard.Principal, runID string) (runs.View, error)
 	SetWebhookSecret(ctx context.Context, p switchboard.Principal, name, provider, secret string) error
 	Webhook(ctx context.Context, tenant switchboard.TenantID, name, provider string, h http.Header, body []byte, now time.Time) (workflows.HookAnswer, error)
@@ -97,6 +98,30 @@ type workflowView struct {
 	UpdatedBy   string          `json:"updated_by"`
 	CreatedAt   time.Time       `json:"created_at"`
 	UpdatedAt   time.Time       `json:"updated_at"`
+	// Triggers and LastRun are in lists only.
+	Triggers []string   `json:"triggers,omitempty"`
+	LastRun  *runs.View `json:"last_run,omitempty"`
+}
+
+// triggersOf says how a workflow starts by itself, one phrase a trigger: "schedule
+// 0 9 * * 1", "github issues, push", "slack".
+func triggersOf(w workflows.Workflow) []string {
+	def, err := workflows.Parse([]byte(w.Definition))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range def.Triggers {
+		switch {
+		case t.Schedule != "":
+			out = append(out, "schedule "+t.Schedule)
+		case t.GitHub != nil:
+			out = append(out, strings.TrimSpace("github "+strings.Join(t.GitHub.Events, ", ")))
+		case t.Slack != nil:
+			out = append(out, strings.TrimSpace("slack "+strings.Join(t.Slack.Events, ", ")))
+		}
+	}
+	return out
 }
 
 func viewWorkflow(w workflows.Workflow, full bool) workflowView {
@@ -144,18 +169,78 @@ func (s *server) workflowService(c *gin.Context) (switchboard.Principal, bool) {
 }
 
 // failWorkflow answers a definition's problems, each with its step and field, or any
-// other error as fail does.
-func (s *server) failWorkflow(c *gin.Context, err error) {
+// other error as fail does. With the definition (when it parsed), the answer outlines
+// its steps too, so an editor can show each problem beside its step.
+func (s *server) failWorkflow(c *gin.Context, err error, def ...*workflows.Definition) {
 	ps := workflows.ProblemsOf(err)
 	if ps == nil {
 		s.fail(c, err)
 		return
 	}
 	e := switchboard.AsError(ps.AsError())
-	c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{
+	body := gin.H{
 		"error":    errorDetail{Code: e.Code, Message: e.Message, Field: e.Field},
 		"problems": ps,
-	})
+	}
+	if len(def) == 1 && def[0] != nil {
+		body["steps"] = outline(def[0])
+	}
+	c.AbortWithStatusJSON(http.StatusBadRequest, body)
+}
+
+// stepOutline is a step of a definition that did not pass its checks.
+type stepOutline struct {
+	Name    string   `json:"name"`
+	Tool    string   `json:"tool"`
+	Needs   []string `json:"needs,omitempty"`
+	If      string   `json:"if,omitempty"`
+	Foreach string   `json:"foreach,omitempty"`
+}
+
+func outline(def *workflows.Definition) []stepOutline {
+	out := make([]stepOutline, 0, len(def.Steps))
+	for _, st := range def.Steps {
+		out = append(out, stepOutline{Name: st.Name, Tool: st.Tool, Needs: st.Needs, If: st.If, Foreach: st.Foreach})
+	}
+	return out
+}
+
+// workflowGraph draws a saved workflow's steps as SVG; ?run= colours them by their
+// state in one of the caller's runs of it.
+func (s *server) workflowGraph(c *gin.Context) {
+	p, ok := s.workflowService(c)
+	if !ok {
+		return
+	}
+	w, err := s.Workflows.Get(c.Request.Context(), p, c.Param("name"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	def, err := workflows.Parse([]byte(w.Definition))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var states map[string]workflows.StepState
+	if id := c.Query("run"); id != "" {
+		st, err := s.Workflows.Status(c.Request.Context(), p, id)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		if st.Workflow != w.Name {
+			s.fail(c, switchboard.Invalid("run", "is a run of workflow "+st.Workflow+", not of "+w.Name))
+			return
+		}
+		states = map[string]workflows.StepState{}
+		for _, r := range st.Steps {
+			states[r.StepName] = r.Status
+		}
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	c.Data(http.StatusOK, "image/svg+xml", workflows.Diagram(def, states))
 }
 
 // listWorkflows lists the tenant's workflows: ?category=.
@@ -171,7 +256,13 @@ func (s *server) listWorkflows(c *gin.Context) {
 	}
 	out := make([]workflowView, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, viewWorkflow(w, false))
+		v := viewWorkflow(w, false)
+		v.Triggers = triggersOf(w)
+		if v.LastRun, err = s.Workflows.LastRun(c.Request.Context(), p, w.Name); err != nil {
+			s.fail(c, err)
+			return
+		}
+		out = append(out, v)
 	}
 	c.JSON(http.StatusOK, gin.H{"workflows": out})
 }
@@ -198,7 +289,7 @@ func (s *server) saveWorkflow(c *gin.Context, name string) {
 	}
 	def, source, err := req.definition()
 	if err != nil {
-		s.failWorkflow(c, err)
+		s.failWorkflow(c, err, def)
 		return
 	}
 	overwrite := req.Overwrite
@@ -211,7 +302,7 @@ func (s *server) saveWorkflow(c *gin.Context, name string) {
 	}
 	w, created, err := s.Workflows.Create(c.Request.Context(), p, def, source, overwrite)
 	if err != nil {
-		s.failWorkflow(c, err)
+		s.failWorkflow(c, err, def)
 		return
 	}
 	status := http.StatusOK
@@ -260,12 +351,12 @@ func (s *server) dryRunDefinition(c *gin.Context) {
 	}
 	def, _, err := req.definition()
 	if err != nil {
-		s.failWorkflow(c, err)
+		s.failWorkflow(c, err, def)
 		return
 	}
 	plan, err := s.Workflows.DryRunDefinition(c.Request.Context(), p, def, req.Parameters)
 	if err != nil {
-		s.failWorkflow(c, err)
+		s.failWorkflow(c, err, def)
 		return
 	}
 	c.JSON(http.StatusOK, plan)
@@ -374,6 +465,7 @@ func (s *server) workflowRoutes(a *gin.RouterGroup) {
 	a.POST("/workflows/:name/dry-run", s.dryRunWorkflow)
 	a.POST("/workflows/:name/runs", s.startWorkflow)
 	a.GET("/workflows/:name/runs", s.listWorkflowRuns)
+	a.GET("/workflows/:name/graph.svg", s.workflowGraph)
 	a.GET("/workflow-runs/:id", s.getWorkflowRun)
 	a.POST("/workflow-runs/:id/cancel", s.cancelWorkflowRun)
 	a.PUT("/workflows/:name/webhooks/:provider", s.setWebhookSecret)

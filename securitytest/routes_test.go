@@ -164,10 +164,13 @@ var routes = map[string]route{
 	"PUT /api/workflows/:name": {mode: onVictim, bodyRefusal: true, request: func(f *fixture) (string, string) {
 		return "/api/workflows/victim_flow", workflowBody(victimWorkflow(f))
 	}},
-	"DELETE /api/workflows/:name":                 {mode: onVictim, request: fixed("/api/workflows/victim_flow", "")},
-	"POST /api/workflows/:name/dry-run":           {mode: onVictim, bodyRefusal: true, request: fixed("/api/workflows/victim_flow/dry-run", `{"parameters":{}}`)},
-	"POST /api/workflows/:name/runs":              {mode: onVictim, bodyRefusal: true, request: fixed("/api/workflows/victim_flow/runs", `{"parameters":{}}`)},
-	"GET /api/workflows/:name/runs":               {mode: ownScope, request: fixed("/api/workflows/victim_flow/runs", "")},
+	"DELETE /api/workflows/:name":       {mode: onVictim, request: fixed("/api/workflows/victim_flow", "")},
+	"POST /api/workflows/:name/dry-run": {mode: onVictim, bodyRefusal: true, request: fixed("/api/workflows/victim_flow/dry-run", `{"parameters":{}}`)},
+	"POST /api/workflows/:name/runs":    {mode: onVictim, bodyRefusal: true, request: fixed("/api/workflows/victim_flow/runs", `{"parameters":{}}`)},
+	"GET /api/workflows/:name/runs":     {mode: ownScope, request: fixed("/api/workflows/victim_flow/runs", "")},
+	"GET /api/workflows/:name/graph.svg": {mode: onVictim, request: func(f *fixture) (string, string) {
+		return "/api/workflows/victim_flow/graph.svg?run=" + f.wfRunID, ""
+	}},
 	"PUT /api/workflows/:name/webhooks/:provider": {mode: onVictim, request: fixed("/api/workflows/victim_flow/webhooks/github", `{"secret":"attacker-secret-0123456789"}`)},
 	"POST /hooks/workflows/:tenant/:name/:provider": {mode: public, request: func(f *fixture) (string, string) {
 		return "/hooks/workflows/" + f.victimSlug + "/victim_flow/github", `{"action":"opened"}`

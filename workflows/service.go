@@ -196,6 +196,15 @@ func (s *Service) RunsOf(ctx context.Context, p switchboard.Principal, name, cur
 	return s.Runs.List(ctx, p, runs.ListOptions{Tool: ToolPrefix + name, Cursor: cursor})
 }
 
+// LastRun is the principal's newest run of a workflow (nil when there is none).
+func (s *Service) LastRun(ctx context.Context, p switchboard.Principal, name string) (*runs.View, error) {
+	list, _, err := s.Runs.List(ctx, p, runs.ListOptions{Tool: ToolPrefix + name, Limit: 1})
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	return &list[0], nil
+}
+
 // DryRunDefinition checks an unsaved definition and parameters for the principal, as
 // a save and a run would, without saving or running anything.
 func (s *Service) DryRunDefinition(ctx context.Context, p switchboard.Principal, def *Definition, params json.RawMessage) (Plan, error) {
@@ -368,12 +377,26 @@ func (s *Service) Cancel(ctx context.Context, p switchboard.Principal, runID str
 
 // RunStatus is a workflow run with its steps.
 type RunStatus struct {
-	Run   runs.View    `json:"run"`
-	Steps []StepResult `json:"step_results"`
+	Run runs.View `json:"run"`
+	// Workflow names the workflow the run is of.
+	Workflow string       `json:"workflow"`
+	Steps    []StepStatus `json:"step_results"`
 	// StepsTotal counts the workflow's steps; StepsCompleted those that ended
 	// completed or skipped.
 	StepsTotal     int `json:"steps_total"`
 	StepsCompleted int `json:"steps_completed"`
+}
+
+// StepStatus is a step of a run as the run page shows it: how it ended, and the tool,
+// connection, attempts and input it ran with (the arguments the tool got; never a
+// credential, which no step holds).
+type StepStatus struct {
+	StepResult
+	Tool         string     `json:"tool"`
+	ConnectionID string     `json:"connection_id,omitempty"`
+	Attempts     int        `json:"attempts"`
+	Input        any        `json:"input,omitempty"`
+	FinishedAt   *time.Time `json:"finished_at,omitempty"`
 }
 
 // Status returns one of the principal's workflow runs with each step's state, timing
@@ -387,7 +410,7 @@ func (s *Service) Status(ctx context.Context, p switchboard.Principal, runID str
 	if err != nil {
 		return RunStatus{}, err
 	}
-	st := RunStatus{Run: v}
+	st := RunStatus{Run: v, Workflow: strings.TrimPrefix(v.Tool, ToolPrefix)}
 	if _, prog, err := s.Program(ctx, p, strings.TrimPrefix(v.Tool, ToolPrefix)); err == nil {
 		st.StepsTotal = len(prog.Steps)
 	}
@@ -396,9 +419,13 @@ func (s *Service) Status(ctx context.Context, p switchboard.Principal, runID str
 		if r.Item != wholeStep {
 			continue
 		}
-		sr := StepResult{StepName: r.Step, Status: r.State, ExecutionTime: r.StartedAt, ErrorMessage: r.ErrorMessage}
+		sr := StepStatus{StepResult: StepResult{StepName: r.Step, Status: r.State, ExecutionTime: r.StartedAt, ErrorMessage: r.ErrorMessage},
+			Tool: r.Tool, ConnectionID: r.ConnectionID, Attempts: r.Attempts, FinishedAt: r.FinishedAt}
 		if r.StartedAt != nil && r.FinishedAt != nil {
 			sr.Duration = r.FinishedAt.Sub(*r.StartedAt).Milliseconds()
+		}
+		if raw, err := s.Store.Input(ctx, r); err == nil && raw != nil {
+			sr.Input = json.RawMessage(raw)
 		}
 		if raw, err := s.Store.Output(ctx, r); err == nil && raw != nil {
 			sr.Output = json.RawMessage(raw)
