@@ -34,6 +34,7 @@ type operation struct {
 	provider, title string // the provider's name and title, for errors
 	info            providers.Info
 	method, path    string
+	server          string // the operation's (or its path's) own server; "" for the base URL
 	params          []param
 	bodyProp        string // the input property of the request body; "" when it takes none
 	form            bool   // the body is sent as a form, not JSON
@@ -124,11 +125,27 @@ func (o *operation) Invoke(ctx context.Context, c *providers.Call, args json.Raw
 		}
 	}
 	var raw []byte
-	a, err := req.Send(ctx, c, &raw, o.failure)
+	a, err := req.Send(ctx, o.at(c), &raw, o.failure)
 	if err != nil {
 		return nil, err
 	}
 	return Output{Body: decodeAnswer(raw, a.Header.Get("Content-Type"))}, nil
+}
+
+// at is the call aimed at the operation's own server, when it names one: an absolute
+// URL as it is, a relative one resolved against the connection's base URL.
+func (o *operation) at(c *providers.Call) *providers.Call {
+	if o.server == "" {
+		return c
+	}
+	aimed := *c
+	aimed.BaseURL = o.server
+	if u, err := url.Parse(o.server); err == nil && !u.IsAbs() {
+		if base, err := url.Parse(c.BaseURL + "/"); err == nil {
+			aimed.BaseURL = strings.TrimRight(base.ResolveReference(u).String(), "/")
+		}
+	}
+	return &aimed
 }
 
 // scalar renders a parameter's value as the request carries it: strings as they are,

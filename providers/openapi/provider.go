@@ -108,12 +108,7 @@ func baseURL(doc *openapi3.T, override string) (string, error) {
 		field = "description"
 		if len(doc.Servers) > 0 && doc.Servers[0] != nil {
 			s := doc.Servers[0]
-			raw = s.URL
-			for name, v := range s.Variables {
-				if v != nil {
-					raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
-				}
-			}
+			raw = serverURL(s)
 		}
 	}
 	u, err := url.Parse(raw)
@@ -124,6 +119,39 @@ func baseURL(doc *openapi3.T, override string) (string, error) {
 		return "", switchboard.Invalid("base_url", "must be an absolute http or https URL")
 	}
 	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// serverURL is a server's URL with its variables set to their defaults.
+func serverURL(s *openapi3.Server) string {
+	raw := s.URL
+	for name, v := range s.Variables {
+		if v != nil {
+			raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+		}
+	}
+	return raw
+}
+
+// operationServer is the server an operation names for itself, or its path item does
+// (OpenAPI 3's per-operation and per-path servers, which win over the description's):
+// the first, variables at their defaults, without a trailing slash; "" when neither
+// names one, or when the one it names is no http(s) URL (a variable without a default):
+// the base URL serves it then. A relative URL is kept as it is, to resolve against the
+// base URL.
+func operationServer(item *openapi3.PathItem, op *openapi3.Operation) string {
+	servers := item.Servers
+	if op.Servers != nil && len(*op.Servers) > 0 {
+		servers = *op.Servers
+	}
+	if len(servers) == 0 || servers[0] == nil {
+		return ""
+	}
+	raw := serverURL(servers[0])
+	u, err := url.Parse(raw)
+	if err != nil || strings.ContainsAny(raw, "{}") || (u.IsAbs() && (u.Scheme != "http" && u.Scheme != "https" || u.Host == "")) {
+		return ""
+	}
+	return strings.TrimRight(raw, "/")
 }
 
 // operations turns the chosen operations into Ops, in path order.
@@ -209,7 +237,7 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 	// (AWS's "/#X-Amz-Target=…"): the request's path is what comes before it.
 	reqPath, _, _ := strings.Cut(path, "#")
 	reqPath, _, _ = strings.Cut(reqPath, "?")
-	o := &operation{provider: spec.Name, title: spec.Title, info: info, method: method, path: reqPath}
+	o := &operation{provider: spec.Name, title: spec.Title, info: info, method: method, path: reqPath, server: operationServer(item, op)}
 	props := map[string]any{}
 	var required []string
 	for _, p := range parameters(item, op) {
