@@ -26,6 +26,8 @@ type param struct {
 	in      string // path, query, header or cookie
 	prop    string // the input property
 	explode bool   // an array in the query is repeated (form, explode), else comma-joined
+	numeric bool   // its schema is an integer or a number
+	def     int64  // its schema's numeric default, if any
 }
 
 // operation is one operation of a description as a providers.Op: its input is its
@@ -41,6 +43,7 @@ type operation struct {
 	mediaType       string // the body's media type, as the description names it
 	contentType     string // the Content-Type a required header parameter asks for; "" for none
 	input, output   json.RawMessage
+	paging          *paging // how its answers come in pages; nil when the description does not say
 }
 
 var _ providers.Op = (*operation)(nil)
@@ -66,6 +69,9 @@ func parseSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 // text of another media type), under "body" since an answer need not be an object.
 type Output struct {
 	Body any `json:"body"`
+	// Next holds the arguments of the call that gets the next page, for an operation
+	// whose answers come in pages; absent on the last page.
+	Next map[string]any `json:"next,omitempty"`
 }
 
 // Invoke builds the request from the (validated) arguments, sends it through the
@@ -129,7 +135,11 @@ func (o *operation) Invoke(ctx context.Context, c *providers.Call, args json.Raw
 	if err != nil {
 		return nil, err
 	}
-	return Output{Body: decodeAnswer(raw, a.Header.Get("Content-Type"))}, nil
+	out := Output{Body: decodeAnswer(raw, a.Header.Get("Content-Type"))}
+	if o.paging != nil {
+		out.Next = o.paging.next(in, out.Body, a.Header)
+	}
+	return out, nil
 }
 
 // at is the call aimed at the operation's own server, when it names one: an absolute

@@ -263,7 +263,14 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 		if p.Style != "" && p.Style != "form" {
 			explode = false
 		}
-		o.params = append(o.params, param{name: p.Name, in: p.In, prop: prop, explode: explode})
+		pm := param{name: p.Name, in: p.In, prop: prop, explode: explode}
+		if p.Schema != nil && p.Schema.Value != nil && p.Schema.Value.Type != nil {
+			pm.numeric = p.Schema.Value.Type.Includes("integer") || p.Schema.Value.Type.Includes("number")
+			if d, ok := number(p.Schema.Value.Default); ok {
+				pm.def = d
+			}
+		}
+		o.params = append(o.params, pm)
 	}
 	o.contentType = contentTypeParam(item, op)
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
@@ -290,6 +297,11 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 		input["required"] = required
 	}
 	output := map[string]any{"type": "object", "properties": map[string]any{"body": successSchema(op)}}
+	if o.paging = detectPaging(o, op); o.paging != nil {
+		o.info.Description += "\n\n" + o.paging.describe()
+		output["properties"].(map[string]any)["next"] = map[string]any{"type": "object",
+			"description": "The arguments of the call that gets the next page; absent on the last page"}
+	}
 	var err error
 	if o.input, err = json.Marshal(input); err != nil {
 		return nil, err
