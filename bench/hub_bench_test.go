@@ -63,9 +63,17 @@ func newHub(b *testing.B, extra ...providers.Spec) *hub {
 // tools are the extra providers' alone).
 func buildHub(b *testing.B, withGitHub bool, extra ...providers.Spec) *hub {
 	b.Helper()
-	ctx := context.Background()
-	gin.SetMode(gin.ReleaseMode) // as `switchboard serve` runs
-	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	upstream := fakeGitHub()
+	b.Cleanup(upstream.Close)
+	h := buildHubAt(b, upstream.URL, withGitHub, extra...)
+	h.upstream = upstream
+	return h
+}
+
+// fakeGitHub is the fake upstream: it answers GitHub's token check and, for anything
+// else, the issue, at once.
+func fakeGitHub() *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		switch r.URL.Path {
 		case "/user":
@@ -75,8 +83,13 @@ func buildHub(b *testing.B, withGitHub bool, extra ...providers.Spec) *hub {
 			_, _ = io.WriteString(w, issueJSON)
 		}
 	}))
-	b.Cleanup(upstream.Close)
+}
 
+// buildHubAt is the hub serving over loopback HTTP with GitHub's API at upstreamURL.
+func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, extra ...providers.Spec) *hub {
+	b.Helper()
+	ctx := context.Background()
+	gin.SetMode(gin.ReleaseMode) // as `switchboard serve` runs
 	db := testdb.SQLite(b)
 	reg := providers.NewRegistry()
 	if err := all.Register(reg); err != nil {
@@ -87,7 +100,7 @@ func buildHub(b *testing.B, withGitHub bool, extra ...providers.Spec) *hub {
 			b.Fatal(err)
 		}
 	}
-	_ = reg.SetBaseURL("github", upstream.URL)
+	_ = reg.SetBaseURL("github", upstreamURL)
 	// The per-connection bucket is GitHub's real budget; lift it so the benchmark
 	// measures the hub, not the limiter.
 	_ = reg.SetRateLimit("github", providers.RateLimit{})
@@ -142,7 +155,7 @@ func buildHub(b *testing.B, withGitHub bool, extra ...providers.Spec) *hub {
 	srv := httptest.NewServer(engine)
 	b.Cleanup(srv.Close)
 	return &hub{
-		mcpURL: srv.URL + "/mcp/" + tenant.Slug, key: key, upstream: upstream, audit: writer,
+		mcpURL: srv.URL + "/mcp/" + tenant.Slug, key: key, audit: writer,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048}},
 		base:   srv.URL, tenants: tstore, conns: svc, admit: admission,
 	}

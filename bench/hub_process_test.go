@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/testproc"
+)
+
+// The overload benchmarks run the hub in a process of its own (this test binary run
+// again with envHub set), so that what they measure is the hub: the closed-loop
+// callers and the fake upstream stay in the benchmark's process, as an agent and
+// GitHub are elsewhere, and the hub's CPU time is read from its own process.
+const (
+	envHub        = "SWITCHBOARD_BENCH_HUB"         // the fake upstream's URL
+	envHubTenants = "SWITCHBOARD_BENCH_HUB_TENANTS" // slugs of more tenants to make, comma-separated
+)
+
+// hubProcess is the hub's process, and one hub per tenant as its callers see it.
+type hubProcess struct {
+	pid     int
+	tenants map[string]*hub // by slug; "" is the first tenant
+}
+
+// startHubProcess starts the hub's process with a fake GitHub in this one, and
+// returns once it serves the first tenant and the others named.
+func startHubProcess(b *testing.B, others ...string) *hubProcess {
+	b.Helper()
+	upstream := fakeGitHub()
+	b.Cleanup(upstream.Close)
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := testproc.Command(ctx, exe, "-test.run=^$", "-test.bench=^$", "-test.benchtime=1x")
+	cmd.Env = append(os.Environ(), envHub+"="+upstream.URL, envHubTenants+"="+strings.Join(others, ","))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		b.Fatal(err)
+	}
+	p := &hubProcess{pid: cmd.Process.Pid, tenants: map[string]*hub{}}
+	done := make(chan error, 1)
+	b.Cleanup(func() {
+		_ = stdin.Close() // the hub ends when its stdin closes
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+		}
+		cancel()
+	})
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		done <- cmd.Wait()
+	}()
+	timeout := time.After(5 * time.Minute)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				b.Fatal("the hub process ended before it was ready")
+			}
+			if line == "ready" {
+				if len(p.tenants) != 1+len(others) {
+					b.Fatalf("the hub process serves %d tenants, want %d", len(p.tenants), 1+len(others))
+				}
+				go func() {
+					for range lines { // anything more it prints
+					}
+				}()
+				return p
+			}
+			f := strings.Fields(line)
+			if len(f) != 4 || f[0] != "tenant" {
+				b.Fatalf("the hub process said %q", line)
+			}
+			slug := f[1]
+			if slug == "-" {
+				slug = ""
+			}
+			p.tenants[slug] = &hub{mcpURL: f[2], key: f[3], base: strings.SplitN(f[2], "/mcp/", 2)[0],
+				client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, MaxIdleConns: 4096}}}
+		case <-timeout:
+			b.Fatal("the hub process was not ready within 5 minutes")
+		}
+	}
+}
+
+// cpu is the CPU time (user and system) the hub's process has used so far, from
+// /proc/PID/stat (in clock ticks of 10 ms).
+func (p *hubProcess) cpu(b *testing.B) time.Duration {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The command name, in parentheses, may hold spaces: the fields start after it.
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", p.pid, s)
+	}
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return time.Duration(utime+stime) * tick
+}
+
+// serveHub is the hub's process: the hub as the in-process benchmarks build it, with
+// GitHub at the URL in envHub, a tenant per slug in envHubTenants besides the first,
+// "tenant SLUG MCP_URL KEY" printed for each ("-" for the first) and then "ready". It
+// serves until its stdin closes.
+func serveHub() int {
+	debug.SetGCPercent(200) // as `switchboard serve` runs when GOGC is not set
+	code := 0
+	res := testing.Benchmark(func(b *testing.B) {
+		fail := func(err error) {
+			fmt.Fprintln(os.Stderr, "hub process:", err)
+			code = 1
+		}
+		h := buildHubAt(b, os.Getenv(envHub), true)
+		fmt.Printf("tenant - %s %s\n", h.mcpURL, h.key)
+		for _, slug := range strings.Split(os.Getenv(envHubTenants), ",") {
+			if slug == "" {
+				continue
+			}
+			t, err := h.newTenant(slug)
+			if err != nil {
+				fail(err)
+				return
+			}
+			fmt.Printf("tenant %s %s %s\n", slug, t.mcpURL, t.key)
+		}
+		fmt.Println("ready")
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // EOF when the benchmark ends
+		if err := h.audit.Flush(context.Background()); err != nil {
+			fail(err)
+		}
+	})
+	if res.N == 0 && code == 0 {
+		fmt.Fprintln(os.Stderr, "hub process: the hub could not be built")
+		return 1
+	}
+	return code
+}
