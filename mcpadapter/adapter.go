@@ -91,8 +91,9 @@ type Options struct {
 	Telemetry *telemetry.Telemetry
 	// Admission, when set (the router's own), admits each POST by its caller's tenant
 	// before its body is read: a request over the node's or its tenant's bound is
-	// refused for the price of its headers, 503 or 429 with Retry-After, and one
-	// admitted keeps its place for the tool calls it makes.
+	// refused for the price of its headers and at most a small body (a tools/call gets
+	// a tool error saying when to retry, anything else 503 or 429, each with
+	// Retry-After), and one admitted keeps its place for the tool calls it makes.
 	Admission *limits.Admission
 }
 
@@ -231,7 +232,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Before anything reads the body: a flood is refused for the price of its headers.
 		slot, err := a.admit(r.Context(), p)
 		if err != nil {
-			writeError(w, err)
+			a.refuse(w, r, err)
 			return
 		}
 		defer slot.Release()

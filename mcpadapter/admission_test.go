@@ -19,12 +19,29 @@ import (
 	"github.com/switchboard-hub/switchboard/router"
 )
 
-// trapBody is a request body that counts the reads of it.
-type trapBody struct{ reads atomic.Int64 }
+// trapBody is a request body of size bytes, a tools/call padded with spaces, that
+// counts the bytes read of it.
+type trapBody struct {
+	size int
+	read atomic.Int64
+}
 
 func (b *trapBody) Read(p []byte) (int, error) {
-	b.reads.Add(1)
-	return copy(p, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notes_last_note","arguments":{}}}`), io.EOF
+	const msg = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notes_last_note","arguments":{}}}`
+	at := int(b.read.Load())
+	if at >= b.size {
+		return 0, io.EOF
+	}
+	n := min(len(p), b.size-at)
+	for i := range n {
+		if at+i < len(msg) {
+			p[i] = msg[at+i]
+		} else {
+			p[i] = ' '
+		}
+	}
+	b.read.Add(int64(n))
+	return n, nil
 }
 
 func (b *trapBody) Close() error { return nil }
@@ -79,33 +96,45 @@ func fillTenant(t *testing.T, adm *limits.Admission, tenant switchboard.TenantID
 	return held.Release
 }
 
-// A request over its tenant's bound is refused before its body is read: 429 with
-// Retry-After and a sentence saying nothing ran, for the price of its headers.
+// A request over its tenant's bound is refused before more than a small prefix of its
+// body is read: a body declared larger is not read at all, one of unknown length is
+// read up to refusalPeek and no further. Each gets 429 with Retry-After and a sentence
+// saying nothing ran, and each refusal is counted.
 func TestRefusedRequestIsNeverRead(t *testing.T) {
 	t.Parallel()
 	e, adm, rec := admissionEnv(t)
 	fillTenant(t, adm, alice.TenantID)
 
-	body := &trapBody{}
-	req := httptest.NewRequest(http.MethodPost, "/mcp/acme", body)
-	req.Header.Set("Authorization", "Bearer key-alice")
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", "mcs_whatever")
-	w := httptest.NewRecorder()
-	e.adapter.ServeHTTP(w, req)
+	for _, c := range []struct {
+		name          string
+		contentLength int64
+		maxRead       int64
+	}{
+		{"declared 1 MiB", 1 << 20, 0},
+		{"unknown length", -1, refusalPeek + 1},
+	} {
+		body := &trapBody{size: 1 << 20}
+		req := httptest.NewRequest(http.MethodPost, "/mcp/acme", body)
+		req.ContentLength = c.contentLength
+		req.Header.Set("Authorization", "Bearer key-alice")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", "mcs_whatever")
+		w := httptest.NewRecorder()
+		e.adapter.ServeHTTP(w, req)
 
-	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" {
-		t.Fatalf("refusal = %d, Retry-After %q: %s; want 429 with Retry-After 1", w.Code, w.Header().Get("Retry-After"), w.Body)
+		if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" {
+			t.Fatalf("%s: refusal = %d, Retry-After %q: %s; want 429 with Retry-After 1", c.name, w.Code, w.Header().Get("Retry-After"), w.Body)
+		}
+		if !strings.Contains(w.Body.String(), "nothing was run; retry in 1 s") {
+			t.Errorf("%s: refusal body = %s; want it to say nothing ran and when to retry", c.name, w.Body)
+		}
+		if n := body.read.Load(); n > c.maxRead {
+			t.Errorf("%s: %d bytes of the refused request's body were read; want at most %d", c.name, n, c.maxRead)
+		}
 	}
-	if !strings.Contains(w.Body.String(), "nothing was run; retry in 1 s") {
-		t.Errorf("refusal body = %s; want it to say nothing ran and when to retry", w.Body)
-	}
-	if n := body.reads.Load(); n != 0 {
-		t.Errorf("the refused request's body was read %d times; want never", n)
-	}
-	if got := rec.list(); len(got) != 1 || got[0] != "tenant/queue_full" {
-		t.Errorf("refusals counted = %v; want [tenant/queue_full]", got)
+	if got := rec.list(); len(got) != 2 || got[0] != "tenant/queue_full" || got[1] != "tenant/queue_full" {
+		t.Errorf("refusals counted = %v; want tenant/queue_full twice", got)
 	}
 }
 
@@ -139,8 +168,8 @@ func TestQuietTenantAnsweredBesideARefusedOne(t *testing.T) {
 	testwait.Until(t, "the quiet tenant's call to queue beside the noisy one's", func() bool { return adm.Waiting() == 2 })
 
 	code, _, body := postAs(t, e, "key-alice", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"notes_last_note","arguments":{}}}`, nil)
-	if code != http.StatusTooManyRequests || !strings.Contains(body, "retry in 1 s") {
-		t.Fatalf("noisy tenant's request = %d %s; want 429 saying when to retry", code, body)
+	if code != http.StatusOK || !strings.Contains(body, `"id":5`) || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "retry in 1 s") {
+		t.Fatalf("noisy tenant's request = %d %s; want its tool error saying when to retry", code, body)
 	}
 
 	release()

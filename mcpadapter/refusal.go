@@ -1,0 +1,72 @@
+package mcpadapter
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// refusalPeek bounds what the door reads of a request it refuses. A tools/call is a
+// few hundred bytes, so reading that much to learn its JSON-RPC id costs about what its
+// headers did; a larger body is not read at all, and is refused at the HTTP level.
+const refusalPeek = 8 << 10
+
+// refuse answers a POST that admission refused at the door. A tools/call gets what
+// MCP clients act on: a tool result with isError set, saying nothing was run and when
+// to retry, under its own id, with the Retry-After header too; anything else (another
+// method, a notification, a body over refusalPeek or not one JSON-RPC request) gets the
+// HTTP refusal, 429 or 503 with Retry-After.
+func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, e *switchboard.Error) {
+	if e.RetryAfter > 0 {
+		if id, ok := peekToolCall(r); ok {
+			writeToolRefusal(w, id, e)
+			return
+		}
+	}
+	writeError(w, e)
+}
+
+// peekToolCall reads at most refusalPeek bytes of r's body and returns the id of the
+// tools/call request it holds.
+func peekToolCall(r *http.Request) (json.RawMessage, bool) {
+	if r.Body == nil || r.ContentLength > refusalPeek {
+		return nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, refusalPeek+1))
+	if err != nil || len(body) > refusalPeek {
+		return nil, false
+	}
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.JSONRPC != mcp.JSONRPC_VERSION || m.Method != string(mcp.MethodToolsCall) || !validID(m.ID) {
+		return nil, false
+	}
+	return m.ID, true
+}
+
+// writeToolRefusal answers the tools/call id with e as a tool error, 200 (an MCP
+// client reads no JSON-RPC answer from another status) and Retry-After.
+func writeToolRefusal(w http.ResponseWriter, id json.RawMessage, e *switchboard.Error) {
+	body, err := json.Marshal(struct {
+		JSONRPC string              `json:"jsonrpc"`
+		ID      json.RawMessage     `json:"id"`
+		Result  *mcp.CallToolResult `json:"result"`
+	}{mcp.JSONRPC_VERSION, id, mcp.NewToolResultError(e.Message)})
+	if err != nil {
+		writeError(w, e)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
