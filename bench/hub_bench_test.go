@@ -10,9 +10,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -140,7 +142,9 @@ func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, extra ...prov
 	// whose confirmation wrapper asks for the confirm policy on every call.
 	agentService := agents.NewService(agents.NewStore(db), reg, svc)
 	// Admission control as serve wires it, with its defaults.
-	admission := limits.NewAdmission(limits.AdmissionOptions{})
+	// (SWITCHBOARD_MAX_INFLIGHT, as serve reads it, sets the bound for comparisons.)
+	maxInFlight, _ := strconv.Atoi(os.Getenv("SWITCHBOARD_MAX_INFLIGHT"))
+	admission := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: maxInFlight})
 	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: writer, Transports: transports, ArgsKey: kr.Derive("audit-args"), Policies: agentService,
 		Admission: admission})
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg, Logger: log})
