@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/switchboard-hub/switchboard/internal/httpx"
@@ -28,40 +29,80 @@ type asset struct {
 type assets map[string]*asset
 
 // loadAssets reads every file of fsys, hashes it and compresses it once, so a request
-// costs neither.
+// costs neither. A stylesheet's url(...) references to other files of fsys are
+// rewritten to their content-hashed URLs first (logos/github.svg becomes
+// logos/github.svg?v=hash), so they too are cached as immutable and a warm page load
+// revalidates none of them.
 func loadAssets(fsys fs.FS) (assets, error) {
 	out := assets{}
+	var sheets []string
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
+		}
+		if path.Ext(name) == ".css" {
+			sheets = append(sheets, name) // once every file it may name is hashed
+			return nil
 		}
 		body, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", name, err)
 		}
-		sum := sha256.Sum256(body)
-		a := &asset{body: body, hash: hex.EncodeToString(sum[:])[:16], contentType: mime.TypeByExtension(path.Ext(name))}
-		if a.contentType == "" {
-			a.contentType = http.DetectContentType(body)
-		}
-		var buf bytes.Buffer
-		zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		if err != nil {
-			return fmt.Errorf("gzip %s: %w", name, err)
-		}
-		if _, err := zw.Write(body); err != nil {
-			return fmt.Errorf("gzip %s: %w", name, err)
-		}
-		if err := zw.Close(); err != nil {
-			return fmt.Errorf("gzip %s: %w", name, err)
-		}
-		if buf.Len() < len(body) {
-			a.gz = buf.Bytes()
-		}
-		out[name] = a
-		return nil
+		out[name], err = newAsset(name, body)
+		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range sheets {
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		if out[name], err = newAsset(name, out.versionURLs(name, body)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// cssURL is a quoted url("...") reference of a stylesheet.
+var cssURL = regexp.MustCompile(`url\("([^"?#:]+)"\)`)
+
+// versionURLs rewrites the relative url("...") references of the stylesheet sheet that
+// name a file of as to carry its hash.
+func (as assets) versionURLs(sheet string, body []byte) []byte {
+	return cssURL.ReplaceAllFunc(body, func(ref []byte) []byte {
+		rel := string(cssURL.FindSubmatch(ref)[1])
+		if a, ok := as[path.Join(path.Dir(sheet), rel)]; ok {
+			return []byte(`url("` + rel + `?v=` + a.hash + `")`)
+		}
+		return ref
+	})
+}
+
+// newAsset hashes body and compresses it when that makes it smaller.
+func newAsset(name string, body []byte) (*asset, error) {
+	sum := sha256.Sum256(body)
+	a := &asset{body: body, hash: hex.EncodeToString(sum[:])[:16], contentType: mime.TypeByExtension(path.Ext(name))}
+	if a.contentType == "" {
+		a.contentType = http.DetectContentType(body)
+	}
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, fmt.Errorf("gzip %s: %w", name, err)
+	}
+	if _, err := zw.Write(body); err != nil {
+		return nil, fmt.Errorf("gzip %s: %w", name, err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("gzip %s: %w", name, err)
+	}
+	if buf.Len() < len(body) {
+		a.gz = buf.Bytes()
+	}
+	return a, nil
 }
 
 // URL is the address pages link name by: /static/name?v=hash, which changes whenever

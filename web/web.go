@@ -12,10 +12,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/httpx"
 )
 
 //go:embed templates/*.html
@@ -193,9 +195,20 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, d p
 		http.Error(w, "the page could not be rendered; reload it, and tell the operator if it persists", http.StatusInternalServerError)
 		return
 	}
+	body := []byte(buf.String())
+	hdr.Add("Vary", "Accept-Encoding")
+	if len(body) >= pageGzipMin && httpx.AcceptsGzip(r.Header.Get("Accept-Encoding")) {
+		if gz, err := gzipPage(body, d.CSRF); err == nil {
+			body = gz
+			hdr.Set("Content-Encoding", "gzip")
+		} else {
+			h.log.ErrorContext(r.Context(), "gzip page", "page", d.Page, "err", err)
+		}
+	}
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write([]byte(buf.String()))
+		_, _ = w.Write(body)
 	}
 }
 

@@ -1115,7 +1115,9 @@
     const formOK = (id) => hideError(`#${id}-error`);
     // Names for the ids the key table would otherwise show raw.
     const names = {};
-    const [ag, us] = await Promise.allSettled([api('GET', '/api/agents'), api('GET', '/api/users')]);
+    // The members table is drawn from the same answer the first time: one request.
+    let usersOnce = api('GET', '/api/users');
+    const [ag, us] = await Promise.allSettled([api('GET', '/api/agents'), usersOnce]);
     if (ag.status === 'fulfilled') for (const a of ag.value.agents || []) names[a.id] = `agent ${a.name}`;
     if (us.status === 'fulfilled') for (const u of us.value.users || []) names[u.id] = u.id === USER_ID ? 'you' : u.email;
     renderSnippets($('#tenant-snippets'), TENANT, $('#tenant-mcp-url').value, '');
@@ -1193,7 +1195,8 @@
 
     async function loadMembers() {
       try {
-        const res = await api('GET', '/api/users');
+        const res = await (usersOnce || api('GET', '/api/users'));
+        usersOnce = null;
         const heads = ['Email', 'Role', 'Since'].concat(IS_ADMIN ? ['Actions'] : []);
         fill($('#member-list'), scrollBox('Members', el('table', { id: 'members-table' },
           el('thead', {}, el('tr', {}, heads.map((h) => el('th', { scope: 'col', text: h })))),
