@@ -112,6 +112,11 @@ func (s *server) createUser(c *gin.Context) {
 // setUserRoleRequest changes a user's role.
 type setUserRoleRequest struct {
 	Role switchboard.Role `json:"role"`
+	// From is the role the person confirmed changing from ("Change grace from member
+	// to admin?"): when given, the change happens only if it is still the user's role,
+	// so a confirmation made on a stale page changes nothing. A change of one's own
+	// role, and one that grants or takes away owner, must carry it.
+	From switchboard.Role `json:"from,omitempty"`
 }
 
 // setUserRole changes the role of one of the tenant's users. Owners and admins may;
@@ -134,6 +139,12 @@ func (s *server) setUserRole(c *gin.Context) {
 		s.fail(c, switchboard.Invalid("role", "must be one of owner, admin, member"))
 		return
 	}
+	switch req.From {
+	case "", switchboard.RoleOwner, switchboard.RoleAdmin, switchboard.RoleMember:
+	default:
+		s.fail(c, switchboard.Invalid("from", "must be one of owner, admin, member: the user's role you confirm changing"))
+		return
+	}
 	ctx := c.Request.Context()
 	id := c.Param("id")
 	target, err := s.Tenants.User(ctx, p.TenantID, id)
@@ -143,6 +154,10 @@ func (s *server) setUserRole(c *gin.Context) {
 	}
 	if (target.Role == switchboard.RoleOwner || req.Role == switchboard.RoleOwner) && p.Role != switchboard.RoleOwner {
 		s.fail(c, switchboard.Errorf(switchboard.CodeForbidden, "only an owner may grant or take away the owner role"))
+		return
+	}
+	if err := confirmedRoleChange(p, target, req); err != nil {
+		s.fail(c, err)
 		return
 	}
 	before, after, err := s.Tenants.SetUserRole(ctx, p.TenantID, id, req.Role)
@@ -155,6 +170,30 @@ func (s *server) setUserRole(c *gin.Context) {
 			Detail: fmt.Sprintf("changed the role of user %s from %s to %s", id, before.Role, after.Role)})
 	}
 	c.JSON(http.StatusOK, viewUser(after))
+}
+
+// confirmedRoleChange checks the confirmation a role change carries (its from): the
+// changes that decide who controls the workspace (one's own role, which one may not
+// get back, and the owner role) need it; any change that carries it happens only if
+// the user still has that role.
+func confirmedRoleChange(p switchboard.Principal, target tenants.User, req setUserRoleRequest) error {
+	if req.From == "" {
+		if target.Role == req.Role {
+			return nil
+		}
+		switch {
+		case target.ID == p.UserID:
+			return switchboard.Invalid("from", fmt.Sprintf("is required to change your own role: send the role you confirm giving up, %q, as from", target.Role))
+		case target.Role == switchboard.RoleOwner || req.Role == switchboard.RoleOwner:
+			return switchboard.Invalid("from", fmt.Sprintf("is required to grant or take away the owner role: send the user's role you confirm changing, %q, as from", target.Role))
+		}
+		return nil
+	}
+	if req.From != target.Role {
+		return &switchboard.Error{Code: switchboard.CodeConflict, Field: "from",
+			Message: fmt.Sprintf("is %s, but %s is %s now: the role changed after it was shown; reload and confirm again", req.From, target.Email, target.Role)}
+	}
+	return nil
 }
 
 // The ways DELETE /api/users/{id} deals with the removed user's connections (the

@@ -65,6 +65,12 @@ type browserSummary struct {
 		ClientID    string `json:"client_id"`
 		RedirectURI string `json:"redirect_uri"`
 	} `json:"oauth"`
+	// Cancel is what Try it's Cancel did to a call that would not end: what the page
+	// said and the call's audited outcome.
+	Cancel struct {
+		Text    string `json:"text"`
+		Audited string `json:"audited"`
+	} `json:"cancel"`
 	// Axe is the number of serious or critical axe-core violations on each page checked.
 	Axe       map[string]int `json:"axe"`
 	Reconnect struct {
@@ -165,18 +171,35 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// axe-core ran on every page and dialog, and found no serious or critical violation.
-	for _, page := range []string{"sign-in", "connect dialog", "connect dialog oauth only", "remote mcp dialog", "integrations", "agent builder", "agent builder open", "agents list", "try it", "activity", "approval", "settings", "settings invitations", "consent page", "oauth result", "narrow /agents", "dark /", "dark /agents", "dark /activity", "dark /settings", "dark /tools/github_create_issue"} {
+	for _, page := range []string{"sign-in", "connect dialog", "connect dialog oauth only", "remote mcp dialog", "integrations", "integrations with a remote server",
+		"agent builder", "agent builder open", "agents list", "try it", "try it confirmation", "try it busy", "activity", "activity event detail", "activity run output",
+		"approval", "settings", "settings invitations", "settings connected apps", "role change confirmation", "member settings", "consent page", "oauth result",
+		"narrow /", "narrow /agents", "narrow /agents/new", "narrow /activity", "narrow /settings", "narrow /tools/github_create_issue",
+		"not found /no/such/page", "not found /tools/github_no_such_tool", "not found /agents/agt_nosuchagent",
+		"dark /", "dark /agents", "dark /activity", "dark /settings", "dark /tools/github_create_issue"} {
 		if n, ok := sum.Axe[page]; !ok || n != 0 {
 			t.Errorf("axe-core on %s: ran %v, %d serious or critical violations", page, ok, n)
 		}
 	}
 	t.Logf("axe-core checked: %v", sum.Axe)
+	// Try it's Cancel gave up the call: the page said so, the hub dropped the upstream
+	// request and audited the call as canceled.
+	if !strings.HasPrefix(sum.Cancel.Text, "Canceled") || sum.Cancel.Audited != "canceled" || ghRec.abandonedCalls() != 1 {
+		t.Errorf("Try it's Cancel: the page said %q, the audit %q, GitHub saw %d abandoned calls (want 1)", sum.Cancel.Text, sum.Cancel.Audited, ghRec.abandonedCalls())
+	}
 	if !sum.ConnectedAppRevoked {
 		t.Error("the browser run did not connect an MCP client by OAuth and revoke it in Connected apps")
 	}
 
+	// Issue 16's target: every page under 100 KB transferred cold and 10 KB warm.
+	if len(sum.Weights) < 5 {
+		t.Errorf("page weights measured for %d pages, want every main page", len(sum.Weights))
+	}
 	for page, w := range sum.Weights {
 		t.Logf("page weight %s: %d bytes cold, %d bytes warm, %d catalog operation requests", page, w.Cold, w.Warm, w.Operations)
+		if w.Cold == 0 || w.Cold >= 100_000 || w.Warm == 0 || w.Warm >= 10_000 {
+			t.Errorf("page %s transferred %d bytes cold and %d warm; want under 100 KB and under 10 KB", page, w.Cold, w.Warm)
+		}
 	}
 
 	// The builder with GitHub and Slack open: short, Save one Tab from the search, and

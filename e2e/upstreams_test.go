@@ -31,6 +31,19 @@ type received struct {
 type recorder struct {
 	mu   sync.Mutex
 	reqs []received
+	// abandoned counts the requests whose caller went away before the answer.
+	abandoned int
+}
+
+// githubHoldQuery is the repository search the fake GitHub answers only after 30 s,
+// unless its caller gives up first.
+const githubHoldQuery = "hold-until-canceled"
+
+// abandonedCalls is how many requests the caller gave up on.
+func (rec *recorder) abandonedCalls() int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.abandoned
 }
 
 func (rec *recorder) record(r *http.Request) (received, error) {
@@ -171,6 +184,17 @@ func fakeGitHub(t testing.TB) (*httptest.Server, *recorder) {
 				issue["state"] = *in.State
 			}
 			writeJSON(w, http.StatusOK, issue)
+		case r.Method == http.MethodGet && r.URL.Path == "/search/repositories" && r.URL.Query().Get("q") == githubHoldQuery:
+			// A search that takes until its caller gives up (bounded): what Try it's
+			// Cancel is tried on. The recorder counts the calls that were abandoned.
+			select {
+			case <-r.Context().Done():
+				rec.mu.Lock()
+				rec.abandoned++
+				rec.mu.Unlock()
+			case <-time.After(30 * time.Second):
+				writeJSON(w, http.StatusOK, map[string]any{"total_count": 0, "incomplete_results": false, "items": []any{}})
+			}
 		case r.Method == http.MethodGet && r.URL.Path == "/search/repositories":
 			// https://docs.github.com/rest/search/search#search-repositories
 			if r.URL.Query().Get("q") == "" {

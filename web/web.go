@@ -110,7 +110,7 @@ func Handler(o Options) (http.Handler, error) {
 	}
 	h.PublicURL = strings.TrimRight(o.PublicURL, "/")
 	h.secure = strings.HasPrefix(h.PublicURL, "https://")
-	names := []string{"signin", "invite", "approval"}
+	names := []string{"signin", "invite", "approval", "notfound"}
 	for _, p := range appPages {
 		names = append(names, p.name)
 	}
@@ -145,6 +145,7 @@ func Handler(o Options) (http.Handler, error) {
 	for _, p := range appPages {
 		mux.HandleFunc(p.pattern, h.appPage(p.name, p.title))
 	}
+	mux.HandleFunc("GET /", h.notFound)
 	return mux, nil
 }
 
@@ -210,6 +211,16 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, d p
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
+}
+
+// notFound is the page for an address the UI does not have: a 404 in the layout, with
+// the way back (the navigation when signed in, sign-in otherwise).
+func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
+	d := pageData{Title: "Page not found", Page: "notfound", Param: r.URL.Path}
+	if token, p, ok := h.session(r); ok {
+		d.CSRF, d.Principal, d.SignedIn = h.Accounts.CSRFToken(token), p, true
+	}
+	h.render(w, r, http.StatusNotFound, d)
 }
 
 // appPage serves a page behind sign-in; without a session it sends the browser to the

@@ -292,7 +292,7 @@ func TestStaticAndRoutes(t *testing.T) {
 		{name: "stylesheet", method: http.MethodGet, path: "/static/style.css", wantStatus: http.StatusOK, wantType: "text/css; charset=utf-8", wantContain: "--accent"},
 		{name: "script", method: http.MethodGet, path: "/static/app.js", wantStatus: http.StatusOK, wantType: "text/javascript; charset=utf-8", wantContain: "X-CSRF-Token"},
 		{name: "sign-in page", method: http.MethodGet, path: "/signin", wantStatus: http.StatusOK, wantType: "text/html; charset=utf-8", wantContain: `value="acme"`},
-		{name: "unknown page", method: http.MethodGet, path: "/nope", wantStatus: http.StatusNotFound},
+		{name: "unknown page", method: http.MethodGet, path: "/nope", wantStatus: http.StatusNotFound, wantType: "text/html; charset=utf-8", wantContain: "<h1>Page not found</h1>"},
 		{name: "unknown static file", method: http.MethodGet, path: "/static/nope.js", wantStatus: http.StatusNotFound},
 		{name: "templates are not served", method: http.MethodGet, path: "/static/../templates/layout.html", wantStatus: http.StatusNotFound},
 		{name: "post to a page", method: http.MethodPost, path: "/settings", wantStatus: http.StatusMethodNotAllowed},

@@ -44,6 +44,16 @@ const waitUntil = async (page, fn, arg, msg) => {
   try { await page.waitForFunction(fn, arg, { timeout: 60000 }); } catch (err) { check(false, `${msg} (${err.message.split('\n')[0]})`); }
 };
 
+// confirmInPage answers the page's own confirmation dialog (#confirm-dialog): ok or
+// cancel; it returns the dialog's title and text.
+async function confirmInPage(page, answer = 'ok') {
+  await page.waitForSelector('#confirm-dialog[open]');
+  const said = { title: await page.textContent('#confirm-title'), text: await page.textContent('#confirm-dialog') };
+  await page.click(answer === 'ok' ? '#confirm-ok' : '#confirm-cancel');
+  await page.waitForSelector('#confirm-dialog', { state: 'hidden' });
+  return said;
+}
+
 fs.mkdirSync(SHOTS, { recursive: true });
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
@@ -262,6 +272,7 @@ try {
   check(remoteRow.text.includes(REMOTE_MCP_URL) && remoteRow.text.includes('streamable') && remoteRow.text.includes('bearer') && remoteRow.tools === 'docs_search',
     `the remote server's row reads ${JSON.stringify(remoteRow)}`);
   summary.connecting.remote_tools = remoteRow.tools;
+  await axeCheck(page, 'integrations with a remote server');
   await page.click('button[aria-label="Remove the remote MCP server docs"]');
   await waitUntil(page, () => !document.querySelector('#remote-table'), undefined, 'the removed remote server is still listed');
   check(await page.evaluate(() => document.activeElement && document.activeElement.id === 'remote-title'), 'after removing the server, focus dropped to the page body');
@@ -411,11 +422,22 @@ try {
   const asJSON = JSON.parse(await page.inputValue('#try-json'));
   check(asJSON.owner === 'octo-org' && asJSON.labels[0] === 'bug', `the JSON mode holds ${JSON.stringify(asJSON)}`);
   await page.check('#try-mode-form');
-  dialogs.length = 0;
-  dismissNext = true;
+  step('a write tool asks first, in the page, with its arguments; Cancel runs nothing');
   await page.click('#try-run');
-  check(dialogs.includes('confirm') && await page.isHidden('#try-result'), 'a write tool ran without asking first');
+  await page.waitForSelector('#confirm-dialog[open]');
+  check((await page.textContent('#confirm-title')) === 'Run github_create_issue?' && (await page.textContent('#confirm-details')).includes('"Filed from Try it"'),
+    `the confirmation before a write says ${await page.textContent('#confirm-dialog')}`);
+  check(await page.evaluate(() => document.activeElement && document.activeElement.id === 'confirm-cancel'), 'the confirmation does not start on Cancel');
+  await axeCheck(page, 'try it confirmation');
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('#confirm-dialog', { state: 'hidden' });
+  check(await page.isHidden('#try-result') && await page.evaluate(() => document.activeElement && document.activeElement.id === 'try-run'),
+    'Escape on the confirmation ran the tool, or did not return focus to Run');
   await page.click('#try-run');
+  await confirmInPage(page, 'cancel');
+  check(await page.isHidden('#try-result'), 'a write tool ran after its confirmation was canceled');
+  await page.click('#try-run');
+  await confirmInPage(page);
   await page.waitForSelector('#try-result:not([hidden])');
   check(/^Took [\d,]+ ms\.$/.test(await page.textContent('#try-duration')), `the result has no duration: ${await page.textContent('#try-duration')}`);
   check((await page.$$('#try-links a[href^="https://"]')).length > 0, 'the result\'s links are not clickable');
@@ -425,12 +447,39 @@ try {
   summary.try_result = { number: out.number, title: out.title };
   await page.check('#try-async');
   await page.click('#try-run');
+  await confirmInPage(page);
   await page.waitForFunction(() => /"state": "(completed|failed|canceled)"/.test(document.querySelector('#try-output').textContent));
   const run = JSON.parse(await page.textContent('#try-output'));
   check(run.state === 'completed' && run.output && run.output.title === 'Filed from Try it', `the async run ended as ${JSON.stringify(run)}`);
   summary.run_id = run.run_id;
   await audit(page, 'try it');
   await shot(page, '04-try-it');
+
+  step('Try it: a call that takes long shows it is busy, and Cancel really cancels it');
+  await page.goto(`${BASE}/tools/github_search_repositories`);
+  await page.waitForSelector('#try-fields .field');
+  await page.fill('[data-path=q] input', 'hold-until-canceled');
+  await page.click('#try-run');
+  await page.waitForSelector('#try-cancel:not([hidden])');
+  const busyState = await page.evaluate(() => ({ busy: document.querySelector('#try-form').getAttribute('aria-busy'), said: document.querySelector('#try-busy').textContent,
+    run: document.querySelector('#try-run').disabled, focus: document.activeElement && document.activeElement.id }));
+  check(busyState.busy === 'true' && busyState.said.startsWith('Running github_search_repositories') && busyState.run && busyState.focus === 'try-cancel',
+    `while the call runs the form is ${JSON.stringify(busyState)}`);
+  await axeCheck(page, 'try it busy');
+  await page.click('#try-cancel');
+  await page.waitForSelector('#try-error:not([hidden])');
+  const canceledText = await page.textContent('#try-error');
+  check(canceledText.startsWith('Canceled') && await page.isHidden('#try-cancel') && !(await page.isDisabled('#try-run')) && (await page.getAttribute('#try-form', 'aria-busy')) === 'false',
+    `after Cancel the page says ${canceledText}`);
+  // The hub gave up the upstream request and audited the call as canceled (the writer
+  // batches: the event may land a moment later).
+  let canceledEvents = [];
+  for (let i = 0; i < 60 && !canceledEvents.length; i++) {
+    canceledEvents = await page.evaluate(async () => (await (await fetch('/api/audit?tool=github_search_repositories&outcome=canceled')).json()).events || []);
+    if (!canceledEvents.length) await page.waitForTimeout(250);
+  }
+  check(canceledEvents.length === 1, `the canceled call is audited ${canceledEvents.length} times as canceled`);
+  summary.cancel = { text: canceledText, audited: canceledEvents.length ? canceledEvents[0].outcome : '' };
 
   step('see the call in Activity');
   await page.click('nav >> text=Activity');
@@ -460,11 +509,13 @@ try {
   await page.click(`button[aria-label="Output of run ${summary.run_id}"]`);
   await page.waitForSelector('#audit-detail[open] #run-output');
   check((await page.textContent('#run-output')).includes('Filed from Try it'), 'the run\'s output is not shown');
+  await axeCheck(page, 'activity run output');
   await page.keyboard.press('Escape');
   await page.click('#audit-rows tr[data-event] button');
   await page.waitForSelector('#audit-detail[open]');
   const detail = await page.textContent('#audit-detail-list');
   check(detail.includes('github_create_issue') && detail.includes('Latency'), `the detail view shows ${detail}`);
+  await axeCheck(page, 'activity event detail');
   await shot(page, '05-activity');
   await page.keyboard.press('Escape');
   await audit(page, 'activity');
@@ -484,10 +535,12 @@ try {
   await page.fill('[data-path=issue_number] input', '1347');
   await page.selectOption('[data-path=state] select', '"closed"');
   await page.click('#try-run');
+  await confirmInPage(page);
   await page.waitForSelector('#try-error:not([hidden])');
   check((await page.textContent('#try-error')).includes('confirmation'), `a direct destructive call under the policy said: ${await page.textContent('#try-error')}`);
   await page.check('#try-async');
   await page.click('#try-run');
+  await confirmInPage(page);
   await page.waitForFunction(() => /"state": "input_required"/.test(document.querySelector('#try-output').textContent));
   const waiting = JSON.parse(await page.textContent('#try-output'));
   check(waiting.approval_url === `${BASE}/approvals/${waiting.run_id}`, `the waiting run links ${waiting.approval_url}`);
@@ -561,6 +614,7 @@ try {
     await page.unroute(`${redirect}**`);
     await page.goto(`${BASE}/settings`);
     await page.waitForFunction(() => (document.querySelector('#apps-table') || {}).textContent?.includes('E2E desktop client'));
+    await axeCheck(page, 'settings connected apps');
     await page.click(`button[aria-label="Revoke E2E desktop client's access"]`);
     await page.waitForFunction(() => document.querySelector('#flash').textContent.includes("Revoked E2E desktop client's access"));
     check((await initialize()) === 401, 'the revoked app\'s access token still works');
@@ -597,13 +651,39 @@ try {
   const graceRole = 'select[aria-label="Role of grace@e2e.test"]';
   await page.waitForSelector(graceRole);
   check((await page.inputValue(graceRole)) === 'member', 'the new member is not shown as a member');
-  dialogs.length = 0;
-  dismissNext = true;
+  // The role change asks in the page, saying what it does; declining keeps the role.
   await page.selectOption(graceRole, 'admin');
-  check(dialogs.includes('confirm') && (await page.inputValue(graceRole)) === 'member', 'declining the role change\'s confirmation did not keep the role');
+  await page.waitForSelector('#confirm-dialog[open]');
+  check((await page.textContent('#confirm-title')) === 'Make grace@e2e.test admin?' && (await page.textContent('#confirm-body')).includes('manage members'),
+    `the role change's confirmation says ${await page.textContent('#confirm-dialog')}`);
+  await axeCheck(page, 'role change confirmation');
+  await confirmInPage(page, 'cancel');
+  check((await page.inputValue(graceRole)) === 'member' && await page.evaluate((sel) => document.activeElement === document.querySelector(sel), graceRole),
+    'declining the role change\'s confirmation did not keep the role, or focus left the select');
+  step('a role change confirmed on a stale page changes nothing, and says so next to the members');
+  // Someone else promotes grace meanwhile (another tab of the same admin).
+  const behind = await page.evaluate(async (id) => (await fetch(`/api/users/${id}`, { method: 'PATCH', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content },
+    body: JSON.stringify({ role: 'admin', from: 'member' }) })).status, grace.id);
+  check(behind === 200, `the change behind the page's back answered ${behind}`);
+  // The API refuses a change of one's own role that does not carry the confirmation.
+  const unconfirmed = await page.evaluate(async () => { const r = await fetch(`/api/users/${document.querySelector('meta[name="user-id"]').content}`, { method: 'PATCH',
+    headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content }, body: JSON.stringify({ role: 'admin' }) });
+  return { status: r.status, field: ((await r.json()).error || {}).field }; });
+  check(unconfirmed.status === 400 && unconfirmed.field === 'from', `an unconfirmed change of one's own role answered ${JSON.stringify(unconfirmed)}`);
+  await page.selectOption(graceRole, 'admin'); // the page still shows member
+  await confirmInPage(page);
+  await page.waitForSelector('#member-error:not([hidden])');
+  const stale = await page.textContent('#member-error');
+  check(stale.startsWith('Nothing changed') && (await page.textContent('#alert')) === '', `the stale role change said ${stale} (alert: ${await page.textContent('#alert')})`);
+  await waitUntil(page, (sel) => document.querySelector(sel) && document.querySelector(sel).value === 'admin', graceRole, 'after the stale change the members table does not show the role as it is');
+  await page.selectOption(graceRole, 'member');
+  await confirmInPage(page);
+  await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('grace@e2e.test is now member'));
+  check(await page.isHidden('#member-error'), 'the stale change\'s error stayed after a later success');
   await page.selectOption(graceRole, 'admin');
+  await confirmInPage(page);
   await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('grace@e2e.test is now admin'));
-  check(dialogs.filter((d) => d === 'confirm').length === 2, `the role change was not confirmed (dialogs: ${dialogs.join(', ')})`);
+  summary.roles = { stale, unconfirmed };
   await page.reload();
   await page.waitForSelector(graceRole);
   check((await page.inputValue(graceRole)) === 'admin', 'after a reload the members table does not show the new role');
@@ -643,10 +723,27 @@ try {
 
   step('a narrow window');
   await page.setViewportSize({ width: 390, height: 844 });
-  for (const p of ['/', '/agents', '/activity', '/settings', '/tools/github_create_issue']) {
+  for (const p of ['/', '/agents', '/agents/new', '/activity', '/settings', '/tools/github_create_issue']) {
     await page.goto(BASE + p);
     await page.waitForLoadState('networkidle');
     await audit(page, `narrow ${p}`);
+    // Every button of the page's tables can be reached: scrolled into view, it is
+    // inside the window.
+    const unreachable = await page.evaluate(() => [...document.querySelectorAll('main table button')].filter((b) => {
+      b.scrollIntoView({ block: 'center', inline: 'center' });
+      const r = b.getBoundingClientRect();
+      return r.width === 0 || r.left < 0 || r.right > window.innerWidth || document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) !== b;
+    }).map((b) => b.getAttribute('aria-label') || b.textContent));
+    check(unreachable.length === 0, `narrow ${p}: table buttons out of reach: ${unreachable.join(', ')}`);
+  }
+  step('unknown addresses, tools and agents say so on a page of their own');
+  for (const [p, heading] of [['/no/such/page', 'Page not found'], ['/tools/github_no_such_tool', 'Tool not found'], ['/agents/agt_nosuchagent', 'Agent not found']]) {
+    const res = await page.goto(BASE + p);
+    await page.waitForSelector('main h1');
+    await waitUntil(page, (h) => document.querySelector('main h1').textContent === h, heading, `${p} does not say ${heading}`);
+    check(p !== '/no/such/page' || res.status() === 404, `${p} answered ${res.status()}, want 404`);
+    check(await page.isVisible('nav >> text=Agents'), `${p} has no navigation back`);
+    await audit(page, `not found ${p}`);
   }
   await page.goto(`${BASE}/`);
   await page.waitForSelector('#connections-table');
@@ -715,6 +812,9 @@ try {
   await pageB.waitForSelector('#defaults-view');
   const inert = await pageB.evaluate(() => [...document.querySelectorAll('main select:disabled, main button:disabled, main input:disabled')].map((n) => n.id || n.name));
   check(inert.length === 0 && !(await pageB.$('#invite-form')) && !(await pageB.$('#oauth-form')), `a member sees controls they may not use: ${inert.join(', ')}`);
+  check(!(await pageB.$('#members-table select')) && !(await pageB.$('#members-table button')) && !(await pageB.$('#defaults-form')),
+    'a member sees the role selects, the remove buttons or the defaults form');
+  await audit(pageB, 'member settings');
   {
   const agentID = agentURL.split('/').pop();
   const probes = await pageB.evaluate(async (id) => {

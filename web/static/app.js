@@ -93,6 +93,36 @@
   function alertPage(err) { showError('#alert', err); }
   function flash(text) { const f = $('#flash'); f.textContent = ''; setTimeout(() => { f.textContent = text; }, 10); }
 
+  // ask shows a confirmation in the page (a modal dialog: focus starts on Cancel,
+  // Escape cancels, focus returns to where it was) and resolves to whether the person
+  // confirmed. body is what the change does, details an optional block (arguments).
+  let askDialog = null;
+  function ask({ title, body, details, ok, danger }) {
+    if (!askDialog) {
+      askDialog = el('dialog', { id: 'confirm-dialog', 'aria-labelledby': 'confirm-title', 'aria-describedby': 'confirm-body' },
+        el('form', { method: 'dialog', class: 'stack' },
+          el('h2', { id: 'confirm-title' }), el('div', { id: 'confirm-body' }), el('div', { id: 'confirm-details' }),
+          el('div', { class: 'row buttons' }, el('button', { type: 'submit', value: 'cancel', class: 'secondary', id: 'confirm-cancel' }, 'Cancel'),
+            el('button', { type: 'submit', value: 'ok', id: 'confirm-ok' }, 'OK'))));
+      document.body.append(askDialog);
+    }
+    const from = document.activeElement;
+    $('#confirm-title').textContent = title;
+    fill($('#confirm-body'), [].concat(body).map((t) => el('p', { text: t })));
+    fill($('#confirm-details'), details ? el('pre', { tabindex: '0', role: 'region', 'aria-label': details.label }, el('code', { text: details.text })) : []);
+    $('#confirm-ok').textContent = ok || 'OK';
+    $('#confirm-ok').className = danger ? 'danger' : '';
+    askDialog.returnValue = '';
+    askDialog.showModal();
+    $('#confirm-cancel').focus();
+    return new Promise((resolve) => {
+      askDialog.addEventListener('close', () => {
+        if (from && from.isConnected) from.focus();
+        resolve(askDialog.returnValue === 'ok');
+      }, { once: true });
+    });
+  }
+
   const fmtTime = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
   const kindOf = (ann) => (ann && ann.readOnlyHint ? 'reads' : ann && ann.destructiveHint ? 'destroys' : 'writes');
   const kindBadge = (ann) => { const k = kindOf(ann); return el('span', { class: `badge ${k}`, text: k }); };
@@ -168,6 +198,16 @@
   // tokens estimates what a tool definition costs in a model's context: about four
   // characters per token of its JSON.
   const tokens = (op) => Math.ceil(JSON.stringify({ name: op.tool, description: op.description, inputSchema: op.input_schema }).length / 4);
+
+  // notFoundView replaces the page's content with a not-found page: what is missing
+  // and where to go instead (an unknown tool or agent, whose page the server cannot tell).
+  function notFoundView(heading, text, href, where) {
+    document.title = 'Not found · Switchboard';
+    const main = $('#main');
+    for (const n of [...main.children]) if (n.id !== 'flash' && n.id !== 'alert') n.remove();
+    main.append(el('h1', { id: 'not-found', tabindex: '-1', text: heading }), el('p', { text }), el('p', {}, el('a', { href }, where)));
+    $('#not-found').focus();
+  }
 
   // ---- Integrations -------------------------------------------------------------
   // steps renders a provider's token help (one step a line) as a numbered list, with
@@ -497,6 +537,10 @@
     try {
       [providers, callable, agent] = await Promise.all([catalog(), callableTools(), id ? api('GET', `/api/agents/${encodeURIComponent(id)}`) : null]);
     } catch (err) {
+      if (id && err.status === 404 && !agentsMissing(err)) {
+        notFoundView('Agent not found', `There is no agent ${id} in this workspace: it may have been deleted.`, '/agents', 'See the agents of the workspace');
+        return;
+      }
       fill($('#tool-picker'), el('p', { class: 'error', text: describe(err) }));
       return;
     }
@@ -839,8 +883,7 @@
     }
     const found = findTool(providers, name);
     if (!found) {
-      fill($('#tool-info'), el('p', { class: 'error', text: `There is no tool named ${name}. Pick one from the catalog under Integrations.` }));
-      $('#try-form').hidden = true;
+      notFoundView('Tool not found', `There is no tool named ${name}: it may be mistyped, or its provider or remote MCP server was removed.`, '/', 'Pick one from the catalog under Integrations');
       return;
     }
     const { provider: p, op } = found;
@@ -914,7 +957,10 @@
       // A tool that changes something asks first, saying what and on which account.
       if (kind !== 'reads') {
         const account = $('#try-conn') ? $('#try-conn').selectedOptions[0].textContent : 'your account';
-        if (!confirm(`${kind === 'destroys' ? 'This tool deletes or overwrites' : 'This tool changes'} data on ${account}. Run ${name} now?`)) return;
+        const yes = await ask({ title: `Run ${name}?`, ok: `Run ${name}`, danger: kind === 'destroys',
+          body: `${kind === 'destroys' ? 'This tool deletes or overwrites' : 'This tool changes'} data on ${account}, with these arguments.`,
+          details: { label: 'Arguments', text: JSON.stringify(args, null, 2) } });
+        if (!yes) return;
       }
       const body = { arguments: args };
       if ($('#try-conn')) body.connection_id = $('#try-conn').value;
@@ -1145,9 +1191,12 @@
       if (!confirm(`Revoke the key ${k.name} (sbk_${k.prefix}_…)? Clients using it are refused at once.`)) return;
       try {
         await api('DELETE', `/api/keys/${encodeURIComponent(k.id)}`);
+        formOK('key');
         flash(`Revoked key ${k.name}.`);
         await loadKeys();
-      } catch (err) { alertPage(err); }
+        $('#keys-title').tabIndex = -1;
+        $('#keys-title').focus(); // the row's button is gone: focus stays in the section
+      } catch (err) { formError('key', err); }
     }
     $('#key-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
@@ -1188,9 +1237,12 @@
       if (!confirm(`Revoke ${g.client_name}'s access? It is refused at once and must be allowed again to connect.`)) return;
       try {
         await api('DELETE', `/api/connected-apps/${encodeURIComponent(g.id)}`);
+        formOK('apps');
         flash(`Revoked ${g.client_name}'s access.`);
         await loadApps();
-      } catch (err) { alertPage(err); }
+        $('#apps-title').tabIndex = -1;
+        $('#apps-title').focus();
+      } catch (err) { formError('apps', err); }
     }
 
     async function loadMembers() {
@@ -1239,14 +1291,27 @@
           // Every role change is confirmed, saying what it does; declining keeps the role.
           const what = u.id === USER_ID ? `Change your own role from ${u.role} to ${role}? You may lose the right to manage the workspace.`
             : `Change ${u.email} from ${u.role} to ${role}? ${role === 'member' ? 'They can no longer manage the workspace, its members or its keys.' : role === 'owner' ? 'They can then manage everything, owners included.' : 'They can then manage members, keys and connections.'}`;
-          if (!confirm(what)) { sel.value = u.role; sel.focus(); return; }
+          if (!(await ask({ title: `Make ${u.id === USER_ID ? 'yourself' : u.email} ${role}?`, body: what, ok: `Make ${role}`, danger: role === 'member' || u.id === USER_ID }))) {
+            sel.value = u.role;
+            return;
+          }
           try {
-            await api('PATCH', `/api/users/${encodeURIComponent(u.id)}`, { role });
+            // from is the role confirmed: the server changes nothing if it changed since.
+            await api('PATCH', `/api/users/${encodeURIComponent(u.id)}`, { role, from: u.role });
             formOK('member');
             flash(`${u.email} is now ${role}.`);
             if (u.id === USER_ID) { location.reload(); return; }
             await loadMembers();
-          } catch (err) { sel.value = u.role; formError('member', err); }
+          } catch (err) {
+            sel.value = u.role;
+            formError('member', err.field === 'from' && err.code === 'conflict'
+              ? new APIError(err.status, { error: { code: err.code, message: `Nothing changed: ${u.email}'s role changed after this page showed it. The members are shown again as they are now; confirm again if you still mean it.` } }) : err);
+            if (err.field === 'from') {
+              await loadMembers();
+              const again = document.querySelector(`select[data-role-of="${CSS.escape(u.id)}"]`);
+              if (again) again.focus();
+            }
+          }
         } }, roles.map((r) => el('option', { value: r, text: r })));
       sel.value = u.role;
       return sel;
@@ -1325,7 +1390,13 @@
         fill($('#oauth-apps'), apps.length ? el('ul', {}, apps.map((a) => el('li', {}, `${title[a.provider] || a.provider}: client `, el('code', { text: a.client_id }), ` (since ${fmtTime(a.created_at)}) `,
           el('button', { type: 'button', class: 'danger small', 'aria-label': `Remove the ${a.provider} OAuth app`, onclick: async () => {
             if (!confirm(`Remove the workspace's ${title[a.provider] || a.provider} OAuth app? Connecting falls back to the deployment's app, if there is one.`)) return;
-            try { await api('DELETE', `/api/oauth-apps/${encodeURIComponent(a.provider)}`); flash('Removed the OAuth app.'); await loadOAuthApps(); } catch (err) { alertPage(err); }
+            try {
+              await api('DELETE', `/api/oauth-apps/${encodeURIComponent(a.provider)}`);
+              formOK('oauth');
+              flash('Removed the OAuth app.');
+              await loadOAuthApps();
+              $('#oauth-provider').focus();
+            } catch (err) { formError('oauth', err); }
           } }, 'Remove'))))
           : el('p', { class: 'muted', text: 'No workspace OAuth app: connecting with OAuth uses the deployment\'s apps, where the operator set them.' }));
       } catch (err) {
