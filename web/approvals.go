@@ -45,7 +45,7 @@ func (h *handler) approvalPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/signin?next="+urlQueryEscape(r.URL.Path), http.StatusSeeOther)
 		return
 	}
-	d := h.approvalData(token, p)
+	d := h.approvalData(r, token, p)
 	a, err := h.Approvals.Approval(r.Context(), p, r.PathValue("id"))
 	if err != nil {
 		h.approvalError(w, r, d, err)
@@ -64,7 +64,7 @@ func (h *handler) answerApproval(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/signin?next="+urlQueryEscape(r.URL.Path), http.StatusSeeOther)
 		return
 	}
-	d := h.approvalData(token, p)
+	d := h.approvalData(r, token, p)
 	id := r.PathValue("id")
 	if subtle.ConstantTimeCompare([]byte(d.CSRF), []byte(r.PostFormValue("csrf"))) != 1 {
 		d.Error = "This answer did not come from its Switchboard approval page, so nothing was changed. Answer from the page below."
@@ -93,9 +93,9 @@ func (h *handler) answerApproval(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/approvals/"+urlPathEscape(id), http.StatusSeeOther)
 }
 
-func (h *handler) approvalData(token string, p switchboard.Principal) pageData {
+func (h *handler) approvalData(r *http.Request, token string, p switchboard.Principal) pageData {
 	return pageData{
-		Title: "Approve a tool call", Page: "approval", CSRF: h.Accounts.CSRFToken(token), Principal: p, SignedIn: true,
+		Title: "Approve a tool call", Page: "approval", CSRF: h.Accounts.CSRFToken(token), Principal: p, SignedIn: true, UserEmail: h.email(r, p),
 		TenantMCPURL: h.PublicURL + "/mcp/" + p.TenantSlug,
 	}
 }

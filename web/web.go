@@ -37,6 +37,8 @@ type Accounts interface {
 	Session(ctx context.Context, sessionToken string) (switchboard.Principal, error)
 	// CSRFToken is the anti-forgery token of a session.
 	CSRFToken(sessionToken string) string
+	// Email is the signed-in person's email, which the pages' header shows.
+	Email(ctx context.Context, p switchboard.Principal) (string, error)
 	// Link returns what a one-time invitation or password link is for.
 	Link(ctx context.Context, linkToken string) (Link, error)
 	// UseLink sets the password the link is for and returns a new session token.
@@ -168,6 +170,8 @@ type pageData struct {
 	StyleURL, ScriptURL string
 	// TenantMCPURL is the signed-in tenant's MCP URL.
 	TenantMCPURL string
+	// UserEmail is the signed-in person's email, shown in the header.
+	UserEmail string
 	// Form pages.
 	Error         string
 	ErrorField    string
@@ -213,12 +217,22 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, d p
 	}
 }
 
+// email is the signed-in person's email for the header; a failure to read it leaves
+// the header without it rather than failing the page.
+func (h *handler) email(r *http.Request, p switchboard.Principal) string {
+	e, err := h.Accounts.Email(r.Context(), p)
+	if err != nil {
+		h.log.WarnContext(r.Context(), "read the signed-in person's email", "err", err)
+	}
+	return e
+}
+
 // notFound is the page for an address the UI does not have: a 404 in the layout, with
 // the way back (the navigation when signed in, sign-in otherwise).
 func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 	d := pageData{Title: "Page not found", Page: "notfound", Param: r.URL.Path}
 	if token, p, ok := h.session(r); ok {
-		d.CSRF, d.Principal, d.SignedIn = h.Accounts.CSRFToken(token), p, true
+		d.CSRF, d.Principal, d.SignedIn, d.UserEmail = h.Accounts.CSRFToken(token), p, true, h.email(r, p)
 	}
 	h.render(w, r, http.StatusNotFound, d)
 }
@@ -234,7 +248,7 @@ func (h *handler) appPage(name, title string) http.HandlerFunc {
 		}
 		d := pageData{
 			Title: title, Page: name, CSRF: h.Accounts.CSRFToken(token), Principal: p, SignedIn: true,
-			TenantMCPURL: h.PublicURL + "/mcp/" + p.TenantSlug,
+			TenantMCPURL: h.PublicURL + "/mcp/" + p.TenantSlug, UserEmail: h.email(r, p),
 		}
 		switch name {
 		case "agent":

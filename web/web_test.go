@@ -86,6 +86,14 @@ func (f *fakeAccounts) CSRFToken(token string) string {
 	return "csrf-" + hex.EncodeToString(sum[:])
 }
 
+// Email is alice's for her sessions and bob's for his.
+func (f *fakeAccounts) Email(_ context.Context, p switchboard.Principal) (string, error) {
+	if p.UserID == "usr_bob" {
+		return "bob@acme.test", nil
+	}
+	return "alice@acme.test", nil
+}
+
 func (f *fakeAccounts) Link(_ context.Context, token string) (web.Link, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -221,7 +229,7 @@ func TestAppPages(t *testing.T) {
 				`<script src="/static/app.js?v=`,
 				`<form method="post" action="/signout"`,
 				`name="csrf" value="` + acc.CSRFToken(token) + `"`,
-				"acme · admin",
+				`<span id="who-email">alice@acme.test</span> · acme · admin`,
 				"Switchboard v1.2.3",
 			}
 			for _, w := range append(common, tc.want...) {

@@ -28,6 +28,11 @@ func (a webAccounts) Session(ctx context.Context, token string) (switchboard.Pri
 
 func (a webAccounts) CSRFToken(token string) string { return tenants.CSRFToken(token) }
 
+func (a webAccounts) Email(ctx context.Context, p switchboard.Principal) (string, error) {
+	u, err := a.store.User(ctx, p.TenantID, p.UserID)
+	return u.Email, err
+}
+
 func (a webAccounts) Link(ctx context.Context, token string) (web.Link, error) {
 	l, err := a.store.Link(ctx, token)
 	if err != nil {

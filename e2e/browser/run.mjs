@@ -194,6 +194,7 @@ try {
   await page.fill('#password', PASSWORD);
   await page.click('button[type=submit]');
   await page.waitForURL(`${BASE}/`);
+  check((await page.textContent('#who-email')) === 'admin@localhost', `the header names ${await page.textContent('header .who')}, not the signed-in email`);
   const cookies = await ctx.cookies();
   const session = cookies.find((c) => c.name === 'switchboard_session');
   check(session && session.httpOnly && session.sameSite === 'Lax', `the session cookie is not HTTP-only and SameSite=Lax: ${JSON.stringify(session && { httpOnly: session.httpOnly, sameSite: session.sameSite })}`);
@@ -795,6 +796,7 @@ try {
   await pageB.fill('#confirm', BETA_PASSWORD);
   await pageB.click('button[type=submit]');
   await pageB.waitForURL(`${BASE}/`);
+  check((await pageB.textContent('#who-email')) === 'member@beta.test', `beta's header names ${await pageB.textContent('header .who')}`);
   await pageB.waitForSelector('#connection-list:not([aria-busy])');
   check((await pageB.textContent('#connection-list')).includes('No account connected'), 'beta sees connections');
   check(!(await pageB.content()).includes('octocat'), "beta's page mentions default's GitHub login");
