@@ -418,6 +418,12 @@ try {
   await page.fill('[data-path=body] textarea, [data-path=body] input', 'Made in a browser');
   await page.click('[data-path=labels] button');
   await page.fill('[data-path="labels[0]"] input', 'bug');
+  // A second item, removed again: focus stays in the list, not on the page body.
+  await page.click('[data-path=labels] > button');
+  await page.click('[data-path="labels[1]"] + button');
+  check(await page.evaluate(() => document.activeElement && document.activeElement !== document.body && !!document.activeElement.closest('[data-path=labels]')),
+    'removing an array item dropped focus to the page body');
+  check((await page.$$('[data-path=labels] .item')).length === 1, 'removing the second label did not remove it alone');
   // Raw JSON mode carries the form's arguments across, and back.
   await page.check('#try-mode-json');
   const asJSON = JSON.parse(await page.inputValue('#try-json'));

@@ -827,7 +827,15 @@
       const add = () => {
         const f = field(schema.items, `${name} item`, true, `${path}[${items.length}]`);
         const entry = { f };
-        const rm = el('button', { type: 'button', class: 'secondary small', onclick: () => { items.splice(items.indexOf(entry), 1); entry.node.remove(); } }, 'Remove');
+        // Removing an item moves focus to the next item's Remove, or else to Add: never
+        // to the page body.
+        const rm = el('button', { type: 'button', class: 'secondary small', 'aria-label': `Remove ${name} item`, onclick: () => {
+          const at = items.indexOf(entry);
+          items.splice(at, 1);
+          entry.node.remove();
+          const next = items[Math.min(at, items.length - 1)];
+          (next ? next.node.querySelector(':scope > button') : fs.querySelector(':scope > button')).focus();
+        } }, 'Remove');
         entry.node = el('div', { class: 'item' }, f.node, rm);
         items.push(entry);
         list.append(entry.node);
