@@ -961,6 +961,12 @@
           markField(err.field, `${err.field}: ${err.message}`);
           return;
         }
+        // A required argument left out is named before anything is asked or sent.
+        const left = ((op.input_schema && op.input_schema.required) || []).find((n) => args[n] === undefined);
+        if (left) {
+          markField(left, `${left}: is required; fill it in`);
+          return;
+        }
       }
       // A tool that changes something asks first, saying what and on which account.
       if (kind !== 'reads') {
