@@ -97,7 +97,7 @@
   // Escape cancels, focus returns to where it was) and resolves to whether the person
   // confirmed. body is what the change does, details an optional block (arguments).
   let askDialog = null;
-  function ask({ title, body, details, ok, danger }) {
+  function ask({ title, body, details, ok, danger, opener }) {
     if (!askDialog) {
       askDialog = el('dialog', { id: 'confirm-dialog', 'aria-labelledby': 'confirm-title', 'aria-describedby': 'confirm-body' },
         el('form', { method: 'dialog', class: 'stack' },
@@ -106,7 +106,7 @@
             el('button', { type: 'submit', value: 'ok', id: 'confirm-ok' }, 'OK'))));
       document.body.append(askDialog);
     }
-    const from = document.activeElement;
+    const from = opener || document.activeElement;
     $('#confirm-title').textContent = title;
     fill($('#confirm-body'), [].concat(body).map((t) => el('p', { text: t })));
     fill($('#confirm-details'), details ? el('pre', { tabindex: '0', role: 'region', 'aria-label': details.label }, el('code', { text: details.text })) : []);
@@ -1305,7 +1305,7 @@
           // Every role change is confirmed, saying what it does; declining keeps the role.
           const what = u.id === USER_ID ? `Change your own role from ${u.role} to ${role}? You may lose the right to manage the workspace.`
             : `Change ${u.email} from ${u.role} to ${role}? ${role === 'member' ? 'They can no longer manage the workspace, its members or its keys.' : role === 'owner' ? 'They can then manage everything, owners included.' : 'They can then manage members, keys and connections.'}`;
-          if (!(await ask({ title: `Make ${u.id === USER_ID ? 'yourself' : u.email} ${role}?`, body: what, ok: `Make ${role}`, danger: role === 'member' || u.id === USER_ID }))) {
+          if (!(await ask({ title: `Make ${u.id === USER_ID ? 'yourself' : u.email} ${role}?`, body: what, ok: `Make ${role}`, danger: role === 'member' || u.id === USER_ID, opener: sel }))) {
             sel.value = u.role;
             return;
           }
