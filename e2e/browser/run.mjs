@@ -728,6 +728,37 @@ try {
   const revokedLink = await fetch(inviteURL);
   check(revokedLink.status === 404, `the revoked invitation's link still answers ${revokedLink.status}`);
 
+  step('a member of the workspace sees only the controls they may use');
+  {
+    const before = await page.inputValue('#invite-link');
+    await page.fill('#invite-form #invite-email', 'mel@e2e.test');
+    await page.click('#invite-form button[type=submit]');
+    await page.waitForFunction((old) => document.querySelector('#invite-link').value !== old, before);
+    const melLink = await page.inputValue('#invite-link');
+    const ctxM = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const pageM = await newPage(ctxM);
+    await pageM.goto(melLink);
+    await pageM.fill('#password', BETA_PASSWORD);
+    await pageM.fill('#confirm', BETA_PASSWORD);
+    await pageM.click('button[type=submit]');
+    await pageM.waitForURL(`${BASE}/`);
+    await pageM.waitForSelector('#connections-table tbody tr');
+    // The admin's shared GitHub connection: usable, not theirs to reconnect or disconnect.
+    check(!(await pageM.$('#connections-table button')) && await pageM.$('#connections-table [data-shared-by-other]'),
+      'a member is offered Reconnect or Disconnect on an admin\'s shared connection');
+    await audit(pageM, 'member integrations');
+    await pageM.goto(`${BASE}/agents`);
+    await pageM.waitForSelector('#agents-table tr[data-agent]');
+    check(!(await pageM.$('#agents-table button.danger')) && await pageM.isVisible('#agents-table button[data-copy]'), 'a member is offered Delete on the admin\'s agent, or no Copy');
+    await audit(pageM, 'member agents');
+    await pageM.click('#agents-table tr[data-agent] th a');
+    await pageM.waitForSelector('#agent-readonly:not([hidden])');
+    const shown = await pageM.evaluate(() => ['#agent-save', '#agent-delete', '#agent-new-key'].filter((id) => { const n = document.querySelector(id); return n && n.offsetParent !== null; }));
+    check(shown.length === 0 && !(await pageM.$('#agent-keys button')), `a member sees ${shown.join(', ')} on the admin's agent`);
+    await audit(pageM, 'member agent');
+    await ctxM.close();
+  }
+
   step('a narrow window');
   await page.setViewportSize({ width: 390, height: 844 });
   for (const p of ['/', '/agents', '/agents/new', '/activity', '/settings', '/tools/github_create_issue']) {

@@ -10,6 +10,9 @@
   const ROLE = meta('role');
   const USER_ID = meta('user-id');
   const IS_ADMIN = ROLE === 'owner' || ROLE === 'admin';
+  // Who may change what: the pages show only the controls the API would allow.
+  const mayManageConnection = (c) => IS_ADMIN || c.owner_user_id === USER_ID;
+  const mayManageAgent = (a) => IS_ADMIN || a.created_by === USER_ID;
 
   // el builds an element: attrs may hold text, class, on<event> handlers and attributes.
   // scrollBox wraps a table that may scroll sideways in a region keyboard users can
@@ -358,9 +361,10 @@
                 `Missing ${c.missing_scopes.join(', ')}: ${failing.length} tool${failing.length === 1 ? '' : 's'} will fail (${failing.slice(0, 6).join(', ')}${failing.length > 6 ? ', …' : ''}).`) : null),
             el('td', { text: c.last_used_at ? fmtTime(c.last_used_at) : 'never' }),
             el('td', { text: c.shared ? 'shared' : 'private' }),
-            el('td', { class: 'actions' },
+            el('td', { class: 'actions' }, mayManageConnection(c) ? [
               el('button', { type: 'button', class: 'secondary', 'aria-label': `Reconnect ${p.title} ${c.account_label}`, onclick: (ev) => openConnect(p, c, ev.currentTarget) }, 'Reconnect'),
-              el('button', { type: 'button', class: 'danger', 'aria-label': `Disconnect ${p.title} ${c.account_label}`, onclick: () => disconnect(p.title, c) }, 'Disconnect')));
+              el('button', { type: 'button', class: 'danger', 'aria-label': `Disconnect ${p.title} ${c.account_label}`, onclick: () => disconnect(p.title, c) }, 'Disconnect')]
+              : el('span', { class: 'small muted', 'data-shared-by-other': '', text: 'Shared with you: its owner or an admin manages it.' })));
         })))));
       return conns;
     }
@@ -416,7 +420,9 @@
             el('td', { text: c.remote.auth }),
             el('td', {}, el('span', { class: `status ${c.status}`, text: c.status === 'needs_reconnect' ? 'needs reconnect' : c.status })),
             el('td', { 'data-tools': names.join(' ') }, names.length ? names.map((n, i) => [i ? ', ' : '', el('a', { href: `/tools/${encodeURIComponent(n)}` }, n)]) : el('span', { class: 'muted', text: 'none found' })),
-            el('td', { class: 'actions' }, el('button', { type: 'button', class: 'danger', 'aria-label': `Remove the remote MCP server ${c.account_label}`, onclick: () => disconnect('remote MCP server', c) }, 'Remove')));
+            el('td', { class: 'actions' }, mayManageConnection(c)
+              ? el('button', { type: 'button', class: 'danger', 'aria-label': `Remove the remote MCP server ${c.account_label}`, onclick: () => disconnect('remote MCP server', c) }, 'Remove')
+              : el('span', { class: 'small muted', 'data-shared-by-other': '', text: 'Shared with you: its owner or an admin manages it.' })));
         })))));
     }
     const rdlg = $('#remote-dialog');
@@ -507,7 +513,7 @@
           el('td', {}, el('code', { id: `agent-url-${i}`, text: agentURL(a) })),
           el('td', { class: 'actions' },
             el('button', { type: 'button', class: 'secondary small', 'data-copy': `agent-url-${i}`, 'aria-label': `Copy the MCP URL of ${a.name}` }, 'Copy URL'),
-            el('button', { type: 'button', class: 'danger small', 'aria-label': `Delete the agent ${a.name}`, onclick: () => deleteAgent(a) }, 'Delete'))))))));
+            mayManageAgent(a) ? el('button', { type: 'button', class: 'danger small', 'aria-label': `Delete the agent ${a.name}`, onclick: () => deleteAgent(a) }, 'Delete') : null)))))));
     } catch (err) {
       fill(list, el('p', { class: 'error', text: agentsMissing(err) ? 'This server has no agents API yet; agents cannot be listed.' : describe(err) }));
     }
@@ -670,6 +676,14 @@
     $('#tool-search').addEventListener('keydown', (ev) => { if (ev.key === 'Enter') ev.preventDefault(); });
 
     if (agent) showConnect(agent, () => { saved = JSON.stringify(draft()); });
+    if (agent && !mayManageAgent(agent)) {
+      // Someone else's agent: shown as it is, without the controls only its creator or
+      // an admin may use.
+      for (const c of $('#agent-form').elements) if (c.id !== 'tool-search') c.disabled = true;
+      for (const id of ['#agent-save', '#agent-manage', '#agent-new-key', '#agent-keys-box']) $(id).hidden = true;
+      fill($('#agent-readonly'), el('p', {}, 'Only the agent\'s creator or an admin of the workspace changes it: you see it as it is, and may copy its URL.'));
+      $('#agent-readonly').hidden = false;
+    }
     $('#agent-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
       hideError('#agent-error');
@@ -710,7 +724,7 @@
       const keys = (res.keys || []).filter((k) => !k.revoked_at);
       fill(box, keys.length ? el('ul', {}, keys.map((k) => el('li', {}, `${k.name} `, el('code', { text: `sbk_${k.prefix}_…` }),
         ` created ${fmtTime(k.created_at)}, last used ${k.last_used_at ? fmtTime(k.last_used_at) : 'never'} `,
-        el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke agent key ${k.name}`, onclick: async () => {
+        !mayManageAgent(agent) ? null : el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke agent key ${k.name}`, onclick: async () => {
           if (!confirm(`Revoke the key ${k.name}? Clients using it are refused at once.`)) return;
           try { await api('DELETE', `/api/keys/${encodeURIComponent(k.id)}`); flash(`Revoked key ${k.name}.`); await loadAgentKeys(agent); $('#agent-new-key').focus(); } catch (err) { alertPage(err); }
         } }, 'Revoke'))))
@@ -722,7 +736,9 @@
     $('#agent-connect').hidden = false;
     $('#agent-mcp-url').value = agentURL(agent);
     renderSnippets($('#snippets'), agent.name, agentURL(agent), '');
-    loadAgentKeys(agent);
+    // Its keys are listed and made by its creator or an admin only.
+    $('#agent-keys-box').hidden = !mayManageAgent(agent);
+    if (mayManageAgent(agent)) loadAgentKeys(agent);
     $('#agent-delete').onclick = async () => {
       if (!confirm(`Delete the agent ${agent.name}? Its keys are revoked and its URL stops answering.`)) return;
       try {
