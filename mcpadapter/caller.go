@@ -23,7 +23,7 @@ func (c caller) Log(params map[string]any) {
 	level, _ := params["level"].(string)
 	logger, _ := params["logger"].(string)
 	n := mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), logger, params["data"])
-	deliver(c.ctx, func() error { return c.s.mcp.SendLogMessageToClient(c.ctx, n) })
+	c.s.deliver(c.ctx, func(ctx context.Context) error { return c.s.mcp.SendLogMessageToClient(ctx, n) })
 }
 
 // Ask sends the remote's request to the client and returns the client's answer. The

@@ -36,21 +36,37 @@ func connection(ctx context.Context) context.Context {
 // serveRequest hands a posted JSON-RPC request (its context detached from its
 // connection by ServeHTTP) to the scope's server, and silences its answer once key is
 // canceled (see cancelSessionCall). cancel, when set, is also called then (the modern
-// era, whose cancellations the hub makes itself; mcp-go makes a session's).
-func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope, key string, cancel context.CancelFunc) {
+// era, whose cancellations the hub makes itself; mcp-go makes a session's). stream,
+// when set, is a call of the session answered on a stream the hub keeps (callStream):
+// primed first when primed.
+func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope, key string, cancel context.CancelFunc, stream *streamPlan) {
 	sw := &silencer{w: w}
 	defer sw.finish()
-	primed := primerFrom(r.Context())
+	var out http.ResponseWriter = sw
+	var cs *callStream
+	if stream != nil {
+		cs = s.events.openCall(stream.session, sw, stream.primed)
+		cw := newCallWriter()
+		out = cw
+		r = r.WithContext(withCallStream(r.Context(), cs))
+		defer cs.end(cw)
+	}
 	defer a.modern.add(key, func() {
 		sw.silence()
-		if primed != nil {
-			primed.canceled.Store(true) // nor is its answer recorded for a resumption
+		if cs != nil {
+			cs.canceled.Store(true) // nor is its answer recorded for a resumption
 		}
 		if cancel != nil {
 			cancel()
 		}
 	})()
-	s.http.ServeHTTP(sw, r)
+	s.http.ServeHTTP(out, r)
+}
+
+// streamPlan says how a call of a session is streamed (see serveRequest).
+type streamPlan struct {
+	session string
+	primed  bool
 }
 
 // requestKey names a request of a session by its JSON-RPC id.

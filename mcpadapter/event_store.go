@@ -3,7 +3,6 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -22,13 +21,14 @@ import (
 // latest, with the scope; a session keeps at most streamsPerSession streams, and a
 // stream nothing was recorded on for streamTTL goes.
 //
-// A POST primed for resumption (primePost) starts its stream with an event of no
-// message whose id the client holds before anything else is sent; the stream mcp-go
-// records the call's messages on (or the answer primePost records itself) continues
-// after it, so Last-Event-ID of the priming event replays the call's answer.
+// A tools/call's stream (callStream) is kept here too: its events, its own and
+// mcp-go's, are recorded on one stream, and Last-Event-ID of any of them (the priming
+// event's included) resumes it.
 type eventStore struct {
 	perStream int
 	now       func() time.Time
+
+	calls atomic.Int64 // names the calls' own streams
 
 	mu       sync.Mutex
 	seq      int64
@@ -51,41 +51,13 @@ type sessionEvents struct {
 
 type storedStream struct {
 	events []storedEvent
-	last   time.Time // when an event was last recorded
-	primer *primer   // the POST that primed the stream, if one did
+	last   time.Time   // when an event was last recorded
+	call   *callStream // the tools/call whose stream it is, if one
 }
 
 type storedEvent struct {
 	id  string
 	msg json.RawMessage // nil for a priming event, which is never replayed
-}
-
-// primer is a primed POST's first event: stream is where its events are kept, the
-// primer's own until mcp-go records the first message on a stream of its own.
-type primer struct {
-	session string
-	id      string
-	stream  string // guarded by the store's mu
-	bound   bool   // stream is mcp-go's; guarded by the store's mu
-	ready   chan struct{}
-	settle  func() // closes ready: a message was recorded, or the POST ended
-	// canceled is set by notifications/cancelled: nothing more is recorded for the
-	// call, so no answer is replayed after its cancellation either.
-	canceled atomic.Bool
-}
-
-// errCanceledCall refuses to record a message of a canceled call.
-var errCanceledCall = errors.New("the call was canceled: nothing more is recorded for it")
-
-type primerKey struct{}
-
-func withPrimer(ctx context.Context, p *primer) context.Context {
-	return context.WithValue(ctx, primerKey{}, p)
-}
-
-func primerFrom(ctx context.Context) *primer {
-	p, _ := ctx.Value(primerKey{}).(*primer)
-	return p
 }
 
 var _ server.EventStore = (*eventStore)(nil)
@@ -97,67 +69,84 @@ func newEventStore(perStream int, now func() time.Time) *eventStore {
 	return &eventStore{perStream: perStream, now: now, sessions: map[string]*sessionEvents{}}
 }
 
-// prime starts a stream of the session with a priming event and returns it; settle
-// it when the POST ends.
-func (s *eventStore) prime(sessionID string) *primer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seq++
-	id := strconv.FormatInt(s.seq, 10)
-	p := &primer{session: sessionID, id: id, stream: "primed-" + id, ready: make(chan struct{})}
-	p.settle = sync.OnceFunc(func() { close(p.ready) })
-	s.appendLocked(sessionID, p.stream, storedEvent{id: id})
-	s.sessions[sessionID].streams[p.stream].primer = p
-	return p
-}
-
-// awaitPrimed waits while lastEventID is the priming event of a POST still running
-// that has recorded nothing since, so that a client resuming at once is replayed the
-// answer instead of an empty stream; it returns when ctx ends at the latest.
-func (s *eventStore) awaitPrimed(ctx context.Context, sessionID, lastEventID string) {
-	s.mu.Lock()
-	var p *primer
-	if se := s.sessions[sessionID]; se != nil {
-		if st := se.streams[se.where[lastEventID]]; st != nil && st.primer != nil && st.primer.id == lastEventID {
-			p = st.primer
-		}
-	}
-	s.mu.Unlock()
-	if p == nil {
-		return
-	}
-	select {
-	case <-p.ready:
-	case <-ctx.Done():
-	}
-}
-
 // StoreEvent records message as the next event of the stream, dropping the stream's
-// oldest event beyond the bound. The first message of a primed POST's stream (ctx
-// carries its primer) continues the primer's stream.
+// oldest event beyond the bound. A message of a tools/call the hub streams (ctx
+// carries its callStream) goes on the call's stream, and is written there.
 func (s *eventStore) StoreEvent(ctx context.Context, sessionID, streamID string, message json.RawMessage) (string, error) {
+	if cs := callStreamFrom(ctx); cs != nil && cs.store == s && cs.session == sessionID {
+		return cs.add(streamID, message)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p := primerFrom(ctx); p != nil && p.session == sessionID {
-		if p.canceled.Load() {
-			return "", errCanceledCall
-		}
-		if se := s.sessions[sessionID]; se != nil && !p.bound && streamID != p.stream {
-			if st := se.streams[p.stream]; st != nil {
-				delete(se.streams, p.stream)
-				se.streams[streamID] = st
-				for _, ev := range st.events {
-					se.where[ev.id] = streamID
-				}
-			}
-			p.stream, p.bound = streamID, true
-		}
-		defer p.settle()
-	}
 	s.seq++
 	id := strconv.FormatInt(s.seq, 10)
 	s.appendLocked(sessionID, streamID, storedEvent{id: id, msg: append(json.RawMessage(nil), message...)})
 	return id, nil
+}
+
+// addCall records msg (nil: a priming event) as the next event of the call's stream,
+// which continues on stream (mcp-go's, "" when the hub records) from then on, and
+// returns its id.
+func (s *eventStore) addCall(cs *callStream, stream string, msg json.RawMessage) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stream != "" && stream != cs.stream && !cs.bound {
+		if se := s.sessions[cs.session]; se != nil {
+			if st := se.streams[cs.stream]; st != nil {
+				delete(se.streams, cs.stream)
+				se.streams[stream] = st
+				for _, ev := range st.events {
+					se.where[ev.id] = stream
+				}
+			}
+		}
+		cs.stream = stream
+	}
+	if stream != "" {
+		cs.bound = true
+	}
+	s.seq++
+	id := strconv.FormatInt(s.seq, 10)
+	if msg != nil {
+		msg = append(json.RawMessage(nil), msg...)
+	}
+	s.appendLocked(cs.session, cs.stream, storedEvent{id: id, msg: msg})
+	s.sessions[cs.session].streams[cs.stream].call = cs
+	return id
+}
+
+// callOf returns the call whose stream holds the session's event lastEventID, if one.
+func (s *eventStore) callOf(sessionID, lastEventID string) *callStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	se := s.sessions[sessionID]
+	if se == nil {
+		return nil
+	}
+	if st := se.streams[se.where[lastEventID]]; st != nil {
+		return st.call
+	}
+	return nil
+}
+
+// eventsAfter returns the events that followed lastEventID on its stream.
+func (s *eventStore) eventsAfter(sessionID, lastEventID string) []storedEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	se := s.sessions[sessionID]
+	if se == nil {
+		return nil
+	}
+	st := se.streams[se.where[lastEventID]]
+	if st == nil {
+		return nil
+	}
+	for i, ev := range st.events {
+		if ev.id == lastEventID {
+			return append([]storedEvent(nil), st.events[i+1:]...)
+		}
+	}
+	return nil
 }
 
 // appendLocked records ev on the stream, keeping the bounds: the stream's newest

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,23 +79,26 @@ func TestEventStoreReplaysBoundsAndPurges(t *testing.T) {
 	}
 }
 
-// A primed stream continues on the stream mcp-go records the POST's messages on:
-// Last-Event-ID of the priming event replays them (never the priming event itself).
+// A primed call's stream continues on the stream mcp-go records the POST's messages
+// on: Last-Event-ID of the priming event replays them (never the priming event
+// itself), whoever recorded them, in the order they were written to the POST.
 func TestEventStorePrimedStreamContinuesOnTheCallsStream(t *testing.T) {
 	t.Parallel()
 	s := newEventStore(8, nil)
-	p := s.prime("sess-1")
-	ctx := withPrimer(context.Background(), p)
+	post := httptest.NewRecorder()
+	cs := s.openCall("sess-1", post, true)
+	ctx := withCallStream(context.Background(), cs)
+	if _, err := cs.add("", json.RawMessage(`{"progress":1}`)); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.StoreEvent(ctx, "sess-1", "mcp-stream", json.RawMessage(`{"answer":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-p.ready:
-	default:
-		t.Error("the primer is not ready after the call's first message")
+	if s.callOf("sess-1", "1") != cs {
+		t.Error("the priming event's id does not name the call's stream")
 	}
 	var got []string
-	stream, err := s.ReplayEventsAfter(context.Background(), "sess-1", p.id, func(_ string, m json.RawMessage) error {
+	stream, err := s.ReplayEventsAfter(context.Background(), "sess-1", "1", func(_ string, m json.RawMessage) error {
 		got = append(got, string(m))
 		return nil
 	})
@@ -101,10 +106,20 @@ func TestEventStorePrimedStreamContinuesOnTheCallsStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	if stream != "mcp-stream" {
-		t.Errorf("stream = %q, want mcp-stream (where mcp-go resumes the call live)", stream)
+		t.Errorf("stream = %q, want mcp-stream (one stream for the call)", stream)
 	}
-	if diff := cmp.Diff([]string{`{"answer":1}`}, got); diff != "" {
+	want := []string{`{"progress":1}`, `{"answer":1}`}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("replay after the priming event (-want +got):\n%s", diff)
+	}
+	var written []string
+	for _, line := range strings.Split(post.Body.String(), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok && data != "" {
+			written = append(written, data)
+		}
+	}
+	if diff := cmp.Diff(want, written); diff != "" {
+		t.Errorf("events written to the POST (-want +got):\n%s", diff)
 	}
 }
 
@@ -151,13 +166,13 @@ func TestEventStoreBoundsStreamsPerSessionAndExpires(t *testing.T) {
 func TestEventStoreRecordsNothingOfACanceledCall(t *testing.T) {
 	t.Parallel()
 	s := newEventStore(8, nil)
-	p := s.prime("sess-1")
-	p.canceled.Store(true)
-	if _, err := s.StoreEvent(withPrimer(context.Background(), p), "sess-1", "mcp-stream", json.RawMessage(`{"answer":1}`)); !errors.Is(err, errCanceledCall) {
+	cs := s.openCall("sess-1", httptest.NewRecorder(), true)
+	cs.canceled.Store(true)
+	if _, err := s.StoreEvent(withCallStream(context.Background(), cs), "sess-1", "mcp-stream", json.RawMessage(`{"answer":1}`)); !errors.Is(err, errCanceledCall) {
 		t.Errorf("StoreEvent of a canceled call: err = %v, want errCanceledCall", err)
 	}
 	var got []string
-	if _, err := s.ReplayEventsAfter(context.Background(), "sess-1", p.id, func(_ string, m json.RawMessage) error {
+	if _, err := s.ReplayEventsAfter(context.Background(), "sess-1", "1", func(_ string, m json.RawMessage) error {
 		got = append(got, string(m))
 		return nil
 	}); err != nil {

