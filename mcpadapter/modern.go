@@ -58,11 +58,16 @@ func (m *modernCalls) cancel(key string) {
 
 // modernCallKey names a request of principal p at the scope by its JSON-RPC id.
 func modernCallKey(p switchboard.Principal, s *scope, id json.RawMessage) string {
+	return modernKey(p.ID(), s.agentID, id)
+}
+
+// modernKey is modernCallKey from the principal's id and the scope's agent.
+func modernKey(principal, agentID string, id json.RawMessage) string {
 	var compact bytes.Buffer
 	if json.Compact(&compact, id) != nil {
 		compact.Write(id)
 	}
-	return p.ID() + "\x00" + s.agentID + "\x00" + compact.String()
+	return principal + "\x00" + agentID + "\x00" + compact.String()
 }
 
 // serveModern serves a request of the stateless 2026-07-28 version. In that version
@@ -91,7 +96,9 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			http.Error(w, "params.requestId must be a string or a number", http.StatusBadRequest)
 			return
 		}
+		// The call may run on another node: every node cancels the caller's request.
 		a.modern.cancel(modernCallKey(p, s, params.RequestID))
+		a.publish(RelayMessage{Kind: RelayCancel, Tenant: p.TenantID, Principal: p.ID(), AgentID: s.agentID, Body: params.RequestID})
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

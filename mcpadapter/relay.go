@@ -27,6 +27,10 @@ const (
 	// RelayPost carries a JSON-RPC message posted to a session to the node that can
 	// act on it.
 	RelayPost = "session_post"
+	// RelayCancel carries the cancellation of a stateless (2026-07-28) request, which
+	// has no session, to the node running it: Principal and AgentID name the caller's
+	// scope, Body is the request's JSON-RPC id.
+	RelayCancel = "call_cancelled"
 	// RelayGap says messages may have been lost (the feed reconnected): every node
 	// reads its sessions' records again.
 	RelayGap = "gap"
@@ -113,6 +117,10 @@ func (a *Adapter) relayed(m RelayMessage) {
 		a.cache.clear()
 	case RelaySessionEnded:
 		a.forgetSession(m.Tenant, m.Session)
+	case RelayCancel:
+		if validID(m.Body) {
+			a.modern.cancel(modernKey(m.Principal, m.AgentID, m.Body))
+		}
 	case RelayPost:
 		// What the message changes (a log level) is read again from the record.
 		a.cache.drop(m.Session)

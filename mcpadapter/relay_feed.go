@@ -10,8 +10,9 @@ import (
 
 // The change-feed kinds that carry the session relay.
 const (
-	KindSessionEnded events.Kind = "mcp.session_ended" // ID: session id
-	KindSessionPost  events.Kind = "mcp.session_post"  // ID: session id; Data: the message
+	KindSessionEnded events.Kind = "mcp.session_ended"  // ID: session id
+	KindSessionPost  events.Kind = "mcp.session_post"   // ID: session id; Data: the message
+	KindCallCanceled events.Kind = "mcp.call_cancelled" // ID: the caller's principal id; Data: the request's id
 )
 
 // FeedRelay carries the session relay on the hub's change feed: in process on SQLite,
@@ -37,6 +38,8 @@ func (f feedRelay) Publish(ctx context.Context, m RelayMessage) error {
 		e.Kind = KindSessionEnded
 	case RelayPost:
 		e.Kind = KindSessionPost
+	case RelayCancel:
+		e.Kind, e.ID = KindCallCanceled, m.Principal
 	default:
 		return fmt.Errorf("relay %q: not a relay message kind", m.Kind)
 	}
@@ -57,7 +60,7 @@ func (f feedRelay) Subscribe(fn func(RelayMessage)) func() {
 		case events.Gap:
 			fn(RelayMessage{Kind: RelayGap})
 			return
-		case KindSessionEnded, KindSessionPost:
+		case KindSessionEnded, KindSessionPost, KindCallCanceled:
 		default:
 			return
 		}
@@ -66,8 +69,11 @@ func (f feedRelay) Subscribe(fn func(RelayMessage)) func() {
 			return
 		}
 		m := RelayMessage{Kind: RelaySessionEnded, Node: d.Node, Tenant: e.Tenant, Session: e.ID}
-		if e.Kind == KindSessionPost {
+		switch e.Kind {
+		case KindSessionPost:
 			m.Kind, m.Principal, m.AgentID, m.ProtocolVersion, m.Body = RelayPost, d.Principal, d.AgentID, d.ProtocolVersion, d.Body
+		case KindCallCanceled:
+			m.Kind, m.Session, m.Principal, m.AgentID, m.Body = RelayCancel, "", d.Principal, d.AgentID, d.Body
 		}
 		fn(m)
 	})
