@@ -24,6 +24,8 @@ type providerView struct {
 	TokenHelp  string   `json:"token_help,omitempty"`
 	DocsURL    string   `json:"docs_url,omitempty"`
 	Operations int      `json:"operations"`
+	// OpenAPI marks one of the tenant's own APIs, added by its OpenAPI description.
+	OpenAPI bool `json:"openapi,omitempty"`
 }
 
 // operationView is one operation of a provider: its tool name and the same schema bytes
@@ -74,20 +76,40 @@ func (s *server) listProviders(c *gin.Context) {
 			Scopes: s.providerScopes(sp.Name), TokenHelp: sp.TokenHelp, DocsURL: sp.DocsURL, Operations: len(s.Registry.Tools(sp.Name)),
 		})
 	}
+	if s.OpenAPI != nil { // the tenant's own APIs, added by their OpenAPI description
+		apis, err := s.OpenAPI.List(c.Request.Context(), p)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		for _, a := range apis {
+			out = append(out, providerView{Name: a.Name, Title: a.Title, Description: a.Description, AuthKinds: a.AuthKinds,
+				Scopes: []string{}, TokenHelp: a.TokenHelp, DocsURL: a.DocsURL, Operations: len(a.Tools), OpenAPI: true})
+		}
+	}
 	c.JSON(http.StatusOK, gin.H{"providers": out})
 }
 
 func (s *server) listOperations(c *gin.Context) {
-	if _, err := principal(c); err != nil {
+	p, err := principal(c)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	name := c.Param("provider")
-	if spec, ok := s.Registry.Provider(name); !ok || spec.PerConnection() { // its tools are each connection's
-		s.fail(c, switchboard.NotFound("provider "+name))
+	var tools []*providers.Tool
+	if spec, ok := s.Registry.Provider(name); ok && !spec.PerConnection() {
+		tools = s.Registry.Tools(name)
+	} else if own, err := s.tenantAPI(c, p, name); err != nil || !own { // a per-connection provider's tools are each connection's
+		if err == nil {
+			err = switchboard.NotFound("provider " + name)
+		}
+		s.fail(c, err)
+		return
+	} else if tools, err = s.OpenAPI.Tools(c.Request.Context(), p, name); err != nil {
+		s.fail(c, err)
 		return
 	}
-	tools := s.Registry.Tools(name)
 	out := make([]operationView, 0, len(tools))
 	for _, t := range tools {
 		scopes := t.Info.Scopes

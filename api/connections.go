@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 )
@@ -77,9 +78,17 @@ func (s *server) createConnection(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	conn, err := s.Connections.Connect(c.Request.Context(), p, connections.ConnectInput{
-		Provider: req.Provider, Token: req.Token, Shared: req.Shared, Label: req.Label,
-	})
+	var conn connections.Connection
+	tenantAPI, err := s.tenantAPI(c, p, req.Provider)
+	switch {
+	case err != nil:
+	case tenantAPI: // one of the tenant's APIs, added by its OpenAPI description
+		conn, err = s.OpenAPI.Connect(c.Request.Context(), p, req.Provider, openapis.ConnectInput{Token: req.Token, Shared: req.Shared, Label: req.Label})
+	default:
+		conn, err = s.Connections.Connect(c.Request.Context(), p, connections.ConnectInput{
+			Provider: req.Provider, Token: req.Token, Shared: req.Shared, Label: req.Label,
+		})
+	}
 	if err != nil {
 		s.fail(c, err)
 		return

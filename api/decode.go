@@ -19,8 +19,12 @@ const MaxBodyBytes = 1 << 20
 
 // decode reads the request body as exactly one JSON object into v, refusing unknown
 // fields, trailing data and bodies over MaxBodyBytes; each refusal names the field.
-func decode(c *gin.Context, v any) error {
-	body := http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes)
+func decode(c *gin.Context, v any) error { return decodeUpTo(c, v, MaxBodyBytes) }
+
+// decodeUpTo is decode with its own bound on the body, for a route that takes more
+// than MaxBodyBytes (an API's description).
+func decodeUpTo(c *gin.Context, v any, limit int64) error {
+	body := http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

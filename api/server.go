@@ -43,6 +43,8 @@ type Options struct {
 	Lister ToolLister
 	// RemoteMCP registers remote MCP servers (POST /api/remote-mcp).
 	RemoteMCP RemoteMCP
+	// OpenAPI keeps the tenants' APIs added by their description (/api/openapi-providers).
+	OpenAPI OpenAPIProviders
 	// Grants lists and revokes the connected apps (/api/connected-apps).
 	Grants Grants
 	// Recorder takes the audit events of tenant, user and key changes.
@@ -115,6 +117,9 @@ func New(o Options) *gin.Engine {
 	a.POST("/connections/:id/reconnect", s.reconnectConnection)
 	a.POST("/connections/:id/authorize", s.authorize) // :id is the provider's name here
 	a.POST("/remote-mcp", s.registerRemoteMCP)
+	a.POST("/openapi-providers", s.addOpenAPIProvider)
+	a.GET("/openapi-providers", s.listOpenAPIProviders)
+	a.DELETE("/openapi-providers/:name", s.deleteOpenAPIProvider)
 
 	a.GET("/oauth-apps", s.listOAuthApps)
 	a.PUT("/oauth-apps/:provider", s.putOAuthApp)

@@ -43,6 +43,9 @@ const (
 	KindUserRemoved Kind = "user_removed"
 	// KindKeysRotated: `switchboard keys rotate` re-sealed the tenant's secrets under a new key.
 	KindKeysRotated Kind = "keys_rotated"
+	// KindOpenAPIChanged: an admin added or deleted one of the tenant's APIs (its OpenAPI
+	// description; the detail says which).
+	KindOpenAPIChanged Kind = "openapi_changed"
 )
 
 // Event is one audit record. It never holds credentials, and arguments only as a hash.

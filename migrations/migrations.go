@@ -40,6 +40,7 @@ func all() []migration {
 		{Version: 17, Name: "workflow_triggers", Up: up0017WorkflowTriggers},
 		{Version: 18, Name: "workflow_webhook_secrets", Up: up0018WorkflowWebhookSecrets},
 		{Version: 19, Name: "key_expiry", Up: up0019KeyExpiry},
+		{Version: 20, Name: "openapi_providers", Up: up0020OpenAPIProviders},
 	}
 }
 

@@ -18,6 +18,21 @@ type Transports struct {
 	Wrap func(provider string, next http.RoundTripper) http.RoundTripper
 }
 
+// Set gives a provider a transport of its own in place of the one New makes (the
+// tenants' APIs dial through the SSRF guard), wrapped as For wraps every transport.
+// Call it while wiring, before For.
+func (t *Transports) Set(provider string, rt http.RoundTripper) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string]http.RoundTripper{}
+	}
+	if t.Wrap != nil {
+		rt = t.Wrap(provider, rt)
+	}
+	t.m[provider] = &timedTransport{next: rt}
+}
+
 // For returns the provider's shared transport.
 func (t *Transports) For(provider string) http.RoundTripper {
 	t.mu.Lock()

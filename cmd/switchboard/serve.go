@@ -30,6 +30,7 @@ import (
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/migrations"
+	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
@@ -148,6 +149,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
+	tenantAPIs, err := openapis.New(openapis.Options{Store: openapis.NewStore(db), Connections: connService, Registry: reg,
+		Transports: transports, Guard: guard, Recorder: auditWriter, Logger: log})
+	if err != nil {
+		return err
+	}
 	agentService := agents.NewService(agents.NewStore(db), reg, connService)
 	// Connections' rate limits and tenants' run bounds: shared through Redis when it is
 	// configured; each node's share of them while it cannot reach Redis is 1/live nodes.
@@ -217,6 +223,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	tenantStore.SetFeed(feed)
 	oauth.SetFeed(feed)
 	remote.SetFeed(feed)
+	tenantAPIs.SetFeed(feed)
 	connService.SetFeed(feed)
 	agentService.SetFeed(feed)
 
@@ -250,6 +257,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Agents:      agentService,
 		Lister:      adapter,
 		RemoteMCP:   remote,
+		OpenAPI:     tenantAPIs,
 		Grants:      oauth,
 		Recorder:    auditWriter,
 		Ready: func(ctx context.Context) error {

@@ -44,6 +44,10 @@ type operation struct {
 	contentType     string // the Content-Type a required header parameter asks for; "" for none
 	input, output   json.RawMessage
 	paging          *paging // how its answers come in pages; nil when the description does not say
+	// base and place, set for a connection's tools (ConnectionTools), are its own base URL
+	// and where its credential goes, in place of the provider's.
+	base  string
+	place func(*http.Request, string)
 }
 
 var _ providers.Op = (*operation)(nil)
@@ -131,7 +135,7 @@ func (o *operation) Invoke(ctx context.Context, c *providers.Call, args json.Raw
 		}
 	}
 	var raw []byte
-	a, err := req.Send(ctx, o.at(c), &raw, o.failure)
+	a, err := req.Send(o.withPlacement(ctx), o.at(c), &raw, o.failure)
 	if err != nil {
 		return nil, err
 	}
@@ -145,13 +149,20 @@ func (o *operation) Invoke(ctx context.Context, c *providers.Call, args json.Raw
 // at is the call aimed at the operation's own server, when it names one: an absolute
 // URL as it is, a relative one resolved against the connection's base URL.
 func (o *operation) at(c *providers.Call) *providers.Call {
-	if o.server == "" {
+	if o.server == "" && o.base == "" {
 		return c
 	}
 	aimed := *c
+	if o.base != "" {
+		aimed.BaseURL = o.base
+	}
+	if o.server == "" {
+		return &aimed
+	}
+	base := aimed.BaseURL
 	aimed.BaseURL = o.server
 	if u, err := url.Parse(o.server); err == nil && !u.IsAbs() {
-		if base, err := url.Parse(c.BaseURL + "/"); err == nil {
+		if base, err := url.Parse(base + "/"); err == nil {
 			aimed.BaseURL = strings.TrimRight(base.ResolveReference(u).String(), "/")
 		}
 	}

@@ -1,0 +1,255 @@
+package openapis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/openapi"
+	"github.com/switchboard-hub/switchboard/remotemcp"
+)
+
+// AddInput is a tenant's request to add an API: its description, given inline (a JSON
+// object, or JSON or YAML text) or by the URL to fetch it from, and how it becomes a
+// provider.
+type AddInput struct {
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description json.RawMessage `json:"description,omitempty"`
+	URL         string          `json:"url,omitempty"`
+	BaseURL     string          `json:"base_url,omitempty"`
+	Auth        string          `json:"auth,omitempty"`
+	Operations  []string        `json:"operations,omitempty"`
+	Tags        []string        `json:"tags,omitempty"`
+}
+
+// View is a tenant's API as the API answers it.
+type View struct {
+	Name        string               `json:"name"`
+	Title       string               `json:"title"`
+	Description string               `json:"description"`
+	BaseURL     string               `json:"base_url"`
+	SourceURL   string               `json:"source_url,omitempty"`
+	Auth        string               `json:"auth,omitempty"`
+	AuthKinds   []providers.AuthKind `json:"auth_kinds"`
+	TokenHelp   string               `json:"token_help,omitempty"`
+	DocsURL     string               `json:"docs_url,omitempty"`
+	Operations  []string             `json:"operations,omitempty"`
+	Tags        []string             `json:"tags,omitempty"`
+	Tools       []string             `json:"tools"`
+	CreatedAt   time.Time            `json:"created_at"`
+}
+
+// Add adds an API for p's tenant (p an admin): the description is read (or fetched
+// through the SSRF guard, bounded in size and time), made into a provider with the
+// options, and each host its requests would reach is checked by the guard; then it is
+// stored and every node is told. Bad input is an invalid error naming the field, and
+// nothing is stored.
+func (s *Service) Add(ctx context.Context, p switchboard.Principal, in AddInput) (View, error) {
+	if err := admin(p); err != nil {
+		return View{}, err
+	}
+	in.Name, in.URL, in.BaseURL, in.Auth = strings.TrimSpace(in.Name), strings.TrimSpace(in.URL), strings.TrimSpace(in.BaseURL), strings.TrimSpace(in.Auth)
+	in.Operations, in.Tags = trimmed(in.Operations), trimmed(in.Tags)
+	if in.Name == "" {
+		return View{}, switchboard.Invalid("name", "is required: the API's name, the prefix of its tools (lower-case snake_case)")
+	}
+	if with, reserved := s.reg.ReservedPrefix(in.Name); reserved || in.Name == Provider {
+		if with == "" {
+			with = Provider
+		}
+		return View{}, switchboard.Invalid("name", fmt.Sprintf("%q would name its tools like the hub's own %s (%s_…); pick another name", in.Name, with, with))
+	}
+	if len(in.Title) > 255 {
+		return View{}, switchboard.Invalid("title", "must be at most 255 characters")
+	}
+	doc, source, err := s.description(ctx, in)
+	if err != nil {
+		return View{}, err
+	}
+	opts := openapi.Options{Name: in.Name, Title: in.Title, BaseURL: in.BaseURL, Auth: in.Auth, Operations: in.Operations, Tags: in.Tags}
+	spec, err := openapi.New(doc, opts)
+	if err != nil {
+		return View{}, err
+	}
+	if err := s.checkHosts(ctx, spec, in.BaseURL != ""); err != nil {
+		return View{}, err
+	}
+	stored, err := compress(doc)
+	if err != nil {
+		return View{}, switchboard.Internal(err)
+	}
+	a := API{Name: in.Name, Title: in.Title, BaseURL: in.BaseURL, SourceURL: source, Auth: in.Auth, Operations: in.Operations, Tags: in.Tags, Document: stored, CreatedBy: p.UserID}
+	if err := s.store.create(ctx, p.TenantID, &a); err != nil {
+		return View{}, err
+	}
+	s.record(p, "added API "+a.Name+" ("+spec.Title+")")
+	s.changed(ctx, p.TenantID, a.Name)
+	return view(a, spec), nil
+}
+
+// description is the input's description: inline (a JSON object, or a string of JSON
+// or YAML) or fetched from its URL; exactly one of them.
+func (s *Service) description(ctx context.Context, in AddInput) ([]byte, string, error) {
+	inline := len(in.Description) > 0 && string(in.Description) != "null"
+	switch {
+	case inline && in.URL != "":
+		return nil, "", switchboard.Invalid("url", "give the description inline or by its URL, not both")
+	case inline:
+		var text string
+		if json.Unmarshal(in.Description, &text) == nil {
+			return []byte(text), "", nil
+		}
+		if t := strings.TrimSpace(string(in.Description)); !strings.HasPrefix(t, "{") {
+			return nil, "", switchboard.Invalid("description", "must be the description: a JSON object, or a string of JSON or YAML")
+		}
+		return in.Description, "", nil
+	case in.URL != "":
+		data, err := s.fetchDescription(ctx, in.URL)
+		return data, in.URL, err
+	}
+	return nil, "", switchboard.Invalid("description", "is required: give the OpenAPI description inline, or its url")
+}
+
+// fetchDescription fetches a description by its URL through the SSRF guard, bounded in
+// size and time.
+func (s *Service) fetchDescription(ctx context.Context, raw string) ([]byte, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, switchboard.Invalid("url", "must be an absolute http or https URL")
+	}
+	if err := s.checkHost(ctx, "url", raw); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, switchboard.Invalid("url", "is not a URL that can be fetched")
+	}
+	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.5")
+	req.Header.Set("User-Agent", "Switchboard/1.0")
+	resp, err := s.fetch.Do(req)
+	if err != nil {
+		var re *remotemcp.RefusedError
+		if errors.As(err, &re) { // a redirect to a private address, or a name that now resolves to one
+			return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: refused(raw, re), Err: err}
+		}
+		if ctx.Err() != nil {
+			return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: fmt.Sprintf("the description did not arrive within %s", s.timeout), Err: err}
+		}
+		return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: "the description could not be fetched: " + strings.TrimPrefix(err.Error(), "Get "), Err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, switchboard.Invalid("url", fmt.Sprintf("answered HTTP %d, not the description", resp.StatusCode))
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxDescription+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, switchboard.Invalid("url", fmt.Sprintf("the description did not arrive within %s", s.timeout))
+		}
+		return nil, switchboard.Invalid("url", "the description was cut off: "+err.Error())
+	}
+	if len(data) > MaxDescription {
+		return nil, switchboard.Invalid("url", fmt.Sprintf("the description is larger than %d MB", MaxDescription>>20))
+	}
+	return data, nil
+}
+
+// List returns p's tenant's APIs (any user of the tenant may see them).
+func (s *Service) List(ctx context.Context, p switchboard.Principal) ([]View, error) {
+	if p.TenantID == "" {
+		return nil, switchboard.Errorf(switchboard.CodeUnauthorized, "no tenant")
+	}
+	apis, err := s.store.list(ctx, p.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]View, 0, len(apis))
+	for _, a := range apis {
+		b, err := s.build(ctx, p.TenantID, a.Name, a.ID)
+		if err != nil {
+			s.log.WarnContext(ctx, "build a tenant's API", "api", a.Name, "err", err)
+			continue
+		}
+		out = append(out, view(a, b.spec))
+	}
+	return out, nil
+}
+
+// Tools returns the tools of p's tenant's API of that name, as a connection offers them:
+// for the catalog. Not found when the tenant has no API of that name.
+func (s *Service) Tools(ctx context.Context, p switchboard.Principal, name string) ([]*providers.Tool, error) {
+	if p.TenantID == "" {
+		return nil, switchboard.Errorf(switchboard.CodeUnauthorized, "no tenant")
+	}
+	b, err := s.build(ctx, p.TenantID, name, "")
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(b.tools), nil
+}
+
+// Delete deletes p's tenant's API of that name (p an admin) and disconnects its
+// connections; every node is told.
+func (s *Service) Delete(ctx context.Context, p switchboard.Principal, name string) error {
+	if err := admin(p); err != nil {
+		return err
+	}
+	conns, err := s.connectionsOf(ctx, p, name)
+	if err != nil {
+		return err
+	}
+	if err := s.store.delete(ctx, p.TenantID, name); err != nil {
+		return err
+	}
+	for _, c := range conns {
+		if err := s.conns.Delete(ctx, p, c.ID); err != nil && switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			s.log.WarnContext(ctx, "disconnect a deleted API's connection", "api", name, "connection", c.ID, "err", err)
+		}
+	}
+	s.record(p, "deleted API "+name)
+	s.changed(ctx, p.TenantID, name)
+	return nil
+}
+
+// view is a stored API as answered.
+func view(a API, spec providers.Spec) View {
+	tools := make([]string, 0, len(spec.Operations))
+	for _, op := range spec.Operations {
+		tools = append(tools, spec.Name+"_"+op.Info().Name)
+	}
+	base := a.BaseURL
+	if base == "" {
+		base = spec.BaseURL
+	}
+	return View{Name: a.Name, Title: spec.Title, Description: spec.Description, BaseURL: base, SourceURL: a.SourceURL, Auth: a.Auth,
+		AuthKinds: spec.AuthKinds, TokenHelp: spec.TokenHelp, DocsURL: spec.DocsURL, Operations: a.Operations, Tags: a.Tags, Tools: tools, CreatedAt: a.CreatedAt}
+}
+
+// admin refuses anyone but an admin user of the tenant.
+func admin(p switchboard.Principal) error {
+	if p.Kind != switchboard.PrincipalUser || !p.Role.IsAdmin() {
+		return switchboard.Errorf(switchboard.CodeForbidden, "only an admin of the tenant can add or delete its APIs")
+	}
+	return nil
+}
+
+// record audits a change to the tenant's APIs.
+func (s *Service) record(p switchboard.Principal, detail string) {
+	if s.rec == nil {
+		return
+	}
+	s.rec.Record(audit.Event{TenantID: p.TenantID, Kind: audit.KindOpenAPIChanged, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: detail})
+}
