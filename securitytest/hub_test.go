@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
+	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/remotemcp"
@@ -122,6 +123,10 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 		t.Fatal(err)
 	}
 	t.Cleanup(remote.Close)
+	tenantAPIs, err := openapis.New(openapis.Options{Store: openapis.NewStore(db), Connections: svc, Registry: reg, Transports: transports, Guard: guard, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	agentService := agents.NewService(agents.NewStore(db), reg, svc)
 	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: h.writer, Transports: transports, Logger: log,
 		ArgsKey: []byte("security"), Policies: agentService, Agents: agentService})
@@ -149,7 +154,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	})
 	h.engine = api.New(api.Options{Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
 		Workflows: &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr},
-		Agents:    agentService, RemoteMCP: remote, Recorder: h.writer, Ready: func(context.Context) error { return nil },
+		Agents:    agentService, RemoteMCP: remote, OpenAPI: tenantAPIs, Recorder: h.writer, Ready: func(context.Context) error { return nil },
 		Grants:    identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: log}),
 		Lister:    adapter,
 		PublicURL: "https://hub.example.com", Logger: log, NoRoute: ui})
@@ -340,6 +345,8 @@ func (h *hub) seed() *fixture {
 			h.t.Fatalf("the victim's workflow run is still working")
 		}
 	}
+	h.want(f.owner, http.MethodPost, "/api/openapi-providers", `{"name":"`+victimAPI+`","base_url":"https://192.0.3.10","description":`+
+		`{"openapi":"3.0.3","info":{"title":"Victim API","version":"1"},"paths":{"/x":{"get":{"operationId":"getX","responses":{"200":{"description":"ok"}}}}}}}`, http.StatusCreated, nil)
 	var inv struct{ ID string }
 	h.want(f.owner, http.MethodPost, "/api/invitations", `{"email":"invited@victim.test","role":"admin"}`, http.StatusCreated, &inv)
 	f.invitationID = inv.ID
@@ -358,7 +365,7 @@ func (h *hub) seed() *fixture {
 func (f *fixture) markers(kind string) []string {
 	m := []string{victimToken, "victim-client-secret", f.keyID, f.runID, f.wfRunID, f.invitationID, f.agentKeyID, "invited@victim.test", f.grantID}
 	if kind == otherTenant || kind == anonymous || kind == revoked || kind == removed {
-		m = append(m, f.connID, f.agentID, f.ownerID, f.ownerEmail, string(f.victimTenant), f.memberID, "victim-client-id", "victim-octocat")
+		m = append(m, f.connID, f.agentID, f.ownerID, f.ownerEmail, string(f.victimTenant), f.memberID, "victim-client-id", "victim-octocat", victimAPI)
 	}
 	return m
 }
@@ -373,6 +380,9 @@ func (f *fixture) leaked(kind string, body []byte, request string) string {
 	}
 	return ""
 }
+
+// victimAPI is the name of the API the owner added by its OpenAPI description.
+const victimAPI = "victim_notes_api"
 
 // victimWorkflow is the owner's workflow: one step on the owner's private connection.
 func victimWorkflow(f *fixture) string {

@@ -73,6 +73,12 @@ var routes = map[string]route{
 	}},
 	"POST /api/connections/:id/authorize": {mode: ownScope, usersOnly: true, request: fixed("/api/connections/github/authorize", "")},
 	"POST /api/remote-mcp":                {mode: ownScope, usersOnly: true, request: fixed("/api/remote-mcp", `{"name":"probe","url":"http://169.254.169.254/mcp"}`)},
+	"POST /api/openapi-providers": {mode: ownScope, adminOnly: true, usersOnly: true,
+		request: fixed("/api/openapi-providers", `{"name":"probe","url":"http://169.254.169.254/openapi.json"}`)},
+	"GET /api/openapi-providers": {mode: ownScope, request: fixed("/api/openapi-providers", "")},
+	"DELETE /api/openapi-providers/:name": {mode: onVictim, request: func(*fixture) (string, string) {
+		return "/api/openapi-providers/" + victimAPI, ""
+	}},
 
 	"GET /api/oauth-apps":              {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/oauth-apps", "")},
 	"PUT /api/oauth-apps/:provider":    {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/oauth-apps/slack", `{"client_id":"attacker-id","client_secret":"attacker-secret"}`)},
@@ -277,6 +283,9 @@ func restForeignPrincipals(t *testing.T, h *hub) {
 		}
 	}
 	// Nothing of the victim's changed: its objects answer as before, to the victim.
+	if _, _, b := h.do(f.owner, http.MethodGet, "/api/openapi-providers", "", nil); !strings.Contains(string(b), victimAPI) {
+		t.Errorf("the victim's API after the probes: %s", b)
+	}
 	for _, p := range []string{"/api/connections/" + f.connID, "/api/agents/" + f.agentID, "/api/runs/" + f.runID, "/api/users/" + f.ownerID} {
 		if strings.HasPrefix(p, "/api/users/") {
 			continue // no GET route; the owner's key below proves the owner is there

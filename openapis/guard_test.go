@@ -1,0 +1,65 @@
+package openapis
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
+)
+
+// TestGuardAtCallTime: a tenant's API is called through the SSRF guard, whatever its
+// base URL was when it was added (a name may resolve elsewhere later): with the guard
+// refusing loopback, a call to an API at 127.0.0.1 never reaches it; with 127.0.0.1
+// allowed, the same call does, the key in the query where the description puts it.
+func TestGuardAtCallTime(t *testing.T) {
+	t.Parallel()
+	db := testdb.SQLite(t)
+	var hits atomic.Int64
+	reached := func() int64 { return hits.Load() }
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Query().Get("key") != "k-1" || r.Header.Get("Authorization") != "" {
+			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[1,2]`))
+	}))
+	t.Cleanup(func() { testwait.CloseServer(t, up) })
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name    string
+		cidrs   []string
+		refused bool
+	}{
+		{name: "loopback refused", refused: true},
+		{name: "loopback allowed", cidrs: []string{"127.0.0.1/32"}},
+	} {
+		r := newRig(t, db, tt.cidrs)
+		// Stored as Add would store it for a host that resolved to a public address then.
+		doc, err := compress([]byte(describedAPI))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.svc.store.create(ctx, r.admin.TenantID, &API{Name: "items", BaseURL: up.URL, Document: doc, CreatedBy: "usr_admin"}); err != nil {
+			t.Fatal(err)
+		}
+		before := reached()
+		out, err := r.call(t, "items", "items_list_items", "k-1", `{}`)
+		switch {
+		case tt.refused && (err == nil || reached() != before || !strings.Contains(err.Error(), "127.0.0.1")):
+			t.Errorf("%s: %v, %v (the API reached %d times), want a refusal naming 127.0.0.1", tt.name, out, err, reached()-before)
+		case !tt.refused && (err != nil || reached() != before+1):
+			t.Errorf("%s: %v, %v, want the answer", tt.name, out, err)
+		}
+		if tt.refused && switchboard.CodeOf(err) == switchboard.CodeInternal {
+			t.Errorf("%s: a refusal is an internal error: %v", tt.name, err)
+		}
+	}
+}
