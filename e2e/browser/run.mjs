@@ -347,6 +347,12 @@ try {
     const text = await page.textContent(`#snippets-${id}`);
     check(text.includes(agentURL) && text.includes(agentKey), `the ${id} snippet lacks the URL or the key`);
   }
+  // One client's configuration open at a time; opening another and copying it works.
+  check((await page.$$('#snippets details[open]')).length === 1, 'the client configurations are not folded to one open');
+  await page.click('#snippets-vscode-title');
+  await page.click('button[data-copy=snippets-vscode]');
+  await waitUntil(page, () => document.querySelector('button[data-copy=snippets-vscode]').textContent === 'Copied', null, 'the VS Code configuration\'s Copy does not say Copied');
+  check((await page.evaluate(() => navigator.clipboard.readText())) === await page.textContent('#snippets-vscode'), 'Copy copied something else than the VS Code configuration');
   const claudeCode = await page.textContent('#snippets-claudecode');
   check(claudeCode.startsWith('claude mcp add --transport http triage-bot '), `the Claude Code snippet reads ${claudeCode}`);
   const vscode = JSON.parse(await page.textContent('#snippets-vscode'));

@@ -791,10 +791,14 @@
       ['curl', 'curl (lists the tools, then calls one)', curl],
     ];
     const prefix = box.id;
+    // One client at a time: each configuration folds under its client's name, the one
+    // opened last stays open (the first, until another is).
+    const open = box.dataset.open || 'claude';
     fill(box, el('h3', { text: 'Client configuration' }),
       key ? null : el('p', { class: 'muted', text: 'Create an API key to have it filled in; until then the snippets say YOUR_API_KEY.' }),
-      snippets.map(([id, head, text]) => el('div', { class: 'snippet' },
-        el('div', { class: 'snippethead' }, el('h4', { id: `${prefix}-${id}-title`, text: head }), el('button', { type: 'button', 'data-copy': `${prefix}-${id}`, 'aria-label': `Copy the ${head} configuration` }, 'Copy')),
+      snippets.map(([id, head, text]) => el('details', { class: 'snippet', open: id === open, ontoggle: (ev) => { if (ev.currentTarget.open) box.dataset.open = id; } },
+        el('summary', { id: `${prefix}-${id}-title`, text: head }),
+        el('div', { class: 'snippethead' }, el('button', { type: 'button', 'data-copy': `${prefix}-${id}`, 'aria-label': `Copy the ${head} configuration` }, 'Copy')),
         el('pre', { tabindex: '0', role: 'region', 'aria-labelledby': `${prefix}-${id}-title` }, el('code', { id: `${prefix}-${id}`, text })))));
   }
 
@@ -1256,8 +1260,8 @@
           el('thead', {}, el('tr', {}, ['App', 'MCP URL', 'Acts as', 'Allowed', 'Last used', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
           el('tbody', {}, apps.map((g) => el('tr', { 'data-grant': g.id },
             el('th', { scope: 'row', text: g.client_name }), el('td', {}, el('code', { text: g.resource })),
-            el('td', { text: g.agent_id ? `agent ${g.agent_id}` : g.user_id === USER_ID ? 'you' : `user ${g.user_id}` }),
-            el('td', { text: `${fmtTime(g.created_at)}${g.consented_by === USER_ID ? '' : ` by user ${g.consented_by}`}` }),
+            el('td', { text: g.agent_id ? names[g.agent_id] || 'a deleted agent' : names[g.user_id] || 'a former member' }),
+            el('td', { text: `${fmtTime(g.created_at)}${g.consented_by === USER_ID ? '' : ` by ${names[g.consented_by] || 'a former member'}`}` }),
             el('td', { text: g.last_used_at ? fmtTime(g.last_used_at) : 'never' }),
             el('td', {}, el('button', { type: 'button', class: 'danger', 'aria-label': `Revoke ${g.client_name}'s access`, onclick: () => revokeApp(g) }, 'Revoke')))))))
           : el('p', { class: 'muted', text: 'No connected apps. An MCP client that supports sign-in connects with only the MCP URL.' }));
