@@ -73,10 +73,16 @@ type Options struct {
 	Logger    *slog.Logger
 }
 
-// The pages behind sign-in: path pattern, template and title.
-var appPages = []struct {
+// appPageSpec is a page behind sign-in: path pattern, template and title.
+type appPageSpec struct {
 	pattern, name, title string
-}{
+}
+
+// allPages are the pages behind sign-in, the workflow pages (workflows.go) included.
+func allPages() []appPageSpec { return append(append([]appPageSpec(nil), appPages...), workflowPages...) }
+
+// The pages behind sign-in: path pattern, template and title.
+var appPages = []appPageSpec{
 	{"GET /{$}", "integrations", "Integrations"},
 	{"GET /agents", "agents", "Agents"},
 	{"GET /agents/new", "agent", "New agent"},
@@ -113,7 +119,7 @@ func Handler(o Options) (http.Handler, error) {
 	h.PublicURL = strings.TrimRight(o.PublicURL, "/")
 	h.secure = strings.HasPrefix(h.PublicURL, "https://")
 	names := []string{"signin", "invite", "approval", "notfound"}
-	for _, p := range appPages {
+	for _, p := range allPages() {
 		names = append(names, p.name)
 	}
 	for _, name := range names {
@@ -144,7 +150,7 @@ func Handler(o Options) (http.Handler, error) {
 		mux.HandleFunc("GET /approvals/{id}", h.approvalPage)
 		mux.HandleFunc("POST /approvals/{id}", h.answerApproval)
 	}
-	for _, p := range appPages {
+	for _, p := range allPages() {
 		mux.HandleFunc(p.pattern, h.appPage(p.name, p.title))
 	}
 	mux.HandleFunc("GET /", h.notFound)
@@ -166,8 +172,9 @@ type pageData struct {
 	Approval *Approval
 	// Pending are the confirmations waiting for the signed-in person (Activity).
 	Pending []Approval
-	// StyleURL and ScriptURL link the stylesheet and the script by content hash.
-	StyleURL, ScriptURL string
+	// StyleURL and ScriptURL link the stylesheet and the script by content hash;
+	// PageScriptURL a script of the page's own, loaded after app.js, when it has one.
+	StyleURL, ScriptURL, PageScriptURL string
 	// TenantMCPURL is the signed-in tenant's MCP URL.
 	TenantMCPURL string
 	// UserEmail is the signed-in person's email, shown in the header.
@@ -188,6 +195,9 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, d p
 	d.PublicURL = h.PublicURL
 	d.Version = h.Version
 	d.StyleURL, d.ScriptURL = h.assets.URL("style.css"), h.assets.URL("app.js")
+	if js, ok := pageScripts[d.Page]; ok && d.SignedIn {
+		d.PageScriptURL = h.assets.URL(js)
+	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/html; charset=utf-8")
 	hdr.Set("Cache-Control", "no-store")
@@ -251,6 +261,8 @@ func (h *handler) appPage(name, title string) http.HandlerFunc {
 			TenantMCPURL: h.PublicURL + "/mcp/" + p.TenantSlug, UserEmail: h.email(r, p),
 		}
 		switch name {
+		case "workflow", "workflow_run":
+			d.Param = workflowParam(name, r)
 		case "agent":
 			d.Param = r.PathValue("id")
 		case "tool":

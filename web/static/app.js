@@ -45,6 +45,7 @@
       this.code = e.code || 'unknown';
       this.field = e.field || '';
       this.retry = e.retry_after_seconds || 0;
+      this.body = body; // the whole answer: a refused workflow's problems, by step
     }
   }
 
@@ -165,6 +166,9 @@
     return only ? providers.filter((p) => p.ops) : providers;
   }
   const callableTools = () => api('GET', '/api/tools').then((r) => r.tools || []);
+  // savedWorkflows lists the tenant's workflows for the agent builder (none where the
+  // server runs no workflows).
+  const savedWorkflows = () => api('GET', '/api/workflows').then((r) => r.workflows || [], () => []);
   const findTool = (providers, name) => {
     for (const p of providers) for (const op of p.ops) if (op.tool === name) return { provider: p, op };
     return null;
@@ -540,8 +544,9 @@
     let providers = [];
     let callable = [];
     let agent = null;
+    let flows = [];
     try {
-      [providers, callable, agent] = await Promise.all([catalog(), callableTools(), id ? api('GET', `/api/agents/${encodeURIComponent(id)}`) : null]);
+      [providers, callable, agent, flows] = await Promise.all([catalog(), callableTools(), id ? api('GET', `/api/agents/${encodeURIComponent(id)}`) : null, savedWorkflows()]);
     } catch (err) {
       if (id && err.status === 404 && !agentsMissing(err)) {
         notFoundView('Agent not found', `There is no agent ${id} in this workspace: it may have been deleted.`, '/agents', 'See the agents of the workspace');
@@ -570,14 +575,17 @@
       $('#agent-toolmode').value = agent.tool_mode || '';
       $('#agent-runtools').value = agent.run_tools || '';
     }
+    // Saved workflows are one more group: each is a tool of its own, workflow_<name>,
+    // whose steps name their connections, so it binds none.
+    if (flows.length) providers = [...providers, { name: 'workflows', title: 'Workflows', workflow: true, ops: flows.map((w) => ({ tool: w.tool, title: w.name, description: w.description || 'A saved workflow.' })) }];
     const rows = [];
     // Groups start folded, each saying how many of its tools are picked, so the page
     // stays short and Save stays near; the selection is summed up above the search.
     const groups = providers.map((p) => {
       const items = p.ops.map((op) => {
-        const cs = conns[op.tool] || [];
+        const cs = p.workflow ? [] : conns[op.tool] || [];
         const safe = op.tool.replace(/[^a-zA-Z0-9_-]/g, '');
-        const box = el('input', { type: 'checkbox', id: `pick-${safe}`, value: op.tool, disabled: cs.length ? undefined : true, 'aria-describedby': `desc-${safe}` });
+        const box = el('input', { type: 'checkbox', id: `pick-${safe}`, value: op.tool, disabled: cs.length || p.workflow ? undefined : true, 'aria-describedby': `desc-${safe}` });
         // A tool whose connection is gone stays ticked only if another account can run it.
         box.checked = op.tool in bound && (!gone.has(op.tool) || cs.length > 0);
         // One account: it is named; several: the person picks one.
@@ -585,12 +593,13 @@
         if (sel && bound[op.tool]) sel.value = bound[op.tool];
         const bind = cs.length ? el('div', { class: 'bind', hidden: !box.checked }, el('span', { class: 'small muted', text: 'Runs on' }), sel || el('span', { class: 'small', text: cs[0].label })) : null;
         const row = el('div', { class: 'pick', 'data-tool': op.tool },
-          el('div', { class: 'pickhead' }, box, el('label', { for: `pick-${safe}` }, el('strong', { text: op.title || op.tool }), ' ', el('code', { text: op.tool })), kindBadge(op.annotations),
-            el('a', { href: `/tools/${encodeURIComponent(op.tool)}`, class: 'small', target: '_blank', rel: 'noopener' }, 'Try it', el('span', { class: 'sr', text: ` ${op.tool} (opens in a new tab)` }))),
+          el('div', { class: 'pickhead' }, box, el('label', { for: `pick-${safe}` }, el('strong', { text: op.title || op.tool }), ' ', el('code', { text: op.tool })), p.workflow ? '' : kindBadge(op.annotations),
+            p.workflow ? el('a', { href: `/workflows/${encodeURIComponent(op.title)}`, class: 'small', target: '_blank', rel: 'noopener' }, 'Open', el('span', { class: 'sr', text: ` workflow ${op.title} (opens in a new tab)` }))
+              : el('a', { href: `/tools/${encodeURIComponent(op.tool)}`, class: 'small', target: '_blank', rel: 'noopener' }, 'Try it', el('span', { class: 'sr', text: ` ${op.tool} (opens in a new tab)` }))),
           el('p', { id: `desc-${safe}`, class: 'small desc', text: op.description }),
-          el('p', { class: 'small muted params', text: paramsLine(op.input_schema) }),
+          el('p', { class: 'small muted params', text: p.workflow ? 'Its steps run on the connections they name.' : paramsLine(op.input_schema) }),
           gone.has(op.tool) ? el('p', { class: 'small error', 'data-missing': op.tool, text: 'Its account was disconnected: it is not served until it runs on another account.' }) : '',
-          bind || el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.'));
+          bind || (p.workflow ? '' : el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.')));
         rows.push({ op, box, bind, conn: () => (sel ? sel.value : cs.length ? cs[0].id : ''), label: () => (sel ? sel.selectedOptions[0].textContent : cs.length ? cs[0].label : ''), row, text: `${op.tool} ${op.title} ${op.description}`.toLowerCase() });
         return row;
       });
@@ -650,7 +659,7 @@
     function update() {
       for (const g of groups) {
         const n = g.querySelectorAll('.pick input[type=checkbox]:checked').length;
-        g.count.textContent = `${n} of ${g.provider.ops.length} selected${(conns[g.provider.ops[0] && g.provider.ops[0].tool] || []).length ? '' : ' · not connected'}`;
+        g.count.textContent = `${n} of ${g.provider.ops.length} selected${g.provider.workflow || (conns[g.provider.ops[0] && g.provider.ops[0].tool] || []).length ? '' : ' · not connected'}`;
       }
       for (const r of rows) if (r.bind) r.bind.hidden = !r.box.checked;
       const list = chosen();
@@ -1458,6 +1467,9 @@
     }
     await Promise.all([loadKeys(), loadApps(), loadMembers(), loadDefaults(), loadOAuthApps()]);
   }
+
+  // Pages with a script of their own (workflows.js) use these, loaded after this file.
+  window.Switchboard = Object.freeze({ $, el, fill, api, APIError, describe, showError, hideError, alertPage, flash, fmtTime, scrollBox, kindBadge });
 
   const pages = {
     integrations: integrationsPage,

@@ -1,0 +1,343 @@
+// Switchboard's workflow pages: the list, the editor (the definition as text, Save and
+// Dry run, each problem shown at its step, the graph the server draws) and a run's page
+// (each step's state, timing, input and output, refreshed while it runs, Cancel).
+// Loaded after app.js, whose helpers it uses; plain JavaScript, no build step.
+'use strict';
+(() => {
+  const SB = window.Switchboard;
+  if (!SB) return;
+  const { $, el, fill, api, describe, alertPage, flash, fmtTime, scrollBox } = SB;
+  const enc = encodeURIComponent;
+  const FINAL = new Set(['completed', 'failed', 'canceled']);
+  const stateBadge = (s) => el('span', { class: `status ${s}`, text: String(s).replace('_', ' ') });
+  const took = (n) => (n < 1000 ? `${n} ms` : `${(n / 1000).toFixed(n < 10000 ? 2 : 1)} s`);
+  const pretty = (v) => JSON.stringify(v, null, 2);
+  // jsonBlock shows a JSON value in a block keyboard users can focus and scroll.
+  const jsonBlock = (label, v) => el('pre', { tabindex: '0', role: 'region', 'aria-label': label }, el('code', { text: v === undefined ? '—' : pretty(v) }));
+
+  // ---- The list --------------------------------------------------------------------
+  async function listPage() {
+    const list = $('#workflow-list');
+    try {
+      const wfs = (await api('GET', '/api/workflows')).workflows || [];
+      if (!wfs.length) { fill(list, el('p', { class: 'muted', text: 'No workflow yet. Create one: write its steps, dry-run it, save it.' })); return; }
+      fill(list, scrollBox('Workflows', el('table', { id: 'workflows-table' },
+        el('thead', {}, el('tr', {}, ['Name', 'Description', 'Triggers', 'Last run', 'Tool'].map((h) => el('th', { scope: 'col', text: h })))),
+        el('tbody', {}, wfs.map((w) => el('tr', { 'data-workflow': w.name },
+          el('th', { scope: 'row' }, el('a', { href: `/workflows/${enc(w.name)}`, text: w.name })),
+          el('td', { text: w.description || '—' }),
+          el('td', { class: 'triggers' }, (w.triggers || []).length
+            ? el('ul', { class: 'tools' }, w.triggers.map((t) => el('li', {}, el('code', { text: t }))))
+            : el('span', { class: 'muted', text: 'when called' })),
+          el('td', { class: 'lastrun' }, w.last_run
+            ? [el('a', { href: `/workflow-runs/${enc(w.last_run.run_id)}` }, stateBadge(w.last_run.state), el('span', { class: 'sr', text: ` run of ${w.name}` })), ' ', el('span', { class: 'small muted', text: fmtTime(w.last_run.created_at) })]
+            : el('span', { class: 'muted', text: 'never' })),
+          el('td', {}, el('code', { text: w.tool }))))))));
+    } catch (err) { fill(list, el('p', { class: 'error', text: describe(err) })); }
+  }
+
+  // ---- The editor ------------------------------------------------------------------
+  const STARTER = `name: my_workflow
+description: What the workflow does
+parameters:
+  type: object
+  properties:
+    number: {type: integer}
+  required: [number]
+steps:
+  - name: read
+    tool: github_get_issue
+    args: {owner: octo-org, repo: hello-world, issue_number: "\${{ params.number }}"}
+outputs:
+  title: "\${{ steps.read.output.title }}"
+`;
+  const outlineOf = (def) => ((def && def.steps) || []).map((s) => ({ name: s.name, tool: s.tool, needs: s.needs || [], if: s.if || '', foreach: s.foreach || '' }));
+  const graphAlt = (steps) => `The steps as a graph: ${steps.map((s) => `${s.name} (${s.tool})${s.needs.length ? ` after ${s.needs.join(' and ')}` : ''}`).join('; ')}.`;
+
+  async function editorPage(name) {
+    const text = $('#wf-definition');
+    const paramsBox = $('#wf-params');
+    let saved = null; // the workflow as last saved
+    let outline = [];
+    if (name) {
+      try { saved = await api('GET', `/api/workflows/${enc(name)}`); } catch (err) { alertPage(err); return; }
+      text.value = saved.source || pretty(saved.definition);
+      outline = outlineOf(saved.definition);
+      showSaved();
+    } else {
+      text.value = STARTER;
+    }
+    let savedText = saved ? text.value : '';
+    window.addEventListener('beforeunload', (ev) => {
+      if (text.value === savedText || (!saved && text.value === STARTER)) return;
+      ev.preventDefault();
+      ev.returnValue = '';
+    });
+    if (outline.length) renderSteps([], null);
+
+    function summary(msg, bad) {
+      const s = $('#wf-summary');
+      s.textContent = msg;
+      s.className = `wfsummary${bad ? ' error' : ''}`;
+    }
+
+    // renderSteps lists the steps, each with the problems that name it and, after a dry
+    // run, what it will do; problems naming no step come first, under "The workflow".
+    function renderSteps(problems, plan) {
+      const byStep = new Map();
+      for (const p of problems) {
+        const k = p.step || '';
+        if (!byStep.has(k)) byStep.set(k, []);
+        byStep.get(k).push(p);
+      }
+      const steps = [...outline];
+      for (const k of byStep.keys()) if (k && !steps.some((s) => s.name === k)) steps.push({ name: k, tool: '', needs: [] });
+      const planned = new Map(((plan && plan.steps) || []).map((s) => [s.name, s]));
+      const items = [];
+      if (byStep.has('')) items.push(stepItem({ name: '', tool: '', needs: [] }, byStep.get(''), null, 'wf'));
+      steps.forEach((s, i) => items.push(stepItem(s, byStep.get(s.name) || [], planned.get(s.name), `s${i}`)));
+      fill($('#wf-steps'), items.length ? items : el('li', { class: 'muted', text: 'No steps.' }));
+    }
+    function stepItem(s, problems, planned, id) {
+      const head = s.name ? [el('code', { text: s.name })] : ['The workflow'];
+      const facts = [];
+      if (s.tool) facts.push(el('span', {}, 'calls ', el('code', { text: s.tool })));
+      if (s.needs && s.needs.length) facts.push(`after ${s.needs.join(', ')}`);
+      if (s.if) facts.push(el('span', {}, 'only if ', el('code', { text: s.if })));
+      if (s.foreach) facts.push(el('span', {}, 'for each of ', el('code', { text: s.foreach })));
+      if (planned) {
+        facts.push(el('span', { class: `badge ${planned.read_only ? 'reads' : planned.destructive ? 'destroys' : 'writes'}`, text: planned.read_only ? 'reads' : planned.destructive ? 'destroys' : 'writes' }));
+        if (planned.connection_id) facts.push(el('span', {}, 'on ', el('code', { text: planned.connection_id })));
+      }
+      return el('li', { class: `wfstep${problems.length ? ' invalid' : ''}`, 'data-step': s.name, 'aria-labelledby': `${id}-name` },
+        el('h3', { id: `${id}-name`, tabindex: '-1' }, head, problems.length ? el('span', { class: 'sr', text: `, ${problems.length} problem${problems.length === 1 ? '' : 's'}` }) : ''),
+        facts.length ? el('p', { class: 'small' }, facts.map((f, i) => [i ? ' · ' : '', f])) : '',
+        problems.length ? el('ul', { class: 'problems' }, problems.map((p) => el('li', { 'data-field': p.field },
+          el('span', { class: 'error' }, el('code', { text: p.field || 'definition' }), `: ${p.message}`), ' ',
+          el('button', { type: 'button', class: 'link small', onclick: () => showInText(s.name, p.field) }, 'Show in the definition', el('span', { class: 'sr', text: ` (${s.name || 'workflow'} ${p.field})` }))))) : '');
+    }
+
+    // showInText selects, in the definition, the step's name or the field's key after it.
+    function showInText(step, field) {
+      const src = text.value;
+      let at = 0;
+      if (step) {
+        const esc = step.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        const m = new RegExp(`(?:^|[\\s{,-])"?name"?\\s*:\\s*["']?${esc}["']?\\s*(?:[,}\\n]|$)`, 'm').exec(src);
+        if (m) at = m.index + m[0].indexOf(step);
+      }
+      let len = step ? step.length : 0;
+      const key = String(field || '').split('.').pop().replace(/\[\d+\]$/, '');
+      if (key) {
+        const k = src.indexOf(key, at);
+        if (k >= 0) { at = k; len = key.length; }
+      }
+      text.focus();
+      text.setSelectionRange(at, at + len);
+      const line = src.slice(0, at).split('\n').length - 1;
+      const lh = parseFloat(getComputedStyle(text).lineHeight) || 20;
+      text.scrollTop = Math.max(0, (line - 3) * lh);
+    }
+
+    // failed shows a refused definition's problems at their steps, or another failure.
+    function failed(err, what) {
+      const problems = err && err.body && err.body.problems;
+      if (err && err.status === 400 && Array.isArray(problems) && problems.length) {
+        if (Array.isArray(err.body.steps)) outline = err.body.steps.map((s) => ({ name: s.name, tool: s.tool, needs: s.needs || [], if: s.if || '', foreach: s.foreach || '' }));
+        renderSteps(problems, null);
+        text.setAttribute('aria-invalid', 'true');
+        const atSteps = new Set(problems.map((p) => p.step).filter(Boolean)).size;
+        summary(`${what} refused: ${problems.length} problem${problems.length === 1 ? '' : 's'}${atSteps ? `, at ${atSteps} step${atSteps === 1 ? '' : 's'}` : ''}. Each is listed at its step under Steps.`, true);
+        const first = document.querySelector('#wf-steps .wfstep.invalid h3');
+        if (first) first.focus();
+        return;
+      }
+      summary(`${what} failed: ${describe(err)}`, true);
+    }
+    function params() {
+      try {
+        const v = JSON.parse(paramsBox.value.trim() || '{}');
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
+        paramsBox.removeAttribute('aria-invalid');
+        return v;
+      } catch (err) {
+        paramsBox.setAttribute('aria-invalid', 'true');
+        summary('Parameters: write a JSON object, like {"number": 7}.', true);
+        paramsBox.focus();
+        return undefined;
+      }
+    }
+    function busy(on) { for (const b of ['#wf-save', '#wf-dryrun', '#wf-run']) $(b).disabled = on; }
+
+    $('#wf-form').addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      busy(true);
+      try {
+        const body = { definition: text.value };
+        const w = saved ? await api('PUT', `/api/workflows/${enc(saved.name)}`, body) : await api('POST', '/api/workflows', body);
+        saved = w;
+        savedText = text.value;
+        outline = outlineOf(w.definition);
+        text.removeAttribute('aria-invalid');
+        renderSteps([], null);
+        summary(`Saved ${w.name}, version ${w.version}. Agents can select it as ${w.tool}.`);
+        history.replaceState(null, '', `/workflows/${enc(w.name)}`);
+        showSaved();
+        flash(`Saved workflow ${w.name}.`);
+      } catch (err) { failed(err, 'Save'); } finally { busy(false); }
+    });
+    $('#wf-dryrun').addEventListener('click', async () => {
+      const p = params();
+      if (p === undefined) return;
+      busy(true);
+      try {
+        const plan = await api('POST', '/api/workflows/dry-run', { definition: text.value, parameters: p });
+        const known = new Map(outline.map((s) => [s.name, s]));
+        outline = (plan.steps || []).map((s) => ({ ...(known.get(s.name) || {}), name: s.name, tool: s.tool, needs: s.needs || [] }));
+        text.removeAttribute('aria-invalid');
+        renderSteps([], plan);
+        const changes = plan.changes || [];
+        summary(`Dry run passed: ${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'} would run; ${changes.length ? `${changes.length} would change data (${changes.join('; ')})` : 'none changes data'}${plan.needs_confirm ? '; a run asks for confirmation first' : ''}. Nothing ran.`);
+      } catch (err) { failed(err, 'Dry run'); } finally { busy(false); }
+    });
+    $('#wf-run').addEventListener('click', async () => {
+      const p = params();
+      if (p === undefined || !saved) return;
+      busy(true);
+      try {
+        const run = await api('POST', `/api/workflows/${enc(saved.name)}/runs`, { parameters: p });
+        savedText = text.value; // leaving for the run page is not losing work
+        location.assign(`/workflow-runs/${enc(run.run_id)}`);
+      } catch (err) { failed(err, 'Run'); busy(false); }
+    });
+
+    function showSaved() {
+      $('#wf-title').textContent = `Workflow ${saved.name}`;
+      $('#wf-run').hidden = false;
+      $('#wf-graph-box').hidden = false;
+      const img = $('#wf-graph');
+      img.alt = graphAlt(outlineOf(saved.definition));
+      img.src = `/api/workflows/${enc(saved.name)}/graph.svg?v=${saved.version}`;
+      $('#wf-runs-box').hidden = false;
+      $('#wf-delete-box').hidden = false;
+      $('#wf-delete').onclick = async () => {
+        if (!confirm(`Delete the workflow ${saved.name}? Agents that select it stop listing it.`)) return;
+        try {
+          await api('DELETE', `/api/workflows/${enc(saved.name)}`);
+          savedText = text.value;
+          location.assign('/workflows');
+        } catch (err) { alertPage(err); }
+      };
+      loadRuns();
+    }
+    async function loadRuns() {
+      const box = $('#wf-runs');
+      try {
+        const list = (await api('GET', `/api/workflows/${enc(saved.name)}/runs`)).runs || [];
+        fill(box, list.length ? scrollBox('Your runs', el('table', {},
+          el('thead', {}, el('tr', {}, ['Run', 'State', 'Started', 'Finished'].map((h) => el('th', { scope: 'col', text: h })))),
+          el('tbody', {}, list.map((r) => el('tr', {},
+            el('th', { scope: 'row' }, el('a', { href: `/workflow-runs/${enc(r.run_id)}` }, el('code', { text: r.run_id }))),
+            el('td', {}, stateBadge(r.state)),
+            el('td', { text: fmtTime(r.started_at || r.created_at) }),
+            el('td', { text: fmtTime(r.finished_at) }))))))
+          : el('p', { class: 'muted', text: 'No run yet: Run starts one with the parameters above.' }));
+      } catch (err) { fill(box, el('p', { class: 'error', text: describe(err) })); }
+    }
+  }
+
+  // ---- A run -----------------------------------------------------------------------
+  async function runPage(id) {
+    let steps = null; // the workflow's steps, in order
+    let workflow = '';
+    let timer = 0;
+    let said = '';
+    let graphKey = '';
+    let stepsDrawn = '';
+    const open = new Set(); // the steps whose input and output are shown
+    async function load() {
+      let st;
+      try {
+        st = await api('GET', `/api/workflow-runs/${enc(id)}`);
+      } catch (err) {
+        fill($('#run-summary'), el('p', { class: 'error', text: describe(err) }));
+        return;
+      }
+      const run = st.run;
+      if (steps === null) {
+        workflow = st.workflow;
+        try { steps = outlineOf((await api('GET', `/api/workflows/${enc(workflow)}`)).definition); } catch (err) { steps = []; }
+        $('#run-title').textContent = `Run of ${workflow}`;
+        fill($('#run-workflow'), 'Workflow ', el('a', { href: `/workflows/${enc(workflow)}`, text: workflow }), ' · run ', el('code', { text: run.run_id }));
+        if (steps.length) { $('#run-graph-box').hidden = false; $('#run-graph').alt = graphAlt(steps); }
+      }
+      const results = new Map((st.step_results || []).map((r) => [r.step_name, r]));
+      const done = FINAL.has(run.state);
+      // The summary changes (and is read out) only when the run's state or count does.
+      const line = `${run.state} ${st.steps_completed}/${st.steps_total}`;
+      if (line !== said) {
+        said = line;
+        fill($('#run-summary'), el('p', {}, stateBadge(run.state), ` ${st.steps_completed} of ${st.steps_total} steps done`,
+          run.started_at ? ` · started ${fmtTime(run.started_at)}` : '', run.finished_at ? ` · finished ${fmtTime(run.finished_at)}` : ''),
+        run.error ? el('p', { class: 'error', text: `${run.error.message}` }) : '',
+        run.state === 'input_required' && run.approval_url ? el('p', {}, 'It waits for a person\'s confirmation: ', el('a', { href: run.approval_url }, 'approve or decline it'), '.') : '');
+      }
+      const names = [...steps.map((s) => s.name), ...[...results.keys()].filter((n) => !steps.some((s) => s.name === n))];
+      // The steps are drawn again only when something in them changed, so focus and
+      // the open input and output stay put while the page refreshes.
+      const drawn = JSON.stringify([done, st.step_results]);
+      if (drawn !== stepsDrawn) {
+        stepsDrawn = drawn;
+        fill($('#run-steps'), el('ol', { class: 'wfsteps', id: 'run-step-list' }, names.map((n, i) => {
+        const r = results.get(n);
+        const def = steps.find((s) => s.name === n) || {};
+        const state = r ? r.status : done ? 'not run' : 'waiting';
+        const io = el('details', { 'data-io': n, open: open.has(n), ontoggle: (ev) => { if (ev.target.open) open.add(n); else open.delete(n); } },
+          el('summary', {}, 'Input and output', el('span', { class: 'sr', text: ` of ${n}` })),
+          el('h4', { text: 'Input' }), jsonBlock(`Input of ${n}`, r && r.input),
+          el('h4', { text: 'Output' }), jsonBlock(`Output of ${n}`, r && r.output));
+        return el('li', { class: 'wfstep', 'data-step': n, 'data-state': state, 'aria-labelledby': `rs${i}` },
+          el('h3', { id: `rs${i}` }, el('code', { text: n }), ' ', el('span', { class: `status ${state.replace(' ', '_')}`, text: state })),
+          el('p', { class: 'small' }, (r && r.tool) || def.tool ? ['calls ', el('code', { text: (r && r.tool) || def.tool })] : '',
+            r && r.execution_time ? ` · started ${fmtTime(r.execution_time)}` : '',
+            r && r.finished_at ? ` · took ${took(r.duration)}` : r && r.status === 'running' ? ' · running' : '',
+            r && r.attempts > 1 ? ` · ${r.attempts} attempts` : ''),
+          r && r.error_message ? el('p', { class: 'error small', text: r.error_message }) : '',
+          r ? io : '');
+        })));
+      }
+      const key = names.map((n) => (results.get(n) || {}).status || '').join(',');
+      if (steps.length && key !== graphKey) {
+        graphKey = key;
+        $('#run-graph').src = `/api/workflows/${enc(workflow)}/graph.svg?run=${enc(id)}&s=${enc(key)}`;
+      }
+      $('#run-cancel').hidden = done;
+      if (done && run.output) {
+        let out = run.output;
+        if (out && out.outputs) out = out.outputs;
+        $('#run-output').textContent = pretty(out);
+        $('#run-output-box').hidden = false;
+      }
+      clearTimeout(timer);
+      if (!done) timer = setTimeout(load, 1000);
+    }
+    $('#run-cancel').addEventListener('click', async () => {
+      if (!confirm('Cancel this run? The steps in flight stop and no more start.')) return;
+      $('#run-cancel').disabled = true;
+      try {
+        await api('POST', `/api/workflow-runs/${enc(id)}/cancel`);
+        flash('Canceled the run.');
+        await load();
+      } catch (err) { alertPage(err); } finally { $('#run-cancel').disabled = false; }
+    });
+    await load();
+  }
+
+  const pages = {
+    workflows: listPage,
+    workflow: () => editorPage(document.body.dataset.param),
+    workflow_run: () => runPage(document.body.dataset.param),
+  };
+  const run = pages[document.body.dataset.page];
+  if (run) run().catch(alertPage);
+})();
