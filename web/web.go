@@ -79,7 +79,9 @@ type appPageSpec struct {
 }
 
 // allPages are the pages behind sign-in, the workflow pages (workflows.go) included.
-func allPages() []appPageSpec { return append(append([]appPageSpec(nil), appPages...), workflowPages...) }
+func allPages() []appPageSpec {
+	return append(append([]appPageSpec(nil), appPages...), workflowPages...)
+}
 
 // The pages behind sign-in: path pattern, template and title.
 var appPages = []appPageSpec{
