@@ -94,7 +94,9 @@ type browserSummary struct {
 		ServedTools     int    `json:"served_tools"`
 		ServedTokens    int    `json:"served_tokens"`
 	} `json:"builder"`
-	Beta struct {
+	// Workflow is what the Workflows section did (workflows.mjs).
+	Workflow browserWorkflow `json:"workflow"`
+	Beta     struct {
 		AgentStatus      int `json:"agent_status"`
 		ConnectionStatus int `json:"connection_status"`
 		CallStatus       int `json:"call_status"`
@@ -187,6 +189,7 @@ func TestBrowser(t *testing.T) {
 	if !strings.HasPrefix(sum.Cancel.Text, "Canceled") || sum.Cancel.Audited != "canceled" || ghRec.abandonedCalls() != 1 {
 		t.Errorf("Try it's Cancel: the page said %q, the audit %q, GitHub saw %d abandoned calls (want 1)", sum.Cancel.Text, sum.Cancel.Audited, ghRec.abandonedCalls())
 	}
+	checkBrowserWorkflows(t, sum, ghRec)
 	if !sum.ConnectedAppRevoked {
 		t.Error("the browser run did not connect an MCP client by OAuth and revoke it in Connected apps")
 	}

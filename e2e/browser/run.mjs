@@ -11,6 +11,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
+import { workflowsUI } from './workflows.mjs';
 
 // AXE is axe-core's browser build (pinned in package.json), injected into each page.
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -928,6 +929,8 @@ try {
   check(!(await page.textContent('#agent-list')).includes('Triage bot'), 'the deleted agent is still listed');
   const gone = await fetch(agentURL, { method: 'POST', headers: mcpHeaders, body: init });
   check(gone.status === 401 || gone.status === 404, `the deleted agent's URL with its key answered ${gone.status}`);
+
+  await workflowsUI({ page, browser, ctx, BASE, step, check, audit, axeCheck, waitUntil, shot, summary, newPage });
 
   step('page weights, cold (a new browser profile) and warm (a reload)');
   summary.weights = {};
