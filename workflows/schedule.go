@@ -88,7 +88,9 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) (int, error) {
 					return started, err
 				}
 				if !ok {
-					continue // another node started it
+					// Another node (or an earlier pass) started it.
+					s.logger().DebugContext(ctx, "workflow firing already claimed", "tenant", w.TenantID, "workflow", w.Name, "trigger", idx, "at", at.Format(time.RFC3339))
+					continue
 				}
 				params, _ := json.Marshal(tr.Params)
 				if len(tr.Params) == 0 {
@@ -98,6 +100,7 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) (int, error) {
 					s.logger().Warn("scheduled workflow run not started", "tenant", w.TenantID, "workflow", w.Name, "at", at, "err", err)
 					continue
 				}
+				s.logger().InfoContext(ctx, "workflow firing started", "tenant", w.TenantID, "workflow", w.Name, "trigger", idx, "at", at.Format(time.RFC3339))
 				started++
 			}
 		}
