@@ -780,6 +780,10 @@ try {
       return r.width === 0 || r.left < 0 || r.right > window.innerWidth || document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) !== b;
     }).map((b) => b.getAttribute('aria-label') || b.textContent));
     check(unreachable.length === 0, `narrow ${p}: table buttons out of reach: ${unreachable.join(', ')}`);
+    // Tables read as cards there: none scrolls sideways.
+    const sideways = await page.evaluate(() => [...document.querySelectorAll('main .tablewrap')].filter((w) => w.scrollWidth > w.clientWidth + 1).map((w) => w.getAttribute('aria-label')));
+    check(sideways.length === 0, `narrow ${p}: tables that scroll sideways: ${sideways.join(', ')}`);
+    if (p === '/settings') await shot(page, '09-narrow-settings');
   }
   step('unknown addresses, tools and agents say so on a page of their own');
   for (const [p, heading] of [['/no/such/page', 'Page not found'], ['/tools/github_no_such_tool', 'Tool not found'], ['/agents/agt_nosuchagent', 'Agent not found']]) {

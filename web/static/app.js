@@ -17,7 +17,29 @@
   // el builds an element: attrs may hold text, class, on<event> handlers and attributes.
   // scrollBox wraps a table that may scroll sideways in a region keyboard users can
   // focus and scroll, named for screen readers.
-  const scrollBox = (label, table) => el('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': label }, table);
+  const scrollBox = (label, table) => el('div', { class: 'tablewrap', tabindex: '0', role: 'region', 'aria-label': label }, stack(table));
+  // stack lets a table become a list of cards in a narrow window (the stylesheet does it
+  // below 40rem): every cell is labelled with its column's heading, and every part keeps
+  // its table role for screen readers, which a change of display would drop.
+  function stack(table) {
+    table.classList.add('stack');
+    table.setAttribute('role', 'table');
+    for (const g of table.querySelectorAll(':scope > thead, :scope > tbody')) g.setAttribute('role', 'rowgroup');
+    for (const tr of table.querySelectorAll(':scope > thead > tr')) tr.setAttribute('role', 'row');
+    for (const th of table.querySelectorAll(':scope > thead th')) th.setAttribute('role', 'columnheader');
+    labelRows(table, table.querySelectorAll(':scope > tbody > tr'));
+    return table;
+  }
+  function labelRows(table, rows) {
+    const heads = [...table.querySelectorAll(':scope > thead th')].map((th) => th.textContent.trim());
+    for (const tr of rows) {
+      tr.setAttribute('role', 'row');
+      [...tr.children].forEach((c, i) => {
+        c.setAttribute('role', c.tagName === 'TH' ? 'rowheader' : 'cell');
+        if (c.tagName === 'TD' && heads[i] && !c.hasAttribute('colspan')) c.dataset.label = heads[i];
+      });
+    }
+  }
   function el(tag, attrs, ...kids) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -1102,6 +1124,7 @@
     let cursor = '';
     let query = '';
     const rows = $('#audit-rows');
+    stack($('#audit-table'));
     function detail(e) {
       const dl = $('#audit-detail-list');
       const failed = e.outcome && e.outcome !== 'ok';
@@ -1121,8 +1144,9 @@
           el('td', {}, el('span', { class: `outcome ${e.outcome === 'ok' ? 'ok' : 'bad'}`, text: e.outcome })),
           el('td', { class: 'num', text: e.latency_us ? `${(e.latency_us / 1000).toFixed(1)} ms` : '' }),
           el('td', {}, el('button', { type: 'button', class: 'secondary small', 'aria-label': `Details of the ${e.kind.replace(/_/g, ' ')} at ${fmtTime(e.at)}`, onclick: () => detail(e) }, 'Details'))));
+        labelRows($('#audit-table'), trs);
         if (more) rows.append(...trs);
-        else fill(rows, trs.length ? trs : el('tr', {}, el('td', { colspan: '8', class: 'muted', text: 'No events match. Widen the filters, or run a tool.' })));
+        else fill(rows, trs.length ? trs : el('tr', { role: 'row' }, el('td', { role: 'cell', colspan: '8', class: 'muted', text: 'No events match. Widen the filters, or run a tool.' })));
         cursor = res.next_cursor || '';
         $('#audit-more').hidden = !cursor;
       } catch (err) {
