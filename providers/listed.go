@@ -17,14 +17,65 @@ func ListedInput(full json.RawMessage) (json.RawMessage, error) {
 	return listed(full, leanInput)
 }
 
-// ListedOutput returns an output schema as an MCP tools/list serves it: only what a
-// client needs to validate structuredContent (types, properties, items, required
-// fields, enums, patterns, formats, bounds). Descriptions, titles, examples and
-// defaults are prose for people (the REST catalog keeps them), and additionalProperties:
-// false only makes a validator refuse a field the upstream adds one day, so all of
-// them are dropped; a map's additionalProperties schema, which types its values, stays.
+// ListedOutput returns an output schema as an MCP tools/list serves it: the result's
+// top level, which is what a client reads to know what comes back and all a validator
+// needs. The root keeps its properties, their types and scalar constraints (enums,
+// patterns, formats, bounds) and its required fields; a property whose value is an
+// object is listed as {"type":"object"}, and an array of objects as an array whose
+// items are {"type":"object"}, without their fields. Descriptions, titles, examples
+// and defaults are prose for people, and additionalProperties: false only makes a
+// validator refuse a field the upstream adds one day, so they go at every level.
+//
+// The listed schema is looser than the full one, never stricter: whatever validates
+// against the full schema validates against it, so every structuredContent the hub
+// sends does. Models are not shown output schemas; the REST catalog serves the full
+// ones, nested fields and their descriptions included.
 func ListedOutput(full json.RawMessage) (json.RawMessage, error) {
-	return listed(full, leanOutput)
+	dec := json.NewDecoder(bytes.NewReader(full))
+	dec.UseNumber()
+	var s map[string]any
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("listed schema: %w", err)
+	}
+	walkSchemas(s, leanOutput)
+	if props, ok := s["properties"].(map[string]any); ok {
+		for name, p := range props {
+			if ps, ok := p.(map[string]any); ok {
+				props[name] = topLevel(ps)
+			}
+		}
+	}
+	return json.Marshal(s)
+}
+
+// topLevel is a root property's schema in a listed output schema: an object without
+// its fields, an array with its items so cut, a scalar as it is.
+func topLevel(s map[string]any) map[string]any {
+	switch {
+	case isObject(s):
+		return map[string]any{"type": "object"}
+	case s["type"] == "array":
+		items, ok := s["items"].(map[string]any)
+		if !ok {
+			return s
+		}
+		out := map[string]any{}
+		for k, v := range s {
+			out[k] = v
+		}
+		out["items"] = topLevel(items)
+		return out
+	}
+	return s
+}
+
+// isObject reports whether a schema describes a JSON object (a record or a map).
+func isObject(s map[string]any) bool {
+	if s["type"] == "object" {
+		return true
+	}
+	_, props := s["properties"]
+	return props
 }
 
 func listed(full json.RawMessage, lean func(map[string]any)) (json.RawMessage, error) {

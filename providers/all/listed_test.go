@@ -21,11 +21,19 @@ var (
 )
 
 // TestListedSchemasKeepWhatCallersNeed: the schemas tools/list serves (ListedInput,
-// ListedOutput) are smaller than the full ones, yet every schema in them, at every
-// depth, keeps the properties and constraints of the full one (types, required
-// fields, enums, patterns, bounds), and every input schema also keeps its
-// descriptions, defaults and additionalProperties: a model calls with them and a
-// client validates structuredContent with them. A cut that dropped one fails here.
+// ListedOutput) are smaller than the full ones, yet keep what callers need.
+//
+// An input schema, which a model builds its call from and a client may validate it
+// with, keeps at every depth the properties and constraints of the full one (types,
+// required fields, enums, patterns, bounds) and its descriptions, defaults and
+// additionalProperties.
+//
+// An output schema is what a client validates structuredContent with: the listed
+// one must accept everything the full one accepts (looser, never stricter: each
+// constraint it keeps, at any depth, is the full schema's own), and it keeps the
+// result's top level whole, so a caller still knows what comes back: the same
+// properties, the same required fields, each property's type, and a scalar
+// property's enum, pattern, format and bounds (an array's too). A cut that dropped one fails here.
 func TestListedSchemasKeepWhatCallersNeed(t *testing.T) {
 	t.Parallel()
 	r := providers.NewRegistry()
@@ -40,9 +48,133 @@ func TestListedSchemasKeepWhatCallersNeed(t *testing.T) {
 					tool.Name, len(input), len(output), len(tool.InputSchema), len(tool.OutputSchema))
 			}
 			sameEssentials(t, tool.Name+" input", decode(t, tool.InputSchema), decode(t, input), append(slices.Clone(constraintKeys), inputOnlyKeys...))
-			sameEssentials(t, tool.Name+" output", decode(t, tool.OutputSchema), decode(t, output), constraintKeys)
+			fullOut, listedOut := decode(t, tool.OutputSchema), decode(t, output)
+			loosens(t, tool.Name+" output", fullOut, listedOut)
+			sameTopLevel(t, tool.Name+" output", fullOut, listedOut)
 			if _, err := providers.NewValidator(output); err != nil {
 				t.Errorf("%s: the listed output schema does not compile: %v", tool.Name, err)
+			}
+		}
+	}
+}
+
+// TestLoosensCatchesAStricterSchema: loosens, the output half of the check above,
+// refuses a listed schema that would reject what the full one accepts.
+func TestLoosensCatchesAStricterSchema(t *testing.T) {
+	t.Parallel()
+	full := `{"type":"object","properties":{"n":{"type":"integer","minimum":1},` +
+		`"items":{"type":"array","items":{"type":"object","properties":{"s":{"type":"string"}},"additionalProperties":false}}},"required":["n"]}`
+	for name, listed := range map[string]string{
+		"a bound changed":     `{"type":"object","properties":{"n":{"type":"integer","minimum":2}},"required":["n"]}`,
+		"a bound added":       `{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":9}},"required":["n"]}`,
+		"a field required":    `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n","items"]}`,
+		"a field invented":    `{"type":"object","properties":{"z":{"type":"string"}}}`,
+		"fields closed":       `{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`,
+		"nested fields close": `{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","additionalProperties":false}}}}`,
+	} {
+		rec := &recorder{}
+		loosens(rec, name, decode(t, json.RawMessage(full)), decode(t, json.RawMessage(listed)))
+		if rec.errors == 0 {
+			t.Errorf("%s: loosens accepted %s as a loosening of %s", name, listed, full)
+		}
+	}
+	rec := &recorder{}
+	loosens(rec, "top level", decode(t, json.RawMessage(full)),
+		decode(t, json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1},"items":{"type":"array","items":{"type":"object"}}},"required":["n"]}`)))
+	if rec.errors != 0 {
+		t.Errorf("loosens refused the top level of the full schema: %v", rec.msgs)
+	}
+}
+
+// recorder is the part of testing.T that loosens reports to, so a test can see it fail.
+type recorder struct {
+	errors int
+	msgs   []string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors++
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+
+// reporter is what loosens needs of a *testing.T.
+type reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+// loosens checks that listed accepts whatever full accepts: every keyword listed keeps,
+// at any depth, has full's own value, except the subschemas (properties, items,
+// additionalProperties), which must loosen full's in turn; a listed property full does
+// not have, or listed properties closed by additionalProperties without all of full's,
+// would refuse what full allows.
+func loosens(t reporter, where string, full, listed map[string]any) {
+	t.Helper()
+	for k, lv := range listed {
+		fv, ok := full[k]
+		if !ok {
+			t.Errorf("%s: the listed schema adds %s: %v, which the full one does not have", where, k, lv)
+			continue
+		}
+		ls, lsub := lv.(map[string]any)
+		fs, fsub := fv.(map[string]any)
+		switch {
+		case k == "properties" && lsub && fsub:
+			for name, p := range ls {
+				lp, _ := p.(map[string]any)
+				fp, ok := fs[name].(map[string]any)
+				if !ok {
+					t.Errorf("%s: property %s is listed but not in the full schema", where, name)
+					continue
+				}
+				loosens(t, where+"."+name, fp, lp)
+			}
+		case (k == "items" || k == "additionalProperties") && lsub && fsub:
+			loosens(t, where+"."+k, fs, ls)
+		case !cmp.Equal(fv, lv):
+			t.Errorf("%s: %s is %v in the full schema, %v listed", where, k, fv, lv)
+		}
+	}
+	if _, closed := listed["additionalProperties"]; closed {
+		fp, _ := full["properties"].(map[string]any)
+		lp, _ := listed["properties"].(map[string]any)
+		if len(lp) != len(fp) {
+			t.Errorf("%s: additionalProperties is listed without all of the full schema's properties", where)
+		}
+	}
+}
+
+// sameTopLevel checks that a listed output schema keeps the result's top level: the
+// root's type, properties and required fields, each property's type and a scalar
+// property's constraints.
+func sameTopLevel(t *testing.T, where string, full, listed map[string]any) {
+	t.Helper()
+	for _, k := range []string{"type", "required"} {
+		if !cmp.Equal(full[k], listed[k]) {
+			t.Errorf("%s: %s is %v in the full schema, %v listed", where, k, full[k], listed[k])
+		}
+	}
+	fp, _ := full["properties"].(map[string]any)
+	lp, _ := listed["properties"].(map[string]any)
+	if diff := cmp.Diff(slices.Sorted(keysOf(fp)), slices.Sorted(keysOf(lp))); diff != "" {
+		t.Errorf("%s: properties (-full +listed):\n%s", where, diff)
+	}
+	for name, f := range fp {
+		fs, _ := f.(map[string]any)
+		ls, _ := lp[name].(map[string]any)
+		if fs == nil || ls == nil {
+			continue
+		}
+		if !cmp.Equal(fs["type"], ls["type"]) {
+			t.Errorf("%s.%s: type is %v in the full schema, %v listed", where, name, fs["type"], ls["type"])
+		}
+		if _, nested := fs["properties"]; nested || fs["type"] == "object" {
+			continue // an object's fields are not listed; its type is compared above
+		}
+		for _, k := range constraintKeys {
+			if !cmp.Equal(fs[k], ls[k]) {
+				t.Errorf("%s.%s: %s is %v in the full schema, %v listed", where, name, k, fs[k], ls[k])
 			}
 		}
 	}
@@ -76,8 +208,8 @@ func TestListedSchemasDropTheProse(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOut := `{"properties":{` +
-		`"items":{"items":{"properties":{"s":{"enum":["a","b"],"type":"string"}},"required":["s"],"type":"object"},"type":"array"},` +
-		`"m":{"additionalProperties":{"type":"string"},"type":"object"},` +
+		`"items":{"items":{"type":"object"},"type":"array"},` +
+		`"m":{"type":"object"},` +
 		`"n":{"minimum":1,"type":"integer"}},"required":["n"],"type":"object"}`
 	if diff := cmp.Diff(wantOut, string(gotOut)); diff != "" {
 		t.Errorf("ListedOutput (-want +got):\n%s", diff)

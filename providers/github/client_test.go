@@ -278,8 +278,8 @@ func TestPagination(t *testing.T) {
 			if tc.count(first) == 0 || tc.count(second) == 0 {
 				t.Errorf("pages hold %d and %d items, want some", tc.count(first), tc.count(second))
 			}
-			providertest.CheckOutput(t, tool, first)
-			providertest.CheckOutput(t, tool, second)
+			providertest.CheckListedOutput(t, tool, first)
+			providertest.CheckListedOutput(t, tool, second)
 			reqs := up.Requests()
 			if len(reqs) != 2 {
 				t.Fatalf("upstream got %d requests, want 2", len(reqs))

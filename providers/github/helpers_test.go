@@ -71,7 +71,7 @@ func invoke(t *testing.T, tool *providers.Tool, call *providers.Call, args strin
 	}
 	out, err := tool.Op.Invoke(context.Background(), call, json.RawMessage(args))
 	if err == nil {
-		providertest.CheckOutput(t, tool, out)
+		providertest.CheckListedOutput(t, tool, out)
 	}
 	return out, err
 }
@@ -234,7 +234,7 @@ func (tc opCase) runAt(t *testing.T, prefix string) {
 	if diff := cmp.Diff(tc.want, out); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
-	providertest.CheckOutput(t, tool, out)
+	providertest.CheckListedOutput(t, tool, out)
 
 	reqs := up.Requests()
 	if len(reqs) != len(want) {
