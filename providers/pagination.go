@@ -11,8 +11,8 @@ import (
 // PageInput is embedded in the input of every list operation: the same cursor and limit
 // whatever the upstream's own style (Slack cursors, GitHub Link headers, offsets).
 type PageInput struct {
-	Cursor *string `json:"cursor,omitempty" jsonschema:"Opaque cursor from a previous call's next_cursor, to fetch the next page; omit it for the first page" schema:"example=eyJwIjoyfQ"`
-	Limit  *int    `json:"limit,omitempty" jsonschema:"Maximum number of items to return in this page" schema:"minimum=1,maximum=100,default=30"`
+	Cursor *string `json:"cursor,omitempty" jsonschema:"The previous page's next_cursor, with the other arguments unchanged; omit for the first page" schema:"example=eyJwIjoyfQ"`
+	Limit  *int    `json:"limit,omitempty" jsonschema:"Items per page" schema:"minimum=1,maximum=100,default=30"`
 }
 
 // LimitOr returns the requested limit, or def when none was given.

@@ -37,8 +37,8 @@ func TestReflectAppliesTags(t *testing.T) {
 		field string
 		want  map[string]any
 	}{
-		{name: "embedded page cursor flattened", field: "cursor", want: map[string]any{"type": "string", "description": "Opaque cursor from a previous call's next_cursor, to fetch the next page; omit it for the first page", "examples": []any{"eyJwIjoyfQ"}}},
-		{name: "embedded page limit bounds", field: "limit", want: map[string]any{"type": "integer", "description": "Maximum number of items to return in this page", "minimum": 1.0, "maximum": 100.0, "default": 30.0}},
+		{name: "embedded page cursor flattened", field: "cursor", want: map[string]any{"type": "string", "description": "The previous page's next_cursor, with the other arguments unchanged; omit for the first page", "examples": []any{"eyJwIjoyfQ"}}},
+		{name: "embedded page limit bounds", field: "limit", want: map[string]any{"type": "integer", "description": "Items per page", "minimum": 1.0, "maximum": 100.0, "default": 30.0}},
 		{name: "enum and default; pointer is not nullable", field: "state", want: map[string]any{"type": "string", "description": "Issue state", "enum": []any{"open", "closed", "all"}, "default": "open"}},
 		{name: "minimum and maximum", field: "count", want: map[string]any{"type": "integer", "description": "How many", "minimum": 1.0, "maximum": 50.0, "examples": []any{7.0}}},
 		{name: "format", field: "since", want: map[string]any{"type": "string", "description": "ISO 8601 time", "format": "date-time"}},

@@ -25,7 +25,7 @@ var ListBases = &providers.Operation[ListBasesInput, ListBasesOutput]{
 
 // ListBasesInput is the input of list_bases. Airtable sets the page size itself.
 type ListBasesInput struct {
-	Cursor *string `json:"cursor,omitempty" jsonschema:"Opaque cursor from a previous call's next_cursor, to fetch the next page; omit it for the first page" schema:"example=eyJwIjoyfQ"`
+	Cursor *string `json:"cursor,omitempty" jsonschema:"The previous page's next_cursor, with the other arguments unchanged; omit for the first page" schema:"example=eyJwIjoyfQ"`
 }
 
 // ListBasesOutput is the output of list_bases.

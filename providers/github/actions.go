@@ -18,8 +18,7 @@ var ListWorkflowRuns = &providers.Operation[ListWorkflowRunsInput, ListWorkflowR
 	Description: "List the GitHub Actions workflow runs of a repository, newest first: workflow name, status, conclusion, " +
 		"branch, commit, event and link. Filter by branch, head_sha (the runs of one commit), event (push, " +
 		"pull_request, …), actor or status (e.g. failure, in_progress). Use a run's id with rerun_workflow_run or " +
-		"get_workflow_run_logs_url. Returns total_count and next_cursor when more pages exist: pass it back as cursor " +
-		"with the same filters.",
+		"get_workflow_run_logs_url. Returns total_count and next_cursor.",
 	DocsURL: "https://docs.github.com/rest/actions/workflow-runs#list-workflow-runs-for-a-repository",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -56,7 +55,7 @@ var GetWorkflowRunLogsURL = &providers.Operation[WorkflowRunInput, WorkflowRunLo
 
 // ListWorkflowRunsInput is the input of list_workflow_runs.
 type ListWorkflowRunsInput struct {
-	Owner   string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner   string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo    string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Branch  *string `json:"branch,omitempty" jsonschema:"Only runs on this branch, e.g. main" schema:"minLength=1,example=main"`
 	HeadSHA *string `json:"head_sha,omitempty" jsonschema:"Only runs of this commit, e.g. acb5820ced9479c074f688cc328bf03f341a511d" schema:"minLength=1,example=acb5820ced9479c074f688cc328bf03f341a511d"`
@@ -93,14 +92,14 @@ type WorkflowRun struct {
 
 // WorkflowRunInput names a workflow run.
 type WorkflowRunInput struct {
-	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	RunID int64  `json:"run_id" jsonschema:"Workflow run ID from list_workflow_runs, e.g. 30433642" schema:"minimum=1,example=30433642"`
 }
 
 // RerunWorkflowRunInput is the input of rerun_workflow_run.
 type RerunWorkflowRunInput struct {
-	Owner              string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner              string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo               string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	RunID              int64  `json:"run_id" jsonschema:"Workflow run ID from list_workflow_runs, e.g. 30433642" schema:"minimum=1,example=30433642"`
 	EnableDebugLogging *bool  `json:"enable_debug_logging,omitempty" jsonschema:"Run with debug logging on" schema:"default=false"`

@@ -16,9 +16,8 @@ var ListCommits = &providers.Operation[ListCommitsInput, ListCommitsOutput]{
 	Name:  "list_commits",
 	Title: "List commits",
 	Description: "List the commits reachable from a branch, tag or SHA (default: the default branch), newest first: SHA, " +
-		"message, author and date. Narrow with path (commits touching a file or directory), author, since and until. Use " +
-		"get_commit for one commit's changed files and diff. Returns one page of them, with next_cursor when more pages exist: pass it back as " +
-		"cursor with the same filters; later pages keep the first page's size.",
+		"message, author and date. Narrow with path (commits touching a file or directory), author, since and " +
+		"until. Use get_commit for one commit's changed files and diff. Returns a page of them and next_cursor.",
 	DocsURL: "https://docs.github.com/rest/commits/commits#list-commits",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -41,7 +40,7 @@ var GetCommit = &providers.Operation[GetCommitInput, CommitDetail]{
 
 // ListCommitsInput is the input of list_commits.
 type ListCommitsInput struct {
-	Owner  string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner  string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo   string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	SHA    *string `json:"sha,omitempty" jsonschema:"Branch, tag or commit SHA to list from; omit for the default branch, e.g. main" schema:"minLength=1,example=main"`
 	Path   *string `json:"path,omitempty" jsonschema:"Only commits that touch this file or directory, e.g. src/main.go" schema:"minLength=1,example=src/main.go"`
@@ -59,7 +58,7 @@ type ListCommitsOutput struct {
 
 // GetCommitInput is the input of get_commit.
 type GetCommitInput struct {
-	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Ref   string `json:"ref" jsonschema:"Commit SHA, branch or tag, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=1,maxLength=255,example=6dcb09b5b57875f334f61aebed695e2e4193db5e"`
 }

@@ -38,7 +38,7 @@ var GetFileContents = &providers.Operation[GetFileContentsInput, GetFileContents
 
 // GetFileContentsInput is the input of get_file_contents.
 type GetFileContentsInput struct {
-	Owner string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo  string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Path  string  `json:"path" jsonschema:"File or directory path from the repository root, without a leading slash, e.g. docs/README.md; empty for the root directory" schema:"example=docs/README.md"`
 	Ref   *string `json:"ref,omitempty" jsonschema:"Branch, tag or commit SHA to read; omit for the default branch" schema:"minLength=1,example=main"`

@@ -18,9 +18,8 @@ import (
 var ListGists = &providers.Operation[ListGistsInput, ListGistsOutput]{
 	Name:  "list_gists",
 	Title: "List gists",
-	Description: "List the token user's gists (public and secret), most recently updated first: id, description, " +
-		"visibility and file names, without the files' content (read one with get_gist). Returns next_cursor when more " +
-		"pages exist: pass it back as cursor with the same since.",
+	Description: "List the token user's gists (public and secret), most recently updated first: id, description, visibility " +
+		"and file names, without the files' content (read one with get_gist). Returns next_cursor.",
 	DocsURL: "https://docs.github.com/rest/gists/gists#list-gists-for-the-authenticated-user",
 	Scopes:  []string{"gist"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},

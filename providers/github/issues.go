@@ -16,11 +16,11 @@ import (
 var ListIssues = &providers.Operation[ListIssuesInput, ListIssuesOutput]{
 	Name:  "list_issues",
 	Title: "List issues",
-	Description: "List the issues of a repository, newest first by default, open ones unless state says otherwise. " +
-		"GitHub counts pull requests as issues, so this list includes them: each item has is_pull_request, true for a " +
-		"pull request (use list_pull_requests to list only those; skip items with is_pull_request to keep only issues). " +
-		"Filter with labels (all must match), assignee (a login, \"none\" or \"*\") and since (updated at or after). " +
-		"Returns one page of them, with next_cursor when more pages exist: pass it back as cursor with the same filters; later pages keep the first page's size.",
+	Description: "List the issues of a repository, newest first by default, open ones unless state says otherwise. GitHub " +
+		"counts pull requests as issues, so this list includes them: each item has is_pull_request, true for a " +
+		"pull request (use list_pull_requests to list only those; skip items with is_pull_request to keep only " +
+		"issues). Filter with labels (all must match), assignee (a login, \"none\" or \"*\") and since (updated at " +
+		"or after). Returns a page of them and next_cursor.",
 	DocsURL: "https://docs.github.com/rest/issues/issues#list-repository-issues",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -88,7 +88,7 @@ var AddIssueComment = &providers.Operation[AddIssueCommentInput, Comment]{
 
 // ListIssuesInput is the input of list_issues.
 type ListIssuesInput struct {
-	Owner     string   `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner     string   `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo      string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	State     *string  `json:"state,omitempty" jsonschema:"Which issues to list by state" schema:"enum=open|closed|all,default=open"`
 	Labels    []string `json:"labels,omitempty" jsonschema:"Label names; only issues carrying every one of them are listed"`
@@ -107,14 +107,14 @@ type ListIssuesOutput struct {
 
 // GetIssueInput is the input of get_issue.
 type GetIssueInput struct {
-	Owner       string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	IssueNumber int    `json:"issue_number" jsonschema:"Issue number, as in #123" schema:"minimum=1,example=1347"`
 }
 
 // CreateIssueInput is the input of create_issue.
 type CreateIssueInput struct {
-	Owner     string   `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner     string   `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo      string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Title     string   `json:"title" jsonschema:"Issue title" schema:"minLength=1,maxLength=256,example=Found a bug"`
 	Body      *string  `json:"body,omitempty" jsonschema:"Issue text in GitHub Markdown" schema:"example=Steps to reproduce: run make test"`
@@ -125,7 +125,7 @@ type CreateIssueInput struct {
 
 // UpdateIssueInput is the input of update_issue; absent fields are left unchanged.
 type UpdateIssueInput struct {
-	Owner       string    `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string    `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string    `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	IssueNumber int       `json:"issue_number" jsonschema:"Issue number, as in #123" schema:"minimum=1,example=1347"`
 	Title       *string   `json:"title,omitempty" jsonschema:"New title" schema:"minLength=1,maxLength=256,example=Found a bug"`
@@ -138,7 +138,7 @@ type UpdateIssueInput struct {
 
 // AddIssueCommentInput is the input of add_issue_comment.
 type AddIssueCommentInput struct {
-	Owner       string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	IssueNumber int    `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1,example=1347"`
 	Body        string `json:"body" jsonschema:"Comment text in GitHub Markdown" schema:"minLength=1,maxLength=65536,example=Steps to reproduce: run make test"`
@@ -360,8 +360,8 @@ var ListIssueComments = &providers.Operation[ListIssueCommentsInput, ListIssueCo
 	Name:  "list_issue_comments",
 	Title: "List issue comments",
 	Description: "List the comments of an issue's or a pull request's conversation, oldest first (the body of the issue " +
-		"itself comes from get_issue; comments on lines of a pull request's diff come from get_pull_request_comments). " +
-		"Returns one page of them, with next_cursor when more pages exist: pass it back as cursor with the same since.",
+		"itself comes from get_issue; comments on lines of a pull request's diff come from " +
+		"get_pull_request_comments). Returns a page of them and next_cursor.",
 	DocsURL: "https://docs.github.com/rest/issues/comments#list-issue-comments",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -370,7 +370,7 @@ var ListIssueComments = &providers.Operation[ListIssueCommentsInput, ListIssueCo
 
 // ListIssueCommentsInput is the input of list_issue_comments.
 type ListIssueCommentsInput struct {
-	Owner       string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	IssueNumber int     `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1,example=1347"`
 	Since       *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`

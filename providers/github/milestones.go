@@ -15,9 +15,9 @@ import (
 var ListMilestones = &providers.Operation[ListMilestonesInput, ListMilestonesOutput]{
 	Name:  "list_milestones",
 	Title: "List milestones",
-	Description: "List the milestones of a repository, open ones by default, soonest due first: number, title, due date " +
-		"and progress (open and closed issue counts). Use a milestone's number for create_issue's milestone. Returns " +
-		"next_cursor when more pages exist: pass it back as cursor with the same filters.",
+	Description: "List the milestones of a repository, open ones by default, soonest due first: number, title, due date and " +
+		"progress (open and closed issue counts). Use a milestone's number for create_issue's milestone. Returns " +
+		"next_cursor.",
 	DocsURL: "https://docs.github.com/rest/issues/milestones#list-milestones",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -40,7 +40,7 @@ var CreateMilestone = &providers.Operation[CreateMilestoneInput, Milestone]{
 
 // ListMilestonesInput is the input of list_milestones.
 type ListMilestonesInput struct {
-	Owner     string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner     string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo      string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	State     *string `json:"state,omitempty" jsonschema:"Which milestones to list by state" schema:"enum=open|closed|all,default=open"`
 	Sort      *string `json:"sort,omitempty" jsonschema:"Sort by due date or by completeness" schema:"enum=due_on|completeness,default=due_on"`
@@ -68,7 +68,7 @@ type Milestone struct {
 
 // CreateMilestoneInput is the input of create_milestone.
 type CreateMilestoneInput struct {
-	Owner       string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Title       string  `json:"title" jsonschema:"Milestone title, e.g. v1.0" schema:"minLength=1,maxLength=256,example=v1.0"`
 	Description *string `json:"description,omitempty" jsonschema:"What the milestone is for, e.g. First stable release" schema:"maxLength=65536,example=First stable release"`

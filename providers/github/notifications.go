@@ -16,10 +16,10 @@ var ListNotifications = &providers.Operation[ListNotificationsInput, ListNotific
 	Name:  "list_notifications",
 	Title: "List notifications",
 	Description: "List the token user's GitHub notifications (review requests, mentions, assignments, CI results, new " +
-		"issues in watched repositories), unread ones by default, most recently updated first. Each has a thread id " +
-		"(for mark_notification_thread_read), the reason, the repository and the subject (title, type and API URL of the " +
-		"issue, pull request, release, …). Needs a classic token with the notifications scope. Returns next_cursor when " +
-		"more pages exist: pass it back as cursor with the same filters.",
+		"issues in watched repositories), unread ones by default, most recently updated first. Each has a thread " +
+		"id (for mark_notification_thread_read), the reason, the repository and the subject (title, type and API " +
+		"URL of the issue, pull request, release, …). Needs a classic token with the notifications scope. Returns " +
+		"next_cursor.",
 	DocsURL: "https://docs.github.com/rest/activity/notifications#list-notifications-for-the-authenticated-user",
 	Scopes:  []string{"notifications"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},

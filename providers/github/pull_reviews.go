@@ -20,8 +20,7 @@ var GetPullRequestFiles = &providers.Operation[PullPageInput, PullFilesOutput]{
 	Title: "Get pull request files",
 	Description: "List the files a pull request changes, with each file's status (added, modified, removed, renamed), line " +
 		"counts and unified diff (patch; absent for binary or very large diffs). Use it to review a pull request's " +
-		"changes; GitHub lists at most 3,000 files. Returns one page of them, with next_cursor when more pages exist: pass it back as cursor; " +
-		"later pages keep the first page's size.",
+		"changes; GitHub lists at most 3,000 files. Returns a page of them and next_cursor.",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#list-pull-requests-files",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -50,9 +49,8 @@ var GetPullRequestComments = &providers.Operation[PullCommentsInput, PullComment
 	Name:  "get_pull_request_comments",
 	Title: "Get pull request review comments",
 	Description: "List the review comments written on lines of a pull request's diff, oldest first: file, line, text, " +
-		"author and the reply chain (in_reply_to_id). Comments on the conversation tab are issue comments, not listed " +
-		"here: read them with list_issue_comments. Returns next_cursor when more pages " +
-		"exist: pass it back as cursor.",
+		"author and the reply chain (in_reply_to_id). Comments on the conversation tab are issue comments, not " +
+		"listed here: read them with list_issue_comments. Returns next_cursor.",
 	DocsURL: "https://docs.github.com/rest/pulls/comments#list-review-comments-on-a-pull-request",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -65,8 +63,8 @@ var GetPullRequestReviews = &providers.Operation[PullPageInput, PullReviewsOutpu
 	Name:  "get_pull_request_reviews",
 	Title: "Get pull request reviews",
 	Description: "List the reviews submitted on a pull request, oldest first: reviewer, verdict (APPROVED, " +
-		"CHANGES_REQUESTED, COMMENTED, DISMISSED) and summary text. Use it to see whether a pull request is approved " +
-		"before merge_pull_request. Returns one page of them, with next_cursor when more pages exist: pass it back as cursor.",
+		"CHANGES_REQUESTED, COMMENTED, DISMISSED) and summary text. Use it to see whether a pull request is " +
+		"approved before merge_pull_request. Returns a page of them and next_cursor.",
 	DocsURL: "https://docs.github.com/rest/pulls/reviews#list-reviews-for-a-pull-request",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -121,14 +119,14 @@ var UpdatePullRequestBranch = &providers.Operation[UpdatePullBranchInput, Update
 
 // PullInput names a pull request.
 type PullInput struct {
-	Owner      string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 }
 
 // PullPageInput names a pull request and a page of one of its lists.
 type PullPageInput struct {
-	Owner      string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 	providers.PageInput
@@ -136,7 +134,7 @@ type PullPageInput struct {
 
 // PullCommentsInput is the input of get_pull_request_comments.
 type PullCommentsInput struct {
-	Owner      string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	PullNumber int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 	Since      *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
@@ -211,7 +209,7 @@ type Review struct {
 
 // CreateReviewInput is the input of create_pull_request_review.
 type CreateReviewInput struct {
-	Owner      string          `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string          `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string          `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	PullNumber int             `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 	Event      string          `json:"event" jsonschema:"The verdict: APPROVE, REQUEST_CHANGES or COMMENT" schema:"enum=APPROVE|REQUEST_CHANGES|COMMENT"`
@@ -230,7 +228,7 @@ type ReviewLineArg struct {
 
 // MergePullRequestInput is the input of merge_pull_request.
 type MergePullRequestInput struct {
-	Owner         string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner         string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo          string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	PullNumber    int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 	MergeMethod   *string `json:"merge_method,omitempty" jsonschema:"merge: a merge commit; squash: one commit of all changes; rebase: the commits replayed on base" schema:"enum=merge|squash|rebase,default=merge"`
@@ -248,7 +246,7 @@ type MergeResult struct {
 
 // UpdatePullBranchInput is the input of update_pull_request_branch.
 type UpdatePullBranchInput struct {
-	Owner           string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner           string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo            string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	PullNumber      int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 	ExpectedHeadSHA *string `json:"expected_head_sha,omitempty" jsonschema:"Update only if the head is still this SHA, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=40,maxLength=64,example=6dcb09b5b57875f334f61aebed695e2e4193db5e"`

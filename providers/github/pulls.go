@@ -16,10 +16,9 @@ var ListPullRequests = &providers.Operation[ListPullRequestsInput, ListPullReque
 	Name:  "list_pull_requests",
 	Title: "List pull requests",
 	Description: "List the pull requests of a repository, open ones unless state says otherwise, newest first by default. " +
-		"Filter by head (\"user:branch\" or \"org:branch\", the branch the changes come from) and base (the branch they " +
-		"go into, e.g. main). Items carry branches, draft and merged flags but not mergeability or diff size: call " +
-		"get_pull_request for those. Returns one page of them, with next_cursor when more pages exist: pass it back as cursor with the same filters; " +
-		"later pages keep the first page's size.",
+		"Filter by head (\"user:branch\" or \"org:branch\", the branch the changes come from) and base (the branch " +
+		"they go into, e.g. main). Items carry branches, draft and merged flags but not mergeability or diff size: " +
+		"call get_pull_request for those. Returns a page of them and next_cursor.",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#list-pull-requests",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -59,7 +58,7 @@ var CreatePullRequest = &providers.Operation[CreatePullRequestInput, PullRequest
 
 // ListPullRequestsInput is the input of list_pull_requests.
 type ListPullRequestsInput struct {
-	Owner     string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner     string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo      string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	State     *string `json:"state,omitempty" jsonschema:"Which pull requests to list by state; merged ones are closed" schema:"enum=open|closed|all,default=open"`
 	Head      *string `json:"head,omitempty" jsonschema:"Only pull requests from this branch, as user:branch or org:branch, e.g. octocat:new-topic" schema:"minLength=1,example=octocat:new-topic"`
@@ -77,7 +76,7 @@ type ListPullRequestsOutput struct {
 
 // GetPullRequestInput is the input of get_pull_request.
 type GetPullRequestInput struct {
-	Owner      string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
 }

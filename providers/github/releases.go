@@ -15,8 +15,8 @@ var ListReleases = &providers.Operation[RepoPageInput, ListReleasesOutput]{
 	Name:  "list_releases",
 	Title: "List releases",
 	Description: "List the releases of a repository, newest first, drafts included when the token can push: tag, name, " +
-		"notes, draft and prerelease flags and downloadable assets. Use get_latest_release for just the current version. " +
-		"Returns one page of them, with next_cursor when more pages exist: pass it back as cursor; later pages keep the first page's size.",
+		"notes, draft and prerelease flags and downloadable assets. Use get_latest_release for just the current " +
+		"version. Returns a page of them and next_cursor.",
 	DocsURL: "https://docs.github.com/rest/releases/releases#list-releases",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -54,7 +54,7 @@ var CreateRelease = &providers.Operation[CreateReleaseInput, Release]{
 
 // RepoPageInput names a repository and a page of one of its lists.
 type RepoPageInput struct {
-	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	providers.PageInput
 }
@@ -90,7 +90,7 @@ type Asset struct {
 
 // CreateReleaseInput is the input of create_release.
 type CreateReleaseInput struct {
-	Owner                string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner                string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo                 string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	TagName              string  `json:"tag_name" jsonschema:"Tag of the release, existing or to create, e.g. v1.2.0" schema:"minLength=1,maxLength=255,example=v1.2.0"`
 	TargetCommitish      *string `json:"target_commitish,omitempty" jsonschema:"Branch or commit SHA to tag when the tag does not exist; omit for the default branch, e.g. main" schema:"minLength=1,example=main"`

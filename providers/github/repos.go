@@ -59,9 +59,8 @@ var ForkRepository = &providers.Operation[ForkRepositoryInput, Repository]{
 var ListBranches = &providers.Operation[ListBranchesInput, ListBranchesOutput]{
 	Name:  "list_branches",
 	Title: "List branches",
-	Description: "List the branches of a repository with the commit SHA each points at and whether it is protected. Use it to " +
-		"find a branch name before get_file_contents, list_commits or create_pull_request. Returns next_cursor when more " +
-		"pages exist: pass it back as cursor; later pages keep the first page's size.",
+	Description: "List the branches of a repository with the commit SHA each points at and whether it is protected. Use it " +
+		"to find a branch name before get_file_contents, list_commits or create_pull_request. Returns next_cursor.",
 	DocsURL: "https://docs.github.com/rest/branches/branches#list-branches",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -84,7 +83,7 @@ var CreateBranch = &providers.Operation[CreateBranchInput, BranchRef]{
 
 // RepoInput names a repository.
 type RepoInput struct {
-	Owner string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 }
 
@@ -110,7 +109,7 @@ type ForkRepositoryInput struct {
 
 // ListBranchesInput is the input of list_branches.
 type ListBranchesInput struct {
-	Owner     string `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner     string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo      string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Protected *bool  `json:"protected,omitempty" jsonschema:"true: only protected branches; false: only unprotected ones; omit for all"`
 	providers.PageInput
@@ -131,7 +130,7 @@ type RepoBranch struct {
 
 // CreateBranchInput is the input of create_branch.
 type CreateBranchInput struct {
-	Owner      string  `json:"owner" jsonschema:"Account that owns the repository (user or organization login), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Branch     string  `json:"branch" jsonschema:"Name of the branch to create, e.g. fix-typo" schema:"minLength=1,maxLength=255,example=fix-typo"`
 	FromBranch *string `json:"from_branch,omitempty" jsonschema:"Branch whose head the new branch starts at; omit for the default branch, e.g. main" schema:"minLength=1,maxLength=255,example=main"`

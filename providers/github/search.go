@@ -15,12 +15,11 @@ import (
 var SearchRepositories = &providers.Operation[SearchRepositoriesInput, SearchRepositoriesOutput]{
 	Name:  "search_repositories",
 	Title: "Search repositories",
-	Description: "Search GitHub repositories with GitHub's search syntax and return the matches, best first unless sort is given. " +
-		"q combines keywords and qualifiers, e.g. \"switchboard language:go stars:>100\", \"org:octo-org topic:cli\", " +
-		"\"user:octocat in:name hello\", \"is:private\" (private results need a token with access). " +
-		"Results are capped by GitHub at 1,000 per query; refine q rather than paging far. " +
-		"Returns total_count and next_cursor when more pages exist: pass it back as cursor with the same q; later pages keep " +
-		"the first page's size.",
+	Description: "Search GitHub repositories with GitHub's search syntax and return the matches, best first unless sort is " +
+		"given. q combines keywords and qualifiers, e.g. \"switchboard language:go stars:>100\", \"org:octo-org " +
+		"topic:cli\", \"user:octocat in:name hello\", \"is:private\" (private results need a token with access). " +
+		"Results are capped by GitHub at 1,000 per query; refine q rather than paging far. Returns total_count and " +
+		"next_cursor.",
 	DocsURL: "https://docs.github.com/rest/search/search#search-repositories",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -129,10 +128,10 @@ var SearchCode = &providers.Operation[SearchCodeInput, SearchCodeOutput]{
 	Name:  "search_code",
 	Title: "Search code",
 	Description: "Find files whose content or path matches a query, on the default branches of repositories the token can " +
-		"see. q combines keywords and qualifiers and should name where to look, e.g. \"NewRouter repo:gin-gonic/gin\", " +
-		"\"TODO language:go org:octo-org\", \"filename:Dockerfile user:octocat\", \"path:docs install\". Then read a hit " +
-		"with get_file_contents (owner, repo and path are given). GitHub limits code search to 10 requests a minute. " +
-		"Returns total_count, the matching files and next_cursor when more pages exist: pass it back as cursor with the same q.",
+		"see. q combines keywords and qualifiers and should name where to look, e.g. \"NewRouter " +
+		"repo:gin-gonic/gin\", \"TODO language:go org:octo-org\", \"filename:Dockerfile user:octocat\", " +
+		"\"path:docs install\". Then read a hit with get_file_contents (owner, repo and path are given). GitHub " +
+		"limits code search to 10 requests a minute. Returns total_count, the matching files and next_cursor.",
 	DocsURL: "https://docs.github.com/rest/search/search#search-code",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -147,8 +146,8 @@ var SearchIssues = &providers.Operation[SearchIssuesInput, SearchIssuesOutput]{
 	Description: "Find issues and pull requests across all repositories the token can see, with GitHub's search syntax. q " +
 		"must say is:issue or is:pr (GitHub requires one), plus keywords and qualifiers, e.g. \"is:issue is:open " +
 		"repo:octocat/Hello-World label:bug\", \"is:pr author:octocat review:required\", \"is:issue assignee:@me " +
-		"state:open\". Use list_issues to page through one repository without a query. Returns total_count, the matches " +
-		"(each with its repository) and next_cursor when more pages exist: pass it back as cursor with the same q.",
+		"state:open\". Use list_issues to page through one repository without a query. Returns total_count, the " +
+		"matches (each with its repository) and next_cursor.",
 	DocsURL: "https://docs.github.com/rest/search/search#search-issues-and-pull-requests",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -161,9 +160,9 @@ var SearchUsers = &providers.Operation[SearchUsersInput, SearchUsersOutput]{
 	Name:  "search_users",
 	Title: "Search users",
 	Description: "Find GitHub users and organizations by login, name, email or profile facts, e.g. \"tom repos:>42 " +
-		"followers:>1000\", \"location:Berlin language:go\", \"type:org cloud\". Use it to find the login to pass as an " +
-		"assignee, reviewer or owner. Returns total_count, the accounts (login, type, html_url) and next_cursor when more " +
-		"pages exist: pass it back as cursor with the same q.",
+		"followers:>1000\", \"location:Berlin language:go\", \"type:org cloud\". Use it to find the login to pass " +
+		"as an assignee, reviewer or owner. Returns total_count, the accounts (login, type, html_url) and " +
+		"next_cursor.",
 	DocsURL: "https://docs.github.com/rest/search/search#search-users",
 	Scopes:  []string{"read:user"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
