@@ -83,8 +83,8 @@ func mgmtTool(name, title, description, schema, output string, readOnly, destruc
 	}
 }
 
-// listedOutput is a management tool's output schema as tools/list serves it, without
-// the prose of its fields (providers.ListedOutput), like the hub tools'.
+// listedOutput is a management tool's output schema as tools/list serves it: its type
+// and required fields (providers.ListedOutput), like the hub tools'.
 func listedOutput(full string) json.RawMessage {
 	listed, err := providers.ListedOutput(json.RawMessage(full))
 	if err != nil {

@@ -73,7 +73,7 @@ func (a *Adapter) buildTool(t *hubTool) (server.ServerTool, error) {
 			return server.ServerTool{}, fmt.Errorf("tool %s: %w", b.Tool.Name, err)
 		}
 	} else {
-		description += fmt.Sprintf(" (Runs as %s account %q.)", b.Tool.Provider.Title, b.Connections[0].Label)
+		description += fmt.Sprintf(" (Runs as account %q.)", b.Connections[0].Label) // the tool name says the provider
 	}
 	if stale := t.needsReconnect(); len(stale) > 0 {
 		quoted := make([]string, len(stale))

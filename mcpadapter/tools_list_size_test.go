@@ -63,10 +63,12 @@ func githubAndSlack(t *testing.T, opt func(*Options)) *env {
 }
 
 // TestToolsListIsLean counts the bytes of the real tools/list answer of a tenant with
-// GitHub and Slack: GitHub's 51 tools were 137,042 bytes with the full schemas (output
-// field descriptions, examples the descriptions repeat, additionalProperties: false on
-// every output object), 99,685 with the listed ones, and 98,119 with each display
-// title said once (annotations.title); the bound leaves a little room for new fields. TestListedSchemasKeepWhatCallersNeed (providers/all) checks that
+// GitHub and Slack. Issue 13 asks for GitHub's 51 tools in at most half of the
+// 136,917 bytes they took with the full schemas: 68,458. They are there because the
+// listed output schemas keep only the result's type and required fields (models are
+// not shown output schemas; the REST catalog has them whole), pagination is explained
+// once, in the cursor parameter, and a few descriptions no longer repeat what their
+// parameters say. TestListedSchemasKeepWhatCallersNeed (providers/all) checks that
 // nothing a caller needs went with them.
 func TestToolsListIsLean(t *testing.T) {
 	t.Parallel()
@@ -77,11 +79,11 @@ func TestToolsListIsLean(t *testing.T) {
 	}
 	t.Logf("tools/list: %d bytes; GitHub %d bytes (%d per tool), Slack %d bytes (%d per tool)",
 		total, size["github"], size["github"]/51, size["slack"], size["slack"]/26)
-	if size["github"] > 99_000 {
-		t.Errorf("GitHub's 51 tools take %d bytes of tools/list, want at most 99,000", size["github"])
+	if size["github"] > 136_917/2 {
+		t.Errorf("GitHub's 51 tools take %d bytes of tools/list, want at most half of 136,917 (%d)", size["github"], 136_917/2)
 	}
-	if size["slack"] > 40_000 {
-		t.Errorf("Slack's 26 tools take %d bytes of tools/list, want at most 40,000", size["slack"])
+	if size["slack"] > 33_000 {
+		t.Errorf("Slack's 26 tools take %d bytes of tools/list, want at most 33,000", size["slack"])
 	}
 }
 

@@ -21,8 +21,9 @@ type Tool struct {
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
 	// ListedInputSchema and ListedOutputSchema are the schemas as an MCP tools/list
-	// serves them (ListedInput, ListedOutput): the full ones less the prose no model
-	// or validator reads. A remote MCP server's tool lists its schemas as it gave them.
+	// serves them (ListedInput, ListedOutput): the input less the examples no model
+	// needs, the output reduced to its type and required fields. A remote MCP server's
+	// tool lists its schemas as it gave them.
 	ListedInputSchema  json.RawMessage
 	ListedOutputSchema json.RawMessage
 	// Input is the input schema as a value, for callers that extend it (the MCP

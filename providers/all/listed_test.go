@@ -28,12 +28,11 @@ var (
 // required fields, enums, patterns, bounds) and its descriptions, defaults and
 // additionalProperties.
 //
-// An output schema is what a client validates structuredContent with: the listed
-// one must accept everything the full one accepts (looser, never stricter: each
-// constraint it keeps, at any depth, is the full schema's own), and it keeps the
-// result's top level whole, so a caller still knows what comes back: the same
-// properties, the same required fields, each property's type, and a scalar
-// property's enum, pattern, format and bounds (an array's too). A cut that dropped one fails here.
+// An output schema is what a client validates structuredContent with: the listed one
+// must accept everything the full one accepts (looser, never stricter: each constraint
+// it keeps, at any depth, is the full schema's own), so every answer the hub sends
+// validates against it, and it keeps the result's contract: the root's type and the
+// fields the result always carries (required). A cut that dropped one fails here.
 func TestListedSchemasKeepWhatCallersNeed(t *testing.T) {
 	t.Parallel()
 	r := providers.NewRegistry()
@@ -50,7 +49,7 @@ func TestListedSchemasKeepWhatCallersNeed(t *testing.T) {
 			sameEssentials(t, tool.Name+" input", decode(t, tool.InputSchema), decode(t, input), append(slices.Clone(constraintKeys), inputOnlyKeys...))
 			fullOut, listedOut := decode(t, tool.OutputSchema), decode(t, output)
 			loosens(t, tool.Name+" output", fullOut, listedOut)
-			sameTopLevel(t, tool.Name+" output", fullOut, listedOut)
+			sameContract(t, tool.Name+" output", fullOut, listedOut)
 			if _, err := providers.NewValidator(output); err != nil {
 				t.Errorf("%s: the listed output schema does not compile: %v", tool.Name, err)
 			}
@@ -145,37 +144,13 @@ func loosens(t reporter, where string, full, listed map[string]any) {
 	}
 }
 
-// sameTopLevel checks that a listed output schema keeps the result's top level: the
-// root's type, properties and required fields, each property's type and a scalar
-// property's constraints.
-func sameTopLevel(t *testing.T, where string, full, listed map[string]any) {
+// sameContract checks that a listed output schema keeps the result's contract: the
+// root's type and its required fields.
+func sameContract(t *testing.T, where string, full, listed map[string]any) {
 	t.Helper()
 	for _, k := range []string{"type", "required"} {
 		if !cmp.Equal(full[k], listed[k]) {
 			t.Errorf("%s: %s is %v in the full schema, %v listed", where, k, full[k], listed[k])
-		}
-	}
-	fp, _ := full["properties"].(map[string]any)
-	lp, _ := listed["properties"].(map[string]any)
-	if diff := cmp.Diff(slices.Sorted(keysOf(fp)), slices.Sorted(keysOf(lp))); diff != "" {
-		t.Errorf("%s: properties (-full +listed):\n%s", where, diff)
-	}
-	for name, f := range fp {
-		fs, _ := f.(map[string]any)
-		ls, _ := lp[name].(map[string]any)
-		if fs == nil || ls == nil {
-			continue
-		}
-		if !cmp.Equal(fs["type"], ls["type"]) {
-			t.Errorf("%s.%s: type is %v in the full schema, %v listed", where, name, fs["type"], ls["type"])
-		}
-		if _, nested := fs["properties"]; nested || fs["type"] == "object" {
-			continue // an object's fields are not listed; its type is compared above
-		}
-		for _, k := range constraintKeys {
-			if !cmp.Equal(fs[k], ls[k]) {
-				t.Errorf("%s.%s: %s is %v in the full schema, %v listed", where, name, k, fs[k], ls[k])
-			}
 		}
 	}
 }
@@ -184,6 +159,7 @@ func sameTopLevel(t *testing.T, where string, full, listed map[string]any) {
 func TestListedSchemasDropTheProse(t *testing.T) {
 	t.Parallel()
 	in := `{"type":"object","title":"In","properties":{` +
+		`"cursor":{"type":"string","description":"The previous page's next_cursor","examples":["eyJwIjoyfQ"]},` +
 		`"owner":{"type":"string","description":"Owner, e.g. octocat","examples":["octocat"]},` +
 		`"labels":{"type":"array","items":{"type":"string"},"description":"Labels, e.g. bug or ui","examples":[["bug","ui"]]},` +
 		`"q":{"type":"string","description":"Query","examples":["is:open"]}},"additionalProperties":false}`
@@ -192,6 +168,7 @@ func TestListedSchemasDropTheProse(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantIn := `{"additionalProperties":false,"properties":{` +
+		`"cursor":{"description":"The previous page's next_cursor","type":"string"},` +
 		`"labels":{"description":"Labels, e.g. bug or ui","items":{"type":"string"},"type":"array"},` +
 		`"owner":{"description":"Owner, e.g. octocat","type":"string"},` +
 		`"q":{"description":"Query","examples":["is:open"],"type":"string"}},"type":"object"}`
@@ -207,10 +184,7 @@ func TestListedSchemasDropTheProse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantOut := `{"properties":{` +
-		`"items":{"items":{"type":"object"},"type":"array"},` +
-		`"m":{"type":"object"},` +
-		`"n":{"minimum":1,"type":"integer"}},"required":["n"],"type":"object"}`
+	wantOut := `{"type":"object","required":["n"]}`
 	if diff := cmp.Diff(wantOut, string(gotOut)); diff != "" {
 		t.Errorf("ListedOutput (-want +got):\n%s", diff)
 	}

@@ -16,9 +16,8 @@ var ListWorkflowRuns = &providers.Operation[ListWorkflowRunsInput, ListWorkflowR
 	Name:  "list_workflow_runs",
 	Title: "List workflow runs",
 	Description: "List the GitHub Actions workflow runs of a repository, newest first: workflow name, status, conclusion, " +
-		"branch, commit, event and link. Filter by branch, head_sha (the runs of one commit), event (push, " +
-		"pull_request, …), actor or status (e.g. failure, in_progress). Use a run's id with rerun_workflow_run or " +
-		"get_workflow_run_logs_url. Returns total_count and next_cursor.",
+		"branch, commit, event and link. Use a run's id with rerun_workflow_run or get_workflow_run_logs_url. " +
+		"Returns a page of them and total_count.",
 	DocsURL: "https://docs.github.com/rest/actions/workflow-runs#list-workflow-runs-for-a-repository",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -55,7 +54,7 @@ var GetWorkflowRunLogsURL = &providers.Operation[WorkflowRunInput, WorkflowRunLo
 
 // ListWorkflowRunsInput is the input of list_workflow_runs.
 type ListWorkflowRunsInput struct {
-	Owner   string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner   string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo    string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Branch  *string `json:"branch,omitempty" jsonschema:"Only runs on this branch, e.g. main" schema:"minLength=1,example=main"`
 	HeadSHA *string `json:"head_sha,omitempty" jsonschema:"Only runs of this commit, e.g. acb5820ced9479c074f688cc328bf03f341a511d" schema:"minLength=1,example=acb5820ced9479c074f688cc328bf03f341a511d"`
@@ -92,14 +91,14 @@ type WorkflowRun struct {
 
 // WorkflowRunInput names a workflow run.
 type WorkflowRunInput struct {
-	Owner string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	RunID int64  `json:"run_id" jsonschema:"Workflow run ID from list_workflow_runs, e.g. 30433642" schema:"minimum=1,example=30433642"`
 }
 
 // RerunWorkflowRunInput is the input of rerun_workflow_run.
 type RerunWorkflowRunInput struct {
-	Owner              string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner              string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo               string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	RunID              int64  `json:"run_id" jsonschema:"Workflow run ID from list_workflow_runs, e.g. 30433642" schema:"minimum=1,example=30433642"`
 	EnableDebugLogging *bool  `json:"enable_debug_logging,omitempty" jsonschema:"Run with debug logging on" schema:"default=false"`

@@ -15,9 +15,8 @@ import (
 var ListCommits = &providers.Operation[ListCommitsInput, ListCommitsOutput]{
 	Name:  "list_commits",
 	Title: "List commits",
-	Description: "List the commits reachable from a branch, tag or SHA (default: the default branch), newest first: SHA, " +
-		"message, author and date. Narrow with path (commits touching a file or directory), author, since and " +
-		"until. Use get_commit for one commit's changed files and diff. Returns a page of them and next_cursor.",
+	Description: "List the commits reachable from a branch, tag or SHA, newest first: SHA, message, author and date. Use " +
+		"get_commit for one commit's changed files and diff. Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/commits/commits#list-commits",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -29,9 +28,9 @@ var ListCommits = &providers.Operation[ListCommitsInput, ListCommitsOutput]{
 var GetCommit = &providers.Operation[GetCommitInput, CommitDetail]{
 	Name:  "get_commit",
 	Title: "Get commit",
-	Description: "Read one commit by SHA, branch or tag: message, author, parents, line statistics and the files it " +
-		"changed with each file's unified diff (patch; absent for binary or very large diffs). Use list_commits to find " +
-		"SHAs. Returns the commit; at most the first 300 files are listed.",
+	Description: "Read one commit by SHA, branch or tag: message, author, parents, line statistics and the files it changed " +
+		"with each file's unified diff (patch; absent for binary or very large diffs). Returns the commit; at most " +
+		"the first 300 files are listed.",
 	DocsURL: "https://docs.github.com/rest/commits/commits#get-a-commit",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -40,13 +39,13 @@ var GetCommit = &providers.Operation[GetCommitInput, CommitDetail]{
 
 // ListCommitsInput is the input of list_commits.
 type ListCommitsInput struct {
-	Owner  string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner  string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo   string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	SHA    *string `json:"sha,omitempty" jsonschema:"Branch, tag or commit SHA to list from; omit for the default branch, e.g. main" schema:"minLength=1,example=main"`
 	Path   *string `json:"path,omitempty" jsonschema:"Only commits that touch this file or directory, e.g. src/main.go" schema:"minLength=1,example=src/main.go"`
 	Author *string `json:"author,omitempty" jsonschema:"Only commits by this GitHub login or email address, e.g. octocat" schema:"minLength=1,example=octocat"`
-	Since  *string `json:"since,omitempty" jsonschema:"Only commits at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
-	Until  *string `json:"until,omitempty" jsonschema:"Only commits before this time, RFC 3339, e.g. 2024-06-01T00:00:00Z" schema:"format=date-time,example=2024-06-01T00:00:00Z"`
+	Since  *string `json:"since,omitempty" jsonschema:"Only commits at or after this time, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
+	Until  *string `json:"until,omitempty" jsonschema:"Only commits before this time, e.g. 2024-06-01T00:00:00Z" schema:"format=date-time,example=2024-06-01T00:00:00Z"`
 	providers.PageInput
 }
 
@@ -58,7 +57,7 @@ type ListCommitsOutput struct {
 
 // GetCommitInput is the input of get_commit.
 type GetCommitInput struct {
-	Owner string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Ref   string `json:"ref" jsonschema:"Commit SHA, branch or tag, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=1,maxLength=255,example=6dcb09b5b57875f334f61aebed695e2e4193db5e"`
 }

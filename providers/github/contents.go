@@ -23,13 +23,12 @@ const maxFileBytes = 1 << 20
 var GetFileContents = &providers.Operation[GetFileContentsInput, GetFileContentsOutput]{
 	Name:  "get_file_contents",
 	Title: "Get file contents",
-	Description: "Read one file of a repository as text, or list a directory. path is relative to the repository root " +
-		"(e.g. \"README.md\", \"src/main.go\"); an empty path lists the root. ref picks a branch, tag or commit SHA " +
-		"(default: the default branch). For a file, type is \"file\" and content holds its UTF-8 text; for a directory, " +
-		"type is \"dir\" and entries lists its files and subdirectories (call again with an entry's path to go deeper). " +
-		"Binary files and files over 1 MiB are refused with an invalid path error that gives the file's download_url. " +
-		"A symlink returns its target; a submodule its git URL. Returns type, path, sha (pass it to create_or_update_file " +
-		"to replace the file), and content or entries.",
+	Description: "Read one file of a repository as text, or list a directory. For a file, type is \"file\" and content " +
+		"holds its UTF-8 text; for a directory, type is \"dir\" and entries lists its files and subdirectories " +
+		"(call again with an entry's path to go deeper). Binary files and files over 1 MiB are refused with an " +
+		"invalid path error that gives the file's download_url. A symlink returns its target; a submodule its git " +
+		"URL. Returns type, path, sha (pass it to create_or_update_file to replace the file), and content or " +
+		"entries.",
 	DocsURL: "https://docs.github.com/rest/repos/contents#get-repository-content",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -38,7 +37,7 @@ var GetFileContents = &providers.Operation[GetFileContentsInput, GetFileContents
 
 // GetFileContentsInput is the input of get_file_contents.
 type GetFileContentsInput struct {
-	Owner string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo  string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Path  string  `json:"path" jsonschema:"File or directory path from the repository root, without a leading slash, e.g. docs/README.md; empty for the root directory" schema:"example=docs/README.md"`
 	Ref   *string `json:"ref,omitempty" jsonschema:"Branch, tag or commit SHA to read; omit for the default branch" schema:"minLength=1,example=main"`

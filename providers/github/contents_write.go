@@ -27,7 +27,7 @@ var CreateOrUpdateFile = &providers.Operation[CreateOrUpdateFileInput, FileCommi
 
 // CreateOrUpdateFileInput is the input of create_or_update_file.
 type CreateOrUpdateFileInput struct {
-	Owner   string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner   string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo    string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Path    string  `json:"path" jsonschema:"File path from the repository root, e.g. docs/notes.md" schema:"minLength=1,maxLength=4096,example=docs/notes.md"`
 	Content string  `json:"content" jsonschema:"The whole new file content as UTF-8 text, e.g. Hello world" schema:"maxLength=1048576,example=Hello world"`

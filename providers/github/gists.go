@@ -19,7 +19,7 @@ var ListGists = &providers.Operation[ListGistsInput, ListGistsOutput]{
 	Name:  "list_gists",
 	Title: "List gists",
 	Description: "List the token user's gists (public and secret), most recently updated first: id, description, visibility " +
-		"and file names, without the files' content (read one with get_gist). Returns next_cursor.",
+		"and file names, without the files' content (read one with get_gist). Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/gists/gists#list-gists-for-the-authenticated-user",
 	Scopes:  []string{"gist"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -44,9 +44,9 @@ var GetGist = &providers.Operation[GetGistInput, Gist]{
 var CreateGist = &providers.Operation[CreateGistInput, Gist]{
 	Name:  "create_gist",
 	Title: "Create gist",
-	Description: "Share text files, such as a snippet, log excerpt or note, as a new gist of the token user; secret by " +
-		"default (anyone with the link can see it), public when public is true. Each call creates another gist. Needs " +
-		"the gist scope. Returns the gist with its id and html_url.",
+	Description: "Share text files, such as a snippet, log excerpt or note, as a new gist of the token user, secret (anyone " +
+		"with the link can see it) unless public. Each call creates another gist. Needs the gist scope. Returns " +
+		"the gist with its id and html_url.",
 	DocsURL: "https://docs.github.com/rest/gists/gists#create-a-gist",
 	Scopes:  []string{"gist"},
 	Hints:   providers.Hints{},
@@ -55,7 +55,7 @@ var CreateGist = &providers.Operation[CreateGistInput, Gist]{
 
 // ListGistsInput is the input of list_gists.
 type ListGistsInput struct {
-	Since *string `json:"since,omitempty" jsonschema:"Only gists updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
+	Since *string `json:"since,omitempty" jsonschema:"Only gists updated at or after this time, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
 	providers.PageInput
 }
 

@@ -19,8 +19,7 @@ var ListIssues = &providers.Operation[ListIssuesInput, ListIssuesOutput]{
 	Description: "List the issues of a repository, newest first by default, open ones unless state says otherwise. GitHub " +
 		"counts pull requests as issues, so this list includes them: each item has is_pull_request, true for a " +
 		"pull request (use list_pull_requests to list only those; skip items with is_pull_request to keep only " +
-		"issues). Filter with labels (all must match), assignee (a login, \"none\" or \"*\") and since (updated at " +
-		"or after). Returns a page of them and next_cursor.",
+		"issues). Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/issues/issues#list-repository-issues",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -32,9 +31,9 @@ var ListIssues = &providers.Operation[ListIssuesInput, ListIssuesOutput]{
 var GetIssue = &providers.Operation[GetIssueInput, Issue]{
 	Name:  "get_issue",
 	Title: "Get issue",
-	Description: "Read one issue of a repository by its number (the #123 shown on GitHub): title, body, state, labels, " +
-		"assignees, milestone and timestamps. A pull request number also works (is_pull_request is then true); use " +
-		"get_pull_request for its branches and merge state. Returns the issue; its comments come from list_issue_comments.",
+	Description: "Read one issue of a repository by its number: title, body, state, labels, assignees, milestone and " +
+		"timestamps. A pull request number also works (is_pull_request is then true); use get_pull_request for its " +
+		"branches and merge state. Returns the issue; its comments come from list_issue_comments.",
 	DocsURL: "https://docs.github.com/rest/issues/issues#get-an-issue",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -46,10 +45,10 @@ var GetIssue = &providers.Operation[GetIssueInput, Issue]{
 var CreateIssue = &providers.Operation[CreateIssueInput, Issue]{
 	Name:  "create_issue",
 	Title: "Create issue",
-	Description: "Open a new issue in a repository and return it with its number and html_url. body is GitHub Markdown. " +
-		"labels, assignees and milestone take effect only when the token's user has push access to the repository; " +
-		"otherwise GitHub silently drops them (check the returned labels and assignees). Labels must already exist in " +
-		"the repository. Each call opens another issue: do not call it again to retry unless the first call failed.",
+	Description: "Open a new issue in a repository and return it with its number and html_url. labels, assignees and " +
+		"milestone take effect only when the token's user has push access to the repository; otherwise GitHub " +
+		"silently drops them (check the returned labels and assignees). Labels must already exist in the " +
+		"repository. Each call opens another issue: do not call it again to retry unless the first call failed.",
 	DocsURL: "https://docs.github.com/rest/issues/issues#create-an-issue",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: false, Destructive: false, Idempotent: false},
@@ -61,10 +60,9 @@ var CreateIssue = &providers.Operation[CreateIssueInput, Issue]{
 var UpdateIssue = &providers.Operation[UpdateIssueInput, Issue]{
 	Name:  "update_issue",
 	Title: "Update issue",
-	Description: "Change an issue (or a pull request's title, body, state, labels and assignees) and return it. " +
-		"Only the fields given change; omit the others. labels and assignees REPLACE the whole set: to add one, " +
-		"read the issue first and send the old ones plus the new; send [] to clear. Close with state \"closed\" and " +
-		"state_reason \"completed\" or \"not_planned\"; reopen with state \"open\". Give at least one field to change.",
+	Description: "Change an issue (or a pull request's title, body, state, labels and assignees) and return it. Only the " +
+		"fields given change; omit the others. labels and assignees REPLACE the whole set: to add one, read the " +
+		"issue first and send the old ones plus the new; send [] to clear. Give at least one field to change.",
 	DocsURL: "https://docs.github.com/rest/issues/issues#update-an-issue",
 	Scopes:  []string{"repo"},
 	// Sending the same change twice leaves the issue as one call would; but the title,
@@ -88,14 +86,14 @@ var AddIssueComment = &providers.Operation[AddIssueCommentInput, Comment]{
 
 // ListIssuesInput is the input of list_issues.
 type ListIssuesInput struct {
-	Owner     string   `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner     string   `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo      string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	State     *string  `json:"state,omitempty" jsonschema:"Which issues to list by state" schema:"enum=open|closed|all,default=open"`
 	Labels    []string `json:"labels,omitempty" jsonschema:"Label names; only issues carrying every one of them are listed"`
 	Assignee  *string  `json:"assignee,omitempty" jsonschema:"Login of the assignee; none for unassigned issues, * for assigned to anyone" schema:"minLength=1,example=octocat"`
 	Sort      *string  `json:"sort,omitempty" jsonschema:"What to sort by" schema:"enum=created|updated|comments,default=created"`
 	Direction *string  `json:"direction,omitempty" jsonschema:"Sort direction" schema:"enum=asc|desc,default=desc"`
-	Since     *string  `json:"since,omitempty" jsonschema:"Only issues updated at or after this time, RFC 3339 (e.g. 2024-05-01T00:00:00Z)" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
+	Since     *string  `json:"since,omitempty" jsonschema:"Only issues updated at or after this time (e.g. 2024-05-01T00:00:00Z)" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
 	providers.PageInput
 }
 
@@ -107,14 +105,14 @@ type ListIssuesOutput struct {
 
 // GetIssueInput is the input of get_issue.
 type GetIssueInput struct {
-	Owner       string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	IssueNumber int    `json:"issue_number" jsonschema:"Issue number, as in #123" schema:"minimum=1,example=1347"`
+	IssueNumber int    `json:"issue_number" jsonschema:"Issue number, as in #1347" schema:"minimum=1,example=1347"`
 }
 
 // CreateIssueInput is the input of create_issue.
 type CreateIssueInput struct {
-	Owner     string   `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner     string   `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo      string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Title     string   `json:"title" jsonschema:"Issue title" schema:"minLength=1,maxLength=256,example=Found a bug"`
 	Body      *string  `json:"body,omitempty" jsonschema:"Issue text in GitHub Markdown" schema:"example=Steps to reproduce: run make test"`
@@ -125,9 +123,9 @@ type CreateIssueInput struct {
 
 // UpdateIssueInput is the input of update_issue; absent fields are left unchanged.
 type UpdateIssueInput struct {
-	Owner       string    `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string    `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string    `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	IssueNumber int       `json:"issue_number" jsonschema:"Issue number, as in #123" schema:"minimum=1,example=1347"`
+	IssueNumber int       `json:"issue_number" jsonschema:"Issue number, as in #1347" schema:"minimum=1,example=1347"`
 	Title       *string   `json:"title,omitempty" jsonschema:"New title" schema:"minLength=1,maxLength=256,example=Found a bug"`
 	Body        *string   `json:"body,omitempty" jsonschema:"New text in GitHub Markdown; replaces the whole body" schema:"example=Steps to reproduce: run make test"`
 	State       *string   `json:"state,omitempty" jsonschema:"open to reopen, closed to close" schema:"enum=open|closed"`
@@ -138,9 +136,9 @@ type UpdateIssueInput struct {
 
 // AddIssueCommentInput is the input of add_issue_comment.
 type AddIssueCommentInput struct {
-	Owner       string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	IssueNumber int    `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1,example=1347"`
+	IssueNumber int    `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #1347" schema:"minimum=1,example=1347"`
 	Body        string `json:"body" jsonschema:"Comment text in GitHub Markdown" schema:"minLength=1,maxLength=65536,example=Steps to reproduce: run make test"`
 }
 
@@ -361,7 +359,7 @@ var ListIssueComments = &providers.Operation[ListIssueCommentsInput, ListIssueCo
 	Title: "List issue comments",
 	Description: "List the comments of an issue's or a pull request's conversation, oldest first (the body of the issue " +
 		"itself comes from get_issue; comments on lines of a pull request's diff come from " +
-		"get_pull_request_comments). Returns a page of them and next_cursor.",
+		"get_pull_request_comments). Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/issues/comments#list-issue-comments",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -370,10 +368,10 @@ var ListIssueComments = &providers.Operation[ListIssueCommentsInput, ListIssueCo
 
 // ListIssueCommentsInput is the input of list_issue_comments.
 type ListIssueCommentsInput struct {
-	Owner       string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	IssueNumber int     `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1,example=1347"`
-	Since       *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
+	IssueNumber int     `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #1347" schema:"minimum=1,example=1347"`
+	Since       *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
 	providers.PageInput
 }
 

@@ -15,7 +15,7 @@ var ListLabels = &providers.Operation[RepoPageInput, ListLabelsOutput]{
 	Name:  "list_labels",
 	Title: "List labels",
 	Description: "List the labels defined in a repository (name, color, description), to pick existing names for " +
-		"create_issue, update_issue, add_labels_to_issue or a list_issues filter. Returns next_cursor.",
+		"create_issue, update_issue, add_labels_to_issue or a list_issues filter. Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/issues/labels#list-labels-for-a-repository",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -65,7 +65,7 @@ type Label struct {
 
 // CreateLabelInput is the input of create_label.
 type CreateLabelInput struct {
-	Owner       string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Name        string  `json:"name" jsonschema:"Label name; emoji allowed, e.g. needs triage" schema:"minLength=1,maxLength=50,example=needs triage"`
 	Color       *string `json:"color,omitempty" jsonschema:"Hex color without #; omit for a default, e.g. f29513" schema:"example=f29513,pattern=^[0-9a-fA-F]{6}$"`
@@ -74,9 +74,9 @@ type CreateLabelInput struct {
 
 // AddLabelsInput is the input of add_labels_to_issue.
 type AddLabelsInput struct {
-	Owner       string   `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string   `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string   `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	IssueNumber int      `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #123" schema:"minimum=1,example=1347"`
+	IssueNumber int      `json:"issue_number" jsonschema:"Number of the issue or pull request, as in #1347" schema:"minimum=1,example=1347"`
 	Labels      []string `json:"labels" jsonschema:"Label names to add" schema:"minItems=1,maxItems=100"`
 }
 

@@ -16,8 +16,8 @@ var ListMilestones = &providers.Operation[ListMilestonesInput, ListMilestonesOut
 	Name:  "list_milestones",
 	Title: "List milestones",
 	Description: "List the milestones of a repository, open ones by default, soonest due first: number, title, due date and " +
-		"progress (open and closed issue counts). Use a milestone's number for create_issue's milestone. Returns " +
-		"next_cursor.",
+		"progress (open and closed issue counts). Use a milestone's number for create_issue's milestone. Returns a " +
+		"page of them.",
 	DocsURL: "https://docs.github.com/rest/issues/milestones#list-milestones",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -40,7 +40,7 @@ var CreateMilestone = &providers.Operation[CreateMilestoneInput, Milestone]{
 
 // ListMilestonesInput is the input of list_milestones.
 type ListMilestonesInput struct {
-	Owner     string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner     string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo      string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	State     *string `json:"state,omitempty" jsonschema:"Which milestones to list by state" schema:"enum=open|closed|all,default=open"`
 	Sort      *string `json:"sort,omitempty" jsonschema:"Sort by due date or by completeness" schema:"enum=due_on|completeness,default=due_on"`
@@ -68,11 +68,11 @@ type Milestone struct {
 
 // CreateMilestoneInput is the input of create_milestone.
 type CreateMilestoneInput struct {
-	Owner       string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner       string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo        string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Title       string  `json:"title" jsonschema:"Milestone title, e.g. v1.0" schema:"minLength=1,maxLength=256,example=v1.0"`
 	Description *string `json:"description,omitempty" jsonschema:"What the milestone is for, e.g. First stable release" schema:"maxLength=65536,example=First stable release"`
-	DueOn       *string `json:"due_on,omitempty" jsonschema:"Due date, RFC 3339, e.g. 2024-12-31T00:00:00Z" schema:"format=date-time,example=2024-12-31T00:00:00Z"`
+	DueOn       *string `json:"due_on,omitempty" jsonschema:"Due date, e.g. 2024-12-31T00:00:00Z" schema:"format=date-time,example=2024-12-31T00:00:00Z"`
 	State       *string `json:"state,omitempty" jsonschema:"Create it open or already closed" schema:"enum=open|closed,default=open"`
 }
 

@@ -19,7 +19,7 @@ var ListNotifications = &providers.Operation[ListNotificationsInput, ListNotific
 		"issues in watched repositories), unread ones by default, most recently updated first. Each has a thread " +
 		"id (for mark_notification_thread_read), the reason, the repository and the subject (title, type and API " +
 		"URL of the issue, pull request, release, …). Needs a classic token with the notifications scope. Returns " +
-		"next_cursor.",
+		"a page of them.",
 	DocsURL: "https://docs.github.com/rest/activity/notifications#list-notifications-for-the-authenticated-user",
 	Scopes:  []string{"notifications"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -57,8 +57,8 @@ var MarkNotificationThreadRead = &providers.Operation[ThreadInput, MarkThreadRea
 type ListNotificationsInput struct {
 	All           *bool   `json:"all,omitempty" jsonschema:"Include notifications already read" schema:"default=false"`
 	Participating *bool   `json:"participating,omitempty" jsonschema:"Only notifications where the user participates or is mentioned" schema:"default=false"`
-	Since         *string `json:"since,omitempty" jsonschema:"Only notifications updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
-	Before        *string `json:"before,omitempty" jsonschema:"Only notifications updated before this time, RFC 3339, e.g. 2024-06-01T00:00:00Z" schema:"format=date-time,example=2024-06-01T00:00:00Z"`
+	Since         *string `json:"since,omitempty" jsonschema:"Only notifications updated at or after this time, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
+	Before        *string `json:"before,omitempty" jsonschema:"Only notifications updated before this time, e.g. 2024-06-01T00:00:00Z" schema:"format=date-time,example=2024-06-01T00:00:00Z"`
 	providers.PageInput
 }
 
@@ -82,7 +82,7 @@ type Notification struct {
 
 // MarkNotificationsReadInput is the input of mark_notifications_read.
 type MarkNotificationsReadInput struct {
-	LastReadAt *string `json:"last_read_at,omitempty" jsonschema:"Mark only notifications updated before this time, RFC 3339; omit for now, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
+	LastReadAt *string `json:"last_read_at,omitempty" jsonschema:"Mark only notifications updated before this time; omit for now, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
 }
 
 // MarkNotificationsReadOutput says how GitHub took the request.

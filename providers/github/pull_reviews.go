@@ -20,7 +20,7 @@ var GetPullRequestFiles = &providers.Operation[PullPageInput, PullFilesOutput]{
 	Title: "Get pull request files",
 	Description: "List the files a pull request changes, with each file's status (added, modified, removed, renamed), line " +
 		"counts and unified diff (patch; absent for binary or very large diffs). Use it to review a pull request's " +
-		"changes; GitHub lists at most 3,000 files. Returns a page of them and next_cursor.",
+		"changes; GitHub lists at most 3,000 files. Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#list-pull-requests-files",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -50,7 +50,7 @@ var GetPullRequestComments = &providers.Operation[PullCommentsInput, PullComment
 	Title: "Get pull request review comments",
 	Description: "List the review comments written on lines of a pull request's diff, oldest first: file, line, text, " +
 		"author and the reply chain (in_reply_to_id). Comments on the conversation tab are issue comments, not " +
-		"listed here: read them with list_issue_comments. Returns next_cursor.",
+		"listed here: read them with list_issue_comments. Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/pulls/comments#list-review-comments-on-a-pull-request",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -64,7 +64,7 @@ var GetPullRequestReviews = &providers.Operation[PullPageInput, PullReviewsOutpu
 	Title: "Get pull request reviews",
 	Description: "List the reviews submitted on a pull request, oldest first: reviewer, verdict (APPROVED, " +
 		"CHANGES_REQUESTED, COMMENTED, DISMISSED) and summary text. Use it to see whether a pull request is " +
-		"approved before merge_pull_request. Returns a page of them and next_cursor.",
+		"approved before merge_pull_request. Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/pulls/reviews#list-reviews-for-a-pull-request",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -76,10 +76,9 @@ var GetPullRequestReviews = &providers.Operation[PullPageInput, PullReviewsOutpu
 var CreatePullRequestReview = &providers.Operation[CreateReviewInput, Review]{
 	Name:  "create_pull_request_review",
 	Title: "Create pull request review",
-	Description: "Submit a review of a pull request: APPROVE, REQUEST_CHANGES or COMMENT, with a summary body (required " +
-		"for REQUEST_CHANGES and COMMENT) and optional comments on lines of the diff (path and line of the changed " +
-		"file, as get_pull_request_files shows). GitHub refuses approving or requesting changes on your own pull " +
-		"request. Each call adds another review. Returns the review with its state and html_url.",
+	Description: "Submit a review of a pull request, with optional comments on lines of the diff (path and line of the " +
+		"changed file, as get_pull_request_files shows). GitHub refuses approving or requesting changes on your " +
+		"own pull request. Each call adds another review. Returns the review with its state and html_url.",
 	DocsURL: "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{},
@@ -91,11 +90,10 @@ var CreatePullRequestReview = &providers.Operation[CreateReviewInput, Review]{
 var MergePullRequest = &providers.Operation[MergePullRequestInput, MergeResult]{
 	Name:  "merge_pull_request",
 	Title: "Merge pull request",
-	Description: "Merge an open pull request into its base branch with a merge commit, a squash or a rebase (merge_method; " +
-		"the repository must allow it). This changes the base branch for everyone and cannot be undone by the API: check " +
-		"get_pull_request (mergeable), get_pull_request_status and get_pull_request_reviews first. Pass sha (the head " +
-		"SHA you reviewed) to refuse the merge if new commits arrived. Not mergeable answers invalid; a moved head " +
-		"answers conflict. Returns the merge commit's SHA.",
+	Description: "Merge an open pull request into its base branch with a merge commit, a squash or a rebase (merge_method, " +
+		"which the repository must allow). This changes the base branch for everyone and cannot be undone by the " +
+		"API: check get_pull_request (mergeable), get_pull_request_status and get_pull_request_reviews first. Not " +
+		"mergeable answers invalid; a moved head answers conflict. Returns the merge commit's SHA.",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{Destructive: true},
@@ -108,9 +106,9 @@ var UpdatePullRequestBranch = &providers.Operation[UpdatePullBranchInput, Update
 	Name:  "update_pull_request_branch",
 	Title: "Update pull request branch",
 	Description: "Bring a pull request's head branch up to date with its base by merging the base's latest commits into it " +
-		"(GitHub's \"Update branch\" button), e.g. when mergeable_state is behind. GitHub does it in the background; a " +
-		"conflict leaves the branch unchanged. Pass expected_head_sha to refuse if the head moved. Returns GitHub's " +
-		"message; read get_pull_request a few seconds later to see the new head.",
+		"(GitHub's \"Update branch\" button), e.g. when mergeable_state is behind. GitHub does it in the " +
+		"background; a conflict leaves the branch unchanged. Returns GitHub's message; read get_pull_request a few " +
+		"seconds later to see the new head.",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#update-a-pull-request-branch",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{},
@@ -119,25 +117,25 @@ var UpdatePullRequestBranch = &providers.Operation[UpdatePullBranchInput, Update
 
 // PullInput names a pull request.
 type PullInput struct {
-	Owner      string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
+	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #1347" schema:"minimum=1,example=1347"`
 }
 
 // PullPageInput names a pull request and a page of one of its lists.
 type PullPageInput struct {
-	Owner      string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
+	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #1347" schema:"minimum=1,example=1347"`
 	providers.PageInput
 }
 
 // PullCommentsInput is the input of get_pull_request_comments.
 type PullCommentsInput struct {
-	Owner      string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	PullNumber int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
-	Since      *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, RFC 3339, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
+	PullNumber int     `json:"pull_number" jsonschema:"Pull request number, as in #1347" schema:"minimum=1,example=1347"`
+	Since      *string `json:"since,omitempty" jsonschema:"Only comments updated at or after this time, e.g. 2024-05-01T00:00:00Z" schema:"format=date-time,example=2024-05-01T00:00:00Z"`
 	providers.PageInput
 }
 
@@ -209,9 +207,9 @@ type Review struct {
 
 // CreateReviewInput is the input of create_pull_request_review.
 type CreateReviewInput struct {
-	Owner      string          `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string          `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string          `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	PullNumber int             `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
+	PullNumber int             `json:"pull_number" jsonschema:"Pull request number, as in #1347" schema:"minimum=1,example=1347"`
 	Event      string          `json:"event" jsonschema:"The verdict: APPROVE, REQUEST_CHANGES or COMMENT" schema:"enum=APPROVE|REQUEST_CHANGES|COMMENT"`
 	Body       *string         `json:"body,omitempty" jsonschema:"Summary in GitHub Markdown; required for REQUEST_CHANGES and COMMENT, e.g. Looks good, one nit inline" schema:"maxLength=65536,example=Looks good"`
 	CommitID   *string         `json:"commit_id,omitempty" jsonschema:"SHA of the commit reviewed; omit for the current head, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=40,maxLength=64,example=6dcb09b5b57875f334f61aebed695e2e4193db5e"`
@@ -228,9 +226,9 @@ type ReviewLineArg struct {
 
 // MergePullRequestInput is the input of merge_pull_request.
 type MergePullRequestInput struct {
-	Owner         string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner         string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo          string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	PullNumber    int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
+	PullNumber    int     `json:"pull_number" jsonschema:"Pull request number, as in #1347" schema:"minimum=1,example=1347"`
 	MergeMethod   *string `json:"merge_method,omitempty" jsonschema:"merge: a merge commit; squash: one commit of all changes; rebase: the commits replayed on base" schema:"enum=merge|squash|rebase,default=merge"`
 	CommitTitle   *string `json:"commit_title,omitempty" jsonschema:"Title of the merge or squash commit; omit for GitHub's default, e.g. Add feature X (#12)" schema:"minLength=1,maxLength=256,example=Add feature X (#12)"`
 	CommitMessage *string `json:"commit_message,omitempty" jsonschema:"Extra text for the commit message, e.g. Reviewed by the team" schema:"maxLength=65536,example=Reviewed by the team"`
@@ -246,9 +244,9 @@ type MergeResult struct {
 
 // UpdatePullBranchInput is the input of update_pull_request_branch.
 type UpdatePullBranchInput struct {
-	Owner           string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner           string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo            string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	PullNumber      int     `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
+	PullNumber      int     `json:"pull_number" jsonschema:"Pull request number, as in #1347" schema:"minimum=1,example=1347"`
 	ExpectedHeadSHA *string `json:"expected_head_sha,omitempty" jsonschema:"Update only if the head is still this SHA, e.g. 6dcb09b5b57875f334f61aebed695e2e4193db5e" schema:"minLength=40,maxLength=64,example=6dcb09b5b57875f334f61aebed695e2e4193db5e"`
 }
 

@@ -16,9 +16,8 @@ var ListPullRequests = &providers.Operation[ListPullRequestsInput, ListPullReque
 	Name:  "list_pull_requests",
 	Title: "List pull requests",
 	Description: "List the pull requests of a repository, open ones unless state says otherwise, newest first by default. " +
-		"Filter by head (\"user:branch\" or \"org:branch\", the branch the changes come from) and base (the branch " +
-		"they go into, e.g. main). Items carry branches, draft and merged flags but not mergeability or diff size: " +
-		"call get_pull_request for those. Returns a page of them and next_cursor.",
+		"Items carry branches, draft and merged flags but not mergeability or diff size: call get_pull_request for " +
+		"those. Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#list-pull-requests",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -46,10 +45,9 @@ var GetPullRequest = &providers.Operation[GetPullRequestInput, PullRequest]{
 var CreatePullRequest = &providers.Operation[CreatePullRequestInput, PullRequest]{
 	Name:  "create_pull_request",
 	Title: "Create pull request",
-	Description: "Open a pull request that asks to merge head into base, and return it with its number and html_url. " +
-		"Both branches must already exist and head must have commits base lacks. head is a branch of this repository " +
-		"(\"feature-x\") or, from a fork, \"user:feature-x\". Set draft to open it as a draft. GitHub refuses a second open " +
-		"pull request for the same head and base (invalid, naming the field).",
+	Description: "Open a pull request that asks to merge head into base, and return it with its number and html_url. Both " +
+		"branches must already exist and head must have commits base lacks. GitHub refuses a second open pull " +
+		"request for the same head and base (invalid, naming the field).",
 	DocsURL: "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: false, Destructive: false, Idempotent: false},
@@ -58,7 +56,7 @@ var CreatePullRequest = &providers.Operation[CreatePullRequestInput, PullRequest
 
 // ListPullRequestsInput is the input of list_pull_requests.
 type ListPullRequestsInput struct {
-	Owner     string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner     string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo      string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	State     *string `json:"state,omitempty" jsonschema:"Which pull requests to list by state; merged ones are closed" schema:"enum=open|closed|all,default=open"`
 	Head      *string `json:"head,omitempty" jsonschema:"Only pull requests from this branch, as user:branch or org:branch, e.g. octocat:new-topic" schema:"minLength=1,example=octocat:new-topic"`
@@ -76,9 +74,9 @@ type ListPullRequestsOutput struct {
 
 // GetPullRequestInput is the input of get_pull_request.
 type GetPullRequestInput struct {
-	Owner      string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
-	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #123" schema:"minimum=1,example=1347"`
+	PullNumber int    `json:"pull_number" jsonschema:"Pull request number, as in #1347" schema:"minimum=1,example=1347"`
 }
 
 // CreatePullRequestInput is the input of create_pull_request.

@@ -28,7 +28,7 @@ var PushFiles = &providers.Operation[PushFilesInput, PushFilesOutput]{
 
 // PushFilesInput is the input of push_files.
 type PushFilesInput struct {
-	Owner   string     `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner   string     `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo    string     `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Branch  string     `json:"branch" jsonschema:"Existing branch to commit to, e.g. fix-typo" schema:"minLength=1,maxLength=255,example=fix-typo"`
 	Message string     `json:"message" jsonschema:"Commit message, e.g. Update the docs" schema:"minLength=1,maxLength=65536,example=Update the docs"`

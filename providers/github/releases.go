@@ -16,7 +16,7 @@ var ListReleases = &providers.Operation[RepoPageInput, ListReleasesOutput]{
 	Title: "List releases",
 	Description: "List the releases of a repository, newest first, drafts included when the token can push: tag, name, " +
 		"notes, draft and prerelease flags and downloadable assets. Use get_latest_release for just the current " +
-		"version. Returns a page of them and next_cursor.",
+		"version. Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/releases/releases#list-releases",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -42,10 +42,9 @@ var GetLatestRelease = &providers.Operation[RepoInput, Release]{
 var CreateRelease = &providers.Operation[CreateReleaseInput, Release]{
 	Name:  "create_release",
 	Title: "Create release",
-	Description: "Create a release for a tag; the tag is created from target_commitish (default: the default branch) " +
-		"when it does not exist yet. Set draft to prepare it unpublished, prerelease to mark it unstable, and " +
-		"generate_release_notes to let GitHub write the notes from merged pull requests. Publishing notifies the " +
-		"repository's watchers. A tag that already has a release answers invalid. Returns the release with its html_url.",
+	Description: "Create a release for a tag; the tag is created from target_commitish when it does not exist yet. " +
+		"Publishing notifies the repository's watchers. A tag that already has a release answers invalid. Returns " +
+		"the release with its html_url.",
 	DocsURL: "https://docs.github.com/rest/releases/releases#create-a-release",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{},
@@ -54,7 +53,7 @@ var CreateRelease = &providers.Operation[CreateReleaseInput, Release]{
 
 // RepoPageInput names a repository and a page of one of its lists.
 type RepoPageInput struct {
-	Owner string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	providers.PageInput
 }
@@ -90,7 +89,7 @@ type Asset struct {
 
 // CreateReleaseInput is the input of create_release.
 type CreateReleaseInput struct {
-	Owner                string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner                string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo                 string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	TagName              string  `json:"tag_name" jsonschema:"Tag of the release, existing or to create, e.g. v1.2.0" schema:"minLength=1,maxLength=255,example=v1.2.0"`
 	TargetCommitish      *string `json:"target_commitish,omitempty" jsonschema:"Branch or commit SHA to tag when the tag does not exist; omit for the default branch, e.g. main" schema:"minLength=1,example=main"`

@@ -29,10 +29,10 @@ var GetRepository = &providers.Operation[RepoInput, Repository]{
 var CreateRepository = &providers.Operation[CreateRepositoryInput, Repository]{
 	Name:  "create_repository",
 	Title: "Create repository",
-	Description: "Create a new repository owned by the token's user, or by an organization when organization is given (the " +
-		"user must be allowed to create repositories there). Set auto_init to start with a README commit, which is needed " +
-		"before branches, files via push_files, or pull requests can be made. GitHub refuses a name already taken " +
-		"(invalid on name). Returns the new repository with its full_name and default_branch.",
+	Description: "Create a new repository owned by the token's user or an organization it may create repositories in. Set " +
+		"auto_init to start with a README commit, which is needed before branches, files via push_files, or pull " +
+		"requests can be made. GitHub refuses a name already taken (invalid on name). Returns the new repository " +
+		"with its full_name and default_branch.",
 	DocsURL: "https://docs.github.com/rest/repos/repos#create-a-repository-for-the-authenticated-user",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{},
@@ -44,10 +44,10 @@ var CreateRepository = &providers.Operation[CreateRepositoryInput, Repository]{
 var ForkRepository = &providers.Operation[ForkRepositoryInput, Repository]{
 	Name:  "fork_repository",
 	Title: "Fork repository",
-	Description: "Fork a repository into the token's account, or into an organization when organization is given, to propose " +
-		"changes to a repository you cannot push to: push to the fork, then create_pull_request with head \"you:branch\". " +
-		"GitHub creates the fork in the background (it may take a few seconds before its files can be read). Forking a " +
-		"repository you already forked returns the existing fork. Returns the fork.",
+	Description: "Fork a repository into the token's account or an organization, to propose changes to a repository you " +
+		"cannot push to: push to the fork, then create_pull_request with head \"you:branch\". GitHub creates the " +
+		"fork in the background (it may take a few seconds before its files can be read). Forking a repository you " +
+		"already forked returns the existing fork. Returns the fork.",
 	DocsURL: "https://docs.github.com/rest/repos/forks#create-a-fork",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{Idempotent: true},
@@ -60,7 +60,8 @@ var ListBranches = &providers.Operation[ListBranchesInput, ListBranchesOutput]{
 	Name:  "list_branches",
 	Title: "List branches",
 	Description: "List the branches of a repository with the commit SHA each points at and whether it is protected. Use it " +
-		"to find a branch name before get_file_contents, list_commits or create_pull_request. Returns next_cursor.",
+		"to find a branch name before get_file_contents, list_commits or create_pull_request. Returns a page of " +
+		"them.",
 	DocsURL: "https://docs.github.com/rest/branches/branches#list-branches",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -72,9 +73,9 @@ var ListBranches = &providers.Operation[ListBranchesInput, ListBranchesOutput]{
 var CreateBranch = &providers.Operation[CreateBranchInput, BranchRef]{
 	Name:  "create_branch",
 	Title: "Create branch",
-	Description: "Create a new branch that starts at the current head of from_branch (default: the repository's default " +
-		"branch), to commit changes to (create_or_update_file, push_files) before opening a pull request. Fails as " +
-		"invalid (\"Reference already exists\") when the branch exists. Returns the new branch's ref and commit SHA.",
+	Description: "Create a new branch at the head of from_branch, to commit changes to (create_or_update_file, push_files) " +
+		"before opening a pull request. Fails as invalid (\"Reference already exists\") when the branch exists. " +
+		"Returns the new branch's ref and commit SHA.",
 	DocsURL: "https://docs.github.com/rest/git/refs#create-a-reference",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{},
@@ -83,7 +84,7 @@ var CreateBranch = &providers.Operation[CreateBranchInput, BranchRef]{
 
 // RepoInput names a repository.
 type RepoInput struct {
-	Owner string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo  string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 }
 
@@ -109,7 +110,7 @@ type ForkRepositoryInput struct {
 
 // ListBranchesInput is the input of list_branches.
 type ListBranchesInput struct {
-	Owner     string `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner     string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo      string `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Protected *bool  `json:"protected,omitempty" jsonschema:"true: only protected branches; false: only unprotected ones; omit for all"`
 	providers.PageInput
@@ -130,7 +131,7 @@ type RepoBranch struct {
 
 // CreateBranchInput is the input of create_branch.
 type CreateBranchInput struct {
-	Owner      string  `json:"owner" jsonschema:"Owner's login (user or organization), e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
+	Owner      string  `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
 	Repo       string  `json:"repo" jsonschema:"Repository name without the owner, e.g. Hello-World" schema:"minLength=1,maxLength=100,example=Hello-World"`
 	Branch     string  `json:"branch" jsonschema:"Name of the branch to create, e.g. fix-typo" schema:"minLength=1,maxLength=255,example=fix-typo"`
 	FromBranch *string `json:"from_branch,omitempty" jsonschema:"Branch whose head the new branch starts at; omit for the default branch, e.g. main" schema:"minLength=1,maxLength=255,example=main"`

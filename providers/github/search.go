@@ -18,8 +18,7 @@ var SearchRepositories = &providers.Operation[SearchRepositoriesInput, SearchRep
 	Description: "Search GitHub repositories with GitHub's search syntax and return the matches, best first unless sort is " +
 		"given. q combines keywords and qualifiers, e.g. \"switchboard language:go stars:>100\", \"org:octo-org " +
 		"topic:cli\", \"user:octocat in:name hello\", \"is:private\" (private results need a token with access). " +
-		"Results are capped by GitHub at 1,000 per query; refine q rather than paging far. Returns total_count and " +
-		"next_cursor.",
+		"Results are capped by GitHub at 1,000 per query; refine q rather than paging far. Returns total_count.",
 	DocsURL: "https://docs.github.com/rest/search/search#search-repositories",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -131,7 +130,7 @@ var SearchCode = &providers.Operation[SearchCodeInput, SearchCodeOutput]{
 		"see. q combines keywords and qualifiers and should name where to look, e.g. \"NewRouter " +
 		"repo:gin-gonic/gin\", \"TODO language:go org:octo-org\", \"filename:Dockerfile user:octocat\", " +
 		"\"path:docs install\". Then read a hit with get_file_contents (owner, repo and path are given). GitHub " +
-		"limits code search to 10 requests a minute. Returns total_count, the matching files and next_cursor.",
+		"limits code search to 10 requests a minute. Returns total_count and the matching files.",
 	DocsURL: "https://docs.github.com/rest/search/search#search-code",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -144,10 +143,9 @@ var SearchIssues = &providers.Operation[SearchIssuesInput, SearchIssuesOutput]{
 	Name:  "search_issues",
 	Title: "Search issues and pull requests",
 	Description: "Find issues and pull requests across all repositories the token can see, with GitHub's search syntax. q " +
-		"must say is:issue or is:pr (GitHub requires one), plus keywords and qualifiers, e.g. \"is:issue is:open " +
-		"repo:octocat/Hello-World label:bug\", \"is:pr author:octocat review:required\", \"is:issue assignee:@me " +
-		"state:open\". Use list_issues to page through one repository without a query. Returns total_count, the " +
-		"matches (each with its repository) and next_cursor.",
+		"must say is:issue or is:pr (GitHub requires one), plus keywords and qualifiers, e.g. \"is:pr " +
+		"author:octocat review:required\", \"is:issue assignee:@me state:open\". Use list_issues to page through " +
+		"one repository without a query. Returns total_count and the matches, each with its repository.",
 	DocsURL: "https://docs.github.com/rest/search/search#search-issues-and-pull-requests",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -161,8 +159,7 @@ var SearchUsers = &providers.Operation[SearchUsersInput, SearchUsersOutput]{
 	Title: "Search users",
 	Description: "Find GitHub users and organizations by login, name, email or profile facts, e.g. \"tom repos:>42 " +
 		"followers:>1000\", \"location:Berlin language:go\", \"type:org cloud\". Use it to find the login to pass " +
-		"as an assignee, reviewer or owner. Returns total_count, the accounts (login, type, html_url) and " +
-		"next_cursor.",
+		"as an assignee, reviewer or owner. Returns total_count and the accounts (login, type, html_url).",
 	DocsURL: "https://docs.github.com/rest/search/search#search-users",
 	Scopes:  []string{"read:user"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},

@@ -29,7 +29,7 @@ var ListMyOrgs = &providers.Operation[ListMyOrgsInput, ListOrgsOutput]{
 	Title: "List my organizations",
 	Description: "List the organizations the token user belongs to (login and description), e.g. to choose where to " +
 		"create_repository or which org to pass to list_org_repos. Organizations that restrict OAuth apps or " +
-		"tokens may be missing. Returns a page of them and next_cursor.",
+		"tokens may be missing. Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/orgs/orgs#list-organizations-for-the-authenticated-user",
 	Scopes:  []string{"read:org"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
@@ -54,9 +54,8 @@ var GetOrg = &providers.Operation[OrgInput, Organization]{
 var ListOrgRepos = &providers.Operation[ListOrgReposInput, ListOrgReposOutput]{
 	Name:  "list_org_repos",
 	Title: "List organization repositories",
-	Description: "List the repositories of an organization that the token can see (private ones need membership), filtered " +
-		"by type and sorted by created, updated, pushed or name. Use search_repositories with \"org:NAME\" to " +
-		"filter by keyword or language instead. Returns a page of them and next_cursor.",
+	Description: "List the repositories of an organization that the token can see (private ones need membership). Use " +
+		"search_repositories with \"org:NAME\" to filter by keyword or language instead. Returns a page of them.",
 	DocsURL: "https://docs.github.com/rest/repos/repos#list-organization-repositories",
 	Scopes:  []string{"repo"},
 	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
