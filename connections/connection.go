@@ -70,17 +70,6 @@ func (c *Connection) Ref() providers.Connection {
 	return providers.Connection{Tenant: c.TenantID, ID: c.ID, Provider: c.Provider, Version: c.Version, Label: c.AccountLabel, Meta: c.Meta}
 }
 
-// Credentials are what Sealed holds once opened. They never leave the process.
-type Credentials struct {
-	AccessToken  string    `json:"access_token"`
-	TokenType    string    `json:"token_type,omitempty"`
-	RefreshToken string    `json:"refresh_token,omitempty"`
-	Expiry       time.Time `json:"expiry,omitzero"`
-	// ClientID is the OAuth app that issued an OAuth token: refreshes and revocations
-	// must go through the same app.
-	ClientID string `json:"client_id,omitempty"`
-	// ClientSecret is the connection's own OAuth client secret, where the connection
-	// has a client of its own (a remote MCP server's client credentials or dynamically
-	// registered client); "" for the deployment's and tenants' apps.
-	ClientSecret string `json:"client_secret,omitempty"`
-}
+// Credentials are what Sealed holds once opened (providers.Credentials, so a provider
+// whose OAuth is per connection refreshes them). They never leave the process.
+type Credentials = providers.Credentials

@@ -11,35 +11,12 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/events"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
-// ExternalOAuth is the OAuth authorization-code flow and token refresh of a provider
-// outside the registry, whose authorization server is found per connection (a remote
-// MCP server's, through its protected resource metadata). The service keeps the flow's
-// state like any other flow's (hashed, single use, bound to the browser and the user)
-// and stores and refreshes the connection's tokens like any other's (sealed,
-// single-flight across processes); the provider does the talking to its servers.
-type ExternalOAuth struct {
-	// Finish exchanges the code of a callback and returns the connection to store
-	// (provider, auth kind, account, meta) with its credentials.
-	Finish func(ctx context.Context, cb ExternalCallback) (Connection, Credentials, error)
-	// Refresh returns the connection's credentials refreshed with their refresh token.
-	// An error with code reconnect or invalid says the refresh token was refused.
-	Refresh func(ctx context.Context, c Connection, creds Credentials) (Credentials, error)
-}
-
-// ExternalCallback is what Finish gets: who started the flow, the code, the redirect
-// URI the code was issued for, and what StartExternalOAuth kept for the flow.
-type ExternalCallback struct {
-	TenantID    switchboard.TenantID
-	UserID      string
-	Code        string
-	RedirectURI string
-	Extra       []byte
-}
-
-// ExternalStart starts an external flow. AuthURL builds the authorization URL for the
-// flow's state; Extra is sealed with the state and handed to Finish.
+// ExternalStart starts the flow of a provider whose OAuth is per connection
+// (providers.Spec.ConnectionOAuth). AuthURL builds the authorization URL for the flow's
+// state; Extra is sealed with the state and handed to the provider's Finish.
 type ExternalStart struct {
 	Provider string
 	ClientID string
@@ -49,13 +26,12 @@ type ExternalStart struct {
 	AuthURL  func(state string) string
 }
 
-// RegisterExternalOAuth makes the service finish and refresh the provider's flows with
-// x. Call it while wiring, before the service is used.
-func (s *Service) RegisterExternalOAuth(provider string, x ExternalOAuth) {
-	if s.external == nil {
-		s.external = map[string]ExternalOAuth{}
+// connectionOAuth is the provider's per-connection OAuth, or nil when it has none.
+func (s *Service) connectionOAuth(provider string) *providers.ConnectionOAuth {
+	if spec, ok := s.reg.Provider(provider); ok {
+		return spec.ConnectionOAuth
 	}
-	s.external[provider] = x
+	return nil
 }
 
 // RedirectURL is the hub's OAuth callback URL ("" when OAuth is not configured).
@@ -68,8 +44,8 @@ func (s *Service) StartExternalOAuth(ctx context.Context, p switchboard.Principa
 	if p.Kind != switchboard.PrincipalUser {
 		return Authorization{}, switchboard.Errorf(switchboard.CodeForbidden, "only a user can connect an account")
 	}
-	if _, ok := s.external[in.Provider]; !ok {
-		return Authorization{}, switchboard.Internal(fmt.Errorf("start external oauth: provider %s is not registered", in.Provider))
+	if s.connectionOAuth(in.Provider) == nil {
+		return Authorization{}, switchboard.Internal(fmt.Errorf("start external oauth: provider %s has no per-connection OAuth", in.Provider))
 	}
 	if s.oauth.RedirectURL == "" {
 		return Authorization{}, switchboard.Internal(fmt.Errorf("start external oauth: no OAuth redirect URL is configured"))
@@ -97,7 +73,7 @@ func (s *Service) StartExternalOAuth(ctx context.Context, p switchboard.Principa
 }
 
 // finishExternal ends an external flow whose state, browser and user were checked.
-func (s *Service) finishExternal(ctx context.Context, x ExternalOAuth, row oauthStateRow, payload statePayload, in CallbackInput) (Connection, error) {
+func (s *Service) finishExternal(ctx context.Context, x *providers.ConnectionOAuth, row oauthStateRow, payload statePayload, in CallbackInput) (Connection, error) {
 	if in.Error != "" {
 		if in.Error == "access_denied" {
 			return Connection{}, switchboard.Errorf(switchboard.CodeForbidden, "access was not granted, so nothing was connected")
@@ -110,10 +86,12 @@ func (s *Service) finishExternal(ctx context.Context, x ExternalOAuth, row oauth
 	if row.RedirectURI != s.oauth.RedirectURL {
 		return Connection{}, switchboard.Invalid("state", "was issued for another redirect URL: start connecting again")
 	}
-	c, creds, err := x.Finish(ctx, ExternalCallback{TenantID: row.TenantID, UserID: row.UserID, Code: in.Code, RedirectURI: row.RedirectURI, Extra: payload.Extra})
+	made, creds, err := x.Finish(ctx, providers.OAuthCallback{Tenant: row.TenantID, UserID: row.UserID, Code: in.Code, RedirectURI: row.RedirectURI, Extra: payload.Extra})
 	if err != nil {
 		return Connection{}, err
 	}
+	c := Connection{Provider: row.Provider, AuthKind: made.AuthKind, AccountID: made.AccountID, AccountLabel: made.AccountLabel,
+		Scopes: strings.Join(made.Scopes, " "), Meta: made.Meta, Status: StatusActive}
 	c.OwnerUserID = row.UserID
 	c.Shared = payload.Shared
 	if payload.Label != "" {
@@ -123,8 +101,9 @@ func (s *Service) finishExternal(ctx context.Context, x ExternalOAuth, row oauth
 	return s.CreateExternal(ctx, p, c, creds)
 }
 
-// CreateExternal stores a connection of a provider outside the registry, made by p (a
-// user) after the provider checked it: it is audited and subscribers are told. A
+// CreateExternal stores a connection of a provider whose connections it makes itself
+// (a remote MCP server's registration, a tenant's API), made by p (a user) after the
+// provider checked it: it is audited and subscribers are told. A
 // connection the store refuses as a duplicate is a conflict.
 func (s *Service) CreateExternal(ctx context.Context, p switchboard.Principal, c Connection, creds Credentials) (Connection, error) {
 	if p.Kind != switchboard.PrincipalUser {
@@ -153,14 +132,14 @@ func (s *Service) NotifyChanged(tenant switchboard.TenantID, connectionID string
 }
 
 // refreshExternal refreshes an external connection's token while holding the lease.
-func (s *Service) refreshExternal(ctx context.Context, x ExternalOAuth, c *Connection, creds Credentials, claim string) (Credentials, error) {
+func (s *Service) refreshExternal(ctx context.Context, x *providers.ConnectionOAuth, c *Connection, creds Credentials, claim string) (Credentials, error) {
 	if x.Refresh == nil {
 		_ = s.store.releaseRefresh(ctx, c.TenantID, c.ID, claim, "")
 		return Credentials{}, switchboard.Errorf(switchboard.CodeUnavailable, "%s connections cannot refresh tokens", c.Provider)
 	}
 	xctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 	defer cancel()
-	next, err := x.Refresh(xctx, *c, creds)
+	next, err := x.Refresh(xctx, c.Ref(), creds)
 	if err != nil {
 		code := switchboard.CodeOf(err)
 		if code == switchboard.CodeInternal {

@@ -223,7 +223,7 @@ func (in CallbackInput) checkBrowser(row oauthStateRow) error {
 }
 
 func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePayload, in CallbackInput) (Connection, error) {
-	if x, ok := s.external[row.Provider]; ok {
+	if x := s.connectionOAuth(row.Provider); x != nil {
 		return s.finishExternal(ctx, x, row, payload, in)
 	}
 	spec, err := s.oauthProvider(row.Provider)

@@ -118,7 +118,7 @@ func (s *Service) refreshOnce(ctx context.Context, tenant switchboard.TenantID, 
 
 // refreshClaimed refreshes c's token at the provider while holding the lease.
 func (s *Service) refreshClaimed(ctx context.Context, c *Connection, creds Credentials, claim string) (Credentials, error) {
-	if x, ok := s.external[c.Provider]; ok {
+	if x := s.connectionOAuth(c.Provider); x != nil {
 		return s.refreshExternal(ctx, x, c, creds, claim)
 	}
 	spec, ok := s.reg.Provider(c.Provider)

@@ -44,9 +44,8 @@ type Service struct {
 	subs []func(tenant switchboard.TenantID, connectionID string)
 	feed events.Bus // set while wiring (SetFeed); nil tells this process only
 
-	oauth    OAuthConfig
-	external map[string]ExternalOAuth // set while wiring (RegisterExternalOAuth)
-	flight   singleflight.Group       // token refreshes, one per connection at a time
+	oauth  OAuthConfig
+	flight singleflight.Group // token refreshes, one per connection at a time
 }
 
 // NewService returns a Service.

@@ -123,4 +123,7 @@ type Spec struct {
 	// as callers see them (see NewConnectionTool). Such a provider has no Operations, and
 	// its connections are made by its own registration, not by Verify.
 	Tools func(ctx context.Context, c Connection) ([]*Tool, error)
+	// ConnectionOAuth, when set, is the provider's OAuth flow and token refresh whose
+	// authorization server is each connection's (see ConnectionOAuth), in place of OAuth.
+	ConnectionOAuth *ConnectionOAuth
 }

@@ -172,10 +172,10 @@ func (s *Service) discoveryError(doing string, err error) error {
 // finishOAuth exchanges the callback's code (with the PKCE verifier, the redirect URI
 // and the resource), opens a session with the token to prove it and read the tools,
 // and returns the connection to store.
-func (s *Service) finishOAuth(ctx context.Context, cb connections.ExternalCallback) (connections.Connection, connections.Credentials, error) {
+func (s *Service) finishOAuth(ctx context.Context, cb providers.OAuthCallback) (providers.NewConnection, providers.Credentials, error) {
 	var flow oauthFlow
 	if err := json.Unmarshal(cb.Extra, &flow); err != nil {
-		return connections.Connection{}, connections.Credentials{}, switchboard.Internal(fmt.Errorf("decode oauth flow: %w", err))
+		return providers.NewConnection{}, providers.Credentials{}, switchboard.Internal(fmt.Errorf("decode oauth flow: %w", err))
 	}
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {cb.Code}, "redirect_uri": {cb.RedirectURI}, "code_verifier": {flow.Verifier}}
 	if flow.Resource != "" {
@@ -183,24 +183,23 @@ func (s *Service) finishOAuth(ctx context.Context, cb connections.ExternalCallba
 	}
 	tok, err := s.tokenRequest(ctx, flow.TokenURL, flow.ClientID, flow.ClientSecret, flow.AuthMethod, form, "exchange the authorization code")
 	if err != nil {
-		return connections.Connection{}, connections.Credentials{}, err
+		return providers.NewConnection{}, providers.Credentials{}, err
 	}
 	meta := map[string]string{metaURL: flow.URL, metaTransport: flow.Transport, metaName: flow.Name, metaAuth: AuthOAuth,
 		metaTokenURL: flow.TokenURL, metaAuthMethod: flow.AuthMethod, metaResource: flow.Resource}
-	c := connections.Connection{Provider: Provider, AuthKind: providers.AuthOAuth2, AccountID: flow.Name, AccountLabel: flow.Name,
-		Scopes: strings.Join(flow.Scopes, " "), Meta: meta, Status: connections.StatusActive}
-	creds := connections.Credentials{AccessToken: tok.AccessToken, TokenType: "Bearer", RefreshToken: tok.RefreshToken, Expiry: tok.expiry(), ClientID: flow.ClientID, ClientSecret: flow.ClientSecret}
+	c := providers.NewConnection{AuthKind: providers.AuthOAuth2, AccountID: flow.Name, AccountLabel: flow.Name, Scopes: flow.Scopes, Meta: meta}
+	creds := providers.Credentials{AccessToken: tok.AccessToken, TokenType: "Bearer", RefreshToken: tok.RefreshToken, Expiry: tok.expiry(), ClientID: flow.ClientID, ClientSecret: flow.ClientSecret}
 	access := tok.AccessToken
 	sess, err := s.dial(ctx, endpoint{name: flow.Name, url: flow.URL, transport: flow.Transport, token: func(context.Context) (string, error) { return access, nil }}, nil)
 	if err != nil {
-		return connections.Connection{}, connections.Credentials{}, err
+		return providers.NewConnection{}, providers.Credentials{}, err
 	}
 	sess.close()
 	return c, creds, nil
 }
 
 // refreshOAuth refreshes a connection's token at the token endpoint its flow found.
-func (s *Service) refreshOAuth(ctx context.Context, c connections.Connection, creds connections.Credentials) (connections.Credentials, error) {
+func (s *Service) refreshOAuth(ctx context.Context, c providers.Connection, creds providers.Credentials) (providers.Credentials, error) {
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {creds.RefreshToken}}
 	if r := c.Meta[metaResource]; r != "" {
 		form.Set("resource", r)

@@ -71,8 +71,9 @@ type Service struct {
 	changed  func(switchboard.TenantID, string)
 }
 
-// New returns a Service, registers its provider (Provider, whose tools are each
-// connection's server's) in o.Registry, and its OAuth flow with the connections service.
+// New returns a Service and registers its provider (Provider, whose tools are each
+// connection's server's, and whose OAuth is each server's authorization server's) in
+// o.Registry.
 // Call it while wiring, before the registry is shared.
 func New(o Options) (*Service, error) {
 	if o.Connections == nil {
@@ -110,10 +111,10 @@ func New(o Options) (*Service, error) {
 		changed: o.Connections.NotifyChanged,
 	}
 	s.spec.Tools = s.connectionTools
+	s.spec.ConnectionOAuth = &providers.ConnectionOAuth{Finish: s.finishOAuth, Refresh: s.refreshOAuth}
 	if err := o.Registry.Register(*s.spec); err != nil {
 		return nil, fmt.Errorf("remotemcp: %w", err)
 	}
-	o.Connections.RegisterExternalOAuth(Provider, connections.ExternalOAuth{Finish: s.finishOAuth, Refresh: s.refreshOAuth})
 	return s, nil
 }
 
