@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 )
 
@@ -43,17 +44,27 @@ func TestRefreshRefusedByThisNodesGuard(t *testing.T) {
 		t.Fatalf("callback: %v", err)
 	}
 
-	// The misconfigured node: the same connections, a guard refusing private addresses.
-	strictGuard, err := remotemcp.NewGuard(false, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Another node: the same connections, its own registry and remote MCP service with
+	// its own guard (which supplies the provider's per-connection OAuth there).
+	node := func(allowPrivate bool) *connections.Service {
+		t.Helper()
+		reg := providers.NewRegistry()
+		svc := connections.NewService(r.store, reg, &providers.Transports{}, nil)
+		svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "http://hub.test/oauth/callback"})
+		guard, err := remotemcp.NewGuard(allowPrivate, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remote, err := remotemcp.New(remotemcp.Options{Connections: svc, Guard: guard, Registry: reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(remote.Close)
+		return svc
 	}
-	strict, err := remotemcp.New(remotemcp.Options{Connections: r.conns, Guard: strictGuard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(strict.Close)
-	if _, err := r.conns.RefreshDue(ctx); err != nil {
+	// The misconfigured node: a guard refusing private addresses.
+	strict := node(false)
+	if _, err := strict.RefreshDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	c, err := r.conns.Get(ctx, r.a, conn.ID)
@@ -65,16 +76,8 @@ func TestRefreshRefusedByThisNodesGuard(t *testing.T) {
 	}
 
 	// A node that may reach the server refreshes it.
-	allowGuard, err := remotemcp.NewGuard(true, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	allowing, err := remotemcp.New(remotemcp.Options{Connections: r.conns, Guard: allowGuard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(allowing.Close)
-	if n, err := r.conns.RefreshDue(ctx); err != nil || n != 1 {
+	allowing := node(true)
+	if n, err := allowing.RefreshDue(ctx); err != nil || n != 1 {
 		t.Fatalf("refresh on the right node: %d refreshed, %v", n, err)
 	}
 	if c, err := r.conns.Get(ctx, r.a, conn.ID); err != nil || c.Status != connections.StatusActive || c.Version <= conn.Version {

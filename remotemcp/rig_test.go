@@ -29,6 +29,7 @@ import (
 // service (allowed to reach loopback, where the test servers are) and the router.
 type rig struct {
 	conns   *connections.Service
+	store   *connections.Store // conns's, for another node's service
 	remote  *remotemcp.Service
 	router  *router.Router
 	audit   *memAudit
@@ -73,7 +74,8 @@ func newRigWith(t *testing.T, db *gorm.DB, reg *providers.Registry, tel ...*tele
 		t.Fatal(err)
 	}
 	rec := &memAudit{}
-	svc := connections.NewService(connections.NewStore(db, kr), reg, &providers.Transports{}, rec)
+	store := connections.NewStore(db, kr)
+	svc := connections.NewService(store, reg, &providers.Transports{}, rec)
 	clock := &atomic.Int64{}
 	svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "http://hub.test/oauth/callback", Now: func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }})
 	guard, err := remotemcp.NewGuard(true, nil)
@@ -91,7 +93,7 @@ func newRigWith(t *testing.T, db *gorm.DB, reg *providers.Registry, tel ...*tele
 		t.Fatal(err)
 	}
 	t.Cleanup(remote.Close)
-	r := &rig{conns: svc, remote: remote, audit: rec, changes: make(chan string, 64), clock: clock}
+	r := &rig{conns: svc, store: store, remote: remote, audit: rec, changes: make(chan string, 64), clock: clock}
 	r.router = router.New(router.Options{Registry: reg, Connections: svc, Audit: rec, ArgsKey: []byte("k"), Telemetry: rtel})
 	svc.Subscribe(r.router.Forget)
 	svc.Subscribe(remote.ConnectionChanged)
