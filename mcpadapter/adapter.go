@@ -114,7 +114,8 @@ type Adapter struct {
 	trimming  atomic.Bool
 
 	open   openRequests
-	modern modernCalls // the stateless requests in flight, for their cancellation
+	modern modernCalls  // the stateless requests in flight, for their cancellation
+	asks   callRequests // the requests sent on calls' streams, waiting for answers
 
 	// life ends at Close, stopping the requests still running (they are detached from
 	// their connections, which the HTTP server's shutdown ends).

@@ -52,6 +52,13 @@ func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) 
 		if !canSample(c.ctx) {
 			return nil, errors.New("the calling client does not support sampling")
 		}
+		if cs := callStreamFrom(c.ctx); cs != nil {
+			// On the call's stream, before its result (mcp-go would use the GET stream).
+			raw, err := c.s.adapter.askOnStream(rctx, cs, method, params)
+			if !errors.Is(err, errCallEnded) {
+				return raw, err
+			}
+		}
 		res, err = c.s.mcp.RequestSampling(rctx, mcp.CreateMessageRequest{Request: mcp.Request{Method: method}, CreateMessageParams: p})
 	default:
 		return nil, fmt.Errorf("switchboard does not relay %s to the calling client", method)
@@ -63,8 +70,8 @@ func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) 
 }
 
 // canSample reports whether the client of this request declared sampling when its
-// session was initialized. (mcp-go sends a sampling request on the client's GET
-// stream only, and 2026-07-28 has no requests from the server during a call.)
+// session was initialized. (2026-07-28 has no requests from the server during a
+// call.)
 func canSample(ctx context.Context) bool {
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
 		return false

@@ -137,6 +137,9 @@ func (a *Adapter) relayed(m RelayMessage) {
 		if !s.holds(m.Session) {
 			return
 		}
+		if a.answerCall(m.Session, m.Body) {
+			return // the answer to a request the hub sent on a call's stream here
+		}
 		a.cancelSessionCall(m.Session, m.Body) // a relayed cancellation silences the call's answer here
 		s.inject(context.Background(), m.Session, m.ProtocolVersion, m.Body)
 	}

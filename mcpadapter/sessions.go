@@ -195,6 +195,10 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 	case msg.isAnswer():
 		// The answer to a server-to-client request (an elicitation) pending on this node
 		// is taken here; otherwise the node where it is pending takes it.
+		if a.answerCall(id, body) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
 		bw := newBufferWriter()
 		s.http.ServeHTTP(bw, r)
 		if bw.status == http.StatusAccepted || a.opts.Relay == nil {

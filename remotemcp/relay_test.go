@@ -155,13 +155,17 @@ func TestRemoteTurnsToTheCaller(t *testing.T) {
 	if text, isErr := call(c, "up_ask"); isErr || text != "accept Ada" {
 		t.Errorf("up_ask = %q (error %v), want the person's answer relayed back", text, isErr)
 	}
-	// mcp-go sends the hub's sampling requests on the client's GET stream only.
-	g := hubClient(t, r, ts, true, client.WithSamplingHandler(p))
-	if text, isErr := call(g, "up_sample"); isErr || text != "test-model: hi" {
+	// The sampling request goes on the call's own stream (mcp-go sends its own on the
+	// client's GET stream only), with or without a GET stream open.
+	if text, isErr := call(c, "up_sample"); isErr || text != "test-model: hi" {
 		t.Errorf("up_sample = %q (error %v), want the client's completion relayed back", text, isErr)
 	}
+	g := hubClient(t, r, ts, true, client.WithSamplingHandler(p))
+	if text, isErr := call(g, "up_sample"); isErr || text != "test-model: hi" {
+		t.Errorf("up_sample with a GET stream open = %q (error %v), want the client's completion relayed back", text, isErr)
+	}
 	p.mu.Lock()
-	if !slices.Equal(p.asked, []string{"Your name?"}) || !slices.Equal(p.messages, []string{"Say hi"}) {
+	if !slices.Equal(p.asked, []string{"Your name?"}) || !slices.Equal(p.messages, []string{"Say hi", "Say hi"}) {
 		t.Errorf("the client was asked %q and sampled %q; want the remote's question and message", p.asked, p.messages)
 	}
 	p.mu.Unlock()
