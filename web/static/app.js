@@ -1230,13 +1230,17 @@
     const names = {};
     // The members table is drawn from the same answer the first time: one request.
     let usersOnce = api('GET', '/api/users');
-    const [ag, us] = await Promise.allSettled([api('GET', '/api/agents'), usersOnce]);
-    if (ag.status === 'fulfilled') for (const a of ag.value.agents || []) names[a.id] = `agent ${a.name}`;
-    if (us.status === 'fulfilled') for (const u of us.value.users || []) names[u.id] = u.id === USER_ID ? 'you' : u.email;
+    // Nothing is awaited before the forms' handlers are in place: a form sent early
+    // would otherwise go as a plain GET and reload the page with what was typed lost.
+    const namesReady = Promise.allSettled([api('GET', '/api/agents'), usersOnce]).then(([ag, us]) => {
+      if (ag.status === 'fulfilled') for (const a of ag.value.agents || []) names[a.id] = `agent ${a.name}`;
+      if (us.status === 'fulfilled') for (const u of us.value.users || []) names[u.id] = u.id === USER_ID ? 'you' : u.email;
+    });
     renderSnippets($('#tenant-snippets'), TENANT, $('#tenant-mcp-url').value, '');
     async function loadKeys() {
       const box = $('#key-list');
       try {
+        await namesReady;
         const res = await api('GET', '/api/keys');
         const keys = res.keys || [];
         fill(box, keys.length ? scrollBox('API keys', el('table', { id: 'keys-table' },
@@ -1287,6 +1291,7 @@
     async function loadApps() {
       const box = $('#app-list');
       try {
+        await namesReady;
         const res = await api('GET', '/api/connected-apps');
         const apps = res.connected_apps || [];
         fill(box, apps.length ? scrollBox('Connected apps', el('table', { id: 'apps-table' },
