@@ -46,6 +46,12 @@ const (
 	// KindOpenAPIChanged: an admin added or deleted one of the tenant's APIs (its OpenAPI
 	// description; the detail says which).
 	KindOpenAPIChanged Kind = "openapi_changed"
+	// KindSSOSignIn: a person signed in, or was refused, through the tenant's identity
+	// provider (single sign-on); the detail says how, or why not.
+	KindSSOSignIn Kind = "sso_sign_in"
+	// KindSSOSet and KindSSODeleted: an admin set or removed the tenant's single sign-on.
+	KindSSOSet     Kind = "sso_set"
+	KindSSODeleted Kind = "sso_deleted"
 )
 
 // Event is one audit record. It never holds credentials, and arguments only as a hash.

@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/tenants"
@@ -38,6 +39,33 @@ type rig struct {
 	agents agentTable
 	sess   *sessionTable
 	client *http.Client // follows no redirects
+	kr     *connections.LocalKeyring
+	audit  *auditLog
+}
+
+// auditLog keeps the audit events the server records.
+type auditLog struct {
+	mu     sync.Mutex
+	events []audit.Event
+}
+
+func (a *auditLog) Record(e audit.Event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.events = append(a.events, e)
+}
+
+// of returns the events of a kind.
+func (a *auditLog) of(kind audit.Kind) []audit.Event {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []audit.Event
+	for _, e := range a.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // sessionTable is the UI sessions: token → principal.
@@ -98,18 +126,23 @@ func newRig(t testing.TB) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, db: db, store: ts, acme: acme, ada: ada, beta: beta, bob: bob, sess: &sessionTable{m: map[string]switchboard.Principal{}},
-		agents: agentTable{"agt_a": {"Triage", ada.ID}}}
+		agents: agentTable{"agt_a": {"Triage", ada.ID}}, kr: kr, audit: &auditLog{}}
 	var handler http.Handler
 	r.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { handler.ServeHTTP(w, req) }))
 	t.Cleanup(r.http.Close)
 	r.base = r.http.URL
-	r.srv = New(Options{DB: db, Keyring: kr, PublicURL: r.base, Sessions: r.sess, Agents: r.agents, Logger: slog.New(slog.DiscardHandler)})
+	r.srv = New(Options{DB: db, Keyring: kr, PublicURL: r.base, Sessions: r.sess, Agents: r.agents, Logger: slog.New(slog.DiscardHandler),
+		Accounts: ts, Audit: r.audit})
+	ts.SetPasswordPolicy(r.srv.PasswordsAllowed)
+	ts.SetPasswordCost(4)
 	mux := http.NewServeMux()
 	mux.HandleFunc(ServerMetadataPath, r.srv.ServeMetadata)
 	mux.HandleFunc(AuthorizePath, r.srv.Authorize)
 	mux.HandleFunc(TokenPath, r.srv.Token)
 	mux.HandleFunc(RegistrationPath, r.srv.Register)
 	mux.HandleFunc(RevocationPath, r.srv.Revoke)
+	mux.HandleFunc(SSOStartPath, r.srv.StartSSO)
+	mux.HandleFunc(SSOCallbackPath, r.srv.SSOCallback)
 	handler = mux
 	r.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return r

@@ -12,8 +12,10 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/limits"
+	"github.com/switchboard-hub/switchboard/tenants"
 )
 
 // The authorization server's endpoints, under the deployment's public URL.
@@ -82,6 +84,14 @@ type Options struct {
 	// nil). RegistrationRate is their shape (DefaultRegistrationRate when zero).
 	Registrations    limits.Upstream
 	RegistrationRate limits.Rate
+	// Accounts is the tenants store single sign-on signs people in with; without it
+	// single sign-on is refused.
+	Accounts *tenants.Store
+	// Audit takes the audit events of single sign-on (sign-ins, settings changes).
+	Audit audit.Recorder
+	// OIDCTransport is how the tenants' OpenID providers are reached
+	// (http.DefaultTransport when nil).
+	OIDCTransport http.RoundTripper
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -107,6 +117,7 @@ type Server struct {
 
 	regLimit limits.Upstream
 	regRate  limits.Rate
+	oidc     providers
 }
 
 // New returns a Server.

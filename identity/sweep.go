@@ -13,8 +13,9 @@ const sweepEvery = time.Hour
 // revokes what the code gave.
 const usedCodeKept = 24 * time.Hour
 
-// Sweep deletes codes past their use (a day after they expired) and refresh tokens
-// past their lifetime, used or not; it returns how many rows went. Grants stay: they
+// Sweep deletes codes past their use (a day after they expired), refresh tokens past
+// their lifetime, used or not, and single sign-ons never finished; it returns how many
+// rows went. Grants stay: they
 // are the record of what people allowed.
 func (s *Server) Sweep(ctx context.Context, now time.Time) (int64, error) {
 	codes := s.o.DB.WithContext(ctx).Where("expires_at < ?", now.Add(-usedCodeKept).UTC()).Delete(&code{})
@@ -25,7 +26,11 @@ func (s *Server) Sweep(ctx context.Context, now time.Time) (int64, error) {
 	if tokens.Error != nil {
 		return codes.RowsAffected, fmt.Errorf("sweep refresh tokens: %w", tokens.Error)
 	}
-	return codes.RowsAffected + tokens.RowsAffected, nil
+	logins := s.o.DB.WithContext(ctx).Where("expires_at < ?", now.UTC()).Delete(&ssoLogin{})
+	if logins.Error != nil {
+		return codes.RowsAffected + tokens.RowsAffected, fmt.Errorf("sweep single sign-ons under way: %w", logins.Error)
+	}
+	return codes.RowsAffected + tokens.RowsAffected + logins.RowsAffected, nil
 }
 
 // Run sweeps every hour until ctx ends.

@@ -41,6 +41,7 @@ func all() []migration {
 		{Version: 18, Name: "workflow_webhook_secrets", Up: up0018WorkflowWebhookSecrets},
 		{Version: 19, Name: "key_expiry", Up: up0019KeyExpiry},
 		{Version: 20, Name: "openapi_providers", Up: up0020OpenAPIProviders},
+		{Version: 21, Name: "sso", Up: up0021SSO},
 	}
 }
 

@@ -305,10 +305,20 @@ func findLink(db *gorm.DB, token string) (Invitation, error) {
 
 // UseLink uses a one-time link: it creates the invited user (or finds the user whose
 // password the link sets), sets the password, marks the link used and starts a session,
-// all in one transaction. It returns the session token, once, and the user.
+// all in one transaction. It returns the session token, once, and the user. Where
+// the tenant turned passwords off (SetPasswordPolicy) it refuses with forbidden and
+// leaves the link unused.
 func (s *Store) UseLink(ctx context.Context, token, password string) (string, Session, User, error) {
 	if err := checkPassword(password); err != nil {
 		return "", Session{}, User{}, err
+	}
+	// Where the tenant turned passwords off, the person signs in with single sign-on
+	// instead (which honours a pending invitation); asked outside the transaction, as
+	// the policy reads the database itself.
+	if inv, err := findLink(s.db.WithContext(ctx), token); err == nil {
+		if err := s.passwordsAllowed(ctx, inv.TenantID); err != nil {
+			return "", Session{}, User{}, err
+		}
 	}
 	hash, err := s.hashPassword(password)
 	if err != nil {

@@ -54,7 +54,8 @@ func CSRFToken(sessionToken string) string {
 
 // SignIn checks a user's email and password in the tenant the slug names, and starts a
 // session. It returns the session token, shown this once. Every failure answers the
-// same unauthorized error, whichever part was wrong. Attempts are throttled per
+// same unauthorized error, whichever part was wrong; a tenant whose password policy
+// (SetPasswordPolicy) turned passwords off refuses with forbidden. Attempts are throttled per
 // account and per client address (limits.SourceFrom(ctx)): a refused one answers
 // rate_limited, saying when to try again, without checking the password.
 func (s *Store) SignIn(ctx context.Context, tenantSlug, email, password string) (string, Session, error) {
@@ -64,6 +65,12 @@ func (s *Store) SignIn(ctx context.Context, tenantSlug, email, password string) 
 		if ctx.Err() != nil {
 			return "", Session{}, &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "the sign-in was cancelled", Err: err}
 		}
+		return "", Session{}, err
+	}
+	// A tenant that signs in with its identity provider only refuses every password,
+	// before anything is checked (whether the email exists is not told either).
+	if err := s.passwordsAllowedBySlug(ctx, slug); err != nil {
+		attempt.Abandoned()
 		return "", Session{}, err
 	}
 	var row struct {

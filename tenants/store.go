@@ -44,6 +44,7 @@ type Store struct {
 	wg        sync.WaitGroup // last_used_at updates in flight
 	hooks     revokeHooks
 	feed      events.Bus // set while wiring (SetFeed); nil invalidates this process only
+	passwords PasswordPolicy // set while wiring (SetPasswordPolicy); nil allows passwords everywhere
 }
 
 // NewStore returns a Store on db.

@@ -105,6 +105,7 @@ func rotateKeys(ctx context.Context, cfg config, log *slog.Logger, batch int, st
 	// Every kind of record sealed with the keyring; a package that seals something new
 	// adds its records here.
 	records := append(connections.NewStore(db, kr).SealedRecordsAll(), runs.NewStore(db, kr).SealedRecords(), identity.SealedRecords(db, kr))
+	records = append(records, identity.SSOSealedRecords(db, kr)...)
 	res, err := connections.Rotate(ctx, db, kr, records, connections.RotateOptions{
 		BatchSize: batch,
 		Audit:     writer,
