@@ -47,6 +47,8 @@ type Options struct {
 	OpenAPI OpenAPIProviders
 	// Grants lists and revokes the connected apps (/api/connected-apps).
 	Grants Grants
+	// SSO reads and sets the tenants' single sign-on (/api/sso).
+	SSO SSO
 	// Recorder takes the audit events of tenant, user and key changes.
 	Recorder audit.Recorder
 	// Ready reports whether the hub can serve (the database answers); /readyz calls it.
@@ -139,6 +141,10 @@ func New(o Options) *gin.Engine {
 	a.DELETE("/keys/:id", s.revokeKey)
 
 	a.GET("/audit", s.listAudit)
+
+	a.GET("/sso", s.getSSO)
+	a.PUT("/sso", s.putSSO)
+	a.DELETE("/sso", s.deleteSSO)
 
 	a.GET("/connected-apps", s.listConnectedApps)
 	a.DELETE("/connected-apps/:id", s.revokeConnectedApp)

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/identity"
+	"github.com/switchboard-hub/switchboard/internal/oauthtest"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -90,6 +91,7 @@ type hub struct {
 	github  *fakeGitHub
 	writer  *audit.Writer
 	db      *gorm.DB
+	idp     *oauthtest.OIDC // the victim's identity provider
 }
 
 func newHub(t *testing.T, db *gorm.DB) *hub {
@@ -152,16 +154,24 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = io.WriteString(w, "<!doctype html><title>Switchboard</title>")
 	})
+	// The victim's identity provider, for its single sign-on.
+	h.idp = oauthtest.NewOIDC(t, oauthtest.OIDCOptions{ClientID: "victim-sso-client", ClientSecret: victimSSOSecret, RedirectURI: "https://hub.example.com" + identity.SSOCallbackPath})
+	oauth := identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: log, Accounts: h.tenants, Audit: h.writer})
+	h.tenants.SetPasswordPolicy(oauth.PasswordsAllowed)
 	h.engine = api.New(api.Options{Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
 		Workflows: &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr},
 		Agents:    agentService, RemoteMCP: remote, OpenAPI: tenantAPIs, Recorder: h.writer, Ready: func(context.Context) error { return nil },
-		Grants:    identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: log}),
+		Grants:    oauth,
+		SSO:       oauth,
 		Lister:    adapter,
 		PublicURL: "https://hub.example.com", Logger: log, NoRoute: ui})
 	// Mounted as serve mounts it.
 	mcp := gin.WrapH(adapter)
 	h.engine.Any(mcpadapter.Prefix+":tenant", mcp)
 	h.engine.Any(mcpadapter.Prefix+":tenant/agents/:agent", mcp)
+	h.engine.GET(identity.SSOStartPath, gin.WrapF(oauth.StartSSO))
+	h.engine.POST(identity.SSOStartPath, gin.WrapF(oauth.StartSSO))
+	h.engine.GET(identity.SSOCallbackPath, gin.WrapF(oauth.SSOCallback))
 	h.srv = httptest.NewServer(h.engine)
 	t.Cleanup(h.srv.Close)
 	return h
@@ -187,7 +197,16 @@ func (h *hub) do(key, method, path, body string, header map[string]string) (int,
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	res, err := h.srv.Client().Do(req)
+	// Redirects within the hub are followed; one that leaves it (single sign-on's, to
+	// an identity provider) is the answer.
+	client := *h.srv.Client()
+	client.CheckRedirect = func(next *http.Request, _ []*http.Request) error {
+		if next.URL.Host != req.URL.Host {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	res, err := client.Do(req)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -212,6 +231,9 @@ func (h *hub) want(key, method, path, body string, status int, out any) {
 		}
 	}
 }
+
+// victimSSOSecret is the client secret of the victim's single sign-on.
+const victimSSOSecret = "victim-sso-secret-0123456789"
 
 // fixture is the victim tenant's objects and every kind of foreign principal.
 type fixture struct {
@@ -356,6 +378,7 @@ func (h *hub) seed() *fixture {
 		h.t.Fatal(err)
 	}
 	h.want(f.owner, http.MethodPut, "/api/oauth-apps/github", `{"client_id":"victim-client-id","client_secret":"victim-client-secret"}`, http.StatusOK, nil)
+	h.want(f.owner, http.MethodPut, "/api/sso", `{"issuer":"`+h.idp.Issuer()+`","client_id":"victim-sso-client","client_secret":"`+victimSSOSecret+`","allowed_domains":["victim.test"]}`, http.StatusOK, nil)
 	h.want(f.owner, http.MethodDelete, "/api/users/"+removedID, "", http.StatusNoContent, nil)
 	return f
 }
@@ -363,7 +386,7 @@ func (h *hub) seed() *fixture {
 // markers are what a principal's answers must never hold: the victim's objects, and
 // for another tenant anything of the victim tenant.
 func (f *fixture) markers(kind string) []string {
-	m := []string{victimToken, "victim-client-secret", f.keyID, f.runID, f.wfRunID, f.invitationID, f.agentKeyID, "invited@victim.test", f.grantID}
+	m := []string{victimToken, "victim-client-secret", victimSSOSecret, f.keyID, f.runID, f.wfRunID, f.invitationID, f.agentKeyID, "invited@victim.test", f.grantID}
 	if kind == otherTenant || kind == anonymous || kind == revoked || kind == removed {
 		m = append(m, f.connID, f.agentID, f.ownerID, f.ownerEmail, string(f.victimTenant), f.memberID, "victim-client-id", "victim-octocat", victimAPI)
 	}

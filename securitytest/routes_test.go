@@ -84,6 +84,19 @@ var routes = map[string]route{
 	"PUT /api/oauth-apps/:provider":    {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/oauth-apps/slack", `{"client_id":"attacker-id","client_secret":"attacker-secret"}`)},
 	"DELETE /api/oauth-apps/:provider": {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/oauth-apps/slack", "")},
 
+	"GET /api/sso":    {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso", "")},
+	"PUT /api/sso":    {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso", `{"issuer":"http://127.0.0.1:1","client_id":"attacker-id","client_secret":"attacker-secret","local_passwords_off":true}`)},
+	"DELETE /api/sso": {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso", "")},
+	// Single sign-on's browser routes are public: starting one for the victim's
+	// workspace sends the browser to its provider; a forged callback signs nobody in.
+	"GET /signin/sso": {mode: public, request: func(f *fixture) (string, string) {
+		return "/signin/sso?workspace=" + f.victimSlug, ""
+	}},
+	"POST /signin/sso": {mode: public, request: func(f *fixture) (string, string) {
+		return "/signin/sso?workspace=" + f.victimSlug, ""
+	}},
+	"GET /signin/sso/callback": {mode: public, request: fixed("/signin/sso/callback?state=forged-state-0123456789&code=forged", "")},
+
 	"GET /api/tenant":   {mode: ownScope, request: fixed("/api/tenant", "")},
 	"GET /api/tenants":  {mode: onVictim, request: fixed("/api/tenants", "")},
 	"POST /api/tenants": {mode: onVictim, request: fixed("/api/tenants", `{"slug":"probe-co","name":"Probe","owner_email":"probe@probe.test"}`)},
@@ -312,6 +325,15 @@ func restForeignPrincipals(t *testing.T, h *hub) {
 	h.want(f.owner, http.MethodGet, "/api/invitations", "", http.StatusOK, &inv)
 	if len(inv.Invitations) != 1 || inv.Invitations[0].ID != f.invitationID {
 		t.Errorf("the victim's invitations after the probes: %+v", inv.Invitations)
+	}
+	var sso struct {
+		Issuer            string `json:"issuer"`
+		ClientID          string `json:"client_id"`
+		LocalPasswordsOff bool   `json:"local_passwords_off"`
+	}
+	h.want(f.owner, http.MethodGet, "/api/sso", "", http.StatusOK, &sso)
+	if sso.Issuer != h.idp.Issuer() || sso.ClientID != "victim-sso-client" || sso.LocalPasswordsOff {
+		t.Errorf("the victim's single sign-on after the probes: %+v", sso)
 	}
 	if got := h.github.victimRequests(); got != upstreamBefore {
 		t.Errorf("foreign principals made %d upstream requests with the victim's token", got-upstreamBefore)

@@ -43,7 +43,7 @@ type Store struct {
 	dummy     []byte
 	wg        sync.WaitGroup // last_used_at updates in flight
 	hooks     revokeHooks
-	feed      events.Bus // set while wiring (SetFeed); nil invalidates this process only
+	feed      events.Bus     // set while wiring (SetFeed); nil invalidates this process only
 	passwords PasswordPolicy // set while wiring (SetPasswordPolicy); nil allows passwords everywhere
 }
 

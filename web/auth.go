@@ -99,15 +99,44 @@ func safeNext(next string) string {
 	return next
 }
 
+// signInPage shows the sign-in form for the workspace the query names (workspace;
+// the deployment's first one otherwise): with its single sign-on button when it has
+// one, and without the password form when it turned passwords off. A company links
+// its people to /signin?workspace=SLUG.
 func (h *handler) signInPage(w http.ResponseWriter, r *http.Request) {
 	if _, _, ok := h.session(r); ok {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return
 	}
-	h.render(w, r, http.StatusOK, pageData{
+	d := pageData{
 		Title: "Sign in", Page: "signin", CSRF: h.formToken(w, r), Next: safeNext(r.URL.Query().Get("next")),
 		Tenant: h.DefaultTenant, DefaultTenant: h.DefaultTenant,
-	})
+	}
+	if ws := strings.TrimSpace(r.URL.Query().Get("workspace")); ws != "" && len(ws) <= 64 {
+		d.Tenant = ws
+	}
+	h.signInMethods(r, &d)
+	h.render(w, r, http.StatusOK, d)
+}
+
+// signInMethods fills the page's single sign-on fields for d.Tenant.
+func (h *handler) signInMethods(r *http.Request, d *pageData) {
+	if h.SSO == nil {
+		return
+	}
+	d.SSOFinder = true
+	if d.Tenant == "" {
+		return
+	}
+	sso, passwords, err := h.SSO.SignInMethods(r.Context(), d.Tenant)
+	if err != nil {
+		h.log.ErrorContext(r.Context(), "read sign-in methods", "err", err)
+		return
+	}
+	if sso {
+		d.SSOURL = "/signin/sso?" + url.Values{"workspace": {d.Tenant}, "next": {d.Next}}.Encode()
+		d.PasswordsOff = !passwords
+	}
 }
 
 func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
@@ -142,6 +171,10 @@ func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
 			if e.RetryAfter > 0 {
 				w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
 			}
+		case switchboard.CodeForbidden:
+			// The workspace signs in with single sign-on only: the page shows its button.
+			d.Error = sentence(e.Message)
+			h.signInMethods(r, &d)
 		default:
 			d.Error = "The workspace, email or password is wrong. Check them and try again, or ask an admin for a new invitation link."
 		}

@@ -45,6 +45,12 @@ type Accounts interface {
 	UseLink(ctx context.Context, linkToken, password string) (string, error)
 }
 
+// SignInMethods says how a workspace signs in: with single sign-on (its identity
+// provider, started at /signin/sso), with a password, or both.
+type SignInMethods interface {
+	SignInMethods(ctx context.Context, tenantSlug string) (sso, passwords bool, err error)
+}
+
 // Link is what a one-time link is for.
 type Link struct {
 	TenantSlug string
@@ -67,6 +73,9 @@ type Options struct {
 	SessionLifetime time.Duration
 	// MinPasswordLength is the store's shortest password, for the form's hint.
 	MinPasswordLength int
+	// SSO says which workspaces sign in with single sign-on, for the sign-in page's
+	// button (identity.Server); nil: passwords only.
+	SSO SignInMethods
 	// Approvals serves the approval pages of runs that wait for a person's
 	// confirmation, and the list of them in Activity; nil leaves both out.
 	Approvals Approvals
@@ -190,6 +199,12 @@ type pageData struct {
 	Link          Link
 	MinPassword   int
 	DefaultTenant string
+	// Single sign-on on the sign-in page: SSOURL starts it for Tenant (empty when
+	// Tenant has none), PasswordsOff hides the password form, SSOFinder offers to look
+	// a workspace's single sign-on up.
+	SSOURL       string
+	PasswordsOff bool
+	SSOFinder    bool
 }
 
 // render writes a page with the headers every page carries.

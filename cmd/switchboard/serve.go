@@ -187,7 +187,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// Switchboard is the OAuth authorization server of its own MCP URLs.
 	oauth := identity.New(identity.Options{DB: db, Keyring: keyring, PublicURL: publicURL, Sessions: webAccounts{store: tenantStore},
 		Agents: grantAgents{agents: agentService}, Fetch: guard.Transport(), Logger: log,
-		Registrations: shared.upstream}) // client registrations per address, shared by the fleet with Redis
+		Registrations: shared.upstream, // client registrations per address, shared by the fleet with Redis
+		// Single sign-on for people: tenants' identity providers are reached through
+		// the SSRF guard, like remote MCP servers.
+		Accounts: tenantStore, Audit: auditWriter, OIDCTransport: guard.Transport()})
+	// A tenant that signs in with its identity provider only refuses passwords.
+	tenantStore.SetPasswordPolicy(oauth.PasswordsAllowed)
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools
 	adapter = mcpadapter.New(mcpadapter.Options{
@@ -241,7 +246,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	page, err := web.Handler(web.Options{
 		PublicURL: publicURL, DefaultTenant: tenant.Slug, Version: version(), Accounts: webAccounts{store: tenantStore},
 		SessionLifetime: tenants.SessionLifetime, MinPasswordLength: tenants.MinPasswordLength, Logger: log,
-		Approvals: webApprovals{runs: runExec},
+		Approvals: webApprovals{runs: runExec}, SSO: oauth,
 	})
 	if err != nil {
 		return err
@@ -259,6 +264,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		RemoteMCP:   remote,
 		OpenAPI:     tenantAPIs,
 		Grants:      oauth,
+		SSO:         oauth,
 		Recorder:    auditWriter,
 		Ready: func(ctx context.Context) error {
 			if rtr.Draining() { // out of the load balancer from the first moment of a shutdown
@@ -286,6 +292,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	engine.Any(identity.TokenPath, gin.WrapF(oauth.Token))
 	engine.Any(identity.RegistrationPath, gin.WrapF(oauth.Register))
 	engine.Any(identity.RevocationPath, gin.WrapF(oauth.Revoke))
+	engine.GET(identity.SSOStartPath, gin.WrapF(oauth.StartSSO))
+	engine.POST(identity.SSOStartPath, gin.WrapF(oauth.StartSSO))
+	engine.GET(identity.SSOCallbackPath, gin.WrapF(oauth.SSOCallback))
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
