@@ -81,3 +81,32 @@ func TestSignInPageSingleSignOn(t *testing.T) {
 		t.Errorf("a password to a workspace without passwords: %d\n%s", res.StatusCode, body)
 	}
 }
+
+// TestSettingsSingleSignOnSection: Settings has the single sign-on section, with its
+// script, for the workspace's admins only.
+func TestSettingsSingleSignOnSection(t *testing.T) {
+	t.Parallel()
+	srv, acc := newServer(t, "https://hub.example.com")
+	admin := acc.session(t)
+	acc.mu.Lock()
+	acc.sessions["sbs_member"] = switchboard.Principal{TenantID: "ten_acme", TenantSlug: "acme", Kind: switchboard.PrincipalUser, UserID: "usr_m", Role: switchboard.RoleMember}
+	acc.mu.Unlock()
+	c := client(nil)
+	for _, tc := range []struct {
+		session string
+		want    bool
+	}{{admin, true}, {"sbs_member", false}} {
+		res, body := do(t, c, http.MethodGet, srv.URL+"/settings", nil, &http.Cookie{Name: "switchboard_session", Value: tc.session})
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /settings: %d", res.StatusCode)
+		}
+		has := strings.Contains(body, `id="sso-form"`) && strings.Contains(body, `<script src="/static/sso.js?v=`)
+		if has != tc.want {
+			t.Errorf("session %s: single sign-on section %v, want %v", tc.session, has, tc.want)
+		}
+	}
+	res, body := do(t, c, http.MethodGet, srv.URL+"/static/sso.js", nil)
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "/api/sso") {
+		t.Errorf("GET /static/sso.js: %d", res.StatusCode)
+	}
+}

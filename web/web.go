@@ -137,7 +137,11 @@ func Handler(o Options) (http.Handler, error) {
 		if _, ok := h.pages[name]; ok {
 			continue
 		}
-		t, err := template.New("layout.html").ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		files := []string{"templates/layout.html", "templates/" + name + ".html"}
+		if name == "settings" {
+			files = append(files, "templates/sso.html") // its single sign-on section
+		}
+		t, err := template.New("layout.html").ParseFS(templateFS, files...)
 		if err != nil {
 			return nil, fmt.Errorf("parse web template %s: %w", name, err)
 		}
@@ -184,8 +188,9 @@ type pageData struct {
 	// Pending are the confirmations waiting for the signed-in person (Activity).
 	Pending []Approval
 	// StyleURL and ScriptURL link the stylesheet and the script by content hash;
-	// PageScriptURL a script of the page's own, loaded after app.js, when it has one.
-	StyleURL, ScriptURL, PageScriptURL string
+	// PageScriptURL a script of the page's own, loaded after app.js, when it has one;
+	// SSOScriptURL the script of Settings' single sign-on section.
+	StyleURL, ScriptURL, PageScriptURL, SSOScriptURL string
 	// TenantMCPURL is the signed-in tenant's MCP URL.
 	TenantMCPURL string
 	// UserEmail is the signed-in person's email, shown in the header.
@@ -211,7 +216,7 @@ type pageData struct {
 func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, d pageData) {
 	d.PublicURL = h.PublicURL
 	d.Version = h.Version
-	d.StyleURL, d.ScriptURL = h.assets.URL("style.css"), h.assets.URL("app.js")
+	d.StyleURL, d.ScriptURL, d.SSOScriptURL = h.assets.URL("style.css"), h.assets.URL("app.js"), h.assets.URL("sso.js")
 	if js, ok := pageScripts[d.Page]; ok && d.SignedIn {
 		d.PageScriptURL = h.assets.URL(js)
 	}
