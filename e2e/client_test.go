@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,10 +88,17 @@ func ensureClientPackages(t *testing.T) {
 	ensurePackages(t, clientDir(t))
 }
 
+// npmInstalls serialises ensurePackages: parallel tests share a directory (TestConformance
+// and TestConformanceAuthorizationServer share e2e/conformance), and npm ci deletes
+// node_modules before it installs.
+var npmInstalls sync.Mutex
+
 // ensurePackages runs `npm ci` in dir when its node_modules is missing or does not hold
 // exactly the versions its package-lock.json pins.
 func ensurePackages(t *testing.T, dir string) {
 	t.Helper()
+	npmInstalls.Lock()
+	defer npmInstalls.Unlock()
 	why, err := packagesStale(dir)
 	if err != nil {
 		t.Fatalf("check %s/node_modules: %v", dir, err)
