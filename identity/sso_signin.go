@@ -296,7 +296,9 @@ func (s *Server) SSOCallback(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusBadGateway, "your identity provider answered without an ID token (is it an OpenID Connect provider?).", "")
 		return
 	}
-	idt, err := p.VerifierContext(s.oidcContext(context.WithoutCancel(ctx)), &oidc.Config{ClientID: c2.ClientID, Now: s.now}).Verify(ctx, raw)
+	// The provider's key set (cached with it, fetched again for a key id it has not
+	// seen) checks the signature; the config the audience, and the expiry on our clock.
+	idt, err := p.Verifier(&oidc.Config{ClientID: c2.ClientID, Now: s.now}).Verify(ctx, raw)
 	if err != nil {
 		refuse(http.StatusForbidden, "the ID token from your identity provider is not valid here: "+truncate(strings.TrimPrefix(err.Error(), "oidc: "), 200)+".", "")
 		return
