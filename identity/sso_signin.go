@@ -141,9 +141,12 @@ func (s *Server) StartSSO(w http.ResponseWriter, r *http.Request) {
 		s.renderSSOError(w, r, http.StatusBadRequest, "", "Enter your workspace's name on the sign-in page, then choose Continue with single sign-on.")
 		return
 	}
+	// An unknown workspace answers like one without single sign-on: the page does not
+	// tell which workspaces exist.
+	noSSO := fmt.Sprintf("Workspace %q has no single sign-on. Check its name, sign in with your password, or ask an admin to set single sign-on up in Settings.", slug)
 	t, err := s.o.Accounts.TenantBySlug(ctx, slug)
 	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-		s.renderSSOError(w, r, http.StatusNotFound, "", fmt.Sprintf("There is no workspace %q. Check its name on the sign-in page.", slug))
+		s.renderSSOError(w, r, http.StatusNotFound, "", noSSO)
 		return
 	}
 	if err != nil {
@@ -152,11 +155,11 @@ func (s *Server) StartSSO(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := s.ssoConfigOf(ctx, t.ID)
 	if err != nil {
-		s.ssoInternal(w, r, slug, "read single sign-on", err)
+		s.ssoInternal(w, r, "", "read single sign-on", err)
 		return
 	}
 	if c == nil {
-		s.renderSSOError(w, r, http.StatusNotFound, slug, fmt.Sprintf("Workspace %s has no single sign-on. Sign in with your password, or ask an admin to set it up in Settings.", slug))
+		s.renderSSOError(w, r, http.StatusNotFound, "", noSSO)
 		return
 	}
 	p, err := s.discover(ctx, c.Issuer)

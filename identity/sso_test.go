@@ -441,9 +441,15 @@ func TestSSOSettings(t *testing.T) {
 	if d := r.audit.of(audit.KindSSODeleted); len(d) != 1 {
 		t.Errorf("sso_deleted events: %+v", d)
 	}
+	// A workspace without single sign-on and one that does not exist answer alike.
 	b := newBrowser(t)
-	if res, body := b.get(r.base + SSOStartPath + "?workspace=acme"); res.StatusCode != http.StatusNotFound || !strings.Contains(body, "has no single sign-on") {
-		t.Errorf("start after removal: %d %s", res.StatusCode, body)
+	res, acmeBody := b.get(r.base + SSOStartPath + "?workspace=acme")
+	if res.StatusCode != http.StatusNotFound || !strings.Contains(acmeBody, "has no single sign-on") {
+		t.Errorf("start after removal: %d %s", res.StatusCode, acmeBody)
+	}
+	res, noneBody := b.get(r.base + SSOStartPath + "?workspace=acme-not")
+	if res.StatusCode != http.StatusNotFound || strings.ReplaceAll(noneBody, "acme-not", "acme") != acmeBody {
+		t.Errorf("start for a workspace that does not exist: %d %s\nwant the page of one without single sign-on:\n%s", res.StatusCode, noneBody, acmeBody)
 	}
 }
 
