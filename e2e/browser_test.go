@@ -147,7 +147,9 @@ func TestBrowser(t *testing.T) {
 	}
 
 	shots := filepath.Join(dir, "screenshots")
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	// Generous: CI runs it with the race detector on a loaded machine, and the run
+	// covers every page, the Workflows section's included.
+	ctx, cancel := context.WithTimeout(t.Context(), 7*time.Minute)
 	defer cancel()
 	cmd := testproc.Command(ctx, "node", filepath.Join(dir, "run.mjs"))
 	cmd.Dir = dir

@@ -84,6 +84,12 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
   await shot(page, '10-workflow-saved');
 
   step('workflows: run it against the fake GitHub and follow its run page');
+  await page.fill('#wf-params', '{"number": "seven"}');
+  await page.click('#wf-run');
+  await page.waitForSelector('#wf-params[aria-invalid=true]');
+  const refusedRun = await page.textContent('#wf-summary');
+  check(refusedRun.includes('parameters.number') && page.url() === `${BASE}/workflows/triage_issue`, `a run with a bad parameter said ${JSON.stringify(refusedRun)} at ${page.url()}`);
+  await page.fill('#wf-params', '{"number": 1347}');
   await page.click('#wf-run');
   await page.waitForURL(/\/workflow-runs\//);
   out.run_id = page.url().split('/').pop();

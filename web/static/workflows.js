@@ -57,6 +57,7 @@ outputs:
   async function editorPage(name) {
     const text = $('#wf-definition');
     const paramsBox = $('#wf-params');
+    paramsBox.addEventListener('input', () => paramsBox.removeAttribute('aria-invalid'));
     let saved = null; // the workflow as last saved
     let outline = [];
     if (name) {
@@ -153,12 +154,13 @@ outputs:
         return;
       }
       summary(`${what} failed: ${describe(err)}`, true);
+      // Parameters that do not fit the workflow's schema are the run's, not the definition's.
+      if (err && /^parameters\b/.test(err.field || '')) { paramsBox.setAttribute('aria-invalid', 'true'); paramsBox.focus(); }
     }
     function params() {
       try {
         const v = JSON.parse(paramsBox.value.trim() || '{}');
         if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
-        paramsBox.removeAttribute('aria-invalid');
         return v;
       } catch (err) {
         paramsBox.setAttribute('aria-invalid', 'true');
