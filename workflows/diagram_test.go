@@ -170,3 +170,22 @@ func TestDiagramLayOutUncrossesEdges(t *testing.T) {
 		t.Errorf("placed %v, want %v (each child under its parent)", got, want)
 	}
 }
+
+// BenchmarkDiagram lays out and draws the largest workflow a save accepts: MaxSteps
+// steps, each needing the two before it.
+func BenchmarkDiagram(b *testing.B) {
+	def := &Definition{Name: "big"}
+	for i := range MaxSteps {
+		s := Step{Name: fmt.Sprintf("step_%d", i), Tool: "github_get_issue"}
+		for j := max(0, i-2); j < i; j++ {
+			s.Needs = append(s.Needs, fmt.Sprintf("step_%d", j))
+		}
+		def.Steps = append(def.Steps, s)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(Diagram(def, nil)) == 0 {
+			b.Fatal("empty diagram")
+		}
+	}
+}
