@@ -192,14 +192,15 @@ func (a *Admission) enqueue(t *tenantQueue) {
 	}
 }
 
-// dispatch hands free places out one tenant at a time in turn; within a tenant, to its
-// calls back from their upstream first, then to its new ones. a.mu is held.
+// dispatch hands free places out one at a time to the waiting tenant that holds the
+// fewest places, tenants holding as few taking turns; within a tenant, to its calls
+// back from their upstream first, then to its new ones. So a tenant with a call or two
+// gets the next place beside one holding many, and its call runs beside as little of
+// the other's work as the bound allows. a.mu is held.
 func (a *Admission) dispatch() {
 	for a.running < a.opts.MaxInFlight && len(a.ring) > 0 {
-		if a.next >= len(a.ring) {
-			a.next = 0
-		}
-		t := a.ring[a.next]
+		i := a.lightest()
+		t := a.ring[i]
 		var w *waiter
 		if len(t.resumes) > 0 {
 			w, t.resumes = t.resumes[0], t.resumes[1:]
@@ -209,12 +210,28 @@ func (a *Admission) dispatch() {
 			a.waiting--
 		}
 		a.grant(t.id, w)
+		a.next = i + 1
 		if len(t.resumes)+len(t.waiters) == 0 {
-			a.forget(t) // the ring shrinks at a.next: the next tenant moves into it
-			continue
+			a.next = i
+			a.forget(t) // the ring shrinks at i: the next tenant moves into it
 		}
-		a.next++
 	}
+}
+
+// lightest is the index in the ring of the tenant holding the fewest places, the
+// first such from a.next on. a.mu is held.
+func (a *Admission) lightest() int {
+	if a.next >= len(a.ring) {
+		a.next = 0
+	}
+	best, fewest := a.next, -1
+	for k := range len(a.ring) {
+		i := (a.next + k) % len(a.ring)
+		if n := a.held[a.ring[i].id]; fewest < 0 || n < fewest {
+			best, fewest = i, n
+		}
+	}
+	return best
 }
 
 func (a *Admission) grant(tenant switchboard.TenantID, w *waiter) {
@@ -240,8 +257,10 @@ func (a *Admission) give(tenant switchboard.TenantID) {
 // tenant's share of the node while other tenants have calls in it: each of n busy
 // tenants may hold or wait for 2×MaxInFlight/n places (at least one), so a tenant
 // flooding a busy node is refused at once, for the price of its headers, instead of
-// lengthening every other tenant's wait. Alone on the node, a tenant is bound by its
-// queue only. a.mu is held.
+// lengthening every other tenant's wait. A tenant over its share is refused only if no
+// other holds or waits for more places than it: a tenant lighter than its neighbour
+// waits its turn (its bursts are not refused because the neighbour's flood fills the
+// node). Alone on the node, a tenant is bound by its queue only. a.mu is held.
 func (a *Admission) overShare(t *tenantQueue) bool {
 	busy := len(a.held)
 	for id, q := range a.tenants {
@@ -255,7 +274,29 @@ func (a *Admission) overShare(t *tenantQueue) bool {
 	if busy < 2 {
 		return false
 	}
-	return a.held[t.id]+len(t.waiters) >= max(1, 2*a.opts.MaxInFlight/busy)
+	mine := a.held[t.id] + len(t.waiters)
+	if mine < max(1, 2*a.opts.MaxInFlight/busy) {
+		return false
+	}
+	for id, n := range a.held {
+		if id != t.id && n+a.queued(id) > mine {
+			return false
+		}
+	}
+	for id, q := range a.tenants {
+		if _, holds := a.held[id]; !holds && id != t.id && len(q.waiters)+len(q.resumes) > mine {
+			return false
+		}
+	}
+	return true
+}
+
+// queued is how many calls of the tenant wait for a place. a.mu is held.
+func (a *Admission) queued(tenant switchboard.TenantID) int {
+	if q := a.tenants[tenant]; q != nil {
+		return len(q.waiters) + len(q.resumes)
+	}
+	return 0
 }
 
 // forget drops a tenant that has no calls waiting from the ring and the map.

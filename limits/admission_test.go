@@ -275,3 +275,96 @@ func TestAdmissionSharesABusyNode(t *testing.T) {
 	testwait.Recv(t, quiet, "the quiet tenant's call to get the place")
 	noisy[1].Release()
 }
+
+// TestAdmissionServesTheLightestTenantFirst: a freed place goes to the waiting tenant
+// holding the fewest places, even when it is another's turn, so a tenant with one call
+// does not wait behind a neighbour that already holds the rest of the node.
+func TestAdmissionServesTheLightestTenantFirst(t *testing.T) {
+	t.Parallel()
+	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 3, MaxWait: time.Hour})
+	var noisy []*limits.Slot
+	for range 3 {
+		s, err := a.Admit(context.Background(), "ten_noisy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		noisy = append(noisy, s)
+	}
+	next := slotReady(admitted(a, "ten_noisy")) // waiting first, alone on the node
+	waitFor(t, a, 1)
+	quiet := slotReady(admitted(a, "ten_quiet"))
+	waitFor(t, a, 2)
+
+	noisy[0].Release() // the noisy tenant still holds two places, the quiet one none
+	if got := firstOf(t, map[string]<-chan struct{}{"noisy": next, "quiet": quiet}); got != "quiet" {
+		t.Fatalf("the freed place went to the %s tenant; want the quiet one, holding none", got)
+	}
+	noisy[1].Release()
+	testwait.Recv(t, next, "the noisy tenant's waiting call to get the next place")
+}
+
+// TestAdmissionQueuesALighterTenantOverItsShare: beside a tenant flooding the node, a
+// burst of another tenant's calls over its share waits its turn when the flooding
+// tenant holds or waits for more places; the flooding tenant's next call is refused.
+func TestAdmissionQueuesALighterTenantOverItsShare(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 8)
+	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 2, MaxWait: time.Hour, Refused: func(scope, reason string) { counts <- scope + "/" + reason }})
+	var noisy []*limits.Slot
+	for range 2 {
+		s, err := a.Admit(context.Background(), "ten_noisy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		noisy = append(noisy, s)
+	}
+	// Alone, the noisy tenant queues three more calls: it holds or waits for five.
+	var noisyWaiting []<-chan struct{}
+	for i := range 3 {
+		noisyWaiting = append(noisyWaiting, releasedOnce(admitted(a, "ten_noisy")))
+		waitFor(t, a, i+1)
+	}
+	// Two busy tenants, a share of two each: the quiet tenant's burst of three waits.
+	var quiet []<-chan struct{}
+	for i := range 3 {
+		ch := admitted(a, "ten_quiet")
+		waitFor(t, a, 4+i)
+		quiet = append(quiet, releasedOnce(ch))
+	}
+	_, err := a.Admit(context.Background(), "ten_noisy")
+	var e *switchboard.Error
+	if !errors.As(err, &e) || e.Code != switchboard.CodeRateLimited {
+		t.Fatalf("the noisy tenant's next call: %v, want rate_limited", err)
+	}
+	if got := testwait.Recv(t, counts, "the refusal to be counted"); got != "tenant/over_share" {
+		t.Errorf("counted %q, want tenant/over_share", got)
+	}
+	select {
+	case got := <-counts:
+		t.Errorf("a quiet call was refused (%s); want the quiet tenant's burst to wait", got)
+	default:
+	}
+	// Every waiting call gets its place as places free.
+	for _, s := range noisy {
+		s.Release()
+	}
+	for i, ch := range quiet {
+		testwait.Recv(t, ch, fmt.Sprintf("quiet call %d to get a place", i))
+	}
+	for i, ch := range noisyWaiting {
+		testwait.Recv(t, ch, fmt.Sprintf("waiting noisy call %d to get a place", i))
+	}
+}
+
+// releasedOnce is closed once the admitted call has its slot, which it then releases
+// (never closed on a refusal).
+func releasedOnce(ch chan any) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		if s, ok := (<-ch).(*limits.Slot); ok {
+			s.Release()
+			close(done)
+		}
+	}()
+	return done
+}
