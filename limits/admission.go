@@ -257,10 +257,11 @@ func (a *Admission) give(tenant switchboard.TenantID) {
 // tenant's share of the node while other tenants have calls in it: each of n busy
 // tenants may hold or wait for 2×MaxInFlight/n places (at least one), so a tenant
 // flooding a busy node is refused at once, for the price of its headers, instead of
-// lengthening every other tenant's wait. A tenant over its share is refused only if no
-// other holds or waits for more places than it: a tenant lighter than its neighbour
-// waits its turn (its bursts are not refused because the neighbour's flood fills the
-// node). Alone on the node, a tenant is bound by its queue only. a.mu is held.
+// lengthening every other tenant's wait. A tenant over its share is refused only if it
+// holds or waits for more places than every other: a tenant no heavier than its
+// neighbour waits its turn (its bursts are not refused because the neighbour's flood
+// fills the node, and the fewest-held-first turns serve it soon); tenants flooding
+// alike are bound by their queues and MaxWait, as a tenant alone is. a.mu is held.
 func (a *Admission) overShare(t *tenantQueue) bool {
 	busy := len(a.held)
 	for id, q := range a.tenants {
@@ -279,12 +280,12 @@ func (a *Admission) overShare(t *tenantQueue) bool {
 		return false
 	}
 	for id, n := range a.held {
-		if id != t.id && n+a.queued(id) > mine {
+		if id != t.id && n+a.queued(id) >= mine {
 			return false
 		}
 	}
 	for id, q := range a.tenants {
-		if _, holds := a.held[id]; !holds && id != t.id && len(q.waiters)+len(q.resumes) > mine {
+		if _, holds := a.held[id]; !holds && id != t.id && len(q.waiters)+len(q.resumes) >= mine {
 			return false
 		}
 	}

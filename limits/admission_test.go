@@ -304,8 +304,9 @@ func TestAdmissionServesTheLightestTenantFirst(t *testing.T) {
 }
 
 // TestAdmissionQueuesALighterTenantOverItsShare: beside a tenant flooding the node, a
-// burst of another tenant's calls over its share waits its turn when the flooding
-// tenant holds or waits for more places; the flooding tenant's next call is refused.
+// burst of another tenant's calls over its share waits its turn as long as the flooding
+// tenant holds or waits for as many places or more; the flooding tenant's next call,
+// heavier than the other's, is refused.
 func TestAdmissionQueuesALighterTenantOverItsShare(t *testing.T) {
 	t.Parallel()
 	counts := make(chan string, 8)
@@ -338,6 +339,13 @@ func TestAdmissionQueuesALighterTenantOverItsShare(t *testing.T) {
 	}
 	if got := testwait.Recv(t, counts, "the refusal to be counted"); got != "tenant/over_share" {
 		t.Errorf("counted %q, want tenant/over_share", got)
+	}
+	// Three more quiet calls, the last one holding or waiting for as many as the noisy
+	// tenant: no heavier than its neighbour, the quiet tenant still waits its turn.
+	for i := range 3 {
+		ch := admitted(a, "ten_quiet")
+		waitFor(t, a, 7+i)
+		quiet = append(quiet, releasedOnce(ch))
 	}
 	select {
 	case got := <-counts:
