@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,11 +18,16 @@ import (
 
 // The overload benchmarks run the hub in a process of its own (this test binary run
 // again with envHub set), so that what they measure is the hub: the closed-loop
-// callers and the fake upstream stay in the benchmark's process, as an agent and
-// GitHub are elsewhere, and the hub's CPU time is read from its own process.
+// callers stay in the benchmark's process and the fake upstream runs in a third (with
+// envUpstream set), as an agent and GitHub are elsewhere, and the hub's CPU time is
+// read from its own process.
 const (
 	envHub        = "SWITCHBOARD_BENCH_HUB"         // the fake upstream's URL
+	envUpstream   = "SWITCHBOARD_BENCH_UPSTREAM"    // set: serve the fake upstream
 	envHubTenants = "SWITCHBOARD_BENCH_HUB_TENANTS" // slugs of more tenants to make, comma-separated
+	// envHubCPUProfile, set when the benchmark runs, is where the hub's process writes
+	// its CPU profile.
+	envHubCPUProfile = "SWITCHBOARD_BENCH_HUB_CPUPROFILE"
 )
 
 // hubProcess is the hub's process, and one hub per tenant as its callers see it.
@@ -30,19 +36,59 @@ type hubProcess struct {
 	tenants map[string]*hub // by slug; "" is the first tenant
 }
 
-// startHubProcess starts the hub's process with a fake GitHub in this one, and
-// returns once it serves the first tenant and the others named.
+// startHubProcess starts the hub's process, with a fake GitHub in a process of its own
+// (so its answers do not wait behind the callers' goroutines in this one), and returns
+// once the hub serves the first tenant and the others named.
 func startHubProcess(b *testing.B, others ...string) *hubProcess {
 	b.Helper()
-	upstream := fakeGitHub()
-	b.Cleanup(upstream.Close)
+	_, lines := startChild(b, envUpstream+"=1")
+	upstream := ""
+	for line := range lines {
+		if u, ok := strings.CutPrefix(line, "upstream "); ok {
+			upstream = u
+			break
+		}
+		b.Fatalf("the upstream process said %q", line)
+	}
+	if upstream == "" {
+		b.Fatal("the upstream process ended before it was ready")
+	}
+	pid, lines := startChild(b, envHub+"="+upstream, envHubTenants+"="+strings.Join(others, ","))
+	p := &hubProcess{pid: pid, tenants: map[string]*hub{}}
+	for line := range lines {
+		if line == "ready" {
+			if len(p.tenants) != 1+len(others) {
+				b.Fatalf("the hub process serves %d tenants, want %d", len(p.tenants), 1+len(others))
+			}
+			return p
+		}
+		f := strings.Fields(line)
+		if len(f) != 4 || f[0] != "tenant" {
+			b.Fatalf("the hub process said %q", line)
+		}
+		slug := f[1]
+		if slug == "-" {
+			slug = ""
+		}
+		p.tenants[slug] = &hub{mcpURL: f[2], key: f[3], base: strings.SplitN(f[2], "/mcp/", 2)[0],
+			client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, MaxIdleConns: 4096}}}
+	}
+	b.Fatal("the hub process ended before it was ready")
+	return nil
+}
+
+// startChild runs this test binary again with env added, ended when the benchmark is
+// (its stdin closes, then it is killed if it has not ended within a minute), and returns
+// its pid and the lines it prints; the lines stop after 5 minutes without one.
+func startChild(b *testing.B, env ...string) (int, <-chan string) {
+	b.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := testproc.Command(ctx, exe, "-test.run=^$", "-test.bench=^$", "-test.benchtime=1x")
-	cmd.Env = append(os.Environ(), envHub+"="+upstream.URL, envHubTenants+"="+strings.Join(others, ","))
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -56,56 +102,62 @@ func startHubProcess(b *testing.B, others ...string) *hubProcess {
 		cancel()
 		b.Fatal(err)
 	}
-	p := &hubProcess{pid: cmd.Process.Pid, tenants: map[string]*hub{}}
-	done := make(chan error, 1)
+	done := make(chan struct{})
 	b.Cleanup(func() {
-		_ = stdin.Close() // the hub ends when its stdin closes
+		_ = stdin.Close() // the child ends when its stdin closes
 		select {
 		case <-done:
 		case <-time.After(time.Minute):
 		}
 		cancel()
 	})
-	lines := make(chan string)
+	raw := make(chan string)
 	go func() {
+		defer close(done)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			lines <- sc.Text()
+			raw <- sc.Text()
 		}
-		close(lines)
-		done <- cmd.Wait()
+		close(raw)
+		_ = cmd.Wait()
 	}()
-	timeout := time.After(5 * time.Minute)
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				b.Fatal("the hub process ended before it was ready")
-			}
-			if line == "ready" {
-				if len(p.tenants) != 1+len(others) {
-					b.Fatalf("the hub process serves %d tenants, want %d", len(p.tenants), 1+len(others))
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		for {
+			select {
+			case line, ok := <-raw:
+				if !ok {
+					return
 				}
+				select {
+				case lines <- line:
+				case <-time.After(5 * time.Minute): // no one reads any more
+					for range raw {
+					}
+					return
+				}
+			case <-time.After(5 * time.Minute):
+				fmt.Fprintln(os.Stderr, "child process: no line for 5 minutes")
 				go func() {
-					for range lines { // anything more it prints
+					for range raw {
 					}
 				}()
-				return p
+				return
 			}
-			f := strings.Fields(line)
-			if len(f) != 4 || f[0] != "tenant" {
-				b.Fatalf("the hub process said %q", line)
-			}
-			slug := f[1]
-			if slug == "-" {
-				slug = ""
-			}
-			p.tenants[slug] = &hub{mcpURL: f[2], key: f[3], base: strings.SplitN(f[2], "/mcp/", 2)[0],
-				client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, MaxIdleConns: 4096}}}
-		case <-timeout:
-			b.Fatal("the hub process was not ready within 5 minutes")
 		}
-	}
+	}()
+	return cmd.Process.Pid, lines
+}
+
+// serveUpstream is the fake GitHub's process: it prints "upstream URL" and serves
+// until its stdin closes.
+func serveUpstream() int {
+	srv := fakeGitHub()
+	defer srv.Close()
+	fmt.Printf("upstream %s\n", srv.URL)
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	return 0
 }
 
 // cpu is the CPU time (user and system) the hub's process has used so far, from
@@ -135,6 +187,18 @@ func (p *hubProcess) cpu(b *testing.B) time.Duration {
 func serveHub() int {
 	debug.SetGCPercent(200) // as `switchboard serve` runs when GOGC is not set
 	code := 0
+	if path := os.Getenv(envHubCPUProfile); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hub process:", err)
+			return 1
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	res := testing.Benchmark(func(b *testing.B) {
 		fail := func(err error) {
 			fmt.Fprintln(os.Stderr, "hub process:", err)
