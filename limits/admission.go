@@ -18,6 +18,13 @@ type AdmissionOptions struct {
 	// its place back for that time (see Slot), so the bound is on the hub's own work,
 	// which is what overloads it, and slow upstreams do not starve fast ones.
 	MaxInFlight int
+	// MaxAdmitted bounds the calls admitted and not yet done, node-wide, whether they
+	// hold a place or wait for their upstream or their audit commit; default 32 ×
+	// MaxInFlight. A new call beyond it waits for one to end, so a flood of callers
+	// waits at the door, for nothing but a parked goroutine, instead of piling into the
+	// upstream's connections (each past the pool's 256 idle ones is dialed and closed
+	// again) and the resume queue.
+	MaxAdmitted int
 	// MaxQueue is how many calls may wait for a place, node-wide; default 4,096. More
 	// are refused at once as unavailable.
 	MaxQueue int
@@ -41,6 +48,7 @@ type Admission struct {
 	opts     AdmissionOptions
 	mu       sync.Mutex
 	running  int
+	admitted int                          // slots not yet released: running or paused
 	waiting  int                          // new calls waiting (MaxQueue bounds them)
 	resuming int                          // calls back from their upstream waiting
 	held     map[switchboard.TenantID]int // places held, by tenant
@@ -69,6 +77,10 @@ func NewAdmission(o AdmissionOptions) *Admission {
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = max(8, 4*runtime.GOMAXPROCS(0))
 	}
+	if o.MaxAdmitted <= 0 {
+		o.MaxAdmitted = 32 * o.MaxInFlight
+	}
+	o.MaxAdmitted = max(o.MaxAdmitted, o.MaxInFlight)
 	if o.MaxQueue <= 0 {
 		o.MaxQueue = 4096
 	}
@@ -103,8 +115,9 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 		return nil, nil // no admission control: every call runs
 	}
 	a.mu.Lock()
-	if a.running < a.opts.MaxInFlight && a.waiting == 0 && a.resuming == 0 {
+	if a.running < a.opts.MaxInFlight && a.admitted < a.opts.MaxAdmitted && a.waiting == 0 && a.resuming == 0 {
 		a.take(tenant)
+		a.admitted++
 		a.mu.Unlock()
 		return &Slot{a: a, tenant: tenant, held: true}, nil
 	}
@@ -146,6 +159,7 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	defer a.mu.Unlock()
 	if w.granted { // the place came as the wait ended: give it on
 		a.give(tenant)
+		a.admitted--
 		a.dispatch()
 		return nil, err
 	}
@@ -194,12 +208,16 @@ func (a *Admission) enqueue(t *tenantQueue) {
 
 // dispatch hands free places out one at a time to the waiting tenant that holds the
 // fewest places, tenants holding as few taking turns; within a tenant, to its calls
-// back from their upstream first, then to its new ones. So a tenant with a call or two
-// gets the next place beside one holding many, and its call runs beside as little of
-// the other's work as the bound allows. a.mu is held.
+// back from their upstream first, then to its new ones (while fewer than MaxAdmitted
+// calls are admitted). So a tenant with a call or two gets the next place beside one
+// holding many, and its call runs beside as little of the other's work as the bound
+// allows. a.mu is held.
 func (a *Admission) dispatch() {
 	for a.running < a.opts.MaxInFlight && len(a.ring) > 0 {
 		i := a.lightest()
+		if i < 0 {
+			return // only new calls wait, and MaxAdmitted calls are under way
+		}
 		t := a.ring[i]
 		var w *waiter
 		if len(t.resumes) > 0 {
@@ -208,6 +226,7 @@ func (a *Admission) dispatch() {
 		} else {
 			w, t.waiters = t.waiters[0], t.waiters[1:]
 			a.waiting--
+			a.admitted++
 		}
 		a.grant(t.id, w)
 		a.next = i + 1
@@ -219,15 +238,22 @@ func (a *Admission) dispatch() {
 }
 
 // lightest is the index in the ring of the tenant holding the fewest places, the
-// first such from a.next on. a.mu is held.
+// first such from a.next on, among those with a call that may have a place: any call
+// back from its upstream, a new call only while fewer than MaxAdmitted are admitted;
+// -1 if none may. a.mu is held.
 func (a *Admission) lightest() int {
 	if a.next >= len(a.ring) {
 		a.next = 0
 	}
-	best, fewest := a.next, -1
+	room := a.admitted < a.opts.MaxAdmitted
+	best, fewest := -1, -1
 	for k := range len(a.ring) {
 		i := (a.next + k) % len(a.ring)
-		if n := a.held[a.ring[i].id]; fewest < 0 || n < fewest {
+		t := a.ring[i]
+		if len(t.resumes) == 0 && !room {
+			continue
+		}
+		if n := a.held[t.id]; fewest < 0 || n < fewest {
 			best, fewest = i, n
 		}
 	}
@@ -327,12 +353,19 @@ func (s *Slot) Release() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.closed = true
-	if !s.held {
+	if s.closed {
 		return
 	}
-	s.held = false
-	s.a.release(s.tenant)
+	s.closed = true
+	a := s.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s.held {
+		s.held = false
+		a.give(s.tenant)
+	}
+	a.admitted--
+	a.dispatch()
 }
 
 // Open reports whether the slot is a place not yet released for good (paused or

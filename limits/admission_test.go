@@ -376,3 +376,42 @@ func releasedOnce(ch chan any) <-chan struct{} {
 	}()
 	return done
 }
+
+// TestAdmissionBoundsCallsUnderWay: paused calls (waiting for their upstream or their
+// audit commit) leave their places to others, but no more than MaxAdmitted calls are
+// under way at once: a new call beyond it waits, though places are free, until one
+// ends; a paused call still resumes; releasing a slot twice counts once.
+func TestAdmissionBoundsCallsUnderWay(t *testing.T) {
+	t.Parallel()
+	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 2, MaxAdmitted: 2, MaxWait: time.Hour})
+	var under []*limits.Slot
+	for range 2 {
+		s, err := a.Admit(context.Background(), "ten_a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Pause()
+		under = append(under, s)
+	}
+	if a.Running() != 0 {
+		t.Fatalf("running = %d with both calls paused", a.Running())
+	}
+	third := slotReady(admitted(a, "ten_b"))
+	waitFor(t, a, 1)
+	resumed := make(chan struct{})
+	go func() { under[0].Resume(); close(resumed) }()
+	testwait.Recv(t, resumed, "a paused call to resume while new calls wait")
+	select {
+	case <-third:
+		t.Fatal("a third call got a place while two calls were under way, MaxAdmitted 2")
+	default:
+	}
+	under[0].Release()
+	under[0].Release()
+	testwait.Recv(t, third, "the new call to get a place once a call ended")
+	// One call ended (released twice), one paused, one new: a fourth waits.
+	fourth := slotReady(admitted(a, "ten_b"))
+	waitFor(t, a, 1)
+	under[1].Release()
+	testwait.Recv(t, fourth, "the fourth call to get a place once the paused one ended")
+}
