@@ -53,6 +53,7 @@ type hub struct {
 	base    string
 	tenants *tenants.Store
 	conns   *connections.Service
+	cstore  *connections.Store
 	admit   *limits.Admission
 }
 
@@ -79,8 +80,13 @@ func fakeGitHub() *httptest.Server {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		switch r.URL.Path {
 		case "/user":
+			// The account is the token's: ghp_<login>, or octocat for any other.
+			login := "octocat"
+			if _, tok, ok := strings.Cut(r.Header.Get("Authorization"), "ghp_"); ok && strings.HasPrefix(tok, "mem-") {
+				login = tok
+			}
 			w.Header().Set("X-OAuth-Scopes", "repo")
-			_, _ = io.WriteString(w, `{"login":"octocat","id":1}`)
+			_, _ = io.WriteString(w, `{"login":"`+login+`","id":1}`)
 		default:
 			_, _ = io.WriteString(w, issueJSON)
 		}
@@ -161,7 +167,7 @@ func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, extra ...prov
 	return &hub{
 		mcpURL: srv.URL + "/mcp/" + tenant.Slug, key: key, audit: writer,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048}},
-		base:   srv.URL, tenants: tstore, conns: svc, admit: admission,
+		base:   srv.URL, tenants: tstore, conns: svc, cstore: cstore, admit: admission,
 	}
 }
 

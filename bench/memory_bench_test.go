@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 // memory is the hub process's memory at one moment, after a full garbage collection
@@ -82,12 +86,45 @@ func reportGrowth(b *testing.B, before, after memory, units int, unit string) {
 	b.ReportMetric(float64(after.rss)/(1<<20), "rss-MiB")
 }
 
+// tenantProviders are the five accounts each tenant of BenchmarkMemoryTenants connects:
+// GitHub (connected and verified as a person would) and four more providers.
+var tenantProviders = []string{"github", "slack", "notion", "linear", "jira"}
+
+// newTenantWithConnections makes a tenant with its owner and API key and connects its
+// tenantProviders, each account labelled after the tenant (as real accounts differ).
+func (h *hub) newTenantWithConnections(slug string) (*hub, error) {
+	ctx := context.Background()
+	tenant, owner, key, _, err := h.tenants.CreateTenantWithOwner(ctx, slug, slug, "owner@"+slug+".example")
+	if err != nil {
+		return nil, err
+	}
+	p, err := h.tenants.Authenticate(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.conns.Connect(ctx, p, connections.ConnectInput{Provider: "github", Token: "ghp_" + slug}); err != nil {
+		return nil, err
+	}
+	for _, prov := range tenantProviders[1:] {
+		c := &connections.Connection{OwnerUserID: owner.ID, Provider: prov, AuthKind: providers.AuthAPIKey,
+			AccountID: slug, AccountLabel: slug + " " + prov, Status: connections.StatusActive}
+		if err := h.cstore.Create(ctx, tenant.ID, c, connections.Credentials{AccessToken: "t-" + slug}); err != nil {
+			return nil, err
+		}
+	}
+	other := *h
+	other.mcpURL = h.base + "/mcp/" + tenant.Slug
+	other.key = key
+	return &other, nil
+}
+
 // BenchmarkMemoryTenants grows one hub to 1,000 and then 10,000 tenants, each with its
-// owner, API key and GitHub connection (rows in SQLite), each used once: an MCP session
-// initialized and github_get_issue called through it, so the hub holds whatever it keeps
-// per used tenant (the key cache, the scope's MCP server with its tools, the session,
-// the connection's credentials and HTTP client). Reported at each size: the heap and
-// RSS gained per tenant since before the first, and the totals.
+// owner, API key and five connections (GitHub, Slack, Notion, Linear, Jira: rows in
+// SQLite, 103 tools), each used once: an MCP session initialized and github_get_issue
+// called through it, so the hub holds whatever it keeps per used tenant (the key cache,
+// the scope's MCP server with its tools, the session, the connection's credentials and
+// HTTP client). Reported at each size: the heap and RSS gained per tenant since before
+// the first, and the totals. SWITCHBOARD_BENCH_TENANTS=1000 stops at the first size.
 func BenchmarkMemoryTenants(b *testing.B) {
 	for range b.N {
 		h := newHub(b)
@@ -97,13 +134,17 @@ func BenchmarkMemoryTenants(b *testing.B) {
 		}
 		before := measureMemory(b)
 		made := 0
-		for _, n := range []int{1000, 10000} {
+		sizes := []int{1000, 10000}
+		if os.Getenv("SWITCHBOARD_BENCH_TENANTS") == "1000" {
+			sizes = sizes[:1]
+		}
+		for _, n := range sizes {
 			var next atomic.Int64
 			next.Store(int64(made))
 			// Eight makers at once: tenants are made through the stores, then used over HTTP.
 			run(b, n-made, 8, func(int) error {
 				i := next.Add(1)
-				t, err := h.newTenant(fmt.Sprintf("mem-%05d", i))
+				t, err := h.newTenantWithConnections(fmt.Sprintf("mem-%05d", i))
 				if err != nil {
 					return err
 				}
@@ -118,7 +159,7 @@ func BenchmarkMemoryTenants(b *testing.B) {
 				b.Fatal(err)
 			}
 			after := measureMemory(b)
-			if n == 10000 {
+			if n == sizes[len(sizes)-1] {
 				writeHeapProfile(b)
 			}
 			b.Run(fmt.Sprintf("tenants=%d", n), func(b *testing.B) {
