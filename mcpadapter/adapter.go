@@ -116,6 +116,7 @@ type Adapter struct {
 	open   openRequests
 	modern modernCalls  // the stateless requests in flight, for their cancellation
 	asks   callRequests // the requests sent on calls' streams, waiting for answers
+	defs   toolDefs     // the registry tools' definitions, shared by the scopes
 
 	// life ends at Close, stopping the requests still running (they are detached from
 	// their connections, which the HTTP server's shutdown ends).

@@ -30,9 +30,11 @@ type Extension struct {
 	Resources func(ctx context.Context, sc Scope) ([]server.ServerResource, error)
 	// ResourceTemplates returns resource templates of a scope.
 	ResourceTemplates func(ctx context.Context, sc Scope) ([]server.ServerResourceTemplate, error)
-	// WrapTool wraps the handler of each hub tool of a scope (not management tools):
-	// for example to ask for confirmation before a destructive call.
-	WrapTool func(sc Scope, b router.Binding, next server.ToolHandlerFunc) server.ToolHandlerFunc
+	// WrapTool wraps the handler of the hub tools of a scope (not management tools):
+	// for example to ask for confirmation before a destructive call. It is called once
+	// per scope refresh, and the handler serves every hub tool of the scope: the tool
+	// called is req.Params.Name (Scope.binding finds its binding).
+	WrapTool func(sc Scope, next server.ToolHandlerFunc) server.ToolHandlerFunc
 	// RunTools marks Tools as the run tools, which a scope lists only where its
 	// run-tools setting (agents.RunTools, tenant or agent) serves them.
 	RunTools bool

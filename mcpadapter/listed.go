@@ -39,16 +39,11 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 		}
 	} else {
 		for _, b := range agentBindings(bindings, draft) {
-			t, err := a.buildTool(newHubTool(b))
+			t, err := a.hubTool(b)
 			if err != nil {
 				return nil, "", err
 			}
-			for _, e := range a.opts.Extensions {
-				if e.TaskSupport {
-					t.Tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-				}
-			}
-			tools = append(tools, t.Tool)
+			tools = append(tools, t.tool())
 		}
 	}
 	// Extensions list for an agent URL what they list there (the workflows the draft

@@ -21,8 +21,9 @@ import (
 // (debug when it worked, warning or error when not). mcp-go drops a notification that
 // loses the race with the call's response, so the outcome lines are best effort; the
 // result itself carries the outcome.
-func (s *scope) instrument(name string, next server.ToolHandlerFunc) server.ToolHandlerFunc {
+func (s *scope) instrument(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name := req.Params.Name
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			ctx = providers.WithProgress(ctx, s.progressSender(ctx, req.Params.Meta.ProgressToken))
 		}

@@ -61,11 +61,11 @@ func (s *scope) instructionsPrompt(_ context.Context, req mcp.GetPromptRequest) 
 func (s *scope) useToolPrompt(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	st := s.state.Load()
 	name := req.Params.Arguments["tool"]
-	t, ok := st.served[name]
+	t, ok := st.hub[name]
 	if !ok {
 		return nil, switchboard.Invalid("tool", fmt.Sprintf("%q is not a tool of this endpoint", name))
 	}
-	text := fmt.Sprintf("Use the tool %s (%s).", name, t.Tool.Description)
+	text := fmt.Sprintf("Use the tool %s (%s).", name, t.tool().Description)
 	if label := req.Params.Arguments[connectionArg]; label != "" {
 		if !slices.Contains(labelsOf(st.hub[name]), label) {
 			return nil, switchboard.Invalid(connectionArg, fmt.Sprintf("%q is not an account %s runs on", label, name))

@@ -389,8 +389,12 @@ func (x *runsExt) prepare(ctx context.Context, sc Scope, name string, args json.
 // the principal's policy cannot cover goes straight to the handler (the router checks
 // and audits it there); one it may cover is checked first, then confirmed (see gate)
 // before the handler runs it.
-func (x *runsExt) wrap(sc Scope, b router.Binding, next server.ToolHandlerFunc) server.ToolHandlerFunc {
+func (x *runsExt) wrap(sc Scope, next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		b, ok := sc.binding(req.Params.Name)
+		if !ok {
+			return next(ctx, req) // which refuses it
+		}
 		if req.Params.Task != nil {
 			// mcp-go has answered the client with the task and runs this in the
 			// background with the HTTP request's context, which ends with that request:

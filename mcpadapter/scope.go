@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
@@ -51,12 +51,14 @@ type scope struct {
 
 // scopeState is one refresh's view of the scope.
 type scopeState struct {
-	hub    map[string]*hubTool          // hub tools by name
-	served map[string]server.ServerTool // the hub tools as MCP tools (wrapped), by name
-	order  []string                     // hub tool names in registry order
-	mode   agents.ToolMode
-	agent  *agents.Agent // at an agent URL
-	index  *searchIndex  // in search mode
+	hub   map[string]*hubTool // hub tools by name
+	order []string            // hub tool names in registry order
+	// handler runs a call of any of the hub tools (callHub, wrapped by the extensions
+	// and instrument): one per refresh, not one per tool.
+	handler server.ToolHandlerFunc
+	mode    agents.ToolMode
+	agent   *agents.Agent // at an agent URL
+	index   *searchIndex  // in search mode
 }
 
 // scopeKey names a principal's scope at an endpoint. An agent's keys each get their
@@ -137,7 +139,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	for _, e := range a.opts.Extensions {
 		opts = append(opts, e.ServerOptions...)
 	}
-	opts = append(opts, s.sessionHooks(), versionCapabilities())
+	opts = append(opts, s.sessionHooks(), s.instructionsHook(instructions), versionCapabilities())
 	s.path = path
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
 	s.events = newEventStore(eventsPerStream, a.opts.Now)
@@ -183,7 +185,7 @@ func (s *scope) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st := &scopeState{mode: agents.ToolModeAll, hub: map[string]*hubTool{}, served: map[string]server.ServerTool{}}
+	st := &scopeState{mode: agents.ToolModeAll, hub: make(map[string]*hubTool, len(bindings))}
 	fp := []string{"v2"}
 	runTools := true // without an agents service there are no settings to narrow the list
 	if a.opts.Agents != nil {
@@ -206,24 +208,21 @@ func (s *scope) refresh(ctx context.Context) error {
 	fp = append(fp, "mode="+string(st.mode))
 	sc := s.Scope()
 	sc.Agent = st.agent // the agent as just read, not as last built
+	var handler server.ToolHandlerFunc = s.callHub
+	for _, e := range a.opts.Extensions {
+		if e.WrapTool != nil {
+			handler = e.WrapTool(sc, handler)
+		}
+	}
+	st.handler = s.instrument(handler)
+	// The fingerprint keeps a digest of the tools and their connections, not the text.
 	parts := make([]string, 0, len(bindings))
 	for _, b := range bindings {
-		t := newHubTool(b)
-		tool, err := a.buildTool(t)
+		t, err := a.hubTool(b)
 		if err != nil {
 			return err
 		}
-		for _, e := range a.opts.Extensions {
-			if e.WrapTool != nil {
-				tool.Handler = e.WrapTool(sc, b, tool.Handler)
-			}
-			if e.TaskSupport {
-				tool.Tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-			}
-		}
-		tool.Handler = s.instrument(b.Tool.Name, tool.Handler)
 		st.hub[b.Tool.Name] = t
-		st.served[b.Tool.Name] = tool
 		st.order = append(st.order, b.Tool.Name)
 		refs := make([]string, 0, len(b.Connections))
 		for _, c := range b.Connections {
@@ -232,7 +231,7 @@ func (s *scope) refresh(ctx context.Context) error {
 		parts = append(parts, b.Tool.Name+":"+strings.Join(refs, ","))
 	}
 	slices.Sort(parts)
-	fp = append(fp, parts...)
+	fp = append(fp, digest(parts))
 
 	var mgmt []server.ServerTool
 	var resources []server.ServerResource
@@ -272,7 +271,7 @@ func (s *scope) refresh(ctx context.Context) error {
 	if st.agent != nil {
 		fp = append(fp, "prompt:"+st.agent.Name+"\x00"+st.agent.Description+"\x00"+st.agent.Instructions)
 	}
-	fingerprint := strings.Join(fp, ";")
+	fingerprint := digest(fp)
 	if fingerprint == s.fingerprint && s.built.Load() {
 		return nil
 	}
@@ -284,7 +283,7 @@ func (s *scope) refresh(ctx context.Context) error {
 	} else {
 		hubTools := make([]server.ServerTool, 0, len(st.order)+len(mgmt))
 		for _, name := range st.order {
-			hubTools = append(hubTools, st.served[name])
+			hubTools = append(hubTools, server.ServerTool{Tool: st.hub[name].tool(), Handler: st.handler})
 		}
 		listed = append(hubTools, listed...)
 	}
@@ -297,6 +296,17 @@ func (s *scope) refresh(ctx context.Context) error {
 	s.fingerprint = fingerprint
 	s.built.Store(true)
 	return nil
+}
+
+// digest is a fixed-size digest of parts (each ended by a NUL), for the fingerprint a
+// scope keeps between refreshes.
+func digest(parts []string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return string(h.Sum(nil))
 }
 
 // agentBindings narrows the principal's bindings to the agent's tools, each on the

@@ -46,7 +46,7 @@ const (
 func newSearchIndex(st *scopeState) *searchIndex {
 	idx := &searchIndex{docs: make([]searchDoc, 0, len(st.order))}
 	for _, name := range st.order {
-		t := st.served[name].Tool
+		t := st.hub[name].tool()
 		d := searchDoc{name: name, weights: map[string]float64{}}
 		add := func(text string, w float64) {
 			for _, word := range words(text) {
@@ -298,7 +298,7 @@ func (s *scope) handleSearch(_ context.Context, req mcp.CallToolRequest) (*mcp.C
 		hits = st.index.search(in.Query, limit)
 	}
 	for i := range hits {
-		t := st.served[hits[i].Name].Tool
+		t := st.hub[hits[i].Name].tool()
 		hits[i].Title, hits[i].Description = t.Title, t.Description
 	}
 	return jsonResult(map[string]any{"tools": hits, "count": len(hits)})
@@ -309,11 +309,11 @@ func (s *scope) handleDescribe(_ context.Context, req mcp.CallToolRequest) (*mcp
 	if err := decodeArgs(req, &in); err != nil {
 		return s.adapter.toolError(err), nil
 	}
-	t, ok := s.state.Load().served[in.Name]
+	t, ok := s.state.Load().hub[in.Name]
 	if !ok {
 		return s.adapter.toolError(switchboard.Invalid("name", fmt.Sprintf("%q is not a tool of this endpoint; find one with search_tools", in.Name))), nil
 	}
-	return jsonResult(t.Tool)
+	return jsonResult(t.tool())
 }
 
 func (s *scope) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -321,7 +321,8 @@ func (s *scope) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if err := decodeArgs(req, &in); err != nil {
 		return s.adapter.toolError(err), nil
 	}
-	t, ok := s.state.Load().served[in.Name]
+	st := s.state.Load()
+	_, ok := st.hub[in.Name]
 	if !ok {
 		return s.adapter.toolError(switchboard.Invalid("name", fmt.Sprintf("%q is not a tool of this endpoint; find one with search_tools", in.Name))), nil
 	}
@@ -332,7 +333,7 @@ func (s *scope) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if len(in.Arguments) == 0 || string(in.Arguments) == "null" {
 		inner.Params.RawArguments = json.RawMessage("{}")
 	}
-	return t.Handler(ctx, inner)
+	return st.handler(ctx, inner)
 }
 
 func jsonResult(v any) (*mcp.CallToolResult, error) {

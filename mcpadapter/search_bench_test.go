@@ -58,7 +58,8 @@ func BenchmarkSearchTools(b *testing.B) {
 	b.StopTimer()
 	full := 0
 	for _, name := range s.state.Load().order {
-		raw, _ := s.state.Load().served[name].Tool.MarshalJSON()
+		t := s.state.Load().hub[name].tool()
+		raw, _ := t.MarshalJSON()
 		full += len(raw)
 	}
 	b.ReportMetric(float64(answer), "answer-bytes")

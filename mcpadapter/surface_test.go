@@ -18,7 +18,6 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
-	"github.com/switchboard-hub/switchboard/router"
 )
 
 func TestToolSearchMode(t *testing.T) {
@@ -479,8 +478,9 @@ func TestExtensionsAddToEveryScope(t *testing.T) {
 				return mcp.NewToolResultText(p.ID() + " " + sc.AgentID + " " + r.ConnectionID + " " + tl.Name), nil
 			}}}, nil
 		},
-		WrapTool: func(sc Scope, b router.Binding, next server.ToolHandlerFunc) server.ToolHandlerFunc {
+		WrapTool: func(sc Scope, next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				b, _ := sc.binding(req.Params.Name)
 				mu.Lock()
 				wrapped = append(wrapped, sc.Principal.ID()+" "+b.Tool.Name)
 				mu.Unlock()

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -20,10 +19,21 @@ import (
 const connectionArg = "connection"
 
 // hubTool is one of the registry's tools as a scope serves it: the binding (the
-// connections it may run on) and how a call's arguments pick the connection.
+// connections it may run on), how a call's arguments pick the connection, and its
+// definition: the shared one, or the scope's own where the scope lists it differently.
 type hubTool struct {
 	binding router.Binding
-	single  string // the connection id, when there is only one (else the call names one)
+	single  string    // the connection id, when there is only one (else the call names one)
+	def     *toolDef  // shared by every scope; never written
+	own     *mcp.Tool // this scope's definition where it differs from def's, else nil
+}
+
+// tool returns the definition the scope lists, as a copy the caller may change.
+func (t *hubTool) tool() mcp.Tool {
+	if t.own != nil {
+		return *t.own
+	}
+	return t.def.tool
 }
 
 // request turns a call's arguments into the router request, taking the connection
@@ -50,98 +60,92 @@ func (t *hubTool) needsReconnect() []string {
 	return out
 }
 
-func newHubTool(b router.Binding) *hubTool {
-	t := &hubTool{binding: b}
+// hubTool turns a binding into the tool a scope serves: the registry's shared
+// definition (its schemas, annotations from the operation's hints), or, where the scope
+// lists it differently, a copy of its own: with a connection argument listing the
+// caller's accounts when there are several, and marked [NEEDS RECONNECT] (it stays
+// listed) when a connection needs reconnecting. The account a tool with one connection
+// runs as is said once, in the scope's instructions (accountsLine), not in each tool.
+func (a *Adapter) hubTool(b router.Binding) (*hubTool, error) {
+	t := &hubTool{binding: b, def: a.defs.def(b.Tool, a.taskSupport())}
 	if len(b.Connections) == 1 {
 		t.single = b.Connections[0].ID
 	}
-	return t
-}
-
-// buildTool turns a binding into an MCP tool: the registry's schemas (plus a connection
-// argument listing the caller's accounts when there are several), annotations from the
-// operation's hints, and a handler that runs the call through the router. A tool whose
-// connection needs reconnecting stays listed, marked [NEEDS RECONNECT].
-func (a *Adapter) buildTool(t *hubTool) (server.ServerTool, error) {
-	b := t.binding
-	info := b.Tool.Info
-	input, output := b.Tool.Listed()
-	description := info.Description
+	var own *mcp.Tool
 	if len(b.Connections) > 1 {
-		var err error
-		if input, err = withConnectionArg(input, b); err != nil {
-			return server.ServerTool{}, fmt.Errorf("tool %s: %w", b.Tool.Name, err)
+		input, err := withConnectionArg(t.def.tool.RawInputSchema, b)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", b.Tool.Name, err)
 		}
-	} else {
-		description += fmt.Sprintf(" (Runs as account %q.)", b.Connections[0].Label) // the tool name says the provider
+		c := t.def.tool
+		c.RawInputSchema = input
+		own = &c
 	}
 	if stale := t.needsReconnect(); len(stale) > 0 {
 		quoted := make([]string, len(stale))
 		for i, l := range stale {
 			quoted[i] = fmt.Sprintf("%q", l)
 		}
-		description = fmt.Sprintf("%s The %s account %s needs reconnecting at %s before this tool works. %s",
-			NeedsReconnectMark, b.Tool.Provider.Title, strings.Join(quoted, ", "), a.reconnectURL(), description)
+		if own == nil {
+			c := t.def.tool
+			own = &c
+		}
+		own.Description = fmt.Sprintf("%s The %s account %s needs reconnecting at %s before this tool works. %s",
+			NeedsReconnectMark, b.Tool.Provider.Title, strings.Join(quoted, ", "), a.reconnectURL(), own.Description)
 	}
-	h := info.Hints
-	tool := mcp.Tool{
-		Name:            b.Tool.Name,
-		Description:     description,
-		RawInputSchema:  input,
-		RawOutputSchema: output,
-		// The display title is said once, in annotations.title: every protocol
-		// version reads it there (2025-06-18 and later fall back to it when the
-		// tool has no title of its own), and a second copy cost every list ~1.5 KB.
-		Annotations: mcp.ToolAnnotation{
-			Title:           info.Title,
-			ReadOnlyHint:    mcp.ToBoolPtr(h.ReadOnly),
-			DestructiveHint: mcp.ToBoolPtr(h.Destructive),
-			IdempotentHint:  mcp.ToBoolPtr(h.Idempotent || h.ReadOnly),
-			OpenWorldHint:   mcp.ToBoolPtr(!h.ClosedWorld),
-		},
+	t.own = own
+	return t, nil
+}
+
+// callHub runs a call of one of the scope's hub tools through the router. One handler
+// serves all of a scope's hub tools: it finds the tool by the name called.
+func (s *scope) callHub(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a := s.adapter
+	name := req.Params.Name
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return nil, fmt.Errorf("no principal in context")
 	}
-	name := b.Tool.Name
-	handler := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		p, ok := switchboard.PrincipalFrom(ctx)
-		if !ok {
-			return nil, fmt.Errorf("no principal in context")
-		}
-		args, err := rawArguments(req)
-		if err != nil {
-			err = switchboard.Invalid("arguments", err.Error())
-			a.opts.Router.Refused(p, router.Request{Tool: name}, err)
-			return a.toolError(err), nil
-		}
-		rreq, err := t.request(args)
-		if err != nil {
-			a.opts.Router.Refused(p, router.Request{Tool: name, Args: args}, err)
-			return a.toolError(err), nil
-		}
-		rreq.Confirmed = confirmedFrom(ctx)
-		var ref router.AuditRef
-		out, err := a.opts.Router.Execute(router.WithAuditRef(ctx, &ref), p, rreq)
-		if err != nil {
-			var ue *providers.UpstreamError
-			if errors.As(err, &ue) {
-				if res, ok := ue.ToolResult.(*mcp.CallToolResult); ok {
-					return withAuditID(res, ref.ID), nil // a remote MCP server's error, as the server gave it
-				}
+	t, ok := s.hubTool(name)
+	if !ok {
+		err := switchboard.NotFound("tool " + name)
+		a.opts.Router.Refused(p, router.Request{Tool: name}, err)
+		return a.toolError(err), nil
+	}
+	args, err := rawArguments(req)
+	if err != nil {
+		err = switchboard.Invalid("arguments", err.Error())
+		a.opts.Router.Refused(p, router.Request{Tool: name}, err)
+		return a.toolError(err), nil
+	}
+	rreq, err := t.request(args)
+	if err != nil {
+		a.opts.Router.Refused(p, router.Request{Tool: name, Args: args}, err)
+		return a.toolError(err), nil
+	}
+	rreq.Confirmed = confirmedFrom(ctx)
+	var ref router.AuditRef
+	out, err := a.opts.Router.Execute(router.WithAuditRef(ctx, &ref), p, rreq)
+	if err != nil {
+		var ue *providers.UpstreamError
+		if errors.As(err, &ue) {
+			if res, ok := ue.ToolResult.(*mcp.CallToolResult); ok {
+				return withAuditID(res, ref.ID), nil // a remote MCP server's error, as the server gave it
 			}
-			return withAuditID(a.toolError(err), ref.ID), nil
 		}
-		if res, ok := out.(*mcp.CallToolResult); ok {
-			return res, nil // a remote MCP server's result, as the server gave it
-		}
-		raw, err := providers.MarshalOutput(out)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s output: %w", name, err)
-		}
-		return withAuditID(&mcp.CallToolResult{
-			Content:           []mcp.Content{mcp.NewTextContent(string(raw))},
-			StructuredContent: json.RawMessage(raw),
-		}, ref.ID), nil
+		return withAuditID(a.toolError(err), ref.ID), nil
 	}
-	return server.ServerTool{Tool: tool, Handler: handler}, nil
+	if res, ok := out.(*mcp.CallToolResult); ok {
+		return res, nil // a remote MCP server's result, as the server gave it
+	}
+	raw, err := providers.MarshalOutput(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s output: %w", name, err)
+	}
+	return withAuditID(&mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(raw))},
+		StructuredContent: json.RawMessage(raw),
+	}, ref.ID), nil
 }
 
 // AuditIDMeta is the _meta key of a tool result that names the call's audit row.
