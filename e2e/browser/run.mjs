@@ -202,6 +202,11 @@ try {
 
   step('connect GitHub with a token');
   await page.waitForSelector('[data-provider=github]');
+  // A provider's tools are fetched when its list is opened.
+  await page.click('[data-provider=slack] details > summary');
+  await waitUntil(page, () => { const d = document.querySelector('[data-provider=slack] details');
+    return d.querySelectorAll('ul.tools li a').length > 0 && d.querySelector('summary').textContent === `Tools (${d.querySelectorAll('ul.tools li a').length})`; }, null,
+  'opening Slack\'s tools did not list them all');
   await page.fill('#catalog-search', 'issue');
   await page.waitForSelector('[data-provider=github] a[href="/tools/github_create_issue"]');
   await page.fill('#catalog-search', '');
@@ -959,8 +964,8 @@ try {
     summary.weights[p] = { cold_bytes: cold, warm_bytes: bytes, operations_requests: coldOps };
     await wctx.close();
   }
-  // Settings shows no operation, and Try it one provider's.
-  check(summary.weights['/settings'].operations_requests === 0 && summary.weights['/tools/github_create_issue'].operations_requests === 1,
+  // Integrations and Settings show no operation until asked, and Try it one provider's.
+  check(summary.weights['/'].operations_requests === 0 && summary.weights['/settings'].operations_requests === 0 && summary.weights['/tools/github_create_issue'].operations_requests === 1,
     `Settings and Try it fetch catalogs they do not show: ${JSON.stringify(summary.weights)}`);
 
   check(foreign.length === 0, `third-party requests: ${foreign.join(', ')}`);

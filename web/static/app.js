@@ -195,7 +195,7 @@
     for (const p of providers) for (const op of p.ops) if (op.tool === name) return { provider: p, op };
     return null;
   };
-  const scopesOf = (p) => [...new Set(p.ops.flatMap((o) => o.scopes || []))].sort();
+  const scopesOf = (p) => [...new Set((p.ops || []).flatMap((o) => o.scopes || []))].sort();
   // logo is a provider's mark (vendored SVGs, see static/logos/README.md), or its
   // initial where there is none.
   const MARKS = new Set(['github', 'slack', 'jira', 'notion', 'hubspot', 'airtable', 'linear']);
@@ -407,12 +407,26 @@
       } catch (err) { alertPage(err); }
     }
 
+    // The cards come from the provider list alone; a provider's tools are fetched when
+    // its list is opened, and every provider's once the person searches, so a first
+    // visit does not download every catalog.
+    const toolItems = (ops) => ops.map((o) => el('li', {}, el('a', { href: `/tools/${encodeURIComponent(o.tool)}` }, o.title || o.tool), ' ', kindBadge(o.annotations)));
+    async function openTools(ev, p) {
+      const d = ev.currentTarget;
+      if (!d.open || p.ops) return;
+      const ul = d.querySelector('ul');
+      ul.setAttribute('aria-busy', 'true');
+      try {
+        await opsOf(p);
+        fill(ul, toolItems(p.ops));
+      } catch (err) { fill(ul, el('li', { class: 'error', text: describe(err) })); }
+    }
     function renderCatalog(filter) {
       const q = (filter || '').toLowerCase();
       const cards = providers.map((p) => {
-        const ops = p.ops.filter((o) => !q || p.name.includes(q) || (p.title || '').toLowerCase().includes(q) ||
-          o.tool.includes(q) || (o.description || '').toLowerCase().includes(q) || (o.title || '').toLowerCase().includes(q));
-        if (!ops.length) return null;
+        const named = !q || p.name.includes(q) || (p.title || '').toLowerCase().includes(q);
+        const ops = p.ops ? p.ops.filter((o) => named || o.tool.includes(q) || (o.description || '').toLowerCase().includes(q) || (o.title || '').toLowerCase().includes(q)) : null;
+        if (ops ? !ops.length : !named) return null;
         const kinds = (p.auth_kinds || []).map((k) => el('span', { class: 'badge', text: k === 'oauth2' ? 'OAuth' : 'token' }));
         const mine = conns.filter((c) => c.provider === p.name);
         const connected = mine.length ? el('span', { class: 'status active', 'data-connected': String(mine.length) }, mine.length === 1 ? `Connected: ${mine[0].account_label}` : `Connected: ${mine.length} accounts`) : null;
@@ -420,14 +434,25 @@
           el('h3', {}, logo(p), ' ', p.title),
           connected,
           el('p', { text: p.description }),
-          el('p', {}, kinds, ' ', el('span', { class: 'muted', text: `${p.ops.length} tools` })),
-          el('details', { open: q ? true : undefined }, el('summary', { text: `Tools (${ops.length})` }),
-            el('ul', { class: 'tools' }, ops.map((o) => el('li', {}, el('a', { href: `/tools/${encodeURIComponent(o.tool)}` }, o.title || o.tool), ' ', kindBadge(o.annotations))))),
+          el('p', {}, kinds, ' ', el('span', { class: 'muted', text: `${p.operations ?? (p.ops || []).length} tools` })),
+          el('details', { open: q ? true : undefined, ontoggle: (ev) => openTools(ev, p) }, el('summary', { text: `Tools (${ops ? ops.length : p.operations})` }),
+            el('ul', { class: 'tools' }, ops ? toolItems(ops) : [])),
           el('button', { type: 'button', class: mine.length ? 'secondary' : undefined, 'data-connect': p.name, onclick: (ev) => openConnect(p, null, ev.currentTarget) }, mine.length ? `Connect another ${p.title} account` : `Connect ${p.title}`));
       }).filter(Boolean);
       fill($('#catalog'), cards.length ? cards : el('p', { class: 'muted', text: 'No provider or tool matches.' }));
     }
-    $('#catalog-search').addEventListener('input', (ev) => renderCatalog(ev.target.value));
+    let allTools = null;
+    $('#catalog-search').addEventListener('input', async (ev) => {
+      if (!ev.target.value.trim()) { renderCatalog(''); return; }
+      try {
+        await (allTools ||= catalog());
+      } catch (err) {
+        allTools = null;
+        fill($('#catalog'), el('p', { class: 'error', text: describe(err) }));
+        return;
+      }
+      renderCatalog($('#catalog-search').value); // what is typed by then
+    });
 
     // Remote MCP servers: listed with where they are, how they authenticate and the
     // tools the hub found on them; added with the dialog.
@@ -502,7 +527,7 @@
     });
 
     try {
-      providers = await catalog();
+      providers = await providerList();
       renderCatalog('');
     } catch (err) {
       fill($('#catalog'), el('p', { class: 'error', text: describe(err) }));
