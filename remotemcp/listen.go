@@ -130,9 +130,14 @@ func (s *Service) streamMessage(ctx context.Context, sess *session, hc *http.Cli
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": msg.ID, "error": map[string]any{
 		"code": mcp.INVALID_REQUEST, "message": "Switchboard relays a server's " + msg.Method + " only on the stream of the tool call it belongs to"}})
+	_ = postMessage(ctx, sess, hc, url, body)
+}
+
+// postMessage posts a JSON-RPC message (an answer) to the server in the session.
+func postMessage(ctx context.Context, sess *session, hc *http.Client, url string, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -142,7 +147,13 @@ func (s *Service) streamMessage(ctx context.Context, sess *session, hc *http.Cli
 	if v := sess.client.ProtocolVersion(); v != "" {
 		req.Header.Set(transport.HeaderKeyProtocolVersion, v)
 	}
-	if resp, err := hc.Do(req); err == nil {
-		resp.Body.Close()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
 	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return errors.New("the server answered " + resp.Status)
+	}
+	return nil
 }

@@ -43,6 +43,7 @@ func ask(ctx context.Context, method string, params, out any) error {
 	if err != nil {
 		return err
 	}
+	defer waitForCaller(ctx)() // the call's timeout does not count the caller's time
 	res, err := c.Ask(ctx, method, raw)
 	if err != nil {
 		return err

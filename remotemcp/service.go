@@ -317,7 +317,7 @@ func (s *Service) callTool(ctx context.Context, tenant switchboard.TenantID, id,
 			return nil, err
 		}
 		cs := &callStatus{}
-		cctx, cancel := context.WithTimeout(context.WithValue(ctx, callStatusKey{}, cs), s.timeout)
+		cctx, cancel := withCallClock(context.WithValue(ctx, callStatusKey{}, cs), s.timeout)
 		req := mcp.CallToolRequest{}
 		req.Params.Name = remote
 		req.Params.Arguments = a

@@ -217,6 +217,7 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 	}
 	hc := &http.Client{Transport: &httpTransport{next: s.transport, origin: origin, token: ep.token}}
 	var c *client.Client
+	var patient *patientTransport
 	switch ep.transport {
 	case TransportSSE:
 		tr, err := transport.NewSSE(ep.url, transport.WithHTTPClient(hc))
@@ -229,10 +230,14 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 		if err != nil {
 			return nil, switchboard.Invalid("url", err.Error())
 		}
-		c = client.NewClient(tr, client.WithElicitationHandler(relay{}), client.WithSamplingHandler(relay{}))
+		patient = &patientTransport{StreamableHTTP: tr}
+		c = client.NewClient(patient, client.WithElicitationHandler(relay{}), client.WithSamplingHandler(relay{}))
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	sess := &session{name: ep.name, client: c, cancel: cancel, tenant: ep.tenant, id: ep.id, version: ep.version}
+	if patient != nil {
+		patient.post = func(ctx context.Context, body []byte) error { return postMessage(ctx, sess, hc, ep.url, body) }
+	}
 	sess.touch()
 	handle := func(n mcp.JSONRPCNotification) {
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) && onToolsChanged != nil {
