@@ -191,7 +191,7 @@ func TestBrowser(t *testing.T) {
 	if !strings.HasPrefix(sum.Cancel.Text, "Canceled") || sum.Cancel.Audited != "canceled" || ghRec.abandonedCalls() != 1 {
 		t.Errorf("Try it's Cancel: the page said %q, the audit %q, GitHub saw %d abandoned calls (want 1)", sum.Cancel.Text, sum.Cancel.Audited, ghRec.abandonedCalls())
 	}
-	checkBrowserWorkflows(t, sum, ghRec)
+	checkBrowserWorkflows(t, sum, ghRec, srv)
 	if !sum.ConnectedAppRevoked {
 		t.Error("the browser run did not connect an MCP client by OAuth and revoke it in Connected apps")
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -12,6 +13,7 @@ type browserWorkflow struct {
 		Field string `json:"field"`
 		Text  string `json:"text"`
 	} `json:"problems"`
+	HookURL       string   `json:"hook_url"`
 	RunID         string   `json:"run_id"`
 	CanceledRunID string   `json:"canceled_run_id"`
 	Canceled      bool     `json:"canceled"`
@@ -27,8 +29,14 @@ type browserWorkflow struct {
 // search carrying the title the first step read), the canceled run sending nothing (the
 // caller checks GitHub got no PATCH but the approved one), the agent's pick saved, and
 // each page's weight.
-func checkBrowserWorkflows(t *testing.T, sum browserSummary, gh *recorder) {
+func checkBrowserWorkflows(t *testing.T, sum browserSummary, gh *recorder, srv *server) {
 	t.Helper()
+	if strings.Contains(srv.stdout.String()+srv.stderr.String(), "e2e-webhook-secret-0123456789") {
+		t.Error("the server logged the webhook secret typed into the workflow page")
+	}
+	if want := srv.BaseURL + "/hooks/workflows/default/triage_issue/github"; sum.Workflow.HookURL != want {
+		t.Errorf("the workflow page gave the payload URL %q, want %q", sum.Workflow.HookURL, want)
+	}
 	for _, page := range []string{"workflows list empty", "workflow editor problems", "workflow editor dry run", "workflow editor saved", "workflow run",
 		"workflows list", "workflow run waiting", "agent builder workflows", "narrow /workflows", "narrow /workflows/triage_issue", "narrow /workflow-runs/run",
 		"dark /workflows", "dark /workflows/triage_issue", "dark /workflow-runs/run"} {

@@ -23,7 +23,9 @@ outputs:
 triggers:
   - schedule: "0 3 29 2 *"
     params: {number: 1347}
+  - github: {events: [issues]}
 `;
+const HOOK_SECRET = 'e2e-webhook-secret-0123456789';
 
 const CLOSE = `name: close_issue
 description: Closes the issue
@@ -80,6 +82,16 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
   });
   check(graph.status === 200 && graph.type === 'image/svg+xml' && graph.svg.includes('data-from="read" data-to="search"') && graph.alt.includes('search (github_search_repositories) after read'),
     `the graph answered ${graph.status} ${graph.type}, alt ${JSON.stringify(graph.alt)}`);
+  check(await page.isVisible('#wf-hooks [data-hook=github]') && !(await page.$('#wf-hooks [data-hook=slack]')), 'the GitHub trigger has no webhook form, or Slack has one');
+  await page.fill('#wf-hook-github-secret', 'short');
+  await page.click('#wf-hooks [data-hook=github] button[type=submit]');
+  await page.waitForSelector('#wf-hook-github-error:not([hidden])');
+  await page.fill('#wf-hook-github-secret', HOOK_SECRET);
+  await page.click('#wf-hooks [data-hook=github] button[type=submit]');
+  await waitUntil(page, () => document.querySelector('#flash').textContent.startsWith('Saved the GitHub secret'), undefined, 'the webhook secret was not saved');
+  const hook = await page.evaluate(() => ({ url: document.querySelector('#wf-hook-github-url').value, secret: document.querySelector('#wf-hook-github-secret').value, html: document.documentElement.outerHTML }));
+  check(hook.url === `${BASE}/hooks/workflows/default/triage_issue/github` && hook.secret === '' && !hook.html.includes(HOOK_SECRET), `after setting the webhook secret the page shows ${hook.url} and keeps the secret: ${hook.secret !== '' || hook.html.includes(HOOK_SECRET)}`);
+  out.hook_url = hook.url;
   await audit(page, 'workflow editor saved');
   await shot(page, '10-workflow-saved');
 

@@ -220,6 +220,7 @@ outputs:
       const img = $('#wf-graph');
       img.alt = graphAlt(outlineOf(saved.definition));
       img.src = `/api/workflows/${enc(saved.name)}/graph.svg?v=${saved.version}`;
+      showHooks();
       $('#wf-runs-box').hidden = false;
       $('#wf-delete-box').hidden = false;
       $('#wf-delete').onclick = async () => {
@@ -231,6 +232,48 @@ outputs:
         } catch (err) { alertPage(err); }
       };
       loadRuns();
+    }
+    // showHooks offers, for each webhook trigger, its payload URL and a form that sets
+    // its signing secret (never shown again, and cleared from the page once sent).
+    function showHooks() {
+      const triggers = (saved.definition && saved.definition.triggers) || [];
+      const kinds = ['github', 'slack'].filter((k) => triggers.some((t) => t[k]));
+      $('#wf-hooks-box').hidden = !kinds.length;
+      const tenant = (document.querySelector('meta[name=tenant]') || {}).content || '';
+      const origin = (document.querySelector('meta[name=public-url]') || {}).content || location.origin;
+      fill($('#wf-hooks'), kinds.map((k) => {
+        const title = k === 'github' ? 'GitHub' : 'Slack';
+        const id = `wf-hook-${k}`;
+        const secret = el('input', { id: `${id}-secret`, type: 'password', autocomplete: 'off', spellcheck: 'false' });
+        const error = el('p', { id: `${id}-error`, class: 'error', role: 'alert', hidden: true });
+        const form = el('form', { class: 'stack', 'data-hook': k, novalidate: true },
+          el('h3', { text: title }),
+          el('label', { for: `${id}-url` }, 'Payload URL ', el('span', { class: 'muted', text: `(give it to ${title})` })),
+          el('div', { class: 'copyrow' }, el('input', { id: `${id}-url`, readonly: true, value: `${origin}/hooks/workflows/${tenant}/${saved.name}/${k}` }),
+            el('button', { type: 'button', 'data-copy': `${id}-url` }, 'Copy', el('span', { class: 'sr', text: ` the ${title} payload URL` }))),
+          el('label', { for: `${id}-secret` }, k === 'github' ? 'Webhook secret ' : 'Signing secret ', el('span', { class: 'muted', text: k === 'github' ? '(16 to 256 characters, the one you type into GitHub\'s webhook form)' : '(16 to 256 characters, from Basic Information of your Slack app)' })),
+          secret,
+          el('div', { class: 'row' }, el('button', { type: 'submit' }, `Set the ${title} secret`)),
+          error);
+        form.addEventListener('submit', async (ev) => {
+          ev.preventDefault();
+          const value = secret.value;
+          secret.value = ''; // the secret never stays in the page
+          error.hidden = true;
+          try {
+            const res = await api('PUT', `/api/workflows/${enc(saved.name)}/webhooks/${k}`, { secret: value });
+            secret.removeAttribute('aria-invalid');
+            if (res && res.url) $(`#${id}-url`).value = res.url;
+            flash(`Saved the ${title} secret of ${saved.name}. Deliveries signed with it start runs.`);
+          } catch (err) {
+            error.textContent = describe(err);
+            error.hidden = false;
+            secret.setAttribute('aria-invalid', 'true');
+            secret.focus();
+          }
+        });
+        return form;
+      }));
     }
     async function loadRuns() {
       const box = $('#wf-runs');
