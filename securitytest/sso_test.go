@@ -5,16 +5,25 @@ import (
 	"net/http"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // TestSSOSecretNeverAnswered: the single sign-on client secret goes in once and never
 // comes out, not even to the tenant's owner: not in the settings, not in the answer
-// to a change, not in the audit log that records the change.
+// to a change (the second one updates the row in place, keeping the secret), not in
+// the audit log that records the change.
 func TestSSOSecretNeverAnswered(t *testing.T) {
 	t.Parallel()
-	h := newHub(t, testdb.SQLite(t))
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		ssoSecretNeverAnswered(t, newHub(t, db))
+	})
+}
+
+func ssoSecretNeverAnswered(t *testing.T, h *hub) {
 	f := h.seed()
 	body := `{"issuer":"` + h.idp.Issuer() + `","client_id":"victim-sso-client","client_secret":"` + victimSSOSecret + `","allowed_domains":["victim.test","victim.example"]}`
 	answers := map[string][]byte{}
