@@ -87,7 +87,9 @@ type Options struct {
 	// Accounts is the tenants store single sign-on signs people in with; without it
 	// single sign-on is refused.
 	Accounts *tenants.Store
-	// Audit takes the audit events of single sign-on (sign-ins, settings changes).
+	// Audit takes the audit events of single sign-on (sign-ins, settings changes); with
+	// an audit.Writer a sign-in's row is durable (Commit) before the browser gets its
+	// session.
 	Audit audit.Recorder
 	// OIDCTransport is how the tenants' OpenID providers are reached
 	// (http.DefaultTransport when nil).

@@ -275,6 +275,18 @@ func (s *Server) SignInMethods(ctx context.Context, slug string) (sso, passwords
 	return true, !c.PasswordsOff, nil
 }
 
+// commit writes an audit event and returns once it is durable, when the recorder can
+// say so (audit.Writer's Commit); otherwise it records it like record.
+func (s *Server) commit(ctx context.Context, e audit.Event) error {
+	if c, ok := s.o.Audit.(interface {
+		Commit(context.Context, audit.Event) error
+	}); ok {
+		return c.Commit(ctx, e)
+	}
+	s.record(e)
+	return nil
+}
+
 // record writes an audit event when the server has a recorder.
 func (s *Server) record(e audit.Event) {
 	if s.o.Audit != nil {

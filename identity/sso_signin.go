@@ -335,7 +335,11 @@ func (s *Server) SSOCallback(w http.ResponseWriter, r *http.Request) {
 	if joined.JoinedBy != "" {
 		detail += fmt.Sprintf("; joined as %s by %s", joined.User.Role, joined.JoinedBy)
 	}
-	s.record(audit.Event{TenantID: t.ID, Kind: audit.KindSSOSignIn, Principal: "user:" + joined.User.ID, KeyID: joined.Session.ID, Outcome: "ok", Detail: truncate(detail, 500)})
+	// The sign-in's audit row is durable before the browser gets its session.
+	if err := s.commit(ctx, audit.Event{TenantID: t.ID, Kind: audit.KindSSOSignIn, Principal: "user:" + joined.User.ID, KeyID: joined.Session.ID, Outcome: "ok", Detail: truncate(detail, 500)}); err != nil {
+		s.ssoInternal(w, r, t.Slug, "record sign-in", err)
+		return
+	}
 	http.SetCookie(w, &http.Cookie{Name: tenants.SessionCookie, Value: joined.Token, Path: "/", HttpOnly: true, Secure: s.secure(),
 		SameSite: http.SameSiteLaxMode, MaxAge: int(tenants.SessionLifetime.Seconds())})
 	w.Header().Set("Cache-Control", "no-store")
