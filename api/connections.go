@@ -74,7 +74,7 @@ func (s *server) createConnection(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if err := required([2]string{"provider", req.Provider}, [2]string{"token", req.Token}); err != nil {
+	if err := required([2]string{"provider", req.Provider}); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -82,9 +82,12 @@ func (s *server) createConnection(c *gin.Context) {
 	tenantAPI, err := s.tenantAPI(c, p, req.Provider)
 	switch {
 	case err != nil:
-	case tenantAPI: // one of the tenant's APIs, added by its OpenAPI description
+	case tenantAPI: // one of the tenant's APIs, added by its OpenAPI description (its client credentials need no token)
 		conn, err = s.OpenAPI.Connect(c.Request.Context(), p, req.Provider, openapis.ConnectInput{Token: req.Token, Shared: req.Shared, Label: req.Label})
 	default:
+		if err = required([2]string{"token", req.Token}); err != nil {
+			break
+		}
 		conn, err = s.Connections.Connect(c.Request.Context(), p, connections.ConnectInput{
 			Provider: req.Provider, Token: req.Token, Shared: req.Shared, Label: req.Label,
 		})

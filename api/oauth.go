@@ -49,7 +49,21 @@ func (s *server) authorize(c *gin.Context) {
 			return
 		}
 	}
-	a, err := s.Connections.Authorize(c.Request.Context(), p, connections.AuthorizeInput{Provider: c.Param("id"), Shared: req.Shared, Label: req.Label, ConnectionID: req.ConnectionID})
+	var a connections.Authorization
+	tenantAPI, err := s.tenantAPI(c, p, c.Param("id"))
+	switch {
+	case err != nil:
+	case tenantAPI && req.ConnectionID != "":
+		err = switchboard.Invalid("connection_id", "an API added by its description is reconnected by connecting it again")
+	case tenantAPI: // one of the tenant's APIs, added by its OpenAPI description
+		label := ""
+		if req.Label != nil {
+			label = *req.Label
+		}
+		a, err = s.OpenAPI.Authorize(c.Request.Context(), p, c.Param("id"), req.Shared, label)
+	default:
+		a, err = s.Connections.Authorize(c.Request.Context(), p, connections.AuthorizeInput{Provider: c.Param("id"), Shared: req.Shared, Label: req.Label, ConnectionID: req.ConnectionID})
+	}
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -21,6 +21,7 @@ type OpenAPIProviders interface {
 	Has(ctx context.Context, p switchboard.Principal, name string) (bool, error)
 	Tools(ctx context.Context, p switchboard.Principal, name string) ([]*providers.Tool, error)
 	Connect(ctx context.Context, p switchboard.Principal, name string, in openapis.ConnectInput) (connections.Connection, error)
+	Authorize(ctx context.Context, p switchboard.Principal, name string, shared bool, label string) (connections.Authorization, error)
 }
 
 // addOpenAPIProvider adds an API for the caller's tenant (an admin) from its OpenAPI

@@ -37,7 +37,7 @@ type refreshKind struct {
 
 // due reports whether c's credentials need a refresh now.
 func (k refreshKind) due(c *Connection, creds *Credentials, now time.Time) bool {
-	if creds.RefreshToken == "" {
+	if !renewable(c, creds) {
 		return false
 	}
 	if !creds.Expiry.IsZero() && creds.Expiry.Before(now.Add(k.window)) {

@@ -7,17 +7,18 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 // TokenSource returns the token source of a connection's HTTP client. A connection
-// without a refresh token gets its token as it is; one with a refresh token gets a
+// whose token cannot be renewed (see renewable) gets its token as it is; another gets a
 // source that refreshes through the service (single-flight, persisted, the rotated
 // refresh token stored with the new access token) when the token expires within
 // OnDemandWindow. The source keeps no request's context: each refresh runs on the
 // calling request's context without its cancellation, bounded by its own timeout.
 func (s *Service) TokenSource(c Connection, creds Credentials) oauth2.TokenSource {
 	tok := &oauth2.Token{AccessToken: creds.AccessToken, TokenType: creds.TokenType, Expiry: creds.Expiry}
-	if creds.RefreshToken == "" {
+	if !renewable(&c, &creds) {
 		return oauth2.StaticTokenSource(tok)
 	}
 	return &tokenSource{svc: s, tenant: c.TenantID, id: c.ID, tok: tok}
@@ -58,4 +59,13 @@ func (t *tokenSource) TokenContext(ctx context.Context) (*oauth2.Token, error) {
 	t.tok = next
 	t.mu.Unlock()
 	return next, nil
+}
+
+// renewable reports whether a connection's token can be renewed: with its refresh
+// token, or, for a client_credentials connection whose token expires, by asking its
+// provider's per-connection OAuth for a new one (a tenant's API). A client_credentials
+// connection that keeps no expiring token (a remote MCP server's, whose sessions ask
+// for their own) is not.
+func renewable(c *Connection, creds *Credentials) bool {
+	return creds.RefreshToken != "" || (c.AuthKind == providers.AuthClientCredentials && !creds.Expiry.IsZero())
 }

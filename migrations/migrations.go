@@ -42,6 +42,7 @@ func all() []migration {
 		{Version: 19, Name: "key_expiry", Up: up0019KeyExpiry},
 		{Version: 20, Name: "openapi_providers", Up: up0020OpenAPIProviders},
 		{Version: 21, Name: "sso", Up: up0021SSO},
+		{Version: 22, Name: "openapi_oauth_apps", Up: up0022OpenAPIOAuthApps},
 	}
 }
 

@@ -31,6 +31,10 @@ type AddInput struct {
 	Auth        string          `json:"auth,omitempty"`
 	Operations  []string        `json:"operations,omitempty"`
 	Tags        []string        `json:"tags,omitempty"`
+	// ClientID and ClientSecret are the API's OAuth app at its authorization server, for
+	// a scheme of OAuth 2.0's authorization code or client credentials flow.
+	ClientID     string `json:"client_id,omitempty"`
+	ClientSecret string `json:"client_secret,omitempty"`
 }
 
 // View is a tenant's API as the API answers it.
@@ -46,6 +50,7 @@ type View struct {
 	DocsURL     string               `json:"docs_url,omitempty"`
 	Operations  []string             `json:"operations,omitempty"`
 	Tags        []string             `json:"tags,omitempty"`
+	ClientID    string               `json:"client_id,omitempty"`
 	Tools       []string             `json:"tools"`
 	CreatedAt   time.Time            `json:"created_at"`
 }
@@ -60,7 +65,7 @@ func (s *Service) Add(ctx context.Context, p switchboard.Principal, in AddInput)
 		return View{}, err
 	}
 	in.Name, in.URL, in.BaseURL, in.Auth = strings.TrimSpace(in.Name), strings.TrimSpace(in.URL), strings.TrimSpace(in.BaseURL), strings.TrimSpace(in.Auth)
-	in.Operations, in.Tags = trimmed(in.Operations), trimmed(in.Tags)
+	in.Operations, in.Tags, in.ClientID = trimmed(in.Operations), trimmed(in.Tags), strings.TrimSpace(in.ClientID)
 	if in.Name == "" {
 		return View{}, switchboard.Invalid("name", "is required: the API's name, the prefix of its tools (lower-case snake_case)")
 	}
@@ -85,17 +90,58 @@ func (s *Service) Add(ctx context.Context, p switchboard.Principal, in AddInput)
 	if err := s.checkHosts(ctx, spec, in.BaseURL != ""); err != nil {
 		return View{}, err
 	}
+	f, err := s.checkApp(ctx, doc, in)
+	if err != nil {
+		return View{}, err
+	}
 	stored, err := compress(doc)
 	if err != nil {
 		return View{}, switchboard.Internal(err)
 	}
-	a := API{Name: in.Name, Title: in.Title, BaseURL: in.BaseURL, SourceURL: source, Auth: in.Auth, Operations: in.Operations, Tags: in.Tags, Document: stored, CreatedBy: p.UserID}
+	a := API{ID: switchboard.NewID("oas"), Name: in.Name, Title: in.Title, BaseURL: in.BaseURL, SourceURL: source, Auth: in.Auth, Operations: in.Operations, Tags: in.Tags,
+		Document: stored, CreatedBy: p.UserID, OAuthClientID: in.ClientID}
+	if in.ClientSecret != "" {
+		if s.kr == nil {
+			return View{}, switchboard.Internal(errors.New("openapis: no keyring to seal an OAuth client secret"))
+		}
+		if a.OAuthSecretSealed, a.OAuthSecretKeyID, err = s.kr.Seal(ctx, []byte(in.ClientSecret), secretAAD(p.TenantID, a.ID)); err != nil {
+			return View{}, switchboard.Internal(fmt.Errorf("seal the OAuth client secret: %w", err))
+		}
+	}
 	if err := s.store.create(ctx, p.TenantID, &a); err != nil {
 		return View{}, err
 	}
+	spec.AuthKinds = authKinds(f, a.OAuthClientID != "")
 	s.record(p, "added API "+a.Name+" ("+spec.Title+")")
 	s.changed(ctx, p.TenantID, a.Name)
 	return view(a, spec), nil
+}
+
+// checkApp checks the OAuth app given for an API: only for a scheme of OAuth 2.0's
+// authorization code or client credentials flow, whose token endpoint the guard lets
+// through, and with a client id. It returns the scheme's flow.
+func (s *Service) checkApp(ctx context.Context, doc []byte, in AddInput) (*flow, error) {
+	in.ClientID = strings.TrimSpace(in.ClientID)
+	f, err := flowOf(doc, in.Auth)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case in.ClientID == "" && in.ClientSecret != "":
+		return nil, switchboard.Invalid("client_id", "is required with a client_secret")
+	case in.ClientID == "":
+		return f, nil
+	case f == nil:
+		return nil, switchboard.Invalid("client_id", "is for an API whose scheme is OAuth 2.0's authorization code or client credentials flow; this one's is not (its connections paste a token)")
+	case f.clientCredentials && in.ClientSecret == "":
+		return nil, switchboard.Invalid("client_secret", "is required for the client credentials flow")
+	case len(in.ClientID) > 255:
+		return nil, switchboard.Invalid("client_id", "must be at most 255 characters")
+	}
+	if err := s.checkHost(ctx, "description", f.tokenURL); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // description is the input's description: inline (a JSON object, or a string of JSON
@@ -235,7 +281,7 @@ func view(a API, spec providers.Spec) View {
 		base = spec.BaseURL
 	}
 	return View{Name: a.Name, Title: spec.Title, Description: spec.Description, BaseURL: base, SourceURL: a.SourceURL, Auth: a.Auth,
-		AuthKinds: spec.AuthKinds, TokenHelp: spec.TokenHelp, DocsURL: spec.DocsURL, Operations: a.Operations, Tags: a.Tags, Tools: tools, CreatedAt: a.CreatedAt}
+		AuthKinds: spec.AuthKinds, TokenHelp: spec.TokenHelp, DocsURL: spec.DocsURL, Operations: a.Operations, Tags: a.Tags, ClientID: a.OAuthClientID, Tools: tools, CreatedAt: a.CreatedAt}
 }
 
 // admin refuses anyone but an admin user of the tenant.

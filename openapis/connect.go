@@ -56,6 +56,9 @@ func (s *Service) Connect(ctx context.Context, p switchboard.Principal, name str
 	if err != nil {
 		return connections.Connection{}, err
 	}
+	if b.flow != nil && b.flow.clientCredentials && b.app {
+		return s.connectClientCredentials(ctx, p, name, in)
+	}
 	if !slices.Contains(b.spec.AuthKinds, providers.AuthAPIKey) {
 		return connections.Connection{}, switchboard.Invalid("provider", b.spec.Title+" does not accept API tokens")
 	}

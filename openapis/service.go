@@ -56,6 +56,8 @@ type Options struct {
 	Guard *remotemcp.Guard
 	// FetchTimeout bounds fetching a description by its URL (default 30 seconds).
 	FetchTimeout time.Duration
+	// Keyring seals the APIs' OAuth client secrets.
+	Keyring connections.Keyring
 	// Recorder takes the audit events of added and deleted APIs.
 	Recorder audit.Recorder
 	Logger   *slog.Logger
@@ -74,6 +76,7 @@ type Service struct {
 	feed    events.Bus
 	timeout time.Duration
 	rec     audit.Recorder
+	kr      connections.Keyring
 
 	mu    sync.Mutex
 	built map[string]*built // by tenant and API name
@@ -85,6 +88,8 @@ type built struct {
 	id    string
 	spec  providers.Spec
 	tools []*providers.Tool
+	flow  *flow // its scheme's OAuth 2.0 flow; nil when it has none the hub runs
+	app   bool  // an OAuth app is set for it
 }
 
 // New returns a Service and registers its provider. Call it while wiring, before the
@@ -107,7 +112,7 @@ func New(o Options) (*Service, error) {
 		o.FetchTimeout = 30 * time.Second
 	}
 	s := &Service{
-		store: o.Store, conns: o.Connections, reg: o.Registry, guard: o.Guard, log: o.Logger, timeout: o.FetchTimeout, rec: o.Recorder,
+		store: o.Store, conns: o.Connections, reg: o.Registry, guard: o.Guard, log: o.Logger, timeout: o.FetchTimeout, rec: o.Recorder, kr: o.Keyring,
 		fetch: &http.Client{Transport: o.Guard.Transport(), Timeout: o.FetchTimeout, CheckRedirect: func(r *http.Request, via []*http.Request) error {
 			if len(via) >= 5 {
 				return errors.New("more than 5 redirects")
@@ -123,11 +128,12 @@ func New(o Options) (*Service, error) {
 		Name:        Provider,
 		Title:       "APIs added by their OpenAPI description",
 		Description: "A tenant's own APIs, each added by its OpenAPI description; its connections bring their tools.",
-		AuthKinds:   []providers.AuthKind{providers.AuthAPIKey},
+		AuthKinds:   []providers.AuthKind{providers.AuthAPIKey, providers.AuthOAuth2, providers.AuthClientCredentials},
 		RateLimit:   providers.RateLimit{PerSecond: 10, Burst: 20},
 		Authorize:   openapi.Authorize,
 		Tools:       s.connectionTools,
 	}
+	s.spec.ConnectionOAuth = &providers.ConnectionOAuth{Finish: s.finishOAuth, Refresh: s.refreshOAuth}
 	if err := o.Registry.Register(*s.spec); err != nil {
 		return nil, fmt.Errorf("openapis: %w", err)
 	}
@@ -198,7 +204,12 @@ func (s *Service) build(ctx context.Context, tenant switchboard.TenantID, name, 
 	if err != nil {
 		return nil, switchboard.Internal(fmt.Errorf("build the tools of API %s: %w", name, err))
 	}
-	b = &built{id: a.ID, spec: spec, tools: tools}
+	f, err := flowOf(doc, a.Auth)
+	if err != nil {
+		return nil, switchboard.Internal(fmt.Errorf("read the OAuth flow of API %s: %w", name, err))
+	}
+	spec.AuthKinds = authKinds(f, a.OAuthClientID != "")
+	b = &built{id: a.ID, spec: spec, tools: tools, flow: f, app: a.OAuthClientID != ""}
 	s.mu.Lock()
 	s.built[key(tenant, name)] = b
 	s.mu.Unlock()

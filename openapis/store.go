@@ -27,8 +27,13 @@ type API struct {
 	Operations []string             `gorm:"serializer:json;not null"`
 	Tags       []string             `gorm:"serializer:json;not null"`
 	Document   []byte               `gorm:"not null"` // the description, gzip-compressed
-	CreatedBy  string               `gorm:"size:40;not null"`
-	CreatedAt  time.Time
+	// OAuthClientID is the API's OAuth app at its authorization server (authorization
+	// code or client credentials); its secret is sealed in OAuthSecretSealed.
+	OAuthClientID     string `gorm:"column:oauth_client_id;size:255;not null;default:''"`
+	OAuthSecretSealed []byte `gorm:"column:oauth_secret_sealed"`
+	OAuthSecretKeyID  string `gorm:"column:oauth_secret_key_id;size:128;not null;default:''"`
+	CreatedBy         string `gorm:"size:40;not null"`
+	CreatedAt         time.Time
 }
 
 // TableName is the table migration 0020 creates.

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/runs"
 )
 
@@ -104,7 +105,7 @@ func rotateKeys(ctx context.Context, cfg config, log *slog.Logger, batch int, st
 	}()
 	// Every kind of record sealed with the keyring; a package that seals something new
 	// adds its records here.
-	records := append(connections.NewStore(db, kr).SealedRecordsAll(), runs.NewStore(db, kr).SealedRecords(), identity.SealedRecords(db, kr))
+	records := append(connections.NewStore(db, kr).SealedRecordsAll(), runs.NewStore(db, kr).SealedRecords(), identity.SealedRecords(db, kr), openapis.NewStore(db).SealedRecords(kr))
 	records = append(records, identity.SSOSealedRecords(db, kr)...)
 	res, err := connections.Rotate(ctx, db, kr, records, connections.RotateOptions{
 		BatchSize: batch,

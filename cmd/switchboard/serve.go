@@ -150,7 +150,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		return err
 	}
 	tenantAPIs, err := openapis.New(openapis.Options{Store: openapis.NewStore(db), Connections: connService, Registry: reg,
-		Transports: transports, Guard: guard, Recorder: auditWriter, Logger: log})
+		Transports: transports, Guard: guard, Keyring: keyring, Recorder: auditWriter, Logger: log})
 	if err != nil {
 		return err
 	}

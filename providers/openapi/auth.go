@@ -134,3 +134,19 @@ func schemeNames(schemes openapi3.SecuritySchemes) []string {
 	sort.Strings(names)
 	return names
 }
+
+// Scheme is the securitySchemes entry a provider built with auth uses (see
+// Options.Auth): its name and value, or "" and nil when the description asks for none.
+func Scheme(doc *openapi3.T, auth string) (string, *openapi3.SecurityScheme) {
+	schemes := openapi3.SecuritySchemes{}
+	if doc.Components != nil && doc.Components.SecuritySchemes != nil {
+		schemes = doc.Components.SecuritySchemes
+	}
+	if auth == "" {
+		auth = wantedScheme(doc, schemes)
+	}
+	if ref, ok := schemes[auth]; ok && ref != nil && ref.Value != nil {
+		return auth, ref.Value
+	}
+	return "", nil
+}
