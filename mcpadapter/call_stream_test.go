@@ -1,14 +1,17 @@
 package mcpadapter
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -160,5 +163,65 @@ func TestCallNotificationsStayOnTheCallsStream(t *testing.T) {
 		if err := testwait.Recv(t, errs, "a call made with others to answer"); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A client that lost a call's stream mid-call and resumes it with Last-Event-ID of
+// the priming event is replayed what the call sent so far (its log line) and then
+// follows the call live until its answer, each once and in order.
+func TestResumedCallStreamFollowsTheCall(t *testing.T) {
+	t.Parallel()
+	h := newHeldCallEnv(t)
+	h.version = "2025-11-25"
+	session := h.session(t)
+	resp, err := h.post(context.Background(), session, `{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}`, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	primed, drop := h.primedCall(t, session)
+	testwait.Recv(t, h.arrived, "the call to reach the upstream") // its tool_call line is sent by then
+	drop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a bound for the test
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.url, nil)
+	req.Header.Set("Authorization", "Bearer key-alice")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", h.protocolVersion())
+	req.Header.Set("Last-Event-ID", primed)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("resume: HTTP %d", res.StatusCode)
+	}
+	br := bufio.NewReader(res.Body)
+	first, err := readEvent(br)
+	if err != nil || !strings.Contains(first.data, `"tool_call"`) {
+		t.Fatalf("the resumed stream began with %+v (%v), want the call's log line replayed", first, err)
+	}
+	// The resumption follows the call now: the answer comes live.
+	close(h.release)
+	var rest []sseEvent
+	for {
+		ev, err := readEvent(br)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("read the resumed stream: %v (so far %+v)", err, rest)
+		}
+		rest = append(rest, ev)
+	}
+	if answers := answersOf(t, rest, "7"); len(answers) != 1 || answers[0]["result"] == nil {
+		t.Fatalf("after the replay, answers for id 7 %v, want one result; events %+v", answers, rest)
+	}
+	if a, b := first.id, rest[len(rest)-1].id; len(a) > len(b) || len(a) == len(b) && a >= b {
+		t.Errorf("event ids %q then %q do not increase", a, b)
 	}
 }
