@@ -119,6 +119,7 @@ type Server struct {
 
 	regLimit limits.Upstream
 	regRate  limits.Rate
+	ssoRate  limits.Rate // single sign-ons started per client address
 	oidc     providers
 }
 
@@ -132,7 +133,8 @@ func New(o Options) *Server {
 	}
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
 	s := &Server{o: o, keys: newSigningKeys(o.DB, o.Keyring), grants: grantCache{entries: map[string]grantEntry{}},
-		docs: clientDocuments{entries: map[string]clientDocument{}}, regLimit: o.Registrations, regRate: o.RegistrationRate}
+		docs: clientDocuments{entries: map[string]clientDocument{}}, regLimit: o.Registrations, regRate: o.RegistrationRate,
+		ssoRate: ssoStartRate}
 	if s.regLimit == nil {
 		s.regLimit = limits.NewLocal()
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -34,6 +35,10 @@ const (
 	// discoveryLifetime is how long an issuer's discovery document and keys are reused.
 	discoveryLifetime = time.Hour
 )
+
+// ssoStartRate is how many single sign-ons one client address may start: 60 at once
+// (an office arriving in the morning), then one a second.
+var ssoStartRate = limits.Rate{PerSecond: 1, Burst: 60}
 
 // ssoLogin is a row of sso_logins: a sign-in under way.
 type ssoLogin struct {
@@ -131,6 +136,14 @@ func (s *Server) StartSSO(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
 		w.Header().Set("Allow", "GET, POST")
 		http.Error(w, "start single sign-on with GET or POST", http.StatusMethodNotAllowed)
+		return
+	}
+	// Each start stores a sign-in under way: they are limited per client address, in
+	// the same shared limits as client registrations.
+	if wait, ok := s.regLimit.Take(r.Context(), "sso-start:"+registrationSource(r), s.ssoRate, 0); !ok {
+		secs := max(int64((wait+time.Second-1)/time.Second), 1)
+		w.Header().Set("Retry-After", fmt.Sprint(secs))
+		s.renderSSOError(w, r, http.StatusTooManyRequests, "", fmt.Sprintf("Too many sign-ins were started from your network. Try again in %d s.", secs))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -468,5 +469,30 @@ func TestSSOSecretsRotate(t *testing.T) {
 	}
 	if res, body := b.get(callback); res.StatusCode != http.StatusSeeOther || sessionOf(res) == "" {
 		t.Errorf("sign-in after the rotation: %d %s", res.StatusCode, body)
+	}
+}
+
+// TestSSOStartLimited: starting single sign-on stores a sign-in under way, so one
+// client address may start only so many: then 429 with Retry-After, nothing stored.
+func TestSSOStartLimited(t *testing.T) {
+	t.Parallel()
+	r := newSSORig(t, SSOInput{AllowedDomains: []string{"example.com"}})
+	r.srv.ssoRate = limits.Rate{PerSecond: 1.0 / 3600, Burst: 3}
+	b := newBrowser(t)
+	for i := range 3 {
+		if res, body := b.get(r.base + SSOStartPath + "?workspace=acme"); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("start %d: %d %s", i, res.StatusCode, body)
+		}
+	}
+	var before int64
+	r.db.Model(&ssoLogin{}).Count(&before)
+	res, body := b.get(r.base + SSOStartPath + "?workspace=acme")
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || !strings.Contains(body, "Too many sign-ins") {
+		t.Errorf("a start past the limit: %d (Retry-After %q) %s", res.StatusCode, res.Header.Get("Retry-After"), body)
+	}
+	var after int64
+	r.db.Model(&ssoLogin{}).Count(&after)
+	if before != 3 || after != before {
+		t.Errorf("sign-ins under way: %d before the refused start, %d after; want 3 and 3", before, after)
 	}
 }
