@@ -76,7 +76,12 @@ func buildHub(b *testing.B, withGitHub bool, extra ...providers.Spec) *hub {
 // fakeGitHub is the fake upstream: it answers GitHub's token check and, for anything
 // else, the issue, at once.
 func fakeGitHub() *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return httptest.NewServer(fakeGitHubHandler())
+}
+
+// fakeGitHubHandler is fakeGitHub's handler.
+func fakeGitHubHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		switch r.URL.Path {
 		case "/user":
@@ -90,7 +95,7 @@ func fakeGitHub() *httptest.Server {
 		default:
 			_, _ = io.WriteString(w, issueJSON)
 		}
-	}))
+	})
 }
 
 // buildHubAt is the hub serving over loopback HTTP with GitHub's API at upstreamURL.

@@ -53,7 +53,14 @@ func startHubProcess(b *testing.B, others ...string) *hubProcess {
 	if upstream == "" {
 		b.Fatal("the upstream process ended before it was ready")
 	}
-	pid, lines := startChild(b, envHub+"="+upstream, envHubTenants+"="+strings.Join(others, ","))
+	return startHubProcessAt(b, upstream, others...)
+}
+
+// startHubProcessAt starts the hub's process with GitHub's API at upstreamURL, and
+// returns once it serves the first tenant and the others named.
+func startHubProcessAt(b *testing.B, upstreamURL string, others ...string) *hubProcess {
+	b.Helper()
+	pid, lines := startChild(b, envHub+"="+upstreamURL, envHubTenants+"="+strings.Join(others, ","))
 	p := &hubProcess{pid: pid, tenants: map[string]*hub{}}
 	for line := range lines {
 		if line == "ready" {
