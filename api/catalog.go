@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -84,7 +85,8 @@ func (s *server) listProviders(c *gin.Context) {
 		}
 		for _, a := range apis {
 			out = append(out, providerView{Name: a.Name, Title: a.Title, Description: a.Description, AuthKinds: a.AuthKinds,
-				Scopes: []string{}, TokenHelp: a.TokenHelp, DocsURL: a.DocsURL, Operations: len(a.Tools), OpenAPI: true})
+				OAuthReady: slices.Contains(a.AuthKinds, providers.AuthOAuth2), // its own OAuth app, given with it
+				Scopes:     []string{}, TokenHelp: a.TokenHelp, DocsURL: a.DocsURL, Operations: len(a.Tools), OpenAPI: true})
 		}
 	}
 	c.JSON(http.StatusOK, gin.H{"providers": out})

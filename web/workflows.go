@@ -16,6 +16,7 @@ var pageScripts = map[string]string{
 	"workflows":    "workflows.js",
 	"workflow":     "workflows.js",
 	"workflow_run": "workflows.js",
+	"integrations": "openapi.js", // APIs added by their OpenAPI description
 }
 
 // workflowParam is a workflow page's path parameter: the workflow's name, or the run's id.
