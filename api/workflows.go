@@ -205,6 +205,32 @@ func outline(def *workflows.Definition) []stepOutline {
 	return out
 }
 
+// draftGraph draws the steps of a definition that is not saved (the editor's draft)
+// as SVG: it only needs to parse, so a draft with problems is drawn too.
+func (s *server) draftGraph(c *gin.Context) {
+	if _, ok := s.workflowService(c); !ok {
+		return
+	}
+	var req workflowRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	def, _, err := req.definition()
+	if err != nil {
+		s.failWorkflow(c, err, def)
+		return
+	}
+	writeGraph(c, workflows.Diagram(def, nil))
+}
+
+// writeGraph answers an SVG drawing, uncached, and inert if opened on its own.
+func writeGraph(c *gin.Context, svg []byte) {
+	c.Header("Cache-Control", "no-store")
+	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+	c.Data(http.StatusOK, "image/svg+xml", svg)
+}
+
 // workflowGraph draws a saved workflow's steps as SVG; ?run= colours them by their
 // state in one of the caller's runs of it.
 func (s *server) workflowGraph(c *gin.Context) {
@@ -238,9 +264,7 @@ func (s *server) workflowGraph(c *gin.Context) {
 			states[r.StepName] = r.Status
 		}
 	}
-	c.Header("Cache-Control", "no-store")
-	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
-	c.Data(http.StatusOK, "image/svg+xml", workflows.Diagram(def, states))
+	writeGraph(c, workflows.Diagram(def, states))
 }
 
 // listWorkflows lists the tenant's workflows: ?category=.
@@ -459,6 +483,7 @@ func (s *server) workflowRoutes(a *gin.RouterGroup) {
 	a.GET("/workflows", s.listWorkflows)
 	a.POST("/workflows", s.createWorkflow)
 	a.POST("/workflows/dry-run", s.dryRunDefinition)
+	a.POST("/workflows/graph.svg", s.draftGraph)
 	a.GET("/workflows/:name", s.getWorkflow)
 	a.PUT("/workflows/:name", s.putWorkflow)
 	a.DELETE("/workflows/:name", s.deleteWorkflow)

@@ -114,3 +114,39 @@ func TestWorkflowsAPIForTheEditor(t *testing.T) {
 		w.want(w.ownerB, http.MethodGet, "/api/workflows/issue_to_slack/graph.svg", "", http.StatusNotFound, nil)
 	})
 }
+
+// TestWorkflowDraftGraph: POST /api/workflows/graph.svg draws a definition that is not
+// saved, problems and all (an unknown tool, a need naming no step), escaping its text;
+// one that does not parse is refused with its problems, and nothing is saved.
+func TestWorkflowDraftGraph(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		w := newWorld(t, db)
+		draft := "name: draft\nsteps:\n  - name: first\n    tool: nope_<b>\n  - name: second\n    tool: github_get_issue\n    needs: [first, ghost]\n"
+		body, _ := json.Marshal(map[string]any{"definition": draft})
+		req, _ := http.NewRequest(http.MethodPost, w.srv.URL+"/api/workflows/graph.svg", strings.NewReader(string(body)))
+		req.Header.Set("Authorization", "Bearer "+w.member.key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := w.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg := string(b)
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(svg, `data-from="first" data-to="second"`) ||
+			!strings.Contains(svg, "nope_&lt;b&gt;") || strings.Contains(svg, "<b>") || strings.Contains(svg, "ghost") {
+			t.Fatalf("the draft's graph: %d %q\n%s", res.StatusCode, res.Header.Get("Content-Type"), svg)
+		}
+		bad, _ := json.Marshal(map[string]any{"definition": "name: draft\nsteps: [\n"})
+		status, out := w.do(w.member, http.MethodPost, "/api/workflows/graph.svg", string(bad))
+		if status != http.StatusBadRequest || !strings.Contains(string(out), `"problems"`) {
+			t.Fatalf("a definition that does not parse: %d %s", status, out)
+		}
+		w.want(w.member, http.MethodGet, "/api/workflows/draft", "", http.StatusNotFound, nil)
+	})
+}

@@ -187,6 +187,9 @@ var routes = map[string]route{
 	"POST /api/workflows/:name/dry-run": {mode: onVictim, bodyRefusal: true, request: fixed("/api/workflows/victim_flow/dry-run", `{"parameters":{}}`)},
 	"POST /api/workflows/:name/runs":    {mode: onVictim, bodyRefusal: true, request: fixed("/api/workflows/victim_flow/runs", `{"parameters":{}}`)},
 	"GET /api/workflows/:name/runs":     {mode: ownScope, request: fixed("/api/workflows/victim_flow/runs", "")},
+	"POST /api/workflows/graph.svg": {mode: ownScope, request: func(f *fixture) (string, string) {
+		return "/api/workflows/graph.svg", workflowBody(victimWorkflow(f))
+	}},
 	"GET /api/workflows/:name/graph.svg": {mode: onVictim, request: func(f *fixture) (string, string) {
 		return "/api/workflows/victim_flow/graph.svg?run=" + f.wfRunID, ""
 	}},

@@ -61,7 +61,11 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
   await page.click('#wf-steps .wfstep[data-step=search] .problems li[data-field="args.qq"] button');
   const selected = await page.evaluate(() => { const t = document.querySelector('#wf-definition'); return t.value.slice(t.selectionStart, t.selectionEnd); });
   check(selected === 'qq', `"Show in the definition" selected ${JSON.stringify(selected)}, want qq`);
-  await audit(page, 'workflow editor problems');
+  // The refused draft is drawn all the same, by the server, as written.
+  await waitUntil(page, () => { const i = document.querySelector('#wf-graph'); return !document.querySelector('#wf-graph-box').hidden && i.src.startsWith('data:image/svg+xml') && i.complete && i.naturalWidth > 0; }, undefined, 'the refused draft was not drawn');
+  check(decodeURIComponent(await page.getAttribute('#wf-graph', 'src')).includes('data-from="read" data-to="search"') && (await page.textContent('#wf-graph-what')).includes('not saved'),
+    'the draft\'s graph does not draw its needs, or does not say it is not saved');
+    await audit(page, 'workflow editor problems');
   await shot(page, '09-workflow-problems');
 
   step('workflows: a dry run, then save, and the graph the server draws');

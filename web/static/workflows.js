@@ -186,7 +186,7 @@ outputs:
         history.replaceState(null, '', `/workflows/${enc(w.name)}`);
         showSaved();
         flash(`Saved workflow ${w.name}.`);
-      } catch (err) { failed(err, 'Save'); } finally { busy(false); }
+      } catch (err) { failed(err, 'Save'); drawDraft(); } finally { busy(false); }
     });
     $('#wf-dryrun').addEventListener('click', async () => {
       const p = params();
@@ -198,9 +198,10 @@ outputs:
         outline = (plan.steps || []).map((s) => ({ ...(known.get(s.name) || {}), name: s.name, tool: s.tool, needs: s.needs || [] }));
         text.removeAttribute('aria-invalid');
         renderSteps([], plan);
+        drawDraft();
         const changes = plan.changes || [];
         summary(`Dry run passed: ${plan.steps.length} step${plan.steps.length === 1 ? '' : 's'} would run; ${changes.length ? `${changes.length} would change data (${changes.join('; ')})` : 'none changes data'}${plan.needs_confirm ? '; a run asks for confirmation first' : ''}. Nothing ran.`);
-      } catch (err) { failed(err, 'Dry run'); } finally { busy(false); }
+      } catch (err) { failed(err, 'Dry run'); drawDraft(); } finally { busy(false); }
     });
     $('#wf-run').addEventListener('click', async () => {
       const p = params();
@@ -213,6 +214,22 @@ outputs:
       } catch (err) { failed(err, 'Run'); busy(false); }
     });
 
+    // drawDraft shows the graph of the definition as written (the server draws it; a
+    // draft with problems is drawn too), until the next save shows the saved one.
+    async function drawDraft() {
+      try {
+        const res = await fetch('/api/workflows/graph.svg', { method: 'POST', credentials: 'same-origin',
+          headers: { 'Content-Type': 'application/json', Accept: 'image/svg+xml', 'X-CSRF-Token': (document.querySelector('meta[name=csrf-token]') || {}).content || '' },
+          body: JSON.stringify({ definition: text.value }) });
+        if (!res.ok) return; // it does not parse: the problems say why
+        const svg = await res.text();
+        const img = $('#wf-graph');
+        img.alt = graphAlt(outline);
+        img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+        $('#wf-graph-what').textContent = 'As written above, not saved.';
+        $('#wf-graph-box').hidden = false;
+      } catch (err) { /* the graph is a help; the summary says what failed */ }
+    }
     function showSaved() {
       $('#wf-title').textContent = `Workflow ${saved.name}`;
       $('#wf-run').hidden = false;
@@ -220,6 +237,7 @@ outputs:
       const img = $('#wf-graph');
       img.alt = graphAlt(outlineOf(saved.definition));
       img.src = `/api/workflows/${enc(saved.name)}/graph.svg?v=${saved.version}`;
+      $('#wf-graph-what').textContent = 'As saved.';
       showHooks();
       $('#wf-runs-box').hidden = false;
       $('#wf-delete-box').hidden = false;
