@@ -261,6 +261,10 @@ try {
   check((await page.$$('#connections-table [data-duplicate]')).length === 2, 'the two connections of one account are not flagged');
   const twinID = await page.$$eval('#connections-table tbody tr', (rows, first) => rows.map((r) => r.dataset.connection).find((id) => id !== first), connectionID);
   await page.click(`tr[data-connection="${twinID}"] button:has-text("Disconnect")`);
+  await page.waitForSelector('#confirm-dialog[open]');
+  check((await page.textContent('#confirm-ok')) === 'Disconnect' && (await page.textContent('#confirm-title')).startsWith('Disconnect GitHub'), `the disconnect confirmation reads ${await page.textContent('#confirm-dialog')}`);
+  await axeCheck(page, 'disconnect confirmation');
+  await confirmInPage(page);
   await waitUntil(page, () => document.querySelectorAll('#connections-table tbody tr').length === 1, undefined, 'the duplicate was not disconnected');
   check(await page.evaluate(() => document.activeElement && document.activeElement.id === 'connections-title'), 'after a disconnect, focus dropped to the page body');
   step('a remote MCP server is added and listed with its tools, then removed');
@@ -281,6 +285,7 @@ try {
   summary.connecting.remote_tools = remoteRow.tools;
   await axeCheck(page, 'integrations with a remote server');
   await page.click('button[aria-label="Remove the remote MCP server docs"]');
+  await confirmInPage(page);
   await waitUntil(page, () => !document.querySelector('#remote-table'), undefined, 'the removed remote server is still listed');
   check(await page.evaluate(() => document.activeElement && document.activeElement.id === 'remote-title'), 'after removing the server, focus dropped to the page body');
   await audit(page, 'integrations');
@@ -601,6 +606,7 @@ try {
   check(keyRow.expires !== '' && keyRow.text.includes('you'), `the new key's row has no expiry or does not name its owner: ${JSON.stringify(keyRow)}`);
   check(!(await page.textContent('#keys-table')).includes('agt_') && !(await page.textContent('#keys-table')).includes('usr_'), 'the key table shows raw ids instead of names');
   await page.click(`button[aria-label^="Revoke key e2e laptop"]`);
+  await confirmInPage(page);
   await page.waitForFunction((p) => [...document.querySelectorAll('#keys-table tr')].some((r) => r.textContent.includes(p) && r.textContent.includes('revoked')), prefix);
   const after = await fetch(`${BASE}/api/tenant`, { headers: { Authorization: `Bearer ${key}` } });
   check(after.status === 401, `the revoked key still answers ${after.status}`);
@@ -635,6 +641,7 @@ try {
     await page.waitForFunction(() => (document.querySelector('#apps-table') || {}).textContent?.includes('E2E desktop client'));
     await axeCheck(page, 'settings connected apps');
     await page.click(`button[aria-label="Revoke E2E desktop client's access"]`);
+    await confirmInPage(page);
     await page.waitForFunction(() => document.querySelector('#flash').textContent.includes("Revoked E2E desktop client's access"));
     check((await initialize()) === 401, 'the revoked app\'s access token still works');
     summary.connected_app_revoked = true;
@@ -711,6 +718,7 @@ try {
   await audit(page, 'settings');
   await shot(page, '06-settings');
   await page.click('button[aria-label="Remove grace@e2e.test"]');
+  await confirmInPage(page);
   await page.waitForFunction(() => !document.querySelector('#members-table').textContent.includes('grace@e2e.test'));
   await page.waitForFunction((id) => !document.querySelector('#key-list').textContent.includes(id), grace.id);
   const removedKey = await fetch(`${BASE}/api/tenant`, { headers: { Authorization: `Bearer ${grace.key}` } });
@@ -728,12 +736,14 @@ try {
   check((await page.textContent('#invite-error')).includes('resend') && (await page.textContent('#alert')) === '', `a duplicate invitation said ${await page.textContent('#invite-error')}`);
   check((await page.$$('#invitations-table tr[data-invitation]')).length === 1, 'a duplicate invitation was listed');
   await page.click('button[aria-label="Resend the invitation of ada@e2e.test"]');
+  await confirmInPage(page);
   await waitUntil(page, (old) => document.querySelector('#invite-link').value !== old && document.querySelector('#invite-error').hidden, firstURL, 'resend gave no new link, or the error stayed');
   const inviteURL = await page.inputValue('#invite-link');
   const oldLink = await fetch(firstURL);
   check(oldLink.status === 404, `the resent invitation's old link still answers ${oldLink.status}`);
   await axeCheck(page, 'settings invitations');
   await page.click('button[aria-label="Revoke the invitation of ada@e2e.test"]');
+  await confirmInPage(page);
   await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Revoked the invitation of ada@e2e.test'));
   // The flash comes before the page lists the invitations again: wait for that listing.
   await waitUntil(page, () => !document.querySelector('#invitation-list').textContent.includes('ada@e2e.test'), undefined, 'the revoked invitation is still listed');
@@ -933,6 +943,7 @@ try {
   await page.goto(agentURL.replace(/\/mcp\/default\/agents\//, '/agents/'));
   await page.waitForSelector('#agent-connect:not([hidden])');
   await page.click('#agent-delete');
+  await confirmInPage(page);
   await page.waitForURL(`${BASE}/agents`);
   await page.waitForSelector('#agent-list:not([aria-busy])');
   check(!(await page.textContent('#agent-list')).includes('Triage bot'), 'the deleted agent is still listed');

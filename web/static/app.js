@@ -123,7 +123,7 @@
   // Escape cancels, focus returns to where it was) and resolves to whether the person
   // confirmed. body is what the change does, details an optional block (arguments).
   let askDialog = null;
-  function ask({ title, body, details, ok, danger, opener }) {
+  function ask({ title, body, details, ok, cancel, danger, opener }) {
     if (!askDialog) {
       askDialog = el('dialog', { id: 'confirm-dialog', 'aria-labelledby': 'confirm-title', 'aria-describedby': 'confirm-body' },
         el('form', { method: 'dialog', class: 'stack' },
@@ -137,6 +137,7 @@
     fill($('#confirm-body'), [].concat(body).map((t) => el('p', { text: t })));
     fill($('#confirm-details'), details ? el('pre', { tabindex: '0', role: 'region', 'aria-label': details.label }, el('code', { text: details.text })) : []);
     $('#confirm-ok').textContent = ok || 'OK';
+    $('#confirm-cancel').textContent = cancel || 'Cancel';
     $('#confirm-ok').className = danger ? 'danger' : '';
     askDialog.returnValue = '';
     askDialog.showModal();
@@ -395,7 +396,7 @@
       return conns;
     }
     async function disconnect(title, c) {
-      if (!confirm(`Disconnect ${title} ${c.account_label}? Its tools disappear from your MCP URLs and agents bound to it stop working.`)) return;
+      if (!(await ask({ title: `Disconnect ${title} ${c.account_label}?`, body: 'Its tools disappear from your MCP URLs, and agents bound to it stop working until they run on another account.', ok: 'Disconnect', danger: true }))) return;
       try {
         await api('DELETE', `/api/connections/${encodeURIComponent(c.id)}`);
         flash(`Disconnected ${c.account_label}.`);
@@ -570,7 +571,7 @@
     }
   }
   async function deleteAgent(a) {
-    if (!confirm(`Delete the agent ${a.name}? Its keys are revoked and its URL stops answering.`)) return;
+    if (!(await ask({ title: `Delete the agent ${a.name}?`, body: 'Its keys are revoked and its URL stops answering.', ok: 'Delete', danger: true }))) return;
     try {
       await api('DELETE', `/api/agents/${encodeURIComponent(a.id)}`);
       flash(`Deleted the agent ${a.name}.`);
@@ -781,7 +782,7 @@
       fill(box, keys.length ? el('ul', {}, keys.map((k) => el('li', {}, `${k.name} `, el('code', { text: `sbk_${k.prefix}_…` }),
         ` created ${fmtTime(k.created_at)}, last used ${k.last_used_at ? fmtTime(k.last_used_at) : 'never'} `,
         !mayManageAgent(agent) ? null : el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke agent key ${k.name}`, onclick: async () => {
-          if (!confirm(`Revoke the key ${k.name}? Clients using it are refused at once.`)) return;
+          if (!(await ask({ title: `Revoke the key ${k.name}?`, body: 'Clients using it are refused at once.', ok: 'Revoke', danger: true }))) return;
           try { await api('DELETE', `/api/keys/${encodeURIComponent(k.id)}`); flash(`Revoked key ${k.name}.`); await loadAgentKeys(agent); $('#agent-new-key').focus(); } catch (err) { alertPage(err); }
         } }, 'Revoke'))))
         : el('p', { class: 'muted', text: 'No active key: create one above.' }));
@@ -796,7 +797,7 @@
     $('#agent-keys-box').hidden = !mayManageAgent(agent);
     if (mayManageAgent(agent)) loadAgentKeys(agent);
     $('#agent-delete').onclick = async () => {
-      if (!confirm(`Delete the agent ${agent.name}? Its keys are revoked and its URL stops answering.`)) return;
+      if (!(await ask({ title: `Delete the agent ${agent.name}?`, body: 'Its keys are revoked and its URL stops answering.', ok: 'Delete', danger: true }))) return;
       try {
         await api('DELETE', `/api/agents/${encodeURIComponent(agent.id)}`);
         leaving(); // nothing left to save
@@ -1234,7 +1235,7 @@
       } catch (err) { alertPage(err); }
     }
     async function cancelRun(id) {
-      if (!confirm(`Cancel run ${id}? If its call already reached the provider, that may have taken effect.`)) return;
+      if (!(await ask({ title: `Cancel run ${id}?`, body: 'If its call already reached the provider, that may have taken effect.', ok: 'Cancel the run', cancel: 'Keep it running', danger: true }))) return;
       try {
         await api('POST', `/api/runs/${encodeURIComponent(id)}/cancel`);
         flash(`Canceled run ${id}.`);
@@ -1284,7 +1285,7 @@
       } catch (err) { fill(box, el('p', { class: 'error', text: describe(err) })); }
     }
     async function revoke(k) {
-      if (!confirm(`Revoke the key ${k.name} (sbk_${k.prefix}_…)? Clients using it are refused at once.`)) return;
+      if (!(await ask({ title: `Revoke the key ${k.name} (sbk_${k.prefix}_…)?`, body: 'Clients using it are refused at once.', ok: 'Revoke', danger: true }))) return;
       try {
         await api('DELETE', `/api/keys/${encodeURIComponent(k.id)}`);
         formOK('key');
@@ -1331,7 +1332,7 @@
       } catch (err) { fill(box, el('p', { class: 'error', text: describe(err) })); }
     }
     async function revokeApp(g) {
-      if (!confirm(`Revoke ${g.client_name}'s access? It is refused at once and must be allowed again to connect.`)) return;
+      if (!(await ask({ title: `Revoke ${g.client_name}'s access?`, body: 'It is refused at once and must be allowed again to connect.', ok: 'Revoke', danger: true }))) return;
       try {
         await api('DELETE', `/api/connected-apps/${encodeURIComponent(g.id)}`);
         formOK('apps');
@@ -1362,7 +1363,7 @@
           el('tbody', {}, inv.map((i) => el('tr', { 'data-invitation': i.id }, el('th', { scope: 'row', text: i.email }), el('td', { text: i.role }), el('td', { text: fmtTime(i.expires_at) }),
             el('td', { class: 'actions' },
               el('button', { type: 'button', class: 'secondary small', 'aria-label': `Resend the invitation of ${i.email}`, onclick: async () => {
-                if (!confirm(`Make a new link for ${i.email}? The link sent before stops working.`)) return;
+                if (!(await ask({ title: `Make a new link for ${i.email}?`, body: 'The link sent before stops working.', ok: 'Make a new link' }))) return;
                 try {
                   const res = await api('POST', `/api/invitations/${encodeURIComponent(i.id)}/resend`);
                   formOK('invite');
@@ -1374,7 +1375,7 @@
                 } catch (err) { formError('invite', err); }
               } }, 'Resend'),
               el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke the invitation of ${i.email}`, onclick: async () => {
-                if (!confirm(`Revoke the invitation of ${i.email}? Its link stops working at once.`)) return;
+                if (!(await ask({ title: `Revoke the invitation of ${i.email}?`, body: 'Its link stops working at once.', ok: 'Revoke', danger: true }))) return;
                 try { await api('DELETE', `/api/invitations/${encodeURIComponent(i.id)}`); formOK('invite'); flash(`Revoked the invitation of ${i.email}.`); await loadMembers(); $('#invite-email').focus(); } catch (err) { formError('invite', err); }
               } }, 'Revoke')))))))] : []);
       } catch (err) { fill($('#invitation-list'), el('p', { class: 'error', text: describe(err) })); }
@@ -1417,7 +1418,7 @@
     function memberActions(u) {
       if (u.id === USER_ID || (u.role === 'owner' && ROLE !== 'owner')) return '';
       return el('button', { type: 'button', class: 'danger small', 'aria-label': `Remove ${u.email}`, onclick: async () => {
-        if (!confirm(`Remove ${u.email} from the workspace? Their API keys are revoked, their sessions end and the agents they created are deleted.`)) return;
+        if (!(await ask({ title: `Remove ${u.email} from the workspace?`, body: 'Their API keys are revoked, their sessions end and the agents they created are deleted.', ok: 'Remove', danger: true }))) return;
         try {
           await api('DELETE', `/api/users/${encodeURIComponent(u.id)}`);
           formOK('member');
@@ -1486,7 +1487,7 @@
         const title = Object.fromEntries(providers.map((p) => [p.name, p.title]));
         fill($('#oauth-apps'), apps.length ? el('ul', {}, apps.map((a) => el('li', {}, `${title[a.provider] || a.provider}: client `, el('code', { text: a.client_id }), ` (since ${fmtTime(a.created_at)}) `,
           el('button', { type: 'button', class: 'danger small', 'aria-label': `Remove the ${a.provider} OAuth app`, onclick: async () => {
-            if (!confirm(`Remove the workspace's ${title[a.provider] || a.provider} OAuth app? Connecting falls back to the deployment's app, if there is one.`)) return;
+            if (!(await ask({ title: `Remove the workspace's ${title[a.provider] || a.provider} OAuth app?`, body: 'Connecting falls back to the deployment\'s app, if there is one.', ok: 'Remove', danger: true }))) return;
             try {
               await api('DELETE', `/api/oauth-apps/${encodeURIComponent(a.provider)}`);
               formOK('oauth');
