@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/sessions"
 )
 
 type pagesIn struct {
@@ -223,5 +224,97 @@ func TestResumedCallStreamFollowsTheCall(t *testing.T) {
 	}
 	if a, b := first.id, rest[len(rest)-1].id; len(a) > len(b) || len(a) == len(b) && a >= b {
 		t.Errorf("event ids %q then %q do not increase", a, b)
+	}
+}
+
+type askerIn struct{}
+
+type askerOut struct {
+	Answer string `json:"answer" jsonschema:"What the client's model said"`
+}
+
+// askerSpec is a provider whose sample turns to the calling client for an LLM
+// completion during the call, as a remote MCP server's sampling request does.
+func askerSpec() providers.Spec {
+	sample := &providers.Operation[askerIn, askerOut]{
+		Name: "sample", Title: "Sample", Description: "Ask the client's model.",
+		Hints: providers.Hints{ReadOnly: true},
+		Run: func(ctx context.Context, _ *providers.Call, _ askerIn) (askerOut, error) {
+			c := providers.CallerFrom(ctx)
+			if c == nil {
+				return askerOut{}, fmt.Errorf("no caller")
+			}
+			raw, err := c.Ask(ctx, string(mcp.MethodSamplingCreateMessage), json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"Say hi"}}],"maxTokens":10}`))
+			if err != nil {
+				return askerOut{}, err
+			}
+			var res mcp.CreateMessageResult
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return askerOut{}, err
+			}
+			text, _ := res.Content.(map[string]any)["text"].(string)
+			return askerOut{Answer: res.Model + ": " + text}, nil
+		},
+	}
+	return providers.Spec{Name: "asker", Title: "Asker", Verify: func(context.Context, *providers.Call) (providers.Account, error) { return providers.Account{}, nil },
+		Operations: []providers.Op{sample}}
+}
+
+// sampler answers the hub's sampling requests.
+type sampler struct{}
+
+func (sampler) CreateMessage(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return &mcp.CreateMessageResult{Model: "test-model", SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("hi")}}, nil
+}
+
+// A sampling request the hub sends on a call's stream is answered by a client whose
+// answer reaches another node: the relay brings it to the node where the call waits.
+func TestSamplingAnswerReachesTheNodeWhereTheCallWaits(t *testing.T) {
+	t.Parallel()
+	reg := providers.NewRegistry()
+	if err := reg.Register(askerSpec()); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvWith(t, nil, func(o *router.Options) { o.Registry = reg })
+	e.conns.set(connections.Connection{ID: "con_s", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "asker", AccountLabel: "alice@asker", Status: connections.StatusActive})
+	store, relay := sessions.NewMemory(), NewLocalRelay()
+	node := func() string {
+		a := New(Options{Router: e.adapter.opts.Router, Auth: e.adapter.opts.Auth, Sessions: store, Relay: relay})
+		t.Cleanup(func() { a.Close(context.Background()) })
+		srv := httptest.NewServer(a)
+		t.Cleanup(func() { testwait.CloseServer(t, srv) })
+		return srv.URL
+	}
+	a, b := node(), node()
+	lb := newBalancer(t, func(body string) int {
+		if isAnswer(body) {
+			return 1
+		}
+		return 0
+	}, a, b)
+	tr, err := transport.NewStreamableHTTP(a+"/mcp/acme", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer key-alice"}),
+		transport.WithHTTPBasicClient(&http.Client{Transport: lb}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithSamplingHandler(sampler{}))
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	init.Params.Capabilities.Sampling = &mcp.SamplingCapability{}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	res := callWithin(t, c, "asker_sample", map[string]any{})
+	if res.IsError || !strings.Contains(text(res), "test-model: hi") {
+		t.Fatalf("asker_sample = %q (error %v), want the client's completion", text(res), res.IsError)
+	}
+	if n := len(lb.got(1, `"model":"test-model"`)); n != 1 {
+		t.Errorf("node B got %d answers, want 1 (the one relayed to node A)", n)
 	}
 }
