@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // MarshalOutput encodes an operation's output as its output schema describes it. The
@@ -15,7 +16,84 @@ func MarshalOutput(v any) (json.RawMessage, error) {
 	if v == nil {
 		return json.Marshal(v)
 	}
-	return json.Marshal(filled(reflect.ValueOf(v)).Interface())
+	rv := reflect.ValueOf(v)
+	if !needsFill(rv) {
+		return json.Marshal(v) // nothing would be written as null: no copy to make
+	}
+	return json.Marshal(filled(rv).Interface())
+}
+
+// outputField is how filled treats one field of a struct type.
+type outputField struct {
+	index int
+	// fill: a slice (not []byte) or map without omitempty or omitzero, which encoding/json
+	// would write as null when nil.
+	fill bool
+}
+
+// outputFields caches, per struct type, the fields filled looks at (reading the tags
+// once, not on every call).
+var outputFields sync.Map // reflect.Type -> []outputField
+
+func fieldsOf(t reflect.Type) []outputField {
+	if f, ok := outputFields.Load(t); ok {
+		return f.([]outputField)
+	}
+	var out []outputField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" && opts == "" {
+			continue
+		}
+		omit := strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
+		k := f.Type.Kind()
+		fill := !omit && (k == reflect.Slice && f.Type.Elem().Kind() != reflect.Uint8 || k == reflect.Map)
+		out = append(out, outputField{index: i, fill: fill})
+	}
+	outputFields.Store(t, out)
+	return out
+}
+
+// needsFill reports whether filled would change anything in v, without copying.
+func needsFill(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer:
+		return !v.IsNil() && v.Elem().Kind() == reflect.Struct && needsFill(v.Elem())
+	case reflect.Struct:
+		for _, f := range fieldsOf(v.Type()) {
+			field := v.Field(f.index)
+			if f.fill && field.IsNil() {
+				return true
+			}
+			if needsFill(field) {
+				return true
+			}
+		}
+	case reflect.Slice, reflect.Map:
+		if v.IsNil() || !holdsNullable(v.Type().Elem()) {
+			return false
+		}
+		if v.Kind() == reflect.Slice {
+			for i := range v.Len() {
+				if needsFill(v.Index(i)) {
+					return true
+				}
+			}
+			return false
+		}
+		var iter reflect.MapIter // a value, not MapRange's allocated one
+		iter.Reset(v)
+		for iter.Next() {
+			if needsFill(iter.Value()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // filled returns a copy of v in which the nil slices and maps that encoding/json would
@@ -32,22 +110,12 @@ func filled(v reflect.Value) reflect.Value {
 	case reflect.Struct:
 		c := reflect.New(v.Type()).Elem()
 		c.Set(v)
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" && opts == "" {
-				continue
-			}
-			field := c.Field(i)
-			omit := strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
+		for _, f := range fieldsOf(v.Type()) {
+			field := c.Field(f.index)
 			switch {
-			case field.Kind() == reflect.Slice && field.IsNil() && !omit && field.Type().Elem().Kind() != reflect.Uint8:
+			case f.fill && field.Kind() == reflect.Slice && field.IsNil():
 				field.Set(reflect.MakeSlice(field.Type(), 0, 0))
-			case field.Kind() == reflect.Map && field.IsNil() && !omit:
+			case f.fill && field.Kind() == reflect.Map && field.IsNil():
 				field.Set(reflect.MakeMap(field.Type()))
 			default:
 				field.Set(filled(field))
