@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -36,19 +37,18 @@ func (f *envelopeFault) write(w http.ResponseWriter) {
 // also carry params with protocolVersion, capabilities and clientInfo.
 func checkEnvelope(body []byte, modern bool) *envelopeFault {
 	trimmed := bytes.TrimSpace(body)
-	if !json.Valid(trimmed) {
-		return &envelopeFault{code: mcp.PARSE_ERROR, message: "the body is not valid JSON"}
-	}
-	switch trimmed[0] {
-	case '[':
-		return &envelopeFault{code: mcp.INVALID_REQUEST,
-			message: "JSON-RPC batches are not supported: send each message in its own request"}
-	case '{':
-	default:
-		return &envelopeFault{code: mcp.INVALID_REQUEST, message: "the body must be one JSON-RPC message (a JSON object)"}
-	}
+	// One pass: Unmarshal checks the whole body is valid JSON before it decodes, and
+	// says so with a SyntaxError.
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &fields); err != nil {
+	if err := json.Unmarshal(trimmed, &fields); err != nil || fields == nil {
+		var syntax *json.SyntaxError
+		if len(trimmed) == 0 || errors.As(err, &syntax) {
+			return &envelopeFault{code: mcp.PARSE_ERROR, message: "the body is not valid JSON"}
+		}
+		if trimmed[0] == '[' {
+			return &envelopeFault{code: mcp.INVALID_REQUEST,
+				message: "JSON-RPC batches are not supported: send each message in its own request"}
+		}
 		return &envelopeFault{code: mcp.INVALID_REQUEST, message: "the body must be one JSON-RPC message (a JSON object)"}
 	}
 	f := &envelopeFault{code: mcp.INVALID_REQUEST}
