@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -105,5 +106,42 @@ func TestCommitsGroupUnderLoad(t *testing.T) {
 	}
 	if n := got[`switchboard_audit_flush_duration_seconds_count{outcome="ok"}`]; n > 3 {
 		t.Errorf("%g transactions for %d callers, want at most 3 (one before the queue formed, one or two for the queue)", n, callers)
+	}
+}
+
+// TestSmallBatchesAllocateForTheirRows: a batch of one row (a quiet hub commits one
+// call's row at a time) allocates for that row's arguments, not for the 256 rows of
+// the largest prepared INSERT (53 KB on every write, a third of all a tool call
+// allocated). Not parallel: it reads the process's allocation counter.
+func TestSmallBatchesAllocateForTheirRows(t *testing.T) {
+	db := testdb.SQLite(t)
+	tenant := addTenant(t, db, "ten_alloc")
+	insert, closeStmts := audit.NewInserter(db)
+	defer closeStmts()
+	ctx := context.Background()
+	event := func(i int) []audit.Event {
+		return []audit.Event{{ID: fmt.Sprintf("aud_alloc%d", i), TenantID: tenant, At: time.Now(), Kind: audit.KindToolCall,
+			Principal: "user:usr_1", Tool: "github_get_issue", ConnectionID: "con_1", Outcome: "ok"}}
+	}
+	if err := insert(ctx, event(0)); err != nil { // prepares the statement
+		t.Fatal(err)
+	}
+	least := uint64(1 << 62)
+	for i := 1; i <= 5; i++ {
+		rows := event(i)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if err := insert(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	if least > 32<<10 {
+		t.Errorf("writing one audit row allocated %d bytes, want under 32 KiB", least)
+	}
+	var n int64
+	if err := db.Model(&audit.Event{}).Where("tenant_id = ?", tenant).Count(&n).Error; err != nil || n != 6 {
+		t.Errorf("rows written = %d (%v), want 6", n, err)
 	}
 }

@@ -107,7 +107,9 @@ func (s *statements) insert(ctx context.Context, batch []pending) error {
 		return fmt.Errorf("begin audit batch: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	args := make([]any, 0, chunkSizes[0]*len(columns))
+	// Room for the batch's largest chunk, not for the largest statement: a batch of a
+	// few calls' rows allocated 256 rows' arguments (53 KB) on every write.
+	args := make([]any, 0, sizes[0]*len(columns))
 	rest := batch
 	for i, st := range chunks {
 		n := sizes[i]
