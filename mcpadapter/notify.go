@@ -28,15 +28,24 @@ func (s *scope) instrument(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			ctx = providers.WithProgress(ctx, s.progressSender(ctx, req.Params.Meta.ProgressToken))
 		}
 		ctx = providers.WithCaller(ctx, caller{s: s, ctx: ctx})
-		s.log(ctx, mcp.LoggingLevelInfo, map[string]any{"event": "tool_call", "tool": name})
+		// A line is built only when the session takes its level: most calls send none.
+		if logs(ctx, mcp.LoggingLevelInfo) {
+			s.log(ctx, mcp.LoggingLevelInfo, map[string]any{"event": "tool_call", "tool": name})
+		}
 		res, err := next(ctx, req)
 		switch {
 		case err != nil:
-			s.log(ctx, mcp.LoggingLevelError, map[string]any{"event": "tool_failed", "tool": name})
+			if logs(ctx, mcp.LoggingLevelError) {
+				s.log(ctx, mcp.LoggingLevelError, map[string]any{"event": "tool_failed", "tool": name})
+			}
 		case res != nil && res.IsError:
-			s.log(ctx, mcp.LoggingLevelWarning, map[string]any{"event": "tool_error", "tool": name, "message": firstText(res)})
+			if logs(ctx, mcp.LoggingLevelWarning) {
+				s.log(ctx, mcp.LoggingLevelWarning, map[string]any{"event": "tool_error", "tool": name, "message": firstText(res)})
+			}
 		default:
-			s.log(ctx, mcp.LoggingLevelDebug, map[string]any{"event": "tool_done", "tool": name})
+			if logs(ctx, mcp.LoggingLevelDebug) {
+				s.log(ctx, mcp.LoggingLevelDebug, map[string]any{"event": "tool_done", "tool": name})
+			}
 		}
 		return res, err
 	}
@@ -88,6 +97,21 @@ func queue(ctx context.Context, send func() error) {
 		}
 		wait = min(2*wait, 10*time.Millisecond)
 	}
+}
+
+// logs reports whether a log line at level would reach the calling session, by the
+// test mcp-go's SendLogMessageToClient makes before it sends one: an initialized
+// session whose level (or, in the stateless version, the request's) takes it.
+func logs(ctx context.Context, level mcp.LoggingLevel) bool {
+	sess := server.ClientSessionFromContext(ctx)
+	if sess == nil || !sess.Initialized() {
+		return false
+	}
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.LogLevel != "" && level.ShouldSendTo(info.LogLevel)
+	}
+	sl, ok := sess.(server.SessionWithLogging)
+	return ok && level.ShouldSendTo(sl.GetLogLevel())
 }
 
 // log sends a log notification to the calling session when its level asks for it.
