@@ -113,7 +113,7 @@ func TestInvitationsFollowTheirInviter(t *testing.T) {
 			if tc.change == "remove" {
 				w.want(w.admin, http.MethodDelete, "/api/users/"+inviter.userID, "", http.StatusNoContent, nil)
 			} else {
-				w.want(w.admin, http.MethodPatch, "/api/users/"+inviter.userID, `{"role":"`+tc.change+`"}`, http.StatusOK, nil)
+				w.want(w.admin, http.MethodPatch, "/api/users/"+inviter.userID, `{"role":"`+tc.change+`","from":"`+string(tc.inviter)+`"}`, http.StatusOK, nil)
 			}
 			var list struct {
 				Invitations []struct{ ID string } `json:"invitations"`
