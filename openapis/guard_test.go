@@ -58,8 +58,8 @@ func TestGuardAtCallTime(t *testing.T) {
 		case !tt.refused && (err != nil || reached() != before+1):
 			t.Errorf("%s: %v, %v, want the answer", tt.name, out, err)
 		}
-		if tt.refused && switchboard.CodeOf(err) == switchboard.CodeInternal {
-			t.Errorf("%s: a refusal is an internal error: %v", tt.name, err)
+		if e := switchboard.AsError(err); tt.refused && (e.Code != switchboard.CodeForbidden || !strings.Contains(e.Message, "private, loopback") || !strings.Contains(e.Message, "SWITCHBOARD_REMOTE_MCP_ALLOW_CIDRS")) {
+			t.Errorf("%s: %v (code %s), want forbidden saying the address is private and how an operator allows it", tt.name, err, e.Code)
 		}
 	}
 }

@@ -138,7 +138,7 @@ func New(o Options) (*Service, error) {
 		return nil, fmt.Errorf("openapis: %w", err)
 	}
 	s.spec, _ = o.Registry.Provider(Provider)
-	o.Transports.Set(Provider, o.Guard.Transport())
+	o.Transports.Set(Provider, guardedTransport{next: o.Guard.Transport()})
 	return s, nil
 }
 
@@ -298,4 +298,18 @@ func trimmed(l []string) []string {
 		}
 	}
 	return out
+}
+
+// guardedTransport is the guard's transport for the APIs' requests, whose refusal of an
+// address is a forbidden error that says so (and how an operator allows it), not a
+// network failure to retry.
+type guardedTransport struct{ next http.RoundTripper }
+
+func (t guardedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	var re *remotemcp.RefusedError
+	if err != nil && errors.As(err, &re) {
+		return nil, &switchboard.Error{Code: switchboard.CodeForbidden, Message: refused(r.URL.Scheme+"://"+r.URL.Host, re), Err: err}
+	}
+	return resp, err
 }
