@@ -153,6 +153,22 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
   await page.fill('#wf-definition', CLOSE);
   await page.click('#wf-save');
   await page.waitForURL(`${BASE}/workflows/close_issue`);
+  // The first run is canceled from elsewhere (the API): its page, left open, refreshes
+  // itself to say so.
+  await page.click('#wf-run');
+  await page.waitForURL(/\/workflow-runs\//);
+  await page.waitForSelector('#run-cancel:not([hidden])');
+  const elsewhere = await page.evaluate(async ([id, token]) => {
+    window.sameDocument = true;
+    const r = await fetch(`/api/workflow-runs/${id}/cancel`, { method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': token } });
+    return r.status;
+  }, [page.url().split('/').pop(), csrf]);
+  check(elsewhere === 200, `canceling the run through the API answered ${elsewhere}`);
+  await waitUntil(page, () => document.querySelector('#run-summary').textContent.includes('canceled') && document.querySelector('#run-cancel').hidden, undefined, 'the open run page did not refresh to the cancellation');
+  check(await page.evaluate(() => window.sameDocument === true), 'the run page reloaded instead of refreshing itself');
+  // The second is canceled with the page's own button.
+  await page.goto(`${BASE}/workflows/close_issue`);
+  await page.waitForSelector('#wf-run:not([hidden])');
   await page.click('#wf-run');
   await page.waitForURL(/\/workflow-runs\//);
   out.canceled_run_id = page.url().split('/').pop();
