@@ -75,6 +75,9 @@ func (s *Service) Add(ctx context.Context, p switchboard.Principal, in AddInput)
 		}
 		return View{}, switchboard.Invalid("name", fmt.Sprintf("%q would name its tools like the hub's own %s (%s_…); pick another name", in.Name, with, with))
 	}
+	if err := s.checkRemoteNames(ctx, p, in.Name); err != nil {
+		return View{}, err
+	}
 	if len(in.Title) > 255 {
 		return View{}, switchboard.Invalid("title", "must be at most 255 characters")
 	}
@@ -115,6 +118,22 @@ func (s *Service) Add(ctx context.Context, p switchboard.Principal, in AddInput)
 	s.record(p, "added API "+a.Name+" ("+spec.Title+")")
 	s.changed(ctx, p.TenantID, a.Name)
 	return view(a, spec), nil
+}
+
+// checkRemoteNames refuses a name that would name its tools like a remote MCP server's
+// of the tenant (docs and docs_v2 both make docs_v2_…): equal, or one the other and "_".
+func (s *Service) checkRemoteNames(ctx context.Context, p switchboard.Principal, name string) error {
+	servers, err := s.conns.AccountIDs(ctx, p, remotemcp.Provider)
+	if err != nil {
+		return err
+	}
+	for _, other := range servers {
+		if name == other || strings.HasPrefix(name, other+"_") || strings.HasPrefix(other, name+"_") {
+			return &switchboard.Error{Code: switchboard.CodeConflict, Field: "name", Message: fmt.Sprintf(
+				"%q clashes with the tenant's remote MCP server %q: a tool named %s_… could belong to either; pick another name", name, other, min(name, other))}
+		}
+	}
+	return nil
 }
 
 // checkApp checks the OAuth app given for an API: only for a scheme of OAuth 2.0's

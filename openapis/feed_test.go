@@ -2,10 +2,15 @@ package openapis
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/feedtest"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/remotemcp"
 )
 
 // TestFeed: adding or deleting a tenant's API is published on the change feed, and a
@@ -59,5 +64,31 @@ func TestFeed(t *testing.T) {
 	}
 	if got := tools(); len(got) != 2 {
 		t.Errorf("node B's tools after the feed = %v, want the API as added again", got)
+	}
+}
+
+// TestNameClashesWithRemoteServer: an API may not take a name that would name its tools
+// like one of the tenant's remote MCP servers' (equal, or one extending the other), and
+// nothing is stored; another tenant's server is no clash.
+func TestNameClashesWithRemoteServer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, testdb.SQLite(t), nil)
+	if _, err := r.svc.conns.CreateExternal(ctx, r.admin, connections.Connection{Provider: remotemcp.Provider, AuthKind: providers.AuthNone,
+		AccountID: "docs", AccountLabel: "docs", Meta: map[string]string{}}, connections.Credentials{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"docs", "docs_v2"} {
+		_, err := r.svc.Add(ctx, r.admin, AddInput{Name: name, Description: []byte(describedAPI), BaseURL: "https://192.0.3.10"})
+		if e := switchboard.AsError(err); err == nil || e.Code != switchboard.CodeConflict || e.Field != "name" || !strings.Contains(e.Message, `"docs"`) {
+			t.Errorf("add %s: %v, want a conflict on name naming the server docs", name, err)
+		}
+	}
+	if list, err := r.svc.List(ctx, r.admin); err != nil || len(list) != 0 {
+		t.Errorf("stored after the clashes: %v %v", list, err)
+	}
+	other := newRig(t, testdb.SQLite(t), nil)
+	if _, err := other.svc.Add(ctx, other.admin, AddInput{Name: "docs", Description: []byte(describedAPI), BaseURL: "https://192.0.3.10"}); err != nil {
+		t.Errorf("another tenant's docs: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
+	"github.com/switchboard-hub/switchboard/tenants"
 )
 
 // describedAPI is a small description whose key goes in the query.
@@ -45,7 +46,18 @@ func newRig(t *testing.T, db *gorm.DB, cidrs []string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{svc: svc, transports: tr, admin: switchboard.Principal{TenantID: switchboard.TenantID(switchboard.NewID("ten")), Kind: switchboard.PrincipalUser, UserID: "usr_admin", Role: switchboard.RoleOwner}}
+	ts := tenants.NewStore(db)
+	t.Cleanup(ts.Close)
+	slug := "t-" + switchboard.RandomToken(6)
+	ten, err := ts.CreateTenant(context.Background(), slug, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := ts.CreateUser(context.Background(), ten.ID, "owner@"+slug+".test", switchboard.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rig{svc: svc, transports: tr, admin: switchboard.Principal{TenantID: ten.ID, Kind: switchboard.PrincipalUser, UserID: u.ID, Role: switchboard.RoleOwner}}
 }
 
 // call runs a tool of the tenant's API as the router does: through the provider's
