@@ -455,8 +455,8 @@ try {
   await axeCheck(page, 'try it confirmation');
   await page.keyboard.press('Escape');
   await page.waitForSelector('#confirm-dialog', { state: 'hidden' });
-  check(await page.isHidden('#try-result') && await page.evaluate(() => document.activeElement && document.activeElement.id === 'try-run'),
-    'Escape on the confirmation ran the tool, or did not return focus to Run');
+  await waitUntil(page, () => document.activeElement && document.activeElement.id === 'try-run', null, 'Escape on the confirmation did not return focus to Run');
+  check(await page.isHidden('#try-result'), 'Escape on the confirmation ran the tool');
   await page.click('#try-run');
   await confirmInPage(page, 'cancel');
   check(await page.isHidden('#try-result'), 'a write tool ran after its confirmation was canceled');
@@ -684,7 +684,8 @@ try {
     `the role change's confirmation says ${await page.textContent('#confirm-dialog')}`);
   await axeCheck(page, 'role change confirmation');
   await confirmInPage(page, 'cancel');
-  check((await page.inputValue(graceRole)) === 'member' && await page.evaluate((sel) => document.activeElement === document.querySelector(sel), graceRole),
+  // The dialog's close event comes a moment after it is hidden: wait for its effects.
+  await waitUntil(page, (sel) => document.querySelector(sel).value === 'member' && document.activeElement === document.querySelector(sel), graceRole,
     'declining the role change\'s confirmation did not keep the role, or focus left the select');
   step('a role change confirmed on a stale page changes nothing, and says so next to the members');
   // Someone else promotes grace meanwhile (another tab of the same admin).

@@ -123,15 +123,27 @@
   // Escape cancels, focus returns to where it was) and resolves to whether the person
   // confirmed. body is what the change does, details an optional block (arguments).
   let askDialog = null;
+  let settle = null; // answers the confirmation on screen
+  // answer closes the confirmation at once (not on the dialog's close event, which comes
+  // a task later and could answer the next one), returns focus, then resolves.
+  const answer = (yes) => {
+    if (!settle) return;
+    const s = settle;
+    settle = null;
+    askDialog.close();
+    s(yes);
+  };
   function ask({ title, body, details, ok, cancel, danger, opener }) {
     if (!askDialog) {
-      askDialog = el('dialog', { id: 'confirm-dialog', 'aria-labelledby': 'confirm-title', 'aria-describedby': 'confirm-body' },
-        el('form', { method: 'dialog', class: 'stack' },
-          el('h2', { id: 'confirm-title' }), el('div', { id: 'confirm-body' }), el('div', { id: 'confirm-details' }),
-          el('div', { class: 'row buttons' }, el('button', { type: 'submit', value: 'cancel', class: 'secondary', id: 'confirm-cancel' }, 'Cancel'),
-            el('button', { type: 'submit', value: 'ok', id: 'confirm-ok' }, 'OK'))));
+      askDialog = el('dialog', { id: 'confirm-dialog', 'aria-labelledby': 'confirm-title', 'aria-describedby': 'confirm-body',
+        oncancel: (ev) => { ev.preventDefault(); answer(false); } }, // Escape
+      el('form', { class: 'stack', onsubmit: (ev) => { ev.preventDefault(); answer(!!ev.submitter && ev.submitter.value === 'ok'); } },
+        el('h2', { id: 'confirm-title' }), el('div', { id: 'confirm-body' }), el('div', { id: 'confirm-details' }),
+        el('div', { class: 'row buttons' }, el('button', { type: 'submit', value: 'cancel', class: 'secondary', id: 'confirm-cancel' }, 'Cancel'),
+          el('button', { type: 'submit', value: 'ok', id: 'confirm-ok' }, 'OK'))));
       document.body.append(askDialog);
     }
+    answer(false); // one confirmation at a time: an unanswered one is declined
     const from = opener || document.activeElement;
     $('#confirm-title').textContent = title;
     fill($('#confirm-body'), [].concat(body).map((t) => el('p', { text: t })));
@@ -139,14 +151,13 @@
     $('#confirm-ok').textContent = ok || 'OK';
     $('#confirm-cancel').textContent = cancel || 'Cancel';
     $('#confirm-ok').className = danger ? 'danger' : '';
-    askDialog.returnValue = '';
     askDialog.showModal();
     $('#confirm-cancel').focus();
     return new Promise((resolve) => {
-      askDialog.addEventListener('close', () => {
+      settle = (yes) => {
         if (from && from.isConnected) from.focus();
-        resolve(askDialog.returnValue === 'ok');
-      }, { once: true });
+        resolve(yes);
+      };
     });
   }
 
