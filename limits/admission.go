@@ -49,6 +49,7 @@ type Admission struct {
 	mu       sync.Mutex
 	running  int
 	admitted int                          // slots not yet released: running or paused
+	under    map[switchboard.TenantID]int // those slots, by tenant
 	waiting  int                          // new calls waiting (MaxQueue bounds them)
 	resuming int                          // calls back from their upstream waiting
 	held     map[switchboard.TenantID]int // places held, by tenant
@@ -93,7 +94,8 @@ func NewAdmission(o AdmissionOptions) *Admission {
 	if o.RetryAfter <= 0 {
 		o.RetryAfter = time.Second
 	}
-	return &Admission{opts: o, tenants: map[switchboard.TenantID]*tenantQueue{}, held: map[switchboard.TenantID]int{}}
+	return &Admission{opts: o, tenants: map[switchboard.TenantID]*tenantQueue{}, held: map[switchboard.TenantID]int{},
+		under: map[switchboard.TenantID]int{}}
 }
 
 // Slot is a call's place; Release it when the call is done. Pause and Resume give it
@@ -117,7 +119,7 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	a.mu.Lock()
 	if a.running < a.opts.MaxInFlight && a.admitted < a.opts.MaxAdmitted && a.waiting == 0 && a.resuming == 0 {
 		a.take(tenant)
-		a.admitted++
+		a.admit(tenant)
 		a.mu.Unlock()
 		return &Slot{a: a, tenant: tenant, held: true}, nil
 	}
@@ -159,7 +161,7 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	defer a.mu.Unlock()
 	if w.granted { // the place came as the wait ended: give it on
 		a.give(tenant)
-		a.admitted--
+		a.unadmit(tenant)
 		a.dispatch()
 		return nil, err
 	}
@@ -226,7 +228,7 @@ func (a *Admission) dispatch() {
 		} else {
 			w, t.waiters = t.waiters[0], t.waiters[1:]
 			a.waiting--
-			a.admitted++
+			a.admit(t.id)
 		}
 		a.grant(t.id, w)
 		a.next = i + 1
@@ -266,6 +268,19 @@ func (a *Admission) grant(tenant switchboard.TenantID, w *waiter) {
 	close(w.ready)
 }
 
+// admit and unadmit count a call of the tenant under way and ended. a.mu is held.
+func (a *Admission) admit(tenant switchboard.TenantID) {
+	a.admitted++
+	a.under[tenant]++
+}
+
+func (a *Admission) unadmit(tenant switchboard.TenantID) {
+	a.admitted--
+	if a.under[tenant]--; a.under[tenant] <= 0 {
+		delete(a.under, tenant)
+	}
+}
+
 // take and give count a place taken and given back by a call of the tenant. a.mu is held.
 func (a *Admission) take(tenant switchboard.TenantID) {
 	a.running++
@@ -284,8 +299,8 @@ func (a *Admission) give(tenant switchboard.TenantID) {
 // tenants may hold or wait for 2×MaxInFlight/n places (at least one), so a tenant
 // flooding a busy node is refused at once, for the price of its headers, instead of
 // lengthening every other tenant's wait. A tenant over its share is refused only if it
-// holds or waits for more places than every other: a tenant no heavier than its
-// neighbour waits its turn (its bursts are not refused because the neighbour's flood
+// has more calls under way (paused ones too) or waiting than every other: a tenant no
+// heavier than its neighbour waits its turn (its bursts are not refused because the neighbour's flood
 // fills the node, and the fewest-held-first turns serve it soon); tenants flooding
 // alike are bound by their queues and MaxWait, as a tenant alone is. a.mu is held.
 func (a *Admission) overShare(t *tenantQueue) bool {
@@ -301,17 +316,20 @@ func (a *Admission) overShare(t *tenantQueue) bool {
 	if busy < 2 {
 		return false
 	}
-	mine := a.held[t.id] + len(t.waiters)
-	if mine < max(1, 2*a.opts.MaxInFlight/busy) {
+	if a.held[t.id]+len(t.waiters) < max(1, 2*a.opts.MaxInFlight/busy) {
 		return false
 	}
-	for id, n := range a.held {
+	// Heavier than every other tenant, counting calls under way (paused too) and
+	// waiting: a tenant whose calls fill the bound on calls under way while they wait
+	// for their upstream is the heavy one, though it holds few places.
+	mine := a.under[t.id] + len(t.waiters) + len(t.resumes)
+	for id, n := range a.under {
 		if id != t.id && n+a.queued(id) >= mine {
 			return false
 		}
 	}
 	for id, q := range a.tenants {
-		if _, holds := a.held[id]; !holds && id != t.id && len(q.waiters)+len(q.resumes) >= mine {
+		if _, under := a.under[id]; !under && id != t.id && len(q.waiters)+len(q.resumes) >= mine {
 			return false
 		}
 	}
@@ -364,7 +382,7 @@ func (s *Slot) Release() {
 		s.held = false
 		a.give(s.tenant)
 	}
-	a.admitted--
+	a.unadmit(s.tenant)
 	a.dispatch()
 }
 

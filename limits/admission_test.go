@@ -415,3 +415,42 @@ func TestAdmissionBoundsCallsUnderWay(t *testing.T) {
 	under[1].Release()
 	testwait.Recv(t, fourth, "the fourth call to get a place once the paused one ended")
 }
+
+// TestAdmissionCountsPausedCallsInTheShare: a tenant whose calls wait for their
+// upstream holds few places but many calls under way; beside it, another tenant's
+// burst that waits for places is not refused as over its share, since the first is the
+// heavier one.
+func TestAdmissionCountsPausedCallsInTheShare(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 8)
+	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 2, MaxWait: time.Hour, Refused: func(scope, reason string) { counts <- scope + "/" + reason }})
+	var noisy []*limits.Slot
+	for i := range 4 {
+		s, err := a.Admit(context.Background(), "ten_noisy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			s.Pause() // waiting for its upstream
+		}
+		noisy = append(noisy, s)
+	}
+	var quiet []<-chan struct{}
+	for i := range 4 {
+		ch := admitted(a, "ten_quiet")
+		waitFor(t, a, i+1)
+		quiet = append(quiet, releasedOnce(ch))
+	}
+	select {
+	case got := <-counts:
+		t.Fatalf("a quiet call was refused (%s) beside a tenant with four calls under way; want it to wait its turn", got)
+	default:
+	}
+	noisy[2].Release()
+	noisy[3].Release()
+	for i, ch := range quiet {
+		testwait.Recv(t, ch, fmt.Sprintf("quiet call %d to get a place", i))
+	}
+	noisy[0].Release()
+	noisy[1].Release()
+}

@@ -1,0 +1,129 @@
+package bench
+
+import (
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkNoisyNeighbourRate is the noisy neighbour with loads set by rate rather than
+// by callers: the hub's capacity C is measured first (64 closed-loop callers of the
+// noisy tenant, 3 s), then the quiet tenant sends C/10 calls a second and the noisy
+// tenant ten times as many (C, so that beside each other the node is asked for 110% of
+// what it can do), each call on its own, whenever it is due, whatever the earlier ones
+// are doing (open loop, as independent agents do). Three pairs, alone then beside,
+// interleaved; reported as BenchmarkNoisyNeighbour's figures, plus C. In
+// BenchmarkNoisyNeighbour the quiet tenant's own load is near half of what the hub
+// gets on a loaded machine; here it is a tenth of it however loaded the machine is.
+func BenchmarkNoisyNeighbourRate(b *testing.B) {
+	const pairs = 3
+	maxOutstanding := int64(256)
+	if n, err := strconv.Atoi(os.Getenv("SWITCHBOARD_BENCH_OUTSTANDING")); err == nil {
+		maxOutstanding = int64(n)
+	}
+	hp := startHubProcess(b, "noisy")
+	h, noisy := hp.tenants[""], hp.tenants["noisy"]
+	quiet := make([]*session, 8)
+	for i := range quiet {
+		quiet[i] = h.session(b)
+	}
+	loud := make([]*session, 80)
+	for i := range loud {
+		loud[i] = noisy.session(b)
+	}
+	closedLoop(b, loud[:64], time.Second) // warm up
+	outs, wall := closedLoop(b, loud[:64], 3*time.Second)
+	lat, _ := merge(outs)
+	capacity := float64(len(lat)) / wall.Seconds()
+	quietRate := capacity / 10
+
+	type tally struct {
+		lat              []time.Duration
+		refused, dropped atomic.Int64
+		mu               sync.Mutex
+	}
+	// send calls at rate a second from ss in turn for d, each in its own goroutine;
+	// a call due while maxOutstanding of the tenant's are outstanding is dropped (counted).
+	send := func(ss []*session, rate float64, d time.Duration, into *tally, wg *sync.WaitGroup) {
+		var outstanding atomic.Int64
+		start := time.Now()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		issued := 0
+		for now := range tick.C {
+			if now.Sub(start) >= d {
+				return
+			}
+			for due := int(now.Sub(start).Seconds() * rate); issued < due; issued++ {
+				if outstanding.Load() >= maxOutstanding {
+					into.dropped.Add(1)
+					continue
+				}
+				s := ss[issued%len(ss)]
+				outstanding.Add(1)
+				wg.Go(func() {
+					defer outstanding.Add(-1)
+					t0 := time.Now()
+					wait, err := s.callOrRefusal()
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if wait > 0 {
+						into.refused.Add(1)
+						return
+					}
+					into.mu.Lock()
+					into.lat = append(into.lat, time.Since(t0))
+					into.mu.Unlock()
+				})
+			}
+		}
+	}
+	var alone, beside, noisyBeside tally
+	var aloneCPU, besideCPU time.Duration
+	worst := 0.0
+	b.ResetTimer()
+	for range b.N {
+		for range pairs {
+			var wg sync.WaitGroup
+			before := len(alone.lat)
+			cpu0 := hp.cpu(b)
+			send(quiet, quietRate, neighbourWindow, &alone, &wg)
+			wg.Wait()
+			aloneCPU += hp.cpu(b) - cpu0
+			a := alone.lat[before:]
+
+			before = len(beside.lat)
+			cpu0 = hp.cpu(b)
+			var bg sync.WaitGroup
+			bg.Go(func() { send(loud, 10*quietRate, neighbourWindow, &noisyBeside, &wg) })
+			send(quiet, quietRate, neighbourWindow, &beside, &wg)
+			bg.Wait()
+			wg.Wait()
+			besideCPU += hp.cpu(b) - cpu0
+			n := beside.lat[before:]
+			worst = max(worst, float64(pct(n, 0.99))/float64(pct(a, 0.99)))
+		}
+	}
+	b.StopTimer()
+	secs := float64(b.N*pairs) * neighbourWindow.Seconds()
+	b.ReportMetric(capacity, "capacity-calls/s")
+	b.ReportMetric(micros(pct(alone.lat, 0.50)), "quiet-alone-p50-µs")
+	b.ReportMetric(micros(pct(alone.lat, 0.99)), "quiet-alone-p99-µs")
+	b.ReportMetric(micros(pct(beside.lat, 0.50)), "quiet-beside-p50-µs")
+	b.ReportMetric(micros(pct(beside.lat, 0.99)), "quiet-beside-p99-µs")
+	b.ReportMetric(float64(pct(beside.lat, 0.99))/float64(pct(alone.lat, 0.99)), "p99-ratio")
+	b.ReportMetric(worst, "worst-pair-p99-ratio")
+	b.ReportMetric(float64(len(alone.lat))/secs, "quiet-alone-calls/s")
+	b.ReportMetric(float64(len(beside.lat))/secs, "quiet-beside-calls/s")
+	b.ReportMetric(float64(len(noisyBeside.lat))/secs, "noisy-calls/s")
+	b.ReportMetric(float64(noisyBeside.refused.Load())/secs, "noisy-refused/s")
+	b.ReportMetric(float64(noisyBeside.dropped.Load()), "noisy-dropped")
+	b.ReportMetric(float64(alone.refused.Load()+beside.refused.Load()+alone.dropped.Load()+beside.dropped.Load()), "quiet-refused-or-dropped")
+	b.ReportMetric(aloneCPU.Seconds()/secs, "hub-cores-alone")
+	b.ReportMetric(besideCPU.Seconds()/secs, "hub-cores-beside")
+}
