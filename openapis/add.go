@@ -136,6 +136,23 @@ func (s *Service) checkRemoteNames(ctx context.Context, p switchboard.Principal,
 	return nil
 }
 
+// NameClash refuses, for a remote MCP server's registration, a name that would name
+// its tools like one of the tenant's APIs' (equal, or one the other and "_"): set it as
+// remotemcp.Service.SetNameCheck.
+func (s *Service) NameClash(ctx context.Context, p switchboard.Principal, name string) error {
+	apis, err := s.store.list(ctx, p.TenantID)
+	if err != nil {
+		return err
+	}
+	for _, a := range apis {
+		if name == a.Name || strings.HasPrefix(name, a.Name+"_") || strings.HasPrefix(a.Name, name+"_") {
+			return &switchboard.Error{Code: switchboard.CodeConflict, Field: "name", Message: fmt.Sprintf(
+				"%q clashes with the tenant's API %q (added by its OpenAPI description): a tool named %s_… could belong to either; pick another name", name, a.Name, min(name, a.Name))}
+		}
+	}
+	return nil
+}
+
 // checkApp checks the OAuth app given for an API: only for a scheme of OAuth 2.0's
 // authorization code or client credentials flow, whose token endpoint the guard lets
 // through, and with a client id. It returns the scheme's flow.

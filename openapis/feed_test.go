@@ -92,3 +92,28 @@ func TestNameClashesWithRemoteServer(t *testing.T) {
 		t.Errorf("another tenant's docs: %v", err)
 	}
 }
+
+// TestRemoteServerClashesWithAPI: a remote MCP server may not be registered under a
+// name that would name its tools like one of the tenant's APIs' (equal, or one
+// extending the other): the registration is refused with a conflict on name before it
+// reaches any server.
+func TestRemoteServerClashesWithAPI(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, testdb.SQLite(t), nil)
+	if _, err := r.svc.Add(ctx, r.admin, AddInput{Name: "docs", Description: []byte(describedAPI), BaseURL: "https://192.0.3.10"}); err != nil {
+		t.Fatal(err)
+	}
+	remote, err := remotemcp.New(remotemcp.Options{Connections: r.svc.conns, Registry: r.svc.reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(remote.Close)
+	remote.SetNameCheck(r.svc.NameClash)
+	for _, name := range []string{"docs", "docs_v2"} {
+		_, err := remote.Register(ctx, r.admin, remotemcp.RegisterInput{Name: name, URL: "https://192.0.3.10/mcp"})
+		if e := switchboard.AsError(err); err == nil || e.Code != switchboard.CodeConflict || e.Field != "name" || !strings.Contains(e.Message, `API "docs"`) {
+			t.Errorf("register %s: %v, want a conflict on name naming the API docs", name, err)
+		}
+	}
+}

@@ -215,6 +215,11 @@ func (s *Service) checkName(ctx context.Context, p switchboard.Principal, name s
 		}
 		return switchboard.Invalid("name", fmt.Sprintf("%q would name its tools like the built-in provider %s's (%s_…); pick another name", name, with, with))
 	}
+	if s.names != nil {
+		if err := s.names(ctx, p, name); err != nil {
+			return err
+		}
+	}
 	names, err := s.conns.AccountIDs(ctx, p, Provider)
 	if err != nil {
 		return err

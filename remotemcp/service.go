@@ -69,6 +69,9 @@ type Service struct {
 	sessions map[string]*session    // by connection id
 	opening  map[string]*sync.Mutex // one open at a time per connection
 	changed  func(switchboard.TenantID, string)
+	// names, when set, refuses a name another kind of the tenant's providers uses as its
+	// tools' prefix (its APIs added by their description); set while wiring.
+	names func(ctx context.Context, p switchboard.Principal, name string) error
 }
 
 // New returns a Service and registers its provider (Provider, whose tools are each
@@ -116,6 +119,13 @@ func New(o Options) (*Service, error) {
 		return nil, fmt.Errorf("remotemcp: %w", err)
 	}
 	return s, nil
+}
+
+// SetNameCheck makes registration refuse a name that check refuses: another kind of the
+// tenant's providers whose tools are prefixed by their name (the tenant's APIs added by
+// their OpenAPI description). Call it once, while wiring.
+func (s *Service) SetNameCheck(check func(ctx context.Context, p switchboard.Principal, name string) error) {
+	s.names = check
 }
 
 // Registered is the outcome of a registration: the connection, or, for the OAuth

@@ -154,6 +154,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
+	remote.SetNameCheck(tenantAPIs.NameClash)
 	agentService := agents.NewService(agents.NewStore(db), reg, connService)
 	// Connections' rate limits and tenants' run bounds: shared through Redis when it is
 	// configured; each node's share of them while it cannot reach Redis is 1/live nodes.
