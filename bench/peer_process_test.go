@@ -86,18 +86,27 @@ func requirePeers(tb testing.TB) string {
 	return dir
 }
 
-// peerProcess is supergateway, and under it a shell and server-github per session.
+// peerProcess is supergateway, and under it a shell and an MCP server per session.
 type peerProcess struct {
-	cmd *exec.Cmd
-	dir string
-	url string // the MCP endpoint
+	cmd    *exec.Cmd
+	marker string // a path in the command line of each of its processes
+	url    string // the MCP endpoint
 }
 
-// startPeer starts supergateway in stateful Streamable HTTP mode on a free loopback
-// port, with server-github's fetch sent to upstreamURL by testdata/peers/redirect.mjs,
-// and returns once it accepts connections. The process and all it started are stopped
-// when tb ends.
+// startPeer starts server-github behind supergateway, its fetch sent to upstreamURL by
+// testdata/peers/redirect.mjs.
 func startPeer(tb testing.TB, dir, upstreamURL string) *peerProcess {
+	tb.Helper()
+	script := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-github", "dist", "index.js")
+	return startGateway(tb, dir, fmt.Sprintf("node --import %s %s", filepath.Join(dir, "redirect.mjs"), script), script,
+		"SWITCHBOARD_BENCH_GITHUB_URL="+upstreamURL)
+}
+
+// startGateway starts supergateway from dir's node_modules in stateful Streamable HTTP
+// mode on a free loopback port, serving the stdio server that the shell command stdio
+// starts (with env added; marker is a path in its command line), and returns once it
+// accepts connections. The process and all it started are stopped when tb ends.
+func startGateway(tb testing.TB, dir, stdio, marker string, env ...string) *peerProcess {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -105,21 +114,18 @@ func startPeer(tb testing.TB, dir, upstreamURL string) *peerProcess {
 	}
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
-	modules := filepath.Join(dir, "node_modules")
-	server := fmt.Sprintf("node --import %s %s", filepath.Join(dir, "redirect.mjs"),
-		filepath.Join(modules, "@modelcontextprotocol", "server-github", "dist", "index.js"))
 	ctx, cancel := context.WithCancel(context.Background())
 	// --logLevel none: at info, supergateway logs every message it relays.
-	cmd := testproc.Command(ctx, "node", filepath.Join(modules, "supergateway", "dist", "index.js"),
-		"--stdio", server, "--outputTransport", "streamableHttp", "--stateful", "--port", port, "--logLevel", "none")
-	cmd.Env = append(os.Environ(), "GITHUB_PERSONAL_ACCESS_TOKEN="+peerToken, "SWITCHBOARD_BENCH_GITHUB_URL="+upstreamURL)
+	cmd := testproc.Command(ctx, "node", filepath.Join(dir, "node_modules", "supergateway", "dist", "index.js"),
+		"--stdio", stdio, "--outputTransport", "streamableHttp", "--stateful", "--port", port, "--logLevel", "none")
+	cmd.Env = append(append(os.Environ(), "GITHUB_PERSONAL_ACCESS_TOKEN="+peerToken), env...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		cancel()
 		tb.Fatalf("start supergateway: %v", err)
 	}
-	p := &peerProcess{cmd: cmd, dir: dir, url: "http://127.0.0.1:" + port + "/mcp"}
+	p := &peerProcess{cmd: cmd, marker: marker, url: "http://127.0.0.1:" + port + "/mcp"}
 	exited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
@@ -158,7 +164,7 @@ func (p *peerProcess) stop(exited <-chan struct{}) {
 	}
 	for _, pid := range under {
 		// Only processes still running the peer's commands: a pid may have been reused.
-		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmdline), p.dir) {
+		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmdline), p.marker) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}

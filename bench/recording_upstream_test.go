@@ -14,6 +14,11 @@ import (
 // get-issue call, as the recording upstream records it.
 const issueRequest = "GET /repos/octocat/Hello-World/issues/1347 Bearer " + peerToken
 
+// graphQLNoNodes is GitHub's GraphQL answer to a nodes(ids:) query that finds none:
+// github-mcp-server's issue_read asks it for an issue's field values, parent and
+// closing pull requests after the REST GET, and takes none for an answer.
+const graphQLNoNodes = `{"data":{"nodes":[]}}`
+
 // recordingUpstream is the fake GitHub of the other benchmarks, counting the requests it
 // answers, so that a comparison can check each side asked it the same thing.
 type recordingUpstream struct {
@@ -30,6 +35,11 @@ func newRecordingUpstream(tb testing.TB) *recordingUpstream {
 		u.mu.Lock()
 		u.seen[r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Authorization")]++
 		u.mu.Unlock()
+		if r.URL.Path == "/api/graphql" { // github-mcp-server's enrichment of an issue it read
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			_, _ = w.Write([]byte(graphQLNoNodes))
+			return
+		}
 		fake.ServeHTTP(w, r)
 	}))
 	tb.Cleanup(func() { testwait.CloseServer(tb, u.Server) })
