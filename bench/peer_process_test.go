@@ -177,10 +177,11 @@ func (p *peerProcess) hub() *hub {
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, MaxIdleConns: 4096}}}
 }
 
-// procStat is one process's parent and CPU time (its own and its reaped children's,
-// user and system) from /proc/PID/stat.
+// procStat is one process's parent and CPU time (user and system) from /proc/PID/stat:
+// its own, and with its reaped children's.
 type procStat struct {
 	ppid int
+	own  time.Duration
 	cpu  time.Duration
 }
 
@@ -196,13 +197,13 @@ func readProcStat(pid int) (procStat, bool) {
 		return procStat{}, false
 	}
 	ppid, _ := strconv.Atoi(f[1])
-	var ticks int64
-	for _, v := range f[11:15] { // utime, stime, cutime, cstime
-		n, _ := strconv.ParseInt(v, 10, 64)
-		ticks += n
+	var ticks [4]int64 // utime, stime, cutime, cstime
+	for i, v := range f[11:15] {
+		ticks[i], _ = strconv.ParseInt(v, 10, 64)
 	}
 	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
-	return procStat{ppid: ppid, cpu: time.Duration(ticks) * tick}, true
+	own := time.Duration(ticks[0]+ticks[1]) * tick
+	return procStat{ppid: ppid, own: own, cpu: own + time.Duration(ticks[2]+ticks[3])*tick}, true
 }
 
 // tree is supergateway and every process under it, with their CPU times.
@@ -250,4 +251,11 @@ func (p *peerProcess) cpu() time.Duration {
 		total += st.cpu
 	}
 	return total
+}
+
+// gatewayCPU is the CPU time supergateway's own process has used so far, without the
+// servers under it.
+func (p *peerProcess) gatewayCPU() time.Duration {
+	st, _ := readProcStat(p.cmd.Process.Pid)
+	return st.own
 }

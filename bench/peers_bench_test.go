@@ -50,11 +50,13 @@ type contender struct {
 	call     func(*session) error
 	requests []string // the requests upstream of each call, as the recording upstream keys them
 	cpu      func(*testing.B) time.Duration
+	gateway  func() time.Duration // of cpu, supergateway's own; nil for the hub
 	sessions []*session
 	warmed   int // callers it was warmed up with
 	// Per round: CPU per call; over all rounds: latencies, calls and the wall time of
 	// this side's batches.
 	cpuPerCall []time.Duration
+	gatewayCPU time.Duration // over all rounds
 	lat        []time.Duration
 	calls      int
 	wall       time.Duration
@@ -81,7 +83,8 @@ func (c *contender) grow(b *testing.B, n int) {
 // sides take turns in six rounds, each round starting with the next side. Reported
 // per side: CPU per call of its processes (the median of the rounds; a round's CPU of
 // a side includes what it did while the others ran, such as the hub's audit flush),
-// calls/s over its batches, p50 and p99; and each peer's ratios to the hub.
+// calls/s over its batches, p50 and p99; for a peer, how much of its CPU is
+// supergateway's own process (over all rounds); and each peer's ratios to the hub.
 //
 //	go test -run '^$' -bench ToolsCallPeers -benchtime 6000x -timeout 60m ./bench/
 //
@@ -95,13 +98,13 @@ func BenchmarkToolsCallPeers(b *testing.B) {
 	sides := []*contender{
 		{name: "hub", server: hp.tenants[""], call: (*session).callTool, requests: []string{issueRequest}, cpu: hp.cpu},
 		{name: "server-github", server: reference.hub(), call: (*session).callPeerTool, requests: []string{issueRequest},
-			cpu: func(*testing.B) time.Duration { return reference.cpu() }},
+			cpu: func(*testing.B) time.Duration { return reference.cpu() }, gateway: reference.gatewayCPU},
 	}
 	if os.Getenv(envNoGitHubMCPServer) == "" {
 		official := startGitHubMCPServer(b, dir, buildGitHubMCPServer(b), upstream.URL)
 		sides = append(sides, &contender{name: "github-mcp-server", server: official.hub(), call: (*session).callGitHubMCPServerTool,
 			requests: []string{"GET /api/v3/repos/octocat/Hello-World/issues/1347 Bearer " + peerToken, "POST /api/graphql Bearer " + peerToken},
-			cpu:      func(*testing.B) time.Duration { return official.cpu() }})
+			cpu:      func(*testing.B) time.Duration { return official.cpu() }, gateway: official.gatewayCPU})
 	}
 	for _, callers := range []int{1, 16, 64} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
@@ -116,14 +119,18 @@ func BenchmarkToolsCallPeers(b *testing.B) {
 					run(b, 150*callers, callers, func(w int) error { return s.call(s.sessions[w]) })
 					s.warmed = callers
 				}
-				s.cpuPerCall, s.lat, s.calls, s.wall = nil, nil, 0, 0
+				s.cpuPerCall, s.gatewayCPU, s.lat, s.calls, s.wall = nil, 0, nil, 0, 0
 			}
 			upstream.take()
 			b.ResetTimer()
 			for r := range rounds {
 				before := make([]time.Duration, len(sides))
+				gatewayBefore := make([]time.Duration, len(sides))
 				for i, s := range sides {
 					before[i] = s.cpu(b)
+					if s.gateway != nil {
+						gatewayBefore[i] = s.gateway()
+					}
 				}
 				for k := range sides {
 					s := sides[(r+k)%len(sides)]
@@ -142,6 +149,9 @@ func BenchmarkToolsCallPeers(b *testing.B) {
 				}
 				for i, s := range sides {
 					s.cpuPerCall = append(s.cpuPerCall, (s.cpu(b)-before[i])/time.Duration(perRound))
+					if s.gateway != nil {
+						s.gatewayCPU += s.gateway() - gatewayBefore[i]
+					}
 				}
 			}
 			b.StopTimer()
@@ -157,6 +167,9 @@ func BenchmarkToolsCallPeers(b *testing.B) {
 				b.ReportMetric(rate(s), s.name+"-calls/s")
 				b.ReportMetric(micros(pct(s.lat, 0.50)), s.name+"-p50-µs")
 				b.ReportMetric(micros(pct(s.lat, 0.99)), s.name+"-p99-µs")
+				if s.gateway != nil {
+					b.ReportMetric(micros(s.gatewayCPU/time.Duration(s.calls)), s.name+"-gateway-cpu-µs/call")
+				}
 				if s != hub {
 					b.ReportMetric(float64(median(s.cpuPerCall))/float64(max(median(hub.cpuPerCall), 1)), s.name+"/hub-cpu")
 					b.ReportMetric(rate(hub)/rate(s), "hub/"+s.name+"-calls/s")
