@@ -72,13 +72,15 @@ func TestScheduleFiresOncePerFleet(t *testing.T) {
 	testwait.Recv(t, setup.terminate(), "the setup process to stop")
 
 	nodes := []*server{startServer(t, bin, env), startServer(t, bin, env)}
-	testwait.Until(t, "a node to find a firing claimed that the other started", func() bool {
+	// At least three firings between them: the first can be the only one, crossed at
+	// once, and the checks below want more than one firing to compare.
+	testwait.Until(t, "a node to find a firing claimed that the other started, and three firings", func() bool {
 		startedA, claimedA := firingsLogged(nodes[0])
 		startedB, claimedB := firingsLogged(nodes[1])
 		crossed := func(claimed, other []string) bool {
 			return slices.ContainsFunc(claimed, func(at string) bool { return slices.Contains(other, at) })
 		}
-		return crossed(claimedA, startedB) || crossed(claimedB, startedA)
+		return (crossed(claimedA, startedB) || crossed(claimedB, startedA)) && len(startedA)+len(startedB) >= 3
 	})
 
 	// The schedule is removed, every run ends, and both nodes stop.
