@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
@@ -260,7 +262,7 @@ func (s *scope) refresh(ctx context.Context) error {
 		}
 	}
 	for _, t := range mgmt {
-		fp = append(fp, "mgmt:"+t.Tool.Name)
+		fp = append(fp, "mgmt:"+t.Tool.Name+"\x00"+toolDigest(t.Tool))
 	}
 	for _, r := range resources {
 		fp = append(fp, "res:"+r.Resource.URI)
@@ -307,6 +309,17 @@ func digest(parts []string) string {
 		h.Write([]byte{0})
 	}
 	return string(h.Sum(nil))
+}
+
+// toolDigest is a digest of a tool's definition as tools/list serves it (description,
+// schemas, annotations): a workflow saved again with other parameters keeps its name
+// but changes its tool, and its clients must hear of it (list_changed).
+func toolDigest(t mcp.Tool) string {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return "unmarshalable:" + err.Error() // never the same as a served definition
+	}
+	return digest([]string{string(b)})
 }
 
 // agentBindings narrows the principal's bindings to the agent's tools, each on the
