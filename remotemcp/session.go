@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,10 +135,8 @@ func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		if cs, ok := req.Context().Value(callStatusKey{}).(*callStatus); ok {
 			cs.status.Store(int32(resp.StatusCode))
-			if ra := resp.Header.Get("Retry-After"); ra != "" {
-				if n, err := strconv.Atoi(strings.TrimSpace(ra)); err == nil && n >= 0 {
-					cs.retryAfter.Store(int64(time.Duration(n) * time.Second))
-				}
+			if wait, ok := providers.RateLimitWait(resp.Header, time.Now()); ok && resp.StatusCode == http.StatusTooManyRequests {
+				cs.retryAfter.Store(int64(wait)) // seconds or an HTTP date
 			}
 		}
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -43,7 +45,28 @@ func (o *remoteOp) Invoke(ctx context.Context, c *providers.Call, args json.RawM
 	if err := c.Wait(ctx); err != nil {
 		return nil, err
 	}
-	return o.svc.callTool(ctx, c.Tenant, c.ConnectionID, o.remote, args)
+	out, err := o.svc.callTool(ctx, c.Tenant, c.ConnectionID, o.remote, args)
+	if wait, limited := rateLimited(err); limited {
+		c.Block(ctx, wait) // the next calls are refused here until then, as for built-in providers
+	}
+	return out, err
+}
+
+// defaultRateLimitWait is how long a connection is blocked after the server's 429
+// without a usable Retry-After.
+const defaultRateLimitWait = 30 * time.Second
+
+// rateLimited reports whether err is the server's 429, and how long to leave it alone:
+// its Retry-After, or defaultRateLimitWait.
+func rateLimited(err error) (time.Duration, bool) {
+	var ue *providers.UpstreamError
+	if !errors.As(err, &ue) || ue.Provider != Provider || ue.Status != http.StatusTooManyRequests {
+		return 0, false
+	}
+	if ue.RetryAfter > 0 {
+		return ue.RetryAfter, true
+	}
+	return defaultRateLimitWait, true
 }
 
 // hubTools turns a server's tools into the hub's: named server_tool, with the server's
