@@ -31,16 +31,31 @@ func (f *envelopeFault) write(w http.ResponseWriter) {
 	writeRPCError(w, http.StatusBadRequest, f.id, f.code, f.message)
 }
 
+// envelope is a posted body decoded once: its top-level members (case-sensitive, as
+// checkEnvelope reads them), or why it is not one JSON object.
+type envelope struct {
+	trimmed []byte
+	fields  map[string]json.RawMessage
+	err     error
+}
+
+// decodeEnvelope decodes a posted body once; checkEnvelope and readMessage both read
+// the result, so the body is not parsed again for each.
+func decodeEnvelope(body []byte) envelope {
+	e := envelope{trimmed: bytes.TrimSpace(body)}
+	// One pass: Unmarshal checks the whole body is valid JSON before it decodes, and
+	// says so with a SyntaxError.
+	e.err = json.Unmarshal(e.trimmed, &e.fields)
+	return e
+}
+
 // checkEnvelope returns the fault of a posted body, or nil when it is one JSON-RPC 2.0
 // message: a request (string or number id, string method), a notification (a method,
 // no id) or an answer (an id with a result or an error). A legacy-era initialize must
 // also carry params with protocolVersion, capabilities and clientInfo.
-func checkEnvelope(body []byte, modern bool) *envelopeFault {
-	trimmed := bytes.TrimSpace(body)
-	// One pass: Unmarshal checks the whole body is valid JSON before it decodes, and
-	// says so with a SyntaxError.
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &fields); err != nil || fields == nil {
+func checkEnvelope(env envelope, modern bool) *envelopeFault {
+	trimmed, fields := env.trimmed, env.fields
+	if err := env.err; err != nil || fields == nil {
 		var syntax *json.SyntaxError
 		if len(trimmed) == 0 || errors.As(err, &syntax) {
 			return &envelopeFault{code: mcp.PARSE_ERROR, message: "the body is not valid JSON"}

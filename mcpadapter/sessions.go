@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +85,58 @@ func parseMessage(body []byte) (jsonrpcShape, error) {
 	return m, nil
 }
 
+// shapeMembers are the members jsonrpcShape reads, as they are spelt in the body.
+var shapeMembers = [...]string{"jsonrpc", "id", "method", "result", "error", "params"}
+
+// readMessage is parseMessage on a body checkEnvelope's decoding already read, without
+// parsing the body again. encoding/json matches struct fields case-insensitively
+// (and with Unicode folding), where the envelope's members are exact: a body with a
+// member spelt otherwise ("ID", non-ASCII) is parsed as mcp-go reads it, by
+// parseMessage, so the two never disagree on what a message says.
+func readMessage(env envelope, body []byte) (jsonrpcShape, error) {
+	var m jsonrpcShape
+	if env.err != nil {
+		return m, env.err
+	}
+	for name := range env.fields {
+		if !slices.Contains(shapeMembers[:], name) && foldsToMember(name) {
+			return parseMessage(body)
+		}
+	}
+	if raw, ok := env.fields["jsonrpc"]; ok {
+		if err := json.Unmarshal(raw, &m.JSONRPC); err != nil {
+			return jsonrpcShape{}, err
+		}
+	}
+	if raw, ok := env.fields["method"]; ok {
+		if err := json.Unmarshal(raw, &m.Method); err != nil {
+			return jsonrpcShape{}, err
+		}
+	}
+	m.ID, m.Result, m.Error, m.RawParams = env.fields["id"], env.fields["result"], env.fields["error"], env.fields["params"]
+	if len(m.RawParams) > 0 && json.Unmarshal(m.RawParams, &m.Params) != nil {
+		m.Params = messageParams{}
+	}
+	return m, nil
+}
+
+// foldsToMember reports whether encoding/json could match a member name to one of
+// jsonrpcShape's fields though it is not spelt as the field is: it differs in case
+// only, or has a non-ASCII letter that Unicode folding could map onto ASCII.
+func foldsToMember(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= 0x80 {
+			return true
+		}
+	}
+	for _, member := range shapeMembers {
+		if strings.EqualFold(name, member) {
+			return true
+		}
+	}
+	return false
+}
+
 // isNotification reports whether the message is a notification (a method, no id).
 func (m jsonrpcShape) isNotification() bool { return m.Method != "" && len(m.ID) == 0 }
 
@@ -112,6 +165,7 @@ func (m jsonrpcShape) isAnswer() bool {
 func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal) {
 	var body []byte
 	var msg jsonrpcShape
+	var env envelope
 	if r.Method == http.MethodPost {
 		var err error
 		body, err = io.ReadAll(r.Body)
@@ -121,14 +175,15 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if msg, err = parseMessage(body); err != nil {
+		env = decodeEnvelope(body)
+		if msg, err = readMessage(env, body); err != nil {
 			msg = jsonrpcShape{}
 		}
 	}
 	header := r.Header.Get(mcp.HeaderProtocolVersion)
 	modern := mcp.IsModernProtocol(header) || mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
 	if r.Method == http.MethodPost {
-		if fault := checkEnvelope(body, modern); fault != nil {
+		if fault := checkEnvelope(env, modern); fault != nil {
 			fault.write(w)
 			return
 		}
