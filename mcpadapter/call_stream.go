@@ -33,9 +33,15 @@ import (
 // answer written as one JSON body: the stream's last event when the answer is a
 // stream, passed through as it is when nothing was streamed.
 
-// callStream is the SSE stream of one tools/call of a session.
+// A stateless (2026-07-28) call has a callStream too, with no store: that version has
+// no resumption, so its events are written and not recorded. Without it, mcp-go's
+// forwarder, which takes a request's notifications off its queue one at a time, could
+// hold one when the call answered; the answer then went out and that notification was
+// dropped, so a client lost one of a call's progress notifications now and then.
+
+// callStream is the SSE stream of one tools/call of a session, or of a stateless call.
 type callStream struct {
-	store   *eventStore
+	store   *eventStore // nil for a stateless call: nothing is recorded
 	session string
 
 	// stream is where the store keeps the call's events: the call's own until mcp-go
@@ -96,6 +102,21 @@ func (s *eventStore) openCall(session string, w http.ResponseWriter, primed bool
 	return cs
 }
 
+// openStatelessCall starts the stream of a stateless call answered on w (the POST):
+// its events are written, with no id, and not recorded.
+func openStatelessCall(w http.ResponseWriter) *callStream {
+	return &callStream{done: make(chan struct{}), conn: &streamConn{w: w, post: true, gone: make(chan struct{})}}
+}
+
+// record records msg as the call's next event and returns its id; a stateless call
+// records nothing, and its events have no id.
+func (cs *callStream) record(stream string, msg json.RawMessage) string {
+	if cs.store == nil {
+		return ""
+	}
+	return cs.store.addCall(cs, stream, msg)
+}
+
 // add records msg as the call's next event (mcp-go names its stream) and writes it to
 // the attached connection.
 func (cs *callStream) add(stream string, msg json.RawMessage) (string, error) {
@@ -107,7 +128,7 @@ func (cs *callStream) add(stream string, msg json.RawMessage) (string, error) {
 	if cs.closed {
 		return "", errCallEnded
 	}
-	id := cs.store.addCall(cs, stream, msg)
+	id := cs.record(stream, msg)
 	cs.writeLocked(id, msg)
 	return id, nil
 }
@@ -123,7 +144,7 @@ func (cs *callStream) notify(n mcp.JSONRPCNotification) error {
 }
 
 // writeLocked writes an event to the attached connection (a priming event when msg is
-// nil); a connection that fails is detached, and the event stays recorded for a
+// nil, an event without an id when id is empty); a connection that fails is detached, and the event stays recorded for a
 // resumption. Callers hold mu.
 func (cs *callStream) writeLocked(id string, msg json.RawMessage) {
 	c := cs.conn
@@ -139,9 +160,12 @@ func (cs *callStream) writeLocked(id string, msg json.RawMessage) {
 		cs.started = true
 	}
 	var err error
-	if msg == nil {
+	switch {
+	case msg == nil:
 		_, err = fmt.Fprintf(c.w, "id: %s\ndata: \n\n", id)
-	} else {
+	case id == "":
+		_, err = fmt.Fprintf(c.w, "event: message\ndata: %s\n\n", msg)
+	default:
 		_, err = fmt.Fprintf(c.w, "id: %s\nevent: message\ndata: %s\n\n", id, msg)
 	}
 	if err != nil {
@@ -176,8 +200,17 @@ func (cs *callStream) end(cw *callWriter) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	body := bytes.TrimSpace(cw.body.Bytes())
-	if cw.sse || cs.canceled.Load() {
-		return // mcp-go's events were recorded and written as they came
+	if cs.canceled.Load() {
+		return
+	}
+	if cw.sse {
+		if cs.store == nil {
+			// A stateless call's events reach no store: mcp-go's stream is passed on.
+			for _, data := range sseData(body) {
+				cs.writeLocked("", data)
+			}
+		}
+		return // a session's: mcp-go's events were recorded and written as they came
 	}
 	if c := cs.conn; c != nil && c.post && !cs.started {
 		for k, v := range cw.header {
@@ -196,7 +229,7 @@ func (cs *callStream) end(cw *callWriter) {
 	if json.Compact(&compact, body) != nil {
 		return
 	}
-	id := cs.store.addCall(cs, "", compact.Bytes())
+	id := cs.record("", compact.Bytes())
 	cs.writeLocked(id, compact.Bytes())
 }
 
@@ -237,17 +270,21 @@ func (cs *callStream) resume(w http.ResponseWriter, r *http.Request, lastEventID
 }
 
 // callWriter is what mcp-go answers a call with a stream through: its SSE bytes are
-// dropped (their events reach the stream through StoreEvent), and an answer written
-// as one body is kept for end.
+// dropped (their events reach the stream through StoreEvent) unless keepSSE (a
+// stateless call, whose events no store sees), and an answer written as one body is
+// kept for end.
 type callWriter struct {
-	mu     sync.Mutex
-	header http.Header
-	status int
-	sse    bool
-	body   bytes.Buffer
+	mu      sync.Mutex
+	header  http.Header
+	status  int
+	sse     bool
+	keepSSE bool
+	body    bytes.Buffer
 }
 
-func newCallWriter() *callWriter { return &callWriter{header: http.Header{}} }
+func newCallWriter(keepSSE bool) *callWriter {
+	return &callWriter{header: http.Header{}, keepSSE: keepSSE}
+}
 
 func (cw *callWriter) Header() http.Header { return cw.header }
 
@@ -269,7 +306,7 @@ func (cw *callWriter) Write(p []byte) (int, error) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	cw.writeHeaderLocked(http.StatusOK)
-	if cw.sse {
+	if cw.sse && !cw.keepSSE {
 		return len(p), nil
 	}
 	return cw.body.Write(p)
@@ -277,6 +314,23 @@ func (cw *callWriter) Write(p []byte) (int, error) {
 
 // Flush makes mcp-go take the writer for one that streams.
 func (cw *callWriter) Flush() {}
+
+// sseData returns the data of each event of an SSE stream, its lines joined.
+func sseData(stream []byte) []json.RawMessage {
+	var out []json.RawMessage
+	for _, event := range bytes.Split(bytes.ReplaceAll(stream, []byte("\r\n"), []byte("\n")), []byte("\n\n")) {
+		var data [][]byte
+		for _, line := range bytes.Split(event, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				data = append(data, bytes.TrimPrefix(d, []byte(" ")))
+			}
+		}
+		if len(data) > 0 {
+			out = append(out, bytes.Join(data, []byte("\n")))
+		}
+	}
+	return out
+}
 
 // deliver sends a notification of the calling client's request through send, given
 // the context to send with: on the call's own stream when the request is a call of a

@@ -37,16 +37,20 @@ func connection(ctx context.Context) context.Context {
 // connection by ServeHTTP) to the scope's server, and silences its answer once key is
 // canceled (see cancelSessionCall). cancel, when set, is also called then (the modern
 // era, whose cancellations the hub makes itself; mcp-go makes a session's). stream,
-// when set, is a call of the session answered on a stream the hub keeps (callStream):
-// primed first when primed.
+// when set, is a call answered on a stream the hub keeps (callStream): primed first
+// when primed.
 func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope, key string, cancel context.CancelFunc, stream *streamPlan) {
 	sw := &silencer{w: w}
 	defer sw.finish()
 	var out http.ResponseWriter = sw
 	var cs *callStream
 	if stream != nil {
-		cs = s.events.openCall(stream.session, sw, stream.primed)
-		cw := newCallWriter()
+		if stream.stateless {
+			cs = openStatelessCall(sw)
+		} else {
+			cs = s.events.openCall(stream.session, sw, stream.primed)
+		}
+		cw := newCallWriter(stream.stateless)
 		out = cw
 		r = r.WithContext(withCallStream(r.Context(), cs))
 		defer cs.end(cw)
@@ -63,10 +67,12 @@ func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope,
 	s.http.ServeHTTP(out, r)
 }
 
-// streamPlan says how a call of a session is streamed (see serveRequest).
+// streamPlan says how a call is streamed (see serveRequest): a call of a session, or
+// a stateless one (2026-07-28), whose stream is not recorded.
 type streamPlan struct {
-	session string
-	primed  bool
+	session   string
+	primed    bool
+	stateless bool
 }
 
 // requestKey names a request of a session by its JSON-RPC id.

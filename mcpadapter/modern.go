@@ -82,7 +82,11 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
 			defer context.AfterFunc(connection(r.Context()), cancel)()
-			a.serveRequest(w, r.WithContext(ctx), s, modernCallKey(p, s, msg.ID), cancel, nil)
+			var stream *streamPlan
+			if streams(r, msg) {
+				stream = &streamPlan{stateless: true}
+			}
+			a.serveRequest(w, r.WithContext(ctx), s, modernCallKey(p, s, msg.ID), cancel, stream)
 			return
 		}
 		s.http.ServeHTTP(w, r)

@@ -20,8 +20,8 @@ func primes(r *http.Request, msg jsonrpcShape, version string) bool {
 		strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }
 
-// streams reports whether a request of the session is a call answered on a stream the
-// hub keeps (callStream): a tools/call from a client that reads SSE.
+// streams reports whether a request is a call answered on a stream the hub keeps
+// (callStream): a tools/call from a client that reads SSE.
 func streams(r *http.Request, msg jsonrpcShape) bool {
 	return msg.Method == string(mcp.MethodToolsCall) && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }
