@@ -153,11 +153,12 @@ func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, extra ...prov
 	// whose confirmation wrapper asks for the confirm policy on every call.
 	agentService := agents.NewService(agents.NewStore(db), reg, svc)
 	// Admission control as serve wires it, with its defaults.
-	// (SWITCHBOARD_MAX_INFLIGHT, as serve reads it, and SWITCHBOARD_BENCH_MAX_ADMITTED set
-	// the bounds for comparisons.)
+	// (SWITCHBOARD_MAX_INFLIGHT and SWITCHBOARD_TENANT_MAX_ADMITTED, as serve reads them,
+	// and SWITCHBOARD_BENCH_MAX_ADMITTED set the bounds for comparisons.)
 	maxInFlight, _ := strconv.Atoi(os.Getenv("SWITCHBOARD_MAX_INFLIGHT"))
 	maxAdmitted, _ := strconv.Atoi(os.Getenv("SWITCHBOARD_BENCH_MAX_ADMITTED"))
-	admission := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: maxInFlight, MaxAdmitted: maxAdmitted})
+	tenantAdmitted, _ := strconv.Atoi(os.Getenv("SWITCHBOARD_TENANT_MAX_ADMITTED"))
+	admission := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: maxInFlight, MaxAdmitted: maxAdmitted, TenantAdmitted: tenantAdmitted})
 	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: writer, Transports: transports, ArgsKey: kr.Derive("audit-args"), Policies: agentService,
 		Admission: admission})
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg, Logger: log})

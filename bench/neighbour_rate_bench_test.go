@@ -41,9 +41,10 @@ func BenchmarkNoisyNeighbourRate(b *testing.B) {
 	quietRate := capacity / 10
 
 	type tally struct {
-		lat              []time.Duration
-		refused, dropped atomic.Int64
-		mu               sync.Mutex
+		lat     []time.Duration
+		refused refusals
+		dropped atomic.Int64
+		mu      sync.Mutex
 	}
 	// send calls at rate a second from ss in turn for d, each in its own goroutine;
 	// a call due while maxOutstanding of the tenant's are outstanding is dropped (counted).
@@ -67,13 +68,13 @@ func BenchmarkNoisyNeighbourRate(b *testing.B) {
 				wg.Go(func() {
 					defer outstanding.Add(-1)
 					t0 := time.Now()
-					wait, err := s.callOrRefusal()
+					wait, reason, err := s.callOrRefusal()
 					if err != nil {
 						b.Error(err)
 						return
 					}
 					if wait > 0 {
-						into.refused.Add(1)
+						into.refused.add(reason)
 						return
 					}
 					into.mu.Lock()
@@ -110,20 +111,12 @@ func BenchmarkNoisyNeighbourRate(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	secs := float64(b.N*pairs) * neighbourWindow.Seconds()
+	f := neighbourFigures{secs: float64(b.N*pairs) * neighbourWindow.Seconds(), quietAlone: alone.lat, quietBeside: beside.lat,
+		worst: worst, noisyAnswered: len(noisyBeside.lat), noisyRefused: &noisyBeside.refused, aloneCPU: aloneCPU, besideCPU: besideCPU}
+	f.quietRefused.addAll(alone.refused.byReason)
+	f.quietRefused.addAll(beside.refused.byReason)
+	f.quietRefused.addAll(map[string]int{"dropped": int(alone.dropped.Load() + beside.dropped.Load())})
 	b.ReportMetric(capacity, "capacity-calls/s")
-	b.ReportMetric(micros(pct(alone.lat, 0.50)), "quiet-alone-p50-µs")
-	b.ReportMetric(micros(pct(alone.lat, 0.99)), "quiet-alone-p99-µs")
-	b.ReportMetric(micros(pct(beside.lat, 0.50)), "quiet-beside-p50-µs")
-	b.ReportMetric(micros(pct(beside.lat, 0.99)), "quiet-beside-p99-µs")
-	b.ReportMetric(float64(pct(beside.lat, 0.99))/float64(pct(alone.lat, 0.99)), "p99-ratio")
-	b.ReportMetric(worst, "worst-pair-p99-ratio")
-	b.ReportMetric(float64(len(alone.lat))/secs, "quiet-alone-calls/s")
-	b.ReportMetric(float64(len(beside.lat))/secs, "quiet-beside-calls/s")
-	b.ReportMetric(float64(len(noisyBeside.lat))/secs, "noisy-calls/s")
-	b.ReportMetric(float64(noisyBeside.refused.Load())/secs, "noisy-refused/s")
 	b.ReportMetric(float64(noisyBeside.dropped.Load()), "noisy-dropped")
-	b.ReportMetric(float64(alone.refused.Load()+beside.refused.Load()+alone.dropped.Load()+beside.dropped.Load()), "quiet-refused-or-dropped")
-	b.ReportMetric(aloneCPU.Seconds()/secs, "hub-cores-alone")
-	b.ReportMetric(besideCPU.Seconds()/secs, "hub-cores-beside")
+	f.report(b)
 }

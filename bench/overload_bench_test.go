@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,43 +15,41 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 )
 
-// refusal matches the tool error of a call refused before it ran, and its advice.
-var refusal = regexp.MustCompile(`nothing was run; retry in (\d+) s`)
-
 // outcome is one closed-loop caller's record: latencies of answered calls, and
-// refusals with their advised wait.
+// refusals by reason.
 type outcome struct {
 	answered []time.Duration
-	refused  int
+	refused  map[string]int
 }
 
-// callOrRefusal makes one tools/call: an answer, a refusal with its advice, or a
-// failure (anything else, which fails the benchmark: every call must be one of the two).
-func (s *session) callOrRefusal() (refusedFor time.Duration, err error) {
+// callOrRefusal makes one tools/call: an answer, a refusal with its advice and its
+// reason (see refusalReason), or a failure (anything else, which fails the benchmark:
+// every call must be one of the two).
+func (s *session) callOrRefusal() (refusedFor time.Duration, reason string, err error) {
 	res, err := s.rpc("tools/call", `{"name":"github_get_issue","arguments":{"owner":"octocat","repo":"Hello-World","issue_number":1347}}`)
 	if hr := (*httpRefusal)(nil); errors.As(err, &hr) {
 		// Refused at the door, before the request was read: its advice is the header's.
 		secs, cerr := strconv.Atoi(hr.retryAfter)
 		if cerr != nil || secs <= 0 || !refusal.Match(hr.body) {
-			return 0, fmt.Errorf("refusal without a usable Retry-After: %w", err)
+			return 0, "", fmt.Errorf("refusal without a usable Retry-After: %w", err)
 		}
-		return time.Duration(secs) * time.Second, nil
+		return time.Duration(secs) * time.Second, refusalReason(hr.body), nil
 	}
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if bytes.Contains(res, []byte(`"isError":true`)) {
 		m := refusal.FindSubmatch(res)
 		if m == nil {
-			return 0, fmt.Errorf("tool call failed without a Retry-After: %s", res)
+			return 0, "", fmt.Errorf("tool call failed without a Retry-After: %s", res)
 		}
 		secs, _ := strconv.Atoi(string(m[1]))
-		return time.Duration(secs) * time.Second, nil
+		return time.Duration(secs) * time.Second, refusalReason(res), nil
 	}
 	if !bytes.Contains(res, []byte(`"structuredContent"`)) {
-		return 0, fmt.Errorf("tool call answered without its result: %s", res)
+		return 0, "", fmt.Errorf("tool call answered without its result: %s", res)
 	}
-	return 0, nil
+	return 0, "", nil
 }
 
 // closedLoop runs callers that each call again as soon as answered, for d; a refused
@@ -68,13 +65,16 @@ func closedLoop(b *testing.B, sessions []*session, d time.Duration) ([]outcome, 
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				t0 := time.Now()
-				wait, err := s.callOrRefusal()
+				wait, reason, err := s.callOrRefusal()
 				if err != nil {
 					failed.Store(err)
 					return
 				}
 				if wait > 0 {
-					outs[i].refused++
+					if outs[i].refused == nil {
+						outs[i].refused = map[string]int{}
+					}
+					outs[i].refused[reason]++
 					time.Sleep(min(wait, time.Until(deadline)))
 					continue
 				}
@@ -89,12 +89,15 @@ func closedLoop(b *testing.B, sessions []*session, d time.Duration) ([]outcome, 
 	return outs, time.Since(start)
 }
 
-func merge(outs []outcome) ([]time.Duration, int) {
+// merge pools the callers' outcomes: the latencies of answered calls, refusals by reason.
+func merge(outs []outcome) ([]time.Duration, map[string]int) {
 	var lat []time.Duration
-	refused := 0
+	refused := map[string]int{}
 	for _, o := range outs {
 		lat = append(lat, o.answered...)
-		refused += o.refused
+		for reason, n := range o.refused {
+			refused[reason] += n
+		}
 	}
 	return lat, refused
 }
@@ -125,7 +128,7 @@ func BenchmarkOverload(b *testing.B) {
 	closedLoop(b, sessions, time.Second) // warm up
 	type tally struct {
 		lat                   []time.Duration
-		refused               int
+		refused               refusals
 		wall, cpu, clientsCPU time.Duration
 	}
 	all := make([]tally, len(counts))
@@ -140,7 +143,8 @@ func BenchmarkOverload(b *testing.B) {
 			t.cpu += hp.cpu(b) - cpu0
 			t.clientsCPU += processCPU(b) - self0
 			l, r := merge(outs)
-			t.lat, t.refused, t.wall = append(t.lat, l...), t.refused+r, t.wall+w
+			t.lat, t.wall = append(t.lat, l...), t.wall+w
+			t.refused.addAll(r)
 			rate[i] = float64(len(l)) / w.Seconds()
 		}
 		if len(counts) == 4 {
@@ -151,9 +155,9 @@ func BenchmarkOverload(b *testing.B) {
 	b.StopTimer()
 	rate := func(i int) float64 { return float64(len(all[i].lat)) / all[i].wall.Seconds() }
 	for i, c := range counts {
-		t := all[i]
+		t := &all[i]
 		b.ReportMetric(rate(i), fmt.Sprintf("c%d-answered/s", c))
-		b.ReportMetric(float64(t.refused)/t.wall.Seconds(), fmt.Sprintf("c%d-refused/s", c))
+		t.refused.report(b, fmt.Sprintf("c%d", c), t.wall.Seconds())
 		b.ReportMetric(micros(pct(t.lat, 0.50)), fmt.Sprintf("c%d-p50-µs", c))
 		b.ReportMetric(micros(pct(t.lat, 0.99)), fmt.Sprintf("c%d-p99-µs", c))
 		b.ReportMetric(micros(t.cpu/time.Duration(max(len(t.lat), 1))), fmt.Sprintf("c%d-hub-cpu-µs/answered", c))
@@ -190,7 +194,7 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 	for i := range loud {
 		loud[i] = noisy.session(b)
 	}
-	run := func(b *testing.B, ss []*session, stop <-chan struct{}, lat *[]time.Duration, refused *atomic.Int64) {
+	run := func(b *testing.B, ss []*session, stop <-chan struct{}, lat *[]time.Duration, refused *refusals) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for _, s := range ss {
@@ -206,14 +210,14 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 					case <-time.After(thinkTime):
 					}
 					t0 := time.Now()
-					wait, err := s.callOrRefusal()
+					wait, reason, err := s.callOrRefusal()
 					if err != nil {
 						b.Error(err)
 						return
 					}
 					if wait > 0 {
 						// Refused: wait as advised, as a well-behaved client does.
-						refused.Add(1)
+						refused.add(reason)
 						select {
 						case <-stop:
 						case <-time.After(wait):
@@ -228,7 +232,7 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 	}
 	type half struct {
 		quiet, loud                []time.Duration
-		quietRefused, noisyRefused atomic.Int64
+		quietRefused, noisyRefused refusals
 		cpu                        time.Duration
 	}
 	measure := func(b *testing.B, withNoise bool, into *half) (quietLat []time.Duration) {
@@ -259,20 +263,11 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	secs := float64(b.N*pairs) * neighbourWindow.Seconds()
-	b.ReportMetric(micros(pct(alone.quiet, 0.50)), "quiet-alone-p50-µs")
-	b.ReportMetric(micros(pct(alone.quiet, 0.99)), "quiet-alone-p99-µs")
-	b.ReportMetric(micros(pct(beside.quiet, 0.50)), "quiet-beside-p50-µs")
-	b.ReportMetric(micros(pct(beside.quiet, 0.99)), "quiet-beside-p99-µs")
-	b.ReportMetric(float64(pct(beside.quiet, 0.99))/float64(pct(alone.quiet, 0.99)), "p99-ratio")
-	b.ReportMetric(worst, "worst-pair-p99-ratio")
-	b.ReportMetric(float64(len(alone.quiet))/secs, "quiet-alone-calls/s")
-	b.ReportMetric(float64(len(beside.quiet))/secs, "quiet-beside-calls/s")
-	b.ReportMetric(float64(len(beside.loud))/secs, "noisy-calls/s")
-	b.ReportMetric(float64(beside.noisyRefused.Load())/secs, "noisy-refused/s")
-	b.ReportMetric(float64(beside.quietRefused.Load()+alone.quietRefused.Load()), "quiet-refused")
-	b.ReportMetric(alone.cpu.Seconds()/secs, "hub-cores-alone")
-	b.ReportMetric(beside.cpu.Seconds()/secs, "hub-cores-beside")
+	f := neighbourFigures{secs: float64(b.N*pairs) * neighbourWindow.Seconds(), quietAlone: alone.quiet, quietBeside: beside.quiet,
+		worst: worst, noisyAnswered: len(beside.loud), noisyRefused: &beside.noisyRefused, aloneCPU: alone.cpu, besideCPU: beside.cpu}
+	f.quietRefused.addAll(alone.quietRefused.byReason)
+	f.quietRefused.addAll(beside.quietRefused.byReason)
+	f.report(b)
 }
 
 // secondTenant makes another tenant with its own owner, key and GitHub connection on

@@ -25,6 +25,16 @@ type AdmissionOptions struct {
 	// upstream's connections (each past the pool's 256 idle ones is dialed and closed
 	// again) and the resume queue.
 	MaxAdmitted int
+	// TenantAdmitted is a tenant's part of the calls under way (MaxAdmitted's) while
+	// another tenant is active (asked for a place within the last second, or has calls
+	// under way or waiting); default 4 × MaxInFlight. A new call of a tenant holding its
+	// part, and more calls under way or waiting than every other active tenant, is
+	// refused at once as rate_limited, reason "over_part", rather than queued: a tenant
+	// flooding the node keeps a few dozen calls in it, not MaxAdmitted, so other
+	// tenants' calls are not scheduled behind its hundreds. Alone on the node, or beside
+	// tenants as heavy as itself, a tenant may have up to MaxAdmitted under way, for
+	// slow upstreams. Set it to MaxAdmitted or more to turn the part off.
+	TenantAdmitted int
 	// MaxQueue is how many calls may wait for a place, node-wide; default 4,096. More
 	// are refused at once as unavailable.
 	MaxQueue int
@@ -36,7 +46,8 @@ type AdmissionOptions struct {
 	// RetryAfter is the wait a refusal advises; default 1 s.
 	RetryAfter time.Duration
 	// Refused, when set, is told of each refusal: scope "node" or "tenant", reason
-	// "queue_full", "over_share" (see overShare) or "wait_exceeded".
+	// "queue_full", "over_share" (see overShare), "over_part" (see TenantAdmitted) or
+	// "wait_exceeded".
 	Refused func(scope, reason string)
 }
 
@@ -56,7 +67,14 @@ type Admission struct {
 	tenants  map[switchboard.TenantID]*tenantQueue
 	ring     []*tenantQueue // tenants with calls waiting, in round-robin order
 	next     int
+	now      func() time.Time
+	asked    map[switchboard.TenantID]time.Time // when each tenant last asked for a place
+	swept    time.Time                          // when stale entries of asked were last dropped
 }
+
+// activeFor is how long after its last call a tenant counts as active, for the
+// other tenants' parts of the calls under way (see AdmissionOptions.TenantAdmitted).
+const activeFor = time.Second
 
 // tenantQueue is a tenant's calls waiting for a place: its calls back from their
 // upstream go before its new ones, but not before other tenants' turns, so a tenant
@@ -82,6 +100,9 @@ func NewAdmission(o AdmissionOptions) *Admission {
 		o.MaxAdmitted = 32 * o.MaxInFlight
 	}
 	o.MaxAdmitted = max(o.MaxAdmitted, o.MaxInFlight)
+	if o.TenantAdmitted <= 0 {
+		o.TenantAdmitted = 4 * o.MaxInFlight
+	}
 	if o.MaxQueue <= 0 {
 		o.MaxQueue = 4096
 	}
@@ -95,7 +116,7 @@ func NewAdmission(o AdmissionOptions) *Admission {
 		o.RetryAfter = time.Second
 	}
 	return &Admission{opts: o, tenants: map[switchboard.TenantID]*tenantQueue{}, held: map[switchboard.TenantID]int{},
-		under: map[switchboard.TenantID]int{}}
+		under: map[switchboard.TenantID]int{}, now: time.Now, asked: map[switchboard.TenantID]time.Time{}}
 }
 
 // Slot is a call's place; Release it when the call is done. Pause and Resume give it
@@ -109,14 +130,22 @@ type Slot struct {
 }
 
 // Admit waits for a place for one of the tenant's calls. It returns an error with
-// code rate_limited (the tenant's own queue is full) or unavailable (the node's is,
-// or no place came within MaxWait), each with RetryAfter set; or ctx's error. On a nil
-// Admission every call is admitted (with a nil Slot).
+// code rate_limited (the tenant's own queue is full, or it is over its share or its
+// part beside other tenants) or unavailable (the node's is, or no place came within
+// MaxWait), each with RetryAfter set; or ctx's error. On a nil Admission every call is
+// admitted (with a nil Slot).
 func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Slot, error) {
 	if a == nil {
 		return nil, nil // no admission control: every call runs
 	}
 	a.mu.Lock()
+	now := a.now()
+	a.asked[tenant] = now
+	if a.overPart(tenant, now) {
+		a.mu.Unlock()
+		return nil, a.refuse("tenant", "over_part")
+	}
+	a.sweep(now)
 	if a.running < a.opts.MaxInFlight && a.admitted < a.opts.MaxAdmitted && a.waiting == 0 && a.resuming == 0 {
 		a.take(tenant)
 		a.admit(tenant)
@@ -176,18 +205,70 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	return nil, err
 }
 
+// refusalReasons say why a call was refused, by scope/reason, in the words its caller
+// reads (each distinct, so a client's logs, and the benchmarks, can tell them apart).
+var refusalReasons = map[string]string{
+	"tenant/queue_full":  "this tenant has too many tool calls waiting on this server",
+	"tenant/over_share":  "this tenant has more than its share of this server's tool calls waiting beside other tenants'",
+	"tenant/over_part":   "this tenant has more than its part of this server's tool calls under way beside other tenants'",
+	"node/queue_full":    "the server is at capacity (too many tool calls waiting)",
+	"node/wait_exceeded": "the server is at capacity (no place came free in time)",
+}
+
 // refuse is the error of a refused call, counted.
 func (a *Admission) refuse(scope, reason string) error {
 	if a.opts.Refused != nil {
 		a.opts.Refused(scope, reason)
 	}
 	secs := int((a.opts.RetryAfter + time.Second - 1) / time.Second)
+	code := switchboard.CodeUnavailable
 	if scope == "tenant" {
-		return &switchboard.Error{Code: switchboard.CodeRateLimited, RetryAfter: a.opts.RetryAfter,
-			Message: fmt.Sprintf("this tenant has too many tool calls waiting on this server; nothing was run; retry in %d s", secs)}
+		code = switchboard.CodeRateLimited
 	}
-	return &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: a.opts.RetryAfter,
-		Message: fmt.Sprintf("the server is at capacity; nothing was run; retry in %d s", secs)}
+	return &switchboard.Error{Code: code, RetryAfter: a.opts.RetryAfter,
+		Message: fmt.Sprintf("%s; nothing was run; retry in %d s", refusalReasons[scope+"/"+reason], secs)}
+}
+
+// overPart reports whether a new call of the tenant is over its part of the calls
+// under way (see AdmissionOptions.TenantAdmitted): the tenant has TenantAdmitted calls
+// under way or waiting, another tenant is active, and every other active tenant has
+// fewer. A tenant no heavier than an active neighbour is not held to its part, so
+// tenants flooding alike share MaxAdmitted as a tenant alone has it. a.mu is held.
+func (a *Admission) overPart(tenant switchboard.TenantID, now time.Time) bool {
+	mine := a.under[tenant] + a.queued(tenant)
+	if mine < a.opts.TenantAdmitted {
+		return false
+	}
+	beside := false
+	for id, at := range a.asked {
+		if id == tenant {
+			continue
+		}
+		theirs := a.under[id] + a.queued(id)
+		if theirs == 0 && now.Sub(at) > activeFor {
+			delete(a.asked, id) // no longer active
+			continue
+		}
+		if theirs >= mine {
+			return false
+		}
+		beside = true
+	}
+	return beside
+}
+
+// sweep drops, once per activeFor, the tenants of asked no longer active, so it holds
+// only the tenants active lately however many have ever called. a.mu is held.
+func (a *Admission) sweep(now time.Time) {
+	if now.Sub(a.swept) < activeFor {
+		return
+	}
+	a.swept = now
+	for id, at := range a.asked {
+		if now.Sub(at) > activeFor && a.under[id]+a.queued(id) == 0 {
+			delete(a.asked, id)
+		}
+	}
 }
 
 // queueOf returns the tenant's queue, made if it has none. a.mu is held.

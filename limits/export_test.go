@@ -22,3 +22,17 @@ func LocalKeys(l *Local) int {
 	defer l.mu.Unlock()
 	return len(l.m)
 }
+
+// NewAdmissionWithClock is NewAdmission whose time is now's.
+func NewAdmissionWithClock(o AdmissionOptions, now func() time.Time) *Admission {
+	a := NewAdmission(o)
+	a.now = now
+	return a
+}
+
+// ActiveTenants is how many tenants a remembers as having asked for a place lately.
+func ActiveTenants(a *Admission) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.asked)
+}

@@ -1,0 +1,141 @@
+package limits_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/limits"
+)
+
+// partAdmission is an Admission on a test clock whose refusals are counted into
+// counts, with places enough (MaxInFlight 2, and every call here pauses at once) that
+// only the parts of the calls under way refuse anything.
+func partAdmission(part int, counts chan string) (*limits.Admission, *clock) {
+	c := newClock()
+	return limits.NewAdmissionWithClock(limits.AdmissionOptions{MaxInFlight: 2, MaxAdmitted: 64, TenantAdmitted: part, MaxWait: time.Hour,
+		Refused: func(scope, reason string) { counts <- scope + "/" + reason }}, c.Now), c
+}
+
+// underWay admits a call of the tenant and pauses it, as a call waiting for its
+// upstream is: it holds no place but is under way.
+func underWay(t *testing.T, a *limits.Admission, tenant switchboard.TenantID) *limits.Slot {
+	t.Helper()
+	s, err := a.Admit(context.Background(), tenant)
+	if err != nil {
+		t.Fatalf("a call of %s was refused: %v", tenant, err)
+	}
+	s.Pause()
+	return s
+}
+
+// TestAdmissionHoldsATenantToItsPartBesideAnother: alone, a tenant may have more
+// calls under way than its part; while another tenant is active (asked for a place
+// within the last second), a new call of a tenant over its part and heavier than the
+// other is refused at once, rate_limited with Retry-After, though places are free,
+// rather than queued; the other tenant's calls are still admitted; a second after the
+// other's last call, the tenant is alone again.
+func TestAdmissionHoldsATenantToItsPartBesideAnother(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 16)
+	a, c := partAdmission(3, counts)
+	var noisy []*limits.Slot
+	for range 5 {
+		noisy = append(noisy, underWay(t, a, "ten_noisy")) // alone: past its part
+	}
+	quiet := underWay(t, a, "ten_quiet")
+	refused := func(when string) {
+		t.Helper()
+		_, err := a.Admit(context.Background(), "ten_noisy")
+		var e *switchboard.Error
+		if !errors.As(err, &e) || e.Code != switchboard.CodeRateLimited || e.RetryAfter != time.Second ||
+			!strings.Contains(e.Message, "part of this server's tool calls under way") || !strings.HasSuffix(e.Message, "nothing was run; retry in 1 s") {
+			t.Fatalf("%s, the noisy tenant's next call: %v; want it refused as over its part, rate_limited, retry in 1 s", when, err)
+		}
+		select {
+		case got := <-counts:
+			if got != "tenant/over_part" {
+				t.Errorf("counted %q, want tenant/over_part", got)
+			}
+		default:
+			t.Error("the refusal was not counted")
+		}
+	}
+	refused("beside a quiet call under way")
+	if a.Waiting() != 0 {
+		t.Errorf("%d calls wait; a call over its part is refused, not queued", a.Waiting())
+	}
+	// The quiet tenant is not held back by its neighbour's calls.
+	quiet2 := underWay(t, a, "ten_quiet")
+	quiet.Release()
+	quiet2.Release()
+	c.advance(900 * time.Millisecond)
+	refused("0.9 s after the quiet tenant's last call")
+	c.advance(200 * time.Millisecond)
+	noisy = append(noisy, underWay(t, a, "ten_noisy")) // 1.1 s after: alone again
+	select {
+	case got := <-counts:
+		t.Errorf("a call was refused (%s) with its tenant alone on the node", got)
+	default:
+	}
+	for _, s := range noisy {
+		s.Release()
+	}
+	if a.Running() != 0 || a.Waiting() != 0 {
+		t.Errorf("running %d, waiting %d after every release", a.Running(), a.Waiting())
+	}
+}
+
+// TestAdmissionLetsTenantsAsHeavyShareTheNode: tenants flooding alike are not held to
+// their parts (each would cap the other at a few dozen calls under way, which a slow
+// upstream needs more of): a tenant over its part is admitted while another active
+// tenant has as many calls under way, and a third active tenant with none changes
+// nothing.
+func TestAdmissionLetsTenantsAsHeavyShareTheNode(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 16)
+	a, _ := partAdmission(2, counts)
+	underWay(t, a, "ten_light").Release() // active, with nothing under way
+	var slotsA, slotsB []*limits.Slot
+	for i := range 6 {
+		slotsA = append(slotsA, underWay(t, a, "ten_a"))
+		slotsB = append(slotsB, underWay(t, a, "ten_b"))
+		if n := len(counts); n > 0 {
+			t.Fatalf("round %d: %s refused beside a tenant as heavy", i, <-counts)
+		}
+	}
+	// Six under way each; one of ten_a's ends: ten_b, now the heavier, is held to its part.
+	slotsA[0].Release()
+	_, err := a.Admit(context.Background(), "ten_b")
+	if code := switchboard.CodeOf(err); code != switchboard.CodeRateLimited {
+		t.Fatalf("ten_b's call with ten_a lighter: %v, want rate_limited", err)
+	}
+	if got := <-counts; got != "tenant/over_part" {
+		t.Errorf("counted %q, want tenant/over_part", got)
+	}
+	for _, s := range append(slotsA, slotsB...) {
+		s.Release()
+	}
+}
+
+// TestAdmissionForgetsTenantsNoLongerActive: the tenants an Admission remembers are
+// those that asked for a place within the last second or have calls under way, however
+// many have ever called.
+func TestAdmissionForgetsTenantsNoLongerActive(t *testing.T) {
+	t.Parallel()
+	a, c := partAdmission(2, make(chan string, 1))
+	for i := range 100 {
+		underWay(t, a, switchboard.TenantID(fmt.Sprintf("ten_%d", i))).Release()
+	}
+	kept := underWay(t, a, "ten_kept") // under way for the whole test
+	c.advance(1100 * time.Millisecond)
+	underWay(t, a, "ten_new").Release()
+	if n := limits.ActiveTenants(a); n != 2 {
+		t.Errorf("%d tenants remembered; want 2, the one with a call under way and the one that just called", n)
+	}
+	kept.Release()
+}
