@@ -64,15 +64,21 @@ func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope,
 			cancel()
 		}
 	})()
+	if stream != nil && stream.plain != nil {
+		s.answerPlain(out, r, stream.plain)
+		return
+	}
 	s.http.ServeHTTP(out, r)
 }
 
 // streamPlan says how a call is streamed (see serveRequest): a call of a session, or
-// a stateless one (2026-07-28), whose stream is not recorded.
+// a stateless one (2026-07-28), whose stream is not recorded; and whether the adapter
+// answers it itself (plain, see plain_calls.go).
 type streamPlan struct {
 	session   string
 	primed    bool
 	stateless bool
+	plain     *plainCall
 }
 
 // requestKey names a request of a session by its JSON-RPC id.

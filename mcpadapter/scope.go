@@ -45,6 +45,9 @@ type scope struct {
 	// false when the server has hooks a tools/list must run.
 	list          toolsList
 	listCacheable bool
+	// plain is what the adapter's own answer to a plain tools/call needs of the
+	// server (plain_calls.go).
+	plain plainServer
 
 	path   string // the endpoint's URL path
 	sessMu sync.Mutex
@@ -61,6 +64,9 @@ type scopeState struct {
 	mode    agents.ToolMode
 	agent   *agents.Agent // at an agent URL
 	index   *searchIndex  // in search mode
+	// plain are the names of the listed tools a plain tools/call of which the adapter
+	// answers itself (plain_calls.go): hub tools the server runs with handler.
+	plain map[string]bool
 }
 
 // scopeKey names a principal's scope at an endpoint. An agent's keys each get their
@@ -160,6 +166,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 		panic(err) // the pinned mcp-go has the field; every scope test guards an upgrade
 	}
 	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny())
+	s.plain = plainServerOf(s.mcp, s.http, a.plainMiddlewareCount())
 	s.state.Store(&scopeState{mode: agents.ToolModeAll})
 	s.lastUsed.Store(time.Now().UnixNano())
 	return s
@@ -288,6 +295,7 @@ func (s *scope) refresh(ctx context.Context) error {
 			hubTools = append(hubTools, server.ServerTool{Tool: st.hub[name].tool(), Handler: st.handler})
 		}
 		listed = append(hubTools, listed...)
+		st.plain = plainTools(st, mgmt)
 	}
 	s.state.Store(st)
 	s.mcp.SetTools(listed...)

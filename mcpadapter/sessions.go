@@ -274,6 +274,15 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		var stream *streamPlan
 		if streams(r, msg) {
 			stream = &streamPlan{session: id, primed: primes(r, msg, rec.ProtocolVersion)}
+			if call, ok := s.plainCallOf(r, id, msg, body); ok {
+				// The adapter runs the call (plain_calls.go), so it cancels it itself on
+				// notifications/cancelled, as mcp-go would have.
+				ctx, cancel := context.WithCancel(r.Context())
+				defer cancel()
+				stream.plain = call
+				a.serveRequest(w, r.WithContext(ctx), s, requestKey(id, msg.ID), cancel, stream)
+				return
+			}
 		}
 		a.serveRequest(w, r, s, requestKey(id, msg.ID), nil, stream)
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":

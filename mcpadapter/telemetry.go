@@ -21,28 +21,10 @@ func (a *Adapter) telemetryOptions() []server.ServerOption {
 	if t == nil {
 		return nil
 	}
-	opts := []server.ServerOption{server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var meta map[string]any
-			if req.Params.Meta != nil {
-				meta = req.Params.Meta.AdditionalFields
-			}
-			sessionID := req.Header.Get(server.HeaderKeySessionID)
-			if s := server.ClientSessionFromContext(ctx); sessionID == "" && s != nil {
-				sessionID = s.SessionID()
-			}
-			ctx, span := t.StartToolCall(ctx, req.Params.Name, sessionID, meta)
-			res, err := next(ctx, req)
-			if err == nil && res != nil && res.IsError && span.IsRecording() {
-				span.SetStatus(codes.Error, "the tool answered with an error")
-			}
-			telemetry.EndSpan(span, err)
-			return res, err
-		}
-	})}
+	opts := []server.ServerOption{server.WithToolHandlerMiddleware(a.toolSpan)}
 	if t.Tracing() {
 		// The HTTP request's span says which MCP method it carried (initialize,
-		// tools/list, …); tools/call gets a span of its own above.
+		// tools/list, …); tools/call gets a span of its own (toolSpan).
 		opts = append(opts, withHooks(func(hooks *server.Hooks) {
 			hooks.AddBeforeAny(func(ctx context.Context, id any, method mcp.MCPMethod, _ any) { nameSpan(ctx, id, method) })
 		}))
@@ -54,6 +36,29 @@ func (a *Adapter) telemetryOptions() []server.ServerOption {
 		}))
 	}
 	return opts
+}
+
+// toolSpan is the tool middleware telemetryOptions gives a scope's server (and the
+// plain call path runs itself, plain_calls.go): a span per tools/call.
+func (a *Adapter) toolSpan(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	t := a.opts.Telemetry
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var meta map[string]any
+		if req.Params.Meta != nil {
+			meta = req.Params.Meta.AdditionalFields
+		}
+		sessionID := req.Header.Get(server.HeaderKeySessionID)
+		if s := server.ClientSessionFromContext(ctx); sessionID == "" && s != nil {
+			sessionID = s.SessionID()
+		}
+		ctx, span := t.StartToolCall(ctx, req.Params.Name, sessionID, meta)
+		res, err := next(ctx, req)
+		if err == nil && res != nil && res.IsError && span.IsRecording() {
+			span.SetStatus(codes.Error, "the tool answered with an error")
+		}
+		telemetry.EndSpan(span, err)
+		return res, err
+	}
 }
 
 // nameSpan says on the HTTP request's span which MCP method it carried.

@@ -1,0 +1,249 @@
+package mcpadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/telemetry"
+)
+
+// plainInit opens a session as a client that declares neither elicitation nor
+// sampling, whose calls may be plain.
+const plainInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// postAccept is post with the Accept header given: with text/event-stream a call of
+// the session may be plain, without it the call goes to mcp-go.
+func postAccept(t *testing.T, e *env, path, key, session, accept, body string) answer {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), string(b)}
+}
+
+// TestPlainCallAnswersAsMCPGo sends each tools/call twice, each time to a new hub: once
+// as a plain call (the adapter answers it) and once with an Accept header that sends it
+// to mcp-go, and wants the same bytes: a result, a tool error, a validation error, ids of
+// every kind, an unknown tool and one the agent does not have (both mcp-go's), with
+// and without telemetry.
+func TestPlainCallAnswersAsMCPGo(t *testing.T) {
+	call := func(id, name, args string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
+	}
+	cases := []struct {
+		name, path, key, body string
+		plain                 bool // the adapter answers it
+	}{
+		{"result", "/mcp/acme", "key-alice", call("2", "notes_create_note", `{"text":"<b>hi</b> & \u2028 é"}`), true},
+		{"result with nil collections", "/mcp/acme", "key-alice", call("3", "notes_last_note", `{}`), true},
+		{"no arguments", "/mcp/acme", "key-alice", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"notes_last_note"}}`, true},
+		{"tool error from upstream", "/mcp/acme", "key-alice", call("5", "notes_create_note", `{"text":"boom"}`), true},
+		{"validation error", "/mcp/acme", "key-alice", call("6", "notes_create_note", `{"text":5}`), true},
+		{"unknown argument", "/mcp/acme", "key-alice", call("7", "notes_create_note", `{"text":"a","extra":1}`), true},
+		{"string id", "/mcp/acme", "key-alice", call(`"req-<1>"`, "notes_last_note", `{}`), true},
+		{"float id", "/mcp/acme", "key-alice", call("1.50", "notes_last_note", `{}`), true},
+		{"large id", "/mcp/acme", "key-alice", call("123456789012345678901", "notes_last_note", `{}`), true},
+		{"exponent id", "/mcp/acme", "key-alice", call("1e3", "notes_last_note", `{}`), true},
+		{"_meta without a progress token", "/mcp/acme", "key-alice",
+			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"notes_last_note","arguments":{},"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}`, true},
+		{"at an agent URL", "/mcp/acme/agents/agt_triage", "key-triage", call("9", "notes_create_note", `{"text":"t"}`), true},
+		{"a handler's error", "/mcp/acme", "key-alice", call("14", "notes_create_note", `{"text":"fail"}`), true},
+		{"a handler's panic", "/mcp/acme", "key-alice", call("15", "notes_create_note", `{"text":"panic"}`), true},
+		{"a handler's nil result", "/mcp/acme", "key-alice", call("16", "notes_create_note", `{"text":"nil"}`), true},
+		{"unknown tool", "/mcp/acme", "key-alice", call("10", "notes_nope", `{}`), false},
+		{"a tool the agent does not have", "/mcp/acme/agents/agt_triage", "key-triage", call("11", "notes_last_note", `{}`), false},
+		{"progress token", "/mcp/acme", "key-alice",
+			`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"notes_last_note","arguments":{},"_meta":{"progressToken":"p"}}}`, false},
+		{"task", "/mcp/acme", "key-alice",
+			`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"notes_last_note","arguments":{},"task":{"ttl":1000}}}`, false},
+	}
+	// Hooks count what they see, which must be the same on both paths.
+	var seen sync.Map
+	count := func(what string) {
+		n, _ := seen.LoadOrStore(what, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+	}
+	counts := func() map[string]int64 {
+		out := map[string]int64{}
+		seen.Range(func(k, v any) bool { out[k.(string)] = v.(*atomic.Int64).Load(); return true })
+		return out
+	}
+	wrap := Extension{Name: "wrap",
+		WrapTool: func(_ Scope, next server.ToolHandlerFunc) server.ToolHandlerFunc {
+			return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				switch req.GetArguments()["text"] {
+				case "fail":
+					return nil, errors.New("the handler failed: <b>&</b>")
+				case "panic":
+					panic("the handler panicked")
+				case "nil":
+					return nil, nil
+				}
+				return next(ctx, req)
+			}
+		},
+		ServerOptions: []server.ServerOption{withHooks(func(h *server.Hooks) {
+			h.AddBeforeAny(func(_ context.Context, id any, method mcp.MCPMethod, _ any) {
+				count(fmt.Sprintf("before %s %v", method, id))
+			})
+			h.AddBeforeCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest) {
+				count(fmt.Sprintf("before call %v %s %v", id, req.Params.Name, req.Header.Get("Mcp-Session-Id") != ""))
+			})
+			h.AddOnSuccess(func(_ context.Context, id any, method mcp.MCPMethod, _ any, _ any) {
+				count(fmt.Sprintf("success %s %v", method, id))
+			})
+			h.AddAfterCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest, res any) {
+				count(fmt.Sprintf("after call %v %s %T", id, req.Params.Name, res))
+			})
+		})},
+	}
+	envs := map[string]func(*Options){
+		"plain":                            nil,
+		"an extension's wrapper and hooks": func(o *Options) { o.Extensions = append(o.Extensions, wrap) },
+		"telemetry": func(o *Options) {
+			o.Telemetry = telemetry.New(nil, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder())))
+		},
+	}
+	for envName, opt := range envs {
+		t.Run(envName, func(t *testing.T) {
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					// Each path in an env of its own, so what the first call leaves (a rate
+					// limit an upstream's 429 set) does not change the second's answer.
+					ask := func(accept string) (answer, bool) {
+						e := newEnvWith(t, opt)
+						a, session := post(t, e, c.path, c.key, "", plainInit)
+						if a.Status != http.StatusOK || session == "" {
+							t.Fatalf("initialize: %+v", a)
+						}
+						s := scopeOf(t, e, e.principalOf(c.key), agentOf(c.path))
+						got := postAccept(t, e, c.path, c.key, session, accept, c.body)
+						return got, s.plain.answered.Load() > 0
+					}
+					seen.Clear()
+					plain, took := ask("application/json, text/event-stream")
+					if took != c.plain {
+						t.Fatalf("answered by the adapter: %v, want %v", took, c.plain)
+					}
+					plainHooks := counts()
+					seen.Clear()
+					mcpgo, took := ask("application/json")
+					if diff := cmp.Diff(counts(), plainHooks); diff != "" {
+						t.Errorf("the hooks saw otherwise (-mcp-go +adapter):\n%s", diff)
+					}
+					if took {
+						t.Fatal("a call without text/event-stream in Accept was answered by the adapter")
+					}
+					if diff := cmp.Diff(mcpgo, plain); diff != "" {
+						t.Errorf("the adapter's answer differs from mcp-go's (-mcp-go +adapter):\n%s", diff)
+					}
+					if plain.Status != http.StatusOK || !strings.Contains(plain.Body, `{"jsonrpc":"2.0","id":`) {
+						t.Errorf("answer: %+v", plain)
+					}
+				})
+			}
+		})
+	}
+}
+
+// principalOf is the principal a test key stands for.
+func (e *env) principalOf(key string) switchboard.Principal {
+	p, err := e.adapter.opts.Auth.Authenticate(context.Background(), key)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func agentOf(path string) string {
+	if _, agent, ok := strings.Cut(path, "/agents/"); ok {
+		return agent
+	}
+	return ""
+}
+
+// TestPlainCallsSeeTheServer: the plain path is on for the server newScope builds (with
+// and without telemetry), off when an extension gives the server a tool middleware, a
+// tool filter or an error hook, and a plain call records the session's use where
+// mcp-go's idle sweeper reads it.
+func TestPlainCallsSeeTheServer(t *testing.T) {
+	for name, c := range map[string]struct {
+		opt  func(*Options)
+		want bool
+	}{
+		"default": {nil, true},
+		"telemetry": {func(o *Options) {
+			o.Telemetry = telemetry.New(nil, sdktrace.NewTracerProvider())
+		}, true},
+		"a middleware": {func(o *Options) {
+			o.Extensions = append(o.Extensions, Extension{Name: "mw", ServerOptions: []server.ServerOption{
+				server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc { return next }),
+			}})
+		}, false},
+		"a tool filter": {func(o *Options) {
+			o.Extensions = append(o.Extensions, Extension{Name: "filter", ServerOptions: []server.ServerOption{
+				server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools }),
+			}})
+		}, false},
+		"an error hook": {func(o *Options) {
+			o.Extensions = append(o.Extensions, Extension{Name: "hook", ServerOptions: []server.ServerOption{
+				withHooks(func(h *server.Hooks) { h.AddOnError(func(context.Context, any, mcp.MCPMethod, any, error) {}) }),
+			}})
+		}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnvWith(t, c.opt)
+			_, session := post(t, e, "/mcp/acme", "key-alice", "", plainInit)
+			s := scopeOf(t, e, alice, "")
+			if s.plain.ok != c.want {
+				t.Fatalf("plain calls on: %v, want %v", s.plain.ok, c.want)
+			}
+			if !c.want {
+				return
+			}
+			var last *atomic.Int64
+			if v, ok := s.plain.lastActive.Load(session); ok {
+				last = v.(*atomic.Int64)
+			}
+			var was int64
+			if last != nil {
+				was = last.Load()
+			}
+			a := postAccept(t, e, "/mcp/acme", "key-alice", session, "application/json, text/event-stream",
+				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notes_last_note","arguments":{}}}`)
+			if a.Status != http.StatusOK || s.plain.answered.Load() != 1 {
+				t.Fatalf("call: %+v, answered by the adapter %d", a, s.plain.answered.Load())
+			}
+			v, ok := s.plain.lastActive.Load(session)
+			if !ok || v.(*atomic.Int64).Load() <= was {
+				t.Fatal("the plain call did not record the session's use for mcp-go's idle sweeper")
+			}
+		})
+	}
+}
