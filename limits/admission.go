@@ -28,8 +28,9 @@ type AdmissionOptions struct {
 	// TenantAdmitted is a tenant's part of the calls under way (MaxAdmitted's) while
 	// another tenant is active (asked for a place within the last second, or has calls
 	// under way or waiting); default 4 × MaxInFlight. A new call of a tenant holding its
-	// part, and more calls under way or waiting than every other active tenant, is
-	// refused at once as rate_limited, reason "over_part", rather than queued: a tenant
+	// part, with more calls under way or waiting than every other active tenant and
+	// having asked for more over the last second, is refused at once as rate_limited,
+	// reason "over_part", rather than queued: a tenant
 	// flooding the node keeps a few dozen calls in it, not MaxAdmitted, so other
 	// tenants' calls are not scheduled behind its hundreds. Alone on the node, or beside
 	// tenants as heavy as itself, a tenant may have up to MaxAdmitted under way, for
@@ -68,8 +69,8 @@ type Admission struct {
 	ring     []*tenantQueue // tenants with calls waiting, in round-robin order
 	next     int
 	now      func() time.Time
-	asked    map[switchboard.TenantID]time.Time // when each tenant last asked for a place
-	swept    time.Time                          // when stale entries of asked were last dropped
+	asked    map[switchboard.TenantID]*demand // what each tenant asked for lately
+	swept    time.Time                        // when tenants of asked no longer active were last dropped
 }
 
 // activeFor is how long after its last call a tenant counts as active, for the
@@ -116,7 +117,7 @@ func NewAdmission(o AdmissionOptions) *Admission {
 		o.RetryAfter = time.Second
 	}
 	return &Admission{opts: o, tenants: map[switchboard.TenantID]*tenantQueue{}, held: map[switchboard.TenantID]int{},
-		under: map[switchboard.TenantID]int{}, now: time.Now, asked: map[switchboard.TenantID]time.Time{}}
+		under: map[switchboard.TenantID]int{}, now: time.Now, asked: map[switchboard.TenantID]*demand{}}
 }
 
 // Slot is a call's place; Release it when the call is done. Pause and Resume give it
@@ -140,7 +141,12 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	}
 	a.mu.Lock()
 	now := a.now()
-	a.asked[tenant] = now
+	d := a.asked[tenant]
+	if d == nil {
+		d = &demand{start: now}
+		a.asked[tenant] = d
+	}
+	d.ask(now)
 	if a.overPart(tenant, now) {
 		a.mu.Unlock()
 		return nil, a.refuse("tenant", "over_part")
@@ -231,25 +237,30 @@ func (a *Admission) refuse(scope, reason string) error {
 
 // overPart reports whether a new call of the tenant is over its part of the calls
 // under way (see AdmissionOptions.TenantAdmitted): the tenant has TenantAdmitted calls
-// under way or waiting, another tenant is active, and every other active tenant has
-// fewer. A tenant no heavier than an active neighbour is not held to its part, so
-// tenants flooding alike share MaxAdmitted as a tenant alone has it. a.mu is held.
+// under way or waiting, another tenant is active, and the tenant is heavier than every
+// other active tenant both by calls under way or waiting and by calls asked for over
+// the last second. Both: a tenant no heavier than a neighbour by calls under way is not
+// held to its part, so tenants flooding alike share MaxAdmitted as a tenant alone has
+// it; and one that asks less than a neighbour is not either, though its calls pile up
+// while the node stalls (the neighbour, held to its part, then has fewer under way).
+// a.mu is held.
 func (a *Admission) overPart(tenant switchboard.TenantID, now time.Time) bool {
 	mine := a.under[tenant] + a.queued(tenant)
 	if mine < a.opts.TenantAdmitted {
 		return false
 	}
+	myRate := a.asked[tenant].rate(now)
 	beside := false
-	for id, at := range a.asked {
+	for id, d := range a.asked {
 		if id == tenant {
 			continue
 		}
 		theirs := a.under[id] + a.queued(id)
-		if theirs == 0 && now.Sub(at) > activeFor {
+		if theirs == 0 && !d.active(now) {
 			delete(a.asked, id) // no longer active
 			continue
 		}
-		if theirs >= mine {
+		if theirs >= mine || d.rate(now) >= myRate {
 			return false
 		}
 		beside = true
@@ -264,8 +275,8 @@ func (a *Admission) sweep(now time.Time) {
 		return
 	}
 	a.swept = now
-	for id, at := range a.asked {
-		if now.Sub(at) > activeFor && a.under[id]+a.queued(id) == 0 {
+	for id, d := range a.asked {
+		if !d.active(now) && a.under[id]+a.queued(id) == 0 {
 			delete(a.asked, id)
 		}
 	}

@@ -122,6 +122,43 @@ func TestAdmissionLetsTenantsAsHeavyShareTheNode(t *testing.T) {
 	}
 }
 
+// TestAdmissionHoldsOnlyTheTenantAskingMore: while the node stalls, a tenant asking
+// for a tenth of its neighbour's calls may have more calls under way than the
+// neighbour, which is held to its part; it is still not held to its own, since it is not
+// the one flooding the node.
+func TestAdmissionHoldsOnlyTheTenantAskingMore(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 16)
+	a, _ := partAdmission(3, counts)
+	quiet := []*limits.Slot{underWay(t, a, "ten_quiet")}
+	var noisy []*limits.Slot
+	refused := 0
+	for range 10 {
+		s, err := a.Admit(context.Background(), "ten_noisy")
+		if err != nil {
+			refused++
+			continue
+		}
+		s.Pause()
+		noisy = append(noisy, s)
+	}
+	if len(noisy) != 3 || refused != 7 {
+		t.Fatalf("the noisy tenant's ten calls: %d admitted, %d refused; want 3 (its part) and 7", len(noisy), refused)
+	}
+	for range 7 {
+		<-counts
+	}
+	for range 4 { // four more: five under way, over its part and more than the noisy tenant's three
+		quiet = append(quiet, underWay(t, a, "ten_quiet"))
+	}
+	if len(counts) > 0 {
+		t.Errorf("%s: the quiet tenant, asking less, was held to its part", <-counts)
+	}
+	for _, s := range append(quiet, noisy...) {
+		s.Release()
+	}
+}
+
 // TestAdmissionForgetsTenantsNoLongerActive: the tenants an Admission remembers are
 // those that asked for a place within the last second or have calls under way, however
 // many have ever called.

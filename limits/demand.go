@@ -1,0 +1,46 @@
+package limits
+
+import "time"
+
+// demand is how much a tenant has asked of the node lately: when it last asked for a
+// place, and how many calls it asked for (admitted or refused) in the current window
+// of activeFor and the one before, for a sliding estimate of its rate.
+type demand struct {
+	last      time.Time // the last call's
+	start     time.Time // the current window's
+	cur, prev int
+}
+
+// ask counts a call asked for at now.
+func (d *demand) ask(now time.Time) {
+	d.roll(now)
+	d.cur++
+	d.last = now
+}
+
+// roll starts a new window when the current one is over.
+func (d *demand) roll(now time.Time) {
+	switch el := now.Sub(d.start); {
+	case el < activeFor:
+		return
+	case el < 2*activeFor:
+		d.prev, d.cur = d.cur, 0
+		d.start = d.start.Add(activeFor)
+	default:
+		d.prev, d.cur = 0, 0
+		d.start = now
+	}
+}
+
+// rate is the calls asked for over the last activeFor, estimated: the current window's
+// and the share of the previous one's that the last activeFor still covers.
+func (d *demand) rate(now time.Time) float64 {
+	d.roll(now)
+	left := 1 - float64(now.Sub(d.start))/float64(activeFor)
+	return float64(d.cur) + float64(d.prev)*left
+}
+
+// active reports whether the tenant asked within activeFor of now.
+func (d *demand) active(now time.Time) bool {
+	return now.Sub(d.last) <= activeFor
+}
