@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,11 +124,13 @@ func TestPlainCallAnswersAsMCPGo(t *testing.T) {
 			})
 		})},
 	}
+	var rec *tracetest.SpanRecorder // the telemetry env's, new with each hub
 	envs := map[string]func(*Options){
 		"plain":                            nil,
 		"an extension's wrapper and hooks": func(o *Options) { o.Extensions = append(o.Extensions, wrap) },
 		"telemetry": func(o *Options) {
-			o.Telemetry = telemetry.New(nil, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder())))
+			rec = tracetest.NewSpanRecorder()
+			o.Telemetry = telemetry.New(nil, sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
 		},
 	}
 	for envName, opt := range envs {
@@ -136,7 +139,9 @@ func TestPlainCallAnswersAsMCPGo(t *testing.T) {
 				t.Run(c.name, func(t *testing.T) {
 					// Each path in an env of its own, so what the first call leaves (a rate
 					// limit an upstream's 429 set) does not change the second's answer.
+					spans := map[string][]string{}
 					ask := func(accept string) (answer, bool) {
+						rec = nil
 						e := newEnvWith(t, opt)
 						a, session := post(t, e, c.path, c.key, "", plainInit)
 						if a.Status != http.StatusOK || session == "" {
@@ -144,6 +149,10 @@ func TestPlainCallAnswersAsMCPGo(t *testing.T) {
 						}
 						s := scopeOf(t, e, e.principalOf(c.key), agentOf(c.path))
 						got := postAccept(t, e, c.path, c.key, session, accept, c.body)
+						spans[accept] = endedSpans(rec, session)
+						if rec != nil && c.plain && len(spans[accept]) == 0 {
+							t.Error("the call left no span")
+						}
 						return got, s.plain.answered.Load() > 0
 					}
 					seen.Clear()
@@ -160,6 +169,9 @@ func TestPlainCallAnswersAsMCPGo(t *testing.T) {
 					if took {
 						t.Fatal("a call without text/event-stream in Accept was answered by the adapter")
 					}
+					if diff := cmp.Diff(spans["application/json"], spans["application/json, text/event-stream"]); diff != "" {
+						t.Errorf("the spans differ (-mcp-go +adapter):\n%s", diff)
+					}
 					if diff := cmp.Diff(mcpgo, plain); diff != "" {
 						t.Errorf("the adapter's answer differs from mcp-go's (-mcp-go +adapter):\n%s", diff)
 					}
@@ -170,6 +182,24 @@ func TestPlainCallAnswersAsMCPGo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// endedSpans describes the spans rec saw end, the session's id left out.
+func endedSpans(rec *tracetest.SpanRecorder, session string) []string {
+	if rec == nil {
+		return nil
+	}
+	var out []string
+	for _, sp := range rec.Ended() {
+		d := fmt.Sprintf("%s kind=%s status=%s %q links=%d events=%d", sp.Name(), sp.SpanKind(), sp.Status().Code, sp.Status().Description,
+			len(sp.Links()), len(sp.Events()))
+		for _, a := range sp.Attributes() {
+			d += " " + string(a.Key) + "=" + strings.ReplaceAll(a.Value.Emit(), session, "<session>")
+		}
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // principalOf is the principal a test key stands for.
