@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,11 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
@@ -23,66 +22,23 @@ import (
 // The peer is what people host today: the reference GitHub MCP server
 // (@modelcontextprotocol/server-github, a stdio server) behind supergateway, which
 // serves it over Streamable HTTP with one server process per session. Both are pinned
-// in testdata/peers/package.json and its lock file, installed there with npm ci.
-var peerPackages = map[string]string{
-	"@modelcontextprotocol/server-github": "2025.4.8",
-	"supergateway":                        "4.0.0",
-}
+// in testdata/peers/package.json and its lock file (server-github 2025.4.8,
+// supergateway 4.0.0), installed there with npm ci.
 
 // peerToken is the GitHub token both sides call the fake upstream with.
 const peerToken = "ghp_benchmarktoken"
-
-// peerInstalls serializes npm ci in testdata/peers.
-var peerInstalls sync.Mutex
 
 // requirePeers installs the pinned peers with npm ci unless they are installed, and
 // returns testdata/peers. Without node and npm it skips, except under CI=true, where it
 // fails, as the repository's other Node tests do.
 func requirePeers(tb testing.TB) string {
 	tb.Helper()
-	for _, name := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(name); err != nil {
-			msg := fmt.Sprintf("the peers (server-github behind supergateway) DID NOT RUN: %s is not on PATH (Node.js 20+ and npm are required)", name)
-			if os.Getenv("CI") == "true" {
-				tb.Fatal(msg + "; CI=true, so this is a failure")
-			}
-			tb.Skip(msg)
-		}
-	}
-	wd, err := os.Getwd()
+	npmtest.Require(tb, "the peers (server-github behind supergateway)")
+	dir, err := filepath.Abs(filepath.Join("testdata", "peers"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir := filepath.Join(wd, "testdata", "peers")
-	installed := func() bool {
-		for name, version := range peerPackages {
-			raw, err := os.ReadFile(filepath.Join(dir, "node_modules", name, "package.json"))
-			if err != nil {
-				return false
-			}
-			var p struct {
-				Version string `json:"version"`
-			}
-			if json.Unmarshal(raw, &p) != nil || p.Version != version {
-				return false
-			}
-		}
-		return true
-	}
-	peerInstalls.Lock()
-	defer peerInstalls.Unlock()
-	if !installed() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := testproc.Command(ctx, "npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			tb.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-		if !installed() {
-			tb.Fatalf("after npm ci, %s does not hold %v", dir, peerPackages)
-		}
-	}
+	npmtest.Install(tb, dir)
 	return dir
 }
 

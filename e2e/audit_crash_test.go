@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // TestAnsweredCallsKeepTheirAuditRows drives tool calls into a real server, kills it

