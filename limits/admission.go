@@ -34,7 +34,8 @@ type AdmissionOptions struct {
 	// flooding the node keeps a few dozen calls in it, not MaxAdmitted, so other
 	// tenants' calls are not scheduled behind its hundreds. Alone on the node, or beside
 	// tenants as heavy as itself, a tenant may have up to MaxAdmitted under way, for
-	// slow upstreams. Set it to MaxAdmitted or more to turn the part off.
+	// slow upstreams. Set to MaxAdmitted or more, it is off: calls beyond MaxAdmitted
+	// queue, whoever's they are.
 	TenantAdmitted int
 	// MaxQueue is how many calls may wait for a place, node-wide; default 4,096. More
 	// are refused at once as unavailable.
@@ -245,6 +246,9 @@ func (a *Admission) refuse(scope, reason string) error {
 // while the node stalls (the neighbour, held to its part, then has fewer under way).
 // a.mu is held.
 func (a *Admission) overPart(tenant switchboard.TenantID, now time.Time) bool {
+	if a.opts.TenantAdmitted >= a.opts.MaxAdmitted {
+		return false // no part: a tenant may have MaxAdmitted under way, and queue more
+	}
 	mine := a.under[tenant] + a.queued(tenant)
 	if mine < a.opts.TenantAdmitted {
 		return false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/limits"
 )
 
@@ -175,4 +176,29 @@ func TestAdmissionForgetsTenantsNoLongerActive(t *testing.T) {
 		t.Errorf("%d tenants remembered; want 2, the one with a call under way and the one that just called", n)
 	}
 	kept.Release()
+}
+
+// TestAdmissionPartOff: with the part at MaxAdmitted, a tenant's calls beyond the
+// node's bound wait their turn beside another active tenant instead of being refused.
+func TestAdmissionPartOff(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 16)
+	c := newClock()
+	a := limits.NewAdmissionWithClock(limits.AdmissionOptions{MaxInFlight: 2, MaxAdmitted: 4, TenantAdmitted: 4, MaxWait: time.Hour,
+		Refused: func(scope, reason string) { counts <- scope + "/" + reason }}, c.Now)
+	underWay(t, a, "ten_quiet").Release()
+	var noisy []*limits.Slot
+	for range 4 {
+		noisy = append(noisy, underWay(t, a, "ten_noisy"))
+	}
+	next := slotReady(admitted(a, "ten_noisy"))
+	waitFor(t, a, 1)
+	if len(counts) > 0 {
+		t.Fatalf("%s: refused with the part off; want the call to wait", <-counts)
+	}
+	noisy[0].Release()
+	testwait.Recv(t, next, "the waiting call to get a place")
+	for _, s := range noisy[1:] {
+		s.Release()
+	}
 }
