@@ -165,7 +165,7 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 		a.mu.Unlock()
 		return nil, a.refuse("tenant", "queue_full")
 	}
-	if a.overShare(t) {
+	if a.overShare(t, now) {
 		a.forget(t)
 		a.mu.Unlock()
 		return nil, a.refuse("tenant", "over_share")
@@ -399,7 +399,7 @@ func (a *Admission) give(tenant switchboard.TenantID) {
 // heavier than its neighbour waits its turn (its bursts are not refused because the neighbour's flood
 // fills the node, and the fewest-held-first turns serve it soon); tenants flooding
 // alike are bound by their queues and MaxWait, as a tenant alone is. a.mu is held.
-func (a *Admission) overShare(t *tenantQueue) bool {
+func (a *Admission) overShare(t *tenantQueue, now time.Time) bool {
 	busy := len(a.held)
 	for id, q := range a.tenants {
 		if _, holds := a.held[id]; !holds && len(q.waiters)+len(q.resumes) > 0 {
@@ -417,19 +417,31 @@ func (a *Admission) overShare(t *tenantQueue) bool {
 	}
 	// Heavier than every other tenant, counting calls under way (paused too) and
 	// waiting: a tenant whose calls fill the bound on calls under way while they wait
-	// for their upstream is the heavy one, though it holds few places.
+	// for their upstream is the heavy one, though it holds few places. And asking for
+	// more calls than each of them over the last second: a tenant asking a tenth of its
+	// neighbour's, whose calls pile up while the node stalls (the neighbour held to its
+	// part), is not the one to refuse.
 	mine := a.under[t.id] + len(t.waiters) + len(t.resumes)
+	myRate := a.rateOf(t.id, now)
 	for id, n := range a.under {
-		if id != t.id && n+a.queued(id) >= mine {
+		if id != t.id && (n+a.queued(id) >= mine || a.rateOf(id, now) >= myRate) {
 			return false
 		}
 	}
 	for id, q := range a.tenants {
-		if _, under := a.under[id]; !under && id != t.id && len(q.waiters)+len(q.resumes) >= mine {
+		if _, under := a.under[id]; !under && id != t.id && (len(q.waiters)+len(q.resumes) >= mine || a.rateOf(id, now) >= myRate) {
 			return false
 		}
 	}
 	return true
+}
+
+// rateOf is the calls the tenant asked for over the last second (see demand). a.mu is held.
+func (a *Admission) rateOf(tenant switchboard.TenantID, now time.Time) float64 {
+	if d := a.asked[tenant]; d != nil {
+		return d.rate(now)
+	}
+	return 0
 }
 
 // queued is how many calls of the tenant wait for a place. a.mu is held.

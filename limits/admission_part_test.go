@@ -202,3 +202,45 @@ func TestAdmissionPartOff(t *testing.T) {
 		s.Release()
 	}
 }
+
+// TestAdmissionShareRefusesOnlyTheTenantAskingMore: a tenant asking for fewer calls
+// than its neighbour, whose calls wait for places though they outnumber the
+// neighbour's (as when the node stalls and the neighbour is held to its part), waits
+// its turn rather than being refused as over its share.
+func TestAdmissionShareRefusesOnlyTheTenantAskingMore(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 16)
+	c := newClock()
+	a := limits.NewAdmissionWithClock(limits.AdmissionOptions{MaxInFlight: 2, MaxAdmitted: 64, TenantAdmitted: 64, MaxWait: time.Hour,
+		Refused: func(scope, reason string) { counts <- scope + "/" + reason }}, c.Now)
+	var noisy []*limits.Slot
+	for range 2 {
+		s, err := a.Admit(context.Background(), "ten_noisy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		noisy = append(noisy, s) // both places
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 8 { // eight more asked for, by callers that went away
+		if _, err := a.Admit(gone, "ten_noisy"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("a canceled call: %v", err)
+		}
+	}
+	var quiet []<-chan struct{}
+	for i := range 4 { // the last one waits beside more of its own than the noisy tenant has
+		ch := admitted(a, "ten_quiet")
+		testwait.Until(t, "the quiet call to wait or be refused", func() bool { return a.Waiting() == i+1 || len(counts) > 0 })
+		if len(counts) > 0 {
+			t.Fatalf("quiet call %d: %s; the quiet tenant, asking less, was refused", i, <-counts)
+		}
+		quiet = append(quiet, releasedOnce(ch))
+	}
+	for _, s := range noisy {
+		s.Release()
+	}
+	for i, ch := range quiet {
+		testwait.Recv(t, ch, fmt.Sprintf("quiet call %d to get a place", i))
+	}
+}
