@@ -28,7 +28,7 @@ import (
 // through CallToolResult.MarshalJSON's map, which its Encoder then compacts again:
 // about 9% of all the CPU of a call in bench/ (bench/profiles/tools-call-16.md).
 //
-// A plain call the adapter runs itself: one pass over the body, the same hooks and the
+// A plain call the adapter runs itself: one parse of the params, the same hooks and the
 // same tool middlewares (WithRecovery's, the telemetry span) around the same handler,
 // with the context values the handler reads, and it writes the bytes mcp-go writes
 // (TestPlainCallAnswersAsMCPGo compares the two on the same requests). A call is plain
@@ -181,9 +181,7 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, b
 	if caps := ci.GetClientCapabilities(); caps.Elicitation != nil || caps.Sampling != nil {
 		return nil, false
 	}
-	// The one parse of the body: mcp-go's typed reading of a tools/call, so the handler
-	// sees the request mcp-go would give it.
-	if json.Unmarshal(body, &c.req) != nil {
+	if !readCallRequest(msg, body, &c.req) {
 		return nil, false
 	}
 	p := c.req.Params
@@ -198,6 +196,26 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, b
 	c.handler = st.handler
 	c.req.Header = r.Header
 	return c, true
+}
+
+// readCallRequest reads the body as mcp-go reads a tools/call (json.Unmarshal into
+// mcp.CallToolRequest), so the handler sees the request mcp-go would give it. Of the
+// body, that reading takes only the method and the params (CallToolParams decodes
+// itself): when the envelope's decoding read both members as spelt, each appears once
+// (a member named twice is decoded twice by encoding/json, and a second params may not
+// replace all of the first's fields) and no escape could spell one otherwise, the
+// params the envelope already holds are decoded alone, without a pass over the whole
+// body. Any other body is read in full.
+func readCallRequest(msg jsonrpcShape, body []byte, req *mcp.CallToolRequest) bool {
+	if !msg.exact || bytes.IndexByte(body, '\\') >= 0 ||
+		bytes.Count(body, []byte(`"params"`)) > 1 || bytes.Count(body, []byte(`"method"`)) != 1 {
+		return json.Unmarshal(body, req) == nil
+	}
+	req.Method = msg.Method
+	if len(msg.RawParams) == 0 {
+		return true
+	}
+	return req.Params.UnmarshalJSON(msg.RawParams) == nil
 }
 
 // answerPlain runs a plain call as mcp-go's handlePost and HandleMessage would, and

@@ -62,6 +62,9 @@ type jsonrpcShape struct {
 	Error     json.RawMessage `json:"error"`
 	RawParams json.RawMessage `json:"params"`
 	Params    messageParams   `json:"-"`
+	// exact is set when the members were read from the envelope as spelt (readMessage),
+	// not by a case-insensitive parse of the body.
+	exact bool
 }
 
 type messageParams struct {
@@ -117,6 +120,7 @@ func readMessage(env envelope, body []byte) (jsonrpcShape, error) {
 	if len(m.RawParams) > 0 && json.Unmarshal(m.RawParams, &m.Params) != nil {
 		m.Params = messageParams{}
 	}
+	m.exact = true
 	return m, nil
 }
 
