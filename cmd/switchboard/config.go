@@ -58,6 +58,7 @@ func envVars() []envVar {
 		{remotemcp.AllowPrivateEnv, "false", "true lets tenants register remote MCP servers at private, loopback and link-local addresses (refused by default: SSRF)"},
 		{remotemcp.AllowCIDRsEnv, "none", "comma-separated CIDR ranges (10.1.0.0/16) where remote MCP servers may be although private"},
 		{"SWITCHBOARD_REDIS_URL", "none", "redis://[:password@]host:6379/0 (or rediss:// for TLS): connections' rate limits, upstream Retry-After windows and tenants' run bounds are shared by every node using it; unset: kept per process (one node)"},
+		{"SWITCHBOARD_REDIS_TIMEOUT", "250ms", "the longest one Redis round trip may take before the node decides on its own share of the limit (and tries Redis again 1 s later); a tool call never waits longer on Redis"},
 		{"SWITCHBOARD_TRUSTED_PROXIES", "none", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client; sign-in and unknown API keys are throttled per client address"},
 	}, overloadVars()...)
 }
@@ -107,6 +108,8 @@ type config struct {
 	TrustedProxies []string
 	// RedisURL, when set, is the Redis that the fleet's nodes share limits through.
 	RedisURL string
+	// RedisTimeout bounds one Redis round trip.
+	RedisTimeout time.Duration
 	// Overload bounds the work the node takes on (admission, deadlines, drain).
 	Overload overloadConfig
 }
@@ -227,6 +230,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return config{}, &configError{"SWITCHBOARD_REDIS_URL", "must be a redis:// or rediss:// URL, such as redis://redis:6379/0"}
 		}
 		_ = r.Close() // parsed only: it never connected
+	}
+	c.RedisTimeout, err = time.ParseDuration(get("SWITCHBOARD_REDIS_TIMEOUT", "250ms"))
+	if err != nil || c.RedisTimeout < time.Millisecond || c.RedisTimeout > time.Minute {
+		return config{}, &configError{"SWITCHBOARD_REDIS_TIMEOUT", "must be a duration from 1ms to 1m, such as 250ms"}
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("SWITCHBOARD_LOG_LEVEL", "info"))); err != nil {
 		return config{}, &configError{"SWITCHBOARD_LOG_LEVEL", fmt.Sprintf("%q is not a level; use debug, info, warn or error", getenv("SWITCHBOARD_LOG_LEVEL"))}

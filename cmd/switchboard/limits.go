@@ -24,7 +24,7 @@ func openLimits(ctx context.Context, cfg config, nodes func() int, tel *telemetr
 	if cfg.RedisURL == "" {
 		return sharedLimits{upstream: limits.NewLocal(), close: func() {}}, nil
 	}
-	r, err := limits.NewRedis(limits.RedisOptions{URL: cfg.RedisURL, Nodes: nodes, Logger: log})
+	r, err := limits.NewRedis(limits.RedisOptions{URL: cfg.RedisURL, Nodes: nodes, Timeout: cfg.RedisTimeout, Logger: log})
 	if err != nil {
 		return sharedLimits{}, &configError{"SWITCHBOARD_REDIS_URL", err.Error()}
 	}
