@@ -22,7 +22,16 @@ func TestRefusalReasonNamesAdmissionsRefusals(t *testing.T) {
 		}
 	}
 	// over_part: a tenant with its part under way beside another active tenant.
+	// (The node contended: one call waited for the only place.)
 	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 1, TenantAdmitted: 1, MaxWait: time.Millisecond})
+	first, err := a.Admit(ctx, "ten_noisy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Admit(ctx, "ten_noisy"); err == nil {
+		t.Fatal("a call was admitted beside the only place's holder")
+	}
+	first.Release()
 	quiet, err := a.Admit(ctx, "ten_quiet")
 	if err != nil {
 		t.Fatal(err)

@@ -26,16 +26,17 @@ type AdmissionOptions struct {
 	// again) and the resume queue.
 	MaxAdmitted int
 	// TenantAdmitted is a tenant's part of the calls under way (MaxAdmitted's) while
+	// the node is contended (a call had to wait for a place within the last second) and
 	// another tenant is active (asked for a place within the last second, or has calls
 	// under way or waiting); default 4 × MaxInFlight. A new call of a tenant holding its
 	// part, with more calls under way or waiting than every other active tenant and
 	// having asked for more over the last second, is refused at once as rate_limited,
-	// reason "over_part", rather than queued: a tenant
-	// flooding the node keeps a few dozen calls in it, not MaxAdmitted, so other
-	// tenants' calls are not scheduled behind its hundreds. Alone on the node, or beside
-	// tenants as heavy as itself, a tenant may have up to MaxAdmitted under way, for
-	// slow upstreams. Set to MaxAdmitted or more, it is off: calls beyond MaxAdmitted
-	// queue, whoever's they are.
+	// reason "over_part", rather than queued: a tenant flooding the node keeps a few
+	// dozen calls in it, not MaxAdmitted, so other tenants' calls are not scheduled
+	// behind its hundreds. Alone on the node, beside tenants as heavy as itself, or
+	// while places are free (its calls wait for a slow upstream, not for the hub), a
+	// tenant may have up to MaxAdmitted under way. Set to MaxAdmitted or more, it is
+	// off: calls beyond MaxAdmitted queue, whoever's they are.
 	TenantAdmitted int
 	// MaxQueue is how many calls may wait for a place, node-wide; default 4,096. More
 	// are refused at once as unavailable.
@@ -72,6 +73,7 @@ type Admission struct {
 	now      func() time.Time
 	asked    map[switchboard.TenantID]*demand // what each tenant asked for lately
 	swept    time.Time                        // when tenants of asked no longer active were last dropped
+	waited   time.Time                        // when a call last had to wait for a place
 }
 
 // activeFor is how long after its last call a tenant counts as active, for the
@@ -178,6 +180,7 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	w := &waiter{ready: make(chan struct{})}
 	t.waiters = append(t.waiters, w)
 	a.waiting++
+	a.waited = now
 	a.enqueue(t)
 	a.dispatch()
 	a.mu.Unlock()
@@ -237,8 +240,9 @@ func (a *Admission) refuse(scope, reason string) error {
 }
 
 // overPart reports whether a new call of the tenant is over its part of the calls
-// under way (see AdmissionOptions.TenantAdmitted): the tenant has TenantAdmitted calls
-// under way or waiting, another tenant is active, and the tenant is heavier than every
+// under way (see AdmissionOptions.TenantAdmitted): a call waited for a place within the
+// last second, the tenant has TenantAdmitted calls under way or waiting, another
+// tenant is active, and the tenant is heavier than every
 // other active tenant both by calls under way or waiting and by calls asked for over
 // the last second. Both: a tenant no heavier than a neighbour by calls under way is not
 // held to its part, so tenants flooding alike share MaxAdmitted as a tenant alone has
@@ -248,6 +252,9 @@ func (a *Admission) refuse(scope, reason string) error {
 func (a *Admission) overPart(tenant switchboard.TenantID, now time.Time) bool {
 	if a.opts.TenantAdmitted >= a.opts.MaxAdmitted {
 		return false // no part: a tenant may have MaxAdmitted under way, and queue more
+	}
+	if now.Sub(a.waited) > activeFor {
+		return false // no call waited for a place lately: the node has CPU to spare
 	}
 	mine := a.under[tenant] + a.queued(tenant)
 	if mine < a.opts.TenantAdmitted {
@@ -544,6 +551,7 @@ func (s *Slot) Resume() {
 	t := a.queueOf(s.tenant)
 	t.resumes = append(t.resumes, w)
 	a.resuming++
+	a.waited = a.now()
 	a.enqueue(t)
 	a.dispatch()
 	a.mu.Unlock()

@@ -22,6 +22,28 @@ func partAdmission(part int, counts chan string) (*limits.Admission, *clock) {
 		Refused: func(scope, reason string) { counts <- scope + "/" + reason }}, c.Now), c
 }
 
+// contend makes one call of the tenant wait for a place (it goes away at once), as
+// calls do while the node's places are all taken: the parts apply for a second after.
+func contend(t *testing.T, a *limits.Admission, tenant switchboard.TenantID, places int) {
+	t.Helper()
+	var held []*limits.Slot
+	for range places {
+		s, err := a.Admit(context.Background(), tenant)
+		if err != nil {
+			t.Fatalf("a call of %s was refused: %v", tenant, err)
+		}
+		held = append(held, s)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := a.Admit(gone, tenant); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a call made to wait: %v", err)
+	}
+	for _, s := range held {
+		s.Release()
+	}
+}
+
 // underWay admits a call of the tenant and pauses it, as a call waiting for its
 // upstream is: it holds no place but is under way.
 func underWay(t *testing.T, a *limits.Admission, tenant switchboard.TenantID) *limits.Slot {
@@ -44,6 +66,7 @@ func TestAdmissionHoldsATenantToItsPartBesideAnother(t *testing.T) {
 	t.Parallel()
 	counts := make(chan string, 16)
 	a, c := partAdmission(3, counts)
+	contend(t, a, "ten_noisy", 2)
 	var noisy []*limits.Slot
 	for range 5 {
 		noisy = append(noisy, underWay(t, a, "ten_noisy")) // alone: past its part
@@ -100,7 +123,8 @@ func TestAdmissionLetsTenantsAsHeavyShareTheNode(t *testing.T) {
 	t.Parallel()
 	counts := make(chan string, 16)
 	a, _ := partAdmission(2, counts)
-	underWay(t, a, "ten_light").Release() // active, with nothing under way
+	contend(t, a, "ten_light", 2) // active, with nothing under way
+	underWay(t, a, "ten_light").Release()
 	var slotsA, slotsB []*limits.Slot
 	for i := range 6 {
 		slotsA = append(slotsA, underWay(t, a, "ten_a"))
@@ -131,6 +155,7 @@ func TestAdmissionHoldsOnlyTheTenantAskingMore(t *testing.T) {
 	t.Parallel()
 	counts := make(chan string, 16)
 	a, _ := partAdmission(3, counts)
+	contend(t, a, "ten_noisy", 2)
 	quiet := []*limits.Slot{underWay(t, a, "ten_quiet")}
 	var noisy []*limits.Slot
 	refused := 0
@@ -242,5 +267,34 @@ func TestAdmissionShareRefusesOnlyTheTenantAskingMore(t *testing.T) {
 	}
 	for i, ch := range quiet {
 		testwait.Recv(t, ch, fmt.Sprintf("quiet call %d to get a place", i))
+	}
+}
+
+// TestAdmissionPartOnlyWhileCallsWait: a tenant's part applies only while the node is
+// contended, for a second after a call last had to wait for a place: a tenant whose
+// many calls wait for a slow upstream while places stay free is not held to it.
+func TestAdmissionPartOnlyWhileCallsWait(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 16)
+	a, c := partAdmission(3, counts)
+	underWay(t, a, "ten_quiet").Release() // active
+	var slow []*limits.Slot
+	for range 6 { // past its part, beside an active tenant, no call ever waited
+		slow = append(slow, underWay(t, a, "ten_slow"))
+	}
+	if len(counts) > 0 {
+		t.Fatalf("%s: held to its part with the node's places free", <-counts)
+	}
+	contend(t, a, "ten_slow", 2)
+	c.advance(500 * time.Millisecond)
+	underWay(t, a, "ten_quiet").Release()
+	if _, err := a.Admit(context.Background(), "ten_slow"); switchboard.CodeOf(err) != switchboard.CodeRateLimited {
+		t.Fatalf("half a second after a call waited: %v, want rate_limited (over its part)", err)
+	}
+	<-counts
+	c.advance(600 * time.Millisecond) // 1.1 s after the wait; the quiet tenant asked 0.6 s ago
+	slow = append(slow, underWay(t, a, "ten_slow"))
+	for _, s := range slow {
+		s.Release()
 	}
 }

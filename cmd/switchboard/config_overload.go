@@ -15,7 +15,7 @@ type overloadConfig struct {
 	// their upstream or their audit commit (0: limits' default, 32 × MaxInFlight).
 	MaxAdmitted int
 	// TenantAdmitted is a tenant's part of those calls while other tenants are active
-	// (0: limits' default, 4 × MaxInFlight).
+	// and calls wait for places (0: limits' default, 4 × MaxInFlight).
 	TenantAdmitted int
 	// AdmissionWait is the longest a call waits for a place before it is refused
 	// (0: limits' default, 2 s).
@@ -44,7 +44,7 @@ func overloadVars() []envVar {
 	return []envVar{
 		{"SWITCHBOARD_MAX_INFLIGHT", "4 per CPU (at least 8)", "tool calls this node works on at once (a call waiting for its upstream does not count); more wait their turn, tenants served in turn, and are refused with Retry-After when the wait grows too long"},
 		{"SWITCHBOARD_MAX_ADMITTED", "32 × SWITCHBOARD_MAX_INFLIGHT", "tool calls under way at once, counting those waiting for their upstream or their audit commit; more wait their turn at the door. Raise it for slow upstreams (each call under way may hold one upstream connection): a node serves at most this many calls per upstream round trip"},
-		{"SWITCHBOARD_TENANT_MAX_ADMITTED", "4 × SWITCHBOARD_MAX_INFLIGHT", "a tenant's part of the tool calls under way while other tenants are active (called within the last second): a new call of a tenant over its part, with more calls under way than every other active tenant, is refused at once (rate_limited, Retry-After) so that one tenant's flood does not slow the others'. Alone, or beside tenants as busy, a tenant may use all of SWITCHBOARD_MAX_ADMITTED; set it as high or higher to turn the part off"},
+		{"SWITCHBOARD_TENANT_MAX_ADMITTED", "4 × SWITCHBOARD_MAX_INFLIGHT", "a tenant's part of the tool calls under way while other tenants are active (called within the last second) and calls wait for places: a new call of a tenant over its part, with more calls under way than every other active tenant, is refused at once (rate_limited, Retry-After) so that one tenant's flood does not slow the others'. Alone, or beside tenants as busy, a tenant may use all of SWITCHBOARD_MAX_ADMITTED; set it as high or higher to turn the part off"},
 		{"SWITCHBOARD_ADMISSION_WAIT", "2s", "the longest a tool call waits for a place before it is refused (unavailable, Retry-After)"},
 		{"SWITCHBOARD_UPSTREAM_READ_TIMEOUT", "the provider's (30 s)", "deadline of a read-only tool call's upstream work, for every provider"},
 		{"SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT", "the provider's (60 s)", "deadline of any other tool call's upstream work, for every provider"},
