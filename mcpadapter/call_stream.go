@@ -144,8 +144,8 @@ func (cs *callStream) notify(n mcp.JSONRPCNotification) error {
 }
 
 // writeLocked writes an event to the attached connection (a priming event when msg is
-// nil, an event without an id when id is empty); a connection that fails is detached, and the event stays recorded for a
-// resumption. Callers hold mu.
+// nil, an event without an id when id is empty); a connection that fails is detached,
+// and the event stays recorded for a resumption. Callers hold mu.
 func (cs *callStream) writeLocked(id string, msg json.RawMessage) {
 	c := cs.conn
 	if c == nil {
