@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,9 +90,20 @@ func TestScheduleFiresOncePerFleet(t *testing.T) {
 	if status, body := b.do(t, http.MethodPut, "/api/workflows/ping", map[string]string{"definition": noSchedule}); status != http.StatusOK {
 		t.Fatalf("remove the schedule: %d %s", status, body)
 	}
-	testwait.Until(t, "every run of ping to end", func() bool {
-		var open int64
-		return db.Raw(`SELECT count(*) FROM runs WHERE tool = 'workflow_ping' AND state NOT IN ('completed', 'failed', 'canceled')`).Scan(&open).Error == nil && open == 0
+	// A pass that read the schedule before it was removed may still be claiming firings
+	// (in CI one claimed a firing as the node stopped): each node's next pass reads no
+	// schedule, and a node's passes run one after the other.
+	for _, n := range nodes {
+		testwait.Until(t, "a node's pass that finds no schedule", func() bool {
+			return strings.Contains(n.stderr.String(), `msg="workflow schedules read" scheduled=0`)
+		})
+	}
+	testwait.Until(t, "a run for every firing, and every run of ping to end", func() bool {
+		var firings, runs, open int64
+		return db.Raw(`SELECT count(*) FROM workflow_firings`).Scan(&firings).Error == nil &&
+			db.Raw(`SELECT count(*) FROM runs WHERE tool = 'workflow_ping'`).Scan(&runs).Error == nil &&
+			db.Raw(`SELECT count(*) FROM runs WHERE tool = 'workflow_ping' AND state NOT IN ('completed', 'failed', 'canceled')`).Scan(&open).Error == nil &&
+			firings == runs && open == 0
 	})
 	for _, n := range nodes {
 		testwait.Recv(t, n.terminate(), "a node to stop")

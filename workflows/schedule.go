@@ -62,6 +62,7 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) (int, error) {
 		lookback = 2 * time.Minute
 	}
 	now = now.UTC()
+	s.logger().DebugContext(ctx, "workflow schedules read", "scheduled", len(ws))
 	started := 0
 	for i := range ws {
 		w := &ws[i]
@@ -83,27 +84,48 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) (int, error) {
 				from = w.UpdatedAt.UTC() // nothing fires for a time before the schedule was saved
 			}
 			for at := sched.Next(from); !at.After(now); at = sched.Next(at) {
-				ok, err := s.Store.claim(ctx, w, "schedule:"+strconv.Itoa(idx), at)
+				if ctx.Err() != nil {
+					return started, nil // shutting down: the firings left are another node's, or a later pass's
+				}
+				ok, err := s.fire(ctx, w, idx, tr.Params, at)
 				if err != nil {
 					return started, err
 				}
-				if !ok {
-					// Another node (or an earlier pass) started it.
-					s.logger().DebugContext(ctx, "workflow firing already claimed", "tenant", w.TenantID, "workflow", w.Name, "trigger", idx, "at", at.Format(time.RFC3339))
-					continue
+				if ok {
+					started++
 				}
-				params, _ := json.Marshal(tr.Params)
-				if len(tr.Params) == 0 {
-					params = []byte("{}")
-				}
-				if err := s.Start(ctx, *w, params); err != nil {
-					s.logger().Warn("scheduled workflow run not started", "tenant", w.TenantID, "workflow", w.Name, "at", at, "err", err)
-					continue
-				}
-				s.logger().InfoContext(ctx, "workflow firing started", "tenant", w.TenantID, "workflow", w.Name, "trigger", idx, "at", at.Format(time.RFC3339))
-				started++
 			}
 		}
 	}
 	return started, nil
+}
+
+// fireTimeout bounds claiming one firing and starting its run.
+const fireTimeout = 30 * time.Second
+
+// fire claims one firing and, if this node claimed it, starts its run. The two are one
+// step that shutdown does not cut: a firing claimed is a firing whose run is started,
+// for no other node will claim it again. It says whether this node started the run.
+func (s *Scheduler) fire(ctx context.Context, w *Workflow, idx int, p map[string]any, at time.Time) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fireTimeout)
+	defer cancel()
+	ok, err := s.Store.claim(ctx, w, "schedule:"+strconv.Itoa(idx), at)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		// Another node (or an earlier pass) started it.
+		s.logger().DebugContext(ctx, "workflow firing already claimed", "tenant", w.TenantID, "workflow", w.Name, "trigger", idx, "at", at.Format(time.RFC3339))
+		return false, nil
+	}
+	params, _ := json.Marshal(p)
+	if len(p) == 0 {
+		params = []byte("{}")
+	}
+	if err := s.Start(ctx, *w, params); err != nil {
+		s.logger().WarnContext(ctx, "scheduled workflow run not started", "tenant", w.TenantID, "workflow", w.Name, "at", at, "err", err)
+		return false, nil
+	}
+	s.logger().InfoContext(ctx, "workflow firing started", "tenant", w.TenantID, "workflow", w.Name, "trigger", idx, "at", at.Format(time.RFC3339))
+	return true, nil
 }

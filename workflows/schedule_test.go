@@ -83,6 +83,43 @@ func TestScheduleFiresOnceAcrossNodes(t *testing.T) {
 	}
 }
 
+// TestShutdownDoesNotCutAFiring: shutdown arrives while a claimed firing's run starts.
+// The run still starts (its claim is final: no node will claim that firing again), and
+// no firing is claimed after it. In CI a node stopped between claiming a firing and
+// starting its run, and that firing was lost.
+func TestShutdownDoesNotCutAFiring(t *testing.T) {
+	t.Parallel()
+	db := testdb.SQLite(t)
+	ten, _ := twoTenants(t, db)
+	store := NewStore(db, keyring(t))
+	def, err := Parse([]byte(scheduledDef))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(def)
+	w := &Workflow{Name: "nightly", Definition: string(raw), Source: scheduledDef, CreatedBy: "user:usr_1", Scheduled: true}
+	if _, err := store.Save(context.Background(), ten, w, false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, shutdown := context.WithCancel(context.Background())
+	var starts []error
+	node := &Scheduler{Store: store, Start: func(runCtx context.Context, _ Workflow, _ json.RawMessage) error {
+		shutdown() // the node is told to stop while this run starts
+		starts = append(starts, runCtx.Err())
+		return runCtx.Err()
+	}}
+	// Three firings are due; the first one's start meets the shutdown.
+	due := w.UpdatedAt.Truncate(5 * time.Minute).Add(15*time.Minute + time.Second)
+	n, err := node.Tick(ctx, due)
+	if err != nil || n != 1 || len(starts) != 1 || starts[0] != nil {
+		t.Fatalf("Tick = %d, %v; the starts saw %v: want one run started, under a context shutdown does not end", n, err, starts)
+	}
+	var claimed int64
+	if err := db.Model(&Firing{}).Count(&claimed).Error; err != nil || claimed != 1 {
+		t.Fatalf("%d firings claimed (%v), want 1: a firing claimed after the shutdown would start no run", claimed, err)
+	}
+}
+
 func TestTriggersAreChecked(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, from, to, field, says string }{
