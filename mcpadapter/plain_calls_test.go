@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -25,28 +24,6 @@ import (
 // plainInit opens a session as a client that declares neither elicitation nor
 // sampling, whose calls may be plain.
 const plainInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-
-// postAccept is post with the Accept header given: with text/event-stream a call of
-// the session may be plain, without it the call goes to mcp-go.
-func postAccept(t *testing.T, e *env, path, key, session, accept, body string) answer {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", accept)
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Mcp-Session-Id", session)
-	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), string(b)}
-}
 
 // TestPlainCallAnswersAsMCPGo sends each tools/call twice, each time to a new hub: once
 // as a plain call (the adapter answers it) and once with an Accept header that sends it
@@ -158,7 +135,7 @@ func TestPlainCallAnswersAsMCPGo(t *testing.T) {
 							t.Fatalf("initialize: %+v", a)
 						}
 						s := scopeOf(t, e, e.principalOf(c.key), agentOf(c.path))
-						got := postAccept(t, e, c.path, c.key, session, accept, c.body)
+						got, _ := postWith(t, e, c.path, c.key, session, accept, c.body)
 						spans[accept] = endedSpans(rec, session)
 						if rec != nil && c.plain && len(spans[accept]) == 0 {
 							t.Error("the call left no span")
@@ -275,7 +252,7 @@ func TestPlainCallsSeeTheServer(t *testing.T) {
 			if last != nil {
 				was = last.Load()
 			}
-			a := postAccept(t, e, "/mcp/acme", "key-alice", session, "application/json, text/event-stream",
+			a, _ := postWith(t, e, "/mcp/acme", "key-alice", session, "application/json, text/event-stream",
 				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notes_last_note","arguments":{}}}`)
 			if a.Status != http.StatusOK || s.plain.answered.Load() != 1 {
 				t.Fatalf("call: %+v, answered by the adapter %d", a, s.plain.answered.Load())

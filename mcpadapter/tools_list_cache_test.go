@@ -29,9 +29,17 @@ type answer struct {
 // post sends one raw MCP POST at path as key in session and returns the answer.
 func post(t *testing.T, e *env, path, key, session, body string) (answer, string) {
 	t.Helper()
+	return postWith(t, e, path, key, session, "application/json, text/event-stream", body)
+}
+
+// postWith sends one raw MCP POST with an Accept header and returns the answer and the
+// Mcp-Session-Id it set. With text/event-stream in Accept a call of the session may be
+// plain (answered by the adapter); without it the call goes to mcp-go.
+func postWith(t *testing.T, e *env, path, key, session, accept, body string) (answer, string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Accept", accept)
 	req.Header.Set("Authorization", "Bearer "+key)
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
@@ -42,7 +50,10 @@ func post(t *testing.T, e *env, path, key, session, body string) (answer, string
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), string(b)}, resp.Header.Get("Mcp-Session-Id")
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
+	"gorm.io/gorm"
 )
 
 const scheduledDef = `
@@ -25,8 +26,9 @@ steps:
   - {name: read, tool: flow_read, args: {key: "${{ params.key }}"}}
 `
 
-func TestScheduleFiresOnceAcrossNodes(t *testing.T) {
-	t.Parallel()
+// savedNightly saves the scheduled workflow nightly in a new SQLite database.
+func savedNightly(t *testing.T) (*gorm.DB, *Store, *Workflow) {
+	t.Helper()
 	db := testdb.SQLite(t)
 	ten, _ := twoTenants(t, db)
 	store := NewStore(db, keyring(t))
@@ -39,6 +41,12 @@ func TestScheduleFiresOnceAcrossNodes(t *testing.T) {
 	if _, err := store.Save(context.Background(), ten, w, false); err != nil {
 		t.Fatal(err)
 	}
+	return db, store, w
+}
+
+func TestScheduleFiresOnceAcrossNodes(t *testing.T) {
+	t.Parallel()
+	_, store, w := savedNightly(t)
 	saved := w.UpdatedAt
 	var started atomic.Int64
 	var mu sync.Mutex
@@ -89,18 +97,7 @@ func TestScheduleFiresOnceAcrossNodes(t *testing.T) {
 // starting its run, and that firing was lost.
 func TestShutdownDoesNotCutAFiring(t *testing.T) {
 	t.Parallel()
-	db := testdb.SQLite(t)
-	ten, _ := twoTenants(t, db)
-	store := NewStore(db, keyring(t))
-	def, err := Parse([]byte(scheduledDef))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(def)
-	w := &Workflow{Name: "nightly", Definition: string(raw), Source: scheduledDef, CreatedBy: "user:usr_1", Scheduled: true}
-	if _, err := store.Save(context.Background(), ten, w, false); err != nil {
-		t.Fatal(err)
-	}
+	db, store, w := savedNightly(t)
 	ctx, shutdown := context.WithCancel(context.Background())
 	var starts []error
 	node := &Scheduler{Store: store, Start: func(runCtx context.Context, _ Workflow, _ json.RawMessage) error {
