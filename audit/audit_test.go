@@ -226,3 +226,34 @@ func BenchmarkRecord(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestAssignedIDsSortByTime: the IDs the writer gives events sort as the events' times
+// do, whatever the order they were recorded in, so audit_events' primary key index grows
+// at its end instead of taking each row on a page of its own (random IDs wrote a page
+// of the index per row: a third more CPU per row on SQLite, BenchmarkCommit).
+func TestAssignedIDsSortByTime(t *testing.T) {
+	t.Parallel()
+	db := testdb.SQLite(t)
+	tenant := addTenant(t, db, "ten_ids")
+	w := audit.NewWriter(db, audit.WriterOptions{})
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	base := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	for _, i := range []int{7, 2, 9, 0, 4, 1, 8, 3, 6, 5} {
+		w.Record(audit.Event{TenantID: tenant, At: base.Add(time.Duration(i) * time.Millisecond), Kind: audit.KindToolCall, Principal: "user:usr_1", Outcome: "ok"})
+	}
+	if err := w.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got []audit.Event
+	if err := db.Where("tenant_id = ?", tenant).Order("id").Find(&got).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 10 {
+		t.Fatalf("%d rows, want 10", len(got))
+	}
+	for i, e := range got {
+		if want := base.Add(time.Duration(i) * time.Millisecond); !e.At.Equal(want) {
+			t.Errorf("row %d by id (%s) is at %v, want %v", i, e.ID, e.At.UTC(), want)
+		}
+	}
+}

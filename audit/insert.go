@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"gorm.io/gorm"
 )
@@ -15,17 +16,29 @@ import (
 var columns = []string{"id", "tenant_id", "at", "kind", "principal", "key_id", "tool", "connection_id",
 	"outcome", "upstream_status", "latency_micros", "args_hash", "detail"}
 
-// chunkSizes are the row counts of the prepared INSERTs: a batch is cut into chunks
-// of these sizes, largest first, so a handful of statements, each prepared once,
-// write a batch of any size.
-var chunkSizes = []int{256, 64, 16, 4, 1}
+// exactRows is the most rows a batch may have to be written by one INSERT of exactly
+// its size. Most batches are that small (a call's row and those of the calls that
+// finished while the previous batch was written), and one statement needs no
+// transaction around it.
+const exactRows = 16
 
-// statements holds the prepared multi-row INSERTs of audit_events, one per chunk size.
+// postgresChunks are the row counts a larger batch is cut into on PostgreSQL, largest
+// first, so a handful of statements, each prepared once per connection, write a batch
+// of any size; the rest of under exactRows rows takes the statement of its size.
+// SQLite's larger batches go in chunks of exactRows: its driver binds each argument
+// by scanning the arguments before it, so a statement's cost per row grows with its
+// rows (a 256-row statement cost twice as much per row as 16-row ones).
+var postgresChunks = []int{256, 64, exactRows}
+
+// statements holds the prepared multi-row INSERTs of audit_events, one per size.
 type statements struct {
 	db       *gorm.DB
 	postgres bool
 	mu       sync.Mutex
 	prepared map[int]*sql.Stmt
+	// transactions counts the batches written in a transaction of more than one
+	// statement, so a test can tell a batch written by one statement alone.
+	transactions atomic.Int64
 }
 
 func newStatements(db *gorm.DB) *statements {
@@ -75,11 +88,26 @@ func (s *statements) stmt(ctx context.Context, sqlDB *sql.DB, n int) (*sql.Stmt,
 	return st, nil
 }
 
-// insert writes the batch in one transaction. Its statements are prepared before the
-// transaction begins: preparing takes a connection of the pool, and a transaction
-// holds SQLite's write lock, so preparing inside it could wait for the pool's other
-// connection while that one's writer waits for the lock, both until the busy timeout
-// (and for ever on a pool of one).
+// chunk is how many of rest rows the next statement writes.
+func (s *statements) chunk(rest int) int {
+	if rest <= exactRows || !s.postgres {
+		return min(rest, exactRows)
+	}
+	for _, size := range postgresChunks {
+		if size <= rest {
+			return size
+		}
+	}
+	return exactRows // not reached: rest > exactRows, the last of postgresChunks
+}
+
+// insert writes the batch: by one statement when one holds it (a statement is atomic
+// on its own, and a transaction around it cost SQLite a BEGIN and a COMMIT parsed and
+// run, and a statement journal), else in one transaction. The statements are prepared
+// before the transaction begins: preparing takes a connection of the pool, and a
+// transaction holds SQLite's write lock, so preparing inside it could wait for the
+// pool's other connection while that one's writer waits for the lock, both until the
+// busy timeout (and for ever on a pool of one).
 func (s *statements) insert(ctx context.Context, batch []pending) error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
@@ -88,13 +116,7 @@ func (s *statements) insert(ctx context.Context, batch []pending) error {
 	var chunks []*sql.Stmt
 	var sizes []int
 	for rest := len(batch); rest > 0; {
-		n := chunkSizes[len(chunkSizes)-1]
-		for _, size := range chunkSizes {
-			if size <= rest {
-				n = size
-				break
-			}
-		}
+		n := s.chunk(rest)
 		st, err := s.stmt(ctx, sqlDB, n)
 		if err != nil {
 			return err
@@ -102,24 +124,34 @@ func (s *statements) insert(ctx context.Context, batch []pending) error {
 		chunks, sizes = append(chunks, st), append(sizes, n)
 		rest -= n
 	}
+	// Room for the batch's largest chunk, not for the largest statement: a batch of a
+	// few calls' rows allocated 256 rows' arguments (53 KB) on every write.
+	args := make([]any, 0, sizes[0]*len(columns))
+	bind := func(rows []pending) []any {
+		args = args[:0]
+		for i := range rows {
+			e := &rows[i].e
+			args = append(args, e.ID, string(e.TenantID), e.At, string(e.Kind), e.Principal, e.KeyID, e.Tool, e.ConnectionID,
+				e.Outcome, e.UpstreamStatus, e.LatencyMicros, e.ArgsHash, e.Detail)
+		}
+		return args
+	}
+	if len(chunks) == 1 {
+		if _, err := chunks[0].ExecContext(ctx, bind(batch)...); err != nil {
+			return fmt.Errorf("insert %d audit events: %w", len(batch), err)
+		}
+		return nil
+	}
+	s.transactions.Add(1)
 	tx, err := sqlDB.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin audit batch: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	// Room for the batch's largest chunk, not for the largest statement: a batch of a
-	// few calls' rows allocated 256 rows' arguments (53 KB) on every write.
-	args := make([]any, 0, sizes[0]*len(columns))
 	rest := batch
 	for i, st := range chunks {
 		n := sizes[i]
-		args = args[:0]
-		for _, p := range rest[:n] {
-			e := &p.e
-			args = append(args, e.ID, string(e.TenantID), e.At, string(e.Kind), e.Principal, e.KeyID, e.Tool, e.ConnectionID,
-				e.Outcome, e.UpstreamStatus, e.LatencyMicros, e.ArgsHash, e.Detail)
-		}
-		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...); err != nil {
+		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, bind(rest[:n])...); err != nil {
 			return fmt.Errorf("insert %d audit events: %w", n, err)
 		}
 		rest = rest[n:]

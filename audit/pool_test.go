@@ -35,8 +35,9 @@ func TestBatchNeedsNoSecondConnection(t *testing.T) {
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		// Five events need two prepared statements (4 rows and 1 row), each new.
-		for range 4 {
+		// Seventeen events need two prepared statements (16 rows and 1 row), each new,
+		// in one transaction.
+		for range 16 {
 			w.Record(audit.Event{TenantID: tenant, Kind: audit.KindToolCall, Principal: "user:usr_1", Tool: "fake_op", Outcome: "ok"})
 		}
 		if err := w.Commit(ctx, audit.Event{TenantID: tenant, Kind: audit.KindToolCall, Principal: "user:usr_1", Tool: "fake_op", Outcome: "ok"}); err != nil {
@@ -46,8 +47,8 @@ func TestBatchNeedsNoSecondConnection(t *testing.T) {
 		if err := db.Model(&audit.Event{}).Where("tenant_id = ?", tenant).Count(&n).Error; err != nil {
 			t.Fatal(err)
 		}
-		if n != 5 {
-			t.Errorf("rows = %d, want 5", n)
+		if n != 17 {
+			t.Errorf("rows = %d, want 17", n)
 		}
 	})
 }

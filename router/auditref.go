@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"time"
 
 	"github.com/switchboard-hub/switchboard"
 )
@@ -26,7 +27,7 @@ func auditID(ctx context.Context) string {
 	if !ok {
 		return ""
 	}
-	ref.ID = switchboard.NewID("aud")
+	ref.ID = switchboard.NewOrderedID("aud", time.Now())
 	return ref.ID
 }
 
