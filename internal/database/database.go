@@ -55,6 +55,7 @@ func Close(db *gorm.DB) error {
 	if err != nil {
 		return fmt.Errorf("close database: %w", err)
 	}
+	stopCheckpointer(sqlDB)
 	return sqlDB.Close()
 }
 
@@ -94,6 +95,8 @@ func openSQLite(ctx context.Context, path string) (*gorm.DB, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// No commit checkpoints the log: the checkpointer does, beside them (checkpoint.go).
+	q.Add("_pragma", "wal_autocheckpoint(0)")
 	// No _time_format: the default already writes "2006-01-02 15:04:05.999999999-07:00",
 	// and in go-sqlite v1.21 setting it makes the driver skip _txlock.
 	q.Set("_txlock", "immediate")
@@ -114,6 +117,10 @@ func openSQLite(ctx context.Context, path string) (*gorm.DB, error) {
 	sqlDB.SetConnMaxIdleTime(0)
 	sqlDB.SetConnMaxLifetime(0)
 	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if _, err := startCheckpointer(sqlDB, dsn, os.Stderr, checkpointEvery, restartFrames); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}

@@ -53,7 +53,8 @@ func TestOpenSQLiteSettings(t *testing.T) {
 				{name: "journal_mode", want: "wal"},
 				{name: "foreign_keys", want: "1"},
 				{name: "busy_timeout", want: "5000"},
-				{name: "synchronous", want: "1"}, // NORMAL
+				{name: "synchronous", want: "1"},        // NORMAL
+				{name: "wal_autocheckpoint", want: "0"}, // the checkpointer's (checkpoint.go)
 			}
 			for _, p := range pragmas {
 				var got string

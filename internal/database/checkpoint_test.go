@@ -1,0 +1,103 @@
+package database_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
+)
+
+// openWAL opens a SQLite database with a table to write to, and returns it with the
+// path of its write-ahead log.
+func openWAL(t *testing.T) (*gorm.DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "x.db")
+	db, err := database.Open(context.Background(), "sqlite:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = database.Close(db) })
+	if err := db.Exec("CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT)").Error; err != nil {
+		t.Fatal(err)
+	}
+	return db, path + "-wal"
+}
+
+// commit writes n rows, each in a transaction of its own (each adds a page to the log).
+func commit(t *testing.T, db *gorm.DB, n int) {
+	t.Helper()
+	for i := range n {
+		if err := db.Exec("INSERT INTO rows (body) VALUES (?)", fmt.Sprintf("row %d", i)).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func walSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// TestCommitsDoNotCheckpoint: a commit never copies the log into the database file
+// (SQLite's default, once the log holds 1,000 pages, made the commit that crossed it
+// wait for two fsyncs and the copying): with the checkpointer held back, 1,500 commits
+// leave 1,500 pages in the log, where SQLite's own checkpoints would have restarted it
+// at 1,000.
+func TestCommitsDoNotCheckpoint(t *testing.T) {
+	t.Parallel()
+	db, wal := openWAL(t)
+	database.SetCheckpointing(t, db, time.Hour, 1<<30)
+	const n = 1500
+	commit(t, db, n)
+	if got, want := walSize(t, wal), int64(n*4096); got < want {
+		t.Errorf("log after %d commits: %d bytes, want at least %d (a page each): a commit checkpointed it", n, got, want)
+	}
+	var count int
+	if err := db.Raw("SELECT count(*) FROM rows").Scan(&count).Error; err != nil || count != n {
+		t.Fatalf("rows: %d, %v; want %d", count, err, n)
+	}
+}
+
+// TestCheckpointerEmptiesTheLog: beside the commits, the checkpointer copies the log
+// into the database file and, once it holds its bound of pages, empties it.
+func TestCheckpointerEmptiesTheLog(t *testing.T) {
+	t.Parallel()
+	db, wal := openWAL(t)
+	database.SetCheckpointing(t, db, time.Hour, 64) // held back while the log fills
+	commit(t, db, 500)
+	if walSize(t, wal) == 0 {
+		t.Fatal("the log is empty before the checkpointer ran")
+	}
+	database.SetCheckpointing(t, db, 5*time.Millisecond, 64)
+	testwait.Until(t, "the checkpointer to empty the log", func() bool { return walSize(t, wal) == 0 })
+	// Everything is in the database file: reopened alone, without its log, it has every row.
+	if err := database.Close(db); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(wal); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	again, err := database.Open(context.Background(), "sqlite:"+wal[:len(wal)-len("-wal")])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer database.Close(again)
+	var count int
+	if err := again.Raw("SELECT count(*) FROM rows").Scan(&count).Error; err != nil || count != 500 {
+		t.Fatalf("rows in the database file: %d, %v; want %d", count, err, 500)
+	}
+}
