@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/database"
 	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
@@ -54,6 +55,9 @@ type Writer struct {
 	// must be audited instead of waiting for it.
 	down  atomic.Bool
 	stmts *statements
+	// gate is held while a batch is written, so the database's checkpointer empties
+	// SQLite's log between batches (see database.WriteGate).
+	gate *database.Gate
 	// queued counts the events ever put on the queue, so a test can tell when every
 	// caller it started has queued its event.
 	queued atomic.Int64
@@ -101,6 +105,7 @@ func NewWriter(db *gorm.DB, opts WriterOptions) *Writer {
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		stmts:   newStatements(db),
+		gate:    database.WriteGate(db),
 	}
 	go w.loop()
 	return w
@@ -311,7 +316,9 @@ func (w *Writer) write(ctx context.Context, batch []pending) {
 	backoff := 50 * time.Millisecond
 	for {
 		start := time.Now()
+		w.gate.Enter()
 		err := w.stmts.insert(ctx, batch)
+		w.gate.Leave()
 		w.opts.Metrics.AuditFlush(len(batch), time.Since(start), err)
 		if err == nil {
 			w.down.Store(false)

@@ -101,3 +101,23 @@ func TestCheckpointerEmptiesTheLog(t *testing.T) {
 		t.Fatalf("rows in the database file: %d, %v; want %d", count, err, 500)
 	}
 }
+
+// TestWritersAtTheGateAreNotCutIn: the log is emptied between a frequent writer's
+// writes, never while one holds the write gate: the checkpointer waits at the gate
+// (where the writer, once out, lets it in at once) rather than making the writer wait
+// in SQLite's busy handler, which sleeps between tries.
+func TestWritersAtTheGateAreNotCutIn(t *testing.T) {
+	t.Parallel()
+	db, wal := openWAL(t)
+	database.SetCheckpointing(t, db, time.Hour, 64)
+	commit(t, db, 500)
+	gate := database.WriteGate(db)
+	gate.Enter()
+	database.SetCheckpointing(t, db, 5*time.Millisecond, 64)
+	testwait.Until(t, "the checkpointer to wait at the gate", func() bool { return database.TruncationsGated(t, db) > 0 })
+	if walSize(t, wal) == 0 {
+		t.Error("the log was emptied while a writer held the gate")
+	}
+	gate.Leave()
+	testwait.Until(t, "the checkpointer to empty the log once the gate is free", func() bool { return walSize(t, wal) == 0 })
+}

@@ -20,8 +20,24 @@ func SetCheckpointing(t testing.TB, db *gorm.DB, every time.Duration, restartAt 
 		t.Fatal("the database has no checkpointer")
 	}
 	old := v.(*checkpointer)
-	old.close()
+	// The new one takes the old one's place, and its gate, before the old one stops.
 	if _, err := startCheckpointer(pool, old.dsn, old.log, every, restartAt); err != nil {
 		t.Fatal(err)
 	}
+	old.close()
+}
+
+// TruncationsGated is how many times db's checkpointer waited for a writer at the gate
+// before it emptied the log.
+func TruncationsGated(t testing.TB, db *gorm.DB) int64 {
+	t.Helper()
+	pool, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := checkpointers.Load(pool)
+	if !ok {
+		t.Fatal("the database has no checkpointer")
+	}
+	return v.(*checkpointer).gated.Load()
 }
