@@ -27,9 +27,20 @@ func SetCheckpointing(t testing.TB, db *gorm.DB, every time.Duration, restartAt 
 	old.close()
 }
 
-// TruncationsGated is how many times db's checkpointer waited for a writer at the gate
-// before it emptied the log.
-func TruncationsGated(t testing.TB, db *gorm.DB) int64 {
+// RestartsGated is how many times db's checkpointer waited for a writer at the gate
+// before it restarted the log.
+func RestartsGated(t testing.TB, db *gorm.DB) int64 {
+	t.Helper()
+	return checkpointerOf(t, db).gated.Load()
+}
+
+// Restarts is how many times db's checkpointer restarted the log.
+func Restarts(t testing.TB, db *gorm.DB) int64 {
+	t.Helper()
+	return checkpointerOf(t, db).restarts.Load()
+}
+
+func checkpointerOf(t testing.TB, db *gorm.DB) *checkpointer {
 	t.Helper()
 	pool, err := db.DB()
 	if err != nil {
@@ -39,5 +50,5 @@ func TruncationsGated(t testing.TB, db *gorm.DB) int64 {
 	if !ok {
 		t.Fatal("the database has no checkpointer")
 	}
-	return v.(*checkpointer).gated.Load()
+	return v.(*checkpointer)
 }
