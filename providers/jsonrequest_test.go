@@ -114,3 +114,58 @@ func TestJSONRequestTransportFailures(t *testing.T) {
 		})
 	}
 }
+
+// bodyTransport answers every request with body, declaring contentLength (-1 for none).
+type bodyTransport struct {
+	body          string
+	contentLength int64
+}
+
+func (t bodyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, ContentLength: t.contentLength,
+		Body: io.NopCloser(strings.NewReader(t.body)), Request: r}, nil
+}
+
+// TestJSONRequestReadsTheWholeAnswer: an answer is read in full, and one over MaxBytes
+// refused, whether it declares its length, declares none, or declares less or more
+// than it holds (Send reads a declared length into one buffer of that size).
+func TestJSONRequestReadsTheWholeAnswer(t *testing.T) {
+	t.Parallel()
+	small := `{"title":"` + strings.Repeat("x", 600) + `"}`
+	large := `{"title":"` + strings.Repeat("x", 2000) + `"}`
+	tests := []struct {
+		name          string
+		body          string
+		contentLength int64
+		tooLarge      bool
+	}{
+		{name: "declared", body: small, contentLength: int64(len(small))},
+		{name: "undeclared", body: small, contentLength: -1},
+		{name: "declared short", body: small, contentLength: 10},
+		{name: "declared long", body: small, contentLength: int64(len(small)) + 100},
+		{name: "declared, over the limit", body: large, contentLength: int64(len(large)), tooLarge: true},
+		{name: "undeclared, over the limit", body: large, contentLength: -1, tooLarge: true},
+		{name: "declared short, over the limit", body: large, contentLength: 10, tooLarge: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var out struct{ Title string }
+			_, err := JSONRequest{Provider: "desk", Title: "Desk", Method: http.MethodGet, Path: "/items", MaxBytes: 1 << 10}.
+				Send(context.Background(), &Call{BaseURL: "https://desk.test", HTTP: &http.Client{Transport: bodyTransport{tt.body, tt.contentLength}}}, &out,
+					func(*http.Response) error { t.Error("a 2xx answer failed"); return nil })
+			if tt.tooLarge {
+				if err == nil || !strings.Contains(err.Error(), "larger than 1024 bytes") {
+					t.Fatalf("error = %v, want the answer refused as larger than 1024 bytes", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Title != strings.Repeat("x", 600) {
+				t.Errorf("title has %d bytes, want 600", len(out.Title))
+			}
+		})
+	}
+}

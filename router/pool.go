@@ -207,7 +207,10 @@ func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if tracked {
 			s.code.Store(int32(resp.StatusCode))
 			n := s.responses.Add(1)
-			providers.ReportProgress(req.Context(), float64(n), 0, fmt.Sprintf("upstream response %d (HTTP %d)", n, resp.StatusCode))
+			// Formatted only for a caller that asked for progress: most never do.
+			if providers.WantsProgress(req.Context()) {
+				providers.ReportProgress(req.Context(), float64(n), 0, fmt.Sprintf("upstream response %d (HTTP %d)", n, resp.StatusCode))
+			}
 		}
 	}
 	return resp, err
