@@ -94,16 +94,7 @@ func TestCommitsGroupUnderLoad(t *testing.T) {
 	}
 	_ = lock.Close()
 	testwait.Wait(t, "the callers' Commits to return", wg.Wait)
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := telemetrytest.Samples(t, reg, "switchboard_audit")
-	if n := got["switchboard_audit_events_written_total"]; n != callers {
-		t.Errorf("events written = %g, want %d", n, callers)
-	}
+	got := committed(t, errs, reg, callers)
 	if n := got[`switchboard_audit_flush_duration_seconds_count{outcome="ok"}`]; n > 3 {
 		t.Errorf("%g transactions for %d callers, want at most 3 (one before the queue formed, one or two for the queue)", n, callers)
 	}
@@ -177,6 +168,16 @@ func TestReadyCallersShareTheTransaction(t *testing.T) {
 	}
 	close(start)
 	testwait.Wait(t, "the callers' Commits to return", wg.Wait)
+	got := committed(t, errs, reg, callers)
+	if n := got[`switchboard_audit_flush_duration_seconds_count{outcome="ok"}`]; n != 1 {
+		t.Errorf("%g transactions for %d callers ready at once, want 1", n, callers)
+	}
+}
+
+// committed checks the callers' Commits, whose errors errs holds, and that every one of
+// their events was written; it returns the audit metrics' samples.
+func committed(t *testing.T, errs chan error, reg *prometheus.Registry, callers int) map[string]float64 {
+	t.Helper()
 	close(errs)
 	for err := range errs {
 		if err != nil {
@@ -184,10 +185,8 @@ func TestReadyCallersShareTheTransaction(t *testing.T) {
 		}
 	}
 	got := telemetrytest.Samples(t, reg, "switchboard_audit")
-	if n := got["switchboard_audit_events_written_total"]; n != callers {
+	if n := got["switchboard_audit_events_written_total"]; n != float64(callers) {
 		t.Errorf("events written = %g, want %d", n, callers)
 	}
-	if n := got[`switchboard_audit_flush_duration_seconds_count{outcome="ok"}`]; n != 1 {
-		t.Errorf("%g transactions for %d callers ready at once, want 1", n, callers)
-	}
+	return got
 }

@@ -11,17 +11,9 @@ import (
 // at restartAt pages.
 func SetCheckpointing(t testing.TB, db *gorm.DB, every time.Duration, restartAt int) {
 	t.Helper()
-	pool, err := db.DB()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, ok := checkpointers.Load(pool)
-	if !ok {
-		t.Fatal("the database has no checkpointer")
-	}
-	old := v.(*checkpointer)
+	old := checkpointerOf(t, db)
 	// The new one takes the old one's place, and its gate, before the old one stops.
-	if _, err := startCheckpointer(pool, old.dsn, old.log, every, restartAt); err != nil {
+	if _, err := startCheckpointer(old.pool, old.dsn, old.log, every, restartAt); err != nil {
 		t.Fatal(err)
 	}
 	old.close()
