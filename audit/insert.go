@@ -90,15 +90,14 @@ func (s *statements) stmt(ctx context.Context, sqlDB *sql.DB, n int) (*sql.Stmt,
 
 // chunk is how many of rest rows the next statement writes.
 func (s *statements) chunk(rest int) int {
-	if rest <= exactRows || !s.postgres {
-		return min(rest, exactRows)
-	}
-	for _, size := range postgresChunks {
-		if size <= rest {
-			return size
+	if s.postgres {
+		for _, size := range postgresChunks {
+			if size <= rest {
+				return size
+			}
 		}
 	}
-	return exactRows // not reached: rest > exactRows, the last of postgresChunks
+	return min(rest, exactRows)
 }
 
 // insert writes the batch: by one statement when one holds it (a statement is atomic
