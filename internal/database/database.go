@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glebarez/sqlite"
+	"github.com/libtnb/sqlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 )
@@ -97,8 +97,9 @@ func openSQLite(ctx context.Context, path string) (*gorm.DB, error) {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	// No commit checkpoints the log: the checkpointer does, beside them (checkpoint.go).
 	q.Add("_pragma", "wal_autocheckpoint(0)")
-	// No _time_format: the default already writes "2006-01-02 15:04:05.999999999-07:00",
-	// and in go-sqlite v1.21 setting it makes the driver skip _txlock.
+	// Times as "2006-01-02 15:04:05.999999999-07:00", which sorts as text and is what
+	// databases written before the driver was modernc.org/sqlite's hold.
+	q.Set("_time_format", "sqlite")
 	q.Set("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 	db, err := gorm.Open(sqlite.Open(dsn), config(os.Stderr))

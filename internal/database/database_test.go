@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-hub/switchboard/internal/database"
 )
@@ -66,5 +67,65 @@ func TestOpenSQLiteSettings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSQLiteTimesAndTransactions checks the two driver settings the data depends on:
+// times are written as "2006-01-02 15:04:05.999999999-07:00", which sorts as text and
+// is what databases written by earlier builds hold (the driver's own default would be
+// Go's time.String), and a transaction takes the write lock when it begins, so two
+// read-then-write transactions never deadlock on upgrading their locks.
+func TestSQLiteTimesAndTransactions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := database.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = database.Close(db) })
+	if err := db.Exec("CREATE TABLE stamps (at DATETIME)").Error; err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 28, 13, 4, 5, 123456789, time.FixedZone("", 3600))
+	if err := db.Exec("INSERT INTO stamps (at) VALUES (?)", at).Error; err != nil {
+		t.Fatal(err)
+	}
+	// Bracketed, the stored text is not date-shaped, so the driver hands it over as is.
+	var stored string
+	if err := db.Raw("SELECT '[' || at || ']' FROM stamps").Scan(&stored).Error; err != nil {
+		t.Fatal(err)
+	}
+	if want := "[2026-11-28 13:04:05.123456789+01:00]"; stored != want {
+		t.Errorf("a time is stored as %q, want %q", stored, want)
+	}
+	var back time.Time
+	if err := db.Raw("SELECT at FROM stamps").Scan(&back).Error; err != nil {
+		t.Fatal(err)
+	}
+	if !back.Equal(at) {
+		t.Errorf("the time reads back as %v, want %v", back, at)
+	}
+
+	sqlDB, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := sqlDB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = first.Rollback() }()
+	// The first transaction has only begun; an IMMEDIATE begin already holds the
+	// write lock, so a write from another connection waits out busy_timeout. Here it
+	// is given 50 ms and must fail as busy.
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(short, "INSERT INTO stamps (at) VALUES (?)", at); err == nil {
+		t.Error("a write beside a transaction that had only begun went through: transactions do not begin IMMEDIATE")
 	}
 }
