@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
-
-	"gorm.io/gorm"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // A SQLite database's write-ahead log is copied into the database file by a checkpoint,
@@ -35,7 +35,7 @@ import (
 //     about restartFrames pages (32 MiB); TRUNCATE, which empties it, paused writers
 //     14–27 ms on the benchmark machine (the file's blocks freed and allocated again). Writers
 //     that commit often (the audit writer) hold the database's WriteGate while they
-//     write, and the checkpointer holds it alone for the TRUNCATE: they wait for it
+//     write, and the checkpointer holds it alone for the RESTART: they wait for it
 //     on the gate, and go on the moment it is done, rather than in SQLite's busy
 //     handler, which sleeps 1, 2, 5, 10, 15… ms between tries (40 ms pauses in the
 //     benchmark).
@@ -64,7 +64,7 @@ type checkpointer struct {
 var checkpointers sync.Map // *sql.DB → *checkpointer
 
 // startCheckpointer opens a connection of its own on dsn and checkpoints pool's
-// database from it, every every and truncating the log at restartAt pages, until
+// database from it, every every and restarting the log at restartAt pages, until
 // Close closes pool.
 func startCheckpointer(pool *sql.DB, dsn string, log io.Writer, every time.Duration, restartAt int) (*checkpointer, error) {
 	conn, err := sql.Open("sqlite", dsn)

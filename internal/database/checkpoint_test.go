@@ -18,16 +18,24 @@ import (
 // path of its write-ahead log.
 func openWAL(t *testing.T) (*gorm.DB, string) {
 	t.Helper()
+	db, path := openWith(t, "CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT)")
+	return db, path + "-wal"
+}
+
+// openWith opens a fresh SQLite database, closed when t ends, runs ddl on it, and
+// returns it with its file's path.
+func openWith(t *testing.T, ddl string) (*gorm.DB, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "x.db")
 	db, err := database.Open(context.Background(), "sqlite:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = database.Close(db) })
-	if err := db.Exec("CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT)").Error; err != nil {
+	if err := db.Exec(ddl).Error; err != nil {
 		t.Fatal(err)
 	}
-	return db, path + "-wal"
+	return db, path
 }
 
 // commit writes n rows, each in a transaction of its own (each adds a page to the log).

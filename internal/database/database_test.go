@@ -78,14 +78,7 @@ func TestOpenSQLiteSettings(t *testing.T) {
 func TestSQLiteTimesAndTransactions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := database.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "x.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = database.Close(db) })
-	if err := db.Exec("CREATE TABLE stamps (at DATETIME)").Error; err != nil {
-		t.Fatal(err)
-	}
+	db, _ := openWith(t, "CREATE TABLE stamps (at DATETIME)")
 	at := time.Date(2026, 11, 28, 13, 4, 5, 123456789, time.FixedZone("", 3600))
 	if err := db.Exec("INSERT INTO stamps (at) VALUES (?)", at).Error; err != nil {
 		t.Fatal(err)

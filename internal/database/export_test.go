@@ -7,7 +7,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// SetCheckpointing restarts db's checkpointer to run every every and truncate the log
+// SetCheckpointing restarts db's checkpointer to run every every and restart the log
 // at restartAt pages.
 func SetCheckpointing(t testing.TB, db *gorm.DB, every time.Duration, restartAt int) {
 	t.Helper()
