@@ -56,6 +56,14 @@ func (r *recorder) events() []events.Event {
 // other, or on SQLite one Local bus standing for both (a single node).
 func buses(t *testing.T, db *gorm.DB) (a, b events.Bus, shared bool) {
 	t.Helper()
+	return busesNamed(t, db, "node_a", "node_b")
+}
+
+// busesNamed is buses with the nodes named nodeA and nodeB. A test that terminates a
+// node's connections by its application_name names its nodes apart: the names are
+// the server's, across every test's schema, and tests run in parallel.
+func busesNamed(t *testing.T, db *gorm.DB, nodeA, nodeB string) (a, b events.Bus, shared bool) {
+	t.Helper()
 	sqlDB, err := db.DB()
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +77,10 @@ func buses(t *testing.T, db *gorm.DB) (a, b events.Bus, shared bool) {
 		return bus
 	}
 	if db.Dialector.Name() != "postgres" {
-		l := open("node_a")
+		l := open(nodeA)
 		return l, l, false
 	}
-	return open("node_a"), open("node_b"), true
+	return open(nodeA), open(nodeB), true
 }
 
 func TestBusDelivers(t *testing.T) {
@@ -165,7 +173,7 @@ func TestPostgresGapAfterReconnect(t *testing.T) {
 	t.Parallel()
 	testdb.Postgres(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
-		a, b, _ := buses(t, db)
+		a, b, _ := busesNamed(t, db, "gap_a", "gap_b")
 		onB := record(b)
 		// Every connection named for node B is B's (its listener, and one it may be
 		// opening at that moment); at least the listener must go.
