@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -38,7 +39,46 @@ func NewClient(spec *Spec, base http.RoundTripper, tokens oauth2.TokenSource, li
 	var rt http.RoundTripper = &authTransport{next: base, tokens: tokens, headers: spec.Headers, authHeader: spec.AuthHeader, authorize: spec.Authorize}
 	rt = &limitTransport{Limiter: lim, next: rt}
 	rt = &retrier{next: rt, attempts: 3, base: 200 * time.Millisecond, maxWait: lim.maxWait}
-	return &http.Client{Transport: rt, Timeout: 2 * time.Minute}
+	return &http.Client{Transport: &deadlineTransport{next: rt, timeout: clientTimeout}}
+}
+
+// clientTimeout bounds a request, its retries and the reading of its answer when the
+// caller's context sets no deadline of its own.
+const clientTimeout = 2 * time.Minute
+
+// deadlineTransport gives a request without a deadline one of timeout, which ends when
+// the answer's body is closed. It stands in for http.Client.Timeout, which starts a
+// timer and a goroutine for every request, even one whose context ends sooner: a tool
+// call's always does (the operation's deadline).
+type deadlineTransport struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if _, ok := req.Context().Deadline(); ok {
+		return t.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose is an answer's body that ends its request's context when closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // authTransport sets the credential and the provider's headers on a copy of each request.

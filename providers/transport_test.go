@@ -79,7 +79,7 @@ func TestRetryOnlyWhatIsSafe(t *testing.T) {
 			t.Parallel()
 			f, srv := newFlaky(t, tt.statuses)
 			c := testClient(RateLimit{})
-			c.Transport.(*retrier).base = time.Millisecond
+			c.Transport.(*deadlineTransport).next.(*retrier).base = time.Millisecond
 			ctx := withRetryable(context.Background(), tt.retryable)
 			resp, err := post(ctx, c, srv.URL+"/x", `{"a":1}`)
 			if err != nil {
@@ -194,7 +194,7 @@ func TestLimiterWaitsForShortWindows(t *testing.T) {
 	t.Parallel()
 	f, srv := newFlaky(t, []int{429, 200}, http.Header{"Retry-After": {"1"}})
 	c := testClient(RateLimit{MaxWait: 3 * time.Second})
-	c.Transport.(*retrier).base = time.Millisecond
+	c.Transport.(*deadlineTransport).next.(*retrier).base = time.Millisecond
 	// A read: retried after the upstream's window instead of failing.
 	ctx := withRetryable(context.Background(), true)
 	resp, err := post(ctx, c, srv.URL, "")
@@ -300,5 +300,66 @@ func TestAuthHeader(t *testing.T) {
 				t.Errorf("Authorization = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// deadlineSeen is a transport that records the context and deadline of the request it
+// is given and answers 200.
+type deadlineSeen struct {
+	deadline time.Time
+	has      bool
+	ctx      context.Context
+}
+
+func (d *deadlineSeen) RoundTrip(req *http.Request) (*http.Response, error) {
+	d.ctx = req.Context()
+	d.deadline, d.has = req.Context().Deadline()
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(`{}`)), Request: req}, nil
+}
+
+func TestClientBoundsRequestsWithoutADeadline(t *testing.T) {
+	spec := &Spec{Name: "fake"}
+	seen := &deadlineSeen{}
+	c := NewClient(spec, seen, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "tok"}), nil)
+
+	// No deadline of the caller's: the client sets its own, held until the body closes.
+	before := time.Now()
+	req, _ := http.NewRequest(http.MethodGet, "https://upstream.example/x", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !seen.has {
+		t.Fatal("a request without a deadline reached the upstream without one; it could hang for ever")
+	}
+	if got := seen.deadline.Sub(before); got < clientTimeout-time.Second || got > clientTimeout+time.Second {
+		t.Fatalf("the client's deadline is %s away, want %s", got, clientTimeout)
+	}
+	if err := seen.ctx.Err(); err != nil {
+		t.Fatalf("the request's context ended before its body was read: %v", err)
+	}
+	if _, err := io.ReadAll(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if seen.ctx.Err() == nil {
+		t.Fatal("closing the body did not release the request's timer")
+	}
+
+	// The caller's deadline stands, earlier or later than the client's: the client
+	// adds no timer of its own to a request that has one.
+	for _, d := range []time.Duration{time.Second, 10 * time.Minute} {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		want, _ := ctx.Deadline()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://upstream.example/x", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		cancel()
+		if !seen.deadline.Equal(want) {
+			t.Fatalf("a caller's deadline %s away reached the upstream as %s", d, seen.deadline.Sub(want))
+		}
 	}
 }
