@@ -19,7 +19,10 @@ import (
 var printer = message.NewPrinter(language.English)
 
 // Validator checks JSON values against one compiled JSON Schema.
-type Validator struct{ schema *sj.Schema }
+type Validator struct {
+	schema *sj.Schema
+	fast   *fastSchema // nil when the schema is not of the shape it reads
+}
 
 // NewValidator compiles a JSON Schema document.
 func NewValidator(schema json.RawMessage) (*Validator, error) {
@@ -35,7 +38,7 @@ func NewValidator(schema json.RawMessage) (*Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Validator{schema: s}, nil
+	return &Validator{schema: s, fast: compileFast(schema)}, nil
 }
 
 // Validate checks a JSON value. A failure is a switchboard invalid error naming the
@@ -44,6 +47,14 @@ func (v *Validator) Validate(raw json.RawMessage) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
+	if v.fast != nil && v.fast.valid(raw) {
+		return nil
+	}
+	return v.full(raw)
+}
+
+// full is Validate by the JSON Schema validator alone.
+func (v *Validator) full(raw json.RawMessage) error {
 	inst, err := sj.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return switchboard.Invalid("arguments", "not valid JSON: "+err.Error())
