@@ -372,6 +372,13 @@ func processCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// mallocs is how many heap objects the process has allocated so far.
+func mallocs() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.Mallocs
+}
+
 func pct(d []time.Duration, p float64) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
@@ -396,20 +403,23 @@ func BenchmarkToolsCall(b *testing.B) {
 			run(b, 4*c, c, func(int) error { return h.direct() })
 			n := max(b.N, 200)
 			b.ResetTimer()
-			cpu0 := processCPU(b)
+			cpu0, mallocs0 := processCPU(b), mallocs()
 			direct, _ := run(b, n, c, func(int) error { return h.direct() })
-			cpu1 := processCPU(b)
+			cpu1, mallocs1 := processCPU(b), mallocs()
 			hubLat, wall := run(b, n, c, func(w int) error { return sessions[w].callTool() })
 			// The audit rows are part of a call's cost: the CPU is read once they are written.
 			if err := h.audit.Flush(context.Background()); err != nil {
 				b.Fatal(err)
 			}
-			cpu2 := processCPU(b)
+			cpu2, mallocs2 := processCPU(b), mallocs()
 			b.StopTimer()
 			directCPU, hubCPU := (cpu1-cpu0)/time.Duration(n), (cpu2-cpu1)/time.Duration(n)
 			b.ReportMetric(micros(directCPU), "direct-cpu-µs/call")
 			b.ReportMetric(micros(hubCPU), "hub-cpu-µs/call")
 			b.ReportMetric(micros(hubCPU-directCPU), "added-cpu-µs/call")
+			// Allocations do not drift with the machine's load as CPU time does: the
+			// steadiest measure of the hub's own work between two builds.
+			b.ReportMetric(float64(mallocs2-mallocs1-(mallocs1-mallocs0))/float64(n), "added-allocs/call")
 			b.ReportMetric(micros(pct(direct, 0.50)), "direct-p50-µs")
 			b.ReportMetric(micros(pct(hubLat, 0.50)), "hub-p50-µs")
 			b.ReportMetric(micros(pct(hubLat, 0.50)-pct(direct, 0.50)), "added-p50-µs")
