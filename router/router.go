@@ -329,14 +329,16 @@ func (r *Router) prepare(ctx context.Context, p switchboard.Principal, req Reque
 	}
 	// A tool that may be the connection's own is not named until the connection is the
 	// principal's: the same answer as for a tool that does not exist, so nothing leaks.
-	unknown := switchboard.NotFound("connection")
-	if !registered {
-		unknown = switchboard.NotFound("tool " + req.Tool)
+	unknown := func() error {
+		if !registered {
+			return switchboard.NotFound("tool " + req.Tool)
+		}
+		return switchboard.NotFound("connection")
 	}
 	entry, err := r.pool.get(ctx, p.TenantID, req.ConnectionID)
 	if err != nil {
 		if !registered && switchboard.CodeOf(err) == switchboard.CodeNotFound {
-			return Prepared{}, unknown
+			return Prepared{}, unknown()
 		}
 		return Prepared{}, r.internal(ctx, err, "open connection %s", req.ConnectionID)
 	}
@@ -351,7 +353,7 @@ func (r *Router) prepare(ctx context.Context, p switchboard.Principal, req Reque
 			// saying why leaks nothing its key cannot read from its agent.
 			return Prepared{}, errPrivateForAgent
 		}
-		return Prepared{}, unknown
+		return Prepared{}, unknown()
 	}
 	spec := entry.spec
 	if conn.Status == connections.StatusNeedsReconnect || conn.Status == connections.StatusRevoked {
@@ -365,7 +367,7 @@ func (r *Router) prepare(ctx context.Context, p switchboard.Principal, req Reque
 			return Prepared{}, r.internal(ctx, err, "list tools of connection %s", conn.ID)
 		}
 		if tool == nil {
-			return Prepared{}, unknown
+			return Prepared{}, unknown()
 		}
 		if err := tool.Validate(req.Args); err != nil {
 			return Prepared{}, err
