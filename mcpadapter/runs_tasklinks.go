@@ -21,7 +21,18 @@ type taskLinks struct {
 	mu     sync.Mutex
 	byCall map[uintptr]*pendingLink // call → its task id, once the hook saw it
 	runs   map[string]taskRun       // task id → its run
+	// early holds tasks/cancel that came before their task was linked to its run:
+	// the client has the task id as soon as tools/call answers, which may be before
+	// the handler has read it from the hook. link cancels the run when it gets there.
+	early  map[string]earlyCancel
+	cancel func(p switchboard.Principal, runID string)
 	now    func() time.Time
+}
+
+// earlyCancel is a tasks/cancel waiting for its task's run.
+type earlyCancel struct {
+	principal switchboard.Principal
+	at        time.Time
 }
 
 // pendingLink is a call's task id on its way between the hook and the handler.
@@ -45,8 +56,9 @@ type taskRun struct {
 	runID     string
 }
 
-func newTaskLinks() *taskLinks {
-	return &taskLinks{byCall: map[uintptr]*pendingLink{}, runs: map[string]taskRun{}, now: time.Now}
+// newTaskLinks returns the links of a server whose runs cancel cancels.
+func newTaskLinks(cancel func(p switchboard.Principal, runID string)) *taskLinks {
+	return &taskLinks{byCall: map[uintptr]*pendingLink{}, runs: map[string]taskRun{}, early: map[string]earlyCancel{}, cancel: cancel, now: time.Now}
 }
 
 // callKey identifies a call by its request's Header map (0 when it has none).
@@ -68,12 +80,36 @@ func (l *taskLinks) slot(key uintptr) chan string {
 			delete(l.byCall, k)
 		}
 	}
+	l.sweepEarly(now)
 	pl, ok := l.byCall[key]
 	if !ok || now.Sub(pl.created) > staleLink {
 		pl = &pendingLink{ch: make(chan string, 1), created: now}
 		l.byCall[key] = pl
 	}
 	return pl.ch
+}
+
+// maxEarly bounds the tasks/cancel held for tasks not linked yet: a client naming
+// task ids that never come cannot grow the map past it.
+const maxEarly = 1024
+
+// holdCancel keeps a tasks/cancel of a task not linked to its run yet, for link to
+// act on; l.mu is held.
+func (l *taskLinks) holdCancel(taskID string, p switchboard.Principal) {
+	now := l.now()
+	l.sweepEarly(now)
+	if len(l.early) < maxEarly {
+		l.early[taskID] = earlyCancel{principal: p, at: now}
+	}
+}
+
+// sweepEarly drops the held cancels older than staleLink; l.mu is held.
+func (l *taskLinks) sweepEarly(now time.Time) {
+	for id, ec := range l.early {
+		if now.Sub(ec.at) > staleLink {
+			delete(l.early, id)
+		}
+	}
 }
 
 // link waits (briefly) for the call's task id and records the task's run; it returns
@@ -89,10 +125,18 @@ func (l *taskLinks) link(key uintptr, p switchboard.Principal, runID string) fun
 	}
 	l.mu.Lock()
 	delete(l.byCall, key)
+	canceled := false
 	if taskID != "" {
 		l.runs[taskID] = taskRun{principal: p, runID: runID}
+		if ec, ok := l.early[taskID]; ok {
+			delete(l.early, taskID)
+			canceled = sameCaller(ec.principal, p)
+		}
 	}
 	l.mu.Unlock()
+	if canceled && runID != "" {
+		l.cancel(p, runID)
+	}
 	return func() {
 		l.mu.Lock()
 		delete(l.runs, taskID)
@@ -122,14 +166,25 @@ func (x *runsExt) taskHooks() server.ServerOption {
 			if req == nil {
 				return
 			}
+			p, asked := switchboard.PrincipalFrom(ctx)
+			if !asked {
+				return
+			}
 			x.links.mu.Lock()
 			tr, ok := x.links.runs[req.Params.TaskId]
+			if !ok {
+				x.links.holdCancel(req.Params.TaskId, p)
+			}
 			x.links.mu.Unlock()
-			p, asked := switchboard.PrincipalFrom(ctx)
-			if !ok || !asked || p.TenantID != tr.principal.TenantID || p.ID() != tr.principal.ID() {
+			if !ok || !sameCaller(p, tr.principal) {
 				return
 			}
 			_, _ = x.o.Runs.Cancel(context.WithoutCancel(ctx), tr.principal, tr.runID)
 		})
 	}
+}
+
+// sameCaller reports whether two principals are the same caller of the same tenant.
+func sameCaller(a, b switchboard.Principal) bool {
+	return a.TenantID == b.TenantID && a.ID() == b.ID()
 }

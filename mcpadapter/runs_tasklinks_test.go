@@ -16,7 +16,7 @@ import (
 func TestTaskLinksDropStalePending(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
-	l := newTaskLinks()
+	l := newTaskLinks(func(switchboard.Principal, string) {})
 	l.now = func() time.Time { return now }
 	hook := func(key uintptr, task string) {
 		select {
@@ -49,5 +49,37 @@ func TestTaskLinksDropStalePending(t *testing.T) {
 	l.mu.Unlock()
 	if left != 0 {
 		t.Errorf("%d links left after forget, want none", left)
+	}
+}
+
+// TestTaskLinksCancelBeforeLink: a tasks/cancel that arrives before the task's
+// handler has linked it to its run (the client has the task id as soon as tools/call
+// answers) cancels the run once it is linked, and only for the task's own caller.
+func TestTaskLinksCancelBeforeLink(t *testing.T) {
+	t.Parallel()
+	owner := switchboard.Principal{TenantID: "ten_a", Kind: switchboard.PrincipalUser, UserID: "usr_a"}
+	other := switchboard.Principal{TenantID: "ten_a", Kind: switchboard.PrincipalUser, UserID: "usr_b"}
+	var canceled []string
+	l := newTaskLinks(func(p switchboard.Principal, runID string) { canceled = append(canceled, p.ID()+" "+runID) })
+	hook := func(key uintptr, task string) { l.slot(key) <- task }
+
+	l.mu.Lock()
+	l.holdCancel("task-1", owner) // tasks/cancel, before the handler linked task-1
+	l.holdCancel("task-2", other) // someone else's cancel of task-2
+	l.mu.Unlock()
+	hook(1, "task-1")
+	hook(2, "task-2")
+	hook(3, "task-3")
+	defer l.link(1, owner, "run_1")()
+	defer l.link(2, owner, "run_2")()
+	defer l.link(3, owner, "run_3")()
+	if diff := cmp.Diff([]string{"user:usr_a run_1"}, canceled); diff != "" {
+		t.Errorf("runs canceled (-want +got):\n%s", diff)
+	}
+	l.mu.Lock()
+	held := len(l.early)
+	l.mu.Unlock()
+	if held != 0 {
+		t.Errorf("%d cancels still held after their tasks were linked, want none", held)
 	}
 }

@@ -49,7 +49,10 @@ func RunsExtension(o RunsOptions) Extension {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	x := &runsExt{o: o, links: newTaskLinks()}
+	x := &runsExt{o: o}
+	x.links = newTaskLinks(func(p switchboard.Principal, runID string) {
+		_, _ = o.Runs.Cancel(context.Background(), p, runID)
+	})
 	return Extension{
 		Name:              "runs",
 		ServerOptions:     []server.ServerOption{server.WithTaskCapabilities(true, true, true), x.taskHooks()},
