@@ -24,7 +24,7 @@ type taskLinks struct {
 	// early holds tasks/cancel that came before their task was linked to its run:
 	// the client has the task id as soon as tools/call answers, which may be before
 	// the handler has read it from the hook. link cancels the run when it gets there.
-	early  map[string]earlyCancel
+	early  map[string][]earlyCancel
 	cancel func(p switchboard.Principal, runID string)
 	now    func() time.Time
 }
@@ -58,7 +58,7 @@ type taskRun struct {
 
 // newTaskLinks returns the links of a server whose runs cancel cancels.
 func newTaskLinks(cancel func(p switchboard.Principal, runID string)) *taskLinks {
-	return &taskLinks{byCall: map[uintptr]*pendingLink{}, runs: map[string]taskRun{}, early: map[string]earlyCancel{}, cancel: cancel, now: time.Now}
+	return &taskLinks{byCall: map[uintptr]*pendingLink{}, runs: map[string]taskRun{}, early: map[string][]earlyCancel{}, cancel: cancel, now: time.Now}
 }
 
 // callKey identifies a call by its request's Header map (0 when it has none).
@@ -89,24 +89,30 @@ func (l *taskLinks) slot(key uintptr) chan string {
 	return pl.ch
 }
 
-// maxEarly bounds the tasks/cancel held for tasks not linked yet: a client naming
-// task ids that never come cannot grow the map past it.
-const maxEarly = 1024
+// maxEarly bounds the tasks whose tasks/cancel is held before they are linked, and
+// maxEarlyPerTask the callers held for one task: a client naming task ids that never
+// come cannot grow the map past them, and another caller's cancel of the same id does
+// not replace the owner's.
+const (
+	maxEarly        = 1024
+	maxEarlyPerTask = 4
+)
 
 // holdCancel keeps a tasks/cancel of a task not linked to its run yet, for link to
 // act on; l.mu is held.
 func (l *taskLinks) holdCancel(taskID string, p switchboard.Principal) {
 	now := l.now()
 	l.sweepEarly(now)
-	if len(l.early) < maxEarly {
-		l.early[taskID] = earlyCancel{principal: p, at: now}
+	held, ok := l.early[taskID]
+	if ok && len(held) < maxEarlyPerTask || !ok && len(l.early) < maxEarly {
+		l.early[taskID] = append(held, earlyCancel{principal: p, at: now})
 	}
 }
 
 // sweepEarly drops the held cancels older than staleLink; l.mu is held.
 func (l *taskLinks) sweepEarly(now time.Time) {
-	for id, ec := range l.early {
-		if now.Sub(ec.at) > staleLink {
+	for id, held := range l.early {
+		if now.Sub(held[0].at) > staleLink {
 			delete(l.early, id)
 		}
 	}
@@ -128,10 +134,10 @@ func (l *taskLinks) link(key uintptr, p switchboard.Principal, runID string) fun
 	canceled := false
 	if taskID != "" {
 		l.runs[taskID] = taskRun{principal: p, runID: runID}
-		if ec, ok := l.early[taskID]; ok {
-			delete(l.early, taskID)
-			canceled = sameCaller(ec.principal, p)
+		for _, ec := range l.early[taskID] {
+			canceled = canceled || sameCaller(ec.principal, p)
 		}
+		delete(l.early, taskID)
 	}
 	l.mu.Unlock()
 	if canceled && runID != "" {

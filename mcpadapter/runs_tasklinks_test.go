@@ -66,14 +66,18 @@ func TestTaskLinksCancelBeforeLink(t *testing.T) {
 	l.mu.Lock()
 	l.holdCancel("task-1", owner) // tasks/cancel, before the handler linked task-1
 	l.holdCancel("task-2", other) // someone else's cancel of task-2
+	l.holdCancel("task-4", owner) // the owner's cancel of task-4, then someone else's
+	l.holdCancel("task-4", other)
 	l.mu.Unlock()
 	hook(1, "task-1")
 	hook(2, "task-2")
 	hook(3, "task-3")
+	hook(4, "task-4")
 	defer l.link(1, owner, "run_1")()
 	defer l.link(2, owner, "run_2")()
 	defer l.link(3, owner, "run_3")()
-	if diff := cmp.Diff([]string{"user:usr_a run_1"}, canceled); diff != "" {
+	defer l.link(4, owner, "run_4")()
+	if diff := cmp.Diff([]string{"user:usr_a run_1", "user:usr_a run_4"}, canceled); diff != "" {
 		t.Errorf("runs canceled (-want +got):\n%s", diff)
 	}
 	l.mu.Lock()
