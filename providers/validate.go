@@ -38,7 +38,7 @@ func NewValidator(schema json.RawMessage) (*Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Validator{schema: s, fast: compileFast(schema)}, nil
+	return &Validator{schema: s, fast: compileFast(doc)}, nil
 }
 
 // Validate checks a JSON value. A failure is a switchboard invalid error naming the

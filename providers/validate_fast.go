@@ -42,40 +42,39 @@ type fastProp struct {
 // annotations are the keywords that do not constrain a value.
 var annotations = []string{"description", "title", "examples", "default", "$comment", "deprecated", "readOnly", "writeOnly"}
 
-// compileFast returns the fastSchema of a JSON Schema document, or nil when the
-// document is not of the shape it reads.
-func compileFast(doc json.RawMessage) *fastSchema {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(doc, &top) != nil {
+// compileFast returns the fastSchema of a JSON Schema document, as the full
+// validator decoded it (numbers as json.Number), or nil when the document is not of
+// the shape it reads.
+func compileFast(doc any) *fastSchema {
+	top, ok := doc.(map[string]any)
+	if !ok || top["type"] != "object" {
 		return nil
 	}
 	fs := &fastSchema{props: map[string]*fastProp{}}
 	for k, v := range top {
 		switch {
 		case k == "type":
-			var t string
-			if json.Unmarshal(v, &t) != nil || t != "object" {
-				return nil
-			}
 		case k == "properties":
-			var props map[string]map[string]json.RawMessage
-			if json.Unmarshal(v, &props) != nil {
+			props, ok := v.(map[string]any)
+			if !ok {
 				return nil
 			}
 			for name, p := range props {
-				fp, ok := compileProp(p)
-				if !ok {
+				fp := compileProp(p)
+				if fp == nil {
 					return nil
 				}
 				fs.props[name] = fp
 			}
 		case k == "required":
-			if json.Unmarshal(v, &fs.required) != nil {
+			names, ok := stringList(v)
+			if !ok {
 				return nil
 			}
+			fs.required = names
 		case k == "additionalProperties":
-			var open bool
-			if json.Unmarshal(v, &open) != nil {
+			open, ok := v.(bool)
+			if !ok {
 				return nil
 			}
 			fs.closed = !open
@@ -84,22 +83,19 @@ func compileFast(doc json.RawMessage) *fastSchema {
 			return nil
 		}
 	}
-	if _, ok := top["type"]; !ok {
-		return nil
-	}
 	return fs
 }
 
-// compileProp reads one property's schema: ok is false for a keyword fastSchema does
-// not know (the whole schema then goes to the full validator), and a kind of 0 for a
-// property it leaves to the full validator.
-func compileProp(p map[string]json.RawMessage) (*fastProp, bool) {
-	fp := &fastProp{minLen: -1, maxLen: -1}
-	var t string
-	if json.Unmarshal(p["type"], &t) != nil {
-		return nil, false
+// compileProp reads one property's schema: nil for a keyword fastSchema does not know
+// (the whole schema then goes to the full validator), and a kind of 0 for a property
+// it leaves to the full validator.
+func compileProp(schema any) *fastProp {
+	p, ok := schema.(map[string]any)
+	if !ok {
+		return nil
 	}
-	switch t {
+	fp := &fastProp{minLen: -1, maxLen: -1}
+	switch p["type"] {
 	case "string":
 		fp.kind = 's'
 	case "integer":
@@ -110,14 +106,19 @@ func compileProp(p map[string]json.RawMessage) (*fastProp, bool) {
 		fp.kind = 'b'
 	case "array", "object":
 		// Checked by the full validator when present: their own keywords are theirs.
-		return fp, true
+		return fp
 	default:
-		return nil, false
+		return nil
 	}
-	whole := func(raw json.RawMessage) (int64, bool) {
-		n, err := strconv.ParseInt(string(raw), 10, 64)
-		return n, err == nil
+	whole := func(v any) (int64, bool) {
+		n, ok := v.(json.Number)
+		if !ok {
+			return 0, false
+		}
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		return i, err == nil
 	}
+	text, numeric := fp.kind == 's', fp.kind == 'i' || fp.kind == 'n'
 	for k, v := range p {
 		var ok bool
 		switch k {
@@ -125,23 +126,21 @@ func compileProp(p map[string]json.RawMessage) (*fastProp, bool) {
 			ok = true
 		case "minLength":
 			n, isWhole := whole(v)
-			fp.minLen, ok = int(n), isWhole && n >= 0 && fp.kind == 's'
+			fp.minLen, ok = int(n), isWhole && n >= 0 && text
 		case "maxLength":
 			n, isWhole := whole(v)
-			fp.maxLen, ok = int(n), isWhole && n >= 0 && fp.kind == 's'
+			fp.maxLen, ok = int(n), isWhole && n >= 0 && text
 		case "minimum":
 			fp.minimum, ok = whole(v)
-			fp.hasMin = true
-			ok = ok && fp.kind != 's' && fp.kind != 'b'
+			fp.hasMin, ok = true, ok && numeric
 		case "maximum":
 			fp.maximum, ok = whole(v)
-			fp.hasMax = true
-			ok = ok && fp.kind != 's' && fp.kind != 'b'
+			fp.hasMax, ok = true, ok && numeric
 		case "enum":
-			ok = fp.kind == 's' && json.Unmarshal(v, &fp.enum) == nil && fp.enum != nil
+			fp.enum, ok = stringList(v)
+			ok = ok && text
 		case "pattern":
-			var src string
-			if fp.kind == 's' && json.Unmarshal(v, &src) == nil {
+			if src, isText := v.(string); isText && text {
 				re, err := regexp.Compile(src) // as the full validator compiles it
 				fp.pattern, ok = re, err == nil
 			}
@@ -151,10 +150,25 @@ func compileProp(p map[string]json.RawMessage) (*fastProp, bool) {
 			ok = slices.Contains(annotations, k)
 		}
 		if !ok {
+			return nil
+		}
+	}
+	return fp
+}
+
+// stringList returns v as a list of strings, if it is one.
+func stringList(v any) ([]string, bool) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, len(list))
+	for i, e := range list {
+		if out[i], ok = e.(string); !ok {
 			return nil, false
 		}
 	}
-	return fp, true
+	return out, true
 }
 
 // valid reports whether raw is sure to be valid; false means "ask the full
