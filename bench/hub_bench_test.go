@@ -457,15 +457,15 @@ func bulkSpec(n int) providers.Spec {
 	return providers.Spec{Name: "bulk", Title: "Bulk", Verify: func(context.Context, *providers.Call) (providers.Account, error) { return providers.Account{}, nil }, Operations: ops}
 }
 
-// BenchmarkToolsList lists the tools of a tenant with 20, 300 and 3,000 tools from one
-// session: 300 and 3,000 are GitHub's and a synthetic provider's, 20 (the list of a
-// typical agent) the synthetic provider's alone. Each list is asked for two ways,
+// BenchmarkToolsList lists the tools of a tenant with 10, 20, 300 and 3,000 tools from
+// one session: 300 and 3,000 are GitHub's and a synthetic provider's, 10 and 20 (the
+// list of a typical agent) the synthetic provider's alone. Each list is asked for two ways,
 // interleaved in rounds of ten: plainly, which the adapter answers from its encoded
 // cache, and with a _meta in the params, which the cache leaves to mcp-go (the answer
 // before the cache). Reported per way: p50 and p99 latency.
 func BenchmarkToolsList(b *testing.B) {
 	github := len(mustRegistry(b).Tools("github"))
-	for _, n := range []int{20, 300, 3000} {
+	for _, n := range []int{10, 20, 300, 3000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			var h *hub
 			if n < github {
