@@ -55,6 +55,7 @@ type hub struct {
 	conns   *connections.Service
 	cstore  *connections.Store
 	admit   *limits.Admission
+	handler http.Handler
 }
 
 func newHub(b *testing.B, extra ...providers.Spec) *hub {
@@ -175,7 +176,7 @@ func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, extra ...prov
 	return &hub{
 		mcpURL: srv.URL + "/mcp/" + tenant.Slug, key: key, audit: writer,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048}},
-		base:   srv.URL, tenants: tstore, conns: svc, cstore: cstore, admit: admission,
+		base:   srv.URL, handler: engine, tenants: tstore, conns: svc, cstore: cstore, admit: admission,
 	}
 }
 
@@ -220,6 +221,11 @@ func (h *hub) newSession() (*session, error) {
 }
 
 func (s *session) post(body string) (*http.Response, error) {
+	return s.h.client.Do(s.request(body))
+}
+
+// request is the session's POST of body, as post sends it.
+func (s *session) request(body string) *http.Request {
 	req, _ := http.NewRequest(http.MethodPost, s.h.mcpURL, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+s.h.key)
 	req.Header.Set("Content-Type", "application/json")
@@ -228,7 +234,7 @@ func (s *session) post(body string) (*http.Response, error) {
 		req.Header.Set("Mcp-Session-Id", s.id)
 		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
 	}
-	return s.h.client.Do(req)
+	return req
 }
 
 // rpc sends one request and returns the JSON-RPC response, whether it came as JSON or
@@ -288,7 +294,7 @@ func (e *httpRefusal) Error() string {
 // list asks for the tools and checks the answer is a JSON list, without decoding it:
 // a client's decoding of a 400 KiB list would otherwise be most of what is timed.
 func (s *session) list(params string) error {
-	resp, err := s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + params + `}`)
+	resp, err := s.post(listBody(params))
 	if err != nil {
 		return err
 	}
@@ -459,10 +465,18 @@ func bulkSpec(n int) providers.Spec {
 
 // BenchmarkToolsList lists the tools of a tenant with 10, 20, 300 and 3,000 tools from
 // one session: 300 and 3,000 are GitHub's and a synthetic provider's, 10 and 20 (the
-// list of a typical agent) the synthetic provider's alone. Each list is asked for two ways,
-// interleaved in rounds of ten: plainly, which the adapter answers from its encoded
-// cache, and with a _meta in the params, which the cache leaves to mcp-go (the answer
-// before the cache). Reported per way: p50 and p99 latency.
+// list of a typical agent) the synthetic provider's alone. Each list is asked for four
+// ways, interleaved in rounds of ten:
+//   - cached: plainly over loopback HTTP, which the adapter answers from its encoded cache;
+//   - mcpgo: with a _meta in the params, which the cache leaves to mcp-go (the answer
+//     before the cache);
+//   - floor: the same request from the same client to a bare net/http server on
+//     loopback that answers the same bytes at once, so what the transport and the client
+//     cost is apart from what the hub costs;
+//   - handler: the hub's whole handler (gin, access log, key, session, cache) called in
+//     this process with a ResponseWriter that keeps nothing, so no transport at all.
+//
+// Reported per way: p50 and p99 latency.
 func BenchmarkToolsList(b *testing.B) {
 	github := len(mustRegistry(b).Tools("github"))
 	for _, n := range []int{10, 20, 300, 3000} {
@@ -474,20 +488,27 @@ func BenchmarkToolsList(b *testing.B) {
 				h = newHub(b, bulkSpec(n-github))
 			}
 			s := h.session(b)
-			res, err := s.rpc("tools/list", `{}`)
+			resp, err := s.post(listBody(`{}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			answer, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
 			if err != nil {
 				b.Fatal(err)
 			}
 			var list struct {
-				Tools []struct {
-					Name string `json:"name"`
-				} `json:"tools"`
+				Result struct {
+					Tools []struct {
+						Name string `json:"name"`
+					} `json:"tools"`
+				} `json:"result"`
 			}
-			if err := json.Unmarshal(res, &list); err != nil {
+			if err := json.Unmarshal(answer, &list); err != nil {
 				b.Fatal(err)
 			}
 			hubTools := 0
-			for _, t := range list.Tools {
+			for _, t := range list.Result.Tools {
 				if !strings.HasPrefix(t.Name, "switchboard_") { // the runs extension's management tools
 					hubTools++
 				}
@@ -495,15 +516,38 @@ func BenchmarkToolsList(b *testing.B) {
 			if hubTools != n {
 				b.Fatalf("tools/list returned %d hub tools, want %d", hubTools, n)
 			}
+			bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(answer)
+			}))
+			defer bare.Close()
+			floorHub := *h
+			floorHub.mcpURL = bare.URL
+			floor := &session{h: &floorHub, id: s.id}
+			inProcess := func() error {
+				req := s.request(listBody(`{}`))
+				w := &nullWriter{header: http.Header{}}
+				h.handler.ServeHTTP(w, req)
+				if w.status != http.StatusOK || w.n != len(answer) {
+					return fmt.Errorf("tools/list in process: HTTP %d, %d bytes (want %d)", w.status, w.n, len(answer))
+				}
+				return nil
+			}
 			rounds := max(b.N, 50)
-			var cached, mcpgo []time.Duration
+			var cached, mcpgo, bareLat, handler []time.Duration
 			b.ResetTimer()
 			for r := 0; r < rounds; r += 10 {
 				for _, way := range []struct {
-					params string
-					into   *[]time.Duration
-				}{{`{}`, &cached}, {`{"_meta":{"bench":1}}`, &mcpgo}} {
-					lat, _ := run(b, 10, 1, func(int) error { return s.list(way.params) })
+					call func() error
+					into *[]time.Duration
+				}{
+					{func() error { return s.list(`{}`) }, &cached},
+					{func() error { return s.list(`{"_meta":{"bench":1}}`) }, &mcpgo},
+					{func() error { return floor.list(`{}`) }, &bareLat},
+					{inProcess, &handler},
+				} {
+					lat, _ := run(b, 10, 1, func(int) error { return way.call() })
 					*way.into = append(*way.into, lat...)
 				}
 			}
@@ -512,10 +556,41 @@ func BenchmarkToolsList(b *testing.B) {
 			b.ReportMetric(micros(pct(cached, 0.99)), "cached-p99-µs")
 			b.ReportMetric(micros(pct(mcpgo, 0.50)), "mcpgo-p50-µs")
 			b.ReportMetric(micros(pct(mcpgo, 0.99)), "mcpgo-p99-µs")
-			b.ReportMetric(float64(len(res))/1024, "KiB/list")
+			b.ReportMetric(micros(pct(bareLat, 0.50)), "floor-p50-µs")
+			b.ReportMetric(micros(pct(handler, 0.50)), "handler-p50-µs")
+			b.ReportMetric(micros(pct(handler, 0.99)), "handler-p99-µs")
+			b.ReportMetric(float64(len(answer))/1024, "KiB/list")
 		})
 	}
 }
+
+// listBody is a tools/list request with the given params.
+func listBody(params string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + params + `}`
+}
+
+// nullWriter is an http.ResponseWriter that keeps only the status and the byte count.
+type nullWriter struct {
+	header http.Header
+	status int
+	n      int
+}
+
+func (w *nullWriter) Header() http.Header { return w.header }
+
+func (w *nullWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *nullWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	w.n += len(p)
+	return len(p), nil
+}
+
+func (w *nullWriter) Flush() {}
 
 func mustRegistry(b *testing.B) *providers.Registry {
 	reg := providers.NewRegistry()
