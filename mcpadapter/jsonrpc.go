@@ -77,14 +77,14 @@ func checkEnvelope(env envelope, modern bool) *envelopeFault {
 	}
 	rawMethod, hasMethod := fields["method"]
 	var method string
-	if hasMethod && json.Unmarshal(rawMethod, &method) != nil {
+	if hasMethod && unquote(rawMethod, &method) != nil {
 		f.message = "method must be a string"
 		f.notification = !hasID
 		return f
 	}
 	f.notification = hasMethod && !hasID
 	var version string
-	if json.Unmarshal(fields["jsonrpc"], &version) != nil || version != mcp.JSONRPC_VERSION {
+	if unquote(fields["jsonrpc"], &version) != nil || version != mcp.JSONRPC_VERSION {
 		f.message = `jsonrpc must be "2.0"`
 		return f
 	}
@@ -101,6 +101,32 @@ func checkEnvelope(env envelope, modern bool) *envelopeFault {
 		return checkInitializeParams(fields["params"], rawID)
 	}
 	return nil
+}
+
+// unquote decodes a JSON value into s as json.Unmarshal does, without its reflection
+// for what JSON-RPC's members nearly always are: a string of printable ASCII without
+// escapes, whose bytes are its value. Anything else goes to json.Unmarshal.
+func unquote(raw json.RawMessage, s *string) error {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		inner := raw[1 : n-1]
+		plain := true
+		for _, c := range inner {
+			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			*s = string(inner)
+			return nil
+		}
+	}
+	return json.Unmarshal(raw, s)
+}
+
+// emptyObject reports whether raw is the JSON object {}, give or take white space.
+func emptyObject(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "{}"
 }
 
 // validID reports whether a JSON-RPC id is a string or a number (MCP forbids null).

@@ -107,17 +107,17 @@ func readMessage(env envelope, body []byte) (jsonrpcShape, error) {
 		}
 	}
 	if raw, ok := env.fields["jsonrpc"]; ok {
-		if err := json.Unmarshal(raw, &m.JSONRPC); err != nil {
+		if err := unquote(raw, &m.JSONRPC); err != nil {
 			return jsonrpcShape{}, err
 		}
 	}
 	if raw, ok := env.fields["method"]; ok {
-		if err := json.Unmarshal(raw, &m.Method); err != nil {
+		if err := unquote(raw, &m.Method); err != nil {
 			return jsonrpcShape{}, err
 		}
 	}
 	m.ID, m.Result, m.Error, m.RawParams = env.fields["id"], env.fields["result"], env.fields["error"], env.fields["params"]
-	if len(m.RawParams) > 0 && json.Unmarshal(m.RawParams, &m.Params) != nil {
+	if len(m.RawParams) > 0 && !emptyObject(m.RawParams) && json.Unmarshal(m.RawParams, &m.Params) != nil {
 		m.Params = messageParams{}
 	}
 	m.exact = true
