@@ -172,6 +172,9 @@ func BenchmarkOverload(b *testing.B) {
 	}
 }
 
+// envNoisyCallers sets BenchmarkNoisyNeighbour's count of noisy callers.
+const envNoisyCallers = "SWITCHBOARD_BENCH_NOISY_CALLERS"
+
 // neighbourWindow is how long each half of a noisy-neighbour pair lasts.
 const neighbourWindow = 5 * time.Second
 
@@ -181,16 +184,26 @@ const neighbourWindow = 5 * time.Second
 // refused. The hub runs in a process of its own. Each iteration is three pairs, alone
 // then beside, interleaved so that both halves see the same load on the machine;
 // reported are the quiet tenant's p50 and p99 over all three of each, the worst pair's
-// ratio of p99s, and the hub's CPU time in each.
+// ratio of p99s, and the hub's CPU time in each. SWITCHBOARD_BENCH_NOISY_CALLERS sets
+// how many callers the noisy tenant has instead (the quiet tenant's p99 against how much
+// its neighbour is answered, as BENCHMARKS.md tabulates it).
 func BenchmarkNoisyNeighbour(b *testing.B) {
 	const quietCallers, thinkTime, pairs = 8, 5 * time.Millisecond, 3
+	noisyCallers := 10 * quietCallers
+	if v := os.Getenv(envNoisyCallers); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("%s=%q: want a whole number of callers, 1 or more", envNoisyCallers, v)
+		}
+		noisyCallers = n
+	}
 	hp := startHubProcess(b, "noisy")
 	h, noisy := hp.tenants[""], hp.tenants["noisy"]
 	quiet := make([]*session, quietCallers)
 	for i := range quiet {
 		quiet[i] = h.session(b)
 	}
-	loud := make([]*session, 10*quietCallers)
+	loud := make([]*session, noisyCallers)
 	for i := range loud {
 		loud[i] = noisy.session(b)
 	}
