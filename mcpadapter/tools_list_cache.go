@@ -139,7 +139,7 @@ func (s *scope) serveCachedList(w http.ResponseWriter, r *http.Request, id strin
 // nothing else: absent, null, {} or an empty cursor.
 func plainListParams(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" || string(raw) == "{}" {
+	if len(raw) == 0 || string(raw) == "null" || emptyObject(raw) {
 		return true
 	}
 	var p map[string]json.RawMessage
