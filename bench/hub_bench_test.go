@@ -69,7 +69,7 @@ func buildHub(b *testing.B, withGitHub bool, extra ...providers.Spec) *hub {
 	b.Helper()
 	upstream := fakeGitHub()
 	b.Cleanup(upstream.Close)
-	h := buildHubAt(b, upstream.URL, withGitHub, extra...)
+	h := buildHubAt(b, upstream.URL, withGitHub, nil, extra...)
 	h.upstream = upstream
 	return h
 }
@@ -99,8 +99,9 @@ func fakeGitHubHandler() http.Handler {
 	})
 }
 
-// buildHubAt is the hub serving over loopback HTTP with GitHub's API at upstreamURL.
-func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, extra ...providers.Spec) *hub {
+// buildHubAt is the hub serving over loopback HTTP with GitHub's API at upstreamURL;
+// wrap, when set, wraps the handler the server serves (the hub's process times it).
+func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, wrap func(http.Handler) http.Handler, extra ...providers.Spec) *hub {
 	b.Helper()
 	ctx := context.Background()
 	gin.SetMode(gin.ReleaseMode) // as `switchboard serve` runs
@@ -171,7 +172,11 @@ func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, extra ...prov
 	b.Cleanup(func() { adapter.Close(context.Background()) })
 	engine := api.New(api.Options{Registry: reg, Tenants: tstore, Connections: svc, Audit: audit.NewStore(db), Recorder: writer, Logger: log})
 	engine.Any(mcpadapter.Prefix+":tenant", gin.WrapH(adapter))
-	srv := httptest.NewServer(engine)
+	var served http.Handler = engine
+	if wrap != nil {
+		served = wrap(engine)
+	}
+	srv := httptest.NewServer(served)
 	b.Cleanup(srv.Close)
 	return &hub{
 		mcpURL: srv.URL + "/mcp/" + tenant.Slug, key: key, audit: writer,

@@ -211,7 +211,8 @@ func serveHub() int {
 			fmt.Fprintln(os.Stderr, "hub process:", err)
 			code = 1
 		}
-		h := buildHubAt(b, os.Getenv(envHub), true)
+		var timed handlerLatency
+		h := buildHubAt(b, os.Getenv(envHub), true, timed.wrap)
 		fmt.Printf("tenant - %s %s\n", h.mcpURL, h.key)
 		for _, slug := range strings.Split(os.Getenv(envHubTenants), ",") {
 			if slug == "" {

@@ -9,6 +9,10 @@ import (
 	"time"
 )
 
+// envQuietShare sets BenchmarkNoisyNeighbourRate's quiet rate as a share of the
+// measured capacity (default 0.1; the noisy tenant always asks ten times as much).
+const envQuietShare = "SWITCHBOARD_BENCH_QUIET_SHARE"
+
 // BenchmarkNoisyNeighbourRate is the noisy neighbour with loads set by rate rather than
 // by callers: the hub's capacity C is measured first (64 closed-loop callers of the
 // noisy tenant, 3 s), then the quiet tenant sends C/10 calls a second and the noisy
@@ -18,11 +22,21 @@ import (
 // interleaved; reported as BenchmarkNoisyNeighbour's figures, plus C. In
 // BenchmarkNoisyNeighbour the quiet tenant's own load is near half of what the hub
 // gets on a loaded machine; here it is a tenth of it however loaded the machine is.
+// envQuietShare sets a smaller quiet share, so the same tenfold neighbour can be
+// measured with the node less than full (0.05: 55% of C asked for in all).
 func BenchmarkNoisyNeighbourRate(b *testing.B) {
 	const pairs = 3
 	maxOutstanding := int64(256)
 	if n, err := strconv.Atoi(os.Getenv("SWITCHBOARD_BENCH_OUTSTANDING")); err == nil {
 		maxOutstanding = int64(n)
+	}
+	share := 0.1
+	if v := os.Getenv(envQuietShare); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 0.1 {
+			b.Fatalf("%s=%q: want the quiet tenant's share of the capacity, above 0 and at most 0.1", envQuietShare, v)
+		}
+		share = f
 	}
 	hp := startHubProcess(b, "noisy")
 	h, noisy := hp.tenants[""], hp.tenants["noisy"]
@@ -38,7 +52,7 @@ func BenchmarkNoisyNeighbourRate(b *testing.B) {
 	outs, wall := closedLoop(b, loud[:64], 3*time.Second)
 	lat, _ := merge(outs)
 	capacity := float64(len(lat)) / wall.Seconds()
-	quietRate := capacity / 10
+	quietRate := capacity * share
 
 	type tally struct {
 		lat     []time.Duration
@@ -86,6 +100,7 @@ func BenchmarkNoisyNeighbourRate(b *testing.B) {
 	}
 	var alone, beside, noisyBeside tally
 	var aloneCPU, besideCPU time.Duration
+	var aloneHub, besideHub []time.Duration // the quiet calls' time in the hub's handler
 	worst := 0.0
 	b.ResetTimer()
 	for range b.N {
@@ -93,9 +108,11 @@ func BenchmarkNoisyNeighbourRate(b *testing.B) {
 			var wg sync.WaitGroup
 			before := len(alone.lat)
 			cpu0 := hp.cpu(b)
+			h.handlerLatencies(b) // forget what came before this half
 			send(quiet, quietRate, neighbourWindow, &alone, &wg)
 			wg.Wait()
 			aloneCPU += hp.cpu(b) - cpu0
+			aloneHub = append(aloneHub, h.handlerLatencies(b)...)
 			a := alone.lat[before:]
 
 			before = len(beside.lat)
@@ -106,17 +123,20 @@ func BenchmarkNoisyNeighbourRate(b *testing.B) {
 			bg.Wait()
 			wg.Wait()
 			besideCPU += hp.cpu(b) - cpu0
+			besideHub = append(besideHub, h.handlerLatencies(b)...)
 			n := beside.lat[before:]
 			worst = max(worst, float64(pct(n, 0.99))/float64(pct(a, 0.99)))
 		}
 	}
 	b.StopTimer()
 	f := neighbourFigures{secs: float64(b.N*pairs) * neighbourWindow.Seconds(), quietAlone: alone.lat, quietBeside: beside.lat,
-		worst: worst, noisyAnswered: len(noisyBeside.lat), noisyRefused: &noisyBeside.refused, aloneCPU: aloneCPU, besideCPU: besideCPU}
+		worst: worst, noisyAnswered: len(noisyBeside.lat), noisyRefused: &noisyBeside.refused, aloneCPU: aloneCPU, besideCPU: besideCPU,
+		quietAloneHub: aloneHub, quietBesideHub: besideHub}
 	f.quietRefused.addAll(alone.refused.byReason)
 	f.quietRefused.addAll(beside.refused.byReason)
 	f.quietRefused.addAll(map[string]int{"dropped": int(alone.dropped.Load() + beside.dropped.Load())})
 	b.ReportMetric(capacity, "capacity-calls/s")
+	b.ReportMetric(quietRate, "quiet-asked-calls/s")
 	b.ReportMetric(float64(noisyBeside.dropped.Load()), "noisy-dropped")
 	f.report(b)
 }

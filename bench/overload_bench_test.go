@@ -245,6 +245,7 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 	}
 	type half struct {
 		quiet, loud                []time.Duration
+		quietHub                   []time.Duration // the quiet calls' time in the hub's handler
 		quietRefused, noisyRefused refusals
 		cpu                        time.Duration
 	}
@@ -253,6 +254,7 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 		var wg sync.WaitGroup
 		var loudLat []time.Duration
 		cpu0 := hp.cpu(b)
+		h.handlerLatencies(b) // forget what came before this half
 		if withNoise {
 			wg.Go(func() { run(b, loud, stop, &loudLat, &into.noisyRefused) })
 		}
@@ -261,6 +263,7 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 		close(stop)
 		wg.Wait()
 		into.cpu += hp.cpu(b) - cpu0
+		into.quietHub = append(into.quietHub, h.handlerLatencies(b)...)
 		into.quiet = append(into.quiet, quietLat...)
 		into.loud = append(into.loud, loudLat...)
 		return quietLat
@@ -277,7 +280,8 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 	}
 	b.StopTimer()
 	f := neighbourFigures{secs: float64(b.N*pairs) * neighbourWindow.Seconds(), quietAlone: alone.quiet, quietBeside: beside.quiet,
-		worst: worst, noisyAnswered: len(beside.loud), noisyRefused: &beside.noisyRefused, aloneCPU: alone.cpu, besideCPU: beside.cpu}
+		worst: worst, noisyAnswered: len(beside.loud), noisyRefused: &beside.noisyRefused, aloneCPU: alone.cpu, besideCPU: beside.cpu,
+		quietAloneHub: alone.quietHub, quietBesideHub: beside.quietHub}
 	f.quietRefused.addAll(alone.quietRefused.byReason)
 	f.quietRefused.addAll(beside.quietRefused.byReason)
 	f.report(b)
