@@ -185,6 +185,39 @@ func TestAdmissionHoldsOnlyTheTenantAskingMore(t *testing.T) {
 	}
 }
 
+// TestAdmissionTakesATenantJustBegunToFloodForTheHeavier: a tenant that began asking a
+// moment ago, faster than a steady neighbour, is the heavier of the two though it has
+// asked fewer calls over the last second; so the neighbour, with more calls under way
+// while the node stalls, is not held to its part (in the noisy-neighbour benchmarks the
+// quiet tenant was refused so in the first instants of each flood).
+func TestAdmissionTakesATenantJustBegunToFloodForTheHeavier(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 16)
+	a, c := partAdmission(3, counts)
+	for range 150 { // the quiet tenant: 100 calls a second for 1.5 s
+		underWay(t, a, "ten_quiet").Release()
+		c.advance(10 * time.Millisecond)
+	}
+	contend(t, a, "ten_quiet", 2)
+	var quiet, noisy []*limits.Slot
+	for range 4 { // four under way while it is alone: over its part of 3
+		quiet = append(quiet, underWay(t, a, "ten_quiet"))
+	}
+	for range 3 { // the neighbour begins: three calls at once, as fast as can be
+		noisy = append(noisy, underWay(t, a, "ten_noisy"))
+	}
+	s, err := a.Admit(context.Background(), "ten_quiet")
+	if err != nil {
+		t.Fatalf("the steady tenant, with 4 calls under way beside a flood just begun, was refused: %v", err)
+	}
+	for _, s := range append(append(quiet, noisy...), s) {
+		s.Release()
+	}
+	if len(counts) > 0 {
+		t.Errorf("refused: %s", <-counts)
+	}
+}
+
 // TestAdmissionForgetsTenantsNoLongerActive: the tenants an Admission remembers are
 // those that asked for a place within the last second or have calls under way, however
 // many have ever called.
