@@ -7,9 +7,8 @@ import (
 
 // neighbourFigures are what both noisy-neighbour benchmarks (closed loop and by rate)
 // measure and report alike: the quiet tenant's latency alone and beside the noisy one,
-// as its callers see it and inside the hub's handler,
-// the worst pair's ratio of p99s, each tenant's throughput and refusals by reason, and
-// the hub's CPU.
+// as its callers see it and inside the hub's handler, the worst pair's ratio of p99s,
+// each tenant's throughput and refusals by reason, and the hub's CPU.
 type neighbourFigures struct {
 	secs                    float64 // the length of each half, over all pairs
 	quietAlone, quietBeside []time.Duration
