@@ -2,7 +2,6 @@ package bench
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -71,7 +70,7 @@ func (h *hub) handlerLatencies(b *testing.B) []time.Duration {
 	defer resp.Body.Close()
 	var lat []time.Duration
 	if err := json.NewDecoder(resp.Body).Decode(&lat); err != nil || resp.StatusCode != http.StatusOK {
-		b.Fatal(fmt.Errorf("the hub's latencies: HTTP %d: %v", resp.StatusCode, err))
+		b.Fatalf("the hub's latencies: HTTP %d: %v", resp.StatusCode, err)
 	}
 	return lat
 }
