@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
@@ -28,7 +29,23 @@ const (
 	// envHubCPUProfile, set when the benchmark runs, is where the hub's process writes
 	// its CPU profile.
 	envHubCPUProfile = "SWITCHBOARD_BENCH_HUB_CPUPROFILE"
+	// envUpstreamDelay, a Go duration, is how long the fake GitHub takes to answer each
+	// request (default none): GitHub's own time, which the benchmarks otherwise leave out.
+	envUpstreamDelay = "SWITCHBOARD_BENCH_UPSTREAM_DELAY"
 )
+
+// upstreamDelay is envUpstreamDelay's duration, 0 when it is not set.
+func upstreamDelay(b *testing.B) time.Duration {
+	v := os.Getenv(envUpstreamDelay)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		b.Fatalf("%s=%q: want a duration such as 50ms", envUpstreamDelay, v)
+	}
+	return d
+}
 
 // hubProcess is the hub's process, and one hub per tenant as its callers see it.
 type hubProcess struct {
@@ -41,6 +58,7 @@ type hubProcess struct {
 // once the hub serves the first tenant and the others named.
 func startHubProcess(b *testing.B, others ...string) *hubProcess {
 	b.Helper()
+	upstreamDelay(b) // a bad value fails here, not silently in the upstream's process
 	_, lines := startChild(b, envUpstream+"=1")
 	upstream := ""
 	for line := range lines {
@@ -160,7 +178,15 @@ func startChild(b *testing.B, env ...string) (int, <-chan string) {
 // serveUpstream is the fake GitHub's process: it prints "upstream URL" and serves
 // until its stdin closes.
 func serveUpstream() int {
-	srv := fakeGitHub()
+	handler := fakeGitHubHandler()
+	if d, err := time.ParseDuration(os.Getenv(envUpstreamDelay)); err == nil && d > 0 {
+		answer := handler
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(d)
+			answer.ServeHTTP(w, r)
+		})
+	}
+	srv := httptest.NewServer(handler)
 	defer srv.Close()
 	fmt.Printf("upstream %s\n", srv.URL)
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
