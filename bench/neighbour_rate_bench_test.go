@@ -28,8 +28,9 @@ const envQuietShare = "SWITCHBOARD_BENCH_QUIET_SHARE"
 // of the quiet tenant's time is measured beside GitHub's own.
 func BenchmarkNoisyNeighbourRate(b *testing.B) {
 	const pairs = 3
+	delay := upstreamDelay(b)
 	maxOutstanding := int64(256)
-	if upstreamDelay(b) > 0 {
+	if delay > 0 {
 		maxOutstanding = 4096 // calls stay outstanding for GitHub's time
 	}
 	if n, err := strconv.Atoi(os.Getenv("SWITCHBOARD_BENCH_OUTSTANDING")); err == nil {
@@ -57,7 +58,7 @@ func BenchmarkNoisyNeighbourRate(b *testing.B) {
 	// (envUpstreamDelay), with 1,024 (the noisy tenant's sessions, each used by several),
 	// enough to keep the node's calls under way at their bound.
 	callers := loud[:64]
-	if upstreamDelay(b) > 0 {
+	if delay > 0 {
 		callers = make([]*session, 1024)
 		for i := range callers {
 			callers[i] = loud[i%len(loud)]
