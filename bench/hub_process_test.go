@@ -34,15 +34,24 @@ const (
 	envUpstreamDelay = "SWITCHBOARD_BENCH_UPSTREAM_DELAY"
 )
 
-// upstreamDelay is envUpstreamDelay's duration, 0 when it is not set.
-func upstreamDelay(b *testing.B) time.Duration {
+// parseUpstreamDelay is envUpstreamDelay's duration, 0 when it is not set.
+func parseUpstreamDelay() (time.Duration, error) {
 	v := os.Getenv(envUpstreamDelay)
 	if v == "" {
-		return 0
+		return 0, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
-		b.Fatalf("%s=%q: want a duration such as 50ms", envUpstreamDelay, v)
+		return 0, fmt.Errorf("%s=%q: want a duration such as 50ms", envUpstreamDelay, v)
+	}
+	return d, nil
+}
+
+// upstreamDelay is parseUpstreamDelay's duration; a bad value fails the benchmark.
+func upstreamDelay(b *testing.B) time.Duration {
+	d, err := parseUpstreamDelay()
+	if err != nil {
+		b.Fatal(err)
 	}
 	return d
 }
@@ -179,7 +188,7 @@ func startChild(b *testing.B, env ...string) (int, <-chan string) {
 // until its stdin closes.
 func serveUpstream() int {
 	handler := fakeGitHubHandler()
-	if d, err := time.ParseDuration(os.Getenv(envUpstreamDelay)); err == nil && d > 0 {
+	if d, _ := parseUpstreamDelay(); d > 0 { // the benchmark has checked it (startHubProcess)
 		answer := handler
 		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(d)
