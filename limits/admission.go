@@ -19,12 +19,20 @@ type AdmissionOptions struct {
 	// which is what overloads it, and slow upstreams do not starve fast ones.
 	MaxInFlight int
 	// MaxAdmitted bounds the calls admitted and not yet done, node-wide, whether they
-	// hold a place or wait for their upstream or their audit commit; default 32 ×
-	// MaxInFlight. A new call beyond it waits for one to end, so a flood of callers
-	// waits at the door, for nothing but a parked goroutine, instead of piling into the
-	// upstream's connections (each past the pool's 256 idle ones is dialed and closed
-	// again) and the resume queue.
+	// hold a place or wait for one or for their audit commit; default 32 ×
+	// MaxInFlight. A call waiting for its upstream's answer (see Slot.Away) does not
+	// count: UpstreamAdmitted bounds those, per upstream. A new call beyond it waits for
+	// one to end, so a flood of callers waits at the door, for nothing but a parked
+	// goroutine, instead of piling into the resume queue.
 	MaxAdmitted int
+	// UpstreamAdmitted is how many calls may wait for one upstream's answer at once,
+	// node-wide; default MaxAdmitted. One more waits, without a place, for one of them
+	// to end (up to MaxWait, and as many as UpstreamAdmitted may wait so), else it is
+	// refused before it sends anything: so a slow upstream holds this many calls and no
+	// more, and the calls to other upstreams still come in at the door. Keep it within
+	// the providers' idle connections per host (256): each past them is dialed and
+	// closed again.
+	UpstreamAdmitted int
 	// TenantAdmitted is a tenant's part of the calls under way (MaxAdmitted's) while
 	// the node is contended (a call had to wait for a place within the last second) and
 	// another tenant is active (asked for a place within the last second, or has calls
@@ -50,7 +58,8 @@ type AdmissionOptions struct {
 	RetryAfter time.Duration
 	// Refused, when set, is told of each refusal: scope "node" or "tenant", reason
 	// "queue_full", "over_share" (see overShare), "over_part" (see TenantAdmitted) or
-	// "wait_exceeded".
+	// "wait_exceeded"; or scope "upstream", reason "queue_full" or "wait_exceeded" (see
+	// UpstreamAdmitted).
 	Refused func(scope, reason string)
 }
 
@@ -62,8 +71,8 @@ type Admission struct {
 	opts     AdmissionOptions
 	mu       sync.Mutex
 	running  int
-	admitted int                          // slots not yet released: running or paused
-	under    map[switchboard.TenantID]int // those slots, by tenant
+	admitted int                          // slots not yet released nor away (see Slot.Away)
+	under    map[switchboard.TenantID]int // slots not yet released, away too, by tenant
 	waiting  int                          // new calls waiting (MaxQueue bounds them)
 	resuming int                          // calls back from their upstream waiting
 	held     map[switchboard.TenantID]int // places held, by tenant
@@ -74,6 +83,7 @@ type Admission struct {
 	asked    map[switchboard.TenantID]*demand // what each tenant asked for lately
 	swept    time.Time                        // when tenants of asked no longer active were last dropped
 	waited   time.Time                        // when a call last had to wait for a place
+	gates    map[string]*upstreamGate         // the calls away at each upstream, and those waiting to go
 }
 
 // activeFor is how long after its last call a tenant counts as active, for the
@@ -104,6 +114,9 @@ func NewAdmission(o AdmissionOptions) *Admission {
 		o.MaxAdmitted = 32 * o.MaxInFlight
 	}
 	o.MaxAdmitted = max(o.MaxAdmitted, o.MaxInFlight)
+	if o.UpstreamAdmitted <= 0 {
+		o.UpstreamAdmitted = o.MaxAdmitted
+	}
 	if o.TenantAdmitted <= 0 {
 		o.TenantAdmitted = 4 * o.MaxInFlight
 	}
@@ -120,7 +133,8 @@ func NewAdmission(o AdmissionOptions) *Admission {
 		o.RetryAfter = time.Second
 	}
 	return &Admission{opts: o, tenants: map[switchboard.TenantID]*tenantQueue{}, held: map[switchboard.TenantID]int{},
-		under: map[switchboard.TenantID]int{}, now: time.Now, asked: map[switchboard.TenantID]*demand{}}
+		under: map[switchboard.TenantID]int{}, now: time.Now, asked: map[switchboard.TenantID]*demand{},
+		gates: map[string]*upstreamGate{}}
 }
 
 // Slot is a call's place; Release it when the call is done. Pause and Resume give it
@@ -131,6 +145,7 @@ type Slot struct {
 	mu     sync.Mutex
 	held   bool
 	closed bool
+	away   string // the upstream whose answer the call waits for (see Away)
 }
 
 // Admit waits for a place for one of the tenant's calls. It returns an error with
@@ -493,6 +508,10 @@ func (s *Slot) Release() {
 	a := s.a
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if s.away != "" {
+		a.back(s.away)
+		s.away = ""
+	}
 	if s.held {
 		s.held = false
 		a.give(s.tenant)
@@ -527,9 +546,9 @@ func (s *Slot) Pause() {
 	s.a.release(s.tenant)
 }
 
-// Resume takes a place again after Pause, ahead of its tenant's calls not yet started
-// (a call that has reached its upstream is finished before its tenant's new work
-// starts), in turn with other tenants. It is never refused.
+// Resume takes a place again after Pause or Away, ahead of its tenant's calls not yet
+// started (a call that has reached its upstream is finished before its tenant's new
+// work starts), in turn with other tenants. It is never refused.
 func (s *Slot) Resume() {
 	if s == nil {
 		return
@@ -539,8 +558,18 @@ func (s *Slot) Resume() {
 	if s.held || s.closed {
 		return
 	}
+	s.a.mu.Lock()
+	if s.away != "" {
+		s.a.back(s.away)
+		s.away = ""
+	}
+	s.retake()
+}
+
+// retake takes a place again for s, not held, as Resume says. s.mu and a.mu are
+// held; it unlocks a.mu.
+func (s *Slot) retake() {
 	a := s.a
-	a.mu.Lock()
 	if a.running < a.opts.MaxInFlight && a.waiting == 0 && a.resuming == 0 {
 		a.take(s.tenant)
 		a.mu.Unlock()

@@ -36,3 +36,13 @@ func ActiveTenants(a *Admission) int {
 	defer a.mu.Unlock()
 	return len(a.asked)
 }
+
+// AwayAt is how many calls are away at upstream and how many wait to go.
+func AwayAt(a *Admission, upstream string) (away, waiting int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if g := a.gates[upstream]; g != nil {
+		return g.away, len(g.queue)
+	}
+	return 0, 0
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/events"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/telemetry"
 )
@@ -348,7 +349,16 @@ func (s *Service) callTool(ctx context.Context, tenant switchboard.TenantID, id,
 			})
 			forget = func() { sess.progress.Delete(token) }
 		}
+		// The call's place goes to other calls while the server works on it, as a
+		// built-in provider's does while its upstream answers.
+		slot := limits.SlotFrom(ctx)
+		if err := slot.Away(cctx, sess.host); err != nil {
+			forget()
+			cancel()
+			return nil, err
+		}
 		res, err := sess.client.CallTool(cctx, req)
+		slot.Resume()
 		forget()
 		cancel()
 		if err != nil {

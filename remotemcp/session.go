@@ -32,6 +32,7 @@ type session struct {
 	id      string // connection id
 	version int64  // the connection's version the session was opened with
 	name    string // the server's name, the tools' prefix
+	host    string // the server's host, where its calls wait (limits.Slot.Away)
 	client  *client.Client
 	cancel  context.CancelFunc // ends the session's streams
 
@@ -231,7 +232,7 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 		c = client.NewClient(patient, client.WithElicitationHandler(relay{}), client.WithSamplingHandler(relay{}))
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	sess := &session{name: ep.name, client: c, cancel: cancel, tenant: ep.tenant, id: ep.id, version: ep.version}
+	sess := &session{name: ep.name, host: origin.Host, client: c, cancel: cancel, tenant: ep.tenant, id: ep.id, version: ep.version}
 	if patient != nil {
 		patient.post = func(ctx context.Context, body []byte) error { return postMessage(ctx, sess, hc, ep.url, body) }
 	}

@@ -187,8 +187,9 @@ func withStatus(ctx context.Context, s *upstreamStatus) context.Context {
 type statusTransport struct{ next http.RoundTripper }
 
 func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	// The call's place in the admission gives way while it waits for its upstream:
-	// the wait costs the hub nothing.
+	// The call's place in the admission, and its room among the calls under way, give
+	// way while it waits for its upstream: the wait costs the hub nothing, and a slow
+	// upstream keeps its own calls waiting, not the other upstreams' (limits.Slot.Away).
 	slot := limits.SlotFrom(req.Context())
 	s, tracked := req.Context().Value(statusKey{}).(*upstreamStatus)
 	if tracked {
@@ -200,7 +201,12 @@ func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			},
 		}))
 	}
-	slot.Pause()
+	if err := slot.Away(req.Context(), req.URL.Host); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
 	resp, err := t.next.RoundTrip(req)
 	slot.Resume()
 	if resp != nil {
