@@ -19,19 +19,24 @@ type AdmissionOptions struct {
 	// which is what overloads it, and slow upstreams do not starve fast ones.
 	MaxInFlight int
 	// MaxAdmitted bounds the calls admitted and not yet done, node-wide, whether they
-	// hold a place or wait for one or for their audit commit; default 32 ×
-	// MaxInFlight. A call waiting for its upstream's answer (see Slot.Away) does not
-	// count: UpstreamAdmitted bounds those, per upstream. A new call beyond it waits for
-	// one to end, so a flood of callers waits at the door, for nothing but a parked
-	// goroutine, instead of piling into the resume queue.
+	// hold a place or wait for one, for their upstream or for their audit commit;
+	// default 32 × MaxInFlight. A call that has waited for its upstream longer than
+	// UpstreamSlow no longer counts (see UpstreamAdmitted). A new call beyond it waits
+	// for one to end, so a flood of callers waits at the door, for nothing but a parked
+	// goroutine, instead of piling into the upstream's connections (each past the
+	// pool's 256 idle ones is dialed and closed again) and the resume queue.
 	MaxAdmitted int
+	// UpstreamSlow is how long a call waits for its upstream's answer before it counts
+	// as waiting for a slow upstream; default 1 s, or half MaxWait if less. Such a call
+	// leaves MaxAdmitted (calls waiting at the door then come in), and while an
+	// upstream has one, its calls beyond UpstreamAdmitted are refused at once.
+	UpstreamSlow time.Duration
 	// UpstreamAdmitted is how many calls may wait for one upstream's answer at once,
-	// node-wide; default MaxAdmitted. One more waits, without a place, for one of them
-	// to end (up to MaxWait, and as many as UpstreamAdmitted may wait so), else it is
-	// refused before it sends anything: so a slow upstream holds this many calls and no
-	// more, and the calls to other upstreams still come in at the door. Keep it within
-	// the providers' idle connections per host (256): each past them is dialed and
-	// closed again.
+	// node-wide; default MaxAdmitted. One more waits its turn, without a place, up to
+	// MaxWait and as many as UpstreamAdmitted; it is refused, before it sends anything,
+	// when it would wait longer or as many wait already, or at once while the upstream
+	// is slow. So a slow upstream holds this many calls and keeps the node's door for
+	// UpstreamSlow at most: the calls to other upstreams still come in.
 	UpstreamAdmitted int
 	// TenantAdmitted is a tenant's part of the calls under way (MaxAdmitted's) while
 	// the node is contended (a call had to wait for a place within the last second) and
@@ -58,8 +63,8 @@ type AdmissionOptions struct {
 	RetryAfter time.Duration
 	// Refused, when set, is told of each refusal: scope "node" or "tenant", reason
 	// "queue_full", "over_share" (see overShare), "over_part" (see TenantAdmitted) or
-	// "wait_exceeded"; or scope "upstream", reason "queue_full" or "wait_exceeded" (see
-	// UpstreamAdmitted).
+	// "wait_exceeded"; or scope "upstream", reason "queue_full", "slow" or
+	// "wait_exceeded" (see UpstreamAdmitted).
 	Refused func(scope, reason string)
 }
 
@@ -71,8 +76,8 @@ type Admission struct {
 	opts     AdmissionOptions
 	mu       sync.Mutex
 	running  int
-	admitted int                          // slots not yet released nor away (see Slot.Away)
-	under    map[switchboard.TenantID]int // slots not yet released, away too, by tenant
+	admitted int                          // slots not yet released, except those away at a slow upstream
+	under    map[switchboard.TenantID]int // slots not yet released, by tenant
 	waiting  int                          // new calls waiting (MaxQueue bounds them)
 	resuming int                          // calls back from their upstream waiting
 	held     map[switchboard.TenantID]int // places held, by tenant
@@ -84,6 +89,8 @@ type Admission struct {
 	swept    time.Time                        // when tenants of asked no longer active were last dropped
 	waited   time.Time                        // when a call last had to wait for a place
 	gates    map[string]*upstreamGate         // the calls away at each upstream, and those waiting to go
+	aging    *time.Timer                      // set to dispatch when the next call away turns slow (see ageLater)
+	agingAt  time.Time                        // when aging fires
 }
 
 // activeFor is how long after its last call a tenant counts as active, for the
@@ -103,6 +110,7 @@ type tenantQueue struct {
 type waiter struct {
 	ready   chan struct{}
 	granted bool
+	slot    *Slot // the call waiting to go to its upstream (upstreamGate's waiters)
 }
 
 // NewAdmission returns an Admission with these bounds.
@@ -132,6 +140,9 @@ func NewAdmission(o AdmissionOptions) *Admission {
 	if o.RetryAfter <= 0 {
 		o.RetryAfter = time.Second
 	}
+	if o.UpstreamSlow <= 0 {
+		o.UpstreamSlow = min(time.Second, o.MaxWait/2)
+	}
 	return &Admission{opts: o, tenants: map[switchboard.TenantID]*tenantQueue{}, held: map[switchboard.TenantID]int{},
 		under: map[switchboard.TenantID]int{}, now: time.Now, asked: map[switchboard.TenantID]*demand{},
 		gates: map[string]*upstreamGate{}}
@@ -146,6 +157,11 @@ type Slot struct {
 	held   bool
 	closed bool
 	away   string // the upstream whose answer the call waits for (see Away)
+	// While away: when it went, whether it counts as waiting for a slow upstream, and
+	// its neighbours in its upstream's calls away, oldest first.
+	went       time.Time
+	slow       bool
+	prev, next *Slot
 }
 
 // Admit waits for a place for one of the tenant's calls. It returns an error with
@@ -170,6 +186,9 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 		return nil, a.refuse("tenant", "over_part")
 	}
 	a.sweep(now)
+	if a.admitted >= a.opts.MaxAdmitted {
+		a.age(now) // calls away at a slow upstream give their room
+	}
 	if a.running < a.opts.MaxInFlight && a.admitted < a.opts.MaxAdmitted && a.waiting == 0 && a.resuming == 0 {
 		a.take(tenant)
 		a.admit(tenant)
@@ -327,16 +346,22 @@ func (a *Admission) enqueue(t *tenantQueue) {
 }
 
 // dispatch hands free places out one at a time to the waiting tenant that holds the
-// fewest places, tenants holding as few taking turns; within a tenant, to its calls
+// fewest places (room among MaxAdmitted made by calls away at a slow upstream first), tenants holding as few taking turns; within a tenant, to its calls
 // back from their upstream first, then to its new ones (while fewer than MaxAdmitted
 // calls are admitted). So a tenant with a call or two gets the next place beside one
 // holding many, and its call runs beside as little of the other's work as the bound
 // allows. a.mu is held.
 func (a *Admission) dispatch() {
+	if a.admitted >= a.opts.MaxAdmitted && a.waiting > 0 && len(a.gates) > 0 {
+		a.age(a.now()) // calls away at a slow upstream give their room
+	}
 	for a.running < a.opts.MaxInFlight && len(a.ring) > 0 {
 		i := a.lightest()
 		if i < 0 {
-			return // only new calls wait, and MaxAdmitted calls are under way
+			// Only new calls wait, and MaxAdmitted calls are under way: the first to
+			// turn slow at its upstream will make room.
+			a.ageLater()
+			return
 		}
 		t := a.ring[i]
 		var w *waiter
@@ -509,7 +534,7 @@ func (s *Slot) Release() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if s.away != "" {
-		a.back(s.away)
+		a.back(s)
 		s.away = ""
 	}
 	if s.held {
@@ -560,7 +585,7 @@ func (s *Slot) Resume() {
 	}
 	s.a.mu.Lock()
 	if s.away != "" {
-		s.a.back(s.away)
+		s.a.back(s)
 		s.away = ""
 	}
 	s.retake()

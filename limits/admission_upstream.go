@@ -8,22 +8,61 @@ import (
 	"github.com/switchboard-hub/switchboard"
 )
 
-// upstreamGate is one upstream's part of the admission: the calls away at it (waiting
-// for its answer) and those waiting to go while UpstreamAdmitted are.
+// upstreamGate is one upstream's part of the admission: its calls away (waiting for
+// its answer), oldest first, and the calls waiting to go while UpstreamAdmitted are
+// away.
 type upstreamGate struct {
-	away  int
-	queue []*waiter
+	away       int
+	head, tail *Slot
+	young      *Slot // the oldest call away not yet slow; those before it are
+	queue      []*waiter
 }
 
-// Away gives the call's place back, and its room among MaxAdmitted, while it waits
-// for the answer of the upstream named (its host); Resume ends it. A call waiting
-// for an upstream costs the node a parked goroutine and a connection, not its own
-// work, so a slow upstream does not keep the calls to other upstreams at the door: it
-// holds UpstreamAdmitted calls at most. A call beyond them waits, without a place
-// and outside MaxAdmitted, for one of them to come back, up to MaxWait and as many as
-// UpstreamAdmitted; else it is refused (unavailable, with RetryAfter, saying nothing
-// was sent), ctx's error if it ends first, and the slot is held again. A slot not
-// held (nil, paused or released) goes away unbounded and uncounted.
+// slow reports whether a call has waited for the upstream longer than UpstreamSlow.
+func (g *upstreamGate) slow() bool { return g.head != nil && g.head.slow }
+
+// push adds s, gone at now, as the newest call away.
+func (g *upstreamGate) push(s *Slot, now time.Time) {
+	s.went, s.slow, s.prev, s.next = now, false, g.tail, nil
+	if g.tail != nil {
+		g.tail.next = s
+	} else {
+		g.head = s
+	}
+	g.tail = s
+	if g.young == nil {
+		g.young = s
+	}
+}
+
+// unlink takes s out of the calls away.
+func (g *upstreamGate) unlink(s *Slot) {
+	if g.young == s {
+		g.young = s.next
+	}
+	if s.prev != nil {
+		s.prev.next = s.next
+	} else {
+		g.head = s.next
+	}
+	if s.next != nil {
+		s.next.prev = s.prev
+	} else {
+		g.tail = s.prev
+	}
+	s.prev, s.next = nil, nil
+}
+
+// Away gives the call's place back while it waits for the answer of the upstream
+// named (its host); Resume ends it. Unlike Pause, it counts the call at its upstream:
+// UpstreamAdmitted calls at most are away at one upstream, and one that has been away
+// longer than UpstreamSlow no longer counts among MaxAdmitted, so a slow upstream
+// keeps the calls to other upstreams at the door for UpstreamSlow at most. A call
+// beyond UpstreamAdmitted waits, without a place, for one of them to come back, up to
+// MaxWait and as many as UpstreamAdmitted; else it is refused (unavailable, with
+// RetryAfter, saying nothing was sent): at once while the upstream is slow, or ctx's
+// error if it ends first, and its slot is held again. A slot not held (nil, paused
+// or released) goes away unbounded and uncounted.
 func (s *Slot) Away(ctx context.Context, upstream string) error {
 	if s == nil {
 		return nil
@@ -35,6 +74,7 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 	}
 	a := s.a
 	a.mu.Lock()
+	now := a.now()
 	g := a.gates[upstream]
 	if g == nil {
 		g = &upstreamGate{}
@@ -42,18 +82,28 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 	}
 	if g.away < a.opts.UpstreamAdmitted && len(g.queue) == 0 {
 		g.away++
-		a.leave(s)
+		g.push(s, now)
 		s.away = upstream
+		s.held = false
+		a.give(s.tenant)
+		a.dispatch()
 		a.mu.Unlock()
 		return nil
 	}
-	if len(g.queue) >= a.opts.UpstreamAdmitted {
+	a.age(now)
+	if g.slow() || len(g.queue) >= a.opts.UpstreamAdmitted {
+		reason := "queue_full"
+		if g.slow() {
+			reason = "slow"
+		}
 		a.mu.Unlock()
-		return a.refuseUpstream(upstream, "queue_full")
+		return a.refuseUpstream(upstream, reason)
 	}
-	w := &waiter{ready: make(chan struct{})}
+	w := &waiter{ready: make(chan struct{}), slot: s}
 	g.queue = append(g.queue, w)
-	a.leave(s)
+	s.held = false
+	a.give(s.tenant)
+	a.dispatch()
 	a.mu.Unlock()
 
 	timer := time.NewTimer(a.opts.MaxWait)
@@ -61,8 +111,7 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 	var err error
 	select {
 	case <-w.ready:
-		s.away = upstream
-		return nil
+		return nil // back passed its turn on, and s is away
 	case <-timer.C:
 		err = a.refuseUpstream(upstream, "wait_exceeded")
 	case <-ctx.Done():
@@ -70,7 +119,7 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 	}
 	a.mu.Lock()
 	if w.granted { // its turn came as the wait ended: give it on
-		a.back(upstream)
+		a.back(s)
 	} else {
 		for i, x := range g.queue {
 			if x == w {
@@ -79,35 +128,72 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 			}
 		}
 		a.forgetGate(upstream, g)
-		a.admitted++
 	}
 	s.retake()
 	return err
 }
 
-// leave gives s's place and its room among MaxAdmitted back, for Away; the call stays
-// its tenant's (under). a.mu is held.
-func (a *Admission) leave(s *Slot) {
-	s.held = false
-	a.give(s.tenant)
-	a.admitted--
-	a.dispatch()
-}
-
-// back counts a call away at upstream as under way in the node again, and gives its
-// turn at the upstream to the first call waiting for one. a.mu is held.
-func (a *Admission) back(upstream string) {
-	a.admitted++
+// back ends s's time away: it counts among MaxAdmitted again if it had stopped, and
+// its turn at the upstream goes to the first call waiting for one. a.mu is held.
+func (a *Admission) back(s *Slot) {
+	upstream := s.away
 	g := a.gates[upstream]
+	g.unlink(s)
+	if s.slow {
+		a.admitted++
+	}
+	s.away, s.slow = "", false
 	if len(g.queue) > 0 {
 		w := g.queue[0]
 		g.queue = g.queue[1:]
+		g.push(w.slot, a.now())
+		w.slot.away = upstream
 		w.granted = true
 		close(w.ready)
 		return
 	}
 	g.away--
 	a.forgetGate(upstream, g)
+}
+
+// age marks the calls away longer than UpstreamSlow as slow, out of MaxAdmitted.
+// a.mu is held.
+func (a *Admission) age(now time.Time) {
+	for _, g := range a.gates {
+		for g.young != nil && now.Sub(g.young.went) >= a.opts.UpstreamSlow {
+			g.young.slow = true
+			a.admitted--
+			g.young = g.young.next
+		}
+	}
+}
+
+// ageLater sets a timer to dispatch when the oldest call away not yet slow turns slow:
+// new calls wait at the door for room that it will then give. a.mu is held.
+func (a *Admission) ageLater() {
+	var at time.Time
+	for _, g := range a.gates {
+		if g.young != nil && (at.IsZero() || g.young.went.Before(at)) {
+			at = g.young.went
+		}
+	}
+	if at.IsZero() {
+		return
+	}
+	at = at.Add(a.opts.UpstreamSlow)
+	if a.aging != nil && !a.agingAt.After(at) {
+		return // set to fire sooner
+	}
+	if a.aging != nil {
+		a.aging.Stop()
+	}
+	a.agingAt = at
+	a.aging = time.AfterFunc(at.Sub(a.now()), func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.aging = nil
+		a.dispatch()
+	})
 }
 
 // forgetGate drops an upstream with no call away at it nor waiting. a.mu is held.
@@ -117,14 +203,21 @@ func (a *Admission) forgetGate(upstream string, g *upstreamGate) {
 	}
 }
 
+// upstreamRefusals say why a call was refused at its upstream, by reason.
+var upstreamRefusals = map[string]string{
+	"queue_full":    "as many more wait to go",
+	"slow":          "it has not answered the oldest for over %s",
+	"wait_exceeded": "none came back in time",
+}
+
 // refuseUpstream is the error of a call refused at its upstream's gate, counted.
 func (a *Admission) refuseUpstream(upstream, reason string) error {
 	if a.opts.Refused != nil {
 		a.opts.Refused("upstream", reason)
 	}
-	why := "as many more wait to go"
-	if reason == "wait_exceeded" {
-		why = "none came back in time"
+	why := upstreamRefusals[reason]
+	if reason == "slow" {
+		why = fmt.Sprintf(why, a.opts.UpstreamSlow)
 	}
 	secs := int((a.opts.RetryAfter + time.Second - 1) / time.Second)
 	return &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: a.opts.RetryAfter,

@@ -38,13 +38,17 @@ func waitAway(t *testing.T, a *limits.Admission, upstream string, away, waiting 
 	})
 }
 
-// TestSlowUpstreamDoesNotHoldTheDoor: calls waiting for a slow upstream's answer give
-// their room among MaxAdmitted back, so another tenant's call, bound for another
-// upstream, is admitted at once and goes to its upstream, instead of waiting at the
-// door until the slow upstream answers (Pause, the commit's wait, still holds it).
-func TestSlowUpstreamDoesNotHoldTheDoor(t *testing.T) {
+// TestSlowUpstreamGivesItsRoomBack: calls waiting for their upstream's answer keep
+// their room among MaxAdmitted, so a new call waits at the door, until they have
+// waited UpstreamSlow: then it comes in, though they are still away. While the
+// upstream is slow, a call to it beyond UpstreamAdmitted is refused at once, having
+// sent nothing; a call to another upstream goes.
+func TestSlowUpstreamGivesItsRoomBack(t *testing.T) {
 	t.Parallel()
-	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 2, MaxAdmitted: 2, MaxWait: time.Hour})
+	clk := newClock()
+	counts := make(chan string, 8)
+	a := limits.NewAdmissionWithClock(limits.AdmissionOptions{MaxInFlight: 2, MaxAdmitted: 2, UpstreamSlow: 20 * time.Millisecond, MaxWait: time.Hour,
+		Refused: func(scope, reason string) { counts <- scope + "/" + reason }}, clk.Now)
 	var slow []*limits.Slot
 	for range 2 {
 		s := admit(t, a, "ten_a")
@@ -57,29 +61,47 @@ func TestSlowUpstreamDoesNotHoldTheDoor(t *testing.T) {
 		t.Fatalf("running = %d with both calls away", a.Running())
 	}
 	other := admitted(a, "ten_b")
-	s, ok := testwait.Recv(t, other, "a call to be admitted while two calls wait for a slow upstream, MaxAdmitted 2").(*limits.Slot)
+	waitFor(t, a, 1)
+	select {
+	case <-other:
+		t.Fatal("a call came in while two calls away for less than UpstreamSlow filled MaxAdmitted 2")
+	default:
+	}
+	clk.advance(20 * time.Millisecond)
+	s, ok := testwait.Recv(t, other, "the waiting call to come in once the calls away turned slow").(*limits.Slot)
 	if !ok {
-		t.Fatal("the other tenant's call was refused")
+		t.Fatal("the waiting call was refused")
+	}
+	err := s.Away(context.Background(), "slow.example")
+	var e *switchboard.Error
+	if !errors.As(err, &e) || e.Code != switchboard.CodeUnavailable || e.RetryAfter != time.Second ||
+		!strings.Contains(e.Message, "slow.example") || !strings.Contains(e.Message, "nothing was sent") {
+		t.Fatalf("a third call to the slow upstream: %v, want unavailable naming slow.example, saying nothing was sent, with a 1 s Retry-After", err)
+	}
+	if got := testwait.Recv(t, counts, "the refusal to be counted"); got != "upstream/slow" {
+		t.Errorf("counted %q, want upstream/slow", got)
 	}
 	if err := s.Away(context.Background(), "fast.example"); err != nil {
-		t.Fatal(err)
+		t.Fatalf("a call to another upstream: %v", err)
 	}
 	s.Resume()
-	// Paused (for its commit), a call still counts: with another under way, a fourth
-	// call waits at the door.
-	s.Pause()
-	third := admit(t, a, "ten_b")
-	fourth := slotReady(admitted(a, "ten_b"))
-	waitFor(t, a, 1)
 	s.Release()
-	testwait.Recv(t, fourth, "the fourth call to get a place once the paused one ended")
-	third.Release()
 	for _, s := range slow {
 		s.Resume()
 		s.Release()
 	}
 	if away, waiting := limits.AwayAt(a, "slow.example"); away+waiting != 0 {
 		t.Errorf("slow.example: %d away, %d waiting after every call ended", away, waiting)
+	}
+	// Every call ended: the bound is whole again, two calls come in and a third waits.
+	admit(t, a, "ten_a")
+	admit(t, a, "ten_a")
+	third := admitted(a, "ten_a")
+	waitFor(t, a, 1)
+	select {
+	case <-third:
+		t.Fatal("a third call came in with two under way, MaxAdmitted 2")
+	default:
 	}
 }
 
@@ -90,7 +112,7 @@ func TestSlowUpstreamDoesNotHoldTheDoor(t *testing.T) {
 func TestUpstreamAdmittedBoundsCallsAtAnUpstream(t *testing.T) {
 	t.Parallel()
 	counts := make(chan string, 8)
-	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 4, UpstreamAdmitted: 1, MaxWait: time.Hour,
+	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 4, UpstreamAdmitted: 1, UpstreamSlow: time.Hour, MaxWait: time.Hour,
 		Refused: func(scope, reason string) { counts <- scope + "/" + reason }})
 	first, second, third := admit(t, a, "ten_a"), admit(t, a, "ten_a"), admit(t, a, "ten_b")
 	if err := first.Away(context.Background(), "slow.example"); err != nil {
@@ -139,7 +161,7 @@ func TestUpstreamAdmittedBoundsCallsAtAnUpstream(t *testing.T) {
 func TestUpstreamWaitEnds(t *testing.T) {
 	t.Parallel()
 	counts := make(chan string, 8)
-	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 4, UpstreamAdmitted: 1, MaxWait: 20 * time.Millisecond,
+	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 4, UpstreamAdmitted: 1, UpstreamSlow: time.Hour, MaxWait: 20 * time.Millisecond,
 		Refused: func(scope, reason string) { counts <- scope + "/" + reason }})
 	first, second := admit(t, a, "ten_a"), admit(t, a, "ten_a")
 	if err := first.Away(context.Background(), "slow.example"); err != nil {
@@ -157,7 +179,7 @@ func TestUpstreamWaitEnds(t *testing.T) {
 		t.Errorf("running = %d, want 1: the refused call holds its place again", a.Running())
 	}
 
-	b := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 4, UpstreamAdmitted: 1, MaxWait: time.Hour})
+	b := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 4, UpstreamAdmitted: 1, UpstreamSlow: time.Hour, MaxWait: time.Hour})
 	first, second = admit(t, b, "ten_a"), admit(t, b, "ten_a")
 	if err := first.Away(context.Background(), "slow.example"); err != nil {
 		t.Fatal(err)
@@ -183,7 +205,7 @@ func TestUpstreamWaitEnds(t *testing.T) {
 // ended) gives its turn at the upstream on.
 func TestReleaseWhileAway(t *testing.T) {
 	t.Parallel()
-	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 4, UpstreamAdmitted: 1, MaxWait: time.Hour})
+	a := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 4, UpstreamAdmitted: 1, UpstreamSlow: time.Hour, MaxWait: time.Hour})
 	first, second := admit(t, a, "ten_a"), admit(t, a, "ten_a")
 	if err := first.Away(context.Background(), "slow.example"); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,8 @@ import (
 // TestRemoteCallGivesItsPlaceBack: while a remote MCP server works on a call, the
 // call holds no place in the node's admission, as a built-in provider's call does not
 // while its upstream answers: with the node's only place and only room taken by a call
-// the server takes its time over, another call is admitted at once.
+// the server takes its time over, another call is admitted at once (MaxAdmitted
+// leaves it room).
 func TestRemoteCallGivesItsPlaceBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -38,7 +39,7 @@ func TestRemoteCallGivesItsPlaceBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("register: %v", err)
 	}
-	adm := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 1, MaxAdmitted: 1, MaxWait: 50 * time.Millisecond})
+	adm := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 1, MaxAdmitted: 2, MaxWait: 50 * time.Millisecond})
 	slot, err := adm.Admit(ctx, r.a.TenantID)
 	if err != nil {
 		t.Fatal(err)

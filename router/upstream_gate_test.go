@@ -16,9 +16,10 @@ import (
 )
 
 // TestSlowUpstreamKeepsOnlyItsOwnCalls: with every call the node admits waiting for
-// a slow upstream (MaxAdmitted of them), a call to another upstream is still admitted
-// and answered; one more call to the slow upstream, beyond UpstreamAdmitted, waits
-// for it, then is refused with Retry-After, having sent nothing, and counted.
+// an upstream that does not answer (MaxAdmitted of them), a call to another upstream
+// is still admitted, once they have waited UpstreamSlow, and answered; one more call
+// to the slow upstream, beyond UpstreamAdmitted, is refused at once with Retry-After,
+// having sent nothing, and counted.
 func TestSlowUpstreamKeepsOnlyItsOwnCalls(t *testing.T) {
 	t.Parallel()
 	slow, fast := newDeskUpstream(t, "hang"), newDeskUpstream(t, "ok")
@@ -37,7 +38,7 @@ func TestSlowUpstreamKeepsOnlyItsOwnCalls(t *testing.T) {
 	conns.add(connections.Connection{ID: "con_fast", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "desk2", AccountLabel: "desk2", Status: connections.StatusActive}, "token")
 	var mu sync.Mutex
 	refused := map[string]int{}
-	adm := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 1, MaxAdmitted: 2, MaxWait: 200 * time.Millisecond,
+	adm := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 1, MaxAdmitted: 2, UpstreamSlow: 50 * time.Millisecond, MaxWait: 5 * time.Second,
 		Refused: func(scope, reason string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -74,8 +75,8 @@ func TestSlowUpstreamKeepsOnlyItsOwnCalls(t *testing.T) {
 		t.Errorf("the slow upstream got %d requests, want 2: the refused call sent nothing", n)
 	}
 	mu.Lock()
-	if refused["upstream/wait_exceeded"] != 1 || len(refused) != 1 {
-		t.Errorf("refusals = %v, want one upstream/wait_exceeded", refused)
+	if refused["upstream/slow"] != 1 || len(refused) != 1 {
+		t.Errorf("refusals = %v, want one upstream/slow", refused)
 	}
 	mu.Unlock()
 	cancel()

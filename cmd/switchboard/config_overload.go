@@ -12,7 +12,7 @@ type overloadConfig struct {
 	// MaxInFlight is how many tool calls the node works on at once (0: four per CPU).
 	MaxInFlight int
 	// MaxAdmitted bounds the tool calls under way at once, counting those waiting for
-	// their audit commit, not those waiting for their upstream's answer (0: limits'
+	// their upstream's answer (for up to a second) or their audit commit (0: limits'
 	// default, 32 × MaxInFlight).
 	MaxAdmitted int
 	// UpstreamAdmitted bounds the tool calls waiting for one upstream's answer at once
@@ -47,8 +47,8 @@ func (c overloadConfig) drain() time.Duration {
 func overloadVars() []envVar {
 	return []envVar{
 		{"SWITCHBOARD_MAX_INFLIGHT", "4 per CPU (at least 8)", "tool calls this node works on at once (a call waiting for its upstream does not count); more wait their turn, tenants served in turn, and are refused with Retry-After when the wait grows too long"},
-		{"SWITCHBOARD_MAX_ADMITTED", "32 × SWITCHBOARD_MAX_INFLIGHT", "tool calls under way at once in the node, counting those waiting for their audit commit but not those waiting for their upstream's answer (SWITCHBOARD_UPSTREAM_MAX_ADMITTED bounds those); more wait their turn at the door"},
-		{"SWITCHBOARD_UPSTREAM_MAX_ADMITTED", "SWITCHBOARD_MAX_ADMITTED", "tool calls waiting for one upstream's answer at once (an upstream is a host: api.github.com, slack.com, a remote MCP server's); one more waits up to SWITCHBOARD_ADMISSION_WAIT for one of them to come back, and is refused before it sends anything (unavailable, Retry-After) when it would wait longer or as many wait already. So a slow upstream holds this many calls and no more, and calls to other upstreams go on. A node serves at most this many calls per round trip of one upstream: raise it for a slow upstream, and keep in mind that each such call holds an upstream connection"},
+		{"SWITCHBOARD_MAX_ADMITTED", "32 × SWITCHBOARD_MAX_INFLIGHT", "tool calls under way at once, counting those waiting for their upstream's answer or their audit commit; more wait their turn at the door. A call that has waited over a second for its upstream no longer counts (SWITCHBOARD_UPSTREAM_MAX_ADMITTED bounds those), so a slow upstream keeps the door for a second at most. A node serves at most this many calls per upstream round trip while its upstreams answer within a second"},
+		{"SWITCHBOARD_UPSTREAM_MAX_ADMITTED", "SWITCHBOARD_MAX_ADMITTED", "tool calls waiting for one upstream's answer at once (an upstream is a host: api.github.com, slack.com, a remote MCP server's); one more waits up to SWITCHBOARD_ADMISSION_WAIT for one of them to come back, and is refused before it sends anything (unavailable, Retry-After) when it would wait longer, when as many wait already, or at once while the upstream has left a call unanswered for over a second. So a slow upstream holds this many calls and no more, and calls to other upstreams go on. Each such call holds an upstream connection (the providers keep 256 idle per host)"},
 		{"SWITCHBOARD_TENANT_MAX_ADMITTED", "4 × SWITCHBOARD_MAX_INFLIGHT", "a tenant's part of the tool calls under way while other tenants are active (called within the last second) and calls wait for places: a new call of a tenant over its part, with more calls under way than every other active tenant, is refused at once (rate_limited, Retry-After) so that one tenant's flood does not slow the others'. Alone, or beside tenants as busy, a tenant may use all of SWITCHBOARD_MAX_ADMITTED; set it as high or higher to turn the part off"},
 		{"SWITCHBOARD_ADMISSION_WAIT", "2s", "the longest a tool call waits for a place before it is refused (unavailable, Retry-After)"},
 		{"SWITCHBOARD_UPSTREAM_READ_TIMEOUT", "the provider's (30 s)", "deadline of a read-only tool call's upstream work, for every provider"},
