@@ -54,4 +54,35 @@ func TestRefusalReasonNamesAdmissionsRefusals(t *testing.T) {
 	named(err, "wait_exceeded")
 	held.Release()
 	noisy.Release()
+	// upstream_wait_exceeded, upstream_queue_full, upstream_slow: at an upstream's gate.
+	c := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 4, MaxAdmitted: 4, UpstreamAdmitted: 1, UpstreamSlow: time.Hour, MaxWait: time.Millisecond})
+	away, err := c.Admit(ctx, "ten_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := away.Away(ctx, "api.github.com"); err != nil {
+		t.Fatal(err)
+	}
+	next, err := c.Admit(ctx, "ten_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named(next.Away(ctx, "api.github.com"), "upstream_wait_exceeded")
+	d := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: 4, MaxAdmitted: 4, UpstreamAdmitted: 1, UpstreamSlow: time.Nanosecond, MaxWait: time.Hour})
+	slow, err := d.Admit(ctx, "ten_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := slow.Away(ctx, "api.github.com"); err != nil {
+		t.Fatal(err)
+	}
+	after, err := d.Admit(ctx, "ten_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named(after.Away(ctx, "api.github.com"), "upstream_slow")
+	for _, s := range []*limits.Slot{away, next, slow, after} {
+		s.Resume()
+		s.Release()
+	}
 }

@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// refusal matches the tool error of a call refused before it ran, and its advice.
-var refusal = regexp.MustCompile(`nothing was run; retry in (\d+) s`)
+// refusal matches the tool error of a call refused before it ran, or before it sent
+// anything to its upstream, and its advice.
+var refusal = regexp.MustCompile(`nothing was (?:run|sent); retry in (\d+) s`)
 
 // refusalReasons name a refusal by the words of its message (limits' and the
 // router's), so that the benchmarks can say which rule refused what.
@@ -21,6 +22,9 @@ var refusalReasons = []struct{ words, reason string }{
 	{"too many tool calls waiting)", "node_queue_full"},
 	{"no place came free in time", "wait_exceeded"},
 	{"audit log is not keeping up", "audit_behind"},
+	{"as many as it allows, and as many more wait to go", "upstream_queue_full"},
+	{"as many as it allows, and it has not answered the oldest", "upstream_slow"},
+	{"as many as it allows, and none came back in time", "upstream_wait_exceeded"},
 }
 
 // refusalReason names the refusal whose message msg holds ("other" for none of the known).

@@ -126,8 +126,8 @@ func TestUpstreamAdmittedBoundsCallsAtAnUpstream(t *testing.T) {
 	err := third.Away(context.Background(), "slow.example")
 	var e *switchboard.Error
 	if !errors.As(err, &e) || e.Code != switchboard.CodeUnavailable || e.RetryAfter != time.Second ||
-		!strings.Contains(e.Message, "slow.example") || !strings.Contains(e.Message, "nothing was sent") {
-		t.Fatalf("error = %v, want unavailable naming slow.example, saying nothing was sent, with a 1 s Retry-After", err)
+		!strings.Contains(e.Message, "slow.example") || !strings.Contains(e.Message, "as many more wait to go; nothing was sent") {
+		t.Fatalf("error = %v, want unavailable naming slow.example, saying as many more wait and nothing was sent, with a 1 s Retry-After", err)
 	}
 	if got := testwait.Recv(t, counts, "the refusal to be counted"); got != "upstream/queue_full" {
 		t.Errorf("counted %q, want upstream/queue_full", got)
