@@ -620,6 +620,33 @@ func (a *Admission) release(tenant switchboard.TenantID) {
 	a.mu.Unlock()
 }
 
+// States counts the calls in the admission by state: "running" (holding a place),
+// "waiting" (new, at the door), "resuming" (back from their upstream or their commit,
+// waiting for a place), "audit_commit" (paused for their audit row's commit),
+// "upstream" (waiting for an upstream's answer), "upstream_slow" (for longer than
+// UpstreamSlow) and "upstream_queued" (waiting to go to an upstream that has
+// UpstreamAdmitted calls away). Each call is in one state.
+func (a *Admission) States() map[string]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.age(a.now())
+	st := map[string]int{"running": a.running, "waiting": a.waiting, "resuming": a.resuming}
+	under := 0
+	for _, n := range a.under {
+		under += n
+	}
+	for _, g := range a.gates {
+		for s := g.head; s != nil && s.slow; s = s.next {
+			st["upstream_slow"]++
+		}
+		st["upstream_queued"] += len(g.queue)
+		st["upstream"] += g.away
+	}
+	st["upstream"] -= st["upstream_slow"]
+	st["audit_commit"] = under - a.running - a.resuming - st["upstream"] - st["upstream_slow"] - st["upstream_queued"]
+	return st
+}
+
 // Running and Waiting are how many calls hold a place and wait for one.
 func (a *Admission) Running() int {
 	a.mu.Lock()

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/limits"
@@ -219,4 +221,37 @@ func TestReleaseWhileAway(t *testing.T) {
 	second.Resume()
 	second.Release()
 	waitAway(t, a, "slow.example", 0, 0)
+}
+
+// TestAdmissionStates: each call under way is counted in the one state it is in.
+func TestAdmissionStates(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	a := limits.NewAdmissionWithClock(limits.AdmissionOptions{MaxInFlight: 2, MaxAdmitted: 16, UpstreamAdmitted: 1, UpstreamSlow: time.Second, MaxWait: time.Hour}, clk.Now)
+	slow := admit(t, a, "ten_a")
+	if err := slow.Away(context.Background(), "a.example"); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(time.Second)
+	young := admit(t, a, "ten_a")
+	if err := young.Away(context.Background(), "b.example"); err != nil {
+		t.Fatal(err)
+	}
+	queued := admit(t, a, "ten_b")
+	goAway(context.Background(), queued, "b.example")
+	waitAway(t, a, "b.example", 1, 1)
+	committing := admit(t, a, "ten_b")
+	committing.Pause()
+	back := admit(t, a, "ten_b")
+	back.Pause()
+	admit(t, a, "ten_c")
+	admit(t, a, "ten_c") // both places held
+	go back.Resume()
+	waitFor(t, a, 1)
+	admitted(a, "ten_c")
+	waitFor(t, a, 2)
+	want := map[string]int{"running": 2, "waiting": 1, "resuming": 1, "audit_commit": 1, "upstream": 1, "upstream_slow": 1, "upstream_queued": 1}
+	if diff := cmp.Diff(want, a.States()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
 }

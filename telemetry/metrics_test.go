@@ -67,10 +67,14 @@ func fullMetrics(t *testing.T) (*telemetry.Metrics, *describingRegistry) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range []error{m.DBPool(sqlDB), m.ConnectionsByStatus(sqlDB, nil), m.RunsByState(sqlDB, nil), m.SessionsRecorded(sqlDB, nil), m.AuditQueue(func() int { return 3 })} {
+	for _, err := range []error{m.DBPool(sqlDB), m.ConnectionsByStatus(sqlDB, nil), m.RunsByState(sqlDB, nil), m.SessionsRecorded(sqlDB, nil), m.AuditQueue(func() int { return 3 }),
+		m.AdmissionCalls(func() map[string]int { return map[string]int{"running": 2, "upstream_slow": 1} })} {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := telemetry.NewRefusals(m); err != nil {
+		t.Fatal(err)
 	}
 	return m, reg
 }

@@ -21,7 +21,7 @@ func NewRefusals(m *Metrics) (*Refusals, error) {
 	}
 	r := &Refusals{refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "tool_calls_refused_total",
-		Help: "Tool calls refused before they ran (scope node, tenant or audit) or before they sent anything to their upstream (scope upstream), by scope and reason (queue_full, over_share, over_part, wait_exceeded, draining, audit_behind); the first leave no audit row.",
+		Help: "Tool calls refused before they ran (scope node, tenant or audit) or before they sent anything to their upstream (scope upstream), by scope and reason (queue_full, over_share, over_part, wait_exceeded, slow, draining, audit_behind); the first leave no audit row.",
 	}, []string{"scope", "reason"})}
 	if err := m.Register(r.refused); err != nil {
 		return nil, fmt.Errorf("register refusals: %w", err)

@@ -50,7 +50,7 @@ func TestServeAdminListener(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("admin /metrics: %d %s", status, body)
 	}
-	for _, want := range []string{"switchboard_mcp_sessions 0", "switchboard_audit_queue_depth ", `go_sql_open_connections{db_name="main"}`,
+	for _, want := range []string{"switchboard_mcp_sessions 0", "switchboard_audit_queue_depth ", `switchboard_admission_calls{state="running"} 0`, `go_sql_open_connections{db_name="main"}`,
 		"go_goroutines "} {
 		if !strings.Contains(body, want) {
 			t.Errorf("admin /metrics lacks %q", want)

@@ -171,6 +171,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	}
 	// Calls beyond what the node can work on are refused early, with Retry-After.
 	admission := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: cfg.Overload.MaxInFlight, MaxAdmitted: cfg.Overload.MaxAdmitted, UpstreamAdmitted: cfg.Overload.UpstreamAdmitted, TenantAdmitted: cfg.Overload.TenantAdmitted, MaxWait: cfg.Overload.AdmissionWait, Refused: refusals.Refused})
+	if err := tel.Metrics().AdmissionCalls(admission.States); err != nil {
+		return err
+	}
 	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: argsKey, Policies: agentService, Agents: agentService, Telemetry: tel, Limits: shared.upstream,
 		Admission: admission, Refusals: refusals,
 		Deadlines: providers.Deadlines{Read: cfg.Overload.UpstreamReadTimeout, Write: cfg.Overload.UpstreamWriteTimeout}})
