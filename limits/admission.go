@@ -148,8 +148,9 @@ func NewAdmission(o AdmissionOptions) *Admission {
 		gates: map[string]*upstreamGate{}}
 }
 
-// Slot is a call's place; Release it when the call is done. Pause and Resume give it
-// back while the call waits for something outside the hub (its upstream).
+// Slot is a call's place; Release it when the call is done. Away and Resume give it
+// back while the call waits for its upstream, Pause and Resume while it waits for
+// something else outside the hub (its audit commit).
 type Slot struct {
 	a      *Admission
 	tenant switchboard.TenantID
@@ -346,9 +347,9 @@ func (a *Admission) enqueue(t *tenantQueue) {
 }
 
 // dispatch hands free places out one at a time to the waiting tenant that holds the
-// fewest places (room among MaxAdmitted made by calls away at a slow upstream first), tenants holding as few taking turns; within a tenant, to its calls
+// fewest places, tenants holding as few taking turns; within a tenant, to its calls
 // back from their upstream first, then to its new ones (while fewer than MaxAdmitted
-// calls are admitted). So a tenant with a call or two gets the next place beside one
+// calls are admitted, once calls away at a slow upstream have left the count). So a tenant with a call or two gets the next place beside one
 // holding many, and its call runs beside as little of the other's work as the bound
 // allows. a.mu is held.
 func (a *Admission) dispatch() {
@@ -535,7 +536,6 @@ func (s *Slot) Release() {
 	defer a.mu.Unlock()
 	if s.away != "" {
 		a.back(s)
-		s.away = ""
 	}
 	if s.held {
 		s.held = false
@@ -557,7 +557,8 @@ func (s *Slot) Open() bool {
 	return !s.closed
 }
 
-// Pause gives the place back while the call waits outside the hub.
+// Pause gives the place back while the call waits outside the hub; unlike Away, the
+// call keeps counting among MaxAdmitted however long it waits.
 func (s *Slot) Pause() {
 	if s == nil {
 		return
@@ -586,7 +587,6 @@ func (s *Slot) Resume() {
 	s.a.mu.Lock()
 	if s.away != "" {
 		s.a.back(s)
-		s.away = ""
 	}
 	s.retake()
 }
@@ -630,6 +630,7 @@ func (a *Admission) States() map[string]int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.age(a.now())
+	a.dispatch() // the room that calls turning slow made is given
 	st := map[string]int{"running": a.running, "waiting": a.waiting, "resuming": a.resuming}
 	under := 0
 	for _, n := range a.under {
