@@ -2,6 +2,7 @@ package limits
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -220,16 +221,12 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	a.dispatch()
 	a.mu.Unlock()
 
-	timer := time.NewTimer(a.opts.MaxWait)
-	defer timer.Stop()
-	var err error
-	select {
-	case <-w.ready:
+	err := a.wait(ctx, w)
+	if err == nil {
 		return &Slot{a: a, tenant: tenant, held: true}, nil
-	case <-timer.C:
+	}
+	if errors.Is(err, errWaitExceeded) {
 		err = a.refuse("node", "wait_exceeded")
-	case <-ctx.Done():
-		err = ctx.Err()
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -248,6 +245,24 @@ func (a *Admission) Admit(ctx context.Context, tenant switchboard.TenantID) (*Sl
 	}
 	a.forget(t)
 	return nil, err
+}
+
+// errWaitExceeded is wait's error when MaxWait passed.
+var errWaitExceeded = errors.New("no turn came within MaxWait")
+
+// wait waits for w's turn, for MaxWait at most: nil when it came, errWaitExceeded or
+// ctx's error when it did not (it may still come after: see w.granted).
+func (a *Admission) wait(ctx context.Context, w *waiter) error {
+	timer := time.NewTimer(a.opts.MaxWait)
+	defer timer.Stop()
+	select {
+	case <-w.ready:
+		return nil
+	case <-timer.C:
+		return errWaitExceeded
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // refusalReasons say why a call was refused, by scope/reason, in the words its caller

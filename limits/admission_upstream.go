@@ -2,6 +2,7 @@ package limits
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -106,16 +107,12 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 	a.dispatch()
 	a.mu.Unlock()
 
-	timer := time.NewTimer(a.opts.MaxWait)
-	defer timer.Stop()
-	var err error
-	select {
-	case <-w.ready:
+	err := a.wait(ctx, w)
+	if err == nil {
 		return nil // back passed its turn on, and s is away
-	case <-timer.C:
+	}
+	if errors.Is(err, errWaitExceeded) {
 		err = a.refuseUpstream(upstream, "wait_exceeded")
-	case <-ctx.Done():
-		err = ctx.Err()
 	}
 	a.mu.Lock()
 	if w.granted { // its turn came as the wait ended: give it on
