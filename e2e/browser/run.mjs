@@ -951,7 +951,7 @@ try {
   const gone = await fetch(agentURL, { method: 'POST', headers: mcpHeaders, body: init });
   check(gone.status === 401 || gone.status === 404, `the deleted agent's URL with its key answered ${gone.status}`);
 
-  await workflowsUI({ page, browser, ctx, BASE, step, check, audit, axeCheck, waitUntil, shot, summary, newPage });
+  await workflowsUI({ page, browser, ctx, BASE, step, check, audit, axeCheck, waitUntil, shot, summary, newPage, confirmInPage });
 
   step('page weights, cold (a new browser profile) and warm (a reload)');
   summary.weights = {};

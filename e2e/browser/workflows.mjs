@@ -35,7 +35,7 @@ steps:
     args: {owner: octo-org, repo: hello-world, issue_number: 1347, state: closed}
 `;
 
-export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit, axeCheck, waitUntil, shot, summary, newPage }) {
+export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit, axeCheck, waitUntil, shot, summary, newPage, confirmInPage }) {
   const out = { weights: {} };
   summary.workflow = out;
 
@@ -176,6 +176,11 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
   await waitUntil(page, () => document.querySelector('#run-summary').textContent.includes('input required'), undefined, 'the destructive run does not wait for confirmation');
   await audit(page, 'workflow run waiting');
   await page.click('#run-cancel');
+  // The page's own confirmation, as everywhere else in the UI (not the browser's).
+  await page.waitForSelector('#confirm-dialog[open]');
+  await axeCheck(page, 'workflow run cancel confirmation');
+  const said = await confirmInPage(page);
+  check(said.title === 'Cancel this run?' && said.text.includes('Keep it running'), `the cancel confirmation reads ${said.text}`);
   await waitUntil(page, () => document.querySelector('#run-summary').textContent.includes('canceled') && document.querySelector('#run-cancel').hidden, undefined, 'Cancel did not cancel the run');
   out.canceled = (await page.textContent('#run-step-list')).includes('not run');
   check(out.canceled, 'the canceled run\'s step is not shown as not run');

@@ -1535,7 +1535,7 @@
   }
 
   // Pages with a script of their own (workflows.js) use these, loaded after this file.
-  window.Switchboard = Object.freeze({ $, el, fill, api, APIError, describe, showError, hideError, alertPage, flash, fmtTime, scrollBox, kindBadge });
+  window.Switchboard = Object.freeze({ $, el, fill, api, APIError, describe, showError, hideError, alertPage, flash, fmtTime, scrollBox, kindBadge, ask });
 
   const pages = {
     integrations: integrationsPage,

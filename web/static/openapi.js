@@ -7,7 +7,7 @@
   const SB = window.Switchboard;
   const anchor = document.querySelector('#remote');
   if (!SB || !anchor) return;
-  const { el, fill, api, describe, alertPage, flash } = SB;
+  const { el, fill, api, describe, alertPage, flash, ask } = SB;
   const list = el('div', { id: 'openapi-list', 'aria-busy': 'true' }, el('p', { class: 'muted', text: 'Loading APIs…' }));
   const add = el('button', { type: 'button', id: 'openapi-add', text: 'Add an API by its OpenAPI description' });
   anchor.after(el('section', { id: 'openapi', 'aria-labelledby': 'openapi-title' },
@@ -48,7 +48,7 @@
 
   list.addEventListener('click', async (ev) => {
     const name = ev.target.dataset && ev.target.dataset.delete;
-    if (!name || !window.confirm(`Delete the API ${name}? Its connections are disconnected and its tools go.`)) return;
+    if (!name || !(await ask({ title: `Delete the API ${name}?`, body: 'Its connections are disconnected and its tools go.', ok: 'Delete', danger: true }))) return;
     try { await api('DELETE', `/api/openapi-providers/${encodeURIComponent(name)}`); flash(`Deleted ${name}.`); load(); } catch (err) { alertPage(err); }
   });
   add.addEventListener('click', () => { error.hidden = true; dialog.showModal(); });

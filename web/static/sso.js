@@ -5,7 +5,8 @@
   'use strict';
   const $ = (s) => document.querySelector(s);
   const form = $('#sso-form');
-  if (!form) return;
+  const SB = window.Switchboard; // app.js, loaded before: its confirmation dialog
+  if (!form || !SB) return;
   const CSRF = document.querySelector('meta[name="csrf-token"]').content;
   const status = $('#sso-status');
   const error = $('#sso-error');
@@ -62,7 +63,7 @@
     } catch (err) { fail(err); }
   });
   $('#sso-remove').addEventListener('click', async () => {
-    if (!confirm('Remove single sign-on? People sign in with passwords again.')) return;
+    if (!(await SB.ask({ title: 'Remove single sign-on?', body: 'People sign in with passwords again.', ok: 'Remove', danger: true }))) return;
     error.hidden = true;
     try { await call('DELETE'); show(await call('GET')); } catch (err) { fail(err); }
   });

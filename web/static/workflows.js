@@ -6,7 +6,7 @@
 (() => {
   const SB = window.Switchboard;
   if (!SB) return;
-  const { $, el, fill, api, describe, alertPage, flash, fmtTime, scrollBox } = SB;
+  const { $, el, fill, api, describe, alertPage, flash, fmtTime, scrollBox, ask } = SB;
   const enc = encodeURIComponent;
   const FINAL = new Set(['completed', 'failed', 'canceled']);
   const stateBadge = (s) => el('span', { class: `status ${s}`, text: String(s).replace('_', ' ') });
@@ -242,7 +242,7 @@ outputs:
       $('#wf-runs-box').hidden = false;
       $('#wf-delete-box').hidden = false;
       $('#wf-delete').onclick = async () => {
-        if (!confirm(`Delete the workflow ${saved.name}? Agents that select it stop listing it.`)) return;
+        if (!(await ask({ title: `Delete the workflow ${saved.name}?`, body: 'Agents that select it stop listing it.', ok: 'Delete', danger: true }))) return;
         try {
           await api('DELETE', `/api/workflows/${enc(saved.name)}`);
           savedText = text.value;
@@ -385,7 +385,7 @@ outputs:
       if (!done) timer = setTimeout(load, 1000);
     }
     $('#run-cancel').addEventListener('click', async () => {
-      if (!confirm('Cancel this run? The steps in flight stop and no more start.')) return;
+      if (!(await ask({ title: 'Cancel this run?', body: 'The steps in flight stop and no more start.', ok: 'Cancel the run', cancel: 'Keep it running', danger: true }))) return;
       $('#run-cancel').disabled = true;
       try {
         await api('POST', `/api/workflow-runs/${enc(id)}/cancel`);
