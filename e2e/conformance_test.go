@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -95,8 +96,9 @@ func TestConformance(t *testing.T) {
 			defer cancel()
 			suite := func(args ...string) string {
 				t.Helper()
+				results := t.TempDir()
 				args = append([]string{filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
-					"server", "--url", proxy + ep.path, "--expected-failures", filepath.Join(dir, "baseline.yml"), "-o", t.TempDir()}, args...)
+					"server", "--url", proxy + ep.path, "--expected-failures", filepath.Join(dir, "baseline.yml"), "-o", results}, args...)
 				cmd := testproc.Command(ctx, node, args...)
 				cmd.Dir = dir
 				cmd.Stdin = nil
@@ -106,7 +108,7 @@ func TestConformance(t *testing.T) {
 				err := cmd.Run()
 				text := redactKey(output.String())
 				if err != nil {
-					t.Fatalf("conformance suite %v against %s failed (%v):\n%s", args[7:], ep.path, err, text)
+					t.Fatalf("conformance suite %v against %s failed (%v):\n%s%s", args[7:], ep.path, err, text, unexpectedChecks(results, text))
 				}
 				return text
 			}
@@ -125,6 +127,29 @@ func TestConformance(t *testing.T) {
 			t.Logf("conformance suite against %s:\n%s", ep.path, text)
 		})
 	}
+}
+
+// unexpectedChecks is what the suite recorded of each scenario its report names as an
+// unexpected failure (its checks.json under results), so that a failure says why.
+func unexpectedChecks(results, report string) string {
+	_, after, ok := strings.Cut(report, "Unexpected failures")
+	if !ok {
+		return ""
+	}
+	var out strings.Builder
+	for _, line := range strings.Split(after, "\n") {
+		name, ok := strings.CutPrefix(strings.TrimSpace(line), "✗ ")
+		if !ok {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(results, "server-"+name+"-*", "checks.json"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil {
+				fmt.Fprintf(&out, "\n%s:\n%s\n", filepath.Base(filepath.Dir(f)), redactKey(string(b)))
+			}
+		}
+	}
+	return out.String()
 }
 
 // authProxy is a loopback reverse proxy to base that adds the API key and changes
@@ -154,5 +179,30 @@ func mustJSON(t *testing.T, body []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(body, v); err != nil {
 		t.Fatalf("decode %s: %v", redactKey(string(body)), err)
+	}
+}
+
+// TestUnexpectedChecks: a failed suite's message carries the checks of the scenarios
+// its report names as unexpected failures, and of no other.
+func TestUnexpectedChecks(t *testing.T) {
+	t.Parallel()
+	results := t.TempDir()
+	for name, checks := range map[string]string{"tools-list": `[{"id":"tools-list","status":"FAILURE","errorMessage":"Tool 3: missing description"}]`,
+		"ping": `[{"id":"ping","status":"SUCCESS"}]`} {
+		d := filepath.Join(results, "server-"+name+"-2026-11-29T02-32-42-743Z")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "checks.json"), []byte(checks), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report := "✓ ping: 1 passed, 0 failed\n✗ tools-list: 0 passed, 1 failed\n\x1b[31mUnexpected failures (not in baseline):\x1b[0m\n  ✗ tools-list\n\n\x1b[31mUnexpected failures detected\x1b[0m\n"
+	got := unexpectedChecks(results, report)
+	if !strings.Contains(got, "missing description") || strings.Contains(got, `"ping"`) {
+		t.Errorf("unexpectedChecks = %q, want tools-list's checks only", got)
+	}
+	if got := unexpectedChecks(results, "✓ ping: 1 passed, 0 failed\n"); got != "" {
+		t.Errorf("with no unexpected failure: %q", got)
 	}
 }
