@@ -644,15 +644,14 @@ func (a *Admission) release(tenant switchboard.TenantID) {
 func (a *Admission) States() map[string]int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.age(a.now())
-	a.dispatch() // the room that calls turning slow made is given
+	now := a.now()
 	st := map[string]int{"running": a.running, "waiting": a.waiting, "resuming": a.resuming}
 	under := 0
 	for _, n := range a.under {
 		under += n
 	}
 	for _, g := range a.gates {
-		for s := g.head; s != nil && s.slow; s = s.next {
+		for s := g.head; s != nil && now.Sub(s.went) >= a.opts.UpstreamSlow; s = s.next {
 			st["upstream_slow"]++
 		}
 		st["upstream_queued"] += len(g.queue)

@@ -13,7 +13,7 @@ import (
 // its answer), oldest first, and the calls waiting to go while UpstreamAdmitted are
 // away.
 type upstreamGate struct {
-	away       int
+	away       int // the calls from head to tail
 	head, tail *Slot
 	young      *Slot // the oldest call away not yet slow; those before it are
 	queue      []*waiter
@@ -31,6 +31,7 @@ func (g *upstreamGate) push(s *Slot, now time.Time) {
 		g.head = s
 	}
 	g.tail = s
+	g.away++
 	if g.young == nil {
 		g.young = s
 	}
@@ -52,6 +53,7 @@ func (g *upstreamGate) unlink(s *Slot) {
 		g.tail = s.prev
 	}
 	s.prev, s.next = nil, nil
+	g.away--
 }
 
 // Away gives the call's place back while it waits for the answer of the upstream
@@ -82,7 +84,6 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 		a.gates[upstream] = g
 	}
 	if g.away < a.opts.UpstreamAdmitted && len(g.queue) == 0 {
-		g.away++
 		g.push(s, now)
 		s.away = upstream
 		s.held = false
@@ -149,7 +150,6 @@ func (a *Admission) back(s *Slot) {
 		close(w.ready)
 		return
 	}
-	g.away--
 	a.forgetGate(upstream, g)
 }
 
@@ -200,21 +200,17 @@ func (a *Admission) forgetGate(upstream string, g *upstreamGate) {
 	}
 }
 
-// upstreamRefusals say why a call was refused at its upstream, by reason.
-var upstreamRefusals = map[string]string{
-	"queue_full":    "as many more wait to go",
-	"slow":          "it has not answered the oldest for over %s",
-	"wait_exceeded": "none came back in time",
-}
-
 // refuseUpstream is the error of a call refused at its upstream's gate, counted.
 func (a *Admission) refuseUpstream(upstream, reason string) error {
 	if a.opts.Refused != nil {
 		a.opts.Refused("upstream", reason)
 	}
-	why := upstreamRefusals[reason]
-	if reason == "slow" {
-		why = fmt.Sprintf(why, a.opts.UpstreamSlow)
+	why := "as many more wait to go" // queue_full
+	switch reason {
+	case "slow":
+		why = fmt.Sprintf("it has not answered the oldest for over %s", a.opts.UpstreamSlow)
+	case "wait_exceeded":
+		why = "none came back in time"
 	}
 	secs := int((a.opts.RetryAfter + time.Second - 1) / time.Second)
 	return &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: a.opts.RetryAfter,
