@@ -24,6 +24,10 @@ type overloadConfig struct {
 	// AdmissionWait is the longest a call waits for a place before it is refused
 	// (0: limits' default, 2 s).
 	AdmissionWait time.Duration
+	// UpstreamSlow is how long a call waits for its upstream's answer before it
+	// counts as waiting for a slow upstream (0: limits' default, 1 s or half
+	// AdmissionWait).
+	UpstreamSlow time.Duration
 	// UpstreamReadTimeout and UpstreamWriteTimeout, when set, override every
 	// provider's deadline for read-only and for other operations.
 	UpstreamReadTimeout  time.Duration
@@ -47,8 +51,9 @@ func (c overloadConfig) drain() time.Duration {
 func overloadVars() []envVar {
 	return []envVar{
 		{"SWITCHBOARD_MAX_INFLIGHT", "4 per CPU (at least 8)", "tool calls this node works on at once (a call waiting for its upstream does not count); more wait their turn, tenants served in turn, and are refused with Retry-After when the wait grows too long"},
-		{"SWITCHBOARD_MAX_ADMITTED", "32 × SWITCHBOARD_MAX_INFLIGHT", "tool calls under way at once, counting those waiting for their upstream's answer or their audit commit; more wait their turn at the door. A call that has waited over a second for its upstream (half SWITCHBOARD_ADMISSION_WAIT, if that is under 2 s) no longer counts (SWITCHBOARD_UPSTREAM_MAX_ADMITTED bounds those), so a slow upstream keeps the door for a second at most. A node serves at most this many calls per upstream round trip while its upstreams answer within a second"},
-		{"SWITCHBOARD_UPSTREAM_MAX_ADMITTED", "SWITCHBOARD_MAX_ADMITTED", "tool calls waiting for one upstream's answer at once (an upstream is a host: api.github.com, slack.com, a remote MCP server's); one more waits up to SWITCHBOARD_ADMISSION_WAIT for one of them to come back, and is refused before it sends anything (unavailable, Retry-After) when it would wait longer, when as many wait already, or at once while the upstream has left a call unanswered for over a second. So a slow upstream holds this many calls and no more, and calls to other upstreams go on. Each such call holds an upstream connection (the providers keep 256 idle per host)"},
+		{"SWITCHBOARD_MAX_ADMITTED", "32 × SWITCHBOARD_MAX_INFLIGHT", "tool calls under way at once, counting those waiting for their upstream's answer or their audit commit; more wait their turn at the door. A call that has waited longer than SWITCHBOARD_UPSTREAM_SLOW for its upstream no longer counts (SWITCHBOARD_UPSTREAM_MAX_ADMITTED bounds those), so a slow upstream keeps the door that long at most. A node serves at most this many calls per upstream round trip while its upstreams answer within a second"},
+		{"SWITCHBOARD_UPSTREAM_MAX_ADMITTED", "SWITCHBOARD_MAX_ADMITTED", "tool calls waiting for one upstream's answer at once (an upstream is a host: api.github.com, slack.com, a remote MCP server's); one more waits up to SWITCHBOARD_ADMISSION_WAIT for one of them to come back, and is refused before it sends anything (unavailable, Retry-After) when it would wait longer, when as many wait already, or at once while the upstream has left a call unanswered for longer than SWITCHBOARD_UPSTREAM_SLOW. So a slow upstream holds this many calls and no more, and calls to other upstreams go on. Each such call holds an upstream connection (the providers keep 256 idle per host)"},
+		{"SWITCHBOARD_UPSTREAM_SLOW", "1s (half SWITCHBOARD_ADMISSION_WAIT, if that is under 2 s)", "how long a tool call waits for its upstream's answer before the upstream counts as slow: the call then leaves SWITCHBOARD_MAX_ADMITTED, so the calls waiting at the door come in, and while the upstream has such a call, one beyond SWITCHBOARD_UPSTREAM_MAX_ADMITTED is refused at once. Raise it for upstreams whose calls routinely take longer (a remote MCP server's long tools), lower it to let the door open sooner when an upstream degrades"},
 		{"SWITCHBOARD_TENANT_MAX_ADMITTED", "4 × SWITCHBOARD_MAX_INFLIGHT", "a tenant's part of the tool calls under way while other tenants are active (called within the last second) and calls wait for places: a new call of a tenant over its part, with more calls under way than every other active tenant, is refused at once (rate_limited, Retry-After) so that one tenant's flood does not slow the others'. Alone, or beside tenants as busy, a tenant may use all of SWITCHBOARD_MAX_ADMITTED; set it as high or higher to turn the part off"},
 		{"SWITCHBOARD_ADMISSION_WAIT", "2s", "the longest a tool call waits for a place before it is refused (unavailable, Retry-After)"},
 		{"SWITCHBOARD_UPSTREAM_READ_TIMEOUT", "the provider's (30 s)", "deadline of a read-only tool call's upstream work, for every provider"},
@@ -60,33 +65,25 @@ func overloadVars() []envVar {
 // loadOverloadConfig reads overloadConfig; an error names the variable at fault.
 func loadOverloadConfig(get func(name, def string) string) (overloadConfig, error) {
 	var c overloadConfig
-	if v := get("SWITCHBOARD_MAX_INFLIGHT", ""); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1_000_000 {
-			return c, &configError{"SWITCHBOARD_MAX_INFLIGHT", "must be a whole number from 1 to 1000000, such as 64"}
-		}
-		c.MaxInFlight = n
+	counts := []struct {
+		name, example string
+		into          *int
+	}{
+		{"SWITCHBOARD_MAX_INFLIGHT", "64", &c.MaxInFlight},
+		{"SWITCHBOARD_MAX_ADMITTED", "1024", &c.MaxAdmitted},
+		{"SWITCHBOARD_UPSTREAM_MAX_ADMITTED", "1024", &c.UpstreamAdmitted},
+		{"SWITCHBOARD_TENANT_MAX_ADMITTED", "32", &c.TenantAdmitted},
 	}
-	if v := get("SWITCHBOARD_MAX_ADMITTED", ""); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1_000_000 {
-			return c, &configError{"SWITCHBOARD_MAX_ADMITTED", "must be a whole number from 1 to 1000000, such as 1024"}
+	for _, n := range counts {
+		v := get(n.name, "")
+		if v == "" {
+			continue
 		}
-		c.MaxAdmitted = n
-	}
-	if v := get("SWITCHBOARD_UPSTREAM_MAX_ADMITTED", ""); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1_000_000 {
-			return c, &configError{"SWITCHBOARD_UPSTREAM_MAX_ADMITTED", "must be a whole number from 1 to 1000000, such as 1024"}
+		i, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || i < 1 || i > 1_000_000 {
+			return c, &configError{n.name, "must be a whole number from 1 to 1000000, such as " + n.example}
 		}
-		c.UpstreamAdmitted = n
-	}
-	if v := get("SWITCHBOARD_TENANT_MAX_ADMITTED", ""); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1_000_000 {
-			return c, &configError{"SWITCHBOARD_TENANT_MAX_ADMITTED", "must be a whole number from 1 to 1000000, such as 32"}
-		}
-		c.TenantAdmitted = n
+		*n.into = i
 	}
 	durations := []struct {
 		name, def string
@@ -94,6 +91,7 @@ func loadOverloadConfig(get func(name, def string) string) (overloadConfig, erro
 		into      *time.Duration
 	}{
 		{"SWITCHBOARD_ADMISSION_WAIT", "", time.Millisecond, &c.AdmissionWait},
+		{"SWITCHBOARD_UPSTREAM_SLOW", "", time.Millisecond, &c.UpstreamSlow},
 		{"SWITCHBOARD_UPSTREAM_READ_TIMEOUT", "", time.Millisecond, &c.UpstreamReadTimeout},
 		{"SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT", "", time.Millisecond, &c.UpstreamWriteTimeout},
 		{"SWITCHBOARD_DRAIN_TIMEOUT", "", time.Millisecond, &c.DrainTimeout},

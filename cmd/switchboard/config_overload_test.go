@@ -17,9 +17,9 @@ func TestLoadOverloadConfig(t *testing.T) {
 		wantBad string // the variable an error names
 	}{
 		{name: "defaults", want: overloadConfig{}},
-		{name: "set", env: map[string]string{"SWITCHBOARD_MAX_INFLIGHT": "64", "SWITCHBOARD_MAX_ADMITTED": "4096", "SWITCHBOARD_UPSTREAM_MAX_ADMITTED": "2048", "SWITCHBOARD_TENANT_MAX_ADMITTED": "64", "SWITCHBOARD_ADMISSION_WAIT": "500ms",
+		{name: "set", env: map[string]string{"SWITCHBOARD_MAX_INFLIGHT": "64", "SWITCHBOARD_MAX_ADMITTED": "4096", "SWITCHBOARD_UPSTREAM_MAX_ADMITTED": "2048", "SWITCHBOARD_TENANT_MAX_ADMITTED": "64", "SWITCHBOARD_ADMISSION_WAIT": "500ms", "SWITCHBOARD_UPSTREAM_SLOW": "3s",
 			"SWITCHBOARD_UPSTREAM_READ_TIMEOUT": "5s", "SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT": "20s", "SWITCHBOARD_DRAIN_TIMEOUT": "1m"},
-			want: overloadConfig{MaxInFlight: 64, MaxAdmitted: 4096, UpstreamAdmitted: 2048, TenantAdmitted: 64, AdmissionWait: 500 * time.Millisecond, UpstreamReadTimeout: 5 * time.Second, UpstreamWriteTimeout: 20 * time.Second, DrainTimeout: time.Minute}},
+			want: overloadConfig{MaxInFlight: 64, MaxAdmitted: 4096, UpstreamAdmitted: 2048, TenantAdmitted: 64, AdmissionWait: 500 * time.Millisecond, UpstreamSlow: 3 * time.Second, UpstreamReadTimeout: 5 * time.Second, UpstreamWriteTimeout: 20 * time.Second, DrainTimeout: time.Minute}},
 		{name: "in-flight not a number", env: map[string]string{"SWITCHBOARD_MAX_INFLIGHT": "lots"}, wantBad: "SWITCHBOARD_MAX_INFLIGHT"},
 		{name: "in-flight zero", env: map[string]string{"SWITCHBOARD_MAX_INFLIGHT": "0"}, wantBad: "SWITCHBOARD_MAX_INFLIGHT"},
 		{name: "admitted not a number", env: map[string]string{"SWITCHBOARD_MAX_ADMITTED": "many"}, wantBad: "SWITCHBOARD_MAX_ADMITTED"},
@@ -28,6 +28,10 @@ func TestLoadOverloadConfig(t *testing.T) {
 		{name: "upstream bound zero", env: map[string]string{"SWITCHBOARD_UPSTREAM_MAX_ADMITTED": "0"}, wantBad: "SWITCHBOARD_UPSTREAM_MAX_ADMITTED"},
 		{name: "tenant part not a number", env: map[string]string{"SWITCHBOARD_TENANT_MAX_ADMITTED": "half"}, wantBad: "SWITCHBOARD_TENANT_MAX_ADMITTED"},
 		{name: "tenant part zero", env: map[string]string{"SWITCHBOARD_TENANT_MAX_ADMITTED": "0"}, wantBad: "SWITCHBOARD_TENANT_MAX_ADMITTED"},
+		{name: "in-flight with spaces", env: map[string]string{"SWITCHBOARD_MAX_INFLIGHT": " 16 "}, want: overloadConfig{MaxInFlight: 16}},
+		{name: "in-flight too many", env: map[string]string{"SWITCHBOARD_MAX_INFLIGHT": "1000001"}, wantBad: "SWITCHBOARD_MAX_INFLIGHT"},
+		{name: "slow upstream not a duration", env: map[string]string{"SWITCHBOARD_UPSTREAM_SLOW": "1"}, wantBad: "SWITCHBOARD_UPSTREAM_SLOW"},
+		{name: "slow upstream zero", env: map[string]string{"SWITCHBOARD_UPSTREAM_SLOW": "0s"}, wantBad: "SWITCHBOARD_UPSTREAM_SLOW"},
 		{name: "read timeout not a duration", env: map[string]string{"SWITCHBOARD_UPSTREAM_READ_TIMEOUT": "5"}, wantBad: "SWITCHBOARD_UPSTREAM_READ_TIMEOUT"},
 		{name: "write timeout negative", env: map[string]string{"SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT": "-1s"}, wantBad: "SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT"},
 		{name: "drain zero", env: map[string]string{"SWITCHBOARD_DRAIN_TIMEOUT": "0s"}, wantBad: "SWITCHBOARD_DRAIN_TIMEOUT"},

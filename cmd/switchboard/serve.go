@@ -170,7 +170,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		return err
 	}
 	// Calls beyond what the node can work on are refused early, with Retry-After.
-	admission := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: cfg.Overload.MaxInFlight, MaxAdmitted: cfg.Overload.MaxAdmitted, UpstreamAdmitted: cfg.Overload.UpstreamAdmitted, TenantAdmitted: cfg.Overload.TenantAdmitted, MaxWait: cfg.Overload.AdmissionWait, Refused: refusals.Refused})
+	admission := limits.NewAdmission(limits.AdmissionOptions{MaxInFlight: cfg.Overload.MaxInFlight, MaxAdmitted: cfg.Overload.MaxAdmitted, UpstreamAdmitted: cfg.Overload.UpstreamAdmitted, TenantAdmitted: cfg.Overload.TenantAdmitted, MaxWait: cfg.Overload.AdmissionWait, UpstreamSlow: cfg.Overload.UpstreamSlow, Refused: refusals.Refused})
 	if err := tel.Metrics().AdmissionCalls(admission.States); err != nil {
 		return err
 	}
