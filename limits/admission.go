@@ -39,18 +39,20 @@ type AdmissionOptions struct {
 	// is slow. So a slow upstream holds this many calls and keeps the node's door for
 	// UpstreamSlow at most: the calls to other upstreams still come in.
 	UpstreamAdmitted int
-	// TenantAdmitted is a tenant's part of the calls under way (MaxAdmitted's) while
-	// the node is contended (a call had to wait for a place within the last second) and
-	// another tenant is active (asked for a place within the last second, or has calls
-	// under way or waiting); default 4 × MaxInFlight. A new call of a tenant holding its
-	// part, with more calls under way or waiting than every other active tenant and
-	// having asked for more over the last second, is refused at once as rate_limited,
-	// reason "over_part", rather than queued: a tenant flooding the node keeps a few
-	// dozen calls in it, not MaxAdmitted, so other tenants' calls are not scheduled
-	// behind its hundreds. Alone on the node, beside tenants as heavy as itself, or
-	// while places are free (its calls wait for a slow upstream, not for the hub), a
-	// tenant may have up to MaxAdmitted under way. Set to MaxAdmitted or more, it is
-	// off: calls beyond MaxAdmitted queue, whoever's they are.
+	// TenantAdmitted is a tenant's part of the calls in the node: under way or
+	// waiting, except those waiting for their upstream's answer (see Slot.Away), which
+	// cost the node nothing until they come back. It applies while the node is
+	// contended (a call had to wait for a place within the last second) and another
+	// tenant is active (asked for a place within the last second, or has calls under
+	// way or waiting); default 4 × MaxInFlight. A new call of a tenant holding its
+	// part, with more calls in the node than every other active tenant and having
+	// asked for more over the last second, is refused at once as rate_limited, reason
+	// "over_part", rather than queued: a tenant flooding the node keeps a few dozen
+	// calls in it, not MaxAdmitted, so other tenants' calls are not scheduled behind
+	// its hundreds. Alone on the node, beside tenants as heavy as itself, while places
+	// are free, or while its calls wait for an upstream taking its time, a tenant may
+	// have up to MaxAdmitted under way. Set to MaxAdmitted or more, it is off: calls
+	// beyond MaxAdmitted queue, whoever's they are.
 	TenantAdmitted int
 	// MaxQueue is how many calls may wait for a place, node-wide; default 4,096. More
 	// are refused at once as unavailable.
@@ -79,6 +81,7 @@ type Admission struct {
 	running  int
 	admitted int                          // slots not yet released, except those away at a slow upstream
 	under    map[switchboard.TenantID]int // slots not yet released, by tenant
+	awayOf   map[switchboard.TenantID]int // slots away at an upstream (see Slot.Away), by tenant
 	waiting  int                          // new calls waiting (MaxQueue bounds them)
 	resuming int                          // calls back from their upstream waiting
 	held     map[switchboard.TenantID]int // places held, by tenant
@@ -145,7 +148,7 @@ func NewAdmission(o AdmissionOptions) *Admission {
 		o.UpstreamSlow = min(time.Second, o.MaxWait/2)
 	}
 	return &Admission{opts: o, tenants: map[switchboard.TenantID]*tenantQueue{}, held: map[switchboard.TenantID]int{},
-		under: map[switchboard.TenantID]int{}, now: time.Now, asked: map[switchboard.TenantID]*demand{},
+		under: map[switchboard.TenantID]int{}, awayOf: map[switchboard.TenantID]int{}, now: time.Now, asked: map[switchboard.TenantID]*demand{},
 		gates: map[string]*upstreamGate{}}
 }
 
@@ -289,12 +292,12 @@ func (a *Admission) refuse(scope, reason string) error {
 		Message: fmt.Sprintf("%s; nothing was run; retry in %d s", refusalReasons[scope+"/"+reason], secs)}
 }
 
-// overPart reports whether a new call of the tenant is over its part of the calls
-// under way (see AdmissionOptions.TenantAdmitted): a call waited for a place within the
-// last second, the tenant has TenantAdmitted calls under way or waiting, another
-// tenant is active, and the tenant is heavier than every
-// other active tenant both by calls under way or waiting and by calls asked for over
-// the last second. Both: a tenant no heavier than a neighbour by calls under way is not
+// overPart reports whether a new call of the tenant is over its part of the calls in
+// the node (see AdmissionOptions.TenantAdmitted and inHub): a call waited for a place
+// within the last second, the tenant has TenantAdmitted calls in the node, another
+// tenant is active, and the tenant is heavier than every other active tenant both by
+// calls in the node and by calls asked for over the last second. Both: a tenant no
+// heavier than a neighbour by calls in the node is not
 // held to its part, so tenants flooding alike share MaxAdmitted as a tenant alone has
 // it; and one that asks less than a neighbour is not either, though its calls pile up
 // while the node stalls (the neighbour, held to its part, then has fewer under way).
@@ -306,7 +309,7 @@ func (a *Admission) overPart(tenant switchboard.TenantID, now time.Time) bool {
 	if now.Sub(a.waited) > activeFor {
 		return false // no call waited for a place lately: the node has CPU to spare
 	}
-	mine := a.under[tenant] + a.queued(tenant)
+	mine := a.inHub(tenant)
 	if mine < a.opts.TenantAdmitted {
 		return false
 	}
@@ -316,7 +319,7 @@ func (a *Admission) overPart(tenant switchboard.TenantID, now time.Time) bool {
 		if id == tenant {
 			continue
 		}
-		theirs := a.under[id] + a.queued(id)
+		theirs := a.inHub(id)
 		if theirs == 0 && !d.active(now) {
 			delete(a.asked, id) // no longer active
 			continue
@@ -327,6 +330,15 @@ func (a *Admission) overPart(tenant switchboard.TenantID, now time.Time) bool {
 		beside = true
 	}
 	return beside
+}
+
+// inHub is how many calls of the tenant are under way or waiting, except those
+// waiting for their upstream's answer: the calls its part bounds. Its calls away cost
+// the node no work until they come back, so a tenant whose calls mostly wait for an
+// upstream taking its time is not held to a few dozen of them, and may use
+// MaxAdmitted's room that would otherwise stay empty. a.mu is held.
+func (a *Admission) inHub(tenant switchboard.TenantID) int {
+	return a.under[tenant] - a.awayOf[tenant] + a.queued(tenant)
 }
 
 // sweep drops, once per activeFor, the tenants of asked no longer active, so it holds

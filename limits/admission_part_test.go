@@ -331,3 +331,51 @@ func TestAdmissionPartOnlyWhileCallsWait(t *testing.T) {
 		s.Release()
 	}
 }
+
+// TestAdmissionPartCountsNoCallsAwayAtTheirUpstream: a tenant's calls waiting for
+// their upstream's answer (Away) cost the node nothing until they come back, so they
+// do not count towards its part: beside an active tenant on a contended node, a tenant
+// with more calls away than its part is still admitted. Once they are back, they
+// count, and its next call is refused as over its part.
+func TestAdmissionPartCountsNoCallsAwayAtTheirUpstream(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 16)
+	a, _ := partAdmission(3, counts)
+	contend(t, a, "ten_noisy", 2)
+	quiet := underWay(t, a, "ten_quiet")
+	var away []*limits.Slot
+	for range 5 {
+		s, err := a.Admit(context.Background(), "ten_noisy")
+		if err != nil {
+			t.Fatalf("a call of the noisy tenant was refused: %v", err)
+		}
+		if err := s.Away(context.Background(), "api.github.com"); err != nil {
+			t.Fatalf("the call could not go to its upstream: %v", err)
+		}
+		away = append(away, s)
+	}
+	more, err := a.Admit(context.Background(), "ten_noisy")
+	if err != nil {
+		t.Fatalf("with 5 calls away at their upstream and none in the node, the next call was refused: %v", err)
+	}
+	if len(counts) > 0 {
+		t.Fatalf("counted %s with the tenant's calls away at their upstream", <-counts)
+	}
+	more.Pause()
+	for _, s := range away {
+		s.Resume()
+		s.Pause() // back, waiting for its audit commit: in the node again
+	}
+	if _, err := a.Admit(context.Background(), "ten_noisy"); switchboard.CodeOf(err) != switchboard.CodeRateLimited {
+		t.Fatalf("with its 6 calls back in the node, past its part of 3: %v, want rate_limited (over its part)", err)
+	}
+	if got := <-counts; got != "tenant/over_part" {
+		t.Errorf("counted %q, want tenant/over_part", got)
+	}
+	for _, s := range append(away, more, quiet) {
+		s.Release()
+	}
+	if a.Running() != 0 || a.Waiting() != 0 {
+		t.Errorf("running %d, waiting %d after every release", a.Running(), a.Waiting())
+	}
+}

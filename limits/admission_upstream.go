@@ -84,8 +84,7 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 		a.gates[upstream] = g
 	}
 	if g.away < a.opts.UpstreamAdmitted && len(g.queue) == 0 {
-		g.push(s, now)
-		s.away = upstream
+		a.goAway(g, s, upstream, now)
 		s.held = false
 		a.give(s.tenant)
 		a.dispatch()
@@ -131,12 +130,23 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 	return err
 }
 
+// goAway counts s, gone at now, among the calls away at the upstream of gate g.
+// a.mu is held.
+func (a *Admission) goAway(g *upstreamGate, s *Slot, upstream string, now time.Time) {
+	g.push(s, now)
+	s.away = upstream
+	a.awayOf[s.tenant]++
+}
+
 // back ends s's time away: it counts among MaxAdmitted again if it had stopped, and
 // its turn at the upstream goes to the first call waiting for one. a.mu is held.
 func (a *Admission) back(s *Slot) {
 	upstream := s.away
 	g := a.gates[upstream]
 	g.unlink(s)
+	if a.awayOf[s.tenant]--; a.awayOf[s.tenant] <= 0 {
+		delete(a.awayOf, s.tenant)
+	}
 	if s.slow {
 		a.admitted++
 	}
@@ -144,8 +154,7 @@ func (a *Admission) back(s *Slot) {
 	if len(g.queue) > 0 {
 		w := g.queue[0]
 		g.queue = g.queue[1:]
-		g.push(w.slot, a.now())
-		w.slot.away = upstream
+		a.goAway(g, w.slot, upstream, a.now())
 		w.granted = true
 		close(w.ready)
 		return
