@@ -27,6 +27,28 @@ const envQuietShare = "SWITCHBOARD_BENCH_QUIET_SHARE"
 // envUpstreamDelay makes GitHub take time to answer, as it does, so that the hub's part
 // of the quiet tenant's time is measured beside GitHub's own.
 func BenchmarkNoisyNeighbourRate(b *testing.B) {
+	noisyNeighbourRate(b)
+}
+
+// gitHubPace is how long the fake GitHub takes to answer in
+// BenchmarkNoisyNeighbourGitHubPace: on the fast side of what GitHub's REST API takes
+// (tens to hundreds of milliseconds), so the hub's own share of a call is as large as
+// it gets with a real upstream.
+const gitHubPace = "50ms"
+
+// BenchmarkNoisyNeighbourGitHubPace is BenchmarkNoisyNeighbourRate with the fake
+// GitHub answering in gitHubPace unless envUpstreamDelay says otherwise: the noisy
+// neighbour as tenants meet it, where each call waits for GitHub. With GitHub answering
+// at once, the two tenants' calls are nothing but the hub's work on two cores shared
+// with the callers and the fake, and the quiet tenant's tail is their scheduling.
+func BenchmarkNoisyNeighbourGitHubPace(b *testing.B) {
+	if os.Getenv(envUpstreamDelay) == "" {
+		b.Setenv(envUpstreamDelay, gitHubPace)
+	}
+	noisyNeighbourRate(b)
+}
+
+func noisyNeighbourRate(b *testing.B) {
 	const pairs = 3
 	delay := upstreamDelay(b)
 	maxOutstanding := int64(256)
