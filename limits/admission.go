@@ -40,17 +40,18 @@ type AdmissionOptions struct {
 	// UpstreamSlow at most: the calls to other upstreams still come in.
 	UpstreamAdmitted int
 	// TenantAdmitted is a tenant's part of the calls in the node: under way or
-	// waiting, except those waiting for their upstream's answer (see Slot.Away), which
-	// cost the node nothing until they come back. It applies while the node is
-	// contended (a call had to wait for a place within the last second) and another
-	// tenant is active (asked for a place within the last second, or has calls under
-	// way or waiting); default 4 × MaxInFlight. A new call of a tenant holding its
-	// part, with more calls in the node than every other active tenant and having
-	// asked for more over the last second, is refused at once as rate_limited, reason
-	// "over_part", rather than queued: a tenant flooding the node keeps a few dozen
-	// calls in it, not MaxAdmitted, so other tenants' calls are not scheduled behind
-	// its hundreds. Alone on the node, beside tenants as heavy as itself, while places
-	// are free, or while its calls wait for an upstream taking its time, a tenant may
+	// waiting, except those waiting for their upstream's answer (see Slot.Away) for
+	// less than UpstreamSlow, which cost the node nothing until they come back. It
+	// applies while the node is contended (a call had to wait for a place within the
+	// last second) and another tenant is active (asked for a place within the last
+	// second, or has calls under way or waiting); default 4 × MaxInFlight. A new call
+	// of a tenant holding its part, with more calls in the node than every other
+	// active tenant and having asked for more over the last second, is refused at once
+	// as rate_limited, reason "over_part", rather than queued: a tenant flooding the
+	// node keeps a few dozen calls in it, not MaxAdmitted, so other tenants' calls are
+	// not scheduled behind its hundreds, nor refused at a slow upstream its calls
+	// fill. Alone on the node, beside tenants as heavy as itself, while places are
+	// free, or while its calls wait for an upstream answering in time, a tenant may
 	// have up to MaxAdmitted under way. Set to MaxAdmitted or more, it is off: calls
 	// beyond MaxAdmitted queue, whoever's they are.
 	TenantAdmitted int
@@ -81,7 +82,7 @@ type Admission struct {
 	running  int
 	admitted int                          // slots not yet released, except those away at a slow upstream
 	under    map[switchboard.TenantID]int // slots not yet released, by tenant
-	awayOf   map[switchboard.TenantID]int // slots away at an upstream (see Slot.Away), by tenant
+	awayOf   map[switchboard.TenantID]int // slots away at an upstream, not yet slow (see Slot.Away), by tenant
 	waiting  int                          // new calls waiting (MaxQueue bounds them)
 	resuming int                          // calls back from their upstream waiting
 	held     map[switchboard.TenantID]int // places held, by tenant
@@ -309,6 +310,7 @@ func (a *Admission) overPart(tenant switchboard.TenantID, now time.Time) bool {
 	if now.Sub(a.waited) > activeFor {
 		return false // no call waited for a place lately: the node has CPU to spare
 	}
+	a.age(now) // calls away that have turned slow count again (see inHub)
 	mine := a.inHub(tenant)
 	if mine < a.opts.TenantAdmitted {
 		return false
@@ -333,10 +335,12 @@ func (a *Admission) overPart(tenant switchboard.TenantID, now time.Time) bool {
 }
 
 // inHub is how many calls of the tenant are under way or waiting, except those
-// waiting for their upstream's answer: the calls its part bounds. Its calls away cost
-// the node no work until they come back, so a tenant whose calls mostly wait for an
-// upstream taking its time is not held to a few dozen of them, and may use
-// MaxAdmitted's room that would otherwise stay empty. a.mu is held.
+// waiting for an upstream's answer that is not yet slow (see UpstreamSlow): the calls
+// its part bounds. Such calls cost the node no work until they come back, so a tenant
+// whose calls mostly wait for an upstream taking its time is not held to a few dozen
+// of them, and may use MaxAdmitted's room that would otherwise stay empty. Its calls
+// at a slow upstream count: they hold that upstream's room (UpstreamAdmitted), which
+// other tenants' calls to it need. a.mu is held.
 func (a *Admission) inHub(tenant switchboard.TenantID) int {
 	return a.under[tenant] - a.awayOf[tenant] + a.queued(tenant)
 }

@@ -379,3 +379,43 @@ func TestAdmissionPartCountsNoCallsAwayAtTheirUpstream(t *testing.T) {
 		t.Errorf("running %d, waiting %d after every release", a.Running(), a.Waiting())
 	}
 }
+
+// TestAdmissionPartCountsCallsAtASlowUpstream: a tenant's calls away at an upstream
+// that has not answered them within UpstreamSlow count towards its part again: they
+// hold that upstream's room, which other tenants' calls to it need. So a tenant whose
+// flood waits on a slow upstream is held to its part beside an active tenant, as
+// before it went.
+func TestAdmissionPartCountsCallsAtASlowUpstream(t *testing.T) {
+	t.Parallel()
+	counts := make(chan string, 16)
+	a, c := partAdmission(3, counts)
+	quiet := underWay(t, a, "ten_quiet") // under way throughout, asking little
+	var away []*limits.Slot
+	for range 5 {
+		s, err := a.Admit(context.Background(), "ten_noisy")
+		if err != nil {
+			t.Fatalf("a call of the noisy tenant was refused: %v", err)
+		}
+		if err := s.Away(context.Background(), "api.github.com"); err != nil {
+			t.Fatalf("the call could not go to its upstream: %v", err)
+		}
+		away = append(away, s)
+	}
+	c.advance(1500 * time.Millisecond) // UpstreamSlow is 1 s: every call away is slow now
+	contend(t, a, "ten_noisy", 2)
+	if _, err := a.Admit(context.Background(), "ten_noisy"); switchboard.CodeOf(err) != switchboard.CodeRateLimited {
+		t.Fatalf("with 5 calls at a slow upstream, past its part of 3: %v, want rate_limited (over its part)", err)
+	}
+	if got := <-counts; got != "tenant/over_part" {
+		t.Errorf("counted %q, want tenant/over_part", got)
+	}
+	for _, s := range append(away, quiet) {
+		s.Release()
+	}
+	if a.Running() != 0 || a.Waiting() != 0 {
+		t.Errorf("running %d, waiting %d after every release", a.Running(), a.Waiting())
+	}
+	if st := a.States(); st["upstream"]+st["upstream_slow"] != 0 {
+		t.Errorf("states after every release: %v", st)
+	}
+}

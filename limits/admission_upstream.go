@@ -130,12 +130,21 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 	return err
 }
 
-// goAway counts s, gone at now, among the calls away at the upstream of gate g.
+// goAway counts s, gone at now, among the calls away at the upstream of gate g, and
+// among its tenant's calls away in time.
 // a.mu is held.
 func (a *Admission) goAway(g *upstreamGate, s *Slot, upstream string, now time.Time) {
 	g.push(s, now)
 	s.away = upstream
 	a.awayOf[s.tenant]++
+}
+
+// unaway stops counting a call of the tenant among its calls away in time: back, or
+// slow. a.mu is held.
+func (a *Admission) unaway(tenant switchboard.TenantID) {
+	if a.awayOf[tenant]--; a.awayOf[tenant] <= 0 {
+		delete(a.awayOf, tenant)
+	}
 }
 
 // back ends s's time away: it counts among MaxAdmitted again if it had stopped, and
@@ -144,11 +153,10 @@ func (a *Admission) back(s *Slot) {
 	upstream := s.away
 	g := a.gates[upstream]
 	g.unlink(s)
-	if a.awayOf[s.tenant]--; a.awayOf[s.tenant] <= 0 {
-		delete(a.awayOf, s.tenant)
-	}
 	if s.slow {
 		a.admitted++
+	} else {
+		a.unaway(s.tenant)
 	}
 	s.away, s.slow = "", false
 	if len(g.queue) > 0 {
@@ -169,6 +177,7 @@ func (a *Admission) age(now time.Time) {
 		for g.young != nil && now.Sub(g.young.went) >= a.opts.UpstreamSlow {
 			g.young.slow = true
 			a.admitted--
+			a.unaway(g.young.tenant)
 			g.young = g.young.next
 		}
 	}
