@@ -44,6 +44,39 @@ func contend(t *testing.T, a *limits.Admission, tenant switchboard.TenantID, pla
 	}
 }
 
+// releaseAll releases every slot, and checks that no call is then left running,
+// waiting or away at an upstream.
+func releaseAll(t *testing.T, a *limits.Admission, slots ...*limits.Slot) {
+	t.Helper()
+	for _, s := range slots {
+		s.Release()
+	}
+	if a.Running() != 0 || a.Waiting() != 0 {
+		t.Errorf("running %d, waiting %d after every release", a.Running(), a.Waiting())
+	}
+	if st := a.States(); st["upstream"]+st["upstream_slow"]+st["upstream_queued"] != 0 {
+		t.Errorf("states after every release: %v", st)
+	}
+}
+
+// goneAway admits n calls of the tenant and sends each away to its upstream, as calls
+// waiting for GitHub's answer are.
+func goneAway(t *testing.T, a *limits.Admission, tenant switchboard.TenantID, n int) []*limits.Slot {
+	t.Helper()
+	var away []*limits.Slot
+	for range n {
+		s, err := a.Admit(context.Background(), tenant)
+		if err != nil {
+			t.Fatalf("a call of %s was refused: %v", tenant, err)
+		}
+		if err := s.Away(context.Background(), "api.github.com"); err != nil {
+			t.Fatalf("a call of %s could not go to its upstream: %v", tenant, err)
+		}
+		away = append(away, s)
+	}
+	return away
+}
+
 // underWay admits a call of the tenant and pauses it, as a call waiting for its
 // upstream is: it holds no place but is under way.
 func underWay(t *testing.T, a *limits.Admission, tenant switchboard.TenantID) *limits.Slot {
@@ -106,12 +139,7 @@ func TestAdmissionHoldsATenantToItsPartBesideAnother(t *testing.T) {
 		t.Errorf("a call was refused (%s) with its tenant alone on the node", got)
 	default:
 	}
-	for _, s := range noisy {
-		s.Release()
-	}
-	if a.Running() != 0 || a.Waiting() != 0 {
-		t.Errorf("running %d, waiting %d after every release", a.Running(), a.Waiting())
-	}
+	releaseAll(t, a, noisy...)
 }
 
 // TestAdmissionLetsTenantsAsHeavyShareTheNode: tenants flooding alike are not held to
@@ -343,17 +371,7 @@ func TestAdmissionPartCountsNoCallsAwayAtTheirUpstream(t *testing.T) {
 	a, _ := partAdmission(3, counts)
 	contend(t, a, "ten_noisy", 2)
 	quiet := underWay(t, a, "ten_quiet")
-	var away []*limits.Slot
-	for range 5 {
-		s, err := a.Admit(context.Background(), "ten_noisy")
-		if err != nil {
-			t.Fatalf("a call of the noisy tenant was refused: %v", err)
-		}
-		if err := s.Away(context.Background(), "api.github.com"); err != nil {
-			t.Fatalf("the call could not go to its upstream: %v", err)
-		}
-		away = append(away, s)
-	}
+	away := goneAway(t, a, "ten_noisy", 5)
 	more, err := a.Admit(context.Background(), "ten_noisy")
 	if err != nil {
 		t.Fatalf("with 5 calls away at their upstream and none in the node, the next call was refused: %v", err)
@@ -372,12 +390,7 @@ func TestAdmissionPartCountsNoCallsAwayAtTheirUpstream(t *testing.T) {
 	if got := <-counts; got != "tenant/over_part" {
 		t.Errorf("counted %q, want tenant/over_part", got)
 	}
-	for _, s := range append(away, more, quiet) {
-		s.Release()
-	}
-	if a.Running() != 0 || a.Waiting() != 0 {
-		t.Errorf("running %d, waiting %d after every release", a.Running(), a.Waiting())
-	}
+	releaseAll(t, a, append(away, more, quiet)...)
 }
 
 // TestAdmissionPartCountsCallsAtASlowUpstream: a tenant's calls away at an upstream
@@ -390,17 +403,7 @@ func TestAdmissionPartCountsCallsAtASlowUpstream(t *testing.T) {
 	counts := make(chan string, 16)
 	a, c := partAdmission(3, counts)
 	quiet := underWay(t, a, "ten_quiet") // under way throughout, asking little
-	var away []*limits.Slot
-	for range 5 {
-		s, err := a.Admit(context.Background(), "ten_noisy")
-		if err != nil {
-			t.Fatalf("a call of the noisy tenant was refused: %v", err)
-		}
-		if err := s.Away(context.Background(), "api.github.com"); err != nil {
-			t.Fatalf("the call could not go to its upstream: %v", err)
-		}
-		away = append(away, s)
-	}
+	away := goneAway(t, a, "ten_noisy", 5)
 	c.advance(1500 * time.Millisecond) // UpstreamSlow is 1 s: every call away is slow now
 	contend(t, a, "ten_noisy", 2)
 	if _, err := a.Admit(context.Background(), "ten_noisy"); switchboard.CodeOf(err) != switchboard.CodeRateLimited {
@@ -409,13 +412,5 @@ func TestAdmissionPartCountsCallsAtASlowUpstream(t *testing.T) {
 	if got := <-counts; got != "tenant/over_part" {
 		t.Errorf("counted %q, want tenant/over_part", got)
 	}
-	for _, s := range append(away, quiet) {
-		s.Release()
-	}
-	if a.Running() != 0 || a.Waiting() != 0 {
-		t.Errorf("running %d, waiting %d after every release", a.Running(), a.Waiting())
-	}
-	if st := a.States(); st["upstream"]+st["upstream_slow"] != 0 {
-		t.Errorf("states after every release: %v", st)
-	}
+	releaseAll(t, a, append(away, quiet)...)
 }
