@@ -281,16 +281,21 @@ var refusalReasons = map[string]string{
 
 // refuse is the error of a refused call, counted.
 func (a *Admission) refuse(scope, reason string) error {
-	if a.opts.Refused != nil {
-		a.opts.Refused(scope, reason)
-	}
-	secs := int((a.opts.RetryAfter + time.Second - 1) / time.Second)
 	code := switchboard.CodeUnavailable
 	if scope == "tenant" {
 		code = switchboard.CodeRateLimited
 	}
-	return &switchboard.Error{Code: code, RetryAfter: a.opts.RetryAfter,
-		Message: fmt.Sprintf("%s; nothing was run; retry in %d s", refusalReasons[scope+"/"+reason], secs)}
+	return a.refusal(scope, reason, code, refusalReasons[scope+"/"+reason]+"; nothing was run")
+}
+
+// refusal counts a refusal and returns its error: what the message says, then when to
+// retry (RetryAfter, in whole seconds), which it also carries.
+func (a *Admission) refusal(scope, reason string, code switchboard.Code, message string) error {
+	if a.opts.Refused != nil {
+		a.opts.Refused(scope, reason)
+	}
+	secs := int((a.opts.RetryAfter + time.Second - 1) / time.Second)
+	return &switchboard.Error{Code: code, RetryAfter: a.opts.RetryAfter, Message: fmt.Sprintf("%s; retry in %d s", message, secs)}
 }
 
 // overPart reports whether a new call of the tenant is over its part of the calls in

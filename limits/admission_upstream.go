@@ -220,9 +220,6 @@ func (a *Admission) forgetGate(upstream string, g *upstreamGate) {
 
 // refuseUpstream is the error of a call refused at its upstream's gate, counted.
 func (a *Admission) refuseUpstream(upstream, reason string) error {
-	if a.opts.Refused != nil {
-		a.opts.Refused("upstream", reason)
-	}
 	why := "as many more wait to go" // queue_full
 	switch reason {
 	case "slow":
@@ -230,8 +227,7 @@ func (a *Admission) refuseUpstream(upstream, reason string) error {
 	case "wait_exceeded":
 		why = "none came back in time"
 	}
-	secs := int((a.opts.RetryAfter + time.Second - 1) / time.Second)
-	return &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: a.opts.RetryAfter,
-		Message: fmt.Sprintf("this server has %d requests waiting for %s's answers, as many as it allows, and %s; nothing was sent; retry in %d s",
-			a.opts.UpstreamAdmitted, upstream, why, secs)}
+	return a.refusal("upstream", reason, switchboard.CodeUnavailable,
+		fmt.Sprintf("this server has %d requests waiting for %s's answers, as many as it allows, and %s; nothing was sent",
+			a.opts.UpstreamAdmitted, upstream, why))
 }
