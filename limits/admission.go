@@ -385,9 +385,9 @@ func (a *Admission) enqueue(t *tenantQueue) {
 // dispatch hands free places out one at a time to the waiting tenant that holds the
 // fewest places, tenants holding as few taking turns; within a tenant, to its calls
 // back from their upstream first, then to its new ones (while fewer than MaxAdmitted
-// calls are admitted, once calls away at a slow upstream have left the count). So a tenant with a call or two gets the next place beside one
-// holding many, and its call runs beside as little of the other's work as the bound
-// allows. a.mu is held.
+// calls are admitted, once calls away at a slow upstream have left the count). So a
+// tenant with a call or two gets the next place beside one holding many, and its call
+// runs beside as little of the other's work as the bound allows. a.mu is held.
 func (a *Admission) dispatch() {
 	if a.admitted >= a.opts.MaxAdmitted && a.waiting > 0 && len(a.gates) > 0 {
 		a.age(a.now()) // calls away at a slow upstream give their room

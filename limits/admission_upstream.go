@@ -131,8 +131,7 @@ func (s *Slot) Away(ctx context.Context, upstream string) error {
 }
 
 // goAway counts s, gone at now, among the calls away at the upstream of gate g, and
-// among its tenant's calls away in time.
-// a.mu is held.
+// among its tenant's calls away in time. a.mu is held.
 func (a *Admission) goAway(g *upstreamGate, s *Slot, upstream string, now time.Time) {
 	g.push(s, now)
 	s.away = upstream
