@@ -20,11 +20,11 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
-	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
@@ -119,7 +119,7 @@ func TestOpenAPIOAuth(t *testing.T) {
 	transports := &providers.Transports{}
 	svc := connections.NewService(connections.NewStore(db, kr), reg, transports, nil)
 	svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "http://hub.example.test/oauth/callback", Logger: log})
-	guard, err := remotemcp.NewGuard(false, []string{"127.0.0.1/32"})
+	guard, err := egress.NewGuard(false, []string{"127.0.0.1/32"})
 	if err != nil {
 		t.Fatal(err)
 	}

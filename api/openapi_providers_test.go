@@ -16,12 +16,12 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
-	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
@@ -126,7 +126,7 @@ func openAPIProvidersAPI(t *testing.T, db *gorm.DB) {
 	}
 	transports := &providers.Transports{}
 	svc := connections.NewService(connections.NewStore(db, kr), reg, transports, nil)
-	guard, err := remotemcp.NewGuard(false, []string{"127.0.0.1/32"}) // the fake upstream only
+	guard, err := egress.NewGuard(false, []string{"127.0.0.1/32"}) // the fake upstream only
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
@@ -62,7 +63,7 @@ func TestRemoteMCPAPI(t *testing.T) {
 	}
 	reg := providers.NewRegistry()
 	svc := connections.NewService(connections.NewStore(db, kr), reg, &providers.Transports{}, nil)
-	guard, err := remotemcp.NewGuard(true, nil)
+	guard, err := egress.NewGuard(true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchboard-hub/switchboard/remotemcp"
+	"github.com/switchboard-hub/switchboard/egress"
 )
 
 // documentHost serves client metadata documents over https, by path, and records the
@@ -144,7 +144,7 @@ func TestClientMetadataDocumentSSRF(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	host := newDocumentHost(t)
-	guard, err := remotemcp.NewGuard(false, nil)
+	guard, err := egress.NewGuard(false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

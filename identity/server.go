@@ -76,7 +76,7 @@ type Options struct {
 	Sessions  Sessions
 	Agents    GrantableAgents
 	// Fetch is the transport client metadata documents are fetched with: the SSRF
-	// guard's (remotemcp.Guard.Transport). Without it such clients are refused.
+	// guard's (egress.Guard.Transport). Without it such clients are refused.
 	Fetch  http.RoundTripper
 	Logger *slog.Logger
 	// Registrations limits dynamic client registrations per client address: the

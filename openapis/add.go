@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
 	"github.com/switchboard-hub/switchboard/remotemcp"
@@ -223,7 +224,7 @@ func (s *Service) fetchDescription(ctx context.Context, raw string) ([]byte, err
 	req.Header.Set("User-Agent", "Switchboard/1.0")
 	resp, err := s.fetch.Do(req)
 	if err != nil {
-		var re *remotemcp.RefusedError
+		var re *egress.RefusedError
 		if errors.As(err, &re) { // a redirect to a private address, or a name that now resolves to one
 			return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: refused(raw, re), Err: err}
 		}

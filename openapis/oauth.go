@@ -16,9 +16,9 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
-	"github.com/switchboard-hub/switchboard/remotemcp"
 )
 
 // tokenTimeout bounds a request to an API's token endpoint.
@@ -293,7 +293,7 @@ func tokenError(title, doing string, err error) error {
 		}
 		return &providers.UpstreamError{Provider: Provider, Status: status, Code: code, Reason: url.QueryEscape(re.ErrorCode), Message: msg}
 	}
-	var refused *remotemcp.RefusedError
+	var refused *egress.RefusedError
 	if errors.As(err, &refused) {
 		return &switchboard.Error{Code: switchboard.CodeInvalid, Field: "provider", Message: fmt.Sprintf("%s's authorization server is at %s, a private, loopback, link-local or reserved address", title, refused.Addr), Err: err}
 	}

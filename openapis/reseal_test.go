@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/providers"
-	"github.com/switchboard-hub/switchboard/remotemcp"
 )
 
 // oauthDescribed is a description whose scheme is OAuth 2.0's client credentials flow.
@@ -28,7 +28,7 @@ func TestOAuthSecretSealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	guard, err := remotemcp.NewGuard(false, nil)
+	guard, err := egress.NewGuard(false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/providers"
-	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -38,7 +38,7 @@ func newRig(t *testing.T, db *gorm.DB, cidrs []string) *rig {
 	reg := providers.NewRegistry()
 	tr := &providers.Transports{}
 	conns := connections.NewService(connections.NewStore(db, kr), reg, tr, nil)
-	guard, err := remotemcp.NewGuard(false, cidrs)
+	guard, err := egress.NewGuard(false, cidrs)
 	if err != nil {
 		t.Fatal(err)
 	}

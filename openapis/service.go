@@ -21,10 +21,10 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
-	"github.com/switchboard-hub/switchboard/remotemcp"
 )
 
 // Provider is the registered provider whose connections are the tenants' APIs.
@@ -53,7 +53,7 @@ type Options struct {
 	// Transports gets the provider's transport: the guard's.
 	Transports *providers.Transports
 	// Guard refuses private addresses; nil refuses them all.
-	Guard *remotemcp.Guard
+	Guard *egress.Guard
 	// FetchTimeout bounds fetching a description by its URL (default 30 seconds).
 	FetchTimeout time.Duration
 	// Keyring seals the APIs' OAuth client secrets.
@@ -69,7 +69,7 @@ type Service struct {
 	store   *Store
 	conns   *connections.Service
 	reg     *providers.Registry
-	guard   *remotemcp.Guard
+	guard   *egress.Guard
 	fetch   *http.Client
 	log     *slog.Logger
 	spec    *providers.Spec
@@ -99,7 +99,7 @@ func New(o Options) (*Service, error) {
 		return nil, errors.New("openapis: store, connections, registry and transports are required")
 	}
 	if o.Guard == nil {
-		g, err := remotemcp.NewGuard(false, nil)
+		g, err := egress.NewGuard(false, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -259,7 +259,7 @@ func (s *Service) checkHost(ctx context.Context, field, raw string) error {
 		return switchboard.Invalid(field, "is not an absolute URL")
 	}
 	if err := s.guard.CheckHost(ctx, u.Hostname()); err != nil {
-		var re *remotemcp.RefusedError
+		var re *egress.RefusedError
 		if errors.As(err, &re) {
 			return &switchboard.Error{Code: switchboard.CodeInvalid, Field: field, Message: refused(raw, re)}
 		}
@@ -269,9 +269,9 @@ func (s *Service) checkHost(ctx context.Context, field, raw string) error {
 }
 
 // refused says which address of a URL the guard refused, and how an operator allows it.
-func refused(raw string, re *remotemcp.RefusedError) string {
+func refused(raw string, re *egress.RefusedError) string {
 	return fmt.Sprintf("%s: its host is %s, a private, loopback, link-local or reserved address, which a tenant's API may not use; an operator can allow it with %s=true or %s",
-		raw, re.Addr, remotemcp.AllowPrivateEnv, remotemcp.AllowCIDRsEnv)
+		raw, re.Addr, egress.AllowPrivateEnv, egress.AllowCIDRsEnv)
 }
 
 // connectionsOf lists the tenant's connections of an API, as an admin sees them.
@@ -307,7 +307,7 @@ type guardedTransport struct{ next http.RoundTripper }
 
 func (t guardedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
-	var re *remotemcp.RefusedError
+	var re *egress.RefusedError
 	if err != nil && errors.As(err, &re) {
 		return nil, &switchboard.Error{Code: switchboard.CodeForbidden, Message: refused(r.URL.Scheme+"://"+r.URL.Host, re), Err: err}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
@@ -51,7 +52,7 @@ func TestRefreshRefusedByThisNodesGuard(t *testing.T) {
 		reg := providers.NewRegistry()
 		svc := connections.NewService(r.store, reg, &providers.Transports{}, nil)
 		svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "http://hub.test/oauth/callback"})
-		guard, err := remotemcp.NewGuard(allowPrivate, nil)
+		guard, err := egress.NewGuard(allowPrivate, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -70,7 +71,7 @@ func TestRegisterRefuses(t *testing.T) {
 			if e == nil || e.Code != switchboard.CodeInvalid || e.Field != tt.wantField || !strings.Contains(e.Message, tt.wantIn) {
 				t.Fatalf("Register = %v, want invalid %s containing %q", err, tt.wantField, tt.wantIn)
 			}
-			if tt.svc == guarded && !strings.Contains(e.Message, remotemcp.AllowPrivateEnv) {
+			if tt.svc == guarded && !strings.Contains(e.Message, egress.AllowPrivateEnv) {
 				t.Errorf("refusal %q does not say how an operator allows it", e.Message)
 			}
 		})
@@ -101,7 +102,7 @@ func TestGuardAtDialTime(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			g, err := remotemcp.NewGuard(tt.private, tt.cidrs)
+			g, err := egress.NewGuard(tt.private, tt.cidrs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,8 +124,8 @@ func TestGuardAtDialTime(t *testing.T) {
 			}
 		})
 	}
-	if _, err := remotemcp.NewGuard(false, []string{"not-a-cidr"}); err == nil || !strings.Contains(err.Error(), remotemcp.AllowCIDRsEnv) {
-		t.Fatalf("NewGuard with a bad CIDR = %v, want an error naming %s", err, remotemcp.AllowCIDRsEnv)
+	if _, err := egress.NewGuard(false, []string{"not-a-cidr"}); err == nil || !strings.Contains(err.Error(), egress.AllowCIDRsEnv) {
+		t.Fatalf("NewGuard with a bad CIDR = %v, want an error naming %s", err, egress.AllowCIDRsEnv)
 	}
 }
 
@@ -366,7 +367,7 @@ func TestIdleSessionClosed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newRig(t, testdb.SQLite(t))
-	guard, err := remotemcp.NewGuard(true, nil)
+	guard, err := egress.NewGuard(true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

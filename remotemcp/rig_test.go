@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/remotemcp"
@@ -78,7 +79,7 @@ func newRigWith(t *testing.T, db *gorm.DB, reg *providers.Registry, tel ...*tele
 	svc := connections.NewService(store, reg, &providers.Transports{}, rec)
 	clock := &atomic.Int64{}
 	svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "http://hub.test/oauth/callback", Now: func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }})
-	guard, err := remotemcp.NewGuard(true, nil)
+	guard, err := egress.NewGuard(true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -33,7 +34,7 @@ type Options struct {
 	// Connections stores the servers as connections and refreshes their OAuth tokens.
 	Connections *connections.Service
 	// Guard refuses private addresses; nil refuses them all.
-	Guard *Guard
+	Guard *egress.Guard
 	// IdleTimeout closes a session unused this long (default 10 minutes); the next use
 	// opens a new one.
 	IdleTimeout time.Duration
@@ -56,7 +57,7 @@ type Options struct {
 // New). Safe for concurrent use.
 type Service struct {
 	conns     *connections.Service
-	guard     *Guard
+	guard     *egress.Guard
 	transport http.RoundTripper
 	oauthHTTP *http.Client
 	idle      time.Duration
@@ -84,7 +85,7 @@ func New(o Options) (*Service, error) {
 		return nil, errors.New("remotemcp: no connections service")
 	}
 	if o.Guard == nil {
-		g, err := NewGuard(false, nil)
+		g, err := egress.NewGuard(false, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +110,7 @@ func New(o Options) (*Service, error) {
 	tr = providers.TimedTransport(tr) // a call's time at the server, for its metrics
 	s := &Service{
 		conns: o.Connections, guard: o.Guard, transport: tr,
-		oauthHTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second, CheckRedirect: checkRedirect},
+		oauthHTTP: egress.Client(tr, 30*time.Second, true),
 		idle:      o.IdleTimeout, timeout: o.Timeout, version: o.Version, log: o.Logger, spec: Spec(), reg: o.Registry,
 		sessions: map[string]*session{}, opening: map[string]*sync.Mutex{},
 		changed: o.Connections.NotifyChanged,
@@ -228,7 +229,7 @@ func (s *Service) checkAddress(ctx context.Context, field, raw string) error {
 		return switchboard.Invalid(field, "is not a URL")
 	}
 	if err := s.guard.CheckHost(ctx, u.Hostname()); err != nil {
-		var re *RefusedError
+		var re *egress.RefusedError
 		if errors.As(err, &re) {
 			return &switchboard.Error{Code: switchboard.CodeInvalid, Field: field, Message: re.Error()}
 		}

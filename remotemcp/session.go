@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -105,7 +106,7 @@ type httpTransport struct {
 
 func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req
-	if !sameOrigin(req.URL, t.origin) {
+	if !egress.SameOrigin(req.URL, t.origin) {
 		if req.Header.Get("Authorization") != "" {
 			r = req.Clone(req.Context())
 			r.Header.Del("Authorization")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testlog"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -28,7 +29,7 @@ func TestRegisterUnreachableSaysOnlyThat(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := connections.NewService(connections.NewStore(db, kr), providers.NewRegistry(), &providers.Transports{}, nil)
-	guard, err := remotemcp.NewGuard(true, nil)
+	guard, err := egress.NewGuard(true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
@@ -116,7 +117,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	transports := &providers.Transports{}
 	svc := connections.NewService(connections.NewStore(db, kr), reg, transports, h.writer)
 	svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "https://hub.example.com" + api.CallbackPath, Logger: log})
-	guard, err := remotemcp.NewGuard(false, nil)
+	guard, err := egress.NewGuard(false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers/all"
-	"github.com/switchboard-hub/switchboard/remotemcp"
 	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
@@ -55,8 +55,8 @@ func envVars() []envVar {
 		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
 		{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100", "how many live MCP sessions one API key (user or agent) may hold; a new one beyond it ends the least recently used"},
 		{"SWITCHBOARD_ALLOWED_ORIGINS", "none", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own; * allows any"},
-		{remotemcp.AllowPrivateEnv, "false", "true lets tenants register remote MCP servers at private, loopback and link-local addresses (refused by default: SSRF)"},
-		{remotemcp.AllowCIDRsEnv, "none", "comma-separated CIDR ranges (10.1.0.0/16) where remote MCP servers may be although private"},
+		{egress.AllowPrivateEnv, "false", "true lets tenants register remote MCP servers at private, loopback and link-local addresses (refused by default: SSRF)"},
+		{egress.AllowCIDRsEnv, "none", "comma-separated CIDR ranges (10.1.0.0/16) where remote MCP servers may be although private"},
 		{"SWITCHBOARD_REDIS_URL", "none", "redis://[:password@]host:6379/0 (or rediss:// for TLS): connections' rate limits, upstream Retry-After windows and tenants' run bounds are shared by every node using it; unset: kept per process (one node)"},
 		{"SWITCHBOARD_REDIS_TIMEOUT", "250ms", "the longest one Redis round trip may take before the node decides on its own share of the limit (and tries Redis again 1 s later); a tool call never waits longer on Redis"},
 		{"SWITCHBOARD_TRUSTED_PROXIES", "none", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client; sign-in and unknown API keys are throttled per client address"},
@@ -201,20 +201,20 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.AllowedOrigins = append(c.AllowedOrigins, norm)
 	}
-	if v := get(remotemcp.AllowPrivateEnv, ""); v != "" {
+	if v := get(egress.AllowPrivateEnv, ""); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return config{}, &configError{remotemcp.AllowPrivateEnv, "must be true or false"}
+			return config{}, &configError{egress.AllowPrivateEnv, "must be true or false"}
 		}
 		c.RemoteMCPAllowPrivate = b
 	}
-	for cidr := range strings.SplitSeq(get(remotemcp.AllowCIDRsEnv, ""), ",") {
+	for cidr := range strings.SplitSeq(get(egress.AllowCIDRsEnv, ""), ",") {
 		if cidr = strings.TrimSpace(cidr); cidr != "" {
 			c.RemoteMCPAllowCIDRs = append(c.RemoteMCPAllowCIDRs, cidr)
 		}
 	}
-	if _, err := remotemcp.NewGuard(c.RemoteMCPAllowPrivate, c.RemoteMCPAllowCIDRs); err != nil {
-		return config{}, &configError{remotemcp.AllowCIDRsEnv, err.Error()}
+	if _, err := egress.NewGuard(c.RemoteMCPAllowPrivate, c.RemoteMCPAllowCIDRs); err != nil {
+		return config{}, &configError{egress.AllowCIDRsEnv, err.Error()}
 	}
 	for p := range strings.SplitSeq(get("SWITCHBOARD_TRUSTED_PROXIES", ""), ",") {
 		if p = strings.TrimSpace(p); p != "" {

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/fleet"
 	"github.com/switchboard-hub/switchboard/identity"
@@ -141,7 +142,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	connStore := connections.NewStore(db, keyring)
 	connService := connections.NewService(connStore, reg, transports, auditWriter)
 	connService.ConfigureOAuth(connections.OAuthConfig{RedirectURL: publicURL + api.CallbackPath, Apps: cfg.OAuthApps, Logger: log, Metrics: tel.Metrics()})
-	guard, err := remotemcp.NewGuard(cfg.RemoteMCPAllowPrivate, cfg.RemoteMCPAllowCIDRs)
+	guard, err := egress.NewGuard(cfg.RemoteMCPAllowPrivate, cfg.RemoteMCPAllowCIDRs)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/database"
 	"github.com/switchboard-hub/switchboard/migrations"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -63,7 +64,7 @@ func run(ctx context.Context, serverURL string) error {
 	reg := providers.NewRegistry()
 	svc := connections.NewService(connections.NewStore(db, kr), reg, &providers.Transports{}, nil)
 	svc.ConfigureOAuth(connections.OAuthConfig{RedirectURL: "http://127.0.0.1:1/oauth/callback", Logger: log})
-	guard, err := remotemcp.NewGuard(true, nil) // the suite's servers are on localhost
+	guard, err := egress.NewGuard(true, nil) // the suite's servers are on localhost
 	if err != nil {
 		return err
 	}

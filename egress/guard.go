@@ -1,8 +1,11 @@
-package remotemcp
+// Package egress is the hub's one way out: every request it sends to a provider, a
+// remote MCP server, a tenant's API, an OAuth or OIDC endpoint or a document it fetches
+// dials through its address guard and follows redirects by its policy, so credentials
+// never reach an origin they were not given for.
+package egress
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,18 +13,17 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/switchboard-hub/switchboard"
 )
 
-// AllowPrivateEnv and AllowCIDRsEnv are the operator's settings that let remote MCP
-// servers live at private addresses (cmd/switchboard reads them).
+// AllowPrivateEnv and AllowCIDRsEnv are the operator's settings that let the hub's
+// outgoing requests (remote MCP servers, tenants' APIs, their OAuth endpoints) reach
+// private addresses (cmd/switchboard reads them).
 const (
 	AllowPrivateEnv = "SWITCHBOARD_REMOTE_MCP_ALLOW_PRIVATE"
 	AllowCIDRsEnv   = "SWITCHBOARD_REMOTE_MCP_ALLOW_CIDRS"
 )
 
-// refusedPrefixes are the ranges a remote MCP server may not be at unless an operator
+// refusedPrefixes are the ranges an outgoing request may not reach unless an operator
 // allows them: loopback, private, shared (CGNAT), link-local (cloud metadata at
 // 169.254.169.254), unique-local (fd00:ec2::254), "this network", documentation,
 // benchmarking, multicast and reserved, and the IPv6 ranges that embed an IPv4 address
@@ -96,8 +98,7 @@ func NewGuard(allowPrivate bool, allowCIDRs []string) (*Guard, error) {
 	return g, nil
 }
 
-// RefusedError says which address a remote MCP server's host resolved to that the
-// guard refused. Host is the name or address as given (with its zone, if any); Addr is
+// RefusedError says which address a host resolved to that the guard refused. Host is the name or address as given (with its zone, if any); Addr is
 // the address checked (without a zone, IPv4-mapped addresses unmapped).
 type RefusedError struct {
 	Host string
@@ -112,7 +113,7 @@ func (e *RefusedError) Error() string {
 			host = e.Host + " is "
 		}
 	}
-	return fmt.Sprintf("%s%s, a private, loopback, link-local or reserved address, which remote MCP servers may not use; an operator can allow it with %s=true or %s=%s",
+	return fmt.Sprintf("%s%s, a private, loopback, link-local or reserved address, which outgoing requests may not reach; an operator can allow it with %s=true or %s=%s",
 		host, e.Addr, AllowPrivateEnv, AllowCIDRsEnv, netip.PrefixFrom(e.Addr, e.Addr.BitLen()))
 }
 
@@ -180,27 +181,8 @@ func (g *Guard) control(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// Transport returns an HTTP transport that dials through the guard. It uses no proxy:
-// a proxy would dial the remote server itself, past the guard.
+// Transport returns an HTTP transport that dials through the guard, for requests to
+// hosts a tenant named (remote MCP servers, tenants' APIs, their OAuth endpoints).
 func (g *Guard) Transport() *http.Transport {
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: g.control}
-	return &http.Transport{
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-}
-
-// refusal turns a RefusedError anywhere in err into an invalid "url" error that says
-// which address was refused and how an operator allows it.
-func refusal(err error) error {
-	var re *RefusedError
-	if errors.As(err, &re) {
-		return &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: re.Error(), Err: err}
-	}
-	return nil
+	return NewTransport(Options{Guard: g})
 }

@@ -1,4 +1,4 @@
-package remotemcp
+package egress
 
 import (
 	"net/url"
@@ -27,8 +27,8 @@ func TestSameOrigin(t *testing.T) {
 			t.Parallel()
 			a, _ := url.Parse(tt.a)
 			b, _ := url.Parse(tt.b)
-			if got := sameOrigin(a, b); got != tt.want {
-				t.Errorf("sameOrigin = %v, want %v", got, tt.want)
+			if got := SameOrigin(a, b); got != tt.want {
+				t.Errorf("SameOrigin = %v, want %v", got, tt.want)
 			}
 		})
 	}
