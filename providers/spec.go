@@ -114,6 +114,11 @@ type Spec struct {
 	// and the default: an API key in a query parameter or a cookie, HTTP basic auth
 	// from a "user:password" credential (an OpenAPI description's securitySchemes).
 	Authorize func(r *http.Request, accessToken string)
+	// SameOriginRedirects lets a connection's credentials follow the provider's
+	// redirects to the origin (scheme, host and port) of the request redirected, as
+	// GitHub's moved repositories ask; without it such a redirect is answered as it is.
+	// A redirect to another origin never carries them (see egress.CheckRedirect).
+	SameOriginRedirects bool
 	// Verify checks the credential the Call carries and returns the account it belongs to.
 	Verify func(ctx context.Context, c *Call) (Account, error)
 	// Operations are the provider's operations; each becomes the tool Name_opname.

@@ -3,35 +3,29 @@ package providers
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/egress"
 	"golang.org/x/oauth2"
 )
 
 // NewTransport returns the pooled transport one provider's connections share: keep-alive
 // connections to the provider's host are reused across tenants' calls, while each
-// connection's client adds its own credentials and limits on top.
+// connection's client adds its own credentials and limits on top. It dials anywhere;
+// a deployment wires providers to transports that dial through its egress guard
+// (Transports.New).
 func NewTransport() *http.Transport {
-	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          512,
-		MaxIdleConnsPerHost:   256,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ResponseHeaderTimeout: 60 * time.Second,
-	}
+	return egress.NewTransport(egress.Options{MaxIdleConnsPerHost: 256, ResponseHeaderTimeout: 60 * time.Second})
 }
 
 // NewClient returns the HTTP client of one connection: it authenticates every request
 // with the token source, sets the provider's headers, waits for the connection's token
 // bucket and upstream rate-limit windows, and retries what the operation's hints allow.
 // base is the provider's shared transport; lim is the connection's Limiter (nil makes a
-// new one, for a client used once, such as a token check).
+// new one, for a client used once, such as a token check). Credentials never follow a
+// redirect to another origin, and follow one to the same origin only when the spec
+// says so (SameOriginRedirects).
 func NewClient(spec *Spec, base http.RoundTripper, tokens oauth2.TokenSource, lim *Limiter) *http.Client {
 	if lim == nil {
 		lim = NewLimiter(spec)
@@ -39,7 +33,7 @@ func NewClient(spec *Spec, base http.RoundTripper, tokens oauth2.TokenSource, li
 	var rt http.RoundTripper = &authTransport{next: base, tokens: tokens, headers: spec.Headers, authHeader: spec.AuthHeader, authorize: spec.Authorize}
 	rt = &limitTransport{Limiter: lim, next: rt}
 	rt = &retrier{next: rt, attempts: 3, base: 200 * time.Millisecond, maxWait: lim.maxWait}
-	return &http.Client{Transport: &deadlineTransport{next: rt, timeout: clientTimeout}}
+	return &http.Client{Transport: &deadlineTransport{next: rt, timeout: clientTimeout}, CheckRedirect: egress.CheckRedirect(spec.SameOriginRedirects)}
 }
 
 // clientTimeout bounds a request, its retries and the reading of its answer when the
@@ -107,6 +101,9 @@ func (t *authTransport) token(ctx context.Context) (*oauth2.Token, error) {
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !egress.MayCarryCredentials(req) {
+		return t.next.RoundTrip(req) // a hop to another origin: the client's policy left it bare
+	}
 	tok, err := t.token(req.Context())
 	if err != nil {
 		if req.Body != nil {

@@ -39,7 +39,10 @@ func Spec() providers.Spec {
 			"Accept":               "application/vnd.github+json",
 			"X-GitHub-Api-Version": "2022-11-28",
 		},
-		Verify: verify,
+		// GitHub answers a renamed or transferred repository with a redirect to its new
+		// path on the same API host, which clients are to follow with their token.
+		SameOriginRedirects: true,
+		Verify:              verify,
 		Operations: []providers.Op{
 			// The account and its organizations.
 			GetMe, ListMyOrgs, GetOrg, ListOrgRepos,
