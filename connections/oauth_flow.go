@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/telemetry"
@@ -368,13 +369,14 @@ func oauthConfig(app OAuthApp, endpoints providers.OAuth2, redirect string) *oau
 
 // tokenContext carries the HTTP client x/oauth2 uses for the provider's token
 // endpoint: the provider's shared transport, with its answers rewritten into the
-// standard shape where the provider needs it.
+// standard shape where the provider needs it. A token endpoint's redirect is not
+// followed: the request carries the app's secret and a code or a refresh token.
 func (s *Service) tokenContext(ctx context.Context, spec *providers.Spec) context.Context {
 	var rt http.RoundTripper = s.tr.For(spec.Name)
 	if spec.OAuth != nil && spec.OAuth.TokenResponse != nil {
 		rt = &tokenRewriter{next: rt, rewrite: spec.OAuth.TokenResponse}
 	}
-	return context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Transport: rt, Timeout: exchangeTimeout})
+	return context.WithValue(ctx, oauth2.HTTPClient, egress.Client(rt, exchangeTimeout, false))
 }
 
 // tokenRewriter passes JSON answers of a token endpoint through the provider's

@@ -3,11 +3,11 @@ package connections
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/providers"
 )
@@ -72,7 +72,7 @@ func (s *Service) revoke(ctx context.Context, spec *providers.Spec, c *Connectio
 	rctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 	defer cancel()
 	return spec.OAuth.Revoke(rctx, providers.RevokeRequest{
-		HTTP:         &http.Client{Transport: s.tr.For(spec.Name), Timeout: exchangeTimeout},
+		HTTP:         egress.Client(s.tr.For(spec.Name), exchangeTimeout, false),
 		BaseURL:      strings.TrimRight(s.reg.BaseURL(spec.Name), "/"),
 		ClientID:     app.ClientID,
 		ClientSecret: app.ClientSecret,

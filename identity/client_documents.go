@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/egress"
 )
 
 // Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, the
@@ -120,7 +121,7 @@ func (s *Server) fetchClientDocument(ctx context.Context, id string) (clientInfo
 		return clientInfo{}, errDocument(id, "is not a URL that can be fetched")
 	}
 	req.Header.Set("Accept", "application/json")
-	client := &http.Client{Transport: s.o.Fetch, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := &http.Client{Transport: s.o.Fetch, CheckRedirect: egress.NoRedirect}
 	res, err := client.Do(req)
 	if err != nil {
 		return clientInfo{}, &switchboard.Error{Code: switchboard.CodeUnavailable, Field: "client_id", Message: "the app's metadata document " + id + " could not be fetched: " + err.Error()}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
@@ -71,13 +72,15 @@ type cachedProvider struct {
 	expires time.Time
 }
 
-// oidcContext carries the HTTP client the OpenID provider is reached with.
+// oidcContext carries the HTTP client the OpenID provider is reached with: its
+// discovery, keys and token endpoint, whose credentials never follow a redirect to
+// another origin.
 func (s *Server) oidcContext(ctx context.Context) context.Context {
 	rt := s.o.OIDCTransport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	return oidc.ClientContext(ctx, &http.Client{Transport: rt, Timeout: 15 * time.Second})
+	return oidc.ClientContext(ctx, egress.Client(rt, 15*time.Second, true))
 }
 
 // discover returns the issuer's OpenID provider, from the cache when recent. Its

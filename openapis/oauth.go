@@ -107,10 +107,11 @@ func (s *Service) app(ctx context.Context, a API) (id, secret string, err error)
 	return a.OAuthClientID, string(plain), nil
 }
 
-// tokenContext makes x/oauth2's token requests go through the SSRF guard, bounded.
+// tokenContext makes x/oauth2's token requests go through the SSRF guard, bounded,
+// and not follow a redirect: they carry the app's secret and a code or a refresh token.
 func (s *Service) tokenContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
-	return context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Transport: s.guard.Transport(), Timeout: tokenTimeout}), cancel
+	return context.WithValue(ctx, oauth2.HTTPClient, egress.Client(s.tokenTransport, tokenTimeout, false)), cancel
 }
 
 // oauthFlowState is what a started authorization code flow keeps, sealed with its state.

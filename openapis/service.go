@@ -66,17 +66,19 @@ type Options struct {
 // Service adds, lists and deletes the tenants' APIs and supplies the tools of their
 // connections. Safe for concurrent use.
 type Service struct {
-	store   *Store
-	conns   *connections.Service
-	reg     *providers.Registry
-	guard   *egress.Guard
-	fetch   *http.Client
-	log     *slog.Logger
-	spec    *providers.Spec
-	feed    events.Bus
-	timeout time.Duration
-	rec     audit.Recorder
-	kr      connections.Keyring
+	store *Store
+	conns *connections.Service
+	reg   *providers.Registry
+	guard *egress.Guard
+	fetch *http.Client
+	// tokenTransport carries the APIs' OAuth token requests, through the guard.
+	tokenTransport http.RoundTripper
+	log            *slog.Logger
+	spec           *providers.Spec
+	feed           events.Bus
+	timeout        time.Duration
+	rec            audit.Recorder
+	kr             connections.Keyring
 
 	mu    sync.Mutex
 	built map[string]*built // by tenant and API name
@@ -113,15 +115,7 @@ func New(o Options) (*Service, error) {
 	}
 	s := &Service{
 		store: o.Store, conns: o.Connections, reg: o.Registry, guard: o.Guard, log: o.Logger, timeout: o.FetchTimeout, rec: o.Recorder, kr: o.Keyring,
-		fetch: &http.Client{Transport: o.Guard.Transport(), Timeout: o.FetchTimeout, CheckRedirect: func(r *http.Request, via []*http.Request) error {
-			if len(via) >= 5 {
-				return errors.New("more than 5 redirects")
-			}
-			if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
-				return fmt.Errorf("a redirect to %s", r.URL.Scheme)
-			}
-			return nil
-		}},
+		fetch: egress.Client(o.Guard.Transport(), o.FetchTimeout, true), tokenTransport: o.Guard.Transport(),
 		built: map[string]*built{},
 	}
 	s.spec = &providers.Spec{

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/egress"
 )
 
 // retrier sends a request again, with exponential backoff and full jitter, when the
@@ -52,7 +54,8 @@ func (t *retrier) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *retrier) worthRetrying(resp *http.Response, err error) bool {
 	if err != nil {
 		var ue *UpstreamError
-		return !errors.As(err, &ue) // our own rate-limit refusal is final
+		var re *egress.RefusedError
+		return !errors.As(err, &ue) && !errors.As(err, &re) // our own refusals are final
 	}
 	if wait, limited := RateLimitWait(resp.Header, time.Now()); limited && wait > t.maxWait {
 		return false // the caller is better told to come back than held

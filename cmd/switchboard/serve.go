@@ -133,7 +133,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		publicURL = publicURLFor(ln.Addr().String())
 	}
 
-	transports := &providers.Transports{Wrap: tel.UpstreamTransport}
+	guard, err := egress.NewGuard(cfg.RemoteMCPAllowPrivate, cfg.RemoteMCPAllowCIDRs)
+	if err != nil {
+		return err
+	}
+	transports := &providers.Transports{Wrap: tel.UpstreamTransport, New: providerTransports(guard, reg, cfg.OAuthApps)}
 	auditWriter := audit.NewWriter(db, audit.WriterOptions{Logger: log, Metrics: tel.Metrics()})
 	if err := tel.Metrics().AuditQueue(auditWriter.QueueLen); err != nil {
 		return err
@@ -142,10 +146,6 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	connStore := connections.NewStore(db, keyring)
 	connService := connections.NewService(connStore, reg, transports, auditWriter)
 	connService.ConfigureOAuth(connections.OAuthConfig{RedirectURL: publicURL + api.CallbackPath, Apps: cfg.OAuthApps, Logger: log, Metrics: tel.Metrics()})
-	guard, err := egress.NewGuard(cfg.RemoteMCPAllowPrivate, cfg.RemoteMCPAllowCIDRs)
-	if err != nil {
-		return err
-	}
 	remote, err := remotemcp.New(remotemcp.Options{Connections: connService, Guard: guard, Version: version(), Logger: log, Registry: reg, Wrap: tel.UpstreamTransport})
 	if err != nil {
 		return err
