@@ -63,3 +63,47 @@ func TestGuardAtCallTime(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyStaysAtTheAPIsOrigin: a tenant's API that redirects a call to another origin
+// (another loopback port, allowed by the operator here) gets its key; the other origin
+// gets the redirected request without it, in the query or anywhere else.
+func TestKeyStaysAtTheAPIsOrigin(t *testing.T) {
+	t.Parallel()
+	db := testdb.SQLite(t)
+	var leaked, otherHits atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Add(1)
+		if strings.Contains(r.URL.RawQuery, "k-1") || strings.Contains(strings.Join(r.Header.Values("Authorization"), ""), "k-1") {
+			leaked.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[3]`))
+	}))
+	t.Cleanup(func() { testwait.CloseServer(t, other) })
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("key") != "k-1" {
+			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
+		http.Redirect(w, r, other.URL+"/items?page=2", http.StatusFound)
+	}))
+	t.Cleanup(func() { testwait.CloseServer(t, up) })
+	ctx := context.Background()
+	r := newRig(t, db, []string{"127.0.0.1/32"})
+	doc, err := compress([]byte(describedAPI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.svc.store.create(ctx, r.admin.TenantID, &API{Name: "items", BaseURL: up.URL, Document: doc, CreatedBy: "usr_admin"}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.call(t, "items", "items_list_items", "k-1", `{}`); err != nil {
+		t.Fatalf("call = %v, %v; want the other origin's answer", out, err)
+	}
+	if otherHits.Load() != 1 {
+		t.Fatalf("the other origin got %d requests, want the redirect followed once", otherHits.Load())
+	}
+	if leaked.Load() != 0 {
+		t.Fatal("the other origin got the API's key")
+	}
+}
