@@ -274,7 +274,8 @@ func TestSSORefusesBadIDTokens(t *testing.T) {
 
 // TestSSODomains: someone whose domain the tenant does not allow is refused with a
 // page that says so, and nothing is created; an admin's invitation lets them in with
-// the invitation's role; an existing user of any domain signs in.
+// the invitation's role, which links their account as they join, so they sign in
+// again; an existing user of any domain signs in.
 func TestSSODomains(t *testing.T) {
 	t.Parallel()
 	r := newSSORig(t, SSOInput{AllowedDomains: []string{"example.com"}})
@@ -302,6 +303,11 @@ func TestSSODomains(t *testing.T) {
 	}
 	if dee := r.users(r.acme.ID)["dee@contractor.org"]; dee.Role != switchboard.RoleAdmin {
 		t.Errorf("the invited person joined as %+v, want the invitation's role admin", dee)
+	}
+	// Joining as an admin by the invitation linked the account: dee signs in again.
+	b = newBrowser(t)
+	if res, body := b.get(r.startSSO(b, "/")); res.StatusCode != http.StatusSeeOther || sessionOf(res) == "" {
+		t.Errorf("the invited admin's second sign-in: %d %s", res.StatusCode, body)
 	}
 	invs, _ := r.store.ListInvitations(ctx, r.acme.ID)
 	for _, inv := range invs {
@@ -386,7 +392,7 @@ func TestSSOLocalPasswordsOff(t *testing.T) {
 	}
 }
 
-// TestSSOSettings: only the tenant's admins read and set single sign-on; bad input is
+// TestSSOSettings: only the tenant's owners read and set single sign-on; bad input is
 // refused naming the field, with nothing stored; the issuer must answer discovery; the
 // client secret is sealed, never shown, and kept when an update leaves it out.
 func TestSSOSettings(t *testing.T) {
