@@ -2,14 +2,19 @@ package identity
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
+	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -250,4 +255,48 @@ func TestSSONewIssuerBreaksLinks(t *testing.T) {
 	if res, body := r.ssoAs(t, ada); res.StatusCode != http.StatusForbidden || sessionOf(res) != "" {
 		t.Errorf("the formerly linked owner back at the first issuer: %d %s", res.StatusCode, body)
 	}
+}
+
+// TestSSOSaveLink: a user has one link per issuer; a pending one (a refused sign-in's
+// request) replaces another pending one, never a link made, which a new link
+// replaces. On every database the suite runs on.
+func TestSSOSaveLink(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		s := New(Options{DB: db, Logger: slog.New(slog.DiscardHandler)})
+		ctx := context.Background()
+		save := func(subject string, pending bool) {
+			t.Helper()
+			l := ssoLink{ID: switchboard.NewID("ssk"), TenantID: "ten_a", UserID: "usr_a", Issuer: "https://idp.example.com", Subject: subject,
+				Email: "a@example.com", LinkedBy: linkedByPassword, Pending: pending, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+			if pending {
+				l.LinkedBy = ""
+			}
+			if err := s.saveLink(ctx, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, step := range []struct {
+			subject     string
+			pending     bool
+			wantSubject string
+			wantPending bool
+		}{
+			{"s1", true, "s1", true},
+			{"s2", true, "s2", true},
+			{"s3", false, "s3", false},
+			{"s4", true, "s3", false},
+			{"s5", false, "s5", false},
+		} {
+			save(step.subject, step.pending)
+			l, err := s.linkOf(ctx, "ten_a", "usr_a", "https://idp.example.com")
+			if err != nil || l == nil || l.Subject != step.wantSubject || l.Pending != step.wantPending {
+				t.Errorf("after saving %s (pending %v): %+v %v, want subject %s, pending %v", step.subject, step.pending, l, err, step.wantSubject, step.wantPending)
+			}
+		}
+		if l, err := s.linkOf(ctx, "ten_b", "usr_a", "https://idp.example.com"); l != nil || err != nil {
+			t.Errorf("another tenant's link: %+v %v", l, err)
+		}
+	})
 }
