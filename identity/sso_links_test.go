@@ -39,6 +39,18 @@ func (r *ssoRig) ssoAs(t *testing.T, person *oauthtest.Person) (*http.Response, 
 	return b.get(r.startSSO(b, "/"))
 }
 
+// adaWithPassword gives ada, acme's owner, a password (adaPassword), and has the
+// provider sign her in next; it returns her there.
+func (r *ssoRig) adaWithPassword(t *testing.T) *oauthtest.Person {
+	t.Helper()
+	if err := r.store.SetPassword(context.Background(), r.acme.ID, r.ada.ID, adaPassword); err != nil {
+		t.Fatal(err)
+	}
+	ada := &oauthtest.Person{Subject: "idp-ada", Email: "ada@example.com", EmailVerified: true}
+	r.op.SignIn(ada)
+	return ada
+}
+
 // sessionsOf counts a user's UI sessions.
 func (r *rig) sessionsOf(userID string) int64 {
 	var n int64
@@ -113,11 +125,7 @@ func TestSSOLinkedOwnerSignsIn(t *testing.T) {
 	t.Parallel()
 	r := newSSORig(t, SSOInput{AllowedDomains: []string{"example.com"}})
 	ctx := context.Background()
-	if err := r.store.SetPassword(ctx, r.acme.ID, r.ada.ID, adaPassword); err != nil {
-		t.Fatal(err)
-	}
-	ada := &oauthtest.Person{Subject: "idp-ada", Email: "ada@example.com", EmailVerified: true}
-	r.op.SignIn(ada)
+	ada := r.adaWithPassword(t)
 	if res, body := r.linkSSO(t, r.ada, "not her password"); res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "password is wrong") {
 		t.Errorf("link with a wrong password: %d %s", res.StatusCode, body)
 	}
@@ -222,11 +230,7 @@ func TestSSONewIssuerBreaksLinks(t *testing.T) {
 	t.Parallel()
 	r := newSSORig(t, SSOInput{AllowedDomains: []string{"example.com"}})
 	ctx := context.Background()
-	if err := r.store.SetPassword(ctx, r.acme.ID, r.ada.ID, adaPassword); err != nil {
-		t.Fatal(err)
-	}
-	ada := &oauthtest.Person{Subject: "idp-ada", Email: "ada@example.com", EmailVerified: true}
-	r.op.SignIn(ada)
+	ada := r.adaWithPassword(t)
 	if res, body := r.linkSSO(t, r.ada, adaPassword); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("link: %d %s", res.StatusCode, body)
 	}
