@@ -110,7 +110,7 @@ func TestSettingsSingleSignOnSection(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("GET /settings: %d", res.StatusCode)
 		}
-		has := strings.Contains(body, `id="sso-form"`) || strings.Contains(body, `<script src="/static/sso.js?v=`)
+		has := strings.Contains(body, `id="sso-form"`) || strings.Contains(body, `id="sso-links"`) || strings.Contains(body, `<script src="/static/sso.js?v=`)
 		if has != tc.owner {
 			t.Errorf("%s: single sign-on section %v, want %v", tc.name, has, tc.owner)
 		}
