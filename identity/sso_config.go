@@ -229,7 +229,7 @@ func (s *Server) SetSSO(ctx context.Context, p switchboard.Principal, in SSOInpu
 	if err != nil || stored == nil {
 		return SSOSettings{}, switchboard.Internal(fmt.Errorf("read back single sign-on of tenant %s: %v", p.TenantID, err))
 	}
-	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindSSOSet, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: truncate(detail, 1000)})
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindSSOSet, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: detail})
 	return s.settingsOf(p.TenantSlug, stored), nil
 }
 
@@ -266,7 +266,7 @@ func (s *Server) DeleteSSO(ctx context.Context, p switchboard.Principal) error {
 	if !gone {
 		return switchboard.NotFound("single sign-on")
 	}
-	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindSSODeleted, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: truncate(detail, 1000)})
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindSSODeleted, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: detail})
 	return nil
 }
 
