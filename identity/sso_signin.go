@@ -251,8 +251,10 @@ type ssoClaims struct {
 // SSOCallback finishes a single sign-on: the state must be the one this browser
 // started with (and unused), the code is exchanged with the PKCE verifier, and the ID
 // token must be signed by the issuer's keys, for this client, unexpired, with the
-// sign-in's nonce and a verified email. The person is then signed in: a user of the
-// tenant, a pending invitation, or a new member when the email's domain is allowed.
+// sign-in's nonce and a verified email. The person is then signed in: a member of the
+// tenant, an owner or an admin whose account is linked to the asserted subject, a
+// pending invitation, or a new member when the email's domain is allowed. A link under
+// way (LinkSSO) links the subject to the person instead, and signs nobody in.
 func (s *Server) SSOCallback(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
