@@ -117,6 +117,18 @@ func asAdmin(c *gin.Context) (switchboard.Principal, error) {
 	return p, nil
 }
 
+// asOwner is asUser for the tenant's owners; why is the refusal's message.
+func asOwner(c *gin.Context, why string) (switchboard.Principal, error) {
+	p, err := asUser(c)
+	if err != nil {
+		return p, err
+	}
+	if p.Role != switchboard.RoleOwner {
+		return p, switchboard.Errorf(switchboard.CodeForbidden, "%s", why)
+	}
+	return p, nil
+}
+
 // asOperator is asUser for the deployment's operator, who manages tenants.
 func asOperator(c *gin.Context) (switchboard.Principal, error) {
 	p, err := asUser(c)

@@ -145,6 +145,10 @@ func New(o Options) *gin.Engine {
 	a.GET("/sso", s.getSSO)
 	a.PUT("/sso", s.putSSO)
 	a.DELETE("/sso", s.deleteSSO)
+	a.GET("/sso/changes", s.listSSOChanges)
+	a.POST("/sso/changes/:id/acknowledge", s.acknowledgeSSOChange)
+	a.GET("/sso/links", s.listSSOLinks)
+	a.POST("/sso/links/:id/approve", s.approveSSOLink)
 
 	a.GET("/connected-apps", s.listConnectedApps)
 	a.DELETE("/connected-apps/:id", s.revokeConnectedApp)

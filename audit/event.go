@@ -49,9 +49,13 @@ const (
 	// KindSSOSignIn: a person signed in, or was refused, through the tenant's identity
 	// provider (single sign-on); the detail says how, or why not.
 	KindSSOSignIn Kind = "sso_sign_in"
-	// KindSSOSet and KindSSODeleted: an admin set or removed the tenant's single sign-on.
+	// KindSSOSet and KindSSODeleted: an owner set or removed the tenant's single sign-on.
 	KindSSOSet     Kind = "sso_set"
 	KindSSODeleted Kind = "sso_deleted"
+	// KindSSOLinked: a person linked their account to the tenant's identity provider
+	// (confirming their password), or an owner approved such a link, or a link was
+	// refused.
+	KindSSOLinked Kind = "sso_linked"
 )
 
 // Event is one audit record. It never holds credentials, and arguments only as a hash.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -13,10 +14,12 @@ import (
 
 // TestSingleSignOn signs a person in to a live `switchboard serve` with an OpenID
 // provider the test runs (reached through the hub's SSRF guard, which the deployment
-// lets reach loopback): an admin sets single sign-on with passwords off through the
-// API; the workspace's sign-in page shows only the button; the person of an allowed
-// domain signs in, joins as a member and lands where they were going, signed in; a
-// password and the admin's invitation link are refused; the sign-in is audited.
+// lets reach loopback): the owner sets single sign-on through the API; the provider
+// asserting the owner's email opens nothing until the owner approves the link that
+// refused sign-in left; then passwords go off; the workspace's sign-in page shows only
+// the button; the person of an allowed domain signs in, joins as a member and lands
+// where they were going, signed in; a password and the owner's invitation link are
+// refused; the sign-in is audited.
 func TestSingleSignOn(t *testing.T) {
 	t.Parallel()
 	bin := buildServer(t)
@@ -25,8 +28,9 @@ func TestSingleSignOn(t *testing.T) {
 	op := oauthtest.NewOIDC(t, oauthtest.OIDCOptions{ClientID: "switchboard", ClientSecret: "idp-secret-0123456789", RedirectURI: base + "/signin/sso/callback"})
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_ADDR": addr, "SWITCHBOARD_REMOTE_MCP_ALLOW_PRIVATE": "true"})
 	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
-	status, body := api.do(t, http.MethodPut, "/api/sso", map[string]any{"issuer": op.Issuer(), "client_id": "switchboard",
-		"client_secret": "idp-secret-0123456789", "allowed_domains": []string{"example.com"}, "local_passwords_off": true})
+	settings := map[string]any{"issuer": op.Issuer(), "client_id": "switchboard",
+		"client_secret": "idp-secret-0123456789", "allowed_domains": []string{"example.com"}, "local_passwords_off": false}
+	status, body := api.do(t, http.MethodPut, "/api/sso", settings)
 	if status != http.StatusOK || strings.Contains(string(body), "idp-secret") {
 		t.Fatalf("PUT /api/sso: %d %s", status, body)
 	}
@@ -43,7 +47,39 @@ func TestSingleSignOn(t *testing.T) {
 		page, _ := io.ReadAll(res.Body)
 		return res, string(page)
 	}
-	res, page := get(base + "/signin?workspace=default")
+
+	// The provider asserts the owner's email: no session, a link request instead,
+	// which the owner approves; then passwords may go.
+	op.SignIn(&oauthtest.Person{Subject: "u-owner", Email: "admin@localhost", EmailVerified: true})
+	res, page := get(base + "/signin/sso?workspace=default")
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("start as the owner: %d %s", res.StatusCode, page)
+	}
+	res, _ = get(res.Header.Get("Location"))
+	res, page = get(res.Header.Get("Location"))
+	if res.StatusCode != http.StatusForbidden || cookieOf(res, "switchboard_session") != "" || !strings.Contains(page, "Link single sign-on") {
+		t.Fatalf("single sign-on as the unlinked owner: %d %s", res.StatusCode, page)
+	}
+	var links struct {
+		Links []struct {
+			ID      string `json:"id"`
+			Email   string `json:"email"`
+			Pending bool   `json:"pending"`
+		} `json:"links"`
+	}
+	status, body = api.do(t, http.MethodGet, "/api/sso/links", nil)
+	if err := json.Unmarshal(body, &links); status != http.StatusOK || err != nil || len(links.Links) != 1 || !links.Links[0].Pending || links.Links[0].Email != "admin@localhost" {
+		t.Fatalf("GET /api/sso/links: %d %s", status, body)
+	}
+	if status, body = api.do(t, http.MethodPost, "/api/sso/links/"+links.Links[0].ID+"/approve", nil); status != http.StatusOK {
+		t.Fatalf("approve the owner's link: %d %s", status, body)
+	}
+	settings["local_passwords_off"] = true
+	if status, body = api.do(t, http.MethodPut, "/api/sso", settings); status != http.StatusOK {
+		t.Fatalf("PUT /api/sso with passwords off: %d %s", status, body)
+	}
+
+	res, page = get(base + "/signin?workspace=default")
 	if res.StatusCode != http.StatusOK || !strings.Contains(page, `id="sso-start"`) || strings.Contains(page, `name="password"`) {
 		t.Fatalf("the sign-in page of a workspace with passwords off: %d\n%s", res.StatusCode, page)
 	}
@@ -69,7 +105,7 @@ func TestSingleSignOn(t *testing.T) {
 		t.Errorf("users after the first sign-in: %d %s", status, body)
 	}
 
-	// Passwords are off: a password and the admin's one-time link are refused.
+	// Passwords are off: a password and the owner's one-time link are refused.
 	otherJar, _ := cookiejar.New(nil)
 	other := &http.Client{Jar: otherJar, CheckRedirect: b.CheckRedirect}
 	res, err := other.Get(base + "/signin")
@@ -106,7 +142,7 @@ func TestSingleSignOn(t *testing.T) {
 	}
 	page = readAll(res)
 	if res.StatusCode != http.StatusForbidden || cookieOf(res, "switchboard_session") != "" {
-		t.Errorf("the admin's invitation link with passwords off: %d\n%s", res.StatusCode, page)
+		t.Errorf("the owner's invitation link with passwords off: %d\n%s", res.StatusCode, page)
 	}
 
 	status, body = api.do(t, http.MethodGet, "/api/audit?kind=sso_sign_in", nil)

@@ -143,6 +143,7 @@ func newRig(t testing.TB) *rig {
 	mux.HandleFunc(RevocationPath, r.srv.Revoke)
 	mux.HandleFunc(SSOStartPath, r.srv.StartSSO)
 	mux.HandleFunc(SSOCallbackPath, r.srv.SSOCallback)
+	mux.HandleFunc(SSOLinkPath, r.srv.LinkSSO)
 	handler = mux
 	r.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return r

@@ -65,7 +65,7 @@ type SSOSettings struct {
 	SignInURL   string `json:"sign_in_url"`
 }
 
-// SSOInput is what an admin sets. An empty ClientSecret keeps the stored one.
+// SSOInput is what an owner sets. An empty ClientSecret keeps the stored one.
 type SSOInput struct {
 	Issuer            string
 	ClientID          string
@@ -86,14 +86,6 @@ func (s *Server) settingsOf(slug string, c *ssoConfig) SSOSettings {
 	return out
 }
 
-// mayAdministerSSO refuses principals other than the tenant's admin users.
-func mayAdministerSSO(p switchboard.Principal) error {
-	if p.Kind != switchboard.PrincipalUser || !p.Role.IsAdmin() {
-		return &switchboard.Error{Code: switchboard.CodeForbidden, Message: "single sign-on is set by a tenant admin (role owner or admin), with their own key or session"}
-	}
-	return nil
-}
-
 // ssoConfigOf returns the tenant's single sign-on, or nil when it has none.
 func (s *Server) ssoConfigOf(ctx context.Context, tenant switchboard.TenantID) (*ssoConfig, error) {
 	var c ssoConfig
@@ -107,9 +99,10 @@ func (s *Server) ssoConfigOf(ctx context.Context, tenant switchboard.TenantID) (
 	return &c, nil
 }
 
-// SSO returns the tenant's single sign-on settings (tenant admins only).
+// SSO returns the tenant's single sign-on settings (tenant owners only: whoever sets
+// the identity provider decides who it signs in).
 func (s *Server) SSO(ctx context.Context, p switchboard.Principal) (SSOSettings, error) {
-	if err := mayAdministerSSO(p); err != nil {
+	if err := mayOwnSSO(p); err != nil {
 		return SSOSettings{}, err
 	}
 	c, err := s.ssoConfigOf(ctx, p.TenantID)
@@ -159,11 +152,13 @@ func normalizeDomains(in []string) ([]string, error) {
 	return out, nil
 }
 
-// SetSSO sets the tenant's single sign-on (tenant admins only). The issuer must answer
+// SetSSO sets the tenant's single sign-on (tenant owners only). The issuer must answer
 // OpenID discovery now, so a typo is caught here rather than at the next sign-in. The
-// client secret is sealed by the keyring; an empty one keeps the stored secret.
+// client secret is sealed by the keyring; an empty one keeps the stored secret. A new
+// issuer removes every link to the former one. The change is audited and kept for
+// every owner to acknowledge.
 func (s *Server) SetSSO(ctx context.Context, p switchboard.Principal, in SSOInput) (SSOSettings, error) {
-	if err := mayAdministerSSO(p); err != nil {
+	if err := mayOwnSSO(p); err != nil {
 		return SSOSettings{}, err
 	}
 	issuer, clientID, secret := strings.TrimSpace(in.Issuer), strings.TrimSpace(in.ClientID), strings.TrimSpace(in.ClientSecret)
@@ -187,6 +182,16 @@ func (s *Server) SetSSO(ctx context.Context, p switchboard.Principal, in SSOInpu
 	if secret == "" && old == nil {
 		return SSOSettings{}, switchboard.Invalid("client_secret", "is required the first time: the client secret the identity provider gave Switchboard")
 	}
+	if in.LocalPasswordsOff {
+		// The owner turning passwords off must still be able to sign in afterwards.
+		l, err := s.linkOf(ctx, p.TenantID, p.UserID, issuer)
+		if err != nil {
+			return SSOSettings{}, err
+		}
+		if l == nil || l.Pending {
+			return SSOSettings{}, switchboard.Invalid("local_passwords_off", "may be turned on only once your own account is linked to this identity provider: save single sign-on with passwords on, choose Link single sign-on, then turn passwords off")
+		}
+	}
 	if _, err := s.discover(ctx, issuer); err != nil {
 		return SSOSettings{}, switchboard.Invalid("issuer", err.Error())
 	}
@@ -204,9 +209,19 @@ func (s *Server) SetSSO(ctx context.Context, p switchboard.Principal, in SSOInpu
 	} else {
 		row.Sealed, row.KeyID = old.Sealed, old.KeyID
 	}
-	err = s.o.DB.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns: []clause.Column{{Name: "tenant_id"}}, DoUpdates: clause.AssignmentColumns(update),
-	}).Create(&row).Error
+	detail := describeSSOChange(old, &row, secret != "")
+	err = s.o.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Clauses(clause.OnConflict{
+			Columns: []clause.Column{{Name: "tenant_id"}}, DoUpdates: clause.AssignmentColumns(update),
+		}).Create(&row).Error
+		if err != nil {
+			return err
+		}
+		if err := unlinkOthers(tx, p.TenantID, issuer); err != nil {
+			return err
+		}
+		return s.noteSSOChange(tx, p, detail)
+	})
 	if err != nil {
 		return SSOSettings{}, switchboard.Internal(fmt.Errorf("store single sign-on of tenant %s: %w", p.TenantID, err))
 	}
@@ -214,33 +229,44 @@ func (s *Server) SetSSO(ctx context.Context, p switchboard.Principal, in SSOInpu
 	if err != nil || stored == nil {
 		return SSOSettings{}, switchboard.Internal(fmt.Errorf("read back single sign-on of tenant %s: %v", p.TenantID, err))
 	}
-	passwords := "on"
-	if stored.PasswordsOff {
-		passwords = "off"
-	}
-	detail := fmt.Sprintf("single sign-on set: issuer %s, client %s, domains %q, passwords %s", issuer, clientID, stored.AllowedDomains, passwords)
-	if secret != "" {
-		detail += ", new client secret"
-	}
 	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindSSOSet, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: detail})
 	return s.settingsOf(p.TenantSlug, stored), nil
 }
 
-// DeleteSSO removes the tenant's single sign-on (tenant admins only): its people sign
-// in with passwords again.
+// DeleteSSO removes the tenant's single sign-on (tenant owners only): its people sign
+// in with passwords again, and every link to the identity provider goes. The change is
+// audited and kept for every owner to acknowledge.
 func (s *Server) DeleteSSO(ctx context.Context, p switchboard.Principal) error {
-	if err := mayAdministerSSO(p); err != nil {
+	if err := mayOwnSSO(p); err != nil {
 		return err
 	}
-	res := s.o.DB.WithContext(ctx).Where("tenant_id = ?", p.TenantID).Delete(&ssoConfig{})
-	if res.Error != nil {
-		return switchboard.Internal(fmt.Errorf("delete single sign-on of tenant %s: %w", p.TenantID, res.Error))
+	old, err := s.ssoConfigOf(ctx, p.TenantID)
+	if err != nil {
+		return err
 	}
-	if res.RowsAffected == 0 {
+	if old == nil {
 		return switchboard.NotFound("single sign-on")
 	}
-	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindSSODeleted, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
-		Detail: "single sign-on removed: passwords work again"})
+	detail := "single sign-on removed (issuer " + old.Issuer + "): passwords work again, every link to the issuer removed"
+	var gone bool
+	err = s.o.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Where("tenant_id = ?", p.TenantID).Delete(&ssoConfig{})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		gone = true
+		if err := unlinkOthers(tx, p.TenantID, ""); err != nil {
+			return err
+		}
+		return s.noteSSOChange(tx, p, detail)
+	})
+	if err != nil {
+		return switchboard.Internal(fmt.Errorf("delete single sign-on of tenant %s: %w", p.TenantID, err))
+	}
+	if !gone {
+		return switchboard.NotFound("single sign-on")
+	}
+	s.record(audit.Event{TenantID: p.TenantID, Kind: audit.KindSSODeleted, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok", Detail: detail})
 	return nil
 }
 

@@ -50,8 +50,11 @@ type ssoLogin struct {
 	Sealed    []byte               `gorm:"not null"`
 	KeyID     string               `gorm:"size:128;not null"`
 	Next      string               `gorm:"size:2048;not null"`
-	CreatedAt time.Time            `gorm:"not null"`
-	ExpiresAt time.Time            `gorm:"not null"`
+	// LinkUserID is the user whose account this links to the identity provider, or
+	// "" for a sign-in.
+	LinkUserID string    `gorm:"size:40;not null"`
+	CreatedAt  time.Time `gorm:"not null"`
+	ExpiresAt  time.Time `gorm:"not null"`
 }
 
 func (ssoLogin) TableName() string { return "sso_logins" }
@@ -141,12 +144,7 @@ func (s *Server) StartSSO(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "start single sign-on with GET or POST", http.StatusMethodNotAllowed)
 		return
 	}
-	// Each start stores a sign-in under way: they are limited per client address, in
-	// the same shared limits as client registrations.
-	if wait, ok := s.regLimit.Take(r.Context(), "sso-start:"+registrationSource(r), s.ssoRate, 0); !ok {
-		secs := max(int64((wait+time.Second-1)/time.Second), 1)
-		w.Header().Set("Retry-After", fmt.Sprint(secs))
-		s.renderSSOError(w, r, http.StatusTooManyRequests, "", fmt.Sprintf("Too many sign-ins were started from your network. Try again in %d s.", secs))
+	if !s.mayStartSSO(w, r) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
@@ -159,7 +157,7 @@ func (s *Server) StartSSO(w http.ResponseWriter, r *http.Request) {
 	}
 	// An unknown workspace answers like one without single sign-on: the page does not
 	// tell which workspaces exist.
-	noSSO := fmt.Sprintf("Workspace %q has no single sign-on. Check its name, sign in with your password, or ask an admin to set single sign-on up in Settings.", slug)
+	noSSO := fmt.Sprintf("Workspace %q has no single sign-on. Check its name, sign in with your password, or ask an owner to set single sign-on up in Settings.", slug)
 	t, err := s.o.Accounts.TenantBySlug(ctx, slug)
 	if switchboard.CodeOf(err) == switchboard.CodeNotFound {
 		s.renderSSOError(w, r, http.StatusNotFound, "", noSSO)
@@ -178,28 +176,50 @@ func (s *Server) StartSSO(w http.ResponseWriter, r *http.Request) {
 		s.renderSSOError(w, r, http.StatusNotFound, "", noSSO)
 		return
 	}
+	s.sendToProvider(w, r, t, c, next, "")
+}
+
+// sendToProvider sends the browser to the tenant's identity provider with a state
+// bound to this browser, a nonce and a PKCE challenge, for a sign-in, or for linking
+// the account of linkUser (a user of t) when not empty.
+func (s *Server) sendToProvider(w http.ResponseWriter, r *http.Request, t tenants.Tenant, c *ssoConfig, next, linkUser string) {
+	ctx := r.Context()
 	p, err := s.discover(ctx, c.Issuer)
 	if err != nil {
 		s.o.Logger.WarnContext(ctx, "single sign-on: discovery", "tenant", t.ID, "err", err)
-		s.renderSSOError(w, r, http.StatusBadGateway, slug, "Your identity provider does not answer. Try again in a moment; if it persists, an admin can check Settings, Single sign-on.")
+		s.renderSSOError(w, r, http.StatusBadGateway, t.Slug, "Your identity provider does not answer. Try again in a moment; if it persists, an owner can check Settings, Single sign-on.")
 		return
 	}
 	state, nonce, verifier := switchboard.RandomToken(32), switchboard.RandomToken(32), oauth2.GenerateVerifier()
 	now := s.now().UTC().Truncate(time.Microsecond)
 	login := ssoLogin{ID: switchboard.NewID("ssl"), TenantID: t.ID, StateHash: hashSecret(state), Nonce: nonce, Next: next,
-		CreatedAt: now, ExpiresAt: now.Add(ssoLoginLifetime)}
+		LinkUserID: linkUser, CreatedAt: now, ExpiresAt: now.Add(ssoLoginLifetime)}
 	if login.Sealed, login.KeyID, err = s.o.Keyring.Seal(ctx, []byte(verifier), ssoLoginAAD(t.ID, login.ID)); err != nil {
-		s.ssoInternal(w, r, slug, "seal PKCE verifier", err)
+		s.ssoInternal(w, r, t.Slug, "seal PKCE verifier", err)
 		return
 	}
 	if err := s.o.DB.WithContext(ctx).Create(&login).Error; err != nil {
-		s.ssoInternal(w, r, slug, "store sign-in", err)
+		s.ssoInternal(w, r, t.Slug, "store sign-in", err)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: ssoCookie, Value: state, Path: SSOCallbackPath, HttpOnly: true, Secure: s.secure(),
 		SameSite: http.SameSiteLaxMode, MaxAge: int(ssoLoginLifetime.Seconds())})
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, s.oauth2Config(p, c, "").AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), http.StatusSeeOther)
+}
+
+// mayStartSSO takes one of the single sign-ons the client address may start, or
+// answers 429 and returns false. Each start stores a sign-in under way: they are
+// limited per client address, in the same shared limits as client registrations.
+func (s *Server) mayStartSSO(w http.ResponseWriter, r *http.Request) bool {
+	wait, ok := s.regLimit.Take(r.Context(), "sso-start:"+registrationSource(r), s.ssoRate, 0)
+	if ok {
+		return true
+	}
+	secs := max(int64((wait+time.Second-1)/time.Second), 1)
+	w.Header().Set("Retry-After", fmt.Sprint(secs))
+	s.renderSSOError(w, r, http.StatusTooManyRequests, "", fmt.Sprintf("Too many sign-ins were started from your network. Try again in %d s.", secs))
+	return false
 }
 
 func (s *Server) secure() bool { return strings.HasPrefix(s.o.PublicURL, "https://") }
@@ -234,8 +254,10 @@ type ssoClaims struct {
 // SSOCallback finishes a single sign-on: the state must be the one this browser
 // started with (and unused), the code is exchanged with the PKCE verifier, and the ID
 // token must be signed by the issuer's keys, for this client, unexpired, with the
-// sign-in's nonce and a verified email. The person is then signed in: a user of the
-// tenant, a pending invitation, or a new member when the email's domain is allowed.
+// sign-in's nonce and a verified email. The person is then signed in: a member of the
+// tenant, an owner or an admin whose account is linked to the asserted subject, a
+// pending invitation, or a new member when the email's domain is allowed. A link under
+// way (LinkSSO) links the subject to the person instead, and signs nobody in.
 func (s *Server) SSOCallback(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
@@ -307,7 +329,7 @@ func (s *Server) SSOCallback(w http.ResponseWriter, r *http.Request) {
 	clear(secret)
 	if err != nil {
 		s.o.Logger.WarnContext(ctx, "single sign-on: code exchange", "tenant", t.ID, "err", err)
-		refuse(http.StatusBadGateway, "your identity provider did not accept the sign-in code; start again from the sign-in page, and if it persists, an admin can check the client ID and secret in Settings.", "")
+		refuse(http.StatusBadGateway, "your identity provider did not accept the sign-in code; start again from the sign-in page, and if it persists, an owner can check the client ID and secret in Settings.", "")
 		return
 	}
 	raw, _ := tok.Extra("id_token").(string)
@@ -336,11 +358,20 @@ func (s *Server) SSOCallback(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusForbidden, "your identity provider has not verified your email address "+email+", so Switchboard cannot rely on it.", email)
 		return
 	}
+	if login.LinkUserID != "" {
+		s.finishLink(w, r, t, c2, login, idt.Subject, email)
+		return
+	}
 	_, domain, _ := strings.Cut(email, "@")
-	joined, err := s.o.Accounts.SignInSSO(ctx, t.ID, email, containsFold(c2.domains(), domain))
+	joined, err := s.o.Accounts.SignInSSO(ctx, t.ID, email, containsFold(c2.domains(), domain), s.admitSSO(ctx, c2, idt.Subject, email))
 	if err != nil {
+		var unlinked *unlinkedError
+		if errors.As(err, &unlinked) {
+			refuse(http.StatusForbidden, unlinked.page(t.Slug), email)
+			return
+		}
 		if e := switchboard.AsError(err); e.Code == switchboard.CodeForbidden || e.Code == switchboard.CodeInvalid {
-			refuse(http.StatusForbidden, fmt.Sprintf("%s is not a member of workspace %s, and people of %s may not join it by signing in. Ask an admin of %s to invite you, or to allow %s in Settings, Single sign-on.",
+			refuse(http.StatusForbidden, fmt.Sprintf("%s is not a member of workspace %s, and people of %s may not join it by signing in. Ask an admin of %s to invite you, or an owner to allow %s in Settings, Single sign-on.",
 				email, t.Slug, domain, t.Slug, domain), email)
 			return
 		}

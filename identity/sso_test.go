@@ -93,6 +93,30 @@ func (r *ssoRig) startSSO(b *browser, next string) string {
 	return res.Header.Get("Location")
 }
 
+// linkSSO links a user of acme through Settings: signed in, they confirm their
+// password, and the provider asserts the person it signs in next. It returns the
+// answer that ends the flow: the callback's, or an earlier refusal.
+func (r *ssoRig) linkSSO(t *testing.T, u tenants.User, password string) (*http.Response, string) {
+	t.Helper()
+	b := newBrowser(t)
+	tok := r.signIn(r.acme, u)
+	b.c.Jar.SetCookies(mustURL(t, r.base), []*http.Cookie{{Name: tenants.SessionCookie, Value: tok, Path: "/"}})
+	res, err := b.c.PostForm(r.base+SSOLinkPath, url.Values{"csrf": {r.sess.CSRFToken(tok)}, "password": {password}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), r.op.URL+"/authorize?") {
+		return res, string(raw)
+	}
+	res, body := b.get(res.Header.Get("Location"))
+	if res.StatusCode != http.StatusFound || !strings.HasPrefix(res.Header.Get("Location"), r.base+SSOCallbackPath+"?") {
+		r.t.Fatalf("provider: %d %s %s, want a redirect to the callback", res.StatusCode, res.Header.Get("Location"), body)
+	}
+	return b.get(res.Header.Get("Location"))
+}
+
 // sessionOf returns the session cookie a response set, or "".
 func sessionOf(res *http.Response) string {
 	for _, c := range res.Cookies() {
@@ -250,7 +274,8 @@ func TestSSORefusesBadIDTokens(t *testing.T) {
 
 // TestSSODomains: someone whose domain the tenant does not allow is refused with a
 // page that says so, and nothing is created; an admin's invitation lets them in with
-// the invitation's role; an existing user of any domain signs in.
+// the invitation's role, which links their account as they join, so they sign in
+// again; an existing user of any domain signs in.
 func TestSSODomains(t *testing.T) {
 	t.Parallel()
 	r := newSSORig(t, SSOInput{AllowedDomains: []string{"example.com"}})
@@ -278,6 +303,11 @@ func TestSSODomains(t *testing.T) {
 	}
 	if dee := r.users(r.acme.ID)["dee@contractor.org"]; dee.Role != switchboard.RoleAdmin {
 		t.Errorf("the invited person joined as %+v, want the invitation's role admin", dee)
+	}
+	// Joining as an admin by the invitation linked the account: dee signs in again.
+	b = newBrowser(t)
+	if res, body := b.get(r.startSSO(b, "/")); res.StatusCode != http.StatusSeeOther || sessionOf(res) == "" {
+		t.Errorf("the invited admin's second sign-in: %d %s", res.StatusCode, body)
 	}
 	invs, _ := r.store.ListInvitations(ctx, r.acme.ID)
 	for _, inv := range invs {
@@ -318,6 +348,11 @@ func TestSSOLocalPasswordsOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// ada, an owner, links her account first: then passwords may go.
+	r.op.SignIn(&oauthtest.Person{Subject: "u-ada", Email: "ada@example.com", EmailVerified: true})
+	if res, body := r.linkSSO(t, r.ada, "correct horse battery"); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/settings" {
+		t.Fatalf("link ada: %d %s %s", res.StatusCode, res.Header.Get("Location"), body)
+	}
 
 	in := SSOInput{Issuer: r.op.Issuer(), ClientID: "switchboard-acme", AllowedDomains: []string{"example.com"}, LocalPasswordsOff: true}
 	settings, err := r.srv.SetSSO(ctx, r.admin(), in)
@@ -343,7 +378,6 @@ func TestSSOLocalPasswordsOff(t *testing.T) {
 		t.Errorf("beta's password sign-in: %v", err)
 	}
 	// ada signs in with single sign-on instead.
-	r.op.SignIn(&oauthtest.Person{Subject: "u-ada", Email: "ada@example.com", EmailVerified: true})
 	b := newBrowser(t)
 	if res, body := b.get(r.startSSO(b, "/")); res.StatusCode != http.StatusSeeOther || sessionOf(res) == "" {
 		t.Errorf("single sign-on with passwords off: %d %s", res.StatusCode, body)
@@ -358,7 +392,7 @@ func TestSSOLocalPasswordsOff(t *testing.T) {
 	}
 }
 
-// TestSSOSettings: only the tenant's admins read and set single sign-on; bad input is
+// TestSSOSettings: only the tenant's owners read and set single sign-on; bad input is
 // refused naming the field, with nothing stored; the issuer must answer discovery; the
 // client secret is sealed, never shown, and kept when an update leaves it out.
 func TestSSOSettings(t *testing.T) {

@@ -173,6 +173,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	h.engine.GET(identity.SSOStartPath, gin.WrapF(oauth.StartSSO))
 	h.engine.POST(identity.SSOStartPath, gin.WrapF(oauth.StartSSO))
 	h.engine.GET(identity.SSOCallbackPath, gin.WrapF(oauth.SSOCallback))
+	h.engine.POST(identity.SSOLinkPath, gin.WrapF(oauth.LinkSSO))
 	h.srv = httptest.NewServer(h.engine)
 	t.Cleanup(h.srv.Close)
 	return h
@@ -252,6 +253,7 @@ type fixture struct {
 	invitationID string
 	grantID      string // an MCP client the owner allowed (Connected apps)
 	memberID     string // tenant A's member (the "other user")
+	ssoChangeID  string // the owner's setting up of single sign-on, not acknowledged
 
 	principals map[string]string // kind → API key ("" for none)
 }
@@ -380,6 +382,14 @@ func (h *hub) seed() *fixture {
 	}
 	h.want(f.owner, http.MethodPut, "/api/oauth-apps/github", `{"client_id":"victim-client-id","client_secret":"victim-client-secret"}`, http.StatusOK, nil)
 	h.want(f.owner, http.MethodPut, "/api/sso", `{"issuer":"`+h.idp.Issuer()+`","client_id":"victim-sso-client","client_secret":"`+victimSSOSecret+`","allowed_domains":["victim.test"]}`, http.StatusOK, nil)
+	var changes struct {
+		Changes []struct{ ID string } `json:"changes"`
+	}
+	h.want(f.owner, http.MethodGet, "/api/sso/changes", "", http.StatusOK, &changes)
+	if len(changes.Changes) != 1 {
+		h.t.Fatalf("changes of single sign-on after setting it: %+v", changes.Changes)
+	}
+	f.ssoChangeID = changes.Changes[0].ID
 	h.want(f.owner, http.MethodDelete, "/api/users/"+removedID, "", http.StatusNoContent, nil)
 	return f
 }
@@ -387,7 +397,7 @@ func (h *hub) seed() *fixture {
 // markers are what a principal's answers must never hold: the victim's objects, and
 // for another tenant anything of the victim tenant.
 func (f *fixture) markers(kind string) []string {
-	m := []string{victimToken, "victim-client-secret", victimSSOSecret, f.keyID, f.runID, f.wfRunID, f.invitationID, f.agentKeyID, "invited@victim.test", f.grantID}
+	m := []string{victimToken, "victim-client-secret", victimSSOSecret, f.keyID, f.runID, f.wfRunID, f.invitationID, f.agentKeyID, "invited@victim.test", f.grantID, f.ssoChangeID}
 	if kind == otherTenant || kind == anonymous || kind == revoked || kind == removed {
 		m = append(m, f.connID, f.agentID, f.ownerID, f.ownerEmail, string(f.victimTenant), f.memberID, "victim-client-id", "victim-octocat", victimAPI)
 	}

@@ -84,9 +84,17 @@ var routes = map[string]route{
 	"PUT /api/oauth-apps/:provider":    {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/oauth-apps/slack", `{"client_id":"attacker-id","client_secret":"attacker-secret"}`)},
 	"DELETE /api/oauth-apps/:provider": {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/oauth-apps/slack", "")},
 
-	"GET /api/sso":    {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso", "")},
-	"PUT /api/sso":    {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso", `{"issuer":"http://127.0.0.1:1","client_id":"attacker-id","client_secret":"attacker-secret","local_passwords_off":true}`)},
-	"DELETE /api/sso": {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso", "")},
+	"GET /api/sso":         {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso", "")},
+	"PUT /api/sso":         {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso", `{"issuer":"http://127.0.0.1:1","client_id":"attacker-id","client_secret":"attacker-secret","local_passwords_off":true}`)},
+	"DELETE /api/sso":      {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso", "")},
+	"GET /api/sso/changes": {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso/changes", "")},
+	"POST /api/sso/changes/:id/acknowledge": {mode: onVictim, request: func(f *fixture) (string, string) {
+		return "/api/sso/changes/" + f.ssoChangeID + "/acknowledge", ""
+	}},
+	"GET /api/sso/links":              {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso/links", "")},
+	"POST /api/sso/links/:id/approve": {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/sso/links/ssk_probe/approve", "")},
+	// Linking needs the browser's session and its anti-forgery token: a key is not one.
+	"POST /signin/sso/link": {mode: public, request: fixed("/signin/sso/link", "")},
 	// Single sign-on's browser routes are public: starting one for the victim's
 	// workspace sends the browser to its provider; a forged callback signs nobody in.
 	"GET /signin/sso": {mode: public, request: func(f *fixture) (string, string) {
@@ -337,6 +345,13 @@ func restForeignPrincipals(t *testing.T, h *hub) {
 	h.want(f.owner, http.MethodGet, "/api/sso", "", http.StatusOK, &sso)
 	if sso.Issuer != h.idp.Issuer() || sso.ClientID != "victim-sso-client" || sso.LocalPasswordsOff {
 		t.Errorf("the victim's single sign-on after the probes: %+v", sso)
+	}
+	var changes struct {
+		Changes []struct{ ID string } `json:"changes"`
+	}
+	h.want(f.owner, http.MethodGet, "/api/sso/changes", "", http.StatusOK, &changes)
+	if len(changes.Changes) != 1 || changes.Changes[0].ID != f.ssoChangeID {
+		t.Errorf("the victim's unacknowledged changes of single sign-on after the probes: %+v, want %s still there", changes.Changes, f.ssoChangeID)
 	}
 	if got := h.github.victimRequests(); got != upstreamBefore {
 		t.Errorf("foreign principals made %d upstream requests with the victim's token", got-upstreamBefore)

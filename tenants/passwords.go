@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/limits"
 )
 
 // Password bounds. bcrypt reads at most 72 bytes, so longer passwords are refused
@@ -107,4 +108,36 @@ func (s *Store) verifyPassword(stored *string, pw string) bool {
 // email, no password set, or a wrong password.
 func errBadSignIn() error {
 	return &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "the workspace, email or password is wrong; check them, or ask an admin for a new invitation link"}
+}
+
+// ConfirmPassword checks the password of one of the tenant's users, who is signed in
+// already and confirms who they are before a sensitive change (linking their identity
+// provider account). It is throttled like SignIn, in the same account's attempts, and
+// fails with the same unauthorized error for a wrong password or none set; a tenant
+// whose password policy turned passwords off refuses with forbidden.
+func (s *Store) ConfirmPassword(ctx context.Context, tenant switchboard.TenantID, userID, password string) error {
+	var row struct {
+		Slug         string
+		Email        string
+		PasswordHash *string
+	}
+	err := s.db.WithContext(ctx).Table("users AS u").Select("t.slug, u.email, u.password_hash").
+		Joins("JOIN tenants t ON t.id = u.tenant_id").Where("u.tenant_id = ? AND u.id = ?", tenant, userID).Take(&row).Error
+	if err != nil {
+		return notFound(err, "user", "confirm password: read user "+userID)
+	}
+	attempt, err := s.signIns.Begin(ctx, signInAccount(row.Slug, row.Email), limits.SourceFrom(ctx))
+	if err != nil {
+		return err
+	}
+	if err := s.passwordsAllowed(ctx, tenant); err != nil {
+		attempt.Abandoned()
+		return err
+	}
+	if !s.verifyPassword(row.PasswordHash, password) {
+		attempt.Failed()
+		return &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "the password is wrong, or you have none: set one with an invitation link from an admin"}
+	}
+	attempt.Succeeded()
+	return nil
 }

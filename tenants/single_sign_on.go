@@ -76,7 +76,9 @@ func errNotAMember() error {
 // in as they are; otherwise a pending invitation for the email makes them a user with
 // the invitation's role (and is used up); otherwise, when mayJoin (the email's domain
 // is one the tenant allows), they join as a member. Anyone else is refused (forbidden).
-func (s *Store) SignInSSO(ctx context.Context, tenant switchboard.TenantID, email string, mayJoin bool) (SSOSignIn, error) {
+// Before the session starts, admit (when not nil) sees the user and how they joined
+// ("" for an existing user): an error from it refuses the sign-in and is returned.
+func (s *Store) SignInSSO(ctx context.Context, tenant switchboard.TenantID, email string, mayJoin bool, admit func(u User, joinedBy string) error) (SSOSignIn, error) {
 	mail, err := normalizeEmail(email)
 	if err != nil {
 		return SSOSignIn{}, err
@@ -121,6 +123,11 @@ func (s *Store) SignInSSO(ctx context.Context, tenant switchboard.TenantID, emai
 	})
 	if err != nil {
 		return SSOSignIn{}, asStoreError(err, "sso sign-in")
+	}
+	if admit != nil {
+		if err := admit(out.User, out.JoinedBy); err != nil {
+			return SSOSignIn{}, err
+		}
 	}
 	out.Token, out.Session, err = s.startSession(ctx, tenant, out.User.ID)
 	if err != nil {

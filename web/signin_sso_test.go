@@ -83,26 +83,44 @@ func TestSignInPageSingleSignOn(t *testing.T) {
 }
 
 // TestSettingsSingleSignOnSection: Settings has the single sign-on section, with its
-// script, for the workspace's admins only.
+// script, for the workspace's owners only (not its admins); every page has the region
+// that shows owners the changes of single sign-on they have not acknowledged; and
+// where the workspace has single sign-on and passwords, everyone gets the form that
+// links their account to the identity provider, with the session's CSRF token.
 func TestSettingsSingleSignOnSection(t *testing.T) {
 	t.Parallel()
-	srv, acc := newServer(t, "https://hub.example.com")
+	acc := newFakeAccounts()
+	h, err := web.Handler(web.Options{PublicURL: "https://hub.example.com", DefaultTenant: "acme", Accounts: acc, SSO: ssoMethods{"acme": {true, true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
 	admin := acc.session(t)
 	acc.mu.Lock()
+	acc.sessions["sbs_owner"] = switchboard.Principal{TenantID: "ten_acme", TenantSlug: "acme", Kind: switchboard.PrincipalUser, UserID: "usr_o", Role: switchboard.RoleOwner}
 	acc.sessions["sbs_member"] = switchboard.Principal{TenantID: "ten_acme", TenantSlug: "acme", Kind: switchboard.PrincipalUser, UserID: "usr_m", Role: switchboard.RoleMember}
 	acc.mu.Unlock()
 	c := client(nil)
 	for _, tc := range []struct {
-		session string
-		want    bool
-	}{{admin, true}, {"sbs_member", false}} {
+		name, session string
+		owner         bool
+	}{{"owner", "sbs_owner", true}, {"admin", admin, false}, {"member", "sbs_member", false}} {
 		res, body := do(t, c, http.MethodGet, srv.URL+"/settings", nil, &http.Cookie{Name: "switchboard_session", Value: tc.session})
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("GET /settings: %d", res.StatusCode)
 		}
-		has := strings.Contains(body, `id="sso-form"`) && strings.Contains(body, `<script src="/static/sso.js?v=`)
-		if has != tc.want {
-			t.Errorf("session %s: single sign-on section %v, want %v", tc.session, has, tc.want)
+		has := strings.Contains(body, `id="sso-form"`) || strings.Contains(body, `id="sso-links"`) || strings.Contains(body, `<script src="/static/sso.js?v=`)
+		if has != tc.owner {
+			t.Errorf("%s: single sign-on section %v, want %v", tc.name, has, tc.owner)
+		}
+		link := `action="/signin/sso/link"`
+		if !strings.Contains(body, link) || !strings.Contains(body, `name="csrf" value="`+acc.CSRFToken(tc.session)+`"`) {
+			t.Errorf("%s: Settings has no form linking single sign-on with the session's CSRF token", tc.name)
+		}
+		_, body = do(t, c, http.MethodGet, srv.URL+"/agents", nil, &http.Cookie{Name: "switchboard_session", Value: tc.session})
+		if notice := strings.Contains(body, `id="sso-notice"`); notice != tc.owner {
+			t.Errorf("%s: the notice of changes of single sign-on %v on Agents, want %v", tc.name, notice, tc.owner)
 		}
 	}
 	res, body := do(t, c, http.MethodGet, srv.URL+"/static/sso.js", nil)

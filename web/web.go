@@ -210,6 +210,9 @@ type pageData struct {
 	SSOURL       string
 	PasswordsOff bool
 	SSOFinder    bool
+	// SSOLink offers Settings' form that links the signed-in person's account to the
+	// workspace's identity provider.
+	SSOLink bool
 }
 
 // render writes a page with the headers every page carries.
@@ -269,6 +272,21 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusNotFound, d)
 }
 
+// linkable says whether the signed-in person may link their account to the
+// workspace's identity provider: the workspace has single sign-on and passwords (the
+// link starts with the person's password).
+func (h *handler) linkable(r *http.Request, p switchboard.Principal) bool {
+	if h.SSO == nil {
+		return false
+	}
+	sso, passwords, err := h.SSO.SignInMethods(r.Context(), p.TenantSlug)
+	if err != nil {
+		h.log.ErrorContext(r.Context(), "read sign-in methods", "tenant", p.TenantID, "err", err)
+		return false
+	}
+	return sso && passwords
+}
+
 // appPage serves a page behind sign-in; without a session it sends the browser to the
 // sign-in page, which brings it back here.
 func (h *handler) appPage(name, title string) http.HandlerFunc {
@@ -289,6 +307,8 @@ func (h *handler) appPage(name, title string) http.HandlerFunc {
 			d.Param = r.PathValue("id")
 		case "tool":
 			d.Param = r.PathValue("tool")
+		case "settings":
+			d.SSOLink = h.linkable(r, p)
 		case "activity":
 			if h.Approvals != nil {
 				pending, err := h.Approvals.Pending(r.Context(), p)

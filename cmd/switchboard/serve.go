@@ -300,6 +300,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	engine.GET(identity.SSOStartPath, gin.WrapF(oauth.StartSSO))
 	engine.POST(identity.SSOStartPath, gin.WrapF(oauth.StartSSO))
 	engine.GET(identity.SSOCallbackPath, gin.WrapF(oauth.SSOCallback))
+	engine.POST(identity.SSOLinkPath, gin.WrapF(oauth.LinkSSO))
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()

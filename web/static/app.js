@@ -1545,6 +1545,34 @@
     activity: activityPage,
     settings: settingsPage,
   };
+  // ssoNotice shows an owner, on every page, the changes of single sign-on they have
+  // not acknowledged (who changed what, and when), until they acknowledge them: each
+  // owner for themselves.
+  async function ssoNotice() {
+    const box = $('#sso-notice');
+    if (!box || ROLE !== 'owner') return;
+    let data;
+    try { data = await api('GET', '/api/sso/changes'); } catch (err) { return; }
+    const changes = (data && data.changes) || [];
+    if (!changes.length) { box.hidden = true; return; }
+    const ack = el('button', { type: 'button', text: 'Acknowledge' });
+    ack.addEventListener('click', async () => {
+      ack.disabled = true;
+      try {
+        for (const c of changes) await api('POST', `/api/sso/changes/${encodeURIComponent(c.id)}/acknowledge`);
+        box.hidden = true;
+        flash('Acknowledged the changes of single sign-on.');
+      } catch (err) { ack.disabled = false; alertPage(err); }
+    });
+    fill(box,
+      el('h2', { text: 'Single sign-on was changed' }),
+      el('ul', {}, changes.map((c) => el('li', {}, `${fmtTime(c.created_at)}, ${c.email || c.changed_by}: ${c.detail}`))),
+      el('p', { class: 'muted', text: 'Single sign-on decides who signs in as whom. If you do not recognise a change, check Settings, Single sign-on, and Activity.' }),
+      ack);
+    box.hidden = false;
+  }
+  ssoNotice();
+
   const run = pages[document.body.dataset.page];
   if (run) run().catch(alertPage);
 })();
