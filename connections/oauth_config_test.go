@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -59,5 +60,34 @@ func TestOAuthConfigClientAuth(t *testing.T) {
 				t.Errorf("form (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestTokenRequestsFollowNoRedirect: a token endpoint that redirects the exchange (the
+// app's secret and the code in its body) to another origin gets it once; the other
+// origin gets nothing, not even with 307, which would send the body again.
+func TestTokenRequestsFollowNoRedirect(t *testing.T) {
+	t.Parallel()
+	var otherHits atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		otherHits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"access_token": "stolen", "token_type": "bearer"}`))
+	}))
+	t.Cleanup(other.Close)
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+"/token", status)
+		}))
+		t.Cleanup(srv.Close)
+		s := &Service{tr: &providers.Transports{}}
+		spec := &providers.Spec{Name: "acme", OAuth: &providers.OAuth2{AuthURL: srv.URL + "/authorize", TokenURL: srv.URL + "/token"}}
+		cfg := oauthConfig(OAuthApp{ClientID: "app-id", ClientSecret: "app-secret"}, *spec.OAuth, "https://hub.test/oauth/callback")
+		if _, err := cfg.Exchange(s.tokenContext(context.Background(), spec), "the-code"); err == nil {
+			t.Errorf("%d: the exchange succeeded through a redirect", status)
+		}
+	}
+	if n := otherHits.Load(); n != 0 {
+		t.Fatalf("the other origin got %d token requests, want none", n)
 	}
 }
