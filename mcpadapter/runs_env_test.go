@@ -123,6 +123,8 @@ type runsEnv struct {
 	ann, bob switchboard.Principal
 	bea      switchboard.Principal
 	connA    string // alpha's notes connection
+	// stateKey keys the requestStates of every node, as serve derives it from the keyring.
+	stateKey []byte
 	// node starts another adapter (a node of the hub) on the same database, router and
 	// runs, with the session store and relay given.
 	node func(t *testing.T, store SessionStore, relay Relay) *httptest.Server
@@ -148,7 +150,7 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &runsEnv{up: notesfake.New(t), policy: &policies{m: map[string]string{}, approval: map[string]string{}}}
+	e := &runsEnv{up: notesfake.New(t), policy: &policies{m: map[string]string{}, approval: map[string]string{}}, stateKey: kr.Derive("request-state")}
 	reg := providers.NewRegistry()
 	if err := reg.Register(notesfake.Spec(e.up.Server.URL)); err != nil {
 		t.Fatal(err)
@@ -202,7 +204,7 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	e.node = func(t *testing.T, store SessionStore, relay Relay) *httptest.Server {
 		a := New(Options{
 			Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test", Sessions: store, Relay: relay,
-			Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond})},
+			Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})},
 		})
 		if adapter == nil {
 			adapter = a
