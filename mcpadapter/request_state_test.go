@@ -66,28 +66,6 @@ func modernToolCall(t *testing.T, u, key, tool string, args, responses map[strin
 	return nil
 }
 
-// confirmations lists the audit rows of confirmations recorded so far, as "kind tool".
-func (m *memAudit) confirmations() []string {
-	var out []string
-	for _, row := range m.rows() {
-		if strings.HasPrefix(row, "confirmation_") {
-			out = append(out, strings.Replace(row, " ok ", " ", 1))
-		}
-	}
-	return out
-}
-
-// deletes counts the DELETEs the notes upstream received.
-func (e *runsEnv) deletes() int {
-	n := 0
-	for _, r := range e.up.Requests() {
-		if r.Method == "DELETE" {
-			n++
-		}
-	}
-	return n
-}
-
 // TestFirstTryAnswerIsNotAConfirmation: on 2026-07-28 an accept sent with the first
 // tools/call of a destructive tool answers no question the hub asked: the hub asks
 // (confirmation_asked, with a requestState) and runs nothing. The answer then sent with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,6 +110,17 @@ func (m *memAudit) rowsFrom(t *testing.T, from, n int) []string {
 	t.Helper()
 	testwait.Until(t, fmt.Sprintf("%d audit events after the first %d", n, from), func() bool { return m.count() >= from+n })
 	return m.rows()[from:]
+}
+
+// confirmations lists the audit rows of confirmations recorded so far, as "kind tool".
+func (m *memAudit) confirmations() []string {
+	var out []string
+	for _, row := range m.rows() {
+		if strings.HasPrefix(row, "confirmation_") {
+			out = append(out, strings.Replace(row, " ok ", " ", 1))
+		}
+	}
+	return out
 }
 
 // runsEnv is an adapter with the runs extension over a real database, router and
@@ -216,6 +228,17 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	}
 	e.srv = e.node(t, nil, nil)
 	return e
+}
+
+// deletes counts the DELETEs the notes upstream received.
+func (e *runsEnv) deletes() int {
+	n := 0
+	for _, r := range e.up.Requests() {
+		if r.Method == "DELETE" {
+			n++
+		}
+	}
+	return n
 }
 
 // elicitor answers elicitation requests with a fixed action and records them.
