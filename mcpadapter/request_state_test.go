@@ -257,3 +257,15 @@ func TestAcceptWithoutConfirmRunsNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestRunsExtensionNeedsAStateKey: without a key shared by the nodes no answer could be
+// checked, so the runs extension refuses to start.
+func TestRunsExtensionNeedsAStateKey(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		if r := recover(); r != errNoStateKey {
+			t.Errorf("RunsExtension without a StateKey: recovered %v, want %v", r, errNoStateKey)
+		}
+	}()
+	RunsExtension(RunsOptions{})
+}

@@ -33,8 +33,6 @@ type RunsOptions struct {
 	// same database must have the same key (derive it from the keyring), as a client's
 	// answer may reach another node than its question.
 	StateKey []byte
-	// Now is the clock of the requestStates' expiry; time.Now when nil.
-	Now func() time.Time
 }
 
 // runsExt is the runs extension: the management tools of asynchronous runs, runs as
@@ -60,10 +58,7 @@ func RunsExtension(o RunsOptions) Extension {
 	if len(o.StateKey) == 0 {
 		panic(errNoStateKey)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	x := &runsExt{o: o, states: requestStates{key: o.StateKey, now: o.Now}}
+	x := &runsExt{o: o, states: requestStates{key: o.StateKey, now: time.Now}}
 	x.links = newTaskLinks(func(p switchboard.Principal, runID string) {
 		_, _ = o.Runs.Cancel(context.Background(), p, runID)
 	})
