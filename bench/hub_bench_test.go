@@ -168,7 +168,7 @@ func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, wrap func(htt
 	// Every closed-loop caller holds a session of the one key, and the memory benchmarks
 	// keep 10,000 initialized ones open for as long as they take to measure.
 	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: tstore, Agents: agentService, Logger: log, SessionLimits: sessions.Limits{PerPrincipal: 16384, Unused: time.Hour}, Admission: admission,
-		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec})}})
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, StateKey: kr.Derive("request-state")})}})
 	b.Cleanup(func() { adapter.Close(context.Background()) })
 	engine := api.New(api.Options{Registry: reg, Tenants: tstore, Connections: svc, Audit: audit.NewStore(db), Recorder: writer, Logger: log})
 	engine.Any(mcpadapter.Prefix+":tenant", gin.WrapH(adapter))

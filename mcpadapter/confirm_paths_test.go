@@ -143,13 +143,7 @@ func TestConfirmPolicyOnEveryMCPPath(t *testing.T) {
 				}
 			})
 		}
-		deletes := 0
-		for _, r := range e.up.Requests() {
-			if r.Method == "DELETE" {
-				deletes++
-			}
-		}
-		if deletes != len(tests) {
+		if deletes := e.deletes(); deletes != len(tests) {
 			t.Errorf("%d DELETEs reached the upstream, want one per accepted call (%d)", deletes, len(tests))
 		}
 	})

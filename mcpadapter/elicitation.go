@@ -90,26 +90,28 @@ var confirmForm = map[string]any{
 	"required": []string{"confirm"},
 }
 
-// accepted reports whether an elicitation answer says yes: accept, and the checkbox
-// not unticked.
+// confirmBox reads the form's checkbox in an answer's content: whether it is ticked,
+// and whether the content has it at all.
+func confirmBox(content any) (ticked, present bool) {
+	m, _ := content.(map[string]any)
+	ticked, present = m["confirm"].(bool)
+	return ticked, present
+}
+
+// accepted reports whether an answer to the client's form says yes: accept, with the
+// form's required checkbox ticked. An accept whose content lacks it does not answer the
+// form that was asked, and runs nothing.
 func accepted(action string, content any) bool {
-	if action != string(mcp.ElicitationResponseActionAccept) {
-		return false
-	}
-	if m, ok := content.(map[string]any); ok {
-		if v, ok := m["confirm"].(bool); ok && !v {
-			return false
-		}
-	}
-	return true
+	ticked, _ := confirmBox(content)
+	return action == string(mcp.ElicitationResponseActionAccept) && ticked
 }
 
 // gate runs before a call the principal's policy wants confirmed (prep.NeedsConfirm).
 // It answers confirmed when the person accepted in the client's form; otherwise the
 // result to answer instead: a request for the person's answer (the client asks them
-// and calls again), a refusal when they declined, or, when the client cannot ask or the
-// policy accepts only a person on the approval page, the input_required run to
-// confirm. Every step leaves an audit row.
+// and calls again), a refusal when they declined or the answer does not belong to this
+// call, or, when the client cannot ask or the policy accepts only a person on the
+// approval page, the input_required run to confirm. Every step leaves an audit row.
 func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, prep router.Prepared, b router.Binding, rreq router.Request, origin runs.Origin) (*mcp.CallToolResult, bool) {
 	p, _ := switchboard.PrincipalFrom(ctx)
 	rtr := sc.s.adapter.opts.Router
@@ -119,18 +121,28 @@ func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, p
 	}
 	person := prep.Policy.Approval == router.ApprovalPerson
 	c := summarize(tool, b, rreq)
+	call := stateCall{p: p, agentID: sc.AgentID, origin: origin, rreq: rreq}
 	if !person {
-		if answer := server.ElicitationResponse(req.Params.InputResponses, confirmKey); answer != nil {
+		answer, err := x.answer(req, call)
+		if err != nil {
+			rtr.Refused(p, rreq, err)
+			return sc.s.adapter.toolError(err), false
+		}
+		if answer != nil {
 			if accepted(string(answer.Action), answer.Content) {
 				step(router.KindConfirmationAccepted, "accept (the client's form)")
 				return nil, true
 			}
-			step(router.KindConfirmationDeclined, string(answer.Action)+" (the client's form)")
+			how := string(answer.Action)
+			if answer.Action == mcp.ElicitationResponseActionAccept {
+				how = "accept without confirm: true"
+			}
+			step(router.KindConfirmationDeclined, how+" (the client's form)")
 			return declined(tool.Name, string(answer.Action)), false
 		}
 		if canElicit(ctx) {
 			step(router.KindConfirmationAsked, "the client's form")
-			return server.NewInputRequestBuilder("").Elicit(confirmKey, mcp.ElicitationParams{
+			return server.NewInputRequestBuilder(x.states.issue(call)).Elicit(confirmKey, mcp.ElicitationParams{
 				Mode:            mcp.ElicitationModeForm,
 				Message:         c.shown,
 				RequestedSchema: confirmForm,
@@ -144,14 +156,32 @@ func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, p
 	return inputRequired(v, c.shown, sc.s.adapter.approvalURL(v.ID), person), false
 }
 
+// answer returns the client's answer to the confirmation of the call, when it answers
+// one the hub asked: the call comes again with the requestState the question carried
+// (the bridge of the session protocols echoes it too). An answer without one was never
+// asked for and counts for nothing (nil: the hub asks); one with a requestState that
+// is not the call's, or expired, is refused.
+func (x *runsExt) answer(req mcp.CallToolRequest, call stateCall) (*mcp.ElicitationResult, error) {
+	answer := server.ElicitationResponse(req.Params.InputResponses, confirmKey)
+	if answer == nil || req.Params.RequestState == "" {
+		return nil, nil
+	}
+	if err := x.states.check(req.Params.RequestState, call); err != nil {
+		return nil, err
+	}
+	return answer, nil
+}
+
 // declined is the result of a call the person declined or dismissed.
 func declined(tool, action string) *mcp.CallToolResult {
-	how := "declined"
-	if action == string(mcp.ElicitationResponseActionCancel) {
+	how, what := "declined", tool
+	switch action {
+	case string(mcp.ElicitationResponseActionCancel):
 		how = "dismissed the confirmation of"
+	case string(mcp.ElicitationResponseActionAccept):
+		what += " (the form's confirm was not ticked)"
 	}
-	res := mcp.NewToolResultError(fmt.Sprintf("The person %s %s, so nothing was run. Do not retry unless they ask for it.", how, tool))
-	return res
+	return mcp.NewToolResultError(fmt.Sprintf("The person %s %s, so nothing was run. Do not retry unless they ask for it.", how, what))
 }
 
 // inputRequired is the result of a call that waits for a confirmation the client could

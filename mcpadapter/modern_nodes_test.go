@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,7 +23,13 @@ func modernRequestAt(t *testing.T, u, key, method, body string) (int, string) {
 	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
 	req.Header.Set(mcp.HeaderMethod, method)
 	if method == string(mcp.MethodToolsCall) {
-		req.Header.Set(mcp.HeaderName, "notes_wait")
+		var msg struct {
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal([]byte(body), &msg)
+		req.Header.Set(mcp.HeaderName, msg.Params.Name)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,6 +112,17 @@ func (m *memAudit) rowsFrom(t *testing.T, from, n int) []string {
 	return m.rows()[from:]
 }
 
+// confirmations lists the audit rows of confirmations recorded so far, as "kind tool".
+func (m *memAudit) confirmations() []string {
+	var out []string
+	for _, row := range m.rows() {
+		if strings.HasPrefix(row, "confirmation_") {
+			out = append(out, strings.Replace(row, " ok ", " ", 1))
+		}
+	}
+	return out
+}
+
 // runsEnv is an adapter with the runs extension over a real database, router and
 // notes upstream: tenant alpha (users ann and bob, one shared notes connection) and
 // tenant beta (user bea, its own notes connection).
@@ -123,6 +135,8 @@ type runsEnv struct {
 	ann, bob switchboard.Principal
 	bea      switchboard.Principal
 	connA    string // alpha's notes connection
+	// stateKey keys the requestStates of every node, as serve derives it from the keyring.
+	stateKey []byte
 	// node starts another adapter (a node of the hub) on the same database, router and
 	// runs, with the session store and relay given.
 	node func(t *testing.T, store SessionStore, relay Relay) *httptest.Server
@@ -148,7 +162,7 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &runsEnv{up: notesfake.New(t), policy: &policies{m: map[string]string{}, approval: map[string]string{}}}
+	e := &runsEnv{up: notesfake.New(t), policy: &policies{m: map[string]string{}, approval: map[string]string{}}, stateKey: kr.Derive("request-state")}
 	reg := providers.NewRegistry()
 	if err := reg.Register(notesfake.Spec(e.up.Server.URL)); err != nil {
 		t.Fatal(err)
@@ -202,7 +216,7 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	e.node = func(t *testing.T, store SessionStore, relay Relay) *httptest.Server {
 		a := New(Options{
 			Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test", Sessions: store, Relay: relay,
-			Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond})},
+			Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})},
 		})
 		if adapter == nil {
 			adapter = a
@@ -214,6 +228,17 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	}
 	e.srv = e.node(t, nil, nil)
 	return e
+}
+
+// deletes counts the DELETEs the notes upstream received.
+func (e *runsEnv) deletes() int {
+	n := 0
+	for _, r := range e.up.Requests() {
+		if r.Method == "DELETE" {
+			n++
+		}
+	}
+	return n
 }
 
 // elicitor answers elicitation requests with a fixed action and records them.

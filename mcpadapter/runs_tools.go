@@ -28,20 +28,26 @@ type RunsOptions struct {
 	// Logger receives the internal errors the tools hide from agents; nil is
 	// slog.Default().
 	Logger *slog.Logger
+	// StateKey keys the requestState given with every confirmation a tools/call asks
+	// for, without which the answer does not count. Required: every node serving the
+	// same database must have the same key (derive it from the keyring), as a client's
+	// answer may reach another node than its question.
+	StateKey []byte
 }
 
 // runsExt is the runs extension: the management tools of asynchronous runs, runs as
 // resources, confirmations before destructive calls, and MCP tasks.
 type runsExt struct {
-	o     RunsOptions
-	links *taskLinks
+	o      RunsOptions
+	links  *taskLinks
+	states requestStates
 }
 
 // RunsExtension returns the extension that serves, at every MCP URL, the management
 // tools switchboard_run_async, switchboard_get_run, switchboard_cancel_run,
 // switchboard_list_runs and switchboard_submit_elicitation, the resource template
 // switchboard://runs/{id} (the caller's own runs only), the confirmation of calls the
-// confirm policy names, and task-augmented tools/call.
+// confirm policy names, and task-augmented tools/call. It panics without o.StateKey.
 func RunsExtension(o RunsOptions) Extension {
 	if o.TaskPoll <= 0 {
 		o.TaskPoll = time.Second
@@ -49,7 +55,10 @@ func RunsExtension(o RunsOptions) Extension {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	x := &runsExt{o: o}
+	if len(o.StateKey) == 0 {
+		panic(errNoStateKey)
+	}
+	x := &runsExt{o: o, states: requestStates{key: o.StateKey, now: time.Now}}
 	x.links = newTaskLinks(func(p switchboard.Principal, runID string) {
 		_, _ = o.Runs.Cancel(context.Background(), p, runID)
 	})
@@ -262,7 +271,8 @@ func (x *runsExt) submitElicitation(ctx context.Context, req mcp.CallToolRequest
 	default:
 		return x.toolError(ctx, switchboard.Invalid("response.action", "must be accept, decline or cancel")), nil
 	}
-	if action == "accept" && !accepted(action, in.Response.Content) {
+	// The relayed answer of a run has no form to fill in: only an unticked box declines.
+	if ticked, present := confirmBox(in.Response.Content); action == "accept" && present && !ticked {
 		action = "decline"
 	}
 	v, err := x.o.Runs.Answer(ctx, p, in.RunID, action)

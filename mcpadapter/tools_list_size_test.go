@@ -119,7 +119,7 @@ func TestRunToolsFollowTheSetting(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := githubAndSlack(t, func(o *Options) {
-				o.Extensions = []Extension{RunsExtension(RunsOptions{})}
+				o.Extensions = []Extension{RunsExtension(RunsOptions{StateKey: []byte("tools-list-size")})}
 			})
 			st := tt.tenant
 			st.TenantID = "ten_a"
@@ -150,7 +150,7 @@ func TestRunToolsFollowTheSetting(t *testing.T) {
 func TestToolTitleSaidOnce(t *testing.T) {
 	t.Parallel()
 	e := githubAndSlack(t, func(o *Options) {
-		o.Extensions = []Extension{RunsExtension(RunsOptions{})}
+		o.Extensions = []Extension{RunsExtension(RunsOptions{StateKey: []byte("tools-list-size")})}
 	})
 	e.agents.setSettings(agents.Settings{TenantID: "ten_a", Confirm: agents.ConfirmNever, RunTools: agents.RunToolsOn})
 	s := openSession(t, e, "/mcp/acme", "key-alice")

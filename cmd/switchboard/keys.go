@@ -20,15 +20,24 @@ import (
 	"github.com/switchboard-hub/switchboard/runs"
 )
 
-// openKeyring opens the configured keyring and derives the secret that keys the audit
-// log's argument hashes from it.
-func openKeyring(ctx context.Context, cfg config) (connections.Rotator, []byte, error) {
+// derivedKeys are the secrets derived from the keyring: stable across restarts, and
+// the same on every node that shares the key file or the Vault key.
+type derivedKeys struct {
+	// args keys the audit log's argument hashes.
+	args []byte
+	// requestState keys the requestState of the confirmations MCP calls ask for, which
+	// the client's answer may bring to another node.
+	requestState []byte
+}
+
+// openKeyring opens the configured keyring and derives the hub's secrets from it.
+func openKeyring(ctx context.Context, cfg config) (connections.Rotator, derivedKeys, error) {
 	if cfg.Keyring != "vault" {
 		kr, err := connections.LoadOrCreateKeyFile(cfg.KeyFile)
 		if err != nil {
-			return nil, nil, err
+			return nil, derivedKeys{}, err
 		}
-		return kr, kr.Derive("audit-args"), nil
+		return kr, derivedKeys{args: kr.Derive("audit-args"), requestState: kr.Derive("request-state")}, nil
 	}
 	kr, err := connections.NewVaultKeyring(ctx, connections.VaultOptions{
 		Address: cfg.VaultAddr,
@@ -37,13 +46,16 @@ func openKeyring(ctx context.Context, cfg config) (connections.Rotator, []byte, 
 		Key:     cfg.VaultTransitKey,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, derivedKeys{}, err
 	}
-	argsKey, err := kr.Derive(ctx, "audit-args")
-	if err != nil {
-		return nil, nil, err
+	var keys derivedKeys
+	if keys.args, err = kr.Derive(ctx, "audit-args"); err != nil {
+		return nil, derivedKeys{}, err
 	}
-	return kr, argsKey, nil
+	if keys.requestState, err = kr.Derive(ctx, "request-state"); err != nil {
+		return nil, derivedKeys{}, err
+	}
+	return kr, keys, nil
 }
 
 // keysCommand runs `switchboard keys rotate`.

@@ -107,7 +107,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	}
 	defer obs.close(log)
 	tel := obs.tel
-	keyring, argsKey, err := openKeyring(ctx, cfg)
+	keyring, derived, err := openKeyring(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err := tel.Metrics().AdmissionCalls(admission.States); err != nil {
 		return err
 	}
-	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: argsKey, Policies: agentService, Agents: agentService, Telemetry: tel, Limits: shared.upstream,
+	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: derived.args, Policies: agentService, Agents: agentService, Telemetry: tel, Limits: shared.upstream,
 		Admission: admission, Refusals: refusals,
 		Deadlines: providers.Deadlines{Read: cfg.Overload.UpstreamReadTimeout, Write: cfg.Overload.UpstreamWriteTimeout}})
 	// A failed run says what a failed tools/call says (rate-limit advice, reconnect link).
@@ -210,7 +210,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Relay:     mcpadapter.FeedRelay(feed),
 		Telemetry: tel,
 		Admission: admission, // MCP requests are admitted before their bodies are read
-		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log}),
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState}),
 			mcpadapter.WorkflowsExtension(mcpadapter.WorkflowsOptions{Service: wfService, Logger: log})},
 	})
 	wfService.Changed = adapter.Refresh
