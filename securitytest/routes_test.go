@@ -306,7 +306,13 @@ func restForeignPrincipals(t *testing.T, h *hub) {
 			}
 		}
 	}
-	// Nothing of the victim's changed: its objects answer as before, to the victim.
+	h.victimUntouched(t, f, upstreamBefore)
+}
+
+// victimUntouched checks that nothing of the victim's changed: its objects answer as
+// before, to the victim, and nobody called GitHub with its token since upstreamBefore.
+func (h *hub) victimUntouched(t *testing.T, f *fixture, upstreamBefore int) {
+	t.Helper()
 	if _, _, b := h.do(f.owner, http.MethodGet, "/api/openapi-providers", "", nil); !strings.Contains(string(b), victimAPI) {
 		t.Errorf("the victim's API after the probes: %s", b)
 	}
