@@ -50,6 +50,9 @@ type fakeGitHub struct {
 	*httptest.Server
 	mu     sync.Mutex
 	victim int // requests made with victimToken
+	// moved is where GitHub redirects the repository victim/moved, as it does a renamed
+	// one ("" answers 404).
+	moved string
 }
 
 func newFakeGitHub(t *testing.T) *fakeGitHub {
@@ -61,6 +64,13 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 			f.mu.Unlock()
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		f.mu.Lock()
+		moved := f.moved
+		f.mu.Unlock()
+		if r.Method == http.MethodGet && r.URL.Path == "/repos/victim/moved" && moved != "" {
+			http.Redirect(w, r, moved, http.StatusMovedPermanently)
+			return
+		}
 		if r.Method == http.MethodGet && r.URL.Path == "/user" && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ghp_") {
 			w.Header().Set("X-OAuth-Scopes", "repo, read:org")
 			if r.Header.Get("Authorization") == "Bearer "+victimToken {
