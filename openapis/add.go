@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -86,14 +88,14 @@ func (s *Service) Add(ctx context.Context, p switchboard.Principal, in AddInput)
 		return View{}, err
 	}
 	opts := openapi.Options{Name: in.Name, Title: in.Title, BaseURL: in.BaseURL, Auth: in.Auth, Operations: in.Operations, Tags: in.Tags}
-	spec, err := openapi.New(doc, opts)
+	parsed, spec, err := parse(ctx, doc, opts)
 	if err != nil {
 		return View{}, err
 	}
 	if err := s.checkHosts(ctx, spec, in.BaseURL != ""); err != nil {
 		return View{}, err
 	}
-	f, err := s.checkApp(ctx, doc, in)
+	f, err := s.checkApp(ctx, parsed, in)
 	if err != nil {
 		return View{}, err
 	}
@@ -156,12 +158,9 @@ func (s *Service) NameClash(ctx context.Context, p switchboard.Principal, name s
 // checkApp checks the OAuth app given for an API: only for a scheme of OAuth 2.0's
 // authorization code or client credentials flow, whose token endpoint the guard lets
 // through, and with a client id. It returns the scheme's flow.
-func (s *Service) checkApp(ctx context.Context, doc []byte, in AddInput) (*flow, error) {
+func (s *Service) checkApp(ctx context.Context, doc *openapi3.T, in AddInput) (*flow, error) {
 	in.ClientID = strings.TrimSpace(in.ClientID)
-	f, err := flowOf(doc, in.Auth)
-	if err != nil {
-		return nil, err
-	}
+	f := flowOf(doc, in.Auth)
 	switch {
 	case in.ClientID == "" && in.ClientSecret != "":
 		return nil, switchboard.Invalid("client_id", "is required with a client_secret")
@@ -187,6 +186,8 @@ func (s *Service) description(ctx context.Context, in AddInput) ([]byte, string,
 	switch {
 	case inline && in.URL != "":
 		return nil, "", switchboard.Invalid("url", "give the description inline or by its URL, not both")
+	case len(in.Description) > MaxDescription:
+		return nil, "", switchboard.Invalid("description", fmt.Sprintf("is larger than %d MB", MaxDescription>>20))
 	case inline:
 		var text string
 		if json.Unmarshal(in.Description, &text) == nil {

@@ -196,7 +196,7 @@ func (s *Service) build(ctx context.Context, tenant switchboard.TenantID, name, 
 	if err != nil {
 		return nil, switchboard.Internal(fmt.Errorf("open the description of API %s: %w", name, err))
 	}
-	spec, err := openapi.New(doc, options(a))
+	parsed, spec, err := parse(ctx, doc, options(a))
 	if err != nil {
 		return nil, switchboard.Internal(fmt.Errorf("build API %s: %w", name, err))
 	}
@@ -204,10 +204,7 @@ func (s *Service) build(ctx context.Context, tenant switchboard.TenantID, name, 
 	if err != nil {
 		return nil, switchboard.Internal(fmt.Errorf("build the tools of API %s: %w", name, err))
 	}
-	f, err := flowOf(doc, a.Auth)
-	if err != nil {
-		return nil, switchboard.Internal(fmt.Errorf("read the OAuth flow of API %s: %w", name, err))
-	}
+	f := flowOf(parsed, a.Auth)
 	spec.AuthKinds = authKinds(f, a.OAuthClientID != "")
 	b = &built{id: a.ID, spec: spec, tools: tools, flow: f, app: a.OAuthClientID != ""}
 	s.mu.Lock()
