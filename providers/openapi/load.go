@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -18,6 +19,11 @@ import (
 // MaxDescription bounds a description's size (Stripe's, among the largest public
 // ones, is about 7 MB of JSON).
 const MaxDescription = 32 << 20
+
+// ErrNotDescription is in the chain of Load's error for data that is no API description
+// at all (neither JSON nor YAML, or without "openapi" or "swagger"): its message quotes
+// the data.
+var ErrNotDescription = errors.New("not an API description")
 
 // Load parses an API description, OpenAPI 3.0 or 3.1 (JSON or YAML), or Swagger 2.0,
 // which is converted to OpenAPI 3. References are resolved within the document only:
@@ -42,7 +48,7 @@ func Load(ctx context.Context, data []byte) (*openapi3.T, error) {
 		}
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
-			return nil, switchboard.Invalid("description", "is neither JSON nor YAML: "+err.Error())
+			return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "description", Message: "is neither JSON nor YAML: " + err.Error(), Err: ErrNotDescription}
 		}
 		data = j
 	}
@@ -58,11 +64,11 @@ func Load(ctx context.Context, data []byte) (*openapi3.T, error) {
 		OpenAPI any `json:"openapi"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, switchboard.Invalid("description", "is not a JSON object: "+err.Error())
+		return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "description", Message: "is not a JSON object: " + err.Error(), Err: ErrNotDescription}
 	}
 	swagger := fmt.Sprint(head.Swagger) == "2.0"
 	if !swagger && head.OpenAPI == nil {
-		return nil, switchboard.Invalid("description", `has neither "openapi" nor "swagger": it is not an API description`)
+		return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "description", Message: `has neither "openapi" nor "swagger": it is not an API description`, Err: ErrNotDescription}
 	}
 	if v := fmt.Sprint(head.OpenAPI); !swagger && (len(v) < 2 || v[:2] != "3.") {
 		return nil, switchboard.Invalid("description", fmt.Sprintf("is OpenAPI %s; 3.0, 3.1 and Swagger 2.0 are supported", v))
