@@ -35,7 +35,9 @@ type flow struct {
 }
 
 // flowOf reads the flow of an API's scheme from its description: authorization code
-// when it offers it, else client credentials.
+// when it offers it, else client credentials. A flow whose endpoints are not absolute
+// http or https URLs is none: the hub never sends a person or a secret to a
+// javascript: or relative URL.
 func flowOf(d *openapi3.T, auth string) *flow {
 	_, s := openapi.Scheme(d, auth)
 	if s == nil || !strings.EqualFold(s.Type, "oauth2") || s.Flows == nil {
@@ -49,10 +51,10 @@ func flowOf(d *openapi3.T, auth string) *flow {
 		sort.Strings(out)
 		return out
 	}
-	if f := s.Flows.AuthorizationCode; f != nil && f.AuthorizationURL != "" && f.TokenURL != "" {
+	if f := s.Flows.AuthorizationCode; f != nil && openapi.LinkURL(f.AuthorizationURL) != "" && openapi.LinkURL(f.TokenURL) != "" {
 		return &flow{authURL: f.AuthorizationURL, tokenURL: f.TokenURL, scopes: sorted(f.Scopes)}
 	}
-	if f := s.Flows.ClientCredentials; f != nil && f.TokenURL != "" {
+	if f := s.Flows.ClientCredentials; f != nil && openapi.LinkURL(f.TokenURL) != "" {
 		return &flow{tokenURL: f.TokenURL, scopes: sorted(f.Scopes), clientCredentials: true}
 	}
 	return nil

@@ -77,7 +77,7 @@ func FromDocument(ctx context.Context, doc *openapi3.T, o Options) (providers.Sp
 		spec.Description = spec.Title + "'s API, from its OpenAPI description."
 	}
 	if doc.ExternalDocs != nil {
-		spec.DocsURL = doc.ExternalDocs.URL
+		spec.DocsURL = LinkURL(doc.ExternalDocs.URL)
 	}
 	base, err := baseURL(doc, o.BaseURL)
 	if err != nil {
@@ -236,7 +236,7 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 	}
 	info := providers.Info{Name: name, Title: title, Description: desc, Hints: hints(method, op)}
 	if op.ExternalDocs != nil {
-		info.DocsURL = op.ExternalDocs.URL
+		info.DocsURL = LinkURL(op.ExternalDocs.URL)
 	}
 	// A path key may carry what tells operations on one URL apart after a "#" or "?"
 	// (AWS's "/#X-Amz-Target=…"): the request's path is what comes before it.
