@@ -226,6 +226,7 @@ func (s *Service) fetchDescription(ctx context.Context, raw string) ([]byte, err
 		s.log.WarnContext(ctx, "fetch an API description", "url", u.Redacted(), "err", err)
 		return &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: "the description could not be fetched" + reason, Err: err}
 	}
+	request := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -241,6 +242,9 @@ func (s *Service) fetchDescription(ctx context.Context, raw string) ([]byte, err
 			s.log.WarnContext(ctx, "fetch an API description", "url", u.Redacted(), "err", err)
 			return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: refused(raw), Err: err}
 		}
+		if request.Err() != nil {
+			return nil, request.Err() // the client left: nobody reads an answer
+		}
 		if ctx.Err() != nil {
 			return nil, failed(fmt.Sprintf(": it did not arrive within %s", s.timeout), err)
 		}
@@ -252,6 +256,9 @@ func (s *Service) fetchDescription(ctx context.Context, raw string) ([]byte, err
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxDescription+1))
 	if err != nil {
+		if request.Err() != nil {
+			return nil, request.Err()
+		}
 		if ctx.Err() != nil {
 			return nil, failed(fmt.Sprintf(": it did not arrive within %s", s.timeout), err)
 		}
