@@ -1,38 +1,19 @@
 package openapis
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testlog"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
-
-// syncBuffer is a log that tests read while the service writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestFetchSaysLittle: a description that cannot be fetched by its URL is an invalid
 // "url" error saying so, with the HTTP status when there was one, but never why the
@@ -78,7 +59,7 @@ func TestFetchSaysLittle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, db, tt.cidrs)
-			var log syncBuffer
+			var log testlog.Buffer
 			r.svc.log = slog.New(slog.NewTextHandler(&log, nil))
 			_, err := r.svc.Add(t.Context(), r.admin, AddInput{Name: "items", URL: tt.url})
 			e := switchboard.AsError(err)
