@@ -22,15 +22,15 @@ func tooDeep() error {
 	return switchboard.Invalid("description", fmt.Sprintf("nests objects and arrays more than %d levels deep; no API description needs that many", MaxDepth))
 }
 
-// jsonDepth reports whether JSON text nests objects and arrays at most max levels deep,
-// counting brackets outside strings; it stops at the first level past max, and when
-// ctx ends (returning its error).
-func jsonDepth(ctx context.Context, data []byte, max int) (bool, error) {
-	depth, inString, escaped := 0, false, false
+// jsonDepth is how deeply JSON text nests objects and arrays, counting brackets outside
+// strings; it stops at the first level past max (returning max+1), and when ctx ends
+// (returning its error).
+func jsonDepth(ctx context.Context, data []byte, max int) (int, error) {
+	depth, deepest, inString, escaped := 0, 0, false, false
 	for i, c := range data {
 		if i%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return false, err
+				return 0, err
 			}
 		}
 		switch {
@@ -46,14 +46,16 @@ func jsonDepth(ctx context.Context, data []byte, max int) (bool, error) {
 		case c == '"':
 			inString = true
 		case c == '{' || c == '[':
-			if depth++; depth > max {
-				return false, nil
+			if depth++; depth > deepest {
+				if deepest = depth; deepest > max {
+					return deepest, nil
+				}
 			}
 		case c == '}' || c == ']':
 			depth--
 		}
 	}
-	return true, nil
+	return deepest, nil
 }
 
 // yamlDepth reports whether YAML text nests at most max levels deep, as a cheap estimate

@@ -125,7 +125,7 @@ func TestFlattenKeepsSchemas(t *testing.T) {
 // stays where the reference expects it, so the description still loads.
 func TestFlattenKeepsPointedSchemas(t *testing.T) {
 	t.Parallel()
-	levels := hoistDepth + 2
+	levels := flattenFrom + 2
 	body := strings.Repeat(`{"type":"array","items":`, levels) + `{"type":"string"}` + strings.Repeat("}", levels)
 	deep := "#/components/schemas/Deep" + strings.Repeat("/items", levels)
 	data := `{"openapi":"3.0.3","info":{"title":"Deep","version":"1"},"servers":[{"url":"https://api.example.com"}],` +

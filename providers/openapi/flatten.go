@@ -16,6 +16,11 @@ import (
 // nesting; a schema that is a reference costs nothing more to read.
 const hoistDepth = 8
 
+// flattenFrom is the nesting depth of a description past which flatten is worth its
+// cost (a fifth of the parse of GitHub's description, which nests 21 deep): up to it,
+// schemas nest too little for the parser's reading them again to cost more.
+const flattenFrom = 32
+
 // hoistPrefix starts the names flatten gives the schemas it moves.
 const hoistPrefix = "nested_"
 

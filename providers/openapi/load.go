@@ -52,11 +52,11 @@ func Load(ctx context.Context, data []byte) (*openapi3.T, error) {
 		}
 		data = j
 	}
-	ok, err := jsonDepth(ctx, data, MaxDepth)
+	depth, err := jsonDepth(ctx, data, MaxDepth)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	if depth > MaxDepth {
 		return nil, tooDeep()
 	}
 	var head struct {
@@ -73,8 +73,10 @@ func Load(ctx context.Context, data []byte) (*openapi3.T, error) {
 	if v := fmt.Sprint(head.OpenAPI); !swagger && (len(v) < 2 || v[:2] != "3.") {
 		return nil, switchboard.Invalid("description", fmt.Sprintf("is OpenAPI %s; 3.0, 3.1 and Swagger 2.0 are supported", v))
 	}
-	if data, err = flatten(ctx, data, swagger); err != nil {
-		return nil, err
+	if depth > flattenFrom {
+		if data, err = flatten(ctx, data, swagger); err != nil {
+			return nil, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
