@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/egress"
@@ -87,14 +89,19 @@ func (s *Service) Add(ctx context.Context, p switchboard.Principal, in AddInput)
 		return View{}, err
 	}
 	opts := openapi.Options{Name: in.Name, Title: in.Title, BaseURL: in.BaseURL, Auth: in.Auth, Operations: in.Operations, Tags: in.Tags}
-	spec, err := openapi.New(doc, opts)
+	parsed, spec, err := parse(ctx, doc, opts)
+	if source != "" && errors.Is(err, openapi.ErrNotDescription) {
+		// What the URL answered is not repeated: it could be any service's.
+		s.log.WarnContext(ctx, "an API description fetched is none", "url", redacted(source), "err", err)
+		return View{}, switchboard.Invalid("url", "the description could not be fetched: what it answered is not an OpenAPI or Swagger description")
+	}
 	if err != nil {
 		return View{}, err
 	}
 	if err := s.checkHosts(ctx, spec, in.BaseURL != ""); err != nil {
 		return View{}, err
 	}
-	f, err := s.checkApp(ctx, doc, in)
+	f, err := s.checkApp(ctx, parsed, in)
 	if err != nil {
 		return View{}, err
 	}
@@ -157,12 +164,9 @@ func (s *Service) NameClash(ctx context.Context, p switchboard.Principal, name s
 // checkApp checks the OAuth app given for an API: only for a scheme of OAuth 2.0's
 // authorization code or client credentials flow, whose token endpoint the guard lets
 // through, and with a client id. It returns the scheme's flow.
-func (s *Service) checkApp(ctx context.Context, doc []byte, in AddInput) (*flow, error) {
+func (s *Service) checkApp(ctx context.Context, doc *openapi3.T, in AddInput) (*flow, error) {
 	in.ClientID = strings.TrimSpace(in.ClientID)
-	f, err := flowOf(doc, in.Auth)
-	if err != nil {
-		return nil, err
-	}
+	f := flowOf(doc, in.Auth)
 	switch {
 	case in.ClientID == "" && in.ClientSecret != "":
 		return nil, switchboard.Invalid("client_id", "is required with a client_secret")
@@ -188,6 +192,8 @@ func (s *Service) description(ctx context.Context, in AddInput) ([]byte, string,
 	switch {
 	case inline && in.URL != "":
 		return nil, "", switchboard.Invalid("url", "give the description inline or by its URL, not both")
+	case len(in.Description) > MaxDescription:
+		return nil, "", switchboard.Invalid("description", fmt.Sprintf("is larger than %d MB", MaxDescription>>20))
 	case inline:
 		var text string
 		if json.Unmarshal(in.Description, &text) == nil {
@@ -205,7 +211,10 @@ func (s *Service) description(ctx context.Context, in AddInput) ([]byte, string,
 }
 
 // fetchDescription fetches a description by its URL through the SSRF guard, bounded in
-// size and time.
+// size and time. Its errors say that the description could not be fetched, and the
+// HTTP status when there was one, never why the connection failed, the address it
+// went to or what was answered (which would make it a port scanner): the server's log
+// has them.
 func (s *Service) fetchDescription(ctx context.Context, raw string) ([]byte, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -214,6 +223,11 @@ func (s *Service) fetchDescription(ctx context.Context, raw string) ([]byte, err
 	if err := s.checkHost(ctx, "url", raw); err != nil {
 		return nil, err
 	}
+	failed := func(reason string, err error) error {
+		s.log.WarnContext(ctx, "fetch an API description", "url", u.Redacted(), "err", err)
+		return &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: "the description could not be fetched" + reason, Err: err}
+	}
+	request := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -226,28 +240,44 @@ func (s *Service) fetchDescription(ctx context.Context, raw string) ([]byte, err
 	if err != nil {
 		var re *egress.RefusedError
 		if errors.As(err, &re) { // a redirect to a private address, or a name that now resolves to one
-			return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: refused(raw, re), Err: err}
+			s.log.WarnContext(ctx, "fetch an API description", "url", u.Redacted(), "err", err)
+			return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: refused(raw), Err: err}
+		}
+		if request.Err() != nil {
+			return nil, request.Err() // the client left: nobody reads an answer
 		}
 		if ctx.Err() != nil {
-			return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: fmt.Sprintf("the description did not arrive within %s", s.timeout), Err: err}
+			return nil, failed(fmt.Sprintf(": it did not arrive within %s", s.timeout), err)
 		}
-		return nil, &switchboard.Error{Code: switchboard.CodeInvalid, Field: "url", Message: "the description could not be fetched: " + strings.TrimPrefix(err.Error(), "Get "), Err: err}
+		return nil, failed("", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, switchboard.Invalid("url", fmt.Sprintf("answered HTTP %d, not the description", resp.StatusCode))
+		return nil, failed(fmt.Sprintf(": the URL answered HTTP %d", resp.StatusCode), fmt.Errorf("HTTP %d", resp.StatusCode))
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxDescription+1))
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, switchboard.Invalid("url", fmt.Sprintf("the description did not arrive within %s", s.timeout))
+		if request.Err() != nil {
+			return nil, request.Err()
 		}
-		return nil, switchboard.Invalid("url", "the description was cut off: "+err.Error())
+		if ctx.Err() != nil {
+			return nil, failed(fmt.Sprintf(": it did not arrive within %s", s.timeout), err)
+		}
+		return nil, failed(": the answer was cut off", err)
 	}
 	if len(data) > MaxDescription {
 		return nil, switchboard.Invalid("url", fmt.Sprintf("the description is larger than %d MB", MaxDescription>>20))
 	}
 	return data, nil
+}
+
+// redacted is a URL without its password, for the log.
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Redacted()
 }
 
 // List returns p's tenant's APIs (any user of the tenant may see them).

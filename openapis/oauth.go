@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
@@ -34,15 +35,13 @@ type flow struct {
 }
 
 // flowOf reads the flow of an API's scheme from its description: authorization code
-// when it offers it, else client credentials.
-func flowOf(doc []byte, auth string) (*flow, error) {
-	d, err := openapi.Load(doc)
-	if err != nil {
-		return nil, err
-	}
+// when it offers it, else client credentials. A flow whose endpoints are not absolute
+// http or https URLs is none: the hub never sends a person or a secret to a
+// javascript: or relative URL.
+func flowOf(d *openapi3.T, auth string) *flow {
 	_, s := openapi.Scheme(d, auth)
 	if s == nil || !strings.EqualFold(s.Type, "oauth2") || s.Flows == nil {
-		return nil, nil
+		return nil
 	}
 	sorted := func(m map[string]string) []string {
 		out := make([]string, 0, len(m))
@@ -52,13 +51,13 @@ func flowOf(doc []byte, auth string) (*flow, error) {
 		sort.Strings(out)
 		return out
 	}
-	if f := s.Flows.AuthorizationCode; f != nil && f.AuthorizationURL != "" && f.TokenURL != "" {
-		return &flow{authURL: f.AuthorizationURL, tokenURL: f.TokenURL, scopes: sorted(f.Scopes)}, nil
+	if f := s.Flows.AuthorizationCode; f != nil && openapi.LinkURL(f.AuthorizationURL) != "" && openapi.LinkURL(f.TokenURL) != "" {
+		return &flow{authURL: f.AuthorizationURL, tokenURL: f.TokenURL, scopes: sorted(f.Scopes)}
 	}
-	if f := s.Flows.ClientCredentials; f != nil && f.TokenURL != "" {
-		return &flow{tokenURL: f.TokenURL, scopes: sorted(f.Scopes), clientCredentials: true}, nil
+	if f := s.Flows.ClientCredentials; f != nil && openapi.LinkURL(f.TokenURL) != "" {
+		return &flow{tokenURL: f.TokenURL, scopes: sorted(f.Scopes), clientCredentials: true}
 	}
-	return nil, nil
+	return nil
 }
 
 // authKinds are how an API's connections are made: with its OAuth app when it has one

@@ -190,7 +190,7 @@ func (s *Service) build(ctx context.Context, tenant switchboard.TenantID, name, 
 	if err != nil {
 		return nil, switchboard.Internal(fmt.Errorf("open the description of API %s: %w", name, err))
 	}
-	spec, err := openapi.New(doc, options(a))
+	parsed, spec, err := parse(ctx, doc, options(a))
 	if err != nil {
 		return nil, switchboard.Internal(fmt.Errorf("build API %s: %w", name, err))
 	}
@@ -198,10 +198,7 @@ func (s *Service) build(ctx context.Context, tenant switchboard.TenantID, name, 
 	if err != nil {
 		return nil, switchboard.Internal(fmt.Errorf("build the tools of API %s: %w", name, err))
 	}
-	f, err := flowOf(doc, a.Auth)
-	if err != nil {
-		return nil, switchboard.Internal(fmt.Errorf("read the OAuth flow of API %s: %w", name, err))
-	}
+	f := flowOf(parsed, a.Auth)
 	spec.AuthKinds = authKinds(f, a.OAuthClientID != "")
 	b = &built{id: a.ID, spec: spec, tools: tools, flow: f, app: a.OAuthClientID != ""}
 	s.mu.Lock()
@@ -255,17 +252,18 @@ func (s *Service) checkHost(ctx context.Context, field, raw string) error {
 	if err := s.guard.CheckHost(ctx, u.Hostname()); err != nil {
 		var re *egress.RefusedError
 		if errors.As(err, &re) {
-			return &switchboard.Error{Code: switchboard.CodeInvalid, Field: field, Message: refused(raw, re)}
+			return &switchboard.Error{Code: switchboard.CodeInvalid, Field: field, Message: refused(raw)}
 		}
 		return &switchboard.Error{Code: switchboard.CodeInvalid, Field: field, Message: "its host does not resolve: " + u.Hostname(), Err: err}
 	}
 	return nil
 }
 
-// refused says which address of a URL the guard refused, and how an operator allows it.
-func refused(raw string, re *egress.RefusedError) string {
-	return fmt.Sprintf("%s: its host is %s, a private, loopback, link-local or reserved address, which a tenant's API may not use; an operator can allow it with %s=true or %s",
-		raw, re.Addr, egress.AllowPrivateEnv, egress.AllowCIDRsEnv)
+// refused says that the guard refused a URL's host, and how an operator allows it; not
+// the address the host resolved to, which would map a private network's names.
+func refused(raw string) string {
+	return fmt.Sprintf("%s: its host is a private, loopback, link-local or reserved address, which a tenant's API may not use; an operator can allow it with %s=true or %s",
+		redacted(raw), egress.AllowPrivateEnv, egress.AllowCIDRsEnv)
 }
 
 // connectionsOf lists the tenant's connections of an API, as an admin sees them.
@@ -303,7 +301,7 @@ func (t guardedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
 	var re *egress.RefusedError
 	if err != nil && errors.As(err, &re) {
-		return nil, &switchboard.Error{Code: switchboard.CodeForbidden, Message: refused(r.URL.Scheme+"://"+r.URL.Host, re), Err: err}
+		return nil, &switchboard.Error{Code: switchboard.CodeForbidden, Message: refused(r.URL.Scheme + "://" + r.URL.Host), Err: err}
 	}
 	return resp, err
 }

@@ -38,3 +38,15 @@ func TestOpenAPIForm(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsLinkIsWeb: the tool page links a tool's documentation only when its URL is an
+// http or https URL (an API's description supplies it), never as a javascript: link.
+func TestDocsLinkIsWeb(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, "https://hub.example.com")
+	_, js := do(t, client(nil), http.MethodGet, srv.URL+"/static/app.js", nil)
+	guarded := "/^https?:\\/\\//i.test(op.docs_url || '') ? el('p', { class: 'small' }, el('a', { href: op.docs_url"
+	if strings.Count(js, "href: op.docs_url") != 1 || !strings.Contains(js, guarded) {
+		t.Errorf("app.js links op.docs_url without checking that it is an http or https URL")
+	}
+}

@@ -70,7 +70,7 @@ func setAuth(spec *providers.Spec, doc *openapi3.T, name string) error {
 		}
 	case "oauth2":
 		spec.TokenHelp = fmt.Sprintf("Paste a %s OAuth access token, or connect with OAuth.", spec.Title)
-		if s.Flows != nil && s.Flows.AuthorizationCode != nil && s.Flows.AuthorizationCode.AuthorizationURL != "" && s.Flows.AuthorizationCode.TokenURL != "" {
+		if f := s.Flows; f != nil && f.AuthorizationCode != nil && LinkURL(f.AuthorizationCode.AuthorizationURL) != "" && LinkURL(f.AuthorizationCode.TokenURL) != "" {
 			f := s.Flows.AuthorizationCode
 			scopes := make([]string, 0, len(f.Scopes))
 			for sc := range f.Scopes {

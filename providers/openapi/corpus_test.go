@@ -74,10 +74,10 @@ func importCorpus(path string) corpusResult {
 		r.refusal = "read: " + err.Error()
 		return r
 	}
-	spec, err := New(data, Options{Name: "api"})
+	spec, err := New(context.Background(), data, Options{Name: "api"})
 	if e := switchboard.AsError(err); err != nil && e.Field == "base_url" {
 		r.needsBaseURL = true
-		spec, err = New(data, Options{Name: "api", BaseURL: "https://api.example.test"})
+		spec, err = New(context.Background(), data, Options{Name: "api", BaseURL: "https://api.example.test"})
 	}
 	if err != nil {
 		r.refusal = reason(err)
@@ -191,7 +191,7 @@ func callOne(t *testing.T, r corpusResult) (called, ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := Load(data)
+	doc, err := Load(t.Context(), data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func callOne(t *testing.T, r corpusResult) (called, ok bool) {
 			continue
 		}
 		up := newDescribedUpstream(t, doc, "", providertest.Answer(http.StatusOK, nil, `{}`))
-		spec, err := FromDocument(doc, Options{Name: "api", BaseURL: up.URL})
+		spec, err := FromDocument(t.Context(), doc, Options{Name: "api", BaseURL: up.URL})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +285,7 @@ func BenchmarkImportStripe(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		spec, err := New(data, Options{Name: "stripe"})
+		spec, err := New(b.Context(), data, Options{Name: "stripe"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,5 +73,5 @@ func loadFile(dir, file, name string) (providers.Spec, error) {
 			return providers.Spec{}, fmt.Errorf("%s.options.json: %w", name, err)
 		}
 	}
-	return New(data, Options{Name: name, Title: fo.Title, BaseURL: fo.BaseURL, Auth: fo.Auth, Operations: fo.Operations, Tags: fo.Tags})
+	return New(context.Background(), data, Options{Name: name, Title: fo.Title, BaseURL: fo.BaseURL, Auth: fo.Auth, Operations: fo.Operations, Tags: fo.Tags})
 }

@@ -100,7 +100,11 @@ func (o *operation) Invoke(ctx context.Context, c *providers.Call, args json.Raw
 		}
 		switch p.in {
 		case "path":
-			path = strings.ReplaceAll(path, "{"+p.name+"}", url.PathEscape(scalar(v)))
+			seg := scalar(v)
+			if dotSegment(seg) {
+				return nil, switchboard.Invalid(p.prop, fmt.Sprintf("%q is a path parameter, one segment of the path: it may not be . or .., nor their percent-encoding", seg))
+			}
+			path = strings.ReplaceAll(path, "{"+p.name+"}", url.PathEscape(seg))
 		case "query":
 			if l, ok := v.([]any); ok && p.explode {
 				for _, x := range l {
@@ -144,6 +148,22 @@ func (o *operation) Invoke(ctx context.Context, c *providers.Call, args json.Raw
 		out.Next = o.paging.next(in, out.Body, a.Header)
 	}
 	return out, nil
+}
+
+// dotSegment reports whether a path parameter's value is "." or "..", as it is or once
+// percent-decoded any number of times ("%2e%2e", "%252e."): escaped or not, a server
+// that decodes it would take it as a step up the path, out of the operation's.
+func dotSegment(v string) bool {
+	for {
+		if v == "." || v == ".." {
+			return true
+		}
+		u, err := url.PathUnescape(v)
+		if err != nil || u == v {
+			return false
+		}
+		v = u
+	}
 }
 
 // at is the call aimed at the operation's own server, when it names one: an absolute

@@ -148,12 +148,12 @@ func pagedAnswer(w http.ResponseWriter, r *http.Request) {
 // parameter that nothing in the answer pairs with is not taken for pagination.
 func TestPagination(t *testing.T) {
 	t.Parallel()
-	doc, err := Load([]byte(pagedDescription))
+	doc, err := Load(t.Context(), []byte(pagedDescription))
 	if err != nil {
 		t.Fatal(err)
 	}
 	up := newDescribedUpstream(t, doc, "", pagedAnswer)
-	spec, err := FromDocument(doc, Options{Name: "paged"})
+	spec, err := FromDocument(t.Context(), doc, Options{Name: "paged"})
 	if err != nil {
 		t.Fatal(err)
 	}

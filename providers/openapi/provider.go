@@ -47,17 +47,19 @@ var providerName = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
 var methods = []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions, http.MethodHead, http.MethodPatch, http.MethodTrace}
 
 // New builds a provider from a description (see Load). Bad input is an invalid error
-// naming the field: name, base_url, auth, operations, or the description itself.
-func New(data []byte, o Options) (providers.Spec, error) {
-	doc, err := Load(data)
+// naming the field: name, base_url, auth, operations, or the description itself. It
+// stops when ctx ends, returning its error.
+func New(ctx context.Context, data []byte, o Options) (providers.Spec, error) {
+	doc, err := Load(ctx, data)
 	if err != nil {
 		return providers.Spec{}, err
 	}
-	return FromDocument(doc, o)
+	return FromDocument(ctx, doc, o)
 }
 
-// FromDocument builds a provider from a loaded description.
-func FromDocument(doc *openapi3.T, o Options) (providers.Spec, error) {
+// FromDocument builds a provider from a loaded description. It stops when ctx ends,
+// returning its error.
+func FromDocument(ctx context.Context, doc *openapi3.T, o Options) (providers.Spec, error) {
 	if !providerName.MatchString(o.Name) || len(o.Name) > 32 {
 		return providers.Spec{}, switchboard.Invalid("name", "must be lower-case snake_case ([a-z0-9_]), at most 32 characters")
 	}
@@ -75,7 +77,7 @@ func FromDocument(doc *openapi3.T, o Options) (providers.Spec, error) {
 		spec.Description = spec.Title + "'s API, from its OpenAPI description."
 	}
 	if doc.ExternalDocs != nil {
-		spec.DocsURL = doc.ExternalDocs.URL
+		spec.DocsURL = LinkURL(doc.ExternalDocs.URL)
 	}
 	base, err := baseURL(doc, o.BaseURL)
 	if err != nil {
@@ -85,7 +87,7 @@ func FromDocument(doc *openapi3.T, o Options) (providers.Spec, error) {
 	if err := setAuth(&spec, doc, o.Auth); err != nil {
 		return providers.Spec{}, err
 	}
-	ops, err := operations(doc, &spec, o)
+	ops, err := operations(ctx, doc, &spec, o)
 	if err != nil {
 		return providers.Spec{}, err
 	}
@@ -154,8 +156,8 @@ func operationServer(item *openapi3.PathItem, op *openapi3.Operation) string {
 	return strings.TrimRight(raw, "/")
 }
 
-// operations turns the chosen operations into Ops, in path order.
-func operations(doc *openapi3.T, spec *providers.Spec, o Options) ([]providers.Op, error) {
+// operations turns the chosen operations into Ops, in path order, until ctx ends.
+func operations(ctx context.Context, doc *openapi3.T, spec *providers.Spec, o Options) ([]providers.Op, error) {
 	if doc.Paths == nil || doc.Paths.Len() == 0 {
 		return nil, switchboard.Invalid("description", "has no paths, so no operations")
 	}
@@ -169,6 +171,9 @@ func operations(doc *openapi3.T, spec *providers.Spec, o Options) ([]providers.O
 	seen := map[string]bool{}
 	var out []providers.Op
 	for _, path := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		item := doc.Paths.Value(path)
 		if item == nil {
 			continue
@@ -231,7 +236,7 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 	}
 	info := providers.Info{Name: name, Title: title, Description: desc, Hints: hints(method, op)}
 	if op.ExternalDocs != nil {
-		info.DocsURL = op.ExternalDocs.URL
+		info.DocsURL = LinkURL(op.ExternalDocs.URL)
 	}
 	// A path key may carry what tells operations on one URL apart after a "#" or "?"
 	// (AWS's "/#X-Amz-Target=…"): the request's path is what comes before it.

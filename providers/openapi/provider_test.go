@@ -55,7 +55,7 @@ func at(m any, keys ...string) any {
 // recursive schema cut), and an output schema from its success answer.
 func TestTools(t *testing.T) {
 	t.Parallel()
-	spec, err := New(petstore(t), Options{Name: "pets"})
+	spec, err := New(t.Context(), petstore(t), Options{Name: "pets"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			doc, err := Load(petstore(t))
+			doc, err := Load(t.Context(), petstore(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +225,7 @@ func TestRequests(t *testing.T) {
 				doc.Security = openapi3.SecurityRequirements{{tt.auth: []string{}}}
 			}
 			up := newDescribedUpstream(t, doc, "/v1", providertest.Answer(status, header, tt.answer))
-			spec, err := FromDocument(doc, Options{Name: "pets", Auth: tt.auth, BaseURL: up.URL + "/v1"})
+			spec, err := FromDocument(t.Context(), doc, Options{Name: "pets", Auth: tt.auth, BaseURL: up.URL + "/v1"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,7 +272,7 @@ func TestFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			up := providertest.NewUpstream(t, providertest.Answer(tt.status, tt.header, tt.body))
-			spec, err := New(petstore(t), Options{Name: "pets", BaseURL: up.URL})
+			spec, err := New(t.Context(), petstore(t), Options{Name: "pets", BaseURL: up.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -319,7 +319,7 @@ func TestBadInput(t *testing.T) {
 			if tt.doc == "" {
 				doc = petstore(t)
 			}
-			_, err := New(doc, tt.o)
+			_, err := New(t.Context(), doc, tt.o)
 			e := switchboard.AsError(err)
 			if err == nil || e.Code != switchboard.CodeInvalid || e.Field != tt.field || !strings.Contains(e.Message, tt.msg) {
 				t.Errorf("error = %v (field %q), want invalid %s saying %q", err, e.Field, tt.field, tt.msg)
@@ -338,7 +338,7 @@ func TestSwagger2(t *testing.T) {
 {"name":"id","in":"path","required":true,"type":"string"},
 {"name":"body","in":"body","required":true,"schema":{"type":"object","properties":{"n":{"type":"integer"}}}}],
 "responses":{"200":{"description":"ok","schema":{"type":"object","properties":{"n":{"type":"integer"}}}}}}}}}`
-	spec, err := New([]byte(doc), Options{Name: "old"})
+	spec, err := New(t.Context(), []byte(doc), Options{Name: "old"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestSwagger2(t *testing.T) {
 // connect flow, with PKCE and the scheme's scopes.
 func TestOAuth(t *testing.T) {
 	t.Parallel()
-	spec, err := New(petstore(t), Options{Name: "pets", Auth: "oauth"})
+	spec, err := New(t.Context(), petstore(t), Options{Name: "pets", Auth: "oauth"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,12 @@ import (
 // the description accepts it.
 func callDescribed(t *testing.T, doc, tool, args string) providertest.Request {
 	t.Helper()
-	d, err := Load([]byte(doc))
+	d, err := Load(t.Context(), []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	up := newDescribedUpstream(t, d, "", providertest.Answer(http.StatusOK, nil, `{}`))
-	spec, err := FromDocument(d, Options{Name: "api", BaseURL: up.URL})
+	spec, err := FromDocument(t.Context(), d, Options{Name: "api", BaseURL: up.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestSwagger2RequiredBody(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			spec, err := New([]byte(tt.doc), Options{Name: "api"})
+			spec, err := New(t.Context(), []byte(tt.doc), Options{Name: "api"})
 			if err != nil {
 				t.Fatal(err)
 			}

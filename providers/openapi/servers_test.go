@@ -24,7 +24,7 @@ func TestServers(t *testing.T) {
 "/old":{"servers":[{"url":"/v0"}],"get":{"operationId":"getOld","responses":{"200":{"description":"ok"}}}},
 "/odd":{"servers":[{"url":"{host}/x"}],"get":{"operationId":"getOdd","responses":{"200":{"description":"ok"}}}}}}`
 	doc = strings.NewReplacer("UPLOADS", uploads.URL, "CDN", cdn.URL).Replace(doc)
-	spec, err := New([]byte(doc), Options{Name: "api", BaseURL: base.URL + "/v1"})
+	spec, err := New(t.Context(), []byte(doc), Options{Name: "api", BaseURL: base.URL + "/v1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -989,7 +989,7 @@
       el('p', {}, logo(p), ' ', p.title, ' · ', el('code', { text: op.tool }), ' ', kindBadge(op.annotations)),
       el('p', { text: op.description }),
       op.scopes && op.scopes.length ? el('p', { class: 'small muted', text: `Scopes: ${op.scopes.join(', ')}` }) : null,
-      op.docs_url ? el('p', { class: 'small' }, el('a', { href: op.docs_url, rel: 'noreferrer' }, 'Upstream API documentation')) : null,
+      /^https?:\/\//i.test(op.docs_url || '') ? el('p', { class: 'small' }, el('a', { href: op.docs_url, rel: 'noreferrer' }, 'Upstream API documentation')) : null,
       el('p', { class: 'small muted', text: `About ${tokens(op).toLocaleString()} tokens in a model's context.` }));
     const binding = callable.find((t) => t.tool === name);
     const cs = (binding && binding.connections) || [];
