@@ -10,7 +10,6 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/audit"
-	"github.com/switchboard-hub/switchboard/router"
 )
 
 // The audit kinds of agent changes.
@@ -495,33 +494,4 @@ func (s *server) agentConnection(ctx context.Context, p switchboard.Principal, t
 		return t.ConnectionID, nil
 	}
 	return "", switchboard.NotFound("tool " + tool + " (not one of this agent's tools)")
-}
-
-// agentBindings narrows an agent key's tools to the agent's selection, each on the
-// connection it is bound to.
-func (s *server) agentBindings(ctx context.Context, p switchboard.Principal, all []router.Binding) ([]router.Binding, error) {
-	if s.Agents == nil {
-		return nil, nil
-	}
-	a, err := s.Agents.Get(ctx, p, p.AgentID)
-	if err != nil {
-		return nil, err
-	}
-	bound := make(map[string]string, len(a.Tools))
-	for _, t := range a.Tools {
-		bound[t.Tool] = t.ConnectionID
-	}
-	var out []router.Binding
-	for _, b := range all {
-		id, ok := bound[b.Tool.Name]
-		if !ok {
-			continue
-		}
-		for _, ref := range b.Connections {
-			if ref.ID == id {
-				out = append(out, router.Binding{Tool: b.Tool, Connections: []router.ConnectionRef{ref}})
-			}
-		}
-	}
-	return out, nil
 }
