@@ -47,19 +47,36 @@ const victimToken = "ghp_VictimToken0123456789abcdefghijklmnopq"
 // fakeGitHub answers like api.github.com for the few paths the suite uses.
 type fakeGitHub struct {
 	*httptest.Server
-	mu     sync.Mutex
-	victim int // requests made with victimToken
+	mu       sync.Mutex
+	victim   int             // requests made with victimToken
+	requests []githubRequest // every request, in order
+}
+
+// githubRequest is one request the fake GitHub received.
+type githubRequest struct {
+	Method, Path, Authorization string
 }
 
 func newFakeGitHub(t *testing.T) *fakeGitHub {
 	f := &fakeGitHub{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
 		if r.Header.Get("Authorization") == "Bearer "+victimToken {
-			f.mu.Lock()
 			f.victim++
-			f.mu.Unlock()
 		}
+		f.requests = append(f.requests, githubRequest{Method: r.Method, Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
+		f.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/user/repos":
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"id":1296269,"name":"h3-repo","full_name":"octocat/h3-repo","private":false,"owner":{"login":"octocat","id":1},"html_url":"https://github.com/octocat/h3-repo","default_branch":"main"}`)
+			return
+		case r.Method == http.MethodPost && r.URL.Path == "/gists":
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"id":"aa5a315d61ae9438b18d","html_url":"https://gist.github.com/aa5a315d61ae9438b18d","public":false,"description":"","files":{"a.txt":{"filename":"a.txt","content":"x"}}}`)
+			return
+		}
 		if r.Method == http.MethodGet && r.URL.Path == "/user" && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ghp_") {
 			w.Header().Set("X-OAuth-Scopes", "repo, read:org")
 			if r.Header.Get("Authorization") == "Bearer "+victimToken {
@@ -74,6 +91,19 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 	}))
 	t.Cleanup(f.Close)
 	return f
+}
+
+// received returns the requests the fake GitHub received of the method.
+func (f *fakeGitHub) received(method string) []githubRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []githubRequest
+	for _, r := range f.requests {
+		if r.Method == method {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (f *fakeGitHub) victimRequests() int {
@@ -158,8 +188,10 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	h.idp = oauthtest.NewOIDC(t, oauthtest.OIDCOptions{ClientID: "victim-sso-client", ClientSecret: victimSSOSecret, RedirectURI: "https://hub.example.com" + identity.SSOCallbackPath})
 	oauth := identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: log, Accounts: h.tenants, Audit: h.writer})
 	h.tenants.SetPasswordPolicy(oauth.PasswordsAllowed)
+	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
+	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools, as serve wires it
 	h.engine = api.New(api.Options{Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
-		Workflows: &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr},
+		Workflows: wfService,
 		Agents:    agentService, RemoteMCP: remote, OpenAPI: tenantAPIs, Recorder: h.writer, Ready: func(context.Context) error { return nil },
 		Grants:    oauth,
 		SSO:       oauth,
@@ -245,12 +277,15 @@ type fixture struct {
 	connID       string // the owner's private GitHub connection
 	agentID      string // the owner's agent, bound to connID
 	agentKeyID   string // its key's id
-	keyID        string // a second key of the owner
-	runID        string // the owner's run on connID
-	wfRunID      string // the owner's run of the workflow victim_flow (a step on connID)
-	invitationID string
-	grantID      string // an MCP client the owner allowed (Connected apps)
-	memberID     string // tenant A's member (the "other user")
+	// ownerAgentKey is the key of the owner's agent, which the owner created: it acts
+	// on the owner's private connection, never as the owner.
+	ownerAgentKey string
+	keyID         string // a second key of the owner
+	runID         string // the owner's run on connID
+	wfRunID       string // the owner's run of the workflow victim_flow (a step on connID)
+	invitationID  string
+	grantID       string // an MCP client the owner allowed (Connected apps)
+	memberID      string // tenant A's member (the "other user")
 
 	principals map[string]string // kind → API key ("" for none)
 }
@@ -312,6 +347,7 @@ func (h *hub) seed() *fixture {
 	}
 	h.want(f.owner, http.MethodPost, "/api/agents/"+f.agentID+"/keys", `{"name":"victim"}`, http.StatusCreated, &agentKeyOut)
 	f.agentKeyID = agentKeyOut.ID
+	f.ownerAgentKey = agentKeyOut.Key
 	// The agent key principal is the member's own agent's key: foreign to the owner.
 	var memberAgent struct{ ID string }
 	h.want(memberKey, http.MethodPost, "/api/agents", `{"name":"member-agent"}`, http.StatusCreated, &memberAgent)
