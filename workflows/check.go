@@ -45,7 +45,7 @@ func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Princi
 	k := checker{prog: prog, bound: Bindings{}}
 	for _, s := range prog.Steps {
 		b, ok := byTool[s.Tool]
-		if !ok && p.Kind != switchboard.PrincipalUser {
+		if !ok && p.Kind == switchboard.PrincipalAgent {
 			k.add(s.Name, "tool", "%s is not one of this agent's tools: an agent's key runs a workflow only on the tools its agent selected, each on the connection it is bound to", s.Tool)
 			continue
 		}
