@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -29,26 +28,14 @@ type agentTenant struct {
 
 func (h *hub) agentTenant(slug string) agentTenant {
 	h.t.Helper()
-	ctx := context.Background()
-	ten, err := h.tenants.CreateTenant(ctx, slug, slug)
+	ten, err := h.tenants.CreateTenant(context.Background(), slug, slug)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	at := agentTenant{slug: slug}
-	user := func(email string, role switchboard.Role) (string, string) {
-		u, err := h.tenants.CreateUser(ctx, ten.ID, email, role)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		key, _, err := h.tenants.CreateKey(ctx, ten.ID, u.ID, "k", false)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		return u.ID, key
-	}
-	at.ownerID, at.owner = user("owner@"+slug+".test", switchboard.RoleOwner)
-	at.adminID, at.admin = user("admin@"+slug+".test", switchboard.RoleAdmin)
-	at.mbID, at.member = user("member@"+slug+".test", switchboard.RoleMember)
+	at.ownerID, at.owner = h.user(ten.ID, "owner@"+slug+".test", switchboard.RoleOwner)
+	at.adminID, at.admin = h.user(ten.ID, "admin@"+slug+".test", switchboard.RoleAdmin)
+	at.mbID, at.member = h.user(ten.ID, "member@"+slug+".test", switchboard.RoleMember)
 	return at
 }
 
@@ -79,23 +66,6 @@ func toolInputs(tools [][2]string) []map[string]string {
 		out = append(out, map[string]string{"tool": t[0], "connection_id": t[1]})
 	}
 	return out
-}
-
-// settle waits until the run the key started has ended and returns its state.
-func (h *hub) settle(key, path string) string {
-	h.t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		var st struct {
-			State string `json:"state"`
-		}
-		h.want(key, http.MethodGet, path, "", http.StatusOK, &st)
-		if st.State != "working" {
-			return st.State
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("%s is still working", path)
-		}
-	}
 }
 
 // TestAgentKeyWorkflowsStayInItsSelection: the key of the owner's agent, whose agent

@@ -302,6 +302,38 @@ const (
 
 var principalKinds = []string{anonymous, revoked, removed, agentKey, otherTenant, otherUser}
 
+// user makes a user of the tenant with a key, and returns its id and key.
+func (h *hub) user(tenant switchboard.TenantID, email string, role switchboard.Role) (string, string) {
+	h.t.Helper()
+	ctx := context.Background()
+	u, err := h.tenants.CreateUser(ctx, tenant, email, role)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	key, _, err := h.tenants.CreateKey(ctx, tenant, u.ID, "k", false)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return u.ID, key
+}
+
+// settle waits until the run at path (the key's) has ended and returns its state.
+func (h *hub) settle(key, path string) string {
+	h.t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		var st struct {
+			State string `json:"state"`
+		}
+		h.want(key, http.MethodGet, path, "", http.StatusOK, &st)
+		if st.State != "working" {
+			return st.State
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s is still working", path)
+		}
+	}
+}
+
 // seed makes the victim tenant and the foreign principals.
 func (h *hub) seed() *fixture {
 	h.t.Helper()
@@ -312,17 +344,7 @@ func (h *hub) seed() *fixture {
 		h.t.Fatal(err)
 	}
 	f.victimTenant = ta.ID
-	user := func(tenant switchboard.TenantID, email string, role switchboard.Role) (string, string) {
-		u, err := h.tenants.CreateUser(ctx, tenant, email, role)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		key, _, err := h.tenants.CreateKey(ctx, tenant, u.ID, "k", false)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		return u.ID, key
-	}
+	user := h.user
 	f.ownerID, f.owner = user(ta.ID, f.ownerEmail, switchboard.RoleOwner)
 	var memberKey string
 	f.memberID, memberKey = user(ta.ID, "member@victim.test", switchboard.RoleMember)
@@ -372,18 +394,7 @@ func (h *hub) seed() *fixture {
 	f.runID = run.ID
 	// The run calls GitHub with the victim's token: let it finish before the probes
 	// count such calls.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		var st struct {
-			State string `json:"state"`
-		}
-		h.want(f.owner, http.MethodGet, "/api/runs/"+f.runID, "", http.StatusOK, &st)
-		if st.State != "working" {
-			break
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("the victim's run is still working")
-		}
-	}
+	h.settle(f.owner, "/api/runs/"+f.runID)
 	def, _ := json.Marshal(map[string]any{"definition": victimWorkflow(f)})
 	h.want(f.owner, http.MethodPost, "/api/workflows", string(def), http.StatusCreated, nil)
 	var wfRun struct {
@@ -391,18 +402,7 @@ func (h *hub) seed() *fixture {
 	}
 	h.want(f.owner, http.MethodPost, "/api/workflows/victim_flow/runs", `{"parameters":{}}`, http.StatusAccepted, &wfRun)
 	f.wfRunID = wfRun.ID
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		var st struct {
-			State string `json:"state"`
-		}
-		h.want(f.owner, http.MethodGet, "/api/runs/"+f.wfRunID, "", http.StatusOK, &st)
-		if st.State != "working" {
-			break
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("the victim's workflow run is still working")
-		}
-	}
+	h.settle(f.owner, "/api/runs/"+f.wfRunID)
 	h.want(f.owner, http.MethodPost, "/api/openapi-providers", `{"name":"`+victimAPI+`","base_url":"https://192.0.3.10","description":`+
 		`{"openapi":"3.0.3","info":{"title":"Victim API","version":"1"},"paths":{"/x":{"get":{"operationId":"getX","responses":{"200":{"description":"ok"}}}}}}}`, http.StatusCreated, nil)
 	var inv struct{ ID string }
