@@ -113,23 +113,19 @@ func TestAgentKeyWorkflowsStayInItsSelection(t *testing.T) {
 				t.Errorf("POST %s as the agent: %d %s; want 400 naming both steps' tools as not the agent's", path, status, b)
 			}
 		}
-		// A run of the selected workflow tool whose input carries the definition itself
-		// runs no step outside the agent's tools either.
-		input, _ := json.Marshal(map[string]any{"tool": "workflow_escape", "arguments": map[string]any{
-			"workflow": "escape", "version": 1, "definition": map[string]any{"name": "escape", "steps": []map[string]any{
+		// Nor does a run of the selected workflow tool whose input carries a definition
+		// of the caller's: it is refused, naming the workflow's own route.
+		crafted := map[string]any{"workflow": "escape", "version": 1, "params": map[string]any{},
+			"definition": map[string]any{"name": "escape", "steps": []map[string]any{
 				{"name": "repo", "tool": "github_create_repository", "connection": shared, "args": map[string]any{"name": "h3-repo"}},
 				{"name": "gist", "tool": "github_create_gist", "connection": private, "args": map[string]any{"files": []map[string]string{{"filename": "a.txt", "content": "x"}}}},
-			}}, "params": map[string]any{}}})
-		status, _, b := h.do(agentKey, http.MethodPost, "/api/runs", string(input), nil)
-		if status == http.StatusAccepted {
-			var run struct {
-				ID string `json:"run_id"`
-			}
-			if err := json.Unmarshal(b, &run); err != nil {
-				t.Fatal(err)
-			}
-			if state := h.settle(agentKey, "/api/runs/"+run.ID); state == "completed" {
-				t.Errorf("the agent's run of workflow_escape with its own definition completed; want it refused or failed")
+			}}}
+		asRun, _ := json.Marshal(map[string]any{"tool": "workflow_escape", "arguments": crafted})
+		asCall, _ := json.Marshal(map[string]any{"arguments": crafted})
+		for path, body := range map[string][]byte{"/api/runs": asRun, "/api/tools/workflow_escape/call": asCall} {
+			status, _, b := h.do(agentKey, http.MethodPost, path, string(body), nil)
+			if status != http.StatusBadRequest || !strings.Contains(string(b), "POST /api/workflows/escape/runs") {
+				t.Errorf("POST %s of workflow_escape with the agent's own definition: %d %s; want 400 naming its route", path, status, b)
 			}
 		}
 
