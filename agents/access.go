@@ -36,11 +36,17 @@ func (s *Service) Selection(ctx context.Context, p switchboard.Principal) ([]rou
 	if p.Kind != switchboard.PrincipalAgent {
 		return nil, nil
 	}
+	return s.store.selection(ctx, p.TenantID, p.AgentID)
+}
+
+// selection reads an agent's tools and their connections in one query, without the
+// agent's row (see Service.Selection).
+func (s *Store) selection(ctx context.Context, tenant switchboard.TenantID, agentID string) ([]router.Selected, error) {
 	var out []router.Selected
-	err := s.store.db.WithContext(ctx).Model(&Tool{}).Select("tool, connection_id").
-		Where("tenant_id = ? AND agent_id = ?", p.TenantID, p.AgentID).Scan(&out).Error
+	err := s.db.WithContext(ctx).Model(&Tool{}).Select("tool, connection_id").
+		Where("tenant_id = ? AND agent_id = ?", tenant, agentID).Scan(&out).Error
 	if err != nil {
-		return nil, switchboard.Internal(fmt.Errorf("read the tools of agent %s: %w", p.AgentID, err))
+		return nil, switchboard.Internal(fmt.Errorf("read the tools of agent %s: %w", agentID, err))
 	}
 	return out, nil
 }
