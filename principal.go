@@ -40,6 +40,17 @@ type Principal struct {
 	Operator bool
 }
 
+// IsAdmin reports whether the principal may administer its tenant: a user whose role
+// is owner or admin. An agent's key never may, whatever its creator's role: the role
+// it carries is its creator's, and only a person acts on it.
+func (p Principal) IsAdmin() bool { return p.Kind == PrincipalUser && p.Role.IsAdmin() }
+
+// AgentForbidden is the refusal of what an agent's key may not do, naming it ("manage
+// workflows"): only a person's key or session may.
+func AgentForbidden(what string) *Error {
+	return Errorf(CodeForbidden, "an agent's API key cannot %s; use a person's API key", what)
+}
+
 // ID is a stable identifier of the principal within its tenant, for audit records.
 func (p Principal) ID() string {
 	if p.Kind == PrincipalAgent {

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/router"
 )
 
 // PrivateUser returns the user whose private connections an agent's key may run tools
@@ -25,6 +26,29 @@ func (s *Service) PrivateUser(ctx context.Context, p switchboard.Principal) (str
 		return p.UserID, nil
 	}
 	return s.store.privateUser(ctx, p.TenantID, p.AgentID, p.KeyID)
+}
+
+// Selection returns the tools an agent's key may call: its agent's, each with the
+// connection it is bound to (none for a workflow). A user's principal has no
+// selection, and an agent that is gone selects nothing. It reads the database on
+// every call, so an edit takes effect at once on every node.
+func (s *Service) Selection(ctx context.Context, p switchboard.Principal) ([]router.Selected, error) {
+	if p.Kind != switchboard.PrincipalAgent {
+		return nil, nil
+	}
+	return s.store.selection(ctx, p.TenantID, p.AgentID)
+}
+
+// selection reads an agent's tools and their connections in one query, without the
+// agent's row (see Service.Selection).
+func (s *Store) selection(ctx context.Context, tenant switchboard.TenantID, agentID string) ([]router.Selected, error) {
+	var out []router.Selected
+	err := s.db.WithContext(ctx).Model(&Tool{}).Select("tool, connection_id").
+		Where("tenant_id = ? AND agent_id = ?", tenant, agentID).Scan(&out).Error
+	if err != nil {
+		return nil, switchboard.Internal(fmt.Errorf("read the tools of agent %s: %w", agentID, err))
+	}
+	return out, nil
 }
 
 // privateUser reads the agent's creator and last editor and its key's creator in one

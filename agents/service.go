@@ -252,7 +252,7 @@ func (s *Service) manageable(ctx context.Context, p switchboard.Principal, id st
 	if err != nil {
 		return Agent{}, err
 	}
-	if a.CreatedBy != p.UserID && !p.Role.IsAdmin() {
+	if a.CreatedBy != p.UserID && !p.IsAdmin() {
 		return Agent{}, switchboard.Errorf(switchboard.CodeForbidden, "only the agent's creator or a tenant admin may change it")
 	}
 	return a, nil
@@ -268,7 +268,7 @@ func (s *Service) PutSettings(ctx context.Context, p switchboard.Principal, st S
 	if err := asUser(p); err != nil {
 		return Settings{}, err
 	}
-	if !p.Role.IsAdmin() {
+	if !p.IsAdmin() {
 		return Settings{}, switchboard.Errorf(switchboard.CodeForbidden, "only a tenant admin may change the MCP settings")
 	}
 	if !validConfirm(st.Confirm, false) {

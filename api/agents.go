@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -10,7 +11,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/audit"
-	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // The audit kinds of agent changes.
@@ -476,8 +477,12 @@ func (s *server) putMCPSettings(c *gin.Context) {
 
 // agentConnection is connectionFor for an agent's key: the tool must be one the agent
 // selected, and it runs on the connection it is bound to. An agent's key calls nothing
-// else through the REST API either.
+// else through the REST API either. A selected workflow runs through its own route,
+// which checks it as saved, never from input the caller writes.
 func (s *server) agentConnection(ctx context.Context, p switchboard.Principal, tool, named string) (string, error) {
+	if name, ok := strings.CutPrefix(tool, workflows.ToolPrefix); ok {
+		return "", switchboard.Invalid("tool", "is a workflow: start its run with POST /api/workflows/"+name+"/runs")
+	}
 	if s.Agents == nil {
 		return "", switchboard.NotFound("tool " + tool)
 	}
@@ -495,33 +500,4 @@ func (s *server) agentConnection(ctx context.Context, p switchboard.Principal, t
 		return t.ConnectionID, nil
 	}
 	return "", switchboard.NotFound("tool " + tool + " (not one of this agent's tools)")
-}
-
-// agentBindings narrows an agent key's tools to the agent's selection, each on the
-// connection it is bound to.
-func (s *server) agentBindings(ctx context.Context, p switchboard.Principal, all []router.Binding) ([]router.Binding, error) {
-	if s.Agents == nil {
-		return nil, nil
-	}
-	a, err := s.Agents.Get(ctx, p, p.AgentID)
-	if err != nil {
-		return nil, err
-	}
-	bound := make(map[string]string, len(a.Tools))
-	for _, t := range a.Tools {
-		bound[t.Tool] = t.ConnectionID
-	}
-	var out []router.Binding
-	for _, b := range all {
-		id, ok := bound[b.Tool.Name]
-		if !ok {
-			continue
-		}
-		for _, ref := range b.Connections {
-			if ref.ID == id {
-				out = append(out, router.Binding{Tool: b.Tool, Connections: []router.ConnectionRef{ref}})
-			}
-		}
-	}
-	return out, nil
 }

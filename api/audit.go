@@ -57,7 +57,7 @@ func (s *server) listAudit(c *gin.Context) {
 		opts.Limit = n
 	}
 	// Members and agents see only their own events, whatever principal they ask for.
-	if p.Kind == switchboard.PrincipalAgent || !p.Role.IsAdmin() {
+	if !p.IsAdmin() {
 		opts.Principal = p.ID()
 	}
 	events, next, err := s.Audit.List(c.Request.Context(), p.TenantID, opts)

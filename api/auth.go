@@ -95,12 +95,19 @@ func principal(c *gin.Context) (switchboard.Principal, error) {
 // asUser is principal for endpoints that manage the tenant: agents' keys may call
 // tools, not administer users and keys.
 func asUser(c *gin.Context) (switchboard.Principal, error) {
+	return asUserTo(c, "manage the tenant")
+}
+
+// asUserTo is asUser for an endpoint whose refusal of an agent's key says what the
+// key cannot do ("manage workflows"). An agent's key never acts as a person, whatever
+// its creator's role.
+func asUserTo(c *gin.Context, what string) (switchboard.Principal, error) {
 	p, err := principal(c)
 	if err != nil {
 		return p, err
 	}
-	if p.Kind == switchboard.PrincipalAgent {
-		return p, switchboard.Errorf(switchboard.CodeForbidden, "an agent's API key cannot manage the tenant; use a user's key")
+	if p.Kind != switchboard.PrincipalUser {
+		return p, switchboard.AgentForbidden(what)
 	}
 	return p, nil
 }
@@ -111,7 +118,7 @@ func asAdmin(c *gin.Context) (switchboard.Principal, error) {
 	if err != nil {
 		return p, err
 	}
-	if !p.Role.IsAdmin() {
+	if !p.IsAdmin() {
 		return p, switchboard.Errorf(switchboard.CodeForbidden, "this needs a tenant admin's API key (role owner or admin)")
 	}
 	return p, nil

@@ -49,7 +49,7 @@ func (s *server) listKeys(c *gin.Context) {
 	}
 	out := make([]keyView, 0, len(list))
 	for _, k := range list {
-		if p.Role.IsAdmin() || k.UserID == p.UserID {
+		if p.IsAdmin() || k.UserID == p.UserID {
 			out = append(out, viewKey(k))
 		}
 	}
@@ -130,7 +130,7 @@ func (s *server) revokeKey(c *gin.Context) {
 	}
 	// The deployment operator's keys are beyond a tenant admin's reach: revoking one
 	// would lock the operator out. Only an operator revokes them.
-	if (!p.Role.IsAdmin() && key.UserID != p.UserID) || (key.Operator && !p.Operator) {
+	if (!p.IsAdmin() && key.UserID != p.UserID) || (key.Operator && !p.Operator) {
 		s.fail(c, switchboard.NotFound("API key"))
 		return
 	}

@@ -52,7 +52,7 @@ func (s *server) addOpenAPIProvider(c *gin.Context) {
 
 // listOpenAPIProviders lists the caller's tenant's APIs.
 func (s *server) listOpenAPIProviders(c *gin.Context) {
-	p, err := principal(c)
+	p, err := asUserTo(c, "read or manage the APIs added by their description")
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -39,7 +39,9 @@ type callableTool struct {
 	Connections []toolConnection `json:"connections"`
 }
 
-// listTools lists the tools the caller may call, each with the connections it can run on.
+// listTools lists the tools the caller may call, each with the connections it can run
+// on: for an agent's key, its agent's tools, each on its bound connection (the router
+// narrows the list).
 func (s *server) listTools(c *gin.Context) {
 	p, err := principal(c)
 	if err != nil {
@@ -47,9 +49,6 @@ func (s *server) listTools(c *gin.Context) {
 		return
 	}
 	bindings, err := s.tools().Tools(c.Request.Context(), p)
-	if err == nil && p.Kind == switchboard.PrincipalAgent {
-		bindings, err = s.agentBindings(c.Request.Context(), p, bindings)
-	}
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -34,7 +34,7 @@ func (s *server) listUsers(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	var list []tenants.User
-	if p.Role.IsAdmin() {
+	if p.IsAdmin() {
 		list, err = s.Tenants.ListUsers(ctx, p.TenantID)
 	} else {
 		var u tenants.User

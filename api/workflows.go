@@ -41,7 +41,7 @@ const WebhookPath = "/hooks/workflows/"
 // setWebhookSecret stores the signing secret of a workflow's webhook trigger and
 // answers the URL to give the provider.
 func (s *server) setWebhookSecret(c *gin.Context) {
-	p, ok := s.workflowService(c)
+	p, ok := s.workflowEditor(c)
 	if !ok {
 		return
 	}
@@ -155,17 +155,71 @@ func (r workflowRequest) definition() (*workflows.Definition, string, error) {
 	return def, source, err
 }
 
+// workflowService is the caller, for the routes any key may use: an agent's key follows
+// and cancels its own runs there, as a person does.
 func (s *server) workflowService(c *gin.Context) (switchboard.Principal, bool) {
 	p, err := principal(c)
+	return p, s.workflowsReady(c, err)
+}
+
+// workflowEditor is workflowService for what only a person does: save, replace and
+// delete workflows, check and draw drafts, set webhook secrets. An agent's key never
+// does, whatever its creator's role.
+func (s *server) workflowEditor(c *gin.Context) (switchboard.Principal, bool) {
+	p, err := asUserTo(c, "manage workflows")
+	return p, s.workflowsReady(c, err)
+}
+
+// workflowNamed is workflowService for a route on the workflow the path names: an
+// agent's key reads, checks and runs only a workflow its agent selected.
+func (s *server) workflowNamed(c *gin.Context) (switchboard.Principal, bool) {
+	p, err := principal(c)
+	if err == nil && p.Kind != switchboard.PrincipalUser {
+		err = s.agentSelectedWorkflow(c.Request.Context(), p, c.Param("name"))
+	}
+	return p, s.workflowsReady(c, err)
+}
+
+// workflowsReady fails the request with err, or when this server runs no workflows.
+func (s *server) workflowsReady(c *gin.Context, err error) bool {
+	if err == nil && s.Workflows == nil {
+		err = switchboard.Errorf(switchboard.CodeUnavailable, "this server runs no workflows")
+	}
 	if err != nil {
 		s.fail(c, err)
-		return p, false
+		return false
 	}
-	if s.Workflows == nil {
-		s.fail(c, switchboard.Errorf(switchboard.CodeUnavailable, "this server runs no workflows"))
-		return p, false
+	return true
+}
+
+// agentSelectedWorkflow refuses an agent's key a workflow its agent did not select.
+func (s *server) agentSelectedWorkflow(ctx context.Context, p switchboard.Principal, name string) error {
+	selected, err := s.agentWorkflows(ctx, p)
+	if err != nil {
+		return err
 	}
-	return p, true
+	if !selected[name] {
+		return switchboard.AgentForbidden("use workflow " + name + ": it reads and runs only the workflows its agent selected")
+	}
+	return nil
+}
+
+// agentWorkflows names the workflows an agent's key's agent selected.
+func (s *server) agentWorkflows(ctx context.Context, p switchboard.Principal) (map[string]bool, error) {
+	out := map[string]bool{}
+	if s.Agents == nil {
+		return out, nil
+	}
+	a, err := s.Agents.Get(ctx, p, p.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range a.Tools {
+		if name, ok := strings.CutPrefix(t.Tool, workflows.ToolPrefix); ok && t.ConnectionID == "" {
+			out[name] = true
+		}
+	}
+	return out, nil
 }
 
 // failWorkflow answers a definition's problems, each with its step and field, or any
@@ -208,7 +262,7 @@ func outline(def *workflows.Definition) []stepOutline {
 // draftGraph draws the steps of a definition that is not saved (the editor's draft)
 // as SVG: it only needs to parse, so a draft with problems is drawn too.
 func (s *server) draftGraph(c *gin.Context) {
-	if _, ok := s.workflowService(c); !ok {
+	if _, ok := s.workflowEditor(c); !ok {
 		return
 	}
 	var req workflowRequest
@@ -234,7 +288,7 @@ func writeGraph(c *gin.Context, svg []byte) {
 // workflowGraph draws a saved workflow's steps as SVG; ?run= colours them by their
 // state in one of the caller's runs of it.
 func (s *server) workflowGraph(c *gin.Context) {
-	p, ok := s.workflowService(c)
+	p, ok := s.workflowNamed(c)
 	if !ok {
 		return
 	}
@@ -267,7 +321,8 @@ func (s *server) workflowGraph(c *gin.Context) {
 	writeGraph(c, workflows.Diagram(def, states))
 }
 
-// listWorkflows lists the tenant's workflows: ?category=.
+// listWorkflows lists the tenant's workflows: ?category=. An agent's key lists those
+// its agent selected.
 func (s *server) listWorkflows(c *gin.Context) {
 	p, ok := s.workflowService(c)
 	if !ok {
@@ -278,8 +333,18 @@ func (s *server) listWorkflows(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	var selected map[string]bool // an agent's key lists only its agent's workflows
+	if p.Kind != switchboard.PrincipalUser {
+		if selected, err = s.agentWorkflows(c.Request.Context(), p); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
 	out := make([]workflowView, 0, len(ws))
 	for _, w := range ws {
+		if selected != nil && !selected[w.Name] {
+			continue
+		}
 		v := viewWorkflow(w, false)
 		v.Triggers = triggersOf(w)
 		if v.LastRun, err = s.Workflows.LastRun(c.Request.Context(), p, w.Name); err != nil {
@@ -302,7 +367,7 @@ func (s *server) putWorkflow(c *gin.Context) {
 }
 
 func (s *server) saveWorkflow(c *gin.Context, name string) {
-	p, ok := s.workflowService(c)
+	p, ok := s.workflowEditor(c)
 	if !ok {
 		return
 	}
@@ -338,7 +403,7 @@ func (s *server) saveWorkflow(c *gin.Context, name string) {
 }
 
 func (s *server) getWorkflow(c *gin.Context) {
-	p, ok := s.workflowService(c)
+	p, ok := s.workflowNamed(c)
 	if !ok {
 		return
 	}
@@ -351,7 +416,7 @@ func (s *server) getWorkflow(c *gin.Context) {
 }
 
 func (s *server) deleteWorkflow(c *gin.Context) {
-	p, ok := s.workflowService(c)
+	p, ok := s.workflowEditor(c)
 	if !ok {
 		return
 	}
@@ -364,7 +429,7 @@ func (s *server) deleteWorkflow(c *gin.Context) {
 
 // dryRunDefinition checks an unsaved definition (and parameters) and answers the plan.
 func (s *server) dryRunDefinition(c *gin.Context) {
-	p, ok := s.workflowService(c)
+	p, ok := s.workflowEditor(c)
 	if !ok {
 		return
 	}
@@ -388,7 +453,7 @@ func (s *server) dryRunDefinition(c *gin.Context) {
 
 // dryRunWorkflow checks a saved workflow with parameters and answers the plan.
 func (s *server) dryRunWorkflow(c *gin.Context) {
-	p, ok := s.workflowService(c)
+	p, ok := s.workflowNamed(c)
 	if !ok {
 		return
 	}
@@ -409,7 +474,7 @@ func (s *server) dryRunWorkflow(c *gin.Context) {
 
 // startWorkflow starts a run of a workflow and answers 202 with it at once.
 func (s *server) startWorkflow(c *gin.Context) {
-	p, ok := s.workflowService(c)
+	p, ok := s.workflowNamed(c)
 	if !ok {
 		return
 	}
@@ -434,7 +499,7 @@ func (s *server) startWorkflow(c *gin.Context) {
 
 // listWorkflowRuns lists the caller's runs of a workflow: ?cursor=.
 func (s *server) listWorkflowRuns(c *gin.Context) {
-	p, ok := s.workflowService(c)
+	p, ok := s.workflowNamed(c)
 	if !ok {
 		return
 	}

@@ -26,7 +26,7 @@ type Departure struct {
 // others rely on, are handed to p. With to set (a user of p's tenant, who the caller
 // checked may own them), every one of them is handed to that user.
 func (s *Service) ReleaseRemovedUser(ctx context.Context, p switchboard.Principal, removedUserID, to string) (Departure, error) {
-	if p.Kind != switchboard.PrincipalUser || !p.Role.IsAdmin() {
+	if !p.IsAdmin() {
 		return Departure{}, switchboard.Errorf(switchboard.CodeForbidden, "only a tenant admin may release a removed user's connections")
 	}
 	all, err := s.store.List(ctx, p.TenantID)

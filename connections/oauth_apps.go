@@ -248,7 +248,7 @@ func (s *Service) oauthProvider(name string) (*providers.Spec, error) {
 
 // mayAdminister refuses principals other than the tenant's admin users.
 func mayAdminister(p switchboard.Principal) error {
-	if p.Kind != switchboard.PrincipalUser || !p.Role.IsAdmin() {
+	if !p.IsAdmin() {
 		return switchboard.Errorf(switchboard.CodeForbidden, "this needs a tenant admin's API key (role owner or admin)")
 	}
 	return nil

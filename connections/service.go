@@ -324,7 +324,7 @@ func visible(p switchboard.Principal, c *Connection) bool {
 	if c.TenantID != p.TenantID {
 		return false
 	}
-	if p.Kind == switchboard.PrincipalUser && p.Role.IsAdmin() {
+	if p.IsAdmin() {
 		return true
 	}
 	return c.Shared || c.OwnerUserID == p.UserID

@@ -92,9 +92,23 @@ func TestAgentServesItsWorkflow(t *testing.T) {
 	if names := listed(plain); !slices.Equal(names, []string{"github_get_issue"}) {
 		t.Errorf("the agent without workflows lists %q; want github_get_issue alone", names)
 	}
-	flows := agentSession("Flows", []map[string]string{{"tool": "github_get_issue", "connection_id": conns["github"]}, {"tool": "workflow_issue_to_slack"}})
-	if names := listed(flows); !slices.Equal(names, []string{"github_get_issue", "workflow_issue_to_slack"}) {
-		t.Fatalf("the agent with workflow_issue_to_slack lists %q; want github_get_issue and workflow_issue_to_slack", names)
+	// A workflow runs for an agent on the agent's own tools: its steps' tools are
+	// selected too, each on the connection the steps use.
+	flows := agentSession("Flows", []map[string]string{{"tool": "github_get_issue", "connection_id": conns["github"]},
+		{"tool": "slack_post_message", "connection_id": conns["slack"]}, {"tool": "workflow_issue_to_slack"}})
+	if names := listed(flows); !slices.Equal(names, []string{"github_get_issue", "slack_post_message", "workflow_issue_to_slack"}) {
+		t.Fatalf("the agent with workflow_issue_to_slack lists %q; want github_get_issue, slack_post_message and workflow_issue_to_slack", names)
+	}
+	var refusedRun struct {
+		Status       string `json:"status"`
+		ErrorMessage string `json:"error_message"`
+	}
+	// Without a step's tool, the agent's run of the workflow is refused, naming it.
+	partial := agentSession("Partial", []map[string]string{{"tool": "github_get_issue", "connection_id": conns["github"]}, {"tool": "workflow_issue_to_slack"}})
+	if err := callTool(ctx, partial, "workflow_issue_to_slack", map[string]any{"number": githubIssueNum}, &refusedRun); err == nil {
+		t.Errorf("the agent without slack_post_message ran workflow_issue_to_slack: %+v", refusedRun)
+	} else if !strings.Contains(err.Error(), "slack_post_message is not one of this agent's tools") {
+		t.Errorf("the agent without slack_post_message: %v; want the refusal to name slack_post_message", err)
 	}
 	var run struct {
 		Status  string         `json:"status"`

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/router"
 )
 
 // memAgents is an in-memory agents service with the store's tenancy rule.
@@ -82,6 +83,21 @@ func (m *memAgents) PrivateUser(_ context.Context, p switchboard.Principal) (str
 		return "", nil
 	}
 	return a.CreatedBy, nil
+}
+
+// Selection follows agents.Service.Selection: the agent's tools, each on its connection.
+func (m *memAgents) Selection(_ context.Context, p switchboard.Principal) ([]router.Selected, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.agents[p.AgentID]
+	if p.Kind != switchboard.PrincipalAgent || !ok || a.TenantID != p.TenantID {
+		return nil, nil
+	}
+	out := make([]router.Selected, 0, len(a.Tools))
+	for _, t := range a.Tools {
+		out = append(out, router.Selected{Tool: t.Tool, ConnectionID: t.ConnectionID})
+	}
+	return out, nil
 }
 
 var (

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
 
@@ -31,6 +32,26 @@ func (o *oneAgent) AgentAndSettings(_ context.Context, tenant switchboard.Tenant
 		return agents.Agent{}, agents.Settings{}, switchboard.NotFound("agent")
 	}
 	return *o.agent, st, nil
+}
+
+// PrivateUser is "" for the agent's key: it runs on shared connections only.
+func (o *oneAgent) PrivateUser(_ context.Context, p switchboard.Principal) (string, error) {
+	if p.Kind != switchboard.PrincipalAgent {
+		return p.UserID, nil
+	}
+	return "", nil
+}
+
+// Selection is the agent's tools, each on its connection.
+func (o *oneAgent) Selection(_ context.Context, p switchboard.Principal) ([]router.Selected, error) {
+	if o.agent == nil || p.Kind != switchboard.PrincipalAgent || p.AgentID != o.agent.ID || p.TenantID != o.agent.TenantID {
+		return nil, nil
+	}
+	out := make([]router.Selected, 0, len(o.agent.Tools))
+	for _, t := range o.agent.Tools {
+		out = append(out, router.Selected{Tool: t.Tool, ConnectionID: t.ConnectionID})
+	}
+	return out, nil
 }
 
 // TestRunsAtAnAgentURL: an agent runs only its own tools in the background, and its

@@ -169,7 +169,11 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	}
 	connStore := connections.NewStore(db, kr)
 	e.audit = &memAudit{}
-	rtr := router.New(router.Options{Registry: reg, Connections: connections.NewService(connStore, reg, &providers.Transports{}, nil), Audit: e.audit, Policies: e.policy})
+	ro := router.Options{Registry: reg, Connections: connections.NewService(connStore, reg, &providers.Transports{}, nil), Audit: e.audit, Policies: e.policy}
+	if ra, ok := ag.(router.Agents); ok {
+		ro.Agents = ra // what the agents' keys may call
+	}
+	rtr := router.New(ro)
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)
 	var conns []string

@@ -353,7 +353,7 @@ func view(a API, spec providers.Spec) View {
 
 // admin refuses anyone but an admin user of the tenant.
 func admin(p switchboard.Principal) error {
-	if p.Kind != switchboard.PrincipalUser || !p.Role.IsAdmin() {
+	if !p.IsAdmin() {
 		return switchboard.Errorf(switchboard.CodeForbidden, "only an admin of the tenant can add or delete its APIs")
 	}
 	return nil

@@ -38,13 +38,24 @@ type Connections interface {
 	MarkNeedsReconnect(ctx context.Context, p switchboard.Principal, id string, version int64) error
 }
 
-// Agents says whose private connections an agent's key may use (agents.Service has
-// this method). Without it, agents' keys run on shared connections only.
+// Agents says what an agent's key may call: the tools its agent selected, and whose
+// private connections they may run on (agents.Service has these methods). Without it,
+// an agent's key calls nothing.
 type Agents interface {
 	// PrivateUser returns the user whose private connections the principal may use:
 	// a user's own; for an agent's key, its agent's creator when the creator saved
 	// the agent last and created the key, else "".
 	PrivateUser(ctx context.Context, p switchboard.Principal) (string, error)
+	// Selection returns the tools an agent's key may call: its agent's, each with the
+	// connection the agent bound it to (none for a workflow, whose steps are each
+	// checked against the same selection when they run).
+	Selection(ctx context.Context, p switchboard.Principal) ([]Selected, error)
+}
+
+// Selected is one tool of an agent's selection and the connection it is bound to.
+type Selected struct {
+	Tool         string
+	ConnectionID string
 }
 
 // saturated is implemented by audit recorders that can say they are not keeping up
@@ -93,8 +104,8 @@ type Options struct {
 	// Policies, when set, supplies each principal's confirm policy: calls it covers run
 	// only once confirmed.
 	Policies Policies
-	// Agents says whose private connections an agent's key may use; without it an
-	// agent's key uses none.
+	// Agents says which tools an agent's key may call, on which connections, and
+	// whose private connections it may use; without it an agent's key calls nothing.
 	Agents Agents
 	// Telemetry, when set, gets each call's span and metrics.
 	Telemetry *telemetry.Telemetry
@@ -326,6 +337,11 @@ func (r *Router) prepare(ctx context.Context, p switchboard.Principal, req Reque
 	}
 	if req.ConnectionID == "" {
 		return Prepared{}, switchboard.Invalid("connection", "is required")
+	}
+	if p.Kind != switchboard.PrincipalUser {
+		if err := r.checkSelected(ctx, p, req); err != nil {
+			return Prepared{}, err
+		}
 	}
 	// A tool that may be the connection's own is not named until the connection is the
 	// principal's: the same answer as for a tool that does not exist, so nothing leaks.

@@ -33,10 +33,33 @@ type Binding struct {
 }
 
 // Tools lists every tool the principal may call: each operation of each provider the
-// principal has a usable connection to, in registry order (for an agent's key, its
-// shared connections and those of the user Agents.PrivateUser names). Connections that need
-// reconnecting are included, flagged, so their tools stay listed.
+// principal has a usable connection to, in registry order. For an agent's key, only
+// the tools its agent selected, each on the connection it is bound to, where that
+// connection is shared or belongs to the user Agents.PrivateUser names. Connections
+// that need reconnecting are included, flagged, so their tools stay listed.
 func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding, error) {
+	all, err := r.tools(ctx, p)
+	if err != nil || p.Kind == switchboard.PrincipalUser {
+		return all, err
+	}
+	sel, err := r.selection(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []Binding
+	for _, b := range all {
+		for _, c := range b.Connections {
+			if sel[Selected{Tool: b.Tool.Name, ConnectionID: c.ID}] {
+				out = append(out, Binding{Tool: b.Tool, Connections: []ConnectionRef{c}})
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// tools lists the tools of every connection the principal may use (see Tools).
+func (r *Router) tools(ctx context.Context, p switchboard.Principal) ([]Binding, error) {
 	user, err := r.connectionUser(ctx, p)
 	if err != nil {
 		return nil, r.internal(ctx, err, "read whose connections %s may use", p.ID())

@@ -30,6 +30,7 @@ func TestApprovalByAPerson(t *testing.T) {
 		ctx := context.Background()
 		agent := switchboard.Principal{TenantID: r.ann.TenantID, Kind: switchboard.PrincipalAgent, UserID: r.ann.UserID, AgentID: "agt_bot", KeyID: "key_bot"}
 		r.policy.set(agent, router.Policy{Confirm: router.ConfirmDestructive, Approval: router.ApprovalPerson})
+		r.agents.set(agent.AgentID, router.Selected{Tool: "notes_delete_note", ConnectionID: r.connA})
 		id := r.up.Put("needs a person")
 		v, err := r.exec.Start(ctx, agent, Call{Tool: "notes_delete_note", ConnectionID: r.connA, Args: json.RawMessage(`{"id":"` + id + `"}`)})
 		if err != nil {

@@ -64,6 +64,32 @@ func (p *policies) Policy(_ context.Context, pr switchboard.Principal) (router.P
 	return router.Policy{Confirm: router.ConfirmNever}, nil
 }
 
+// selections are the tools each agent selected (by agent id), for the router: an
+// agent's key runs on shared connections only.
+type selections struct {
+	mu sync.Mutex
+	m  map[string][]router.Selected
+}
+
+func (s *selections) set(agentID string, tools ...router.Selected) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[agentID] = tools
+}
+
+func (s *selections) PrivateUser(_ context.Context, p switchboard.Principal) (string, error) {
+	if p.Kind != switchboard.PrincipalAgent {
+		return p.UserID, nil
+	}
+	return "", nil
+}
+
+func (s *selections) Selection(_ context.Context, p switchboard.Principal) ([]router.Selected, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[p.AgentID], nil
+}
+
 // kinds lists the kinds and tools of the events recorded so far, in order, leaving
 // out the connection events the rig's set-up records.
 func (m *memAudit) kinds() []string {
@@ -91,6 +117,7 @@ type rig struct {
 	router   *router.Router
 	audit    *memAudit
 	policy   *policies
+	agents   *selections
 	conns    *connections.Service
 	ann, bob switchboard.Principal
 	bea      switchboard.Principal
@@ -122,8 +149,9 @@ func newRigWith(t testing.TB, db *gorm.DB, tune func(*Options), extra ...provide
 	rec := &memAudit{}
 	svc := connections.NewService(connStore, reg, &providers.Transports{}, rec)
 	pol := &policies{m: map[string]router.Policy{}}
-	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: rec, Policies: pol})
-	r := &rig{db: db, kr: kr, store: NewStore(db, kr), up: up, reg: reg, router: rtr, audit: rec, policy: pol, conns: svc}
+	agents := &selections{m: map[string][]router.Selected{}}
+	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: rec, Policies: pol, Agents: agents})
+	r := &rig{db: db, kr: kr, store: NewStore(db, kr), up: up, reg: reg, router: rtr, audit: rec, policy: pol, conns: svc, agents: agents}
 
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)

@@ -48,27 +48,43 @@ const victimToken = "ghp_VictimToken0123456789abcdefghijklmnopq"
 // fakeGitHub answers like api.github.com for the few paths the suite uses.
 type fakeGitHub struct {
 	*httptest.Server
-	mu     sync.Mutex
-	victim int // requests made with victimToken
+	mu       sync.Mutex
+	victim   int             // requests made with victimToken
+	requests []githubRequest // every request, in order
 	// moved is where GitHub redirects the repository victim/moved, as it does a renamed
 	// one ("" answers 404).
 	moved string
 }
 
+// githubRequest is one request the fake GitHub received.
+type githubRequest struct {
+	Method, Path, Authorization string
+}
+
 func newFakeGitHub(t *testing.T) *fakeGitHub {
 	f := &fakeGitHub{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
 		if r.Header.Get("Authorization") == "Bearer "+victimToken {
-			f.mu.Lock()
 			f.victim++
-			f.mu.Unlock()
 		}
+		f.requests = append(f.requests, githubRequest{Method: r.Method, Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
+		f.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		f.mu.Lock()
 		moved := f.moved
 		f.mu.Unlock()
-		if r.Method == http.MethodGet && r.URL.Path == "/repos/victim/moved" && moved != "" {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/repos/victim/moved" && moved != "":
 			http.Redirect(w, r, moved, http.StatusMovedPermanently)
+			return
+		case r.Method == http.MethodPost && r.URL.Path == "/user/repos":
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"id":1296269,"name":"h3-repo","full_name":"octocat/h3-repo","private":false,"owner":{"login":"octocat","id":1},"html_url":"https://github.com/octocat/h3-repo","default_branch":"main"}`)
+			return
+		case r.Method == http.MethodPost && r.URL.Path == "/gists":
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"id":"aa5a315d61ae9438b18d","html_url":"https://gist.github.com/aa5a315d61ae9438b18d","public":false,"description":"","files":{"a.txt":{"filename":"a.txt","content":"x"}}}`)
 			return
 		}
 		if r.Method == http.MethodGet && r.URL.Path == "/user" && strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ghp_") {
@@ -85,6 +101,19 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 	}))
 	t.Cleanup(f.Close)
 	return f
+}
+
+// received returns the requests the fake GitHub received of the method.
+func (f *fakeGitHub) received(method string) []githubRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []githubRequest
+	for _, r := range f.requests {
+		if r.Method == method {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (f *fakeGitHub) victimRequests() int {
@@ -169,8 +198,10 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	h.idp = oauthtest.NewOIDC(t, oauthtest.OIDCOptions{ClientID: "victim-sso-client", ClientSecret: victimSSOSecret, RedirectURI: "https://hub.example.com" + identity.SSOCallbackPath})
 	oauth := identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: log, Accounts: h.tenants, Audit: h.writer})
 	h.tenants.SetPasswordPolicy(oauth.PasswordsAllowed)
+	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
+	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools, as serve wires it
 	h.engine = api.New(api.Options{Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
-		Workflows: &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr},
+		Workflows: wfService,
 		Agents:    agentService, RemoteMCP: remote, OpenAPI: tenantAPIs, Recorder: h.writer, Ready: func(context.Context) error { return nil },
 		Grants:    oauth,
 		SSO:       oauth,
@@ -257,13 +288,16 @@ type fixture struct {
 	connID       string // the owner's private GitHub connection
 	agentID      string // the owner's agent, bound to connID
 	agentKeyID   string // its key's id
-	keyID        string // a second key of the owner
-	runID        string // the owner's run on connID
-	wfRunID      string // the owner's run of the workflow victim_flow (a step on connID)
-	invitationID string
-	grantID      string // an MCP client the owner allowed (Connected apps)
-	memberID     string // tenant A's member (the "other user")
-	ssoChangeID  string // the owner's setting up of single sign-on, not acknowledged
+	// ownerAgentKey is the key of the owner's agent, which the owner created: it acts
+	// on the owner's private connection, never as the owner.
+	ownerAgentKey string
+	keyID         string // a second key of the owner
+	runID         string // the owner's run on connID
+	wfRunID       string // the owner's run of the workflow victim_flow (a step on connID)
+	invitationID  string
+	grantID       string // an MCP client the owner allowed (Connected apps)
+	memberID      string // tenant A's member (the "other user")
+	ssoChangeID   string // the owner's setting up of single sign-on, not acknowledged
 
 	principals map[string]string // kind → API key ("" for none)
 }
@@ -280,6 +314,38 @@ const (
 
 var principalKinds = []string{anonymous, revoked, removed, agentKey, otherTenant, otherUser}
 
+// user makes a user of the tenant with a key, and returns its id and key.
+func (h *hub) user(tenant switchboard.TenantID, email string, role switchboard.Role) (string, string) {
+	h.t.Helper()
+	ctx := context.Background()
+	u, err := h.tenants.CreateUser(ctx, tenant, email, role)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	key, _, err := h.tenants.CreateKey(ctx, tenant, u.ID, "k", false)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return u.ID, key
+}
+
+// settle waits until the run at path (the key's) has ended and returns its state.
+func (h *hub) settle(key, path string) string {
+	h.t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		var st struct {
+			State string `json:"state"`
+		}
+		h.want(key, http.MethodGet, path, "", http.StatusOK, &st)
+		if st.State != "working" {
+			return st.State
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s is still working", path)
+		}
+	}
+}
+
 // seed makes the victim tenant and the foreign principals.
 func (h *hub) seed() *fixture {
 	h.t.Helper()
@@ -290,17 +356,7 @@ func (h *hub) seed() *fixture {
 		h.t.Fatal(err)
 	}
 	f.victimTenant = ta.ID
-	user := func(tenant switchboard.TenantID, email string, role switchboard.Role) (string, string) {
-		u, err := h.tenants.CreateUser(ctx, tenant, email, role)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		key, _, err := h.tenants.CreateKey(ctx, tenant, u.ID, "k", false)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		return u.ID, key
-	}
+	user := h.user
 	f.ownerID, f.owner = user(ta.ID, f.ownerEmail, switchboard.RoleOwner)
 	var memberKey string
 	f.memberID, memberKey = user(ta.ID, "member@victim.test", switchboard.RoleMember)
@@ -325,6 +381,7 @@ func (h *hub) seed() *fixture {
 	}
 	h.want(f.owner, http.MethodPost, "/api/agents/"+f.agentID+"/keys", `{"name":"victim"}`, http.StatusCreated, &agentKeyOut)
 	f.agentKeyID = agentKeyOut.ID
+	f.ownerAgentKey = agentKeyOut.Key
 	// The agent key principal is the member's own agent's key: foreign to the owner.
 	var memberAgent struct{ ID string }
 	h.want(memberKey, http.MethodPost, "/api/agents", `{"name":"member-agent"}`, http.StatusCreated, &memberAgent)
@@ -349,18 +406,7 @@ func (h *hub) seed() *fixture {
 	f.runID = run.ID
 	// The run calls GitHub with the victim's token: let it finish before the probes
 	// count such calls.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		var st struct {
-			State string `json:"state"`
-		}
-		h.want(f.owner, http.MethodGet, "/api/runs/"+f.runID, "", http.StatusOK, &st)
-		if st.State != "working" {
-			break
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("the victim's run is still working")
-		}
-	}
+	h.settle(f.owner, "/api/runs/"+f.runID)
 	def, _ := json.Marshal(map[string]any{"definition": victimWorkflow(f)})
 	h.want(f.owner, http.MethodPost, "/api/workflows", string(def), http.StatusCreated, nil)
 	var wfRun struct {
@@ -368,18 +414,7 @@ func (h *hub) seed() *fixture {
 	}
 	h.want(f.owner, http.MethodPost, "/api/workflows/victim_flow/runs", `{"parameters":{}}`, http.StatusAccepted, &wfRun)
 	f.wfRunID = wfRun.ID
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		var st struct {
-			State string `json:"state"`
-		}
-		h.want(f.owner, http.MethodGet, "/api/runs/"+f.wfRunID, "", http.StatusOK, &st)
-		if st.State != "working" {
-			break
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("the victim's workflow run is still working")
-		}
-	}
+	h.settle(f.owner, "/api/runs/"+f.wfRunID)
 	h.want(f.owner, http.MethodPost, "/api/openapi-providers", `{"name":"`+victimAPI+`","base_url":"https://192.0.3.10","description":`+
 		`{"openapi":"3.0.3","info":{"title":"Victim API","version":"1"},"paths":{"/x":{"get":{"operationId":"getX","responses":{"200":{"description":"ok"}}}}}}}`, http.StatusCreated, nil)
 	var inv struct{ ID string }

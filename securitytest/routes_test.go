@@ -75,7 +75,7 @@ var routes = map[string]route{
 	"POST /api/remote-mcp":                {mode: ownScope, usersOnly: true, request: fixed("/api/remote-mcp", `{"name":"probe","url":"http://169.254.169.254/mcp"}`)},
 	"POST /api/openapi-providers": {mode: ownScope, adminOnly: true, usersOnly: true,
 		request: fixed("/api/openapi-providers", `{"name":"probe","url":"http://169.254.169.254/openapi.json"}`)},
-	"GET /api/openapi-providers": {mode: ownScope, request: fixed("/api/openapi-providers", "")},
+	"GET /api/openapi-providers": {mode: ownScope, usersOnly: true, request: fixed("/api/openapi-providers", "")},
 	"DELETE /api/openapi-providers/:name": {mode: onVictim, request: func(*fixture) (string, string) {
 		return "/api/openapi-providers/" + victimAPI, ""
 	}},

@@ -25,12 +25,14 @@ type Bound struct {
 // Bindings are the steps of a program resolved for one principal, by step name.
 type Bindings map[string]Bound
 
-// Check checks a compiled program against the tools the principal may call: every
-// step's tool exists and is theirs to call, its connection is one of theirs, its
-// arguments fit the tool's input schema (literals fully, expressions by type where
-// the schemas say), what expressions read of earlier outputs exists in those tools'
-// output schemas, and retry is asked only of read-only or idempotent tools. It
-// returns the resolved steps, or Problems naming each step and field.
+// Check checks a compiled program against the tools the principal may call (the
+// catalog's answer for that principal: for an agent's key, only its agent's tools,
+// each on its bound connection): every step's tool exists and is theirs to call, its
+// connection is one of theirs, its arguments fit the tool's input schema (literals
+// fully, expressions by type where the schemas say), what expressions read of
+// earlier outputs exists in those tools' output schemas, and retry is asked only of
+// read-only or idempotent tools. It returns the resolved steps, or Problems naming
+// each step and field.
 func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Principal) (Bindings, error) {
 	bs, err := cat.Tools(ctx, p)
 	if err != nil {
@@ -43,6 +45,10 @@ func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Princi
 	k := checker{prog: prog, bound: Bindings{}}
 	for _, s := range prog.Steps {
 		b, ok := byTool[s.Tool]
+		if !ok && p.Kind == switchboard.PrincipalAgent {
+			k.add(s.Name, "tool", "%s is not one of this agent's tools: an agent's key runs a workflow only on the tools its agent selected, each on the connection it is bound to", s.Tool)
+			continue
+		}
 		if !ok {
 			k.add(s.Name, "tool", "%s is not a tool you may call: it does not exist, or you have no usable connection of its provider", s.Tool)
 			continue

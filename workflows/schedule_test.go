@@ -148,7 +148,7 @@ func TestTriggeredRunsRunAsTheSaver(t *testing.T) {
 	ctx := context.Background()
 	def, _ := Parse([]byte(scheduledDef))
 	agent := switchboard.Principal{TenantID: r.p.TenantID, Kind: switchboard.PrincipalAgent, AgentID: "agt_1"}
-	if _, _, err := svc.Create(ctx, agent, def, "", false); switchboard.AsError(err).Field != "triggers" {
+	if _, _, err := svc.Create(ctx, agent, def, "", false); switchboard.CodeOf(err) != switchboard.CodeForbidden {
 		t.Fatalf("an agent saved a workflow with triggers: %v", err)
 	}
 	w, _, err := svc.Create(ctx, r.p, def, "", false)

@@ -123,8 +123,12 @@ func (s *Service) StartAs(ctx context.Context, w Workflow, params json.RawMessag
 
 // Create validates a definition against the principal's tools and saves it; with
 // overwrite it replaces the workflow of that name, which only its creator or an admin
-// may do. created says whether it is new.
+// may do. created says whether it is new. Only a person saves workflows: an agent's key
+// never does, whatever its creator's role.
 func (s *Service) Create(ctx context.Context, p switchboard.Principal, def *Definition, source string, overwrite bool) (Workflow, bool, error) {
+	if p.Kind != switchboard.PrincipalUser {
+		return Workflow{}, false, switchboard.AgentForbidden("save workflows")
+	}
 	prog, err := Compile(def)
 	if err != nil {
 		return Workflow{}, false, asInvalid(err)
@@ -132,11 +136,8 @@ func (s *Service) Create(ctx context.Context, p switchboard.Principal, def *Defi
 	if _, err := Check(ctx, prog, s.Router, p); err != nil {
 		return Workflow{}, false, asInvalid(err)
 	}
-	if len(def.Triggers) > 0 && p.Kind != switchboard.PrincipalUser {
-		return Workflow{}, false, Problems{{Field: "triggers", Message: "only a person may save a workflow with triggers: its triggered runs run as the one who saved it"}}.AsError()
-	}
 	if overwrite {
-		if old, err := s.Store.Get(ctx, p.TenantID, def.Name); err == nil && old.CreatedBy != p.ID() && !p.Role.IsAdmin() {
+		if old, err := s.Store.Get(ctx, p.TenantID, def.Name); err == nil && old.CreatedBy != p.ID() && !p.IsAdmin() {
 			return Workflow{}, false, switchboard.Errorf(switchboard.CodeForbidden, "workflow %s was created by someone else; only they or an admin may replace it", def.Name)
 		}
 	}
@@ -159,13 +160,16 @@ func (s *Service) Create(ctx context.Context, p switchboard.Principal, def *Defi
 	return w, created, nil
 }
 
-// Delete removes a workflow; only its creator or an admin may.
+// Delete removes a workflow; only its creator or an admin may, never an agent's key.
 func (s *Service) Delete(ctx context.Context, p switchboard.Principal, name string) error {
+	if p.Kind != switchboard.PrincipalUser {
+		return switchboard.AgentForbidden("delete workflows")
+	}
 	w, err := s.Store.Get(ctx, p.TenantID, name)
 	if err != nil {
 		return err
 	}
-	if w.CreatedBy != p.ID() && !p.Role.IsAdmin() {
+	if w.CreatedBy != p.ID() && !p.IsAdmin() {
 		return switchboard.Errorf(switchboard.CodeForbidden, "workflow %s was created by someone else; only they or an admin may delete it", name)
 	}
 	if err := s.Store.Delete(ctx, p.TenantID, name); err != nil {

@@ -212,3 +212,54 @@ func TestRunnable(t *testing.T) {
 		t.Errorf("Runnable(notes) without its tools = %v; want invalid naming step read", e)
 	}
 }
+
+// TestAgentKeysManageNoWorkflows: an agent's key never saves, replaces, deletes or
+// sets the webhook secret of a workflow, even its creator's and even when the creator
+// is the tenant's owner; each refusal is forbidden and changes nothing.
+func TestAgentKeysManageNoWorkflows(t *testing.T) {
+	t.Parallel()
+	svc, _, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
+	ctx := context.Background()
+	owner := r.p
+	owner.Role = switchboard.RoleOwner
+	hooked := strings.Replace(scheduledDef, "  - schedule: \"*/5 * * * *\"\n    params: {key: scheduled}\n", "  - github: {events: [push]}\n", 1)
+	def, err := Parse([]byte(hooked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _, err := svc.Create(ctx, owner, def, hooked, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.SetWebhookSecret(ctx, owner, w.Name, "github", "owner-secret-0123456789"); err != nil {
+		t.Fatal(err)
+	}
+	agent := switchboard.Principal{TenantID: owner.TenantID, Kind: switchboard.PrincipalAgent, UserID: owner.UserID, AgentID: "agt_1", Role: switchboard.RoleOwner, KeyID: "key_agent"}
+	other, _ := Parse([]byte(strings.Replace(serviceDef, "name: notes", "name: other", 1)))
+	tries := []struct {
+		name string
+		do   func() error
+	}{
+		{"create", func() error { _, _, err := svc.Create(ctx, agent, other, "", false); return err }},
+		{"replace", func() error { _, _, err := svc.Create(ctx, agent, def, hooked, true); return err }},
+		{"delete", func() error { return svc.Delete(ctx, agent, w.Name) }},
+		{"webhook secret", func() error { return svc.SetWebhookSecret(ctx, agent, w.Name, "github", "agent-secret-0123456789") }},
+	}
+	for _, tc := range tries {
+		err := tc.do()
+		if e := switchboard.AsError(err); e.Code != switchboard.CodeForbidden || !strings.Contains(e.Message, "an agent's API key cannot") {
+			t.Errorf("%s as the owner's agent: %v; want forbidden, saying an agent's key cannot", tc.name, err)
+		}
+	}
+	got, err := svc.Get(ctx, owner, w.Name)
+	if err != nil || got.Version != w.Version {
+		t.Fatalf("the workflow after the agent's tries: %+v, %v; want version %d", got, err, w.Version)
+	}
+	if _, err := svc.Get(ctx, owner, "other"); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+		t.Errorf("the agent's workflow other: %v; want not found", err)
+	}
+	secret, err := svc.Store.secret(ctx, &got, "github")
+	if err != nil || string(secret) != "owner-secret-0123456789" {
+		t.Errorf("the webhook secret after the agent's tries: %q, %v; want the owner's", secret, err)
+	}
+}

@@ -82,13 +82,17 @@ func (s *Store) secret(ctx context.Context, w *Workflow, provider string) ([]byt
 }
 
 // SetWebhookSecret stores the signing secret of one of the workflow's webhook
-// triggers (only its creator or an admin may); the workflow must have that trigger.
+// triggers (only its creator or an admin may, never an agent's key); the workflow must
+// have that trigger.
 func (s *Service) SetWebhookSecret(ctx context.Context, p switchboard.Principal, name, provider, secret string) error {
+	if p.Kind != switchboard.PrincipalUser {
+		return switchboard.AgentForbidden("set a workflow's webhook secret")
+	}
 	w, err := s.Store.Get(ctx, p.TenantID, name)
 	if err != nil {
 		return err
 	}
-	if w.CreatedBy != p.ID() && !p.Role.IsAdmin() {
+	if w.CreatedBy != p.ID() && !p.IsAdmin() {
 		return switchboard.Errorf(switchboard.CodeForbidden, "workflow %s was created by someone else; only they or an admin may set its webhook secret", name)
 	}
 	if _, ok := webhookTrigger(w, provider); !ok {

@@ -317,3 +317,46 @@ func oneCredential(doc *openapi3.T, o *operation) bool {
 	}
 	return len(reqs) == 0
 }
+
+// TestStripeListsLean: a tenant's Stripe API, added by its description, lists its
+// tools as tools/list serves them (name, description, listed input and output schemas)
+// in at most 1 MB, its output schemas in their lean form, while the full output schema
+// stays on each tool for the REST catalog.
+func TestStripeListsLean(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join(requireCorpus(t), "stripe.com.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := New(t.Context(), data, Options{Name: "stripe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := ConnectionTools(spec, &providers.Spec{Name: "openapi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, full := 0, 0
+	for _, tool := range tools {
+		in, out := tool.Listed()
+		entry, err := json.Marshal(map[string]any{"name": tool.Name, "description": tool.Info.Description, "inputSchema": in, "outputSchema": out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed += len(entry)
+		full += len(tool.OutputSchema)
+		if len(tool.OutputSchema) > 0 && len(out) > len(tool.OutputSchema) {
+			t.Errorf("%s lists an output schema larger than its full one", tool.Name)
+		}
+	}
+	t.Logf("%d tools: %d bytes listed; their full output schemas %d bytes", len(tools), listed, full)
+	if len(tools) < 400 {
+		t.Fatalf("%d tools, want Stripe's 400 and more", len(tools))
+	}
+	if listed > 1<<20 {
+		t.Errorf("Stripe's tools list in %d bytes, want at most 1 MB", listed)
+	}
+	if full < 1<<20 {
+		t.Errorf("the full output schemas hold %d bytes: the catalog lost them", full)
+	}
+}

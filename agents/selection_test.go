@@ -1,0 +1,57 @@
+package agents_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/router"
+)
+
+// TestSelection: an agent's key may call its agent's tools, each on its connection
+// (a workflow on none); a user's principal has no selection, and an agent of another
+// tenant or one deleted selects nothing.
+func TestSelection(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		r := newRig(t, db)
+		r.svc.SetWorkflows(&fakeWorkflows{saved: map[string][]string{"triage": {r.a.UserID}}})
+		a, err := r.svc.Create(ctx, r.a, agents.Input{Name: "Scribe", Tools: []agents.ToolInput{
+			{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "github_create_gist", ConnectionID: r.private}, {Tool: "workflow_triage"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := switchboard.Principal{TenantID: r.a.TenantID, Kind: switchboard.PrincipalAgent, UserID: r.a.UserID, AgentID: a.ID, Role: switchboard.RoleOwner, KeyID: "key_s"}
+		got, err := r.svc.Selection(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []router.Selected{{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "github_create_gist", ConnectionID: r.private}, {Tool: "workflow_triage"}}
+		byTool := cmpopts.SortSlices(func(a, b router.Selected) bool { return a.Tool < b.Tool })
+		if diff := cmp.Diff(want, got, byTool); diff != "" {
+			t.Errorf("the agent's selection (-want +got):\n%s", diff)
+		}
+		for name, p := range map[string]switchboard.Principal{
+			"its creator":                 r.a,
+			"the agent in another tenant": {TenantID: r.b.TenantID, Kind: switchboard.PrincipalAgent, AgentID: a.ID, KeyID: "key_x"},
+		} {
+			if got, err := r.svc.Selection(ctx, p); err != nil || len(got) != 0 {
+				t.Errorf("%s: %v, %v; want nothing", name, got, err)
+			}
+		}
+		if _, err := r.svc.Delete(ctx, r.a, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.svc.Selection(ctx, key); err != nil || len(got) != 0 {
+			t.Errorf("the deleted agent's key: %v, %v; want nothing", got, err)
+		}
+	})
+}
