@@ -29,9 +29,9 @@ var connectionToolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // NewConnectionTool returns a tool a connection brings itself (a remote MCP server's, an
 // imported OpenAPI operation), with its schemas as they were given rather than
 // reflected. The input schema is compiled for validation; an output schema may be empty.
-// tools/list carries the lean form of the output schema (ListedOutput), as for every
-// other tool; the full one stays in the REST catalog. An output schema without a type
-// at its root has no lean form and is listed as given.
+// tools/list carries the lean forms of its schemas (ListedInput, ListedOutput), as for
+// every other tool; the full ones stay in the REST catalog and validate. A schema that
+// has no lean form (an output schema without a type at its root) is listed as given.
 func NewConnectionTool(spec *Spec, name string, op Op, input, output json.RawMessage) (*Tool, error) {
 	if !connectionToolName.MatchString(name) {
 		return nil, fmt.Errorf("tool %q: name must match %s", name, connectionToolName)
@@ -43,14 +43,17 @@ func NewConnectionTool(spec *Spec, name string, op Op, input, output json.RawMes
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: compile input schema: %w", name, err)
 	}
-	listedOut := output
+	listedIn, listedOut := input, output
+	if lean, err := ListedInput(input); err == nil {
+		listedIn = lean
+	}
 	if len(output) > 0 {
 		if lean, err := ListedOutput(output); err == nil {
 			listedOut = lean
 		}
 	}
 	return &Tool{Name: name, Provider: spec, Op: op, Info: op.Info(), InputSchema: input, OutputSchema: output,
-		ListedInputSchema: input, ListedOutputSchema: listedOut, validator: v}, nil
+		ListedInputSchema: listedIn, ListedOutputSchema: listedOut, validator: v}, nil
 }
 
 // PerConnection reports whether the provider's tools exist per connection (Spec.Tools)

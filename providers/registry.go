@@ -22,8 +22,8 @@ type Tool struct {
 	OutputSchema json.RawMessage
 	// ListedInputSchema and ListedOutputSchema are the schemas as an MCP tools/list
 	// serves them (ListedInput, ListedOutput): the input less the examples no model
-	// needs, the output reduced to its type and required fields. A tool a connection
-	// brings lists its input schema as it was given (NewConnectionTool).
+	// needs, the output reduced to its type and required fields, for every kind of tool
+	// (NewConnectionTool too).
 	ListedInputSchema  json.RawMessage
 	ListedOutputSchema json.RawMessage
 	// Input is the input schema as a value, for callers that extend it (the MCP
