@@ -165,6 +165,8 @@
   // A connection as a picker names it: its label, and whose it is when someone else
   // shared it (two people's connections may carry labels that read alike).
   const connLabel = (c) => (c.owner ? `${c.label} · ${c.owner}` : c.label);
+  // Under a listed connection's label: whose it is, when it is someone else's.
+  const ownerLine = (c) => (c.owner ? el('div', { class: 'small muted', 'data-owner': c.owner_user_id, text: `${c.shared ? 'Shared by' : 'Owned by'} ${c.owner}` }) : null);
   const kindOf = (ann) => (ann && ann.readOnlyHint ? 'reads' : ann && ann.destructiveHint ? 'destroys' : 'writes');
   const kindBadge = (ann) => { const k = kindOf(ann); return el('span', { class: `badge ${k}`, text: k }); };
 
@@ -395,7 +397,7 @@
           return el('tr', { 'data-connection': c.id },
             el('td', {}, logo(p), ' ', p.title),
             el('th', { scope: 'row' }, c.account_label,
-              c.owner ? el('div', { class: 'small muted', 'data-owner': c.owner_user_id, text: `${c.shared ? 'Shared by' : 'Owned by'} ${c.owner}` }) : null,
+              ownerLine(c),
               twins.length ? el('div', { class: 'small warn', 'data-duplicate': twins.map((o) => o.id).join(' ') }, `Same account as ${twins.map((o) => o.account_label).join(', ')}: connected twice.`) : null),
             el('td', {}, el('span', { class: `status ${c.status}`, text: status })),
             el('td', { class: 'scopes' }, (c.scopes || []).join(', ') || '—',
@@ -481,7 +483,7 @@
         el('tbody', {}, remote.map((c) => {
           const names = tools.filter((t) => (t.connections || []).some((x) => x.id === c.id)).map((t) => t.tool);
           return el('tr', { 'data-connection': c.id },
-            el('th', { scope: 'row', text: c.account_label }),
+            el('th', { scope: 'row' }, c.account_label, ownerLine(c)),
             el('td', {}, el('code', { text: c.remote.url })),
             el('td', { text: c.remote.transport }),
             el('td', { text: c.remote.auth }),
