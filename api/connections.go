@@ -23,10 +23,13 @@ type connectionView struct {
 	Scopes       []string           `json:"scopes"`
 	Shared       bool               `json:"shared"`
 	OwnerUserID  string             `json:"owner_user_id"`
-	Status       connections.Status `json:"status"`
-	ExpiresAt    *time.Time         `json:"expires_at,omitempty"`
-	RefreshedAt  *time.Time         `json:"refreshed_at,omitempty"`
-	LastUsedAt   *time.Time         `json:"last_used_at,omitempty"`
+	// Owner is the owner's email, in lists, on a connection someone else owns (shared
+	// with the caller, or seen by an admin).
+	Owner       string             `json:"owner,omitempty"`
+	Status      connections.Status `json:"status"`
+	ExpiresAt   *time.Time         `json:"expires_at,omitempty"`
+	RefreshedAt *time.Time         `json:"refreshed_at,omitempty"`
+	LastUsedAt  *time.Time         `json:"last_used_at,omitempty"`
 	// MissingScopes are scopes the provider's tools need that the connection was not
 	// granted, and FailingTools the tools that will fail for want of them (both empty
 	// when the connection reports no scopes).
@@ -152,11 +155,19 @@ func (s *server) listConnections(c *gin.Context) {
 			return
 		}
 	}
+	owners, err := s.ownerNames(c.Request.Context(), p.TenantID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	out := make([]connectionView, 0, len(list))
 	for _, conn := range list {
 		v := s.viewConnection(conn)
 		if at, ok := used[conn.ID]; ok {
 			v.LastUsedAt = &at
+		}
+		if conn.OwnerUserID != p.UserID {
+			v.Owner = owners[conn.OwnerUserID]
 		}
 		out = append(out, v)
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -203,23 +202,19 @@ func (s *server) noRoute(c *gin.Context) {
 func (s *server) accessLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	telemetry.NameRoute(c.Request, c.FullPath())
+	route := c.FullPath()
+	if route == "" {
+		// A page of the web UI: the pattern its mux matched (GET /invite/{token}).
+		route = telemetry.PatternRoute(c.Request.Pattern)
+	}
+	telemetry.NameRoute(c.Request, route)
 	attrs := []slog.Attr{slog.String("method", c.Request.Method), slog.String("route", c.FullPath())}
 	if c.FullPath() == "" {
 		attrs[1] = slog.String("route", "(unmatched)")
-		attrs = append(attrs, slog.String("path", redactPath(c.Request.URL.Path)))
+		attrs = append(attrs, slog.String("path", telemetry.RedactPath(c.Request.URL.Path)))
 	}
 	attrs = append(attrs, slog.Int("status", c.Writer.Status()), slog.Duration("took", time.Since(start)))
 	s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "http request", attrs...)
-}
-
-// secretInPath matches what a path may carry that must stay out of logs: API keys,
-// sessions and one-time links (/invite/sbi_…), by their prefixes.
-var secretInPath = regexp.MustCompile(`sb[a-z]_[^/]*`)
-
-// redactPath hides the secrets in a request path, keeping their kind: /invite/sbi_….
-func redactPath(p string) string {
-	return secretInPath.ReplaceAllStringFunc(p, func(m string) string { return m[:4] + "…" })
 }
 
 func (s *server) healthz(c *gin.Context) {

@@ -30,6 +30,8 @@ type ToolRunner interface {
 type toolConnection struct {
 	ID    string `json:"id"`
 	Label string `json:"label"`
+	// Owner is the owner's email on a connection someone else shared with the caller.
+	Owner string `json:"owner,omitempty"`
 }
 
 // callableTool is a tool the caller may call now.
@@ -53,11 +55,20 @@ func (s *server) listTools(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	owners, err := s.ownerNames(c.Request.Context(), p.TenantID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	out := make([]callableTool, 0, len(bindings))
 	for _, b := range bindings {
 		ct := callableTool{Tool: b.Tool.Name, Provider: b.Tool.Provider.Name, Connections: make([]toolConnection, 0, len(b.Connections))}
 		for _, r := range b.Connections {
-			ct.Connections = append(ct.Connections, toolConnection{ID: r.ID, Label: r.Label})
+			tc := toolConnection{ID: r.ID, Label: r.Label}
+			if r.Owner != p.UserID {
+				tc.Owner = owners[r.Owner]
+			}
+			ct.Connections = append(ct.Connections, tc)
 		}
 		out = append(out, ct)
 	}

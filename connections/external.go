@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
@@ -113,8 +112,9 @@ func (s *Service) CreateExternal(ctx context.Context, p switchboard.Principal, c
 	if c.Status == "" {
 		c.Status = StatusActive
 	}
-	if label := strings.TrimSpace(c.AccountLabel); label == "" || utf8.RuneCountInString(label) > 255 {
-		return Connection{}, switchboard.Invalid("label", "must be 1 to 255 characters")
+	c.AccountLabel = strings.TrimSpace(c.AccountLabel)
+	if err := s.checkLabel(ctx, p.TenantID, c); err != nil {
+		return Connection{}, err
 	}
 	if err := s.store.Create(ctx, p.TenantID, &c, creds); err != nil {
 		s.record(p, audit.KindConnectionCreated, "", switchboard.CodeOf(err), c.Provider+" "+c.AccountLabel)

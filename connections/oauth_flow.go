@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/oauth2"
 
@@ -114,18 +113,25 @@ func (s *Service) Authorize(ctx context.Context, p switchboard.Principal, in Aut
 	}
 	var label string
 	if in.Label != nil {
-		label = strings.TrimSpace(*in.Label)
-		if label == "" || utf8.RuneCountInString(label) > 255 {
-			return Authorization{}, switchboard.Invalid("label", "must be 1 to 255 characters")
+		if label, err = cleanLabel(*in.Label); err != nil {
+			return Authorization{}, err
 		}
 	}
 	payload := statePayload{Shared: in.Shared, Label: label}
+	named := Connection{OwnerUserID: p.UserID, Provider: spec.Name, Shared: in.Shared}
 	if in.ConnectionID != "" {
 		existing, err := s.reconnectTarget(ctx, p, in.ConnectionID, spec.Name)
 		if err != nil {
 			return Authorization{}, err
 		}
 		payload.ConnectionID, payload.Shared = existing.ID, existing.Shared
+		named = existing
+	}
+	if label != "" && label != named.AccountLabel {
+		named.AccountLabel = label
+		if err := s.checkLabel(ctx, p.TenantID, named); err != nil {
+			return Authorization{}, err
+		}
 	}
 	if s.oauth.RedirectURL == "" {
 		return Authorization{}, switchboard.Internal(errors.New("authorize: no OAuth redirect URL is configured"))
@@ -287,6 +293,13 @@ func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePa
 	conn := Connection{
 		OwnerUserID: row.UserID, Provider: spec.Name, AuthKind: providers.AuthOAuth2, AccountID: acct.ID,
 		AccountLabel: label, Scopes: scopes(scopeList), Meta: meta, Shared: payload.Shared, Status: StatusActive,
+	}
+	if payload.ConnectionID == "" || payload.Label != "" {
+		checked := conn
+		checked.ID = payload.ConnectionID
+		if err := s.checkLabel(ctx, row.TenantID, checked); err != nil {
+			return Connection{}, err
+		}
 	}
 	var c Connection
 	reconnected := true

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
@@ -46,11 +45,13 @@ func (s *Service) Reconnect(ctx context.Context, p switchboard.Principal, id str
 		return Connection{}, switchboard.Invalid("token", msg)
 	}
 	label := existing.AccountLabel
-	if in.Label != nil {
-		label = strings.TrimSpace(*in.Label)
-		if label == "" || utf8.RuneCountInString(label) > 255 {
-			return Connection{}, switchboard.Invalid("label", "must be 1 to 255 characters")
+	if in.Label != nil && strings.TrimSpace(*in.Label) != existing.AccountLabel {
+		renamed := existing
+		renamed.AccountLabel = *in.Label
+		if err := s.checkLabel(ctx, p.TenantID, renamed); err != nil {
+			return Connection{}, err
 		}
+		label = strings.TrimSpace(*in.Label)
 	}
 	acct, err := s.verify(ctx, p.TenantID, spec, token)
 	if err != nil {

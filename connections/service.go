@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
@@ -131,8 +130,8 @@ func (s *Service) Connect(ctx context.Context, p switchboard.Principal, in Conne
 	var label string
 	if in.Label != nil {
 		label = strings.TrimSpace(*in.Label)
-		if label == "" || utf8.RuneCountInString(label) > 255 {
-			return Connection{}, switchboard.Invalid("label", "must be 1 to 255 characters")
+		if err := s.checkLabel(ctx, p.TenantID, Connection{OwnerUserID: p.UserID, Provider: spec.Name, AccountLabel: label, Shared: in.Shared}); err != nil {
+			return Connection{}, err
 		}
 	}
 	acct, err := s.verify(ctx, p.TenantID, spec, token)
@@ -140,7 +139,7 @@ func (s *Service) Connect(ctx context.Context, p switchboard.Principal, in Conne
 		s.record(p, audit.KindConnectionCreated, "", switchboard.CodeOf(err), spec.Name)
 		return Connection{}, err
 	}
-	if label == "" {
+	if in.Label == nil {
 		label = acct.Label
 	}
 	c := Connection{
@@ -153,6 +152,12 @@ func (s *Service) Connect(ctx context.Context, p switchboard.Principal, in Conne
 		Meta:         acct.Meta,
 		Shared:       in.Shared,
 		Status:       StatusActive,
+	}
+	if in.Label == nil {
+		// The account's own name, as the provider gave it, is checked like a chosen one.
+		if err := s.checkLabel(ctx, p.TenantID, c); err != nil {
+			return Connection{}, err
+		}
 	}
 	if err := s.store.Create(ctx, p.TenantID, &c, Credentials{AccessToken: token, TokenType: "Bearer"}); err != nil {
 		return Connection{}, err

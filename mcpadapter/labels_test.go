@@ -14,11 +14,16 @@ import (
 // TestConnectionLabelSquatting is issue 12's fifth finding: a colleague's shared
 // connection labelled like the caller's own private one took the caller's
 // {"connection": "Work Slack"} calls. The caller's own connection wins its label; a
-// label several others' connections share is refused with their ids; ids always work.
+// label several others' connections share is refused with their ids; ids always work,
+// and win over a label that spells one.
 func TestConnectionLabelSquatting(t *testing.T) {
 	t.Parallel()
 	shared := func(id, owner string) connections.Connection {
 		return connections.Connection{ID: id, TenantID: "ten_a", OwnerUserID: owner, Provider: "notes", AccountLabel: "Work Slack", Shared: true, Status: connections.StatusActive}
+	}
+	labelled := func(c connections.Connection, label string) connections.Connection {
+		c.AccountLabel = label
+		return c
 	}
 	mine := connections.Connection{ID: "con_mine", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "notes", AccountLabel: "Work Slack", Status: connections.StatusActive}
 	tests := []struct {
@@ -32,6 +37,7 @@ func TestConnectionLabelSquatting(t *testing.T) {
 		{name: "the shared one by its label with its id", conns: []connections.Connection{shared("con_squat", "usr_carol"), mine}, arg: "Work Slack (con_squat)", runs: "con_squat"},
 		{name: "the shared one by id", conns: []connections.Connection{shared("con_squat", "usr_carol"), mine}, arg: "con_squat", runs: "con_squat"},
 		{name: "the caller's own by id", conns: []connections.Connection{shared("con_squat", "usr_carol"), mine}, arg: "con_mine", runs: "con_mine"},
+		{name: "an id wins over a shared connection labelled with it", conns: []connections.Connection{labelled(shared("con_squat", "usr_carol"), "con_mine"), mine}, arg: "con_mine", runs: "con_mine"},
 		{name: "a label two others share is refused with both ids", conns: []connections.Connection{shared("con_x", "usr_carol"), shared("con_y", "usr_dave")}, arg: "Work Slack",
 			says: []string{"con_x", "con_y", "connection"}},
 		{name: "ids work where the label does not", conns: []connections.Connection{shared("con_x", "usr_carol"), shared("con_y", "usr_dave")}, arg: "con_y", runs: "con_y"},

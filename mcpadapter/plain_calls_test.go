@@ -171,7 +171,8 @@ func TestPlainCallAnswersAsMCPGo(t *testing.T) {
 	}
 }
 
-// endedSpans describes the spans rec saw end, the session's id left out.
+// endedSpans describes the spans rec saw end, the session's id (and its digest, which
+// spans carry in its place) left out.
 func endedSpans(rec *tracetest.SpanRecorder, session string) []string {
 	if rec == nil {
 		return nil
@@ -181,7 +182,8 @@ func endedSpans(rec *tracetest.SpanRecorder, session string) []string {
 		d := fmt.Sprintf("%s kind=%s status=%s %q links=%d events=%d", sp.Name(), sp.SpanKind(), sp.Status().Code, sp.Status().Description,
 			len(sp.Links()), len(sp.Events()))
 		for _, a := range sp.Attributes() {
-			d += " " + string(a.Key) + "=" + strings.ReplaceAll(a.Value.Emit(), session, "<session>")
+			v := strings.ReplaceAll(a.Value.Emit(), session, "<session>")
+			d += " " + string(a.Key) + "=" + strings.ReplaceAll(v, telemetry.SessionDigest(session), "<session>")
 		}
 		out = append(out, d)
 	}

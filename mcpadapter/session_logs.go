@@ -3,11 +3,9 @@ package mcpadapter
 import (
 	"context"
 	"log/slog"
-	"regexp"
-)
 
-// sessionIDPattern matches the session ids the hub issues (sessions.NewID).
-var sessionIDPattern = regexp.MustCompile(`mcs_[0-9a-z]{8,}`)
+	"github.com/switchboard-hub/switchboard/telemetry"
+)
 
 // hideSessionIDs returns a logger that writes what l writes with every session id
 // replaced: mcp-go logs session ids (as attributes and inside error texts), and a
@@ -43,7 +41,7 @@ func (h sessionIDsHidden) WithGroup(name string) slog.Handler {
 	return sessionIDsHidden{h.next.WithGroup(name)}
 }
 
-func hide(s string) string { return sessionIDPattern.ReplaceAllString(s, "mcs_[hidden]") }
+func hide(s string) string { return telemetry.HideSessionIDs(s) }
 
 func hideAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()

@@ -107,8 +107,8 @@ func TestToolCallContinuesTheCallersTrace(t *testing.T) {
 	}, attrs(toolSpan, "mcp.method.name", "gen_ai.tool.name", "gen_ai.operation.name")); diff != "" {
 		t.Errorf("tools/call attributes (-want +got):\n%s", diff)
 	}
-	if sid := attrs(toolSpan, "mcp.session.id")["mcp.session.id"]; sid == "" {
-		t.Error("tools/call span has no mcp.session.id")
+	if sid := attrs(toolSpan, "mcp.session.id")["mcp.session.id"]; sid == "" || telemetry.HasSecret(sid) {
+		t.Errorf("tools/call span's mcp.session.id = %q, want the session's digest, never its id", sid)
 	}
 	// The HTTP request that carried the call has a span of its own, linked.
 	linked := false

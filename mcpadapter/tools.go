@@ -211,57 +211,25 @@ func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
 }
 
 // takeConnection removes the connection argument and resolves it to one of the tool's
-// connections: by its label, or by its id. A bare account label that several of them
-// share, none of them the caller's own (see router.ConnectionRef), names none: it is
-// refused with their ids, so another user's shared connection never takes a call
-// meant for one's own.
+// connections (see router.PickConnection).
 func takeConnection(args json.RawMessage, refs []router.ConnectionRef) (json.RawMessage, string, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(args, &m); err != nil {
 		return nil, "", switchboard.Invalid("arguments", "must be a JSON object")
 	}
-	known := make([]string, 0, len(refs))
-	for _, r := range refs {
-		known = append(known, fmt.Sprintf("%q", r.Label))
-	}
 	raw, ok := m[connectionArg]
 	if !ok {
-		return nil, "", switchboard.Invalid(connectionArg, "is required; one of "+strings.Join(known, ", "))
+		return nil, "", switchboard.Invalid(connectionArg, "is required; one of "+router.QuotedLabels(refs))
 	}
 	var named string
 	if err := json.Unmarshal(raw, &named); err != nil {
 		return nil, "", switchboard.Invalid(connectionArg, "must be a string")
 	}
-	id, err := resolveConnection(refs, named, known)
+	id, err := router.PickConnection(refs, connectionArg, named)
 	if err != nil {
 		return nil, "", err
 	}
 	delete(m, connectionArg)
 	rest, err := json.Marshal(m)
 	return rest, id, err
-}
-
-// resolveConnection finds the connection a label or id names (see takeConnection).
-func resolveConnection(refs []router.ConnectionRef, named string, known []string) (string, error) {
-	for _, r := range refs {
-		if r.Label == named {
-			return r.ID, nil
-		}
-	}
-	for _, r := range refs {
-		if r.ID == named {
-			return r.ID, nil
-		}
-	}
-	var ids []string
-	for _, r := range refs {
-		if r.Account == named {
-			ids = append(ids, r.ID)
-		}
-	}
-	if len(ids) > 1 {
-		return "", switchboard.Invalid(connectionArg, fmt.Sprintf("%q is the label of several connections (%s); pass the id of the one to use",
-			named, strings.Join(ids, ", ")))
-	}
-	return "", switchboard.Invalid(connectionArg, "must be one of "+strings.Join(known, ", ")+", or a connection id")
 }

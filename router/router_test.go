@@ -320,10 +320,10 @@ func TestTools(t *testing.T) {
 		want map[string][]ConnectionRef
 	}{
 		{name: "owner sees private and shared, not one needing reconnect", who: alice, want: map[string][]ConnectionRef{
-			"fake_greet": {{ID: "con_a1", Label: "alice-fake", Account: "alice-fake"}, {ID: "con_a2", Label: "team", Account: "team"}},
+			"fake_greet": {{ID: "con_a1", Label: "alice-fake", Account: "alice-fake", Owner: "usr_alice"}, {ID: "con_a2", Label: "team", Account: "team", Owner: "usr_alice"}},
 		}},
-		{name: "colleague sees shared only", who: carol, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_a2", Label: "team", Account: "team"}}}},
-		{name: "other tenant sees its own", who: bob, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_b1", Label: "bob-fake", Account: "bob-fake"}}}},
+		{name: "colleague sees shared only", who: carol, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_a2", Label: "team", Account: "team", Owner: "usr_alice"}}}},
+		{name: "other tenant sees its own", who: bob, want: map[string][]ConnectionRef{"fake_greet": {{ID: "con_b1", Label: "bob-fake", Account: "bob-fake", Owner: "usr_bob"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

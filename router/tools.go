@@ -20,6 +20,8 @@ type ConnectionRef struct {
 	// (con_…)"), except on the principal's own connection when it is the only one of
 	// them the principal owns (see labelConnections).
 	Account string
+	// Owner is the id of the user who owns the connection.
+	Owner string
 	// NeedsReconnect is set when the provider refused the connection's credentials: its
 	// tools stay listed (marked) and calls return the reconnect link.
 	NeedsReconnect bool
@@ -82,7 +84,7 @@ func (r *Router) tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 	byProvider := map[string][]ConnectionRef{}
 	for i, label := range labelConnections(static, user.UserID) {
 		c := static[i]
-		byProvider[c.Provider] = append(byProvider[c.Provider], ConnectionRef{ID: c.ID, Label: label, Account: c.AccountLabel, NeedsReconnect: c.Status == connections.StatusNeedsReconnect})
+		byProvider[c.Provider] = append(byProvider[c.Provider], ConnectionRef{ID: c.ID, Label: label, Account: c.AccountLabel, Owner: c.OwnerUserID, NeedsReconnect: c.Status == connections.StatusNeedsReconnect})
 	}
 	var out []Binding
 	for _, spec := range r.registry.Providers() {
@@ -156,7 +158,7 @@ func (r *Router) connectionBindings(ctx context.Context, conns []connections.Con
 	var out []Binding
 	taken := map[string]string{} // tool name -> connection id
 	for _, c := range conns {
-		ref := ConnectionRef{ID: c.ID, Label: c.AccountLabel, Account: c.AccountLabel, NeedsReconnect: c.Status == connections.StatusNeedsReconnect}
+		ref := ConnectionRef{ID: c.ID, Label: c.AccountLabel, Account: c.AccountLabel, Owner: c.OwnerUserID, NeedsReconnect: c.Status == connections.StatusNeedsReconnect}
 		tools, err := r.registry.ConnectionTools(ctx, c.Ref())
 		if err != nil {
 			r.log.WarnContext(ctx, "list the tools of a connection", "connection", c.ID, "err", err)

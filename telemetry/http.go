@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -23,10 +25,23 @@ func (t *Telemetry) Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(logContext(r)))
 		})
 	}
-	return otelhttp.NewHandler(next, "http.server",
+	// otelhttp records the raw path (url.path): a one-time link's token, a key. The
+	// path with its secrets hidden replaces it at once, and NameRoute the route later.
+	scrubbed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		trace.SpanFromContext(r.Context()).SetAttributes(semconv.URLPath(RedactPath(r.URL.Path)))
+		next.ServeHTTP(w, r)
+	})
+	return otelhttp.NewHandler(scrubbed, "http.server",
 		otelhttp.WithTracerProvider(t.tp),
 		otelhttp.WithPropagators(propagator),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
+		// Named by the method until NameRoute names the route; otelhttp names it again
+		// after an http.ServeMux matched a pattern (the web UI's).
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+			if route := PatternRoute(r.Pattern); route != "" {
+				return r.Method + " " + route
+			}
+			return r.Method
+		}),
 		otelhttp.WithFilter(func(r *http.Request) bool { return r.URL.Path != "/healthz" && r.URL.Path != "/readyz" }),
 	)
 }
@@ -49,14 +64,24 @@ func logContext(r *http.Request) context.Context {
 }
 
 // NameRoute names the request's span after its route pattern ("GET /api/agents/:id"),
-// once the router has matched it; paths themselves would make too many span names.
+// once the router has matched it, and puts the route in place of the path (url.path):
+// paths would make too many span names, and carry secrets (/invite/sbi_…).
 func NameRoute(r *http.Request, route string) {
 	span := trace.SpanFromContext(r.Context())
 	if route == "" || !span.IsRecording() {
 		return
 	}
 	span.SetName(r.Method + " " + route)
-	span.SetAttributes(attribute.String("http.route", route))
+	span.SetAttributes(attribute.String("http.route", route), semconv.URLPath(route))
+}
+
+// PatternRoute is the route of a pattern an http.ServeMux matched, without its
+// method: "GET /invite/{token}" is /invite/{token}.
+func PatternRoute(pattern string) string {
+	if _, route, ok := strings.Cut(pattern, " "); ok {
+		return route
+	}
+	return pattern
 }
 
 // UpstreamTransport wraps a provider's shared transport: every request to the
@@ -71,7 +96,7 @@ func (t *Telemetry) UpstreamTransport(provider string, next http.RoundTripper) h
 		rt = &meteredTransport{next: next, provider: provider, m: m}
 	}
 	if t.Tracing() {
-		rt = otelhttp.NewTransport(rt,
+		rt = otelhttp.NewTransport(scrubbedTransport{next: rt},
 			otelhttp.WithTracerProvider(t.tp),
 			otelhttp.WithPropagators(propagator),
 			otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return "HTTP " + r.Method + " " + provider }),
@@ -97,4 +122,13 @@ func (t *meteredTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	t.m.ObserveUpstream(t.provider, status, time.Since(start))
 	return resp, err
+}
+
+// scrubbedTransport runs inside an upstream request's client span and replaces the URL
+// otelhttp recorded (url.full, with the query: ?api_key=…) by RedactURL's.
+type scrubbedTransport struct{ next http.RoundTripper }
+
+func (t scrubbedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	trace.SpanFromContext(req.Context()).SetAttributes(semconv.URLFull(RedactURL(req.URL)))
+	return t.next.RoundTrip(req)
 }

@@ -70,7 +70,7 @@ func (t *Telemetry) StartToolCall(ctx context.Context, tool, sessionID string, m
 		),
 	}
 	if sessionID != "" {
-		opts = append(opts, trace.WithAttributes(attribute.String("mcp.session.id", sessionID)))
+		opts = append(opts, trace.WithAttributes(attribute.String("mcp.session.id", SessionDigest(sessionID))))
 	}
 	if httpSpan.IsValid() && !httpSpan.Equal(trace.SpanContextFromContext(ctx)) {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: httpSpan}))

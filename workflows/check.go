@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -75,29 +76,21 @@ func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Princi
 	return k.bound, nil
 }
 
-// pickConnection finds the connection a step names (by label or id), or the only one.
+// pickConnection finds the connection a step names (see router.PickConnection), or
+// the only one.
 func pickConnection(b router.Binding, named string) (string, string) {
-	labels := make([]string, len(b.Connections))
-	for i, c := range b.Connections {
-		labels[i] = fmt.Sprintf("%q", c.Label)
-	}
 	if named == "" {
 		if len(b.Connections) == 1 {
 			return b.Connections[0].ID, ""
 		}
-		return "", fmt.Sprintf("is required: you have several %s connections (%s); name one by its label or id", b.Tool.Provider.Title, strings.Join(labels, ", "))
+		return "", fmt.Sprintf("is required: you have several %s connections (%s); name one by its label or id", b.Tool.Provider.Title, router.QuotedLabels(b.Connections))
 	}
-	for _, c := range b.Connections {
-		if c.Label == named || c.ID == named {
-			return c.ID, ""
-		}
+	id, err := router.PickConnection(b.Connections, "connection", named)
+	var e *switchboard.Error
+	if errors.As(err, &e) {
+		return "", e.Message
 	}
-	for _, c := range b.Connections {
-		if c.Account == named {
-			return c.ID, ""
-		}
-	}
-	return "", fmt.Sprintf("%q is not one of your %s connections; use one of %s", named, b.Tool.Provider.Title, strings.Join(labels, ", "))
+	return id, ""
 }
 
 type checker struct {

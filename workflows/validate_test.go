@@ -214,3 +214,31 @@ func TestCheckAgainstTheCallersTools(t *testing.T) {
 		})
 	}
 }
+
+// TestStepConnectionIDWinsOverLabels: a step that names a connection by its id runs on
+// that connection, even when another connection of the caller's (a colleague's shared
+// one) is labelled with that id, whichever is listed first.
+func TestStepConnectionIDWinsOverLabels(t *testing.T) {
+	t.Parallel()
+	var hook flowHook
+	squat := router.ConnectionRef{ID: "con_squat", Label: "con_main", Account: "con_main"}
+	main := router.ConnectionRef{ID: "con_main", Label: "main", Account: "main"}
+	cat := staticCatalog{reg: flowRegistry(t, &hook), conns: []router.ConnectionRef{squat, main}}
+	def, err := Parse([]byte(strings.ReplaceAll(goodYAML, "connection: main", "connection: con_main")))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	prog, err := Compile(def)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	b, err := Check(context.Background(), prog, cat, alice)
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	for _, step := range []string{"fetch", "note", "summary"} {
+		if got := b[step].ConnectionID; got != "con_main" {
+			t.Errorf("step %s runs on %q, want con_main", step, got)
+		}
+	}
+}

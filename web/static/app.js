@@ -162,6 +162,11 @@
   }
 
   const fmtTime = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+  // A connection as a picker names it: its label, and whose it is when someone else
+  // shared it (two people's connections may carry labels that read alike).
+  const connLabel = (c) => (c.owner ? `${c.label} · ${c.owner}` : c.label);
+  // Under a listed connection's label: whose it is, when it is someone else's.
+  const ownerLine = (c) => (c.owner ? el('div', { class: 'small muted', 'data-owner': c.owner_user_id, text: `${c.shared ? 'Shared by' : 'Owned by'} ${c.owner}` }) : null);
   const kindOf = (ann) => (ann && ann.readOnlyHint ? 'reads' : ann && ann.destructiveHint ? 'destroys' : 'writes');
   const kindBadge = (ann) => { const k = kindOf(ann); return el('span', { class: `badge ${k}`, text: k }); };
 
@@ -392,6 +397,7 @@
           return el('tr', { 'data-connection': c.id },
             el('td', {}, logo(p), ' ', p.title),
             el('th', { scope: 'row' }, c.account_label,
+              ownerLine(c),
               twins.length ? el('div', { class: 'small warn', 'data-duplicate': twins.map((o) => o.id).join(' ') }, `Same account as ${twins.map((o) => o.account_label).join(', ')}: connected twice.`) : null),
             el('td', {}, el('span', { class: `status ${c.status}`, text: status })),
             el('td', { class: 'scopes' }, (c.scopes || []).join(', ') || '—',
@@ -477,7 +483,7 @@
         el('tbody', {}, remote.map((c) => {
           const names = tools.filter((t) => (t.connections || []).some((x) => x.id === c.id)).map((t) => t.tool);
           return el('tr', { 'data-connection': c.id },
-            el('th', { scope: 'row', text: c.account_label }),
+            el('th', { scope: 'row' }, c.account_label, ownerLine(c)),
             el('td', {}, el('code', { text: c.remote.url })),
             el('td', { text: c.remote.transport }),
             el('td', { text: c.remote.auth }),
@@ -648,9 +654,9 @@
         // A tool whose connection is gone stays ticked only if another account can run it.
         box.checked = op.tool in bound && (!gone.has(op.tool) || cs.length > 0);
         // One account: it is named; several: the person picks one.
-        const sel = cs.length > 1 ? el('select', { id: `bind-${safe}`, 'aria-label': `Connection for ${op.tool}` }, cs.map((c) => el('option', { value: c.id, text: c.label }))) : null;
+        const sel = cs.length > 1 ? el('select', { id: `bind-${safe}`, 'aria-label': `Connection for ${op.tool}` }, cs.map((c) => el('option', { value: c.id, text: connLabel(c) }))) : null;
         if (sel && bound[op.tool]) sel.value = bound[op.tool];
-        const bind = cs.length ? el('div', { class: 'bind', hidden: !box.checked }, el('span', { class: 'small muted', text: 'Runs on' }), sel || el('span', { class: 'small', text: cs[0].label })) : null;
+        const bind = cs.length ? el('div', { class: 'bind', hidden: !box.checked }, el('span', { class: 'small muted', text: 'Runs on' }), sel || el('span', { class: 'small', text: connLabel(cs[0]) })) : null;
         const row = el('div', { class: 'pick', 'data-tool': op.tool },
           el('div', { class: 'pickhead' }, box, el('label', { for: `pick-${safe}` }, el('strong', { text: op.title || op.tool }), ' ', el('code', { text: op.tool })), p.workflow ? '' : kindBadge(op.annotations),
             p.workflow ? el('a', { href: `/workflows/${encodeURIComponent(op.title)}`, class: 'small', target: '_blank', rel: 'noopener' }, 'Open', el('span', { class: 'sr', text: ` workflow ${op.title} (opens in a new tab)` }))
@@ -659,7 +665,7 @@
           el('p', { class: 'small muted params', text: p.workflow ? 'Its steps run on the connections they name.' : paramsLine(op.input_schema) }),
           gone.has(op.tool) ? el('p', { class: 'small error', 'data-missing': op.tool, text: 'Its account was disconnected: it is not served until it runs on another account.' }) : '',
           bind || (p.workflow ? '' : el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.')));
-        rows.push({ op, box, bind, conn: () => (sel ? sel.value : cs.length ? cs[0].id : ''), label: () => (sel ? sel.selectedOptions[0].textContent : cs.length ? cs[0].label : ''), row, text: `${op.tool} ${op.title} ${op.description}`.toLowerCase() });
+        rows.push({ op, box, bind, conn: () => (sel ? sel.value : cs.length ? cs[0].id : ''), label: () => (sel ? sel.selectedOptions[0].textContent : cs.length ? connLabel(cs[0]) : ''), row, text: `${op.tool} ${op.title} ${op.description}`.toLowerCase() });
         return row;
       });
       const count = el('span', { class: 'muted small' });
@@ -997,7 +1003,7 @@
       fill($('#try-connection'), el('p', { class: 'error' }, `Connect a ${p.title} account first, under `, el('a', { href: '/#connections' }, 'Integrations'), ', then come back.'));
     } else {
       fill($('#try-connection'), el('label', { for: 'try-conn', text: 'Connection' }),
-        el('select', { id: 'try-conn' }, cs.map((c) => el('option', { value: c.id, text: c.label }))));
+        el('select', { id: 'try-conn' }, cs.map((c) => el('option', { value: c.id, text: connLabel(c) }))));
     }
     const form = objectFields(op.input_schema || {}, '');
     fill($('#try-fields'), form.nodes.length ? form.nodes : el('p', { class: 'muted', text: 'This tool takes no arguments.' }));

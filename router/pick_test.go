@@ -1,0 +1,50 @@
+package router
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/switchboard-hub/switchboard"
+)
+
+// TestPickConnection: a connection id wins over every label, so a colleague who labels
+// a shared connection with the id of someone's private one does not take the calls
+// that name it; labels and a lone account label still work, and a shared account
+// label or an unknown name is refused naming the field.
+func TestPickConnection(t *testing.T) {
+	t.Parallel()
+	mine := ConnectionRef{ID: "con_mine", Label: "Work Slack", Account: "Work Slack"}
+	squat := ConnectionRef{ID: "con_squat", Label: "con_mine", Account: "con_mine"}
+	tests := []struct {
+		name  string
+		refs  []ConnectionRef
+		named string
+		want  string // the id picked; "" for a refusal
+		says  string
+	}{
+		{name: "an id wins over a label that spells it, listed first", refs: []ConnectionRef{squat, mine}, named: "con_mine", want: "con_mine"},
+		{name: "an id wins over a label that spells it, listed last", refs: []ConnectionRef{mine, squat}, named: "con_mine", want: "con_mine"},
+		{name: "the squatter's own id still names it", refs: []ConnectionRef{squat, mine}, named: "con_squat", want: "con_squat"},
+		{name: "a label", refs: []ConnectionRef{squat, mine}, named: "Work Slack", want: "con_mine"},
+		{name: "a lone account label", refs: []ConnectionRef{{ID: "con_1", Label: "Home (con_1)", Account: "Home"}, mine}, named: "Home", want: "con_1"},
+		{name: "a shared account label", refs: []ConnectionRef{{ID: "con_x", Label: "Home (con_x)", Account: "Home"}, {ID: "con_y", Label: "Home (con_y)", Account: "Home"}}, named: "Home",
+			says: "(con_x, con_y)"},
+		{name: "an unknown name", refs: []ConnectionRef{squat, mine}, named: "Home", says: `use one of "con_mine", "Work Slack", or a connection id`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := PickConnection(tt.refs, "connection", tt.named)
+			if tt.want != "" {
+				if err != nil || got != tt.want {
+					t.Fatalf("PickConnection(%q) = %q, %v; want %q", tt.named, got, err, tt.want)
+				}
+				return
+			}
+			e, ok := err.(*switchboard.Error)
+			if !ok || e.Code != switchboard.CodeInvalid || e.Field != "connection" || !strings.Contains(e.Message, tt.says) {
+				t.Fatalf("PickConnection(%q) = %q, %v; want an invalid connection error saying %q", tt.named, got, err, tt.says)
+			}
+		})
+	}
+}
