@@ -47,7 +47,7 @@ func TestAgentKeysStayInTheirSelection(t *testing.T) {
 	for _, b := range bs {
 		got[b.Tool.Name] = b.Connections
 	}
-	if diff := cmp.Diff(map[string][]ConnectionRef{"fake_greet": {{ID: "con_a1", Label: "alice-fake", Account: "alice-fake"}}}, got); diff != "" {
+	if diff := cmp.Diff(map[string][]ConnectionRef{"fake_greet": {{ID: "con_a1", Label: "alice-fake", Account: "alice-fake", Owner: "usr_alice"}}}, got); diff != "" {
 		t.Errorf("the agent's tools (-want +got):\n%s", diff)
 	}
 

@@ -204,3 +204,39 @@ func TestAgentKeyManagesNoMemberWorkflow(t *testing.T) {
 		}
 	})
 }
+
+// TestAdminSetsNoMemberWebhookSecret: an admin's key (the owner's too) does not replace
+// the webhook secret of a member's triggered workflow, which runs as the member: a
+// delivery signed with the admin's secret would otherwise run it with the member's
+// token and the sender's parameters. Saving the workflow again takes it over (it then
+// runs as the admin), which the admin may.
+func TestAdminSetsNoMemberWebhookSecret(t *testing.T) {
+	t.Parallel()
+	h := newHub(t, testdb.SQLite(t))
+	at := h.agentTenant("m1-admin-co")
+	memberConn := h.connect(at.member, "ghp_MemberToken0123456789abcdefghijklmno", false)
+	flow := "name: member_flow\ntriggers:\n  - github: {events: [issues]}\nsteps:\n  - {name: me, tool: github_get_me, connection: " + memberConn + "}\n"
+	h.want(at.member, http.MethodPost, "/api/workflows", workflowBody(flow), http.StatusCreated, nil)
+	const memberSecret, adminSecret = "member-secret-0123456789", "admin-secret-0123456789"
+	h.want(at.member, http.MethodPut, "/api/workflows/member_flow/webhooks/github", `{"secret":"`+memberSecret+`"}`, http.StatusOK, nil)
+	for _, key := range []string{at.admin, at.owner} {
+		status, _, b := h.do(key, http.MethodPut, "/api/workflows/member_flow/webhooks/github", `{"secret":"`+adminSecret+`"}`, nil)
+		if status != http.StatusForbidden || !strings.Contains(string(b), "only they may set its webhook secret") {
+			t.Errorf("an admin sets the member's webhook secret: %d %s; want 403", status, b)
+		}
+	}
+	ping := func(secret string) int {
+		body := `{"zen":"Keep it logically awesome.","hook_id":1}`
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(body))
+		status, _, _ := h.do("", http.MethodPost, "/hooks/workflows/"+at.slug+"/member_flow/github", body, map[string]string{
+			"X-GitHub-Event": "ping", "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0959", "X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil))})
+		return status
+	}
+	if got := ping(adminSecret); got != http.StatusUnauthorized {
+		t.Errorf("a delivery signed with the admin's secret: %d, want 401", got)
+	}
+	if got := ping(memberSecret); got != http.StatusOK {
+		t.Errorf("a delivery signed with the member's secret: %d, want 200", got)
+	}
+}

@@ -82,8 +82,8 @@ func (s *Store) secret(ctx context.Context, w *Workflow, provider string) ([]byt
 }
 
 // SetWebhookSecret stores the signing secret of one of the workflow's webhook
-// triggers (only its creator or an admin may, never an agent's key); the workflow must
-// have that trigger.
+// triggers: only the person who saved the workflow may, not an admin for them nor an
+// agent's key. The workflow must have that trigger.
 func (s *Service) SetWebhookSecret(ctx context.Context, p switchboard.Principal, name, provider, secret string) error {
 	if p.Kind != switchboard.PrincipalUser {
 		return switchboard.AgentForbidden("set a workflow's webhook secret")
@@ -92,8 +92,11 @@ func (s *Service) SetWebhookSecret(ctx context.Context, p switchboard.Principal,
 	if err != nil {
 		return err
 	}
-	if w.CreatedBy != p.ID() && !p.IsAdmin() {
-		return switchboard.Errorf(switchboard.CodeForbidden, "workflow %s was created by someone else; only they or an admin may set its webhook secret", name)
+	// A delivery runs the workflow as the person who saved it, with the sender's
+	// parameters: whoever holds the secret acts as that person. So only they set it; an
+	// admin who wants the trigger saves the workflow again (it then runs as the admin).
+	if w.CreatedBy != p.ID() {
+		return switchboard.Errorf(switchboard.CodeForbidden, "workflow %s runs as the person who saved it, so only they may set its webhook secret; save it yourself to take it over", name)
 	}
 	if _, ok := webhookTrigger(w, provider); !ok {
 		return switchboard.Invalid("provider", fmt.Sprintf("workflow %s has no %s trigger", name, provider))
