@@ -136,10 +136,10 @@ func (b *BodyBudget) take(source, pool string, n, limit int64) error {
 	defer b.mu.Unlock()
 	inPool := pool + "\x00" + source
 	switch {
-	case b.used+n > b.total, pool != "" && b.byPool[pool]+n > b.pool:
-		return busyBodies
 	case b.bySource[source]+n > b.perSource, pool != "" && b.byPool[inPool]+n > max(b.poolPerSource, limit):
 		return busySource
+	case b.used+n > b.total, pool != "" && b.byPool[pool]+n > b.pool:
+		return busyBodies
 	}
 	b.used += n
 	b.bySource[source] += n
