@@ -63,8 +63,8 @@ func (s *slowBody) answer(d time.Duration) (int, bool) {
 // TestServeSlowBodies holds open many requests that each declared a large body and
 // sent one byte of it, from several client addresses, at every URL that reads a body
 // before any API key: the OAuth token and registration endpoints, the sign-in form
-// and a workflow's webhook. Meanwhile a REST tool call, an MCP initialize, a sign-in
-// and a client registration are answered; a body declared longer than its URL takes
+// and a workflow's webhook. Meanwhile a REST tool call, an MCP initialize of 3.5 MB, a
+// sign-in and a client registration are answered; a body declared longer than its URL takes
 // is refused at once, an unsigned webhook delivery too, and the server ends every
 // body still held when its read deadline passes.
 func TestServeSlowBodies(t *testing.T) {
@@ -162,8 +162,10 @@ func TestServeSlowBodies(t *testing.T) {
 	if gh.uses("ghp_slow") != before+1 {
 		t.Errorf("the upstream got %d calls with the connection's token, want 1", gh.uses("ghp_slow")-before)
 	}
+	// The initialize carries 3.5 MB of padding: a large body, within the MCP URL's
+	// bound, is still taken from a caller with a key.
 	req, _ := http.NewRequest(http.MethodPost, base+"/mcp/default", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`))
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"},"padding":"`+strings.Repeat("p", 3_500_000)+`"}}`))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
