@@ -118,16 +118,13 @@ func (s *server) publicBody(c *gin.Context) {
 	c.Next()
 }
 
-// reservePublic reserves a body read before any credential is checked, of at most
-// limit bytes, in the budget's public pool of that name, and gives it BodyTimeout to
-// arrive.
+// reservePublic gives a body read before any credential is checked BodyTimeout to
+// arrive (a refused one too: the server reads what is left of a small body before it
+// answers) and reserves it, of at most limit bytes, in the budget's public pool of
+// that name.
 func (s *server) reservePublic(c *gin.Context, pool string, limit int64) (release func(), err error) {
-	release, err = s.BodyBudget.ReservePublic(c.Writer, c.Request, pool, limit)
-	if err != nil {
-		return nil, err
-	}
 	limits.BodyDeadline(c.Writer, c.Request, s.BodyTimeout)
-	return release, nil
+	return s.BodyBudget.ReservePublic(c.Writer, c.Request, pool, limit)
 }
 
 // failBody answers a body's refusal: 413 for one declared longer than its route takes,
