@@ -85,7 +85,7 @@ func requireJSON(c *gin.Context) {
 // bodyBudget reserves the request body's bytes from the process's budget for as long
 // as the request is served, and refuses the request with 503 (or 429 when its client
 // address holds its share) and Retry-After when the budget cannot hold it now. It runs
-// after the caller is authenticated.
+// after the caller is authenticated, and lifts the read deadline publicBody set.
 func (s *server) bodyBudget(c *gin.Context) {
 	release, err := s.BodyBudget.Reserve(c.Writer, c.Request)
 	if err != nil {
@@ -93,6 +93,7 @@ func (s *server) bodyBudget(c *gin.Context) {
 		return
 	}
 	defer release()
+	limits.LiftBodyDeadline(c.Writer)
 	c.Next()
 }
 
@@ -100,11 +101,14 @@ func (s *server) bodyBudget(c *gin.Context) {
 // first and reserve its body then (s.ownBodies): such a body may hold at most
 // limits.PublicBodyPerRequest bytes (a longer one is refused with 413 before a byte is
 // read), counts in the budget's public pool of forms, and must arrive within
-// BodyTimeout.
+// BodyTimeout. A route that checks credentials first has that deadline until it has
+// (so a refused caller's body, which the server reads before it answers, cannot hold
+// the connection either); it lifts it then (limits.LiftBodyDeadline).
 func (s *server) publicBody(c *gin.Context) {
 	route := c.FullPath()
 	for _, p := range s.ownBodies {
 		if route != "" && strings.HasPrefix(route, p) {
+			limits.BodyDeadline(c.Writer, c.Request, s.BodyTimeout)
 			c.Next()
 			return
 		}

@@ -176,7 +176,8 @@ func TestRequireJSON(t *testing.T) {
 // most its own share of the budget (503); each refusal carries Retry-After, and all of
 // it is given back when the requests are done. A body that stalls is ended by the read
 // deadline, its reservation given back; /api answers a caller without a key before it
-// reads a byte; a route under OwnBodies takes a large body.
+// reads a byte, within the deadline too; a route under OwnBodies takes a large body,
+// and once it lifted the deadline, a slow one.
 func TestPublicBodies(t *testing.T) {
 	t.Parallel()
 	const kb = 1 << 10
@@ -204,6 +205,7 @@ func TestPublicBodies(t *testing.T) {
 		c.Status(http.StatusNoContent)
 	})
 	e.POST("/own/big", func(c *gin.Context) {
+		limits.LiftBodyDeadline(c.Writer) // as a route that checked its caller does
 		n, err := io.Copy(io.Discard, c.Request.Body)
 		if err != nil {
 			c.String(http.StatusBadRequest, "read: %v", err)
@@ -270,13 +272,27 @@ func TestPublicBodies(t *testing.T) {
 		t.Errorf("budget in use after the requests = %d, want 0", got)
 	}
 
+	// A route that lifted the deadline takes a body that pauses for longer.
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /own/big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{")
+	time.Sleep(600 * time.Millisecond) // three times the deadline
+	fmt.Fprintf(conn, "}")
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("a paused body at a route that lifted the deadline: %v %v, want 200", resp, err)
+	}
+
 	// A body that stalls after its first byte, at a public route (one declared over its
 	// bound too, which the server would wait for before answering) and at /api without
 	// a key: each is answered, and nothing stays reserved.
 	for _, tt := range []struct {
 		path         string
 		length, want int
-	}{{"/hold", 60 * kb, http.StatusBadRequest}, {"/hold", 100 * kb, http.StatusRequestEntityTooLarge}, {"/api/keys", 4 << 20, http.StatusUnauthorized}} {
+	}{{"/hold", 60 * kb, http.StatusBadRequest}, {"/hold", 100 * kb, http.StatusRequestEntityTooLarge}, {"/api/keys", 4 << 20, http.StatusUnauthorized}, {"/api/keys", 60 * kb, http.StatusUnauthorized}} {
 		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)

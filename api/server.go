@@ -74,8 +74,8 @@ type Options struct {
 	// New included, takes a small public body only (limits.BodyBudget.ReservePublic).
 	BodyBudget *limits.BodyBudget
 	// OwnBodies are the path prefixes of routes added after New that authenticate
-	// their caller before reading the body and reserve it from BodyBudget then (the
-	// MCP URLs, whose adapter shares the budget).
+	// their caller before reading the body, then reserve it from BodyBudget and lift
+	// the read deadline of BodyTimeout (the MCP URLs, whose adapter shares the budget).
 	OwnBodies []string
 	// BodyTimeout is how long a body read before any credential is checked (a public
 	// body, a webhook's) may take to arrive; limits.PublicBodyTimeout when zero.

@@ -27,6 +27,12 @@ func BodyDeadline(w http.ResponseWriter, r *http.Request, d time.Duration) {
 	r.Body = &deadlineBody{ReadCloser: r.Body, lift: sync.OnceFunc(func() { _ = rc.SetReadDeadline(time.Time{}) })}
 }
 
+// LiftBodyDeadline lifts the read deadline BodyDeadline set, for a request whose
+// caller has shown its credentials: a large body then takes as long as it needs.
+func LiftBodyDeadline(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+}
+
 // deadlineBody lifts its connection's read deadline when the body ends.
 type deadlineBody struct {
 	io.ReadCloser

@@ -259,6 +259,8 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 	}
+	// The caller is known: its body takes as long as it needs.
+	limits.LiftBodyDeadline(w)
 	s, err := a.scope(r.Context(), p, agentID)
 	if err != nil {
 		e := switchboard.AsError(err)
