@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/connections"
 )
 
@@ -20,7 +21,7 @@ func FuzzOAuthCallback(f *testing.F) {
 		f.Add(s[0], s[1], s[2], s[3], true)
 		f.Add(s[0], s[1], s[2], s[3], false)
 	}
-	e := bareEngine(f, "https://hub.example.com", nil)
+	e := bareEngine(f, "https://hub.example.com", api.Options{})
 	f.Fuzz(func(t *testing.T, state, code, oauthErr, cookie string, wantJSON bool) {
 		q := url.Values{"state": {state}, "code": {code}}
 		if oauthErr != "" {

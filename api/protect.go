@@ -1,6 +1,8 @@
 package api
 
 import (
+	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/httpx"
+	"github.com/switchboard-hub/switchboard/limits"
 )
 
 // defaultCSP is the Content-Security-Policy of answers that set none of their own:
@@ -80,18 +83,63 @@ func requireJSON(c *gin.Context) {
 }
 
 // bodyBudget reserves the request body's bytes from the process's budget for as long
-// as the request is served, and refuses the request with 503 and Retry-After when the
-// budget cannot hold it now.
+// as the request is served, and refuses the request with 503 (or 429 when its client
+// address holds its share) and Retry-After when the budget cannot hold it now. It runs
+// after the caller is authenticated, and lifts the read deadline publicBody set.
 func (s *server) bodyBudget(c *gin.Context) {
-	release, ok := s.BodyBudget.Reserve(c.Writer, c.Request)
-	if !ok {
-		c.Header("Retry-After", "1")
-		c.AbortWithStatusJSON(http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: switchboard.CodeUnavailable, RetryAfterSeconds: 1,
-			Message: "the server is busy reading other large requests; retry in a second"}})
+	release, err := s.BodyBudget.Reserve(c.Writer, c.Request)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer release()
+	limits.LiftBodyDeadline(c.Writer)
+	c.Next()
+}
+
+// publicBody bounds the body of every request whose route does not check credentials
+// first and reserve its body then (s.ownBodies): such a body may hold at most
+// limits.PublicBodyPerRequest bytes (a longer one is refused with 413 before a byte is
+// read), counts in the budget's public pool of forms, and must arrive within
+// BodyTimeout. A route that checks credentials first has that deadline until it has
+// (so a refused caller's body, which the server reads before it answers, cannot hold
+// the connection either); it lifts it then (limits.LiftBodyDeadline).
+func (s *server) publicBody(c *gin.Context) {
+	route := c.FullPath()
+	for _, p := range s.ownBodies {
+		if route != "" && strings.HasPrefix(route, p) {
+			limits.BodyDeadline(c.Writer, c.Request, s.BodyTimeout)
+			c.Next()
+			return
+		}
+	}
+	release, err := s.reservePublic(c, "forms", limits.PublicBodyPerRequest)
+	if err != nil {
+		s.failBody(c, err)
 		return
 	}
 	defer release()
 	c.Next()
+}
+
+// reservePublic gives a body read before any credential is checked BodyTimeout to
+// arrive (a refused one too: the server reads what is left of a small body before it
+// answers) and reserves it, of at most limit bytes, in the budget's public pool of
+// that name.
+func (s *server) reservePublic(c *gin.Context, pool string, limit int64) (release func(), err error) {
+	limits.BodyDeadline(c.Writer, c.Request, s.BodyTimeout)
+	return s.BodyBudget.ReservePublic(c.Writer, c.Request, pool, limit)
+}
+
+// failBody answers a body's refusal: 413 for one declared longer than its route takes,
+// else as fail does.
+func (s *server) failBody(c *gin.Context, err error) {
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, errorBody{Error: errorDetail{Code: switchboard.CodeInvalid, Field: "body",
+			Message: fmt.Sprintf("is %d bytes; this URL takes at most %d", c.Request.ContentLength, tooLarge.Limit)}})
+		return
+	}
+	s.fail(c, err)
 }
 
 // hostOf returns the host[:port] of a public URL as browsers send it in Host (lower

@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,8 +26,8 @@ import (
 )
 
 // bareEngine is the API with a connections service (for the OAuth callback) and no
-// other store: enough for what runs before a handler.
-func bareEngine(t testing.TB, publicURL string, budget *limits.BodyBudget) *gin.Engine {
+// other store, and o's other options: enough for what runs before a handler.
+func bareEngine(t testing.TB, publicURL string, o api.Options) *gin.Engine {
 	t.Helper()
 	ui := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -35,7 +38,8 @@ func bareEngine(t testing.TB, publicURL string, budget *limits.BodyBudget) *gin.
 		t.Fatal(err)
 	}
 	svc := connections.NewService(connections.NewStore(testdb.SQLite(t), kr), providers.NewRegistry(), &providers.Transports{}, nil)
-	return api.New(api.Options{PublicURL: publicURL, Connections: svc, Logger: slog.New(slog.DiscardHandler), NoRoute: ui, BodyBudget: budget})
+	o.PublicURL, o.Connections, o.Logger, o.NoRoute = publicURL, svc, slog.New(slog.DiscardHandler), ui
+	return api.New(o)
 }
 
 // serve sends a request straight to the engine as if it arrived on a listener at local.
@@ -80,7 +84,7 @@ func TestSecurityHeaders(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := bareEngine(t, tt.publicURL, nil)
+			e := bareEngine(t, tt.publicURL, api.Options{})
 			rec := serve(e, publicListener, http.MethodGet, "/oauth/callback?state=nope&code=x", "hub.example.com", "", "")
 			if !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
 				t.Fatalf("callback answered %q, want a page", rec.Header().Get("Content-Type"))
@@ -104,7 +108,7 @@ func TestSecurityHeaders(t *testing.T) {
 // host (and loopback names on a loopback listener); the probes answer any Host.
 func TestHostCheck(t *testing.T) {
 	t.Parallel()
-	e := bareEngine(t, "https://hub.example.com", nil)
+	e := bareEngine(t, "https://hub.example.com", api.Options{})
 	tests := []struct {
 		name, path, host string
 		local            net.Addr
@@ -140,7 +144,7 @@ func TestHostCheck(t *testing.T) {
 // looks at the caller; JSON media types and empty bodies pass on.
 func TestRequireJSON(t *testing.T) {
 	t.Parallel()
-	e := bareEngine(t, "https://hub.example.com", nil)
+	e := bareEngine(t, "https://hub.example.com", api.Options{})
 	tests := []struct {
 		name, contentType, body string
 		want                    int
@@ -164,18 +168,28 @@ func TestRequireJSON(t *testing.T) {
 	}
 }
 
-// TestBodyBudget: bodies in flight share one byte budget, on every route of the engine
-// (one added after New, as the MCP URLs are, included); a request that does not fit is
-// refused with 503 and Retry-After, and fits again once others are done.
-func TestBodyBudget(t *testing.T) {
+// TestPublicBodies: a route that reads its body before any credential is checked (a
+// route added after New, the UI) takes a small body only: one declared longer is
+// refused with 413 before its handler runs. One within the bound is reserved from the
+// budget's pool of forms while it is served, one client address holding at most its
+// share of the pool (429 beyond it, while another address is served) and the pool at
+// most its own share of the budget (503); each refusal carries Retry-After, and all of
+// it is given back when the requests are done. A body that stalls is ended by the read
+// deadline, its reservation given back; /api answers a caller without a key before it
+// reads a byte, within the deadline too; a route under OwnBodies takes a large body,
+// and once it lifted the deadline, a slow one.
+func TestPublicBodies(t *testing.T) {
 	t.Parallel()
-	const mb = 1 << 20
-	budget := limits.NewBodyBudget(2*mb, mb)
-	e := bareEngine(t, "", budget)
+	const kb = 1 << 10
+	budget := limits.NewBodyBudget(1<<20, 0) // a pool of 128 KiB, 64 KiB of it per address
+	e := bareEngine(t, "", api.Options{BodyBudget: budget, BodyTimeout: 200 * time.Millisecond, OwnBodies: []string{"/own/"}})
 	started := make(chan struct{})
 	release := make(chan struct{})
 	e.POST("/hold", func(c *gin.Context) {
-		_, _ = io.Copy(io.Discard, c.Request.Body)
+		if _, err := io.Copy(io.Discard, c.Request.Body); err != nil {
+			c.String(http.StatusBadRequest, "read: %v", err)
+			return
+		}
 		// Neither wait outlives the request: a test that failed before releasing them
 		// must not hold srv.Close.
 		select {
@@ -190,46 +204,112 @@ func TestBodyBudget(t *testing.T) {
 		}
 		c.Status(http.StatusNoContent)
 	})
-	srv := httptest.NewServer(e)
+	e.POST("/own/big", func(c *gin.Context) {
+		limits.LiftBodyDeadline(c.Writer) // as a route that checked its caller does
+		n, err := io.Copy(io.Discard, c.Request.Body)
+		if err != nil {
+			c.String(http.StatusBadRequest, "read: %v", err)
+			return
+		}
+		c.String(http.StatusOK, "%d", n)
+	})
+	sources, err := limits.NewSources([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sources.Handler(e))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
 	})
-	post := func() *http.Response {
+	post := func(path, client string, size int) (*http.Response, string) {
 		t.Helper()
-		resp, err := http.Post(srv.URL+"/hold", "application/octet-stream", strings.NewReader(strings.Repeat("x", mb)))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(strings.Repeat("x", size)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Error(err)
-			return nil
+			return nil, ""
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
+		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		return resp
+		return resp, string(b)
 	}
+
+	for _, path := range []string{"/hold", "/signin"} {
+		if resp, body := post(path, "192.0.2.1", 65*kb); resp == nil || resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "this URL takes at most 65536") {
+			t.Errorf("POST %s of 65 KiB: %v %s, want 413 saying the bound", path, resp, body)
+		}
+	}
+	if resp, body := post("/own/big", "192.0.2.1", 1<<20); resp == nil || resp.StatusCode != http.StatusOK || body != "1048576" {
+		t.Errorf("1 MiB to a route that reserves its own body: %v %s", resp, body)
+	}
+
 	var wg sync.WaitGroup
-	for range 2 {
+	for _, client := range []string{"192.0.2.1", "192.0.2.2"} {
 		wg.Go(func() {
-			if resp := post(); resp != nil && resp.StatusCode != http.StatusNoContent {
-				t.Errorf("a request within the budget: status %d", resp.StatusCode)
+			if resp, body := post("/hold", client, 60*kb); resp == nil || resp.StatusCode != http.StatusNoContent {
+				t.Errorf("60 KiB from %s: %v %s", client, resp, body)
 			}
 		})
+		testwait.Recv(t, started, "the request from "+client+" to be held")
 	}
-	testwait.Recv(t, started, "the first request to be held")
-	testwait.Recv(t, started, "the second request to be held")
-	if got := budget.InUse(); got != 2*mb {
-		t.Errorf("budget in use = %d, want %d", got, 2*mb)
+	if got := budget.InUse(); got != 120*kb {
+		t.Errorf("budget in use = %d, want %d", got, 120*kb)
 	}
-	resp := post()
-	if resp == nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
-		t.Fatalf("a request beyond the budget: %v, want 503 with Retry-After: 1", resp)
+	for _, tt := range []struct {
+		client string
+		want   int
+	}{{"192.0.2.1", http.StatusTooManyRequests}, {"192.0.2.3", http.StatusServiceUnavailable}} {
+		if resp, body := post("/hold", tt.client, 10*kb); resp == nil || resp.StatusCode != tt.want || resp.Header.Get("Retry-After") != "1" {
+			t.Errorf("10 KiB more from %s: %v %s, want %d with Retry-After: 1", tt.client, resp, body, tt.want)
+		}
 	}
 	close(release)
 	testwait.Wait(t, "the held requests to be answered", wg.Wait)
 	if got := budget.InUse(); got != 0 {
 		t.Errorf("budget in use after the requests = %d, want 0", got)
 	}
-	go func() { <-started }()
-	if resp := post(); resp == nil || resp.StatusCode != http.StatusNoContent {
-		t.Errorf("a request after the others finished: %v", resp)
+
+	// A route that lifted the deadline takes a body that pauses for longer.
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /own/big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{")
+	time.Sleep(600 * time.Millisecond) // three times the deadline
+	fmt.Fprintf(conn, "}")
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("a paused body at a route that lifted the deadline: %v %v, want 200", resp, err)
+	}
+
+	// A body that stalls after its first byte, at a public route (one declared over its
+	// bound too, which the server would wait for before answering) and at /api without
+	// a key: each is answered, and nothing stays reserved.
+	for _, tt := range []struct {
+		path         string
+		length, want int
+	}{{"/hold", 60 * kb, http.StatusBadRequest}, {"/hold", 100 * kb, http.StatusRequestEntityTooLarge}, {"/api/keys", 4 << 20, http.StatusUnauthorized}, {"/api/keys", 60 * kb, http.StatusUnauthorized}} {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", tt.path, tt.length)
+		_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("a stalled body at %s: no answer: %v", tt.path, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("a stalled body at %s: status %d, want %d", tt.path, resp.StatusCode, tt.want)
+		}
+		if got := budget.InUse(); got != 0 {
+			t.Errorf("budget in use after a stalled body at %s = %d, want 0", tt.path, got)
+		}
 	}
 }

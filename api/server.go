@@ -67,8 +67,18 @@ type Options struct {
 	// NoRoute, when set, serves requests outside /api and the probes (the web UI).
 	NoRoute http.Handler
 	// BodyBudget bounds the bytes of request bodies in flight across every route of
-	// the engine, the MCP URLs added later included; limits.NewBodyBudget(0, 0) when nil.
+	// the engine; limits.NewBodyBudget(0, 0) when nil. /api reserves a body once its
+	// caller is authenticated, a workflow's webhook once the request carries a
+	// signature for a workflow that has a secret; every other route, those added after
+	// New included, takes a small public body only (limits.BodyBudget.ReservePublic).
 	BodyBudget *limits.BodyBudget
+	// OwnBodies are the path prefixes of routes added after New that authenticate
+	// their caller before reading the body, then reserve it from BodyBudget and lift
+	// the read deadline of BodyTimeout (the MCP URLs, whose adapter shares the budget).
+	OwnBodies []string
+	// BodyTimeout is how long a body read before any credential is checked (a public
+	// body, a webhook's) may take to arrive; limits.PublicBodyTimeout when zero.
+	BodyTimeout time.Duration
 }
 
 type server struct {
@@ -78,6 +88,8 @@ type server struct {
 	// PublicURL is https (HSTS).
 	publicHost string
 	https      bool
+	// ownBodies are the route prefixes publicBody leaves to the routes themselves.
+	ownBodies []string
 }
 
 // New returns the engine serving /api, /healthz and /readyz. Callers may add routes
@@ -92,11 +104,15 @@ func New(o Options) *gin.Engine {
 	if s.BodyBudget == nil {
 		s.BodyBudget = limits.NewBodyBudget(0, 0)
 	}
+	if s.BodyTimeout <= 0 {
+		s.BodyTimeout = limits.PublicBodyTimeout
+	}
+	s.ownBodies = append([]string{"/api/", WebhookPath}, s.OwnBodies...)
 
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
-	e.Use(s.accessLog, gin.CustomRecoveryWithWriter(discard{}, s.recovered), s.securityHeaders, s.bodyBudget)
+	e.Use(s.accessLog, gin.CustomRecoveryWithWriter(discard{}, s.recovered), s.securityHeaders, s.publicBody)
 	e.NoRoute(s.noRoute)
 	e.NoMethod(methodNotAllowed)
 
@@ -107,7 +123,7 @@ func New(o Options) *gin.Engine {
 
 	e.GET(CallbackPath, s.checkHost, s.callback)
 
-	a := e.Group("/api", s.checkHost, requireJSON, compressJSON, s.authenticate)
+	a := e.Group("/api", s.checkHost, requireJSON, compressJSON, s.authenticate, s.bodyBudget)
 	a.GET("/providers", s.listProviders)
 	a.GET("/providers/:provider/operations", s.listOperations)
 

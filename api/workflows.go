@@ -31,7 +31,7 @@ type WorkflowService interface {
 	LastRun(ctx context.Context, p switchboard.Principal, name string) (*runs.View, error)
 	Cancel(ctx context.Context, p switchboard.Principal, runID string) (runs.View, error)
 	SetWebhookSecret(ctx context.Context, p switchboard.Principal, name, provider, secret string) error
-	Webhook(ctx context.Context, tenant switchboard.TenantID, name, provider string, h http.Header, body []byte, now time.Time) (workflows.HookAnswer, error)
+	Webhook(ctx context.Context, tenant switchboard.TenantID, name, provider string, h http.Header, read func() ([]byte, error), now time.Time) (workflows.HookAnswer, error)
 }
 
 // WebhookPath starts the URLs providers deliver a workflow's webhook events to:
@@ -61,15 +61,12 @@ func (s *server) setWebhookSecret(c *gin.Context) {
 }
 
 // webhook takes a provider's delivery for a workflow: no API key, the signature is
-// the authentication.
+// the authentication. The body is read only once the workflow's secret is found and
+// the request carries a signature; it counts as a public body of at most MaxBodyBytes,
+// in the budget's pool of webhooks, that must arrive within BodyTimeout.
 func (s *server) webhook(c *gin.Context) {
 	if s.Workflows == nil || s.Tenants == nil {
 		notFoundRoute(c)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
-	if err != nil {
-		s.fail(c, switchboard.Invalid("body", "is too large or unreadable"))
 		return
 	}
 	ten, err := s.Tenants.TenantBySlug(c.Request.Context(), c.Param("tenant"))
@@ -77,9 +74,26 @@ func (s *server) webhook(c *gin.Context) {
 		s.fail(c, switchboard.NotFound("webhook"))
 		return
 	}
-	ans, err := s.Workflows.Webhook(c.Request.Context(), ten.ID, c.Param("name"), c.Param("provider"), c.Request.Header, body, time.Now())
+	var release func()
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
+	read := func() ([]byte, error) {
+		var err error
+		if release, err = s.reservePublic(c, "webhooks", MaxBodyBytes); err != nil {
+			return nil, err
+		}
+		body, err := io.ReadAll(c.Request.Body)
+		if err != nil {
+			return nil, switchboard.Invalid("body", "is too large or unreadable")
+		}
+		return body, nil
+	}
+	ans, err := s.Workflows.Webhook(c.Request.Context(), ten.ID, c.Param("name"), c.Param("provider"), c.Request.Header, read, time.Now())
 	if err != nil {
-		s.fail(c, err)
+		s.failBody(c, err)
 		return
 	}
 	c.JSON(ans.Status, ans.Body)

@@ -1,7 +1,9 @@
 // Package limits holds the throttles and bounds of the hub.
 //
 // Those that protect the hub itself live in each process's memory: how many bytes of
-// request bodies it holds at once (BodyBudget), sign-in attempts per account and per
+// request bodies it holds at once, per client address and per kind of route that reads
+// them before any credential is checked (BodyBudget), how long such a body may take to
+// arrive (BodyDeadline), sign-in attempts per account and per
 // client address (SignIns), API keys that are not found (KeyMisses), and the client
 // address those are keyed on (Sources). With several nodes an attacker's budget is
 // multiplied by their number (each node throttles on its own); the bounds stay finite,

@@ -95,6 +95,10 @@ type Options struct {
 	// a tool error saying when to retry, anything else 503 or 429, each with
 	// Retry-After), and one admitted keeps its place for the tool calls it makes.
 	Admission *limits.Admission
+	// Bodies, when set, is the process's body budget: each request's body is reserved
+	// from it once the caller is authenticated and admitted, and refused (503 or 429,
+	// a tools/call with a tool error, each with Retry-After) when it does not fit.
+	Bodies *limits.BodyBudget
 }
 
 // Adapter is the http.Handler of every MCP URL. It keeps one MCP server per scope (a
@@ -247,6 +251,16 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer context.AfterFunc(a.life, cancel)()
 		r = r.WithContext(limits.WithSlot(ctx, slot))
 	}
+	if a.opts.Bodies != nil {
+		release, err := a.opts.Bodies.Reserve(w, r)
+		if err != nil {
+			a.refuse(w, r, switchboard.AsError(err))
+			return
+		}
+		defer release()
+	}
+	// The caller is known: its body takes as long as it needs.
+	limits.LiftBodyDeadline(w)
 	s, err := a.scope(r.Context(), p, agentID)
 	if err != nil {
 		e := switchboard.AsError(err)

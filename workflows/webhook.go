@@ -136,8 +136,11 @@ type HookAnswer struct {
 // before (or a Slack request older than five minutes) is refused as a replay, Slack's
 // URL verification is answered, and an event the trigger takes starts a run with the
 // event as its parameters, as the person who saved the workflow. Every refusal is the
-// same 404 or 401, so a caller without the secret learns nothing.
-func (s *Service) Webhook(ctx context.Context, tenant switchboard.TenantID, name, provider string, h http.Header, body []byte, now time.Time) (HookAnswer, error) {
+// same 404 or 401, so a caller without the secret learns nothing. The body is read
+// (read) only once the workflow, its trigger and its secret are found and the request
+// carries a signature of the provider's shape: an unsigned request, or one to a URL
+// that takes none, is refused for the price of its headers.
+func (s *Service) Webhook(ctx context.Context, tenant switchboard.TenantID, name, provider string, h http.Header, read func() ([]byte, error), now time.Time) (HookAnswer, error) {
 	w, err := s.Store.Get(ctx, tenant, name)
 	if err != nil {
 		return HookAnswer{}, switchboard.NotFound("webhook")
@@ -154,6 +157,13 @@ func (s *Service) Webhook(ctx context.Context, tenant switchboard.TenantID, name
 		return HookAnswer{}, switchboard.NotFound("webhook")
 	}
 	unsigned := &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "the request's signature does not match"}
+	if !signedShape(provider, h) {
+		return HookAnswer{}, unsigned
+	}
+	body, err := read()
+	if err != nil {
+		return HookAnswer{}, err
+	}
 	var event, delivery string
 	var params json.RawMessage
 	switch provider {
@@ -215,6 +225,24 @@ func (s *Service) Webhook(ctx context.Context, tenant switchboard.TenantID, name
 		return HookAnswer{}, err
 	}
 	return HookAnswer{Status: http.StatusAccepted, Body: map[string]any{"ok": true}}, nil
+}
+
+// signedShape reports whether h carries the provider's signature headers, well
+// formed: what a delivery must have before its body is worth reading.
+func signedShape(provider string, h http.Header) bool {
+	hexMAC := func(v, prefix string) bool {
+		mac, ok := strings.CutPrefix(v, prefix)
+		b, err := hex.DecodeString(mac)
+		return ok && err == nil && len(b) == sha256.Size
+	}
+	switch provider {
+	case HookGitHub:
+		return hexMAC(h.Get("X-Hub-Signature-256"), "sha256=")
+	case HookSlack:
+		_, err := strconv.ParseInt(h.Get("X-Slack-Request-Timestamp"), 10, 64)
+		return err == nil && hexMAC(h.Get("X-Slack-Signature"), "v0=")
+	}
+	return false
 }
 
 // validSignature compares an HMAC-SHA-256 given in hex with the body's, in constant

@@ -200,6 +200,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	tenantStore.SetPasswordPolicy(oauth.PasswordsAllowed)
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools
+	// Request bodies in flight share one budget; the MCP URLs reserve theirs once the
+	// caller is authenticated, as /api does.
+	bodies := limits.NewBodyBudget(0, 0)
 	adapter = mcpadapter.New(mcpadapter.Options{
 		Router: rtr, Auth: tenantStore, Tokens: oauth, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
 		AllowedOrigins: cfg.AllowedOrigins,
@@ -210,6 +213,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Relay:     mcpadapter.FeedRelay(feed),
 		Telemetry: tel,
 		Admission: admission, // MCP requests are admitted before their bodies are read
+		Bodies:    bodies,
 		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState}),
 			mcpadapter.WorkflowsExtension(mcpadapter.WorkflowsOptions{Service: wfService, Logger: log})},
 	})
@@ -282,6 +286,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		PublicURL:     publicURL,
 		Logger:        log,
 		NoRoute:       page,
+		BodyBudget:    bodies,
+		OwnBodies:     []string{mcpadapter.Prefix},
 	})
 	mcp := gin.WrapH(adapter)
 	engine.Any(mcpadapter.Prefix+":tenant", mcp)
@@ -330,8 +336,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	srv := &http.Server{
 		Handler:           tel.Handler(sources.Handler(engine)),
 		ReadHeaderTimeout: 10 * time.Second,
-		// No ReadTimeout or WriteTimeout: MCP streams (SSE) stay open for long; bodies
-		// are bounded by size in the handlers instead.
+		// No ReadTimeout or WriteTimeout: MCP streams (SSE) stay open for long. Bodies
+		// are bounded by size in the handlers, and those read before any credential is
+		// checked by a deadline of their own (api.Options.BodyTimeout).
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
