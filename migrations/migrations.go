@@ -43,6 +43,7 @@ func all() []migration {
 		{Version: 20, Name: "openapi_providers", Up: up0020OpenAPIProviders},
 		{Version: 21, Name: "sso", Up: up0021SSO},
 		{Version: 22, Name: "openapi_oauth_apps", Up: up0022OpenAPIOAuthApps},
+		{Version: 23, Name: "mcp_session_keys", Up: up0023MCPSessionKeys},
 	}
 }
 
