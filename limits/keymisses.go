@@ -78,20 +78,29 @@ func NewKeyMisses(o KeyMissOptions) *KeyMisses {
 		missing: newTable[time.Time](o.MaxKeys), sources: newTable[*bucket](o.MaxSources)}
 }
 
-// Recall answers ErrKnownMissing for the key whose SHA-256 is sum when it was looked up
-// lately and not found, and nil when it must be looked up.
-func (k *KeyMisses) Recall(sum [32]byte) error {
+// Recall answers nil when the key whose SHA-256 is sum must be looked up; for a key
+// looked up lately and not found, ErrKnownMissing, or the rate_limited error Missing
+// gives when source (see Missing) has run out, so a key is answered alike whether it
+// was seen before or not. It costs source nothing.
+func (k *KeyMisses) Recall(sum [32]byte, source string) error {
 	h := hex.EncodeToString(sum[:])
 	now := k.o.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if until, ok := k.missing.get(h); ok {
-		if now.Before(until) {
-			return ErrKnownMissing
-		}
-		k.missing.remove(h)
+	until, ok := k.missing.get(h)
+	if !ok {
+		return nil
 	}
-	return nil
+	if !now.Before(until) {
+		k.missing.remove(h)
+		return nil
+	}
+	if b, ok := k.sources.get(source); ok && source != "" {
+		if wait := b.wait(k.source, now); wait > 0 {
+			return refusedKey(wait)
+		}
+	}
+	return ErrKnownMissing
 }
 
 // Missing records that the key whose SHA-256 is sum, sent from source (a client
@@ -113,7 +122,12 @@ func (k *KeyMisses) Missing(sum [32]byte, source string) error {
 		k.sources.put(source, b, func(b *bucket) bool { return b.full(k.source, now) })
 	}
 	if wait, ok := b.take(k.source, now); !ok {
-		return rateLimited("too many unknown API keys from your network", wait, "check the key you send")
+		return refusedKey(wait)
 	}
 	return nil
+}
+
+// refusedKey is the answer to an unknown key from an address that has run out.
+func refusedKey(wait time.Duration) error {
+	return rateLimited("too many unknown API keys from your network", wait, "check the key you send")
 }

@@ -14,7 +14,8 @@ import (
 
 // TestKeyMisses looks keys up: a key not found is answered from memory until its TTL
 // ends; an address that sends unknown keys runs out and refills; keys found cost it
-// nothing, and are looked up even when it has run out.
+// nothing, and are looked up even when it has run out; a key remembered is refused
+// like a new one while its address has run out.
 func TestKeyMisses(t *testing.T) {
 	t.Parallel()
 	c := newClock()
@@ -23,9 +24,9 @@ func TestKeyMisses(t *testing.T) {
 	// lookup looks a key up, found or not, and says what the throttle answered.
 	lookup := func(key, source string, found bool) string {
 		sum := sha256.Sum256([]byte(key))
-		if err := k.Recall(sum); err != nil {
+		if err := k.Recall(sum, source); err != nil {
 			if !errors.Is(err, limits.ErrKnownMissing) {
-				t.Fatalf("recall %s: %v", key, err)
+				return "recalled, " + refusal(err)
 			}
 			return "known missing"
 		}
@@ -43,6 +44,7 @@ func TestKeyMisses(t *testing.T) {
 		lookup("bad-1", addr, false), lookup("bad-1", addr, false), // remembered
 		lookup("bad-2", addr, false), lookup("bad-3", addr, false), // the bucket is empty
 		lookup("good", addr, true),             // a key found is looked up all the same
+		lookup("bad-3", addr, false),           // remembered: refused alike
 		lookup("bad-3", "198.51.100.7", false), // remembered, whatever the address
 		lookup("bad-4", "198.51.100.7", false), // another address
 	)
@@ -56,6 +58,7 @@ func TestKeyMisses(t *testing.T) {
 		"missing", "known missing",
 		"missing", limited,
 		"found",
+		"recalled, " + limited,
 		"known missing",
 		"missing",
 		"missing", limited,
@@ -73,7 +76,7 @@ func TestKeyMissesBounded(t *testing.T) {
 	k := limits.NewKeyMisses(limits.KeyMissOptions{MaxKeys: 64})
 	for i := range 1000 {
 		sum := sha256.Sum256(fmt.Appendf(nil, "key-%d", i))
-		if err := k.Recall(sum); err != nil {
+		if err := k.Recall(sum, ""); err != nil {
 			t.Fatalf("key %d: %v", i, err)
 		}
 		if err := k.Missing(sum, ""); err != nil {
@@ -83,7 +86,7 @@ func TestKeyMissesBounded(t *testing.T) {
 	if n := limits.RememberedKeys(k); n > 64 {
 		t.Fatalf("%d keys remembered, want at most 64", n)
 	}
-	if err := k.Recall(sha256.Sum256([]byte("key-999"))); !errors.Is(err, limits.ErrKnownMissing) {
+	if err := k.Recall(sha256.Sum256([]byte("key-999")), ""); !errors.Is(err, limits.ErrKnownMissing) {
 		t.Fatalf("the last key: %v, want ErrKnownMissing", err)
 	}
 }

@@ -48,8 +48,11 @@ func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Princ
 	if !ok {
 		return switchboard.Principal{}, errUnauthorized()
 	}
-	if err := s.keyMisses.Recall(sum); err != nil {
-		return switchboard.Principal{}, errUnauthorized()
+	if err := s.keyMisses.Recall(sum, limits.SourceFrom(ctx)); err != nil {
+		if errors.Is(err, limits.ErrKnownMissing) {
+			return switchboard.Principal{}, errUnauthorized()
+		}
+		return switchboard.Principal{}, err
 	}
 	gen := s.cache.generation()
 	var row struct {
