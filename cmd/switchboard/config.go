@@ -46,6 +46,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs go to stderr"},
 		{"SWITCHBOARD_LOG_FORMAT", "text", "text or json (one JSON object a line); request lines carry trace_id, and an error repeated within 10 s is summarised"},
 		{"SWITCHBOARD_ADMIN_ADDR", "off", "host:port of the admin listener: Prometheus metrics at /metrics and pprof at /debug/pprof/; keep it private (never the public port)"},
+		{telemetry.AdminHostsEnv, "none", "comma-separated host names (metrics.internal) the admin listener answers to besides IP addresses and localhost; a request with any other Host gets 421, so a web page cannot reach it by DNS rebinding"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT", "off", "OTLP/HTTP collector URL (http://collector:4318) to export traces to; the other OTEL_* exporter variables apply; unset: no tracing"},
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_ID", "none", "the deployment's OAuth app client ID for a provider that connects with OAuth (<PROVIDER>: " + oauth + "); register PUBLIC_URL/oauth/callback as its callback URL"},
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_SECRET", "none", "that app's client secret; both or neither"},
@@ -86,6 +87,9 @@ type config struct {
 	LogFormat string
 	// AdminAddr is the admin listener's host:port (metrics, pprof); empty: none.
 	AdminAddr string
+	// AdminHosts are the host names, besides IP addresses and localhost, that the admin
+	// listener answers to.
+	AdminHosts []string
 	// TracesEndpoint is the OTLP/HTTP URL traces go to; empty: no tracing.
 	TracesEndpoint string
 	// OAuthApps are the deployment's OAuth apps by provider, from SWITCHBOARD_OAUTH_*.
@@ -249,6 +253,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if samePort(c.AdminAddr, c.Addr) {
 			return config{}, &configError{"SWITCHBOARD_ADMIN_ADDR", fmt.Sprintf("%q would share the public listener SWITCHBOARD_ADDR (%s); give the admin listener a port of its own", c.AdminAddr, c.Addr)}
 		}
+	}
+	for h := range strings.SplitSeq(get(telemetry.AdminHostsEnv, ""), ",") {
+		if h = strings.TrimSpace(h); h == "" {
+			continue
+		}
+		if err := telemetry.CheckAdminHost(h); err != nil {
+			return config{}, &configError{telemetry.AdminHostsEnv, err.Error()}
+		}
+		c.AdminHosts = append(c.AdminHosts, h)
 	}
 	overload, err := loadOverloadConfig(get)
 	if err != nil {
