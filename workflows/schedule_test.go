@@ -121,6 +121,8 @@ func TestTriggersAreChecked(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, from, to, field, says string }{
 		{"bad cron", `"*/5 * * * *"`, `"every day"`, "triggers[0].schedule", "not a cron schedule"},
+		{"every second", `"*/5 * * * *"`, `"@every 1s"`, "triggers[0].schedule", "fires every 1s: a schedule may fire at most once a minute"},
+		{"just under a minute", `"*/5 * * * *"`, `"@every 59s"`, "triggers[0].schedule", "at most once a minute"},
 		{"params that do not fit", "params: {key: scheduled}", "params: {key: 7}", "triggers[0].params.key", "string"},
 		{"two kinds", "    params: {key: scheduled}", "    params: {key: scheduled}\n    github: {events: [push]}", "triggers[0]", "exactly one"},
 		{"expressions in params", "params: {key: scheduled}", `params: {key: "${{ 1 }}"}`, "triggers[0].params", "literal"},
@@ -138,6 +140,24 @@ func TestTriggersAreChecked(t *testing.T) {
 				}
 			}
 			t.Fatalf("no problem at %s saying %q: %v", tc.field, tc.says, err)
+		})
+	}
+}
+
+// TestSchedulesOfAMinuteAreAccepted compiles schedules that fire once a minute or less
+// often, the shortest allowed.
+func TestSchedulesOfAMinuteAreAccepted(t *testing.T) {
+	t.Parallel()
+	for _, schedule := range []string{`"* * * * *"`, `"@every 1m"`, `"@every 90s"`, `"@hourly"`} {
+		t.Run(schedule, func(t *testing.T) {
+			t.Parallel()
+			def, err := Parse([]byte(strings.Replace(scheduledDef, `"*/5 * * * *"`, schedule, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Compile(def); err != nil {
+				t.Fatalf("schedule %s: %v", schedule, err)
+			}
 		})
 	}
 }
