@@ -39,15 +39,9 @@ func TestAdminHandler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req, _ := http.NewRequest(tt.method, srv.URL+tt.path, nil)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			if res.StatusCode != tt.wantStatus || !strings.Contains(string(b), tt.wantBody) {
-				t.Errorf("%s %s: status %d, body %.300s; want %d with %q", tt.method, tt.path, res.StatusCode, b, tt.wantStatus, tt.wantBody)
+			status, b := adminRequest(t, tt.method, srv.URL+tt.path, "")
+			if status != tt.wantStatus || !strings.Contains(b, tt.wantBody) {
+				t.Errorf("%s %s: status %d, body %.300s; want %d with %q", tt.method, tt.path, status, b, tt.wantStatus, tt.wantBody)
 			}
 		})
 	}
@@ -85,18 +79,11 @@ func TestAdminHandlerHosts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req, _ := http.NewRequest(http.MethodGet, srv.URL+tt.path, nil)
-			req.Host = tt.host
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
+			status, b := adminRequest(t, http.MethodGet, srv.URL+tt.path, tt.host)
+			if status != tt.wantStatus {
+				t.Fatalf("Host %q: status %d, body %.200s; want %d", tt.host, status, b, tt.wantStatus)
 			}
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			if res.StatusCode != tt.wantStatus {
-				t.Fatalf("Host %q: status %d, body %.200s; want %d", tt.host, res.StatusCode, b, tt.wantStatus)
-			}
-			if tt.wantStatus != http.StatusOK && (strings.Contains(string(b), "go_goroutines") || strings.Contains(string(b), "goroutine")) {
+			if tt.wantStatus != http.StatusOK && strings.Contains(b, "goroutine") {
 				t.Errorf("Host %q: the refusal carries metrics or profiles: %.200s", tt.host, b)
 			}
 		})
@@ -126,4 +113,21 @@ func TestCheckAdminHost(t *testing.T) {
 			t.Errorf("CheckAdminHost(%q) = %v, want ok %v", tt.name, err, tt.wantOK)
 		}
 	}
+}
+
+// adminRequest sends one request to the admin listener, with host as its Host header
+// when set, and returns the status and body.
+func adminRequest(t *testing.T, method, url, host string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	if host != "" {
+		req.Host = host
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
 }
