@@ -380,13 +380,9 @@ func (c *compiler) references(s *StepProgram, field string, x *expr) {
 // after that, so every compile shares them.
 var sharedEnvs = sync.OnceValues(newEnvs)
 
-// MinScheduleInterval is the shortest time a schedule may leave between two firings.
-// A cron expression (minute hour day month weekday) fires at most once a minute by its
-// form; an @every schedule must not be shorter.
-const MinScheduleInterval = time.Minute
-
-// triggers checks each trigger: one kind, a schedule cron parses and that fires at most
-// once a minute, literal parameters that fit the parameters schema.
+// triggers checks each trigger: one kind, a schedule cron parses, literal parameters
+// that fit the parameters schema. How often a schedule may fire is the Service's to
+// check (Service.MinScheduleInterval).
 func (c *compiler) triggers() {
 	for i, tr := range c.p.Def.Triggers {
 		field := fmt.Sprintf("triggers[%d]", i)
@@ -401,11 +397,8 @@ func (c *compiler) triggers() {
 			continue
 		}
 		if tr.Schedule != "" {
-			sched, err := cron.ParseStandard(tr.Schedule)
-			if err != nil {
+			if _, err := cron.ParseStandard(tr.Schedule); err != nil {
 				c.add("", field+".schedule", "is not a cron schedule (minute hour day month weekday, or @hourly, @daily…): %v", err)
-			} else if every, ok := sched.(cron.ConstantDelaySchedule); ok && every.Delay < MinScheduleInterval {
-				c.add("", field+".schedule", "fires every %s: a schedule may fire at most once a minute (@every 1m or longer)", every.Delay)
 			}
 		} else if len(tr.Params) > 0 {
 			c.add("", field+".params", "applies only to a schedule: a webhook's event is the run's parameters")

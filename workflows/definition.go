@@ -41,7 +41,7 @@ type Definition struct {
 // and Slack.
 type Trigger struct {
 	// Schedule is a cron expression (minute hour day month weekday, or @hourly, @every
-	// 5m…) that fires at most once a minute (MinScheduleInterval).
+	// 5m…) that fires at most once a minute (see Service.MinScheduleInterval).
 	Schedule string `json:"schedule,omitempty"`
 	// Params are the parameters of a scheduled run (literal values).
 	Params map[string]any `json:"params,omitempty"`

@@ -53,6 +53,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL", "the provider's", "overrides a provider's OAuth authorization endpoint (GitHub Enterprise Server: https://HOST/login/oauth/authorize)"},
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_TOKEN_URL", "the provider's", "overrides a provider's OAuth token endpoint (GitHub Enterprise Server: https://HOST/login/oauth/access_token)"},
 		{"SWITCHBOARD_REFRESH_INTERVAL", "1m", "how often the background refresher looks for OAuth tokens expiring within 10 minutes"},
+		{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "1m", "the shortest time a workflow's schedule may leave between two firings, from 1s to 1m: a shorter @every is refused when saved and does not fire"},
 		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
 		{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100", "how many live MCP sessions one API key (user or agent) may hold; a new one beyond it ends the least recently used"},
 		{"SWITCHBOARD_ALLOWED_ORIGINS", "none", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own; * allows any"},
@@ -98,6 +99,9 @@ type config struct {
 	RefreshInterval time.Duration
 	// RunLease is how long a process holds an async run without renewing it.
 	RunLease time.Duration
+	// ScheduleMinInterval is the shortest time a workflow's schedule may leave between
+	// two firings.
+	ScheduleMinInterval time.Duration
 	// MCPSessionsPerPrincipal caps the live MCP sessions of one principal.
 	MCPSessionsPerPrincipal int
 	// AllowedOrigins are browser origins allowed to call the MCP URLs (DNS rebinding
@@ -185,6 +189,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.RunLease, err = time.ParseDuration(get("SWITCHBOARD_RUN_LEASE", "30s"))
 	if err != nil || c.RunLease < time.Second {
 		return config{}, &configError{"SWITCHBOARD_RUN_LEASE", "must be a duration of at least 1s, such as 30s"}
+	}
+	c.ScheduleMinInterval, err = time.ParseDuration(get("SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "1m"))
+	if err != nil || c.ScheduleMinInterval < time.Second || c.ScheduleMinInterval > time.Minute {
+		return config{}, &configError{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "must be a duration from 1s to 1m, such as 1m"}
 	}
 	c.MCPSessionsPerPrincipal, err = strconv.Atoi(get("SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100"))
 	if err != nil || c.MCPSessionsPerPrincipal < 1 || c.MCPSessionsPerPrincipal > 100000 {
