@@ -58,8 +58,8 @@ func (w *world) waitSlack(n int) []string {
 }
 
 // TestWebhookTriggers delivers GitHub and Slack events with real signatures to
-// workflows' webhook URLs: a bad signature, a replayed delivery and a stale Slack
-// timestamp are refused, Slack's URL verification is answered, an event the trigger
+// workflows' webhook URLs: a bad signature, a replayed delivery (also under a new
+// X-GitHub-Delivery) and a stale Slack timestamp are refused, Slack's URL verification is answered, an event the trigger
 // does not take is ignored, and a good delivery runs the workflow with the event as
 // its parameters, as the person who saved it.
 func TestWebhookTriggers(t *testing.T) {
@@ -111,6 +111,11 @@ func TestWebhookTriggers(t *testing.T) {
 	}
 	if status, b := w.hook(gh, payload, headers(sign(ghSecret, payload), "issues", "d1")); status != http.StatusConflict {
 		t.Fatalf("replayed delivery: %d %s", status, b)
+	}
+	// The delivery id is not signed: the captured delivery under a new one is the same
+	// replay.
+	if status, b := w.hook(gh, payload, headers(sign(ghSecret, payload), "issues", "d1-replayed")); status != http.StatusConflict {
+		t.Fatalf("replayed delivery under a new delivery id: %d %s", status, b)
 	}
 
 	sl := "/hooks/workflows/default/slack_hook/slack"

@@ -53,10 +53,11 @@ func TestScheduleFiresOncePerFleet(t *testing.T) {
 	dbURL, db := freshPostgres(t, base)
 	gh, ghRec := fakeGitHub(t)
 	env := map[string]string{
-		"SWITCHBOARD_DATABASE_URL":    dbURL,
-		"SWITCHBOARD_KEY_FILE":        filepath.Join(t.TempDir(), "keys", "master.key"),
-		"SWITCHBOARD_GITHUB_BASE_URL": gh.URL,
-		"SWITCHBOARD_LOG_LEVEL":       "debug",
+		"SWITCHBOARD_DATABASE_URL":          dbURL,
+		"SWITCHBOARD_KEY_FILE":              filepath.Join(t.TempDir(), "keys", "master.key"),
+		"SWITCHBOARD_GITHUB_BASE_URL":       gh.URL,
+		"SWITCHBOARD_LOG_LEVEL":             "debug",
+		"SWITCHBOARD_SCHEDULE_MIN_INTERVAL": "1s", // the schedule fires every second
 	}
 
 	// A first process sets up the tenant, the connection and the workflow, and stops:

@@ -193,7 +193,12 @@ func (s *Server) SetSSO(ctx context.Context, p switchboard.Principal, in SSOInpu
 		}
 	}
 	if _, err := s.discover(ctx, issuer); err != nil {
-		return SSOSettings{}, switchboard.Invalid("issuer", err.Error())
+		s.o.Logger.WarnContext(ctx, "single sign-on: discovery", "tenant", p.TenantID, "err", err)
+		var de *discoveryError
+		if errors.As(err, &de) {
+			return SSOSettings{}, switchboard.Invalid("issuer", de.Public)
+		}
+		return SSOSettings{}, switchboard.Invalid("issuer", "the issuer's OpenID discovery document could not be fetched")
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	row := ssoConfig{ID: switchboard.NewID("sso"), TenantID: p.TenantID, Issuer: issuer, ClientID: clientID,

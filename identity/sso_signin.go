@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -79,15 +80,51 @@ type cachedProvider struct {
 // discovery, keys and token endpoint, whose credentials never follow a redirect to
 // another origin.
 func (s *Server) oidcContext(ctx context.Context) context.Context {
-	rt := s.o.OIDCTransport
-	if rt == nil {
-		rt = http.DefaultTransport
+	return oidc.ClientContext(ctx, oidcClient(s.oidcTransport()))
+}
+
+// oidcClient is the HTTP client an OpenID provider is reached with, through rt.
+func oidcClient(rt http.RoundTripper) *http.Client {
+	return egress.Client(rt, 15*time.Second, true)
+}
+
+// oidcTransport is how the tenants' OpenID providers are reached.
+func (s *Server) oidcTransport() http.RoundTripper {
+	if s.o.OIDCTransport == nil {
+		return http.DefaultTransport
 	}
-	return oidc.ClientContext(ctx, egress.Client(rt, 15*time.Second, true))
+	return s.o.OIDCTransport
+}
+
+// discoveryError is a failed OpenID discovery. Public is all a person is shown: that
+// the document could not be fetched, and the HTTP status if one came; never the dial
+// error, the address it resolved to or the answer's body, which would make the issuer
+// field a port scanner of the hub's network. Error, with all of those, is for the
+// server log.
+type discoveryError struct {
+	Public string
+	err    error
+}
+
+func (e *discoveryError) Error() string { return e.Public + ": " + e.err.Error() }
+func (e *discoveryError) Unwrap() error { return e.err }
+
+// statusRecorder keeps the status of the last answer its transport got.
+type statusRecorder struct {
+	rt     http.RoundTripper
+	status atomic.Int32
+}
+
+func (s *statusRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := s.rt.RoundTrip(r)
+	if err == nil {
+		s.status.Store(int32(res.StatusCode))
+	}
+	return res, err
 }
 
 // discover returns the issuer's OpenID provider, from the cache when recent. Its
-// error says what failed, for an admin.
+// error is a *discoveryError.
 func (s *Server) discover(ctx context.Context, issuer string) (*oidc.Provider, error) {
 	now := s.now()
 	s.oidc.mu.Lock()
@@ -100,13 +137,21 @@ func (s *Server) discover(ctx context.Context, issuer string) (*oidc.Provider, e
 	defer cancel()
 	// The key set is fetched later, when a token is verified, with the context given
 	// here: one that outlives this request.
-	p, err := oidc.NewProvider(s.oidcContext(context.WithoutCancel(ctx)), issuer)
+	rec := &statusRecorder{rt: s.oidcTransport()}
+	p, err := oidc.NewProvider(oidc.ClientContext(context.WithoutCancel(ctx), oidcClient(rec)), issuer)
 	if err != nil {
 		msg := err.Error()
 		if len(msg) > 300 {
 			msg = msg[:300] + "…"
 		}
-		return nil, fmt.Errorf("OpenID discovery at %s/.well-known/openid-configuration failed: %s", strings.TrimSuffix(issuer, "/"), msg)
+		public := fmt.Sprintf("the issuer's OpenID discovery document (%s/.well-known/openid-configuration) could not be fetched", strings.TrimSuffix(issuer, "/"))
+		switch status := rec.status.Load(); {
+		case status == http.StatusOK:
+			public += ": it is not a discovery document of this issuer"
+		case status != 0:
+			public += fmt.Sprintf(": HTTP %d", status)
+		}
+		return nil, &discoveryError{Public: public, err: errors.New(msg)}
 	}
 	s.oidc.mu.Lock()
 	if s.oidc.m == nil {

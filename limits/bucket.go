@@ -34,12 +34,21 @@ func (b *bucket) refill(r shape, now time.Time) {
 
 // take takes a token, or says how long until there is one.
 func (b *bucket) take(r shape, now time.Time) (time.Duration, bool) {
+	if wait := b.wait(r, now); wait > 0 {
+		return wait, false
+	}
+	b.tokens--
+	return 0, true
+}
+
+// wait says how long until the bucket holds a token, without taking one: 0 when it
+// holds one now.
+func (b *bucket) wait(r shape, now time.Time) time.Duration {
 	b.refill(r, now)
 	if b.tokens >= 1 {
-		b.tokens--
-		return 0, true
+		return 0
 	}
-	return time.Duration(math.Ceil((1 - b.tokens) * float64(r.every))), false
+	return time.Duration(math.Ceil((1 - b.tokens) * float64(r.every)))
 }
 
 // give returns a token taken for an attempt that turned out good.

@@ -17,9 +17,9 @@ type KeyMissOptions struct {
 	// MaxKeys how many are (default 10,000).
 	TTL     time.Duration
 	MaxKeys int
-	// SourceBurst lookups of unknown keys may come from one client address at once
-	// (default 30), then one every SourceEvery (default 2 s). Keys that are found cost
-	// nothing.
+	// SourceBurst unknown keys may come from one client address at once (default 30),
+	// then one every SourceEvery (default 2 s); further ones are refused. Keys that are
+	// found cost nothing and are never refused.
 	SourceBurst int
 	SourceEvery time.Duration
 	// MaxSources bounds the addresses remembered (default 100,000).
@@ -49,16 +49,19 @@ func (o *KeyMissOptions) defaults() {
 	}
 }
 
-// KeyMisses keeps API keys that are not found from costing a database query each:
+// KeyMisses keeps API keys that are not found from costing a database query each
+// time they are sent, and slows down the guessing of keys:
 //
 //   - A key looked up and not found (unknown, revoked, or a wrong secret) is
 //     remembered by its SHA-256 for TTL, so repeating it costs a map lookup.
-//   - Each client address has a bucket of SourceBurst lookups that find nothing,
-//     refilled one per SourceEvery; an empty bucket refuses further lookups (of keys
-//     not already verified) with a rate_limited error before the database is asked.
+//   - Each client address has a bucket of SourceBurst keys that find nothing,
+//     refilled one per SourceEvery; an unknown key from an address whose bucket is
+//     empty is answered with a rate_limited error instead of unauthorized.
 //
-// Forget, called when a key is created, clears both, so a new key works at once even
-// from an address that just ran out.
+// Only keys that turn out unknown count and are refused: a valid key is always looked
+// up and answered, however many unknown keys its address sent, since behind a reverse
+// proxy that is not trusted every client shares one address, and one client's guessing
+// must not lock the others out.
 type KeyMisses struct {
 	o      KeyMissOptions
 	source shape
@@ -75,76 +78,56 @@ func NewKeyMisses(o KeyMissOptions) *KeyMisses {
 		missing: newTable[time.Time](o.MaxKeys), sources: newTable[*bucket](o.MaxSources)}
 }
 
-// KeyLookup is one database lookup of an API key. Exactly one of Found, Missing or
-// Abandoned ends it.
-type KeyLookup struct {
-	k      *KeyMisses
-	sum    string
-	source string
-	ended  bool
-}
-
-// Begin starts the lookup of the key whose SHA-256 is sum, from source (a client
-// address from Sources; "" skips the per-address bucket). It answers ErrKnownMissing
-// for a key not found lately, and a rate_limited error when source has run out.
-func (k *KeyMisses) Begin(sum [32]byte, source string) (*KeyLookup, error) {
+// Recall answers nil when the key whose SHA-256 is sum must be looked up; for a key
+// looked up lately and not found, ErrKnownMissing, or the rate_limited error Missing
+// gives when source (see Missing) has run out, so a key is answered alike whether it
+// was seen before or not. It costs source nothing.
+func (k *KeyMisses) Recall(sum [32]byte, source string) error {
 	h := hex.EncodeToString(sum[:])
 	now := k.o.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if until, ok := k.missing.get(h); ok {
-		if now.Before(until) {
-			return nil, ErrKnownMissing
-		}
+	until, ok := k.missing.get(h)
+	if !ok {
+		return nil
+	}
+	if !now.Before(until) {
 		k.missing.remove(h)
+		return nil
 	}
-	if source != "" {
-		b, ok := k.sources.get(source)
-		if !ok {
-			b = newBucket(k.source, now)
-			k.sources.put(source, b, func(b *bucket) bool { return b.full(k.source, now) })
-		}
-		if wait, ok := b.take(k.source, now); !ok {
-			return nil, rateLimited("too many unknown API keys from your network", wait, "check the key you send")
+	if b, ok := k.sources.get(source); ok && source != "" {
+		if wait := b.wait(k.source, now); wait > 0 {
+			return refusedKey(wait)
 		}
 	}
-	return &KeyLookup{k: k, sum: h, source: source}, nil
+	return ErrKnownMissing
 }
 
-// Found ends a lookup that found a valid key: the address's token is given back.
-func (l *KeyLookup) Found() { l.end(false, true) }
-
-// Missing ends a lookup that found no valid key: the key is remembered, and the
-// address's token stays spent.
-func (l *KeyLookup) Missing() { l.end(true, false) }
-
-// Abandoned ends a lookup that could not be decided (the database failed).
-func (l *KeyLookup) Abandoned() { l.end(false, true) }
-
-func (l *KeyLookup) end(missing, refund bool) {
-	if l.ended {
-		return
-	}
-	l.ended = true
-	k := l.k
+// Missing records that the key whose SHA-256 is sum, sent from source (a client
+// address from Sources; "" skips the per-address bucket), was looked up and not found:
+// the key is remembered, and the address's bucket loses a token. It answers a
+// rate_limited error, to send instead of unauthorized, when the bucket was empty.
+func (k *KeyMisses) Missing(sum [32]byte, source string) error {
+	h := hex.EncodeToString(sum[:])
 	now := k.o.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if missing {
-		k.missing.put(l.sum, now.Add(k.o.TTL), func(until time.Time) bool { return !now.Before(until) })
+	k.missing.put(h, now.Add(k.o.TTL), func(until time.Time) bool { return !now.Before(until) })
+	if source == "" {
+		return nil
 	}
-	if refund && l.source != "" {
-		if b, ok := k.sources.get(l.source); ok {
-			b.give(k.source, now)
-		}
+	b, ok := k.sources.get(source)
+	if !ok {
+		b = newBucket(k.source, now)
+		k.sources.put(source, b, func(b *bucket) bool { return b.full(k.source, now) })
 	}
+	if wait, ok := b.take(k.source, now); !ok {
+		return refusedKey(wait)
+	}
+	return nil
 }
 
-// Forget clears the remembered keys and the addresses' buckets: a key was just
-// created, and must work at once wherever it is used from.
-func (k *KeyMisses) Forget() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.missing.clear()
-	k.sources.clear()
+// refusedKey is the answer to an unknown key from an address that has run out.
+func refusedKey(wait time.Duration) error {
+	return rateLimited("too many unknown API keys from your network", wait, "check the key you send")
 }

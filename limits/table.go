@@ -37,6 +37,4 @@ func (t *table[V]) put(k string, v V, idle func(V) bool) {
 
 func (t *table[V]) remove(k string) { delete(t.m, k) }
 
-func (t *table[V]) clear() { clear(t.m) }
-
 func (t *table[V]) len() int { return len(t.m) }

@@ -12,14 +12,15 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 // The tools of tool search mode, which replace the full list for catalogs too large
 // for a model's context.
 const (
-	searchToolName   = "search_tools"
-	describeToolName = "describe_tool"
-	callToolName     = "call_tool"
+	searchToolName   = providers.SearchToolName
+	describeToolName = providers.DescribeToolName
+	callToolName     = providers.CallToolName
 )
 
 // searchIndex holds each hub tool's words, weighted by where they appear: the name

@@ -163,7 +163,7 @@ func (m jsonrpcShape) isAnswer() bool {
 // serveSession hands a request to the scope's server under the hub's session rules: the
 // hub issues and records every session at initialize; any other request of a
 // session-based protocol version must carry a recorded, live session of the same
-// principal at the same URL (400 without one, 404 for an unknown, ended or foreign
+// credential at the same URL (400 without one, 404 for an unknown, ended or foreign
 // one, so the client initializes again). Requests of the stateless 2026-07-28 version
 // carry no session and pass as they are.
 func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal) {
@@ -328,7 +328,7 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 	}
 	now := a.opts.Now()
 	rec := sessions.Record{
-		ID: id, TenantID: p.TenantID, PrincipalID: p.ID(), AgentID: s.agentID,
+		ID: id, TenantID: p.TenantID, PrincipalID: p.ID(), KeyID: p.KeyID, AgentID: s.agentID,
 		ProtocolVersion: answer.Result.ProtocolVersion, ClientInfo: msg.Params.ClientInfo, Capabilities: msg.Params.Capabilities,
 		CreatedAt: now,
 	}
@@ -351,8 +351,9 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 }
 
 // session returns the live record of a session for the principal at the endpoint: not
-// found when it does not exist, ended, expired, or belongs to another principal or URL
-// (the same answer, so a stolen id tells nothing).
+// found when it does not exist, ended, expired, or belongs to another principal, to
+// another key or grant of the same principal, or to another URL (the same answer, so a
+// stolen id tells nothing).
 func (a *Adapter) session(ctx context.Context, p switchboard.Principal, agentID, id string, now time.Time) (sessions.Record, error) {
 	rec, ok := a.cache.get(id, now)
 	if !ok || rec.Expired(now, a.opts.SessionLimits) {
@@ -371,7 +372,7 @@ func (a *Adapter) session(ctx context.Context, p switchboard.Principal, agentID,
 		}
 		a.cache.put(rec, now)
 	}
-	if rec.TenantID != p.TenantID || rec.PrincipalID != p.ID() || rec.AgentID != agentID {
+	if rec.TenantID != p.TenantID || rec.PrincipalID != p.ID() || rec.KeyID != p.KeyID || rec.AgentID != agentID {
 		return sessions.Record{}, switchboard.NotFound("MCP session")
 	}
 	return rec, nil

@@ -41,11 +41,14 @@ func (c *fakeClock) Add(d time.Duration) {
 // carol is a second user of alice's tenant.
 var carol = switchboard.Principal{TenantID: "ten_a", TenantSlug: "acme", Kind: switchboard.PrincipalUser, UserID: "usr_carol", KeyID: "key_c"}
 
+// aliceOtherKey is alice authenticated by another of her keys.
+var aliceOtherKey = func() switchboard.Principal { p := alice; p.KeyID = "key_a2"; return p }()
+
 // sessionEnv is an env whose adapter runs on clock, with the session store and limits given.
 func sessionEnv(t *testing.T, clock *fakeClock, store SessionStore, limits sessions.Limits) *env {
 	t.Helper()
 	return newEnvWith(t, func(o *Options) {
-		o.Auth = keys{"key-alice": alice, "key-bob": bob, "key-carol": carol}
+		o.Auth = keys{"key-alice": alice, "key-alice-2": aliceOtherKey, "key-bob": bob, "key-carol": carol}
 		o.Now = clock.Now
 		o.Sessions = store
 		o.SessionLimits = limits
@@ -107,7 +110,7 @@ func TestSessionIDsAreIssuedAndChecked(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the session was not recorded: %v", err)
 	}
-	if diff := cmp.Diff(sessions.Record{ID: live, TenantID: "ten_a", PrincipalID: alice.ID(), ProtocolVersion: "2025-06-18",
+	if diff := cmp.Diff(sessions.Record{ID: live, TenantID: "ten_a", PrincipalID: alice.ID(), KeyID: alice.KeyID, ProtocolVersion: "2025-06-18",
 		ClientInfo: json.RawMessage(`{"name":"t","version":"1"}`), Capabilities: json.RawMessage(`{"elicitation":{}}`), CreatedAt: clock.Now()}, rec); diff != "" {
 		t.Errorf("record (-want +got):\n%s", diff)
 	}
@@ -132,6 +135,8 @@ func TestSessionIDsAreIssuedAndChecked(t *testing.T) {
 		{name: "a GET stream of a deleted session", method: http.MethodGet, key: "key-alice", session: deleted, wantStatus: http.StatusNotFound, wantBody: `"code":-32001`},
 		{name: "another user's session", method: http.MethodPost, key: "key-carol", session: live, body: listBody, wantStatus: http.StatusNotFound, wantBody: `"code":-32001`},
 		{name: "another user deleting it", method: http.MethodDelete, key: "key-carol", session: live, wantStatus: http.StatusNotFound, wantBody: `"code":-32001`},
+		{name: "the same user's other key", method: http.MethodPost, key: "key-alice-2", session: live, body: listBody, wantStatus: http.StatusNotFound, wantBody: `"code":-32001`},
+		{name: "the same user's other key deleting it", method: http.MethodDelete, key: "key-alice-2", session: live, wantStatus: http.StatusNotFound, wantBody: `"code":-32001`},
 		{name: "no session id", method: http.MethodPost, key: "key-alice", body: listBody, wantStatus: http.StatusBadRequest, wantBody: `"code":-32600`},
 		{name: "DELETE without a session id", method: http.MethodDelete, key: "key-alice", wantStatus: http.StatusBadRequest, wantBody: `Mcp-Session-Id`},
 		{name: "the live session still works for its owner", method: http.MethodPost, key: "key-alice", session: live, body: listBody, wantStatus: http.StatusOK, wantBody: `"notes_last_note"`},

@@ -44,6 +44,7 @@ func all() []migration {
 		{Version: 21, Name: "sso", Up: up0021SSO},
 		{Version: 22, Name: "openapi_oauth_apps", Up: up0022OpenAPIOAuthApps},
 		{Version: 23, Name: "sso_links", Up: up0023SSOLinks},
+		{Version: 24, Name: "mcp_session_keys", Up: up0024MCPSessionKeys},
 	}
 }
 

@@ -19,12 +19,29 @@ func IsWorkflowTool(name string) bool {
 	return false
 }
 
+// The tools of tool search mode, which an MCP URL serves in place of its full list.
+const (
+	SearchToolName   = "search_tools"
+	DescribeToolName = "describe_tool"
+	CallToolName     = "call_tool"
+)
+
+// IsSearchTool reports whether name is one of tool search mode's tools.
+func IsSearchTool(name string) bool {
+	switch name {
+	case SearchToolName, DescribeToolName, CallToolName:
+		return true
+	}
+	return false
+}
+
 // ReservedToolName reports whether a tool name belongs to the hub: a registered
-// provider's tool, or one starting with HubToolPrefix. A tool a connection brings
-// itself (a remote MCP server's) under such a name is left out, so a built-in tool
+// provider's tool, one of the hub's own tools (the workflow tools, tool search mode's),
+// or one starting with HubToolPrefix or WorkflowToolPrefix. A tool a connection brings
+// itself (a remote MCP server's) under such a name is left out, so a tool of the hub's
 // is never shadowed.
 func (r *Registry) ReservedToolName(name string) bool {
-	if strings.HasPrefix(name, HubToolPrefix) || strings.HasPrefix(name, WorkflowToolPrefix) || IsWorkflowTool(name) {
+	if strings.HasPrefix(name, HubToolPrefix) || strings.HasPrefix(name, WorkflowToolPrefix) || IsWorkflowTool(name) || IsSearchTool(name) {
 		return true
 	}
 	_, ok := r.tools[name]

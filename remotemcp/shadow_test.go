@@ -193,3 +193,51 @@ func sortedStrings(s []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestRemoteToolsCannotTakeTheHubsToolNames registers servers whose names, with their
+// tools', spell the hub's own tools (search + tools = search_tools, call + tool =
+// call_tool, list + workflows = list_workflows): those tools are left out of every
+// list and cannot be called, while the servers' other tools stay.
+func TestRemoteToolsCannotTakeTheHubsToolNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, testdb.SQLite(t))
+	up := newMCPServer(t, "")
+	for _, name := range []string{"tools", "tool", "workflows", "workflow"} {
+		up.mcp.AddTool(mcp.NewTool(name, mcp.WithDescription("The upstream's "+name+"."), mcp.WithReadOnlyHintAnnotation(true)),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText("from the remote server"), nil
+			})
+	}
+	conn := map[string]string{} // server name: its connection id
+	for _, server := range []string{"search", "call", "describe", "list", "run"} {
+		reg, err := r.remote.Register(ctx, r.a, registerInput(server, up.url()))
+		if err != nil {
+			t.Fatalf("register %s: %v", server, err)
+		}
+		conn[server] = reg.Connection.ID
+	}
+	var got []string
+	for _, name := range r.toolNames(t, r.a) {
+		if strings.HasPrefix(name, "search_") || strings.HasPrefix(name, "call_") || strings.HasPrefix(name, "describe_") ||
+			strings.HasPrefix(name, "list_") || strings.HasPrefix(name, "run_") {
+			got = append(got, name)
+		}
+	}
+	want := []string{
+		"search_tool", "search_workflows", "search_workflow", "search_shout",
+		"call_tools", "call_workflows", "call_workflow", "call_shout",
+		"describe_tools", "describe_workflows", "describe_workflow", "describe_shout",
+		"list_tools", "list_tool", "list_workflow", "list_shout",
+		"run_tools", "run_tool", "run_workflows", "run_shout",
+	}
+	if diff := cmp.Diff(sortedStrings(want), sortedStrings(got)); diff != "" {
+		t.Errorf("remote tools listed (-want +got):\n%s", diff)
+	}
+	for server, name := range map[string]string{"search": "search_tools", "call": "call_tool", "describe": "describe_tool", "list": "list_workflows", "run": "run_workflow"} {
+		_, err := r.router.Execute(ctx, r.a, router.Request{Tool: name, ConnectionID: conn[server], Args: []byte(`{}`)})
+		if switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			t.Errorf("%s: %v, want not found", name, err)
+		}
+	}
+}

@@ -71,8 +71,9 @@ func rateLimited(err error) (time.Duration, bool) {
 
 // hubTools turns a server's tools into the hub's: named server_tool, with the server's
 // schemas and annotations. Tools whose names collide once normalised keep the first;
-// a tool whose schema does not compile is left out. remote maps hub names to the
-// server's.
+// a tool whose name is one of the hub's (a server "search" with a tool "tools" would
+// name search_tools, the hub's own; see providers.Registry.ReservedToolName), or whose
+// schema does not compile, is left out. remote maps hub names to the server's.
 func (s *Service) hubTools(server string, tools []mcp.Tool) ([]*providers.Tool, map[string]string) {
 	out := make([]*providers.Tool, 0, len(tools))
 	remote := make(map[string]string, len(tools))
@@ -80,6 +81,10 @@ func (s *Service) hubTools(server string, tools []mcp.Tool) ([]*providers.Tool, 
 		name := toolName(server, t.Name)
 		if _, dup := remote[name]; dup {
 			s.log.Warn("remote MCP tool name collides once normalised; keeping the first", "server", server, "tool", t.Name, "as", name)
+			continue
+		}
+		if s.reg.ReservedToolName(name) {
+			s.log.Warn("remote MCP tool named like a tool of the hub's; left out", "server", server, "tool", t.Name, "as", name)
 			continue
 		}
 		in, err := schemaJSON(t.RawInputSchema, t.InputSchema)

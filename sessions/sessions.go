@@ -16,9 +16,11 @@ type Record struct {
 	// ID is the session id the client sends as Mcp-Session-Id.
 	ID       string
 	TenantID switchboard.TenantID
-	// PrincipalID is the Principal.ID() of the key that initialized the session; only
-	// that principal may use it.
+	// PrincipalID is the Principal.ID() of the key that initialized the session, and
+	// KeyID that key's id (Principal.KeyID: an API key's or an OAuth grant's); only that
+	// credential may use the session, not another key of the same principal.
 	PrincipalID string
+	KeyID       string
 	// AgentID is set for a session at an agent URL.
 	AgentID string
 	// ProtocolVersion is the version negotiated at initialize.

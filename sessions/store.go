@@ -16,6 +16,7 @@ type row struct {
 	ID              string `gorm:"primaryKey"`
 	TenantID        string
 	PrincipalID     string
+	KeyID           string
 	AgentID         string
 	ProtocolVersion string
 	ClientInfo      string
@@ -29,7 +30,7 @@ func (row) TableName() string { return "mcp_sessions" }
 
 func toRow(r Record) row {
 	return row{
-		ID: r.ID, TenantID: string(r.TenantID), PrincipalID: r.PrincipalID, AgentID: r.AgentID,
+		ID: r.ID, TenantID: string(r.TenantID), PrincipalID: r.PrincipalID, KeyID: r.KeyID, AgentID: r.AgentID,
 		ProtocolVersion: r.ProtocolVersion, ClientInfo: orEmpty(r.ClientInfo), Capabilities: orEmpty(r.Capabilities),
 		LogLevel: r.LogLevel, CreatedAt: r.CreatedAt.UTC(), LastUsedAt: r.LastUsedAt,
 	}
@@ -44,7 +45,7 @@ func orEmpty(b []byte) string {
 
 func (w row) record() Record {
 	r := Record{
-		ID: w.ID, TenantID: switchboard.TenantID(w.TenantID), PrincipalID: w.PrincipalID, AgentID: w.AgentID,
+		ID: w.ID, TenantID: switchboard.TenantID(w.TenantID), PrincipalID: w.PrincipalID, KeyID: w.KeyID, AgentID: w.AgentID,
 		ProtocolVersion: w.ProtocolVersion, ClientInfo: []byte(w.ClientInfo), Capabilities: []byte(w.Capabilities),
 		LogLevel: w.LogLevel, CreatedAt: w.CreatedAt,
 	}

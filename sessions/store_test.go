@@ -42,7 +42,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, s store)) {
 var t0 = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 
 func rec(id string, tenant switchboard.TenantID, principal string, created time.Time) sessions.Record {
-	return sessions.Record{ID: id, TenantID: tenant, PrincipalID: principal, ProtocolVersion: "2025-06-18",
+	return sessions.Record{ID: id, TenantID: tenant, PrincipalID: principal, KeyID: "key_1", ProtocolVersion: "2025-06-18",
 		ClientInfo: json.RawMessage(`{"name":"c","version":"1"}`), Capabilities: json.RawMessage(`{"elicitation":{}}`), CreatedAt: created}
 }
 

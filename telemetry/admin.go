@@ -3,6 +3,7 @@ package telemetry
 import (
 	"net/http"
 	"net/http/pprof"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -10,8 +11,15 @@ import (
 
 // AdminHandler serves the admin listener: /metrics (Prometheus, from g) and the pprof
 // profiles under /debug/pprof/. It is meant for a listener of its own, reachable by
-// operators only, never the public one.
-func AdminHandler(g prometheus.Gatherer) http.Handler {
+// operators only, never the public one. It answers only requests whose Host is an IP
+// address, localhost or one of hosts (names checked by CheckAdminHost), so a web page
+// cannot reach it through a name of its own that resolves to the listener (DNS
+// rebinding); any other Host gets 421.
+func AdminHandler(g prometheus.Gatherer, hosts []string) http.Handler {
+	allowed := adminHosts{}
+	for _, h := range hosts {
+		allowed[strings.ToLower(strings.TrimSuffix(h, "."))] = true
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
@@ -24,5 +32,5 @@ func AdminHandler(g prometheus.Gatherer) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("Switchboard admin: /metrics (Prometheus), /debug/pprof/ (profiles)\n"))
 	})
-	return mux
+	return allowed.checkHost(mux)
 }

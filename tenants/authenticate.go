@@ -31,9 +31,10 @@ func errUnauthorized() error {
 // in memory (by the SHA-256 of the key) for 30 s, so the hot path costs a hash and a map
 // lookup; RevokeKey, SetUserRole and RemoveUser invalidate every node's cache at once
 // through the change feed (see SetFeed), the 30 s being only a backstop. Keys that are
-// not found do not cost a database query each (limits.KeyMisses): a key not found
+// not found do not cost a database query each time (limits.KeyMisses): a key not found
 // lately is answered from memory, and a client address (limits.SourceFrom(ctx)) that
-// sends many is refused with rate_limited for a while.
+// sends many unknown keys has them refused with rate_limited for a while. A valid key
+// is looked up and accepted whatever its address sent.
 func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Principal, error) {
 	sum := sha256.Sum256([]byte(key))
 	now := time.Now()
@@ -47,11 +48,10 @@ func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Princ
 	if !ok {
 		return switchboard.Principal{}, errUnauthorized()
 	}
-	lookup, err := s.keyMisses.Begin(sum, limits.SourceFrom(ctx))
-	if errors.Is(err, limits.ErrKnownMissing) {
-		return switchboard.Principal{}, errUnauthorized()
-	}
-	if err != nil {
+	if err := s.keyMisses.Recall(sum, limits.SourceFrom(ctx)); err != nil {
+		if errors.Is(err, limits.ErrKnownMissing) {
+			return switchboard.Principal{}, errUnauthorized()
+		}
 		return switchboard.Principal{}, err
 	}
 	gen := s.cache.generation()
@@ -68,27 +68,23 @@ func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Princ
 		Role       switchboard.Role
 		Slug       string
 	}
-	err = s.db.WithContext(ctx).Table("api_keys AS k").
+	err := s.db.WithContext(ctx).Table("api_keys AS k").
 		Select("k.id, k.tenant_id, k.user_id, k.agent_id, k.hash, k.operator, k.revoked_at, k.expires_at, k.last_used_at, u.role, t.slug").
 		Joins("JOIN users u ON u.id = k.user_id AND u.tenant_id = k.tenant_id").
 		Joins("JOIN tenants t ON t.id = k.tenant_id").
 		Where("k.prefix = ?", prefix).
 		Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		lookup.Missing()
-		return switchboard.Principal{}, errUnauthorized()
+		return switchboard.Principal{}, s.keyMissing(ctx, sum)
 	}
 	if err != nil {
-		lookup.Abandoned()
 		return switchboard.Principal{}, switchboard.Internal(fmt.Errorf("authenticate key: %w", err))
 	}
 	stored, err := hex.DecodeString(row.Hash)
 	expired := row.ExpiresAt != nil && !now.Before(*row.ExpiresAt)
 	if err != nil || subtle.ConstantTimeCompare(stored, sum[:]) != 1 || row.RevokedAt != nil || expired {
-		lookup.Missing()
-		return switchboard.Principal{}, errUnauthorized()
+		return switchboard.Principal{}, s.keyMissing(ctx, sum)
 	}
-	lookup.Found()
 	p := switchboard.Principal{
 		TenantID:   row.TenantID,
 		TenantSlug: row.Slug,
@@ -119,6 +115,15 @@ func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Princ
 		s.touch(p.KeyID, now)
 	}
 	return p, nil
+}
+
+// keyMissing records a key that was looked up and not found, and answers the error to
+// send for it: unauthorized, or rate_limited once the client address has sent many.
+func (s *Store) keyMissing(ctx context.Context, sum [32]byte) error {
+	if err := s.keyMisses.Missing(sum, limits.SourceFrom(ctx)); err != nil {
+		return err
+	}
+	return errUnauthorized()
 }
 
 // parseKey returns the prefix of a well-formed key.
@@ -233,7 +238,7 @@ func (c *keyCache) invalidateWhere(match func(switchboard.Principal) bool) {
 	}
 }
 
-// SetFeed makes the store publish new keys, key revocations and users' removals and
+// SetFeed makes the store publish key revocations and users' removals and
 // role changes on the change feed, drop what it cached when any node publishes them
 // (everything after a gap in the feed), and tell its OnKeysRevoked hooks of other
 // nodes' revocations. Call it once, while wiring.
@@ -250,8 +255,6 @@ func (s *Store) SetFeed(b events.Bus) {
 			}
 		case events.UserRemoved, events.UserRoleChanged:
 			s.cache.invalidateWhere(func(p switchboard.Principal) bool { return p.TenantID == e.Tenant && p.UserID == e.ID })
-		case keyCreatedKind:
-			s.keyMisses.Forget()
 		}
 	})
 }

@@ -51,7 +51,6 @@ func (s *Store) Bootstrap(ctx context.Context) (Tenant, string, bool, error) {
 	})
 	switch {
 	case err == nil:
-		s.keyMisses.Forget()
 		return tenant, plaintext, true, nil
 	case errors.Is(err, errAlreadyBootstrapped), switchboard.CodeOf(err) == switchboard.CodeConflict:
 		// Either tenants exist, or a concurrent start created the default one first.

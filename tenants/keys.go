@@ -39,11 +39,7 @@ func (s *Store) CreateExpiringKey(ctx context.Context, tenant switchboard.Tenant
 	if expiresAt != nil && !expiresAt.After(time.Now()) {
 		return "", APIKey{}, switchboard.Invalid("expires_at", "must be in the future")
 	}
-	plain, k, err := createKeyBy(s.db.WithContext(ctx), tenant, userID, nil, name, operator, userID, expiresAt)
-	if err == nil {
-		s.keyCreated(ctx, k)
-	}
-	return plain, k, err
+	return createKeyBy(s.db.WithContext(ctx), tenant, userID, nil, name, operator, userID, expiresAt)
 }
 
 // CreateAgentKey creates an API key for an agent, which acts on behalf of userID;
@@ -64,23 +60,7 @@ func (s *Store) CreateExpiringAgentKey(ctx context.Context, tenant switchboard.T
 	if createdBy == "" {
 		return "", APIKey{}, switchboard.Invalid("created_by", "must name the user creating the key")
 	}
-	plain, k, err := createKeyBy(s.db.WithContext(ctx), tenant, userID, &agentID, name, false, createdBy, expiresAt)
-	if err == nil {
-		s.keyCreated(ctx, k)
-	}
-	return plain, k, err
-}
-
-// keyCreatedKind is the change event of a new API key (ID: the key's id): every node's
-// unknown-key throttle forgets what it holds, so the key works at once wherever it is
-// used from, even from a client address that ran out of lookups.
-const keyCreatedKind events.Kind = "key.created"
-
-// keyCreated tells this node's unknown-key throttle of a committed new key, and the
-// other nodes' through the change feed.
-func (s *Store) keyCreated(ctx context.Context, k APIKey) {
-	s.keyMisses.Forget()
-	events.PublishAfterCommit(ctx, s.feed, nil, events.Event{Kind: keyCreatedKind, Tenant: k.TenantID, ID: k.ID})
+	return createKeyBy(s.db.WithContext(ctx), tenant, userID, &agentID, name, false, createdBy, expiresAt)
 }
 
 // createKey creates a user's own key.

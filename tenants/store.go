@@ -124,7 +124,6 @@ func (s *Store) CreateTenantWithOwner(ctx context.Context, slug, name, ownerEmai
 	if err != nil {
 		return Tenant{}, User{}, "", APIKey{}, asStoreError(err, "create tenant "+slug)
 	}
-	s.keyCreated(ctx, key)
 	return tenant, owner, plain, key, nil
 }
 
@@ -176,7 +175,6 @@ func (s *Store) CreateUserWithKey(ctx context.Context, tenant switchboard.Tenant
 	if err != nil {
 		return User{}, "", APIKey{}, asStoreError(err, "create user with key")
 	}
-	s.keyCreated(ctx, key)
 	return user, plain, key, nil
 }
 

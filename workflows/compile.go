@@ -381,7 +381,8 @@ func (c *compiler) references(s *StepProgram, field string, x *expr) {
 var sharedEnvs = sync.OnceValues(newEnvs)
 
 // triggers checks each trigger: one kind, a schedule cron parses, literal parameters
-// that fit the parameters schema.
+// that fit the parameters schema. How often a schedule may fire is the Service's to
+// check (Service.MinScheduleInterval).
 func (c *compiler) triggers() {
 	for i, tr := range c.p.Def.Triggers {
 		field := fmt.Sprintf("triggers[%d]", i)

@@ -40,7 +40,8 @@ type Definition struct {
 // Trigger is one way a workflow starts by itself: exactly one of Schedule, GitHub
 // and Slack.
 type Trigger struct {
-	// Schedule is a cron expression (minute hour day month weekday, or @hourly…).
+	// Schedule is a cron expression (minute hour day month weekday, or @hourly, @every
+	// 5m…) that fires at most once a minute (see Service.MinScheduleInterval).
 	Schedule string `json:"schedule,omitempty"`
 	// Params are the parameters of a scheduled run (literal values).
 	Params map[string]any `json:"params,omitempty"`

@@ -3,12 +3,52 @@ package workflows
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
 
 	"github.com/robfig/cron/v3"
 )
+
+// DefaultMinScheduleInterval is the shortest time a schedule may leave between two
+// firings unless the deployment sets another (from 1 s up to it). A cron expression
+// (minute hour day month weekday) fires at most once a minute by its form; an @every
+// schedule must not be shorter than the minimum.
+const DefaultMinScheduleInterval = time.Minute
+
+// tooFrequent reports whether a schedule may fire more often than once per min (zero:
+// DefaultMinScheduleInterval), and how often it does.
+func tooFrequent(sched cron.Schedule, min time.Duration) (time.Duration, bool) {
+	if min <= 0 {
+		min = DefaultMinScheduleInterval
+	}
+	every, ok := sched.(cron.ConstantDelaySchedule)
+	return every.Delay, ok && every.Delay < min
+}
+
+// checkSchedules refuses, naming the field, a schedule that fires more often than once
+// per min (see tooFrequent).
+func checkSchedules(def *Definition, min time.Duration) error {
+	if min <= 0 {
+		min = DefaultMinScheduleInterval
+	}
+	var problems Problems
+	for i, tr := range def.Triggers {
+		sched, err := cron.ParseStandard(tr.Schedule)
+		if tr.Schedule == "" || err != nil {
+			continue // no schedule, or one Compile refused
+		}
+		if every, ok := tooFrequent(sched, min); ok {
+			problems = append(problems, Problem{Field: fmt.Sprintf("triggers[%d].schedule", i),
+				Message: fmt.Sprintf("fires every %s: a schedule may fire at most once every %s (@every %s or longer)", every, min, min)})
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return problems.AsError()
+}
 
 // Scheduler starts the runs of workflows' schedules. Every node runs one; a firing is
 // claimed in the database first (workflow_firings' unique key), so each firing starts
@@ -22,6 +62,10 @@ type Scheduler struct {
 	// minutes): a node that was busy or a fleet restarted within it misses none;
 	// older ones are skipped, not caught up.
 	Lookback time.Duration
+	// MinInterval is the shortest time a schedule may leave between two firings
+	// (default DefaultMinScheduleInterval); a schedule saved before that rule that fires
+	// more often does not fire.
+	MinInterval time.Duration
 }
 
 // Run ticks every interval (default 20 s) until ctx ends.
@@ -77,6 +121,10 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) (int, error) {
 		for idx, tr := range prog.Schedules() {
 			sched, err := cron.ParseStandard(tr.Schedule)
 			if err != nil {
+				continue
+			}
+			if every, ok := tooFrequent(sched, s.MinInterval); ok {
+				s.logger().WarnContext(ctx, "workflow schedule fires too often; not fired", "tenant", w.TenantID, "workflow", w.Name, "trigger", idx, "every", every)
 				continue
 			}
 			from := now.Add(-lookback)

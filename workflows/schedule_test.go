@@ -142,6 +142,78 @@ func TestTriggersAreChecked(t *testing.T) {
 	}
 }
 
+// TestSchedulesFireAtMostOnceAMinute saves schedules: one that fires more often than
+// once a minute is refused naming the field, and nothing is stored; once a minute or
+// less often is saved; a deployment's lower minimum lets @every 1s through.
+func TestSchedulesFireAtMostOnceAMinute(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, schedule string
+		min            time.Duration
+		wantProblem    string // "" when saved
+	}{
+		{name: "every second", schedule: `"@every 1s"`, wantProblem: "fires every 1s: a schedule may fire at most once every 1m0s (@every 1m0s or longer)"},
+		{name: "just under a minute", schedule: `"@every 59s"`, wantProblem: "fires every 59s"},
+		{name: "every minute by cron", schedule: `"* * * * *"`},
+		{name: "every minute", schedule: `"@every 1m"`},
+		{name: "every 90 seconds", schedule: `"@every 90s"`},
+		{name: "hourly", schedule: `"@hourly"`},
+		{name: "every second where the deployment allows it", schedule: `"@every 1s"`, min: time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			svc, _, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
+			svc.MinScheduleInterval = tt.min
+			def, err := Parse([]byte(strings.Replace(scheduledDef, `"*/5 * * * *"`, tt.schedule, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = svc.Create(context.Background(), r.p, def, "", false)
+			if tt.wantProblem == "" {
+				if err != nil {
+					t.Fatalf("schedule %s: %v", tt.schedule, err)
+				}
+				return
+			}
+			problems := ProblemsOf(err)
+			if len(problems) != 1 || problems[0].Field != "triggers[0].schedule" || !strings.Contains(problems[0].Message, tt.wantProblem) {
+				t.Fatalf("schedule %s: %v; want a problem at triggers[0].schedule saying %q", tt.schedule, err, tt.wantProblem)
+			}
+			if _, err := svc.Store.Get(context.Background(), r.p.TenantID, def.Name); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+				t.Errorf("a refused schedule was stored: %v", err)
+			}
+		})
+	}
+}
+
+// TestSchedulerSkipsSchedulesTooFrequent: a schedule saved before the minimum that
+// fires every second starts no run, unless the deployment allows it.
+func TestSchedulerSkipsSchedulesTooFrequent(t *testing.T) {
+	t.Parallel()
+	db, store, w := savedNightly(t)
+	def, _ := Parse([]byte(strings.Replace(scheduledDef, `"*/5 * * * *"`, `"@every 1s"`, 1)))
+	raw, _ := json.Marshal(def)
+	if err := db.Model(&Workflow{}).Where("id = ?", w.ID).Update("definition", string(raw)).Error; err != nil {
+		t.Fatal(err)
+	}
+	var started atomic.Int64
+	start := func(context.Context, Workflow, json.RawMessage) error { started.Add(1); return nil }
+	now := w.UpdatedAt.Add(10 * time.Second)
+	if _, err := (&Scheduler{Store: store, Start: start}).Tick(context.Background(), now); err != nil {
+		t.Fatal(err)
+	}
+	if n := started.Load(); n != 0 {
+		t.Fatalf("a schedule of every second started %d runs, want none", n)
+	}
+	if _, err := (&Scheduler{Store: store, Start: start, MinInterval: time.Second}).Tick(context.Background(), now); err != nil {
+		t.Fatal(err)
+	}
+	if n := started.Load(); n == 0 {
+		t.Fatal("where every second is allowed, the schedule started no run")
+	}
+}
+
 func TestTriggeredRunsRunAsTheSaver(t *testing.T) {
 	t.Parallel()
 	svc, _, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})

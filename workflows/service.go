@@ -101,6 +101,9 @@ type Service struct {
 	// gone): triggered runs run as the person who saved the workflow. Without it
 	// triggers start nothing.
 	User func(ctx context.Context, tenant switchboard.TenantID, userID string) (switchboard.Principal, error)
+	// MinScheduleInterval is the shortest time a saved schedule may leave between two
+	// firings (default DefaultMinScheduleInterval).
+	MinScheduleInterval time.Duration
 }
 
 // StartAs starts a run of a saved workflow without a caller (a trigger): as the user
@@ -135,6 +138,12 @@ func (s *Service) Create(ctx context.Context, p switchboard.Principal, def *Defi
 	}
 	if _, err := Check(ctx, prog, s.Router, p); err != nil {
 		return Workflow{}, false, asInvalid(err)
+	}
+	if len(def.Triggers) > 0 && p.Kind != switchboard.PrincipalUser {
+		return Workflow{}, false, Problems{{Field: "triggers", Message: "only a person may save a workflow with triggers: its triggered runs run as the one who saved it"}}.AsError()
+	}
+	if err := checkSchedules(def, s.MinScheduleInterval); err != nil {
+		return Workflow{}, false, err
 	}
 	if overwrite {
 		if old, err := s.Store.Get(ctx, p.TenantID, def.Name); err == nil && old.CreatedBy != p.ID() && !p.IsAdmin() {

@@ -133,7 +133,8 @@ type HookAnswer struct {
 
 // Webhook handles a provider's delivery to one of the tenant's workflows: the
 // signature is checked in constant time against the trigger's secret, a delivery seen
-// before (or a Slack request older than five minutes) is refused as a replay, Slack's
+// before (for GitHub: a body seen before, whatever its delivery id; see replayKey), or
+// a Slack request older than five minutes, is refused as a replay, Slack's
 // URL verification is answered, and an event the trigger takes starts a run with the
 // event as its parameters, as the person who saved the workflow. Every refusal is the
 // same 404 or 401, so a caller without the secret learns nothing. The body is read
@@ -211,7 +212,7 @@ func (s *Service) Webhook(ctx context.Context, tenant switchboard.TenantID, name
 	if len(trig.Events) > 0 && !slices.Contains(trig.Events, event) {
 		return HookAnswer{Status: http.StatusOK, Body: map[string]any{"ok": true, "ignored": event}}, nil
 	}
-	fresh, err := s.Store.claim(ctx, &w, clipKey(provider+":"+delivery), time.Unix(0, 0))
+	fresh, err := s.Store.claim(ctx, &w, clipKey(provider+":"+replayKey(provider, delivery, body)), time.Unix(0, 0))
 	if err != nil {
 		return HookAnswer{}, err
 	}
@@ -243,6 +244,22 @@ func signedShape(provider string, h http.Header) bool {
 		return err == nil && hexMAC(h.Get("X-Slack-Signature"), "v0=")
 	}
 	return false
+}
+
+// replayKey is what a delivery is known by, once, to refuse its replays: for Slack its
+// event_id, which the signature covers (and the signed timestamp bounds replays to five
+// minutes besides); for GitHub the SHA-256 of the body. GitHub signs only the body, not
+// X-GitHub-Delivery, so a captured delivery sent again under a new delivery id would
+// pass as new if the id were the key. Keying on the body keeps GitHub's redeliveries
+// right: a redelivery resends the same body, so it is refused when the original was
+// received (it ran already) and runs when the original never arrived. GitHub's event
+// bodies carry their objects' ids and times, so two bodies alike are one event.
+func replayKey(provider, delivery string, body []byte) string {
+	if provider != HookGitHub {
+		return delivery
+	}
+	sum := sha256.Sum256(body)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // validSignature compares an HMAC-SHA-256 given in hex with the body's, in constant

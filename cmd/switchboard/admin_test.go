@@ -14,12 +14,13 @@ import (
 
 // TestServeAdminListener starts serve with SWITCHBOARD_ADMIN_ADDR and JSON logs: the
 // metrics and profiles are on the admin listener only, and the public one does not
-// serve them.
+// serve them; the admin listener answers the names in SWITCHBOARD_ADMIN_HOSTS and
+// refuses others (DNS rebinding) with 421.
 func TestServeAdminListener(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	e := env(map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:0", "SWITCHBOARD_ADMIN_ADDR": "127.0.0.1:0",
-		"SWITCHBOARD_DATA_DIR": dir, "SWITCHBOARD_LOG_FORMAT": "json"})
+		"SWITCHBOARD_DATA_DIR": dir, "SWITCHBOARD_LOG_FORMAT": "json", "SWITCHBOARD_ADMIN_HOSTS": "metrics.internal"})
 	lines, stop, logs := startServeLogs(t, e, 7)
 	public := regexp.MustCompile(`^Switchboard is listening on (http://127\.0\.0\.1:\d+)$`).FindStringSubmatch(lines[0])
 	admin := regexp.MustCompile(`^Admin listener \(metrics, pprof\): (http://127\.0\.0\.1:\d+)$`).FindStringSubmatch(lines[6])
@@ -58,6 +59,18 @@ func TestServeAdminListener(t *testing.T) {
 	}
 	if status, _ := get(admin[1] + "/debug/pprof/"); status != http.StatusOK {
 		t.Errorf("admin /debug/pprof/: %d", status)
+	}
+	for host, want := range map[string]int{"metrics.internal:9090": http.StatusOK, "attacker.example:9090": http.StatusMisdirectedRequest} {
+		req, _ := http.NewRequest(http.MethodGet, admin[1]+"/metrics", nil)
+		req.Host = host
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("admin /metrics with Host %s: %d, want %d", host, res.StatusCode, want)
+		}
 	}
 	for _, path := range []string{"/metrics", "/debug/pprof/"} {
 		status, body := get(public[1] + path)

@@ -46,12 +46,14 @@ func envVars() []envVar {
 		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs go to stderr"},
 		{"SWITCHBOARD_LOG_FORMAT", "text", "text or json (one JSON object a line); request lines carry trace_id, and an error repeated within 10 s is summarised"},
 		{"SWITCHBOARD_ADMIN_ADDR", "off", "host:port of the admin listener: Prometheus metrics at /metrics and pprof at /debug/pprof/; keep it private (never the public port)"},
+		{telemetry.AdminHostsEnv, "none", "comma-separated host names (metrics.internal) the admin listener answers to besides IP addresses and localhost; a request with any other Host gets 421, so a web page cannot reach it by DNS rebinding"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT", "off", "OTLP/HTTP collector URL (http://collector:4318) to export traces to; the other OTEL_* exporter variables apply; unset: no tracing"},
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_ID", "none", "the deployment's OAuth app client ID for a provider that connects with OAuth (<PROVIDER>: " + oauth + "); register PUBLIC_URL/oauth/callback as its callback URL"},
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_SECRET", "none", "that app's client secret; both or neither"},
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL", "the provider's", "overrides a provider's OAuth authorization endpoint (GitHub Enterprise Server: https://HOST/login/oauth/authorize)"},
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_TOKEN_URL", "the provider's", "overrides a provider's OAuth token endpoint (GitHub Enterprise Server: https://HOST/login/oauth/access_token)"},
 		{"SWITCHBOARD_REFRESH_INTERVAL", "1m", "how often the background refresher looks for OAuth tokens expiring within 10 minutes"},
+		{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "1m", "the shortest time a workflow's schedule may leave between two firings, from 1s to 1m: a shorter @every is refused when saved and does not fire"},
 		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
 		{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100", "how many live MCP sessions one API key (user or agent) may hold; a new one beyond it ends the least recently used"},
 		{"SWITCHBOARD_ALLOWED_ORIGINS", "none", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own; * allows any"},
@@ -86,6 +88,9 @@ type config struct {
 	LogFormat string
 	// AdminAddr is the admin listener's host:port (metrics, pprof); empty: none.
 	AdminAddr string
+	// AdminHosts are the host names, besides IP addresses and localhost, that the admin
+	// listener answers to.
+	AdminHosts []string
 	// TracesEndpoint is the OTLP/HTTP URL traces go to; empty: no tracing.
 	TracesEndpoint string
 	// OAuthApps are the deployment's OAuth apps by provider, from SWITCHBOARD_OAUTH_*.
@@ -94,6 +99,9 @@ type config struct {
 	RefreshInterval time.Duration
 	// RunLease is how long a process holds an async run without renewing it.
 	RunLease time.Duration
+	// ScheduleMinInterval is the shortest time a workflow's schedule may leave between
+	// two firings.
+	ScheduleMinInterval time.Duration
 	// MCPSessionsPerPrincipal caps the live MCP sessions of one principal.
 	MCPSessionsPerPrincipal int
 	// AllowedOrigins are browser origins allowed to call the MCP URLs (DNS rebinding
@@ -182,6 +190,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err != nil || c.RunLease < time.Second {
 		return config{}, &configError{"SWITCHBOARD_RUN_LEASE", "must be a duration of at least 1s, such as 30s"}
 	}
+	c.ScheduleMinInterval, err = time.ParseDuration(get("SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "1m"))
+	if err != nil || c.ScheduleMinInterval < time.Second || c.ScheduleMinInterval > time.Minute {
+		return config{}, &configError{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "must be a duration from 1s to 1m, such as 1m"}
+	}
 	c.MCPSessionsPerPrincipal, err = strconv.Atoi(get("SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100"))
 	if err != nil || c.MCPSessionsPerPrincipal < 1 || c.MCPSessionsPerPrincipal > 100000 {
 		return config{}, &configError{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "must be a whole number from 1 to 100000, such as 100"}
@@ -249,6 +261,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if samePort(c.AdminAddr, c.Addr) {
 			return config{}, &configError{"SWITCHBOARD_ADMIN_ADDR", fmt.Sprintf("%q would share the public listener SWITCHBOARD_ADDR (%s); give the admin listener a port of its own", c.AdminAddr, c.Addr)}
 		}
+	}
+	for h := range strings.SplitSeq(get(telemetry.AdminHostsEnv, ""), ",") {
+		if h = strings.TrimSpace(h); h == "" {
+			continue
+		}
+		if err := telemetry.CheckAdminHost(h); err != nil {
+			return config{}, &configError{telemetry.AdminHostsEnv, err.Error()}
+		}
+		c.AdminHosts = append(c.AdminHosts, h)
 	}
 	overload, err := loadOverloadConfig(get)
 	if err != nil {

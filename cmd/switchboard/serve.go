@@ -198,7 +198,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Accounts: tenantStore, Audit: auditWriter, OIDCTransport: guard.Transport()})
 	// A tenant that signs in with its identity provider only refuses passwords.
 	tenantStore.SetPasswordPolicy(oauth.PasswordsAllowed)
-	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
+	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr, MinScheduleInterval: cfg.ScheduleMinInterval}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools
 	// Request bodies in flight share one budget; the MCP URLs reserve theirs once the
 	// caller is authenticated, as /api does.
@@ -318,7 +318,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	background.Go(func() { connService.RunRefresher(runCtx, cfg.RefreshInterval) })
 	background.Go(func() { runExec.Run(runCtx) })
 	// Workflow schedules: every node ticks; each firing is claimed once in the database.
-	scheduler := &workflows.Scheduler{Store: wfStore, Start: wfService.StartAs, Logger: log}
+	scheduler := &workflows.Scheduler{Store: wfStore, Start: wfService.StartAs, Logger: log, MinInterval: cfg.ScheduleMinInterval}
 	background.Go(func() { scheduler.Run(runCtx, 0) })
 	background.Go(func() { members.Run(runCtx) })
 	background.Go(func() { oauth.Run(runCtx) })

@@ -75,7 +75,7 @@ func (o *observability) serveAdmin(cfg config, log *slog.Logger, stdout io.Write
 		return fmt.Errorf("listen on %s (SWITCHBOARD_ADMIN_ADDR): %w", cfg.AdminAddr, err)
 	}
 	srv := &http.Server{
-		Handler:           telemetry.AdminHandler(o.registry),
+		Handler:           telemetry.AdminHandler(o.registry, cfg.AdminHosts),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

@@ -15,7 +15,7 @@ import (
 // TestServeThrottles runs the server behind a trusted proxy (the test, at 127.0.0.1,
 // names the client in X-Forwarded-For): unknown API keys from one client are answered
 // 401 until its budget is spent, then 429 with Retry-After at /api and at the MCP URL,
-// while another client's key still works; wrong passwords at /signin get 401 five
+// while a valid key works from that client and from another; wrong passwords at /signin get 401 five
 // times, then 429 with Retry-After and a page saying when to try again.
 func TestServeThrottles(t *testing.T) {
 	t.Parallel()
@@ -72,6 +72,14 @@ func TestServeThrottles(t *testing.T) {
 		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || !strings.Contains(body, `"rate_limited"`) || !strings.Contains(body, "try again in") {
 			t.Errorf("%s: status %d, Retry-After %q, body %s; want 429 saying when to try again", path, res.StatusCode, res.Header.Get("Retry-After"), body)
 		}
+	}
+	// A valid key, not verified before, is accepted from the client that ran out, and
+	// its unknown keys are still refused after it.
+	if res, body := send(http.MethodGet, "/api/tenant", attacker, key, nil); res.StatusCode != http.StatusOK {
+		t.Errorf("a valid key from the client that ran out: status %d body %s", res.StatusCode, body)
+	}
+	if res, _ := send(http.MethodGet, "/api/tenant", attacker, "sbk_999999999998_"+strings.Repeat("c", 52), nil); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("an unknown key after the valid one: status %d, want 429", res.StatusCode)
 	}
 	if res, body := send(http.MethodGet, "/api/tenant", other, key, nil); res.StatusCode != http.StatusOK {
 		t.Errorf("another client's key: status %d body %s", res.StatusCode, body)
