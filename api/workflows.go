@@ -71,16 +71,19 @@ func (s *server) webhook(c *gin.Context) {
 	}
 	ten, err := s.Tenants.TenantBySlug(c.Request.Context(), c.Param("tenant"))
 	if err != nil {
+		closeUnread(c)
 		s.fail(c, switchboard.NotFound("webhook"))
 		return
 	}
 	var release func()
+	read := false
 	defer func() {
 		if release != nil {
 			release()
 		}
 	}()
-	read := func() ([]byte, error) {
+	readBody := func() ([]byte, error) {
+		read = true
 		var err error
 		if release, err = s.reservePublic(c, "webhooks", MaxBodyBytes); err != nil {
 			return nil, err
@@ -91,8 +94,11 @@ func (s *server) webhook(c *gin.Context) {
 		}
 		return body, nil
 	}
-	ans, err := s.Workflows.Webhook(c.Request.Context(), ten.ID, c.Param("name"), c.Param("provider"), c.Request.Header, read, time.Now())
+	ans, err := s.Workflows.Webhook(c.Request.Context(), ten.ID, c.Param("name"), c.Param("provider"), c.Request.Header, readBody, time.Now())
 	if err != nil {
+		if !read {
+			closeUnread(c)
+		}
 		s.failBody(c, err)
 		return
 	}
