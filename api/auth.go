@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -32,14 +33,14 @@ func (s *server) authenticate(c *gin.Context) {
 	}
 	key, ok := bearer(c.GetHeader("Authorization"))
 	if !ok {
-		closeUnread(c)
+		limits.CloseUnread(c.Writer, c.Request)
 		c.Header("WWW-Authenticate", `Bearer realm="switchboard"`)
 		s.fail(c, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "send an API key as Authorization: Bearer <key>"})
 		return
 	}
 	p, err := s.Tenants.Authenticate(c.Request.Context(), key)
 	if err != nil {
-		closeUnread(c)
+		limits.CloseUnread(c.Writer, c.Request)
 		c.Header("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
 		if code := switchboard.CodeOf(err); code == switchboard.CodeInternal || code == switchboard.CodeRateLimited {
 			s.fail(c, err)
@@ -148,14 +149,4 @@ func asOperator(c *gin.Context) (switchboard.Principal, error) {
 		return p, switchboard.Errorf(switchboard.CodeForbidden, "this needs the operator's API key")
 	}
 	return p, nil
-}
-
-// closeUnread makes the server close the connection after its answer to a request
-// refused before its body was read. Otherwise the server reads what is left of the body
-// before it answers (until the body's read deadline), and a caller that never sends it
-// holds the connection, and waits for its refusal, that long.
-func closeUnread(c *gin.Context) {
-	if c.Request.ContentLength != 0 {
-		c.Header("Connection", "close")
-	}
 }

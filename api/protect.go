@@ -135,6 +135,7 @@ func (s *server) reservePublic(c *gin.Context, pool string, limit int64) (releas
 // else as fail does.
 func (s *server) failBody(c *gin.Context, err error) {
 	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		limits.CloseUnread(c.Writer, c.Request)
 		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, errorBody{Error: errorDetail{Code: switchboard.CodeInvalid, Field: "body",
 			Message: fmt.Sprintf("is %d bytes; this URL takes at most %d", c.Request.ContentLength, tooLarge.Limit)}})
 		return

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
@@ -71,7 +72,7 @@ func (s *server) webhook(c *gin.Context) {
 	}
 	ten, err := s.Tenants.TenantBySlug(c.Request.Context(), c.Param("tenant"))
 	if err != nil {
-		closeUnread(c)
+		limits.CloseUnread(c.Writer, c.Request)
 		s.fail(c, switchboard.NotFound("webhook"))
 		return
 	}
@@ -97,7 +98,7 @@ func (s *server) webhook(c *gin.Context) {
 	ans, err := s.Workflows.Webhook(c.Request.Context(), ten.ID, c.Param("name"), c.Param("provider"), c.Request.Header, readBody, time.Now())
 	if err != nil {
 		if !read {
-			closeUnread(c)
+			limits.CloseUnread(c.Writer, c.Request)
 		}
 		s.failBody(c, err)
 		return

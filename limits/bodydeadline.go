@@ -46,3 +46,14 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// CloseUnread makes the server close the connection after its answer to a request
+// refused before its body was read. Otherwise the server reads what is left of the body
+// before it answers (until the body's read deadline), and a caller that never sends it
+// holds the connection, and waits for its refusal, that long. Call it before the answer
+// is written.
+func CloseUnread(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+}

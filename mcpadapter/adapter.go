@@ -197,6 +197,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	key, ok := bearer(r)
 	if !ok {
+		limits.CloseUnread(w, r)
 		// The challenge points OAuth clients at this URL's protected resource metadata.
 		w.Header().Set("WWW-Authenticate", identity.Challenge(a.opts.PublicURL, slug, agentID, ""))
 		writeError(w, &switchboard.Error{Code: switchboard.CodeUnauthorized, Message: "send an API key as Authorization: Bearer <key>"})
@@ -205,6 +206,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resource := identity.ResourceURL(a.opts.PublicURL, slug, agentID)
 	p, err := a.authenticate(r.Context(), key, resource)
 	if err != nil {
+		limits.CloseUnread(w, r)
 		e := switchboard.AsError(err)
 		if e.Code == switchboard.CodeUnauthorized {
 			// The reason in plain words, in the header for OAuth clients and in the body.
@@ -214,6 +216,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p.TenantSlug != slug {
+		limits.CloseUnread(w, r)
 		// The same answer whether or not that tenant exists: nothing about other tenants leaks.
 		writeError(w, &switchboard.Error{Code: switchboard.CodeForbidden, Message: "this API key is not valid for this MCP URL; use " + a.endpointOf(p)})
 		return

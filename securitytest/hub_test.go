@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -182,7 +183,8 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 		defer cancel()
 		runExec.Close(ctx)
 	})
-	adapter = mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: h.tenants, Agents: agentService, Logger: log, PublicURL: "https://hub.example.com",
+	bodies := limits.NewBodyBudget(0, 0) // shared by the API and the MCP URLs, as serve shares it
+	adapter = mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: h.tenants, Agents: agentService, Logger: log, PublicURL: "https://hub.example.com", Bodies: bodies,
 		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: kr.Derive("request-state")})}})
 	t.Cleanup(func() { adapter.Close(context.Background()) })
 	svc.Subscribe(rtr.Forget)
@@ -200,7 +202,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	h.tenants.SetPasswordPolicy(oauth.PasswordsAllowed)
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools, as serve wires it
-	h.engine = api.New(api.Options{Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
+	h.engine = api.New(api.Options{BodyBudget: bodies, OwnBodies: []string{mcpadapter.Prefix}, Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
 		Workflows: wfService,
 		Agents:    agentService, RemoteMCP: remote, OpenAPI: tenantAPIs, Recorder: h.writer, Ready: func(context.Context) error { return nil },
 		Grants:    oauth,

@@ -12,8 +12,8 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 )
 
-// TestSlowBodiesBlockNobody: sixteen connections without a valid key, each declaring a
-// 4 MiB body and sending one byte of it, to the REST API and a workflow's webhook URL,
+// TestSlowBodiesBlockNobody: eighteen connections without a valid key, each declaring a
+// 4 MiB body and sending one byte of it, to the REST API, a workflow's webhook URL and the MCP URL,
 // hold no part of the body budget and no wait: each is answered (401, or the webhook's
 // 404) at once, without the server reading its body first, and while they stay open
 // the owner's tool call is answered.
@@ -25,8 +25,9 @@ func TestSlowBodiesBlockNobody(t *testing.T) {
 	targets := []string{
 		"/api/tools/github_get_me/call",
 		"/hooks/workflows/" + f.victimSlug + "/victim_flow/github",
+		"/mcp/" + f.victimSlug,
 	}
-	for i := range 16 {
+	for i := range 18 {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
