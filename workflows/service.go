@@ -469,6 +469,23 @@ func (s *Service) Status(ctx context.Context, p switchboard.Principal, runID str
 	return st, nil
 }
 
+// EndedInError reports whether v is a workflow run that ended failed, canceled or
+// partial (a step with on_error: continue failed): what its callers get as an error.
+func EndedInError(v runs.View) bool {
+	if !strings.HasPrefix(v.Tool, ToolPrefix) {
+		return false
+	}
+	switch v.State {
+	case runs.StateFailed, runs.StateCanceled:
+		return true
+	case runs.StateCompleted:
+		var res Result
+		return json.Unmarshal(v.Output, &res) == nil && res.Status != "success"
+	default:
+		return false
+	}
+}
+
 // workflowRun reads one of the principal's runs that is a workflow's.
 func (s *Service) workflowRun(ctx context.Context, p switchboard.Principal, runID string) (runs.View, error) {
 	v, err := s.Runs.Get(ctx, p, runID)
