@@ -9,6 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"gorm.io/gorm"
 
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/runs"
@@ -176,6 +178,44 @@ func TestCanceledWorkflowAnswersIsError(t *testing.T) {
 		structured(t, res, &got)
 		if !res.IsError || got.Status != "canceled" || got.WorkflowID != list[0].ID {
 			t.Errorf("workflow_hold canceled = isError %t, %s; want isError, status canceled", res.IsError, text(res))
+		}
+	})
+}
+
+// TestWorkflowRunAsyncAtAnAgentURL: at an agent URL, switchboard_run_async starts only
+// the workflows the agent selected.
+func TestWorkflowRunAsyncAtAnAgentURL(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		ag := &oneAgent{}
+		var agentP switchboard.Principal
+		e := buildRunsEnv(t, db, ag, func(e *runsEnv) keys {
+			ag.agent = &agents.Agent{ID: "agt_writer", TenantID: e.ann.TenantID, Name: "writer", CreatedBy: e.ann.UserID, Version: 1,
+				Tools: []agents.Tool{{AgentID: "agt_writer", Tool: "workflow_note", TenantID: e.ann.TenantID},
+					{AgentID: "agt_writer", Tool: "notes_create_note", TenantID: e.ann.TenantID, ConnectionID: e.connA}}}
+			agentP = switchboard.Principal{TenantID: e.ann.TenantID, TenantSlug: e.ann.TenantSlug, Kind: switchboard.PrincipalAgent, UserID: e.ann.UserID, AgentID: "agt_writer"}
+			return keys{"key-agent": agentP}
+		}, true)
+		e.saveWorkflows(t, noteWorkflow, holdWorkflow)
+		c := e.connectTo(t, "/mcp/"+e.ann.TenantSlug+"/agents/agt_writer", "key-agent", mcp.LATEST_PROTOCOL_VERSION, nil)
+
+		if refused := call(t, c, toolRunAsync, map[string]any{"tool": "workflow_hold"}); !refused.IsError || !strings.Contains(text(refused), "not found") {
+			t.Errorf("run_async of a workflow the agent did not select: isError %t, %q", refused.IsError, text(refused))
+		}
+		res := call(t, c, toolRunAsync, map[string]any{"tool": "workflow_note", "arguments": map[string]any{"text": "by the agent"}})
+		var started runs.View
+		structured(t, res, &started)
+		if res.IsError || started.Tool != "workflow_note" {
+			t.Fatalf("run_async of the agent's workflow: %q", text(res))
+		}
+		if got := e.waitRun(t, agentP, started.ID); got.State != runs.StateCompleted {
+			t.Errorf("the agent's workflow run = %+v", got)
+		}
+		for _, req := range e.up.Requests() {
+			if req.Method == "GET" && req.Path == "/wait" {
+				t.Errorf("the workflow the agent did not select reached the upstream: %+v", req)
+			}
 		}
 	})
 }
