@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // policies is a confirm policy per principal, "never" unless set.
@@ -137,6 +138,9 @@ type runsEnv struct {
 	connA    string // alpha's notes connection
 	// stateKey keys the requestStates of every node, as serve derives it from the keyring.
 	stateKey []byte
+	// wf, in newWorkflowsEnv, is the workflows service the runs execute (as serve
+	// wires it: the executor's Runner is the workflows Hub).
+	wf *workflows.Service
 	// node starts another adapter (a node of the hub) on the same database, router and
 	// runs, with the session store and relay given.
 	node func(t *testing.T, store SessionStore, relay Relay) *httptest.Server
@@ -156,6 +160,18 @@ func newRunsEnv(t *testing.T, db *gorm.DB) *runsEnv {
 // newRunsEnvWith is newRunsEnv with an agents service and more keys; extra maps keys
 // to principals given the tenants' principals (ann, bea) and alpha's connection id.
 func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) keys) *runsEnv {
+	t.Helper()
+	return buildRunsEnv(t, db, ag, extra, false)
+}
+
+// newWorkflowsEnv is newRunsEnv with workflows as serve wires them: the runs execute on
+// the workflows Hub, and every scope serves the workflows extension.
+func newWorkflowsEnv(t *testing.T, db *gorm.DB) *runsEnv {
+	t.Helper()
+	return buildRunsEnv(t, db, nil, nil, true)
+}
+
+func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) keys, withWorkflows bool) *runsEnv {
 	t.Helper()
 	ctx := context.Background()
 	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
@@ -203,7 +219,13 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	e.ann, e.bob, e.bea = alpha[0], alpha[1], beta[0]
 	e.connA = conns[0]
 	var adapter *Adapter
-	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg,
+	var runner runs.Runner = rtr
+	var wfStore *workflows.Store
+	if withWorkflows {
+		wfStore = workflows.NewStore(db, kr)
+		runner = &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr})}
+	}
+	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: runner, Registry: reg,
 		Describe:    func(err error) string { return adapter.DescribeError(err) },
 		ApprovalURL: func(id string) string { return "https://hub.test" + ApprovalPath + id }})
 	t.Cleanup(func() {
@@ -211,6 +233,11 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 		defer cancel()
 		e.exec.Close(ctx)
 	})
+	exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})}
+	if withWorkflows {
+		e.wf = &workflows.Service{Store: wfStore, Runs: e.exec, Router: rtr}
+		exts = append(exts, WorkflowsExtension(WorkflowsOptions{Service: e.wf}))
+	}
 	auth := keys{keyAnn: e.ann, keyBob: e.bob, keyBea: e.bea}
 	if extra != nil {
 		for k, p := range extra(e) {
@@ -220,7 +247,7 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	e.node = func(t *testing.T, store SessionStore, relay Relay) *httptest.Server {
 		a := New(Options{
 			Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test", Sessions: store, Relay: relay,
-			Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})},
+			Extensions: exts,
 		})
 		if adapter == nil {
 			adapter = a

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -33,16 +34,28 @@ const taskWait = time.Hour
 // run's, and the run is listed with the caller's other runs. A call the caller's
 // policy wants confirmed waits, input_required, for its approval page or
 // switchboard_submit_elicitation (the executor decides, as for every run).
+func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, req mcp.CallToolRequest, rreq router.Request) (*mcp.CallToolResult, error) {
+	call := runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginTask}
+	start := func(ctx context.Context, p switchboard.Principal) (runs.View, error) {
+		return x.o.Runs.Start(ctx, p, call)
+	}
+	return x.task(ctx, sc, req, start, func(_ context.Context, v runs.View) (*mcp.CallToolResult, error) { return runResult(v), nil })
+}
+
+// task runs a task-augmented call as the run start starts, and answers the run once it
+// ended as answer renders it (given a context that outlives the request). Any tool's
+// task runs through it: the hub tools' and other extensions'.
 //
 // mcp-go hands the task the context of the HTTP request that created it, which ends
-// as soon as the task is answered; the run is therefore detached from it, and
-// tasks/cancel reaches it through taskLinks.
-func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, req mcp.CallToolRequest, rreq router.Request) (*mcp.CallToolResult, error) {
+// as soon as the task is answered; the run is therefore detached from it (and from the
+// request's place, as the run is admitted on its own), and tasks/cancel reaches it
+// through taskLinks.
+func (x *runsExt) task(ctx context.Context, sc Scope, req mcp.CallToolRequest, start func(context.Context, switchboard.Principal) (runs.View, error),
+	answer func(context.Context, runs.View) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	p, _ := switchboard.PrincipalFrom(ctx)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskWait)
+	ctx, cancel := context.WithTimeout(limits.WithSlot(context.WithoutCancel(ctx), nil), taskWait)
 	defer cancel()
-	call := runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginTask}
-	v, err := x.o.Runs.Start(ctx, p, call)
+	v, err := start(ctx, p)
 	if err != nil {
 		go x.links.link(callKey(req.Header), p, "")() // drain the task id the hook sends
 		return x.hubError(ctx, sc, err), nil
@@ -53,7 +66,7 @@ func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, req
 	if err != nil {
 		return x.hubError(ctx, sc, err), nil
 	}
-	return runResult(done), nil
+	return answer(ctx, done)
 }
 
 // runResult renders a finished run as the tool result a direct call would have given.

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // RunsOptions configure the runs extension.
@@ -70,6 +71,7 @@ func RunsExtension(o RunsOptions) Extension {
 		WrapTool:          x.wrap,
 		RunTools:          true,
 		TaskSupport:       true,
+		tasks:             x,
 	}
 }
 
@@ -172,6 +174,12 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
+		if v, handled, err := sc.startRun(ctx, in.Tool, args); handled {
+			if err != nil {
+				return x.hubError(ctx, sc, err), nil
+			}
+			return viewResult(v)
+		}
 		rreq, prep, b, res := x.prepare(ctx, sc, in.Tool, args)
 		if res != nil {
 			return res, nil
@@ -190,34 +198,42 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 	}
 }
 
+// getRun reads a run; a workflow run that ended failed, canceled or partial answers
+// isError, as the workflow's own tool does.
 func (x *runsExt) getRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return x.byID(ctx, req, x.o.Runs.Get)
+	res, v, err := x.byID(ctx, req, x.o.Runs.Get)
+	if res != nil && workflows.EndedInError(v) {
+		res.IsError = true
+	}
+	return res, err
 }
 
 func (x *runsExt) cancelRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return x.byID(ctx, req, x.o.Runs.Cancel)
+	res, _, err := x.byID(ctx, req, x.o.Runs.Cancel)
+	return res, err
 }
 
-// byID runs fn on the run the call names.
-func (x *runsExt) byID(ctx context.Context, req mcp.CallToolRequest, fn func(context.Context, switchboard.Principal, string) (runs.View, error)) (*mcp.CallToolResult, error) {
+// byID runs fn on the run the call names, and answers the run it returned.
+func (x *runsExt) byID(ctx context.Context, req mcp.CallToolRequest, fn func(context.Context, switchboard.Principal, string) (runs.View, error)) (*mcp.CallToolResult, runs.View, error) {
 	p, ok := switchboard.PrincipalFrom(ctx)
 	if !ok {
-		return nil, errors.New("no principal in context")
+		return nil, runs.View{}, errors.New("no principal in context")
 	}
 	var in struct {
 		RunID string `json:"run_id"`
 	}
 	if err := decodeRunArgs(req, &in); err != nil {
-		return x.toolError(ctx, err), nil
+		return x.toolError(ctx, err), runs.View{}, nil
 	}
 	if strings.TrimSpace(in.RunID) == "" {
-		return x.toolError(ctx, switchboard.Invalid("run_id", "is required")), nil
+		return x.toolError(ctx, switchboard.Invalid("run_id", "is required")), runs.View{}, nil
 	}
 	v, err := fn(ctx, p, in.RunID)
 	if err != nil {
-		return x.toolError(ctx, err), nil
+		return x.toolError(ctx, err), runs.View{}, nil
 	}
-	return viewResult(v)
+	res, err := viewResult(v)
+	return res, v, err
 }
 
 func (x *runsExt) listRuns(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

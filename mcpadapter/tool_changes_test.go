@@ -21,11 +21,11 @@ func TestWorkflowSavedWithOtherParametersNotifiesListChanged(t *testing.T) {
 	e := newEnv(t)
 	var mu sync.Mutex
 	params := `{"type":"object","properties":{"k":{"type":"string"}},"required":["k"]}`
-	ext := Extension{Name: "workflows", Tools: func(context.Context, Scope) ([]server.ServerTool, error) {
+	ext := Extension{Name: "workflows", Tools: func(_ context.Context, sc Scope) ([]server.ServerTool, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		w := workflows.Workflow{Name: "echo", Definition: `{"name":"echo","parameters":` + params + `,"steps":[{"name":"one","tool":"notes_last_note"}]}`}
-		return []server.ServerTool{(&workflowsExt{}).workflowTool(w)}, nil
+		return []server.ServerTool{(&workflowsExt{}).workflowTool(sc, w)}, nil
 	}}
 	e.adapter.opts.Extensions = []Extension{ext}
 	c, err := e.client(t, "acme", "key-alice")

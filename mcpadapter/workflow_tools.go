@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
@@ -37,7 +38,7 @@ func WorkflowsExtension(o WorkflowsOptions) Extension {
 		o.Logger = slog.Default()
 	}
 	x := &workflowsExt{o: o}
-	return Extension{Name: "workflows", Tools: x.tools}
+	return Extension{Name: "workflows", Tools: x.tools, StartRun: x.startRun}
 }
 
 type workflowsExt struct{ o WorkflowsOptions }
@@ -79,7 +80,7 @@ func (x *workflowsExt) tools(ctx context.Context, sc Scope) ([]server.ServerTool
 		return nil, err
 	}
 	for _, w := range ws {
-		out = append(out, x.workflowTool(w))
+		out = append(out, x.workflowTool(sc, w))
 	}
 	return out, nil
 }
@@ -103,14 +104,15 @@ func (x *workflowsExt) agentTools(ctx context.Context, sc Scope) ([]server.Serve
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, x.workflowTool(w))
+		out = append(out, x.workflowTool(sc, w))
 	}
 	return out, nil
 }
 
 // workflowTool is a saved workflow as a tool of its own: its parameters are the input
-// schema.
-func (x *workflowsExt) workflowTool(w workflows.Workflow) server.ServerTool {
+// schema. Where the scope serves MCP tasks, a task-augmented call of it is a task
+// backed by the workflow's run.
+func (x *workflowsExt) workflowTool(sc Scope, w workflows.Workflow) server.ServerTool {
 	def, err := workflows.Parse([]byte(w.Definition))
 	input := json.RawMessage(`{"type":"object"}`)
 	if err == nil && len(def.Parameters) > 0 && string(def.Parameters) != "null" {
@@ -122,6 +124,10 @@ func (x *workflowsExt) workflowTool(w workflows.Workflow) server.ServerTool {
 	}
 	desc += " (A workflow: answers with its result, or with a workflow_id to follow with switchboard_get_run when it takes longer.)"
 	t := mgmtTool(workflows.ToolPrefix+w.Name, "Workflow "+w.Name, desc, string(input), workflowResultSchema, false, true, false, true)
+	tasks := sc.taskRunner()
+	if tasks != nil {
+		t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+	}
 	name := w.Name
 	return server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p, ok := switchboard.PrincipalFrom(ctx)
@@ -132,8 +138,43 @@ func (x *workflowsExt) workflowTool(w workflows.Workflow) server.ServerTool {
 		if err != nil {
 			return mcp.NewToolResultError(errorText(switchboard.Invalid("arguments", "must be a JSON object"))), nil
 		}
+		if req.Params.Task != nil && tasks != nil {
+			start := func(ctx context.Context, p switchboard.Principal) (runs.View, error) {
+				return x.o.Service.Start(ctx, p, name, args, workflows.StartOptions{})
+			}
+			return tasks.task(ctx, sc, req, start, func(ctx context.Context, v runs.View) (*mcp.CallToolResult, error) { return x.answer(ctx, p, v) })
+		}
 		return x.start(ctx, p, name, args, workflows.StartOptions{})
 	}}
+}
+
+// startRun starts a run of one of the scope's workflow tools and answers at once
+// (switchboard_run_async); at an agent URL only the workflows its agent selected are
+// the scope's.
+func (x *workflowsExt) startRun(ctx context.Context, sc Scope, tool string, args json.RawMessage) (runs.View, bool, error) {
+	name, ok := strings.CutPrefix(tool, workflows.ToolPrefix)
+	if !ok || (sc.AgentID != "" && !selects(sc.Agent, tool)) {
+		return runs.View{}, false, nil
+	}
+	p, ok := switchboard.PrincipalFrom(ctx)
+	if !ok {
+		return runs.View{}, true, errors.New("no principal in context")
+	}
+	v, err := x.o.Service.Start(ctx, p, name, args, workflows.StartOptions{})
+	return v, true, err
+}
+
+// selects reports whether an agent selected a workflow's tool.
+func selects(agent *agents.Agent, tool string) bool {
+	if agent == nil {
+		return false
+	}
+	for _, t := range agent.Tools {
+		if t.Tool == tool && t.ConnectionID == "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (x *workflowsExt) runWorkflow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -214,7 +255,11 @@ func (x *workflowsExt) answer(ctx context.Context, p switchboard.Principal, v ru
 	if v.Error != nil {
 		out["error_message"] = v.Error.Message
 	}
-	return viewResult(out)
+	res, err := viewResult(out)
+	if res != nil {
+		res.IsError = workflows.EndedInError(v)
+	}
+	return res, err
 }
 
 func (x *workflowsExt) listWorkflows(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

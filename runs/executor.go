@@ -22,6 +22,12 @@ type Runner interface {
 	Execute(ctx context.Context, p switchboard.Principal, req router.Request) (any, error)
 }
 
+// Limiter is a Runner whose calls of some tools carry their own time limit (a
+// workflow's timeout); Limit answers zero where the executor's RunTimeout applies.
+type Limiter interface {
+	Limit(req router.Request) time.Duration
+}
+
 // Gate is what the executor asks the router before a run exists: whether the call
 // may run at all (and an audit row when not), and whether the principal's confirm
 // policy wants a person's confirmation first; and where it records the steps of a
@@ -56,7 +62,8 @@ type Options struct {
 	// MaxQueuedPerTenant bounds the runs of one tenant that this process holds, waiting
 	// or executing (default 64); more are refused as rate limited.
 	MaxQueuedPerTenant int
-	// RunTimeout bounds one execution (default 5 minutes).
+	// RunTimeout bounds one execution (default 5 minutes), unless the Runner is a
+	// Limiter that gives the call a limit of its own.
 	RunTimeout time.Duration
 	// ConfirmTimeout is how long an input_required run waits for its confirmation
 	// (default 15 minutes); then it fails.
@@ -430,8 +437,10 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 		e.finishFailed(store, r, switchboard.Internal(err))
 		return
 	}
-	runCtx, cancel := context.WithTimeout(WithID(ctx, r.ID), e.o.RunTimeout)
-	out, err := e.o.Runner.Execute(runCtx, r.principal(), router.Request{Tool: r.Tool, ConnectionID: r.ConnectionID, Args: input, Confirmed: r.ElicitationAction == "accept"})
+	req := router.Request{Tool: r.Tool, ConnectionID: r.ConnectionID, Args: input, Confirmed: r.ElicitationAction == "accept"}
+	limit := e.limit(req)
+	runCtx, cancel := context.WithTimeout(WithID(ctx, r.ID), limit)
+	out, err := e.o.Runner.Execute(runCtx, r.principal(), req)
 	defer clear(input) // after the output is encoded: it may share the input's bytes
 	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded)
 	cancel()
@@ -440,7 +449,7 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 	}
 	if err != nil {
 		if timedOut {
-			err = switchboard.Errorf(switchboard.CodeUpstream, "the run took longer than %s and was stopped", e.o.RunTimeout)
+			err = switchboard.Errorf(switchboard.CodeUpstream, "the run took longer than %s and was stopped", limit)
 		}
 		e.finishFailed(store, r, err)
 		return
@@ -453,6 +462,17 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 	if _, err := e.store.complete(store, r.TenantID, r.ID, e.o.Node, raw); err != nil {
 		e.log.Error("record run output", "run", r.ID, "err", err)
 	}
+}
+
+// limit is the time limit of one execution of req: the Runner's own for it, else
+// RunTimeout.
+func (e *Executor) limit(req router.Request) time.Duration {
+	if l, ok := e.o.Runner.(Limiter); ok {
+		if d := l.Limit(req); d > 0 {
+			return d
+		}
+	}
+	return e.o.RunTimeout
 }
 
 type runIDKey struct{}

@@ -64,6 +64,14 @@ type RunInput struct {
 	Timeout       Duration        `json:"timeout,omitempty"`
 }
 
+// timeout bounds the whole run: its own timeout, else the program's.
+func (in RunInput) timeout(prog *Program) time.Duration {
+	if in.Timeout > 0 {
+		return time.Duration(in.Timeout)
+	}
+	return prog.Timeout()
+}
+
 // Result is a finished run's output.
 type Result struct {
 	// Status is success, or partial when steps with on_error: continue failed.
@@ -125,10 +133,7 @@ func (e *Engine) Execute(ctx context.Context, r Run) (*Result, error) {
 	if r.Input.ParallelLimit > 0 {
 		limit = min(r.Input.ParallelLimit, MaxParallelLimit)
 	}
-	timeout := prog.Timeout()
-	if r.Input.Timeout > 0 {
-		timeout = time.Duration(r.Input.Timeout)
-	}
+	timeout := r.Input.timeout(prog)
 	x := &execution{
 		e: e, run: r, prog: prog, bound: bound, params: ints(params).(map[string]any),
 		sem: make(chan struct{}, limit), done: map[string]*stepOutcome{},

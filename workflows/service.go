@@ -36,8 +36,9 @@ type Hub struct {
 }
 
 var (
-	_ runs.Runner = (*Hub)(nil)
-	_ runs.Gate   = (*Hub)(nil)
+	_ runs.Runner  = (*Hub)(nil)
+	_ runs.Gate    = (*Hub)(nil)
+	_ runs.Limiter = (*Hub)(nil)
 )
 
 // workflowSpec is the provider the runs of workflows are recorded under.
@@ -64,6 +65,23 @@ func (h *Hub) Execute(ctx context.Context, p switchboard.Principal, req router.R
 		return nil, switchboard.Internal(fmt.Errorf("read the input of workflow run %s: %w", id, err))
 	}
 	return h.Engine.Execute(ctx, Run{ID: id, Principal: p, Input: in, Confirmed: req.Confirmed})
+}
+
+// Limit is a workflow run's time limit: the run's own timeout, else its definition's,
+// else DefaultTimeout. Other runs get the executor's.
+func (h *Hub) Limit(req router.Request) time.Duration {
+	if !strings.HasPrefix(req.Tool, ToolPrefix) {
+		return 0
+	}
+	var in RunInput
+	if err := json.Unmarshal(req.Args, &in); err != nil {
+		return 0 // Execute fails the run with the reason
+	}
+	def, err := Parse(in.Definition)
+	if err != nil {
+		return 0
+	}
+	return in.timeout(&Program{Def: def})
 }
 
 // Prepare passes workflow runs (the Service checked them) and asks the router about
@@ -449,6 +467,23 @@ func (s *Service) Status(ctx context.Context, p switchboard.Principal, runID str
 		st.Steps = append(st.Steps, sr)
 	}
 	return st, nil
+}
+
+// EndedInError reports whether v is a workflow run that ended failed, canceled or
+// partial (a step with on_error: continue failed): what its callers get as an error.
+func EndedInError(v runs.View) bool {
+	if !strings.HasPrefix(v.Tool, ToolPrefix) {
+		return false
+	}
+	switch v.State {
+	case runs.StateFailed, runs.StateCanceled:
+		return true
+	case runs.StateCompleted:
+		var res Result
+		return json.Unmarshal(v.Output, &res) == nil && res.Status != "success"
+	default:
+		return false
+	}
 }
 
 // workflowRun reads one of the principal's runs that is a workflow's.

@@ -263,3 +263,52 @@ func TestAgentKeysManageNoWorkflows(t *testing.T) {
 		t.Errorf("the webhook secret after the agent's tries: %q, %v; want the owner's", secret, err)
 	}
 }
+
+// TestWorkflowRunsHaveTheirOwnTimeLimit: a workflow run's time limit is the run's
+// timeout, else its definition's, else DefaultTimeout, never the executor's limit of
+// other runs (a minute in the rig): its steps' calls carry that deadline.
+func TestWorkflowRunsHaveTheirOwnTimeLimit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		def     string
+		timeout time.Duration
+		want    time.Duration
+	}{
+		{name: "the call's", def: "timeout: 20m\n", timeout: 900 * time.Second, want: 900 * time.Second},
+		{name: "the definition's", def: "timeout: 20m\n", want: 20 * time.Minute},
+		{name: "the default", want: DefaultTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			svc, _, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
+			ctx := context.Background()
+			src := "name: slow\n" + tt.def + "steps:\n  - {name: read, tool: flow_read, args: {key: k}}\n"
+			def, err := Parse([]byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := svc.Create(ctx, r.p, def, src, false); err != nil {
+				t.Fatal(err)
+			}
+			before := time.Now()
+			v, err := svc.Start(ctx, r.p, "slow", nil, StartOptions{Timeout: tt.timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := r.caller.next(t)
+			after := time.Now()
+			deadline, ok := c.ctx.Deadline()
+			if !ok || deadline.Before(before.Add(tt.want)) || deadline.After(after.Add(tt.want)) {
+				t.Errorf("the step's deadline is %s after the start (set %t); want the run's limit %s", deadline.Sub(before), ok, tt.want)
+			}
+			c.answer(map[string]any{"value": "v", "items": []string{}, "count": 0}, nil)
+			wctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			if end, err := svc.Runs.Wait(wctx, r.p, v.ID, 10*time.Millisecond); err != nil || end.State != runs.StateCompleted {
+				t.Fatalf("run ended %+v, %v", end, err)
+			}
+		})
+	}
+}
