@@ -11,10 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -34,6 +34,7 @@ import (
 // not listed (docs://pages/7), read through the template. It requires the bearer
 // token docs-secret and records the methods it was asked.
 type docsServer struct {
+	mcp     *server.MCPServer
 	http    *httptest.Server
 	mu      sync.Mutex
 	methods []string
@@ -67,6 +68,7 @@ func newDocsServer(t *testing.T) *docsServer {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: "page " + strings.TrimPrefix(req.Params.URI, "docs://pages/")}}, nil
 		})
 	h := server.NewStreamableHTTPServer(s)
+	d.mcp = s
 	d.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer docs-secret" {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -150,24 +152,7 @@ func TestRemoteContentThroughHub(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	connect := func(key, path string) *client.Client {
-		t.Helper()
-		c, err := client.NewStreamableHttpClient(hub.URL+path, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		init := mcp.InitializeRequest{}
-		init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
-		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-		if _, err := c.Initialize(ctx, init); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	connect := func(key, path string) *client.Client { return mcpClient(t, hub.URL+path, key, false) }
 	userKey := func(tenant switchboard.TenantID, user string) string {
 		t.Helper()
 		key, _, err := ts.CreateKey(ctx, tenant, user, "test", false)
@@ -291,6 +276,62 @@ func TestRemoteContentThroughHub(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRemotePromptsListChangedReachesClients: the remote server adds a prompt and says
+// its prompts changed; the client at the tenant URL gets list_changed and lists the new
+// prompt, namespaced.
+func TestRemotePromptsListChangedReachesClients(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.SQLite(t)
+	r := newRig(t, db)
+	ts := tenants.NewStore(db)
+	t.Cleanup(ts.Close)
+	adapter := mcpadapter.New(mcpadapter.Options{Router: r.router, Auth: ts, Remote: r.remote})
+	r.conns.Subscribe(adapter.ConnectionChanged)
+	hub := httptest.NewServer(adapter)
+	t.Cleanup(func() { testwait.CloseServer(t, hub) })
+	docs := newDocsServer(t)
+	if _, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "docs", URL: docs.http.URL + "/mcp", Auth: remotemcp.AuthBearer, Token: "docs-secret"}); err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := ts.CreateKey(ctx, r.a.TenantID, r.a.UserID, "test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 8)
+	c := mcpClient(t, hub.URL+mcpadapter.Prefix+r.a.TenantSlug, key, true)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationPromptsListChanged) {
+			select {
+			case changed <- struct{}{}:
+			default: // enough are noted; never hold the client's reader
+			}
+		}
+	})
+	if got := listed(ctx, t, c); slices.Contains(got, "prompt docs_outline") {
+		t.Fatalf("listed before it exists: %v", got)
+	}
+	// The streams (the client's to the hub, the hub's to the server) open in the
+	// background; a list_changed sent before reaches nobody, so each AddPrompt sends
+	// another until one arrives.
+	deadline := time.Now().Add(testwait.Timeout)
+	for done := false; !done; {
+		docs.mcp.AddPrompt(mcp.NewPrompt("outline", mcp.WithPromptDescription("Outline the docs.")),
+			func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return mcp.NewGetPromptResult("Outline", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Outline the docs."))}), nil
+			})
+		select {
+		case <-changed:
+			done = true
+		case <-time.After(time.Second):
+			if time.Now().After(deadline) {
+				t.Fatalf("no prompts list_changed reached the client in %s", testwait.Timeout)
+			}
+		}
+	}
+	testwait.Until(t, "docs_outline listed", func() bool { return slices.Contains(listed(ctx, t, c), "prompt docs_outline") })
 }
 
 // listed lists a client's prompts, resources and resource templates as "prompt NAME",
