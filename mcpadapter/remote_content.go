@@ -34,10 +34,14 @@ type remoteState struct {
 	digest    []string // for the scope's fingerprint
 }
 
-// remoteConnections lists the remote MCP connections the bindings run on, once each
-// in order: the servers whose tools the scope lists (at an agent URL, the agent's
-// selection), so their prompts and resources follow the same visibility.
-func remoteConnections(bindings []router.Binding) []string {
+// remoteConnections lists the remote MCP connections whose prompts and resources the
+// scope serves, with the visibility of their tools: at an agent URL, those the agent
+// selected a tool on (bindings, already the agent's); elsewhere, those the principal
+// may use (Router.Connections), a server without tools included.
+func (s *scope) remoteConnections(ctx context.Context, bindings []router.Binding) ([]string, error) {
+	if s.agentID == "" {
+		return s.adapter.opts.Router.Connections(ctx, s.principal, remotemcp.Provider)
+	}
 	var out []string
 	for _, b := range bindings {
 		if b.Tool.Provider == nil || b.Tool.Provider.Name != remotemcp.Provider {
@@ -49,20 +53,25 @@ func remoteConnections(bindings []router.Binding) []string {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // remoteContent reads the prompts and resources of the scope's remote servers. A
 // server that cannot list them now is left out and logged, as its tools would be. Each
 // server also gets a template for any of its resources by their URI on the server, so
-// a resource_link its tools return is readable even when it is not listed.
-func (s *scope) remoteContent(ctx context.Context, bindings []router.Binding) remoteState {
+// a resource_link its tools return is readable even when it is not listed (when it
+// announced resources).
+func (s *scope) remoteContent(ctx context.Context, bindings []router.Binding) (remoteState, error) {
 	rs := remoteState{servers: map[string]string{}, prompts: map[string]string{}}
 	remote := s.adapter.opts.Remote
 	if remote == nil {
-		return rs
+		return rs, nil
 	}
-	for _, id := range remoteConnections(bindings) {
+	ids, err := s.remoteConnections(ctx, bindings)
+	if err != nil {
+		return rs, err
+	}
+	for _, id := range ids {
 		c, err := remote.Content(ctx, s.principal.TenantID, id)
 		if err != nil {
 			s.adapter.opts.Logger.WarnContext(ctx, "list the prompts and resources of a remote MCP server", "connection", id, "err", err)
@@ -83,7 +92,7 @@ func (s *scope) remoteContent(ctx context.Context, bindings []router.Binding) re
 			rs.listed = append(rs.listed, server.ServerPrompt{Prompt: p, Handler: s.remotePrompt})
 			rs.digest = append(rs.digest, "rprompt:"+jsonDigest(p))
 		}
-		for _, r := range c.Resources {
+		for _, r := range c.Listed {
 			rs.resources = append(rs.resources, server.ServerResource{Resource: r, Handler: s.readRemote})
 			rs.digest = append(rs.digest, "rres:"+jsonDigest(r))
 		}
@@ -91,12 +100,14 @@ func (s *scope) remoteContent(ctx context.Context, bindings []router.Binding) re
 			rs.templates = append(rs.templates, server.ServerResourceTemplate{Template: t, Handler: s.readRemote})
 			rs.digest = append(rs.digest, "rtpl:"+jsonDigest(t))
 		}
-		anyURI := mcp.NewResourceTemplate(remotemcp.HubURI(c.Server, "{+uri}"), c.Server+" resource",
-			mcp.WithTemplateDescription("Any resource of the remote MCP server "+c.Server+", by its URI on that server: the resource links its tools return are such URIs."))
-		rs.templates = append(rs.templates, server.ServerResourceTemplate{Template: anyURI, Handler: s.readRemote})
+		if c.Resources {
+			anyURI := mcp.NewResourceTemplate(remotemcp.HubURI(c.Server, "{+uri}"), c.Server+" resource",
+				mcp.WithTemplateDescription("Any resource of the remote MCP server "+c.Server+", by its URI on that server: the resource links its tools return are such URIs."))
+			rs.templates = append(rs.templates, server.ServerResourceTemplate{Template: anyURI, Handler: s.readRemote})
+		}
 		rs.digest = append(rs.digest, "rsrv:"+c.Server+"="+id)
 	}
-	return rs
+	return rs, nil
 }
 
 // remotePrompt gets a remote server's prompt through its connection.

@@ -244,7 +244,9 @@ func (s *scope) refresh(ctx context.Context) error {
 	}
 	slices.Sort(parts)
 	fp = append(fp, digest(parts))
-	st.remote = s.remoteContent(ctx, bindings)
+	if st.remote, err = s.remoteContent(ctx, bindings); err != nil {
+		return err
+	}
 	fp = append(fp, st.remote.digest...)
 
 	var mgmt []server.ServerTool

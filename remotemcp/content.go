@@ -39,9 +39,12 @@ func SplitHubURI(uri string) (server, remote string, ok bool) {
 // prompts named <server>_<prompt>, resources and resource templates under the hub's
 // URIs (HubURI).
 type Content struct {
-	Server    string
+	Server string
+	// Resources is set when the server announced resources: any of them can be read by
+	// its hub URI, listed or not (a resource_link of a tool's result).
+	Resources bool
 	Prompts   []mcp.Prompt
-	Resources []mcp.Resource
+	Listed    []mcp.Resource
 	Templates []mcp.ResourceTemplate
 }
 
@@ -195,7 +198,7 @@ func (s *Service) contentOf(ctx context.Context, sess *session) (*content, error
 // only if the server announced it, and renames them for the hub. Prompts whose names
 // collide once normalised keep the first.
 func (s *Service) listContent(ctx context.Context, sess *session) (*content, error) {
-	c := &content{Content: Content{Server: sess.name, Prompts: []mcp.Prompt{}, Resources: []mcp.Resource{}, Templates: []mcp.ResourceTemplate{}}, prompts: map[string]string{}}
+	c := &content{Content: Content{Server: sess.name, Resources: sess.caps.Resources != nil, Prompts: []mcp.Prompt{}, Listed: []mcp.Resource{}, Templates: []mcp.ResourceTemplate{}}, prompts: map[string]string{}}
 	if sess.caps.Prompts != nil {
 		res, err := sess.client.ListPrompts(ctx, mcp.ListPromptsRequest{})
 		if err != nil {
@@ -224,7 +227,7 @@ func (s *Service) listContent(ctx context.Context, sess *session) (*content, err
 	}
 	for _, r := range res.Resources {
 		r.URI = HubURI(sess.name, r.URI)
-		c.Resources = append(c.Resources, r)
+		c.Listed = append(c.Listed, r)
 	}
 	tres, err := sess.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
 	if err != nil {

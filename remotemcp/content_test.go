@@ -139,6 +139,16 @@ func TestRemoteContentThroughHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A server without tools still brings its prompts.
+	notes := server.NewMCPServer("notes", "1.0", server.WithToolCapabilities(true), server.WithPromptCapabilities(true))
+	notes.AddPrompt(mcp.NewPrompt("hello"), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return mcp.NewGetPromptResult("Hello", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("hello"))}), nil
+	})
+	notesHTTP := httptest.NewServer(server.NewStreamableHTTPServer(notes))
+	t.Cleanup(func() { testwait.CloseServer(t, notesHTTP) })
+	if _, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "notes", URL: notesHTTP.URL + "/mcp"}); err != nil {
+		t.Fatal(err)
+	}
 	member, err := ts.CreateUser(ctx, r.a.TenantID, "member@"+r.a.TenantSlug+".test", switchboard.RoleMember)
 	if err != nil {
 		t.Fatal(err)
@@ -182,10 +192,14 @@ func TestRemoteContentThroughHub(t *testing.T) {
 
 	t.Run("owner lists them namespaced", func(t *testing.T) {
 		got := listed(ctx, t, owner)
-		for _, want := range []string{"prompt " + prompt, "resource " + index, "template " + template} {
+		for _, want := range []string{"prompt " + prompt, "resource " + index, "template " + template, "prompt notes_hello"} {
 			if !slices.Contains(got, want) {
 				t.Errorf("the owner's lists lack %q: %v", want, got)
 			}
+		}
+		// A server that announced no resources has none to read by URI.
+		if slices.Contains(got, "template switchboard://mcp/other/{+uri}") {
+			t.Errorf("the owner's lists offer resources of a server without any: %v", got)
 		}
 	})
 	t.Run("owner gets the prompt", func(t *testing.T) {
@@ -257,7 +271,7 @@ func TestRemoteContentThroughHub(t *testing.T) {
 		t.Run(tc.name+" gets none of it", func(t *testing.T) {
 			c := connect(tc.key, tc.path)
 			for _, l := range listed(ctx, t, c) {
-				if strings.Contains(l, "docs") {
+				if strings.Contains(l, "docs") || strings.Contains(l, "notes") {
 					t.Errorf("listed %q", l)
 				}
 			}
