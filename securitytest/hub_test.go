@@ -182,7 +182,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 		defer cancel()
 		runExec.Close(ctx)
 	})
-	adapter = mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: h.tenants, Agents: agentService, Logger: log, PublicURL: "https://hub.example.com",
+	adapter = mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: h.tenants, Agents: agentService, Remote: remote, Logger: log, PublicURL: "https://hub.example.com",
 		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: kr.Derive("request-state")})}})
 	t.Cleanup(func() { adapter.Close(context.Background()) })
 	svc.Subscribe(rtr.Forget)
