@@ -126,7 +126,7 @@ func (s *Service) CreateExternal(ctx context.Context, p switchboard.Principal, c
 }
 
 // NotifyChanged tells the subscribers that something about a connection changed that
-// its record does not show (a remote MCP server changed its tool list).
+// its record does not show (a remote MCP server changed its tools, prompts or resources).
 func (s *Service) NotifyChanged(tenant switchboard.TenantID, connectionID string) {
 	s.notify(context.Background(), events.RemoteToolsChanged, tenant, connectionID)
 }

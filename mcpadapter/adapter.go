@@ -54,6 +54,9 @@ type Options struct {
 	Agents Agents
 	// Extensions add management tools, resources and capabilities to every scope.
 	Extensions []Extension
+	// Remote serves the prompts and resources of remote MCP servers (remotemcp.Service)
+	// beside their tools, to whoever may use their tools; without it they are not served.
+	Remote RemoteContent
 	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed to call
 	// the MCP URLs besides PublicURL's own; "*" allows any. Requests without an Origin
 	// header (every non-browser client) are not affected.

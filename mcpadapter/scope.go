@@ -67,6 +67,9 @@ type scopeState struct {
 	// plain are the names of the listed tools a plain tools/call of which the adapter
 	// answers itself (plain_calls.go): hub tools the server runs with handler.
 	plain map[string]bool
+	// remote are the prompts and resources of the remote servers whose tools the scope
+	// lists (remote_content.go).
+	remote remoteState
 }
 
 // scopeKey names a principal's scope at an endpoint. An agent's keys each get their
@@ -241,6 +244,10 @@ func (s *scope) refresh(ctx context.Context) error {
 	}
 	slices.Sort(parts)
 	fp = append(fp, digest(parts))
+	if st.remote, err = s.remoteContent(ctx, bindings); err != nil {
+		return err
+	}
+	fp = append(fp, st.remote.digest...)
 
 	var mgmt []server.ServerTool
 	var resources []server.ServerResource
@@ -300,9 +307,9 @@ func (s *scope) refresh(ctx context.Context) error {
 	s.state.Store(st)
 	s.mcp.SetTools(listed...)
 	s.list.toolsChanged()
-	s.mcp.SetPrompts(s.prompts(st)...)
-	s.mcp.SetResources(append(s.resources(), resources...)...)
-	s.mcp.SetResourceTemplates(append(s.resourceTemplates(), templates...)...)
+	s.mcp.SetPrompts(append(s.prompts(st), st.remote.listed...)...)
+	s.mcp.SetResources(slices.Concat(s.resources(), resources, st.remote.resources)...)
+	s.mcp.SetResourceTemplates(slices.Concat(s.resourceTemplates(), templates, st.remote.templates)...)
 	s.fingerprint = fingerprint
 	s.built.Store(true)
 	return nil
@@ -322,8 +329,11 @@ func digest(parts []string) string {
 // toolDigest is a digest of a tool's definition as tools/list serves it (description,
 // schemas, annotations): a workflow saved again with other parameters keeps its name
 // but changes its tool, and its clients must hear of it (list_changed).
-func toolDigest(t mcp.Tool) string {
-	b, err := json.Marshal(t)
+func toolDigest(t mcp.Tool) string { return jsonDigest(t) }
+
+// jsonDigest is a digest of v as served (a tool's, prompt's or resource's definition).
+func jsonDigest(v any) string {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return "unmarshalable:" + err.Error() // never the same as a served definition
 	}

@@ -35,11 +35,19 @@ func hubClient(t *testing.T, r *rig, ts *tenants.Store, listen bool, opts ...cli
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mcpClient(t, hub.URL+mcpadapter.Prefix+r.a.TenantSlug, key, listen, opts...)
+}
+
+// mcpClient returns an initialized MCP client at url with the bearer key, with a
+// standalone GET stream when listen is set.
+func mcpClient(t *testing.T, url, key string, listen bool, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	ctx := context.Background()
 	topts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key})}
 	if listen {
 		topts = append(topts, transport.WithContinuousListening())
 	}
-	tr, err := transport.NewStreamableHTTP(hub.URL+mcpadapter.Prefix+r.a.TenantSlug, topts...)
+	tr, err := transport.NewStreamableHTTP(url, topts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -370,6 +370,10 @@ func (s *Service) callTool(ctx context.Context, tenant switchboard.TenantID, id,
 			}
 			return nil, s.upstreamError(sess.name, "call "+remote+" on", err, cs)
 		}
+		// A resource the result names is read through the hub, under the hub's URI.
+		for i, c := range res.Content {
+			res.Content[i] = hubContent(sess.name, c)
+		}
 		if res.IsError {
 			return nil, resultError(sess.name, remote, res)
 		}

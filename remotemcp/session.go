@@ -37,9 +37,12 @@ type session struct {
 	client  *client.Client
 	cancel  context.CancelFunc // ends the session's streams
 
-	mu     sync.Mutex
-	tools  []*providers.Tool
-	remote map[string]string // hub tool name -> the server's
+	caps mcp.ServerCapabilities // what the server announced when the session opened
+
+	mu      sync.Mutex
+	tools   []*providers.Tool
+	remote  map[string]string // hub tool name -> the server's
+	content *content          // its prompts and resources, read on first use (content.go)
 
 	// progress maps the progress token of each call in flight that asked for progress
 	// to where its server's notifications/progress go.
@@ -242,6 +245,9 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 		if n.Method == string(mcp.MethodNotificationToolsListChanged) && onToolsChanged != nil {
 			go onToolsChanged(sess)
 		}
+		if (n.Method == string(mcp.MethodNotificationPromptsListChanged) || n.Method == string(mcp.MethodNotificationResourcesListChanged)) && onToolsChanged != nil {
+			go s.contentChanged(sess)
+		}
 		if n.Method == string(mcp.MethodNotificationProgress) {
 			sess.relayProgress(n.Params.AdditionalFields)
 		}
@@ -268,6 +274,7 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 	if err != nil {
 		return fail(s.upstreamError(ep.name, "initialize a session with", err, cs))
 	}
+	sess.caps = init.Capabilities
 	if init.Capabilities.Logging != nil {
 		// Every level: the hub sends each caller what its own session's level asks for.
 		// Servers of the official SDKs send no log message until a level is set.

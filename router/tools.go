@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/switchboard-hub/switchboard"
@@ -55,6 +56,45 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 				out = append(out, Binding{Tool: b.Tool, Connections: []ConnectionRef{c}})
 				break
 			}
+		}
+	}
+	return out, nil
+}
+
+// Connections lists the ids of the connections of provider that p may use and that
+// work now, oldest first, as Tools decides: a user's usable connections that are
+// neither revoked nor waiting to be reconnected, whether or not they bring tools; for
+// an agent's key, those its agent selected a tool on.
+func (r *Router) Connections(ctx context.Context, p switchboard.Principal, provider string) ([]string, error) {
+	var out []string
+	if p.Kind != switchboard.PrincipalUser {
+		bindings, err := r.Tools(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bindings {
+			if b.Tool.Provider == nil || b.Tool.Provider.Name != provider {
+				continue
+			}
+			for _, c := range b.Connections {
+				if !c.NeedsReconnect && !slices.Contains(out, c.ID) {
+					out = append(out, c.ID)
+				}
+			}
+		}
+		return out, nil
+	}
+	user, err := r.connectionUser(ctx, p)
+	if err != nil {
+		return nil, r.internal(ctx, err, "read whose connections %s may use", p.ID())
+	}
+	conns, err := r.conns.Usable(ctx, user)
+	if err != nil {
+		return nil, r.internal(ctx, err, "list usable connections of %s", p.ID())
+	}
+	for _, c := range conns {
+		if c.Provider == provider && c.Status != connections.StatusRevoked && c.Status != connections.StatusNeedsReconnect {
+			out = append(out, c.ID)
 		}
 	}
 	return out, nil

@@ -204,7 +204,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// caller is authenticated, as /api does.
 	bodies := limits.NewBodyBudget(0, 0)
 	adapter = mcpadapter.New(mcpadapter.Options{
-		Router: rtr, Auth: tenantStore, Tokens: oauth, Agents: agentService, Logger: log, PublicURL: publicURL, Version: version(),
+		Router: rtr, Auth: tenantStore, Tokens: oauth, Agents: agentService, Remote: remote, Logger: log, PublicURL: publicURL, Version: version(),
 		AllowedOrigins: cfg.AllowedOrigins,
 		Sessions:       sessions.NewStore(db),
 		SessionLimits:  sessions.Limits{PerPrincipal: cfg.MCPSessionsPerPrincipal},
