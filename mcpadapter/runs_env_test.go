@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // policies is a confirm policy per principal, "never" unless set.
@@ -140,6 +141,10 @@ type runsEnv struct {
 	// node starts another adapter (a node of the hub) on the same database, router and
 	// runs, with the session store and relay given.
 	node func(t *testing.T, store SessionStore, relay Relay) *httptest.Server
+	// workflows runs the saved workflows; the adapters newWorkflowsEnv starts serve
+	// them (serveWorkflows).
+	workflows      *workflows.Service
+	serveWorkflows bool
 }
 
 const (
@@ -203,7 +208,10 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 	e.ann, e.bob, e.bea = alpha[0], alpha[1], beta[0]
 	e.connA = conns[0]
 	var adapter *Adapter
-	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg,
+	// Workflow runs go to the engine, every other run to the router, as serve wires them.
+	wfStore := workflows.NewStore(db, kr)
+	hub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr})}
+	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: hub, Registry: reg,
 		Describe:    func(err error) string { return adapter.DescribeError(err) },
 		ApprovalURL: func(id string) string { return "https://hub.test" + ApprovalPath + id }})
 	t.Cleanup(func() {
@@ -217,10 +225,14 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 			auth[k] = p
 		}
 	}
+	e.workflows = &workflows.Service{Store: wfStore, Runs: e.exec, Router: rtr}
 	e.node = func(t *testing.T, store SessionStore, relay Relay) *httptest.Server {
+		exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})}
+		if e.serveWorkflows {
+			exts = append(exts, WorkflowsExtension(WorkflowsOptions{Service: e.workflows, StateKey: e.stateKey}))
+		}
 		a := New(Options{
-			Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test", Sessions: store, Relay: relay,
-			Extensions: []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})},
+			Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test", Sessions: store, Relay: relay, Extensions: exts,
 		})
 		if adapter == nil {
 			adapter = a
@@ -230,6 +242,15 @@ func newRunsEnvWith(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv)
 		t.Cleanup(srv.Close)
 		return srv
 	}
+	e.srv = e.node(t, nil, nil)
+	return e
+}
+
+// newWorkflowsEnv is newRunsEnv whose adapter serves the workflows extension too.
+func newWorkflowsEnv(t *testing.T, db *gorm.DB) *runsEnv {
+	t.Helper()
+	e := newRunsEnv(t, db)
+	e.serveWorkflows = true
 	e.srv = e.node(t, nil, nil)
 	return e
 }

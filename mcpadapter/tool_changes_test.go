@@ -25,7 +25,7 @@ func TestWorkflowSavedWithOtherParametersNotifiesListChanged(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		w := workflows.Workflow{Name: "echo", Definition: `{"name":"echo","parameters":` + params + `,"steps":[{"name":"one","tool":"notes_last_note"}]}`}
-		return []server.ServerTool{(&workflowsExt{}).workflowTool(w)}, nil
+		return []server.ServerTool{(&workflowsExt{}).workflowTool(Scope{}, w)}, nil
 	}}
 	e.adapter.opts.Extensions = []Extension{ext}
 	c, err := e.client(t, "acme", "key-alice")

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
@@ -23,6 +24,10 @@ type WorkflowsOptions struct {
 	// with the run's id to follow with switchboard_get_run (default 30 s).
 	Wait   time.Duration
 	Logger *slog.Logger
+	// StateKey keys the requestState of the confirmation a workflow tool asks in the
+	// client's form (RunsOptions.StateKey, the same key). Without it a run that needs a
+	// confirmation always waits for it input_required.
+	StateKey []byte
 }
 
 // WorkflowsExtension serves, at every tenant MCP URL, run_workflow, list_workflows,
@@ -36,11 +41,14 @@ func WorkflowsExtension(o WorkflowsOptions) Extension {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	x := &workflowsExt{o: o}
+	x := &workflowsExt{o: o, states: requestStates{key: o.StateKey, now: time.Now}}
 	return Extension{Name: "workflows", Tools: x.tools}
 }
 
-type workflowsExt struct{ o WorkflowsOptions }
+type workflowsExt struct {
+	o      WorkflowsOptions
+	states requestStates
+}
 
 const workflowResultSchema = `{"type":"object","properties":{` +
 	`"status":{"type":"string","enum":["success","failed","partial","canceled","working","input_required"],"description":"How the run ended, or where it is when it has not ended within the call"},` +
@@ -57,7 +65,9 @@ func (x *workflowsExt) tools(ctx context.Context, sc Scope) ([]server.ServerTool
 		{Tool: mgmtTool("run_workflow", "Run a workflow",
 			"Run a saved workflow with its parameters. Answers with the result when it ends within the call, else with its workflow_id to follow with switchboard_get_run. dry_run checks it and says what it would do without running anything.",
 			`{"type":"object","properties":{"workflow_name":{"type":"string","description":"The workflow's name"},"parameters":{"type":"object","description":"Its parameters, as its parameters schema says"},"dry_run":{"type":"boolean","description":"Check and plan only"},"timeout":{"type":"integer","minimum":1,"maximum":86400,"description":"Bound of the whole run, in seconds"},"parallel_limit":{"type":"integer","minimum":1,"maximum":32,"description":"Steps at once"}},"required":["workflow_name"],"additionalProperties":false}`,
-			workflowResultSchema, false, true, false, true), Handler: x.runWorkflow},
+			workflowResultSchema, false, true, false, true), Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return x.runWorkflow(ctx, sc, req)
+		}},
 		{Tool: mgmtTool("list_workflows", "List workflows",
 			"List the saved workflows of this tenant (each is also a tool named workflow_<name>), and how many of your workflow runs are under way.",
 			`{"type":"object","properties":{"category":{"type":"string","description":"Only this category"},"include_running":{"type":"boolean","description":"Count your runs under way"}},"additionalProperties":false}`,
@@ -79,7 +89,7 @@ func (x *workflowsExt) tools(ctx context.Context, sc Scope) ([]server.ServerTool
 		return nil, err
 	}
 	for _, w := range ws {
-		out = append(out, x.workflowTool(w))
+		out = append(out, x.workflowTool(sc, w))
 	}
 	return out, nil
 }
@@ -103,14 +113,14 @@ func (x *workflowsExt) agentTools(ctx context.Context, sc Scope) ([]server.Serve
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, x.workflowTool(w))
+		out = append(out, x.workflowTool(sc, w))
 	}
 	return out, nil
 }
 
 // workflowTool is a saved workflow as a tool of its own: its parameters are the input
 // schema.
-func (x *workflowsExt) workflowTool(w workflows.Workflow) server.ServerTool {
+func (x *workflowsExt) workflowTool(sc Scope, w workflows.Workflow) server.ServerTool {
 	def, err := workflows.Parse([]byte(w.Definition))
 	input := json.RawMessage(`{"type":"object"}`)
 	if err == nil && len(def.Parameters) > 0 && string(def.Parameters) != "null" {
@@ -124,19 +134,18 @@ func (x *workflowsExt) workflowTool(w workflows.Workflow) server.ServerTool {
 	t := mgmtTool(workflows.ToolPrefix+w.Name, "Workflow "+w.Name, desc, string(input), workflowResultSchema, false, true, false, true)
 	name := w.Name
 	return server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		p, ok := switchboard.PrincipalFrom(ctx)
-		if !ok {
+		if _, ok := switchboard.PrincipalFrom(ctx); !ok {
 			return nil, errors.New("no principal in context")
 		}
 		args, err := rawArguments(req)
 		if err != nil {
 			return mcp.NewToolResultError(errorText(switchboard.Invalid("arguments", "must be a JSON object"))), nil
 		}
-		return x.start(ctx, p, name, args, workflows.StartOptions{})
+		return x.start(ctx, sc, req, name, args, workflows.StartOptions{})
 	}}
 }
 
-func (x *workflowsExt) runWorkflow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (x *workflowsExt) runWorkflow(ctx context.Context, sc Scope, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	p, ok := switchboard.PrincipalFrom(ctx)
 	if !ok {
 		return nil, errors.New("no principal in context")
@@ -161,11 +170,19 @@ func (x *workflowsExt) runWorkflow(ctx context.Context, req mcp.CallToolRequest)
 		}
 		return viewResult(map[string]any{"status": "success", "message": "dry run: nothing was run", "plan": plan})
 	}
-	return x.start(ctx, p, in.Name, in.Parameters, workflows.StartOptions{ParallelLimit: in.ParallelLimit, Timeout: time.Duration(in.Timeout) * time.Second})
+	return x.start(ctx, sc, req, in.Name, in.Parameters, workflows.StartOptions{ParallelLimit: in.ParallelLimit, Timeout: time.Duration(in.Timeout) * time.Second})
 }
 
-// start starts a run and waits, up to the bound, for its end.
-func (x *workflowsExt) start(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage, o workflows.StartOptions) (*mcp.CallToolResult, error) {
+// start starts a run and waits, up to the bound, for its end. A run the caller's
+// policy wants confirmed is confirmed first in the client's form where it can show one
+// (as any tool's call is); else it starts input_required, linking its approval page.
+func (x *workflowsExt) start(ctx context.Context, sc Scope, req mcp.CallToolRequest, name string, params json.RawMessage, o workflows.StartOptions) (*mcp.CallToolResult, error) {
+	p, _ := switchboard.PrincipalFrom(ctx)
+	res, confirmed := x.confirm(ctx, sc, req, p, name, params)
+	if res != nil {
+		return res, nil
+	}
+	o.Confirmed = confirmed
 	v, err := x.o.Service.Start(ctx, p, name, params, o)
 	if err != nil {
 		return x.toolError(ctx, err), nil
@@ -179,6 +196,37 @@ func (x *workflowsExt) start(ctx context.Context, p switchboard.Principal, name 
 		}
 	}
 	return x.answer(ctx, p, v)
+}
+
+// confirm takes in the client's form the confirmation a run of the workflow needs
+// under the caller's policy, when the policy lets the client relay it and the client
+// can show the form: confirmed when the person accepted, else the result to answer
+// instead (the form, or the person's decline). It answers nil, false when the form is
+// not the way (Start then starts the run input_required, or reports what is wrong).
+func (x *workflowsExt) confirm(ctx context.Context, sc Scope, req mcp.CallToolRequest, p switchboard.Principal, name string, params json.RawMessage) (*mcp.CallToolResult, bool) {
+	if len(x.states.key) == 0 || !canElicit(ctx) && req.Params.RequestState == "" {
+		return nil, false
+	}
+	svc := x.o.Service
+	pol, err := svc.Router.Policy(ctx, p)
+	if err != nil || pol.Approval == router.ApprovalPerson {
+		return nil, false
+	}
+	plan, err := svc.DryRun(ctx, p, name, params)
+	if err != nil || !plan.NeedsConfirm {
+		return nil, false
+	}
+	args, err := rawArguments(req)
+	if err != nil {
+		return nil, false
+	}
+	shown := workflows.ConfirmMessage(name, plan)
+	if len(params) > 0 {
+		shown += " Parameters: " + clipText(string(params), 1000)
+	}
+	call := stateCall{p: p, agentID: sc.AgentID, origin: runs.OriginConfirm, rreq: router.Request{Tool: workflows.ToolPrefix + name, Args: args}}
+	res, confirmed, _ := confirmInForm(ctx, x.states, svc.Router, req, call, shown)
+	return res, confirmed
 }
 
 // answer renders a workflow run as the tools answer it.

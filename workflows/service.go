@@ -264,6 +264,9 @@ func (s *Service) Runnable(ctx context.Context, p switchboard.Principal, name st
 type StartOptions struct {
 	ParallelLimit int
 	Timeout       time.Duration
+	// Confirmed says the person confirmed the run already (the MCP client's form,
+	// asked with ConfirmMessage); set only by the code that took the confirmation.
+	Confirmed bool
 }
 
 // Plan is what a run of a workflow will do, as a dry run answers it.
@@ -360,15 +363,15 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 	if err != nil {
 		return runs.View{}, switchboard.Internal(err)
 	}
-	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: runs.OriginAsync}
-	if plan.NeedsConfirm {
-		return s.Runs.StartConfirm(ctx, p, call, confirmMessage(w.Name, plan))
+	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: runs.OriginAsync, Confirmed: o.Confirmed}
+	if plan.NeedsConfirm && !o.Confirmed {
+		return s.Runs.StartConfirm(ctx, p, call, ConfirmMessage(w.Name, plan))
 	}
 	return s.Runs.Start(ctx, p, call)
 }
 
-// confirmMessage asks once for the whole run, listing what it will change.
-func confirmMessage(name string, plan Plan) string {
+// ConfirmMessage asks once for the whole run, listing what it will change.
+func ConfirmMessage(name string, plan Plan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Confirm: workflow %s will run %d steps as you.", name, len(plan.Steps))
 	if len(plan.Changes) > 0 {

@@ -1,0 +1,77 @@
+package mcpadapter
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/workflows"
+)
+
+// saveWorkflow saves a workflow definition as ann.
+func (e *runsEnv) saveWorkflow(t *testing.T, src string) {
+	t.Helper()
+	def, err := workflows.Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.workflows.Create(context.Background(), e.ann, def, src, false); err != nil {
+		t.Fatalf("save workflow %s: %v", def.Name, err)
+	}
+}
+
+// TestWorkflowConfirmedInTheClientsForm: a workflow tool whose run the caller's policy
+// wants confirmed asks the person with elicitation/create, as any tool's call does,
+// when the client declared elicitation: the form says what each step changes, the run
+// goes on (and reaches the upstream) only on accept, and a decline runs nothing.
+func TestWorkflowConfirmedInTheClientsForm(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		e := newWorkflowsEnv(t, db)
+		e.policy.set(e.ann, router.ConfirmDestructive)
+		e.saveWorkflow(t, "name: purge\nparameters: {type: object, properties: {id: {type: string}}, required: [id]}\nsteps:\n  - {name: remove, tool: notes_delete_note, args: {id: \"${{ params.id }}\"}}\n")
+		tests := []struct {
+			name    string
+			action  mcp.ElicitationResponseAction
+			content any
+			ran     bool
+			audit   string
+		}{
+			{name: "accepted", action: mcp.ElicitationResponseActionAccept, content: map[string]any{"confirm": true}, ran: true, audit: "confirmation_accepted workflow_purge"},
+			{name: "declined", action: mcp.ElicitationResponseActionDecline, audit: "confirmation_declined workflow_purge"},
+		}
+		for _, tt := range tests { // one after the other: they share the upstream
+			t.Run(tt.name, func(t *testing.T) {
+				el := &elicitor{action: tt.action, content: tt.content}
+				c := e.connect(t, e.ann, keyAnn, mcp.LATEST_LEGACY_PROTOCOL_VERSION, el)
+				id := e.up.Put("purge " + tt.name)
+				deletes := e.deletes()
+				res := call(t, c, "workflow_purge", map[string]any{"id": id})
+				asked := el.asked()
+				if len(asked) != 1 || !strings.Contains(asked[0], "It will change: remove: Delete note (notes_delete_note), may delete or overwrite what cannot be restored") || !strings.Contains(asked[0], id) {
+					t.Fatalf("the person was asked %q; want one form listing the step's change and the parameters", asked)
+				}
+				var out struct {
+					Status string `json:"status"`
+				}
+				if tt.ran {
+					structured(t, res, &out)
+					if res.IsError || out.Status != "success" || e.up.Has(id) || e.deletes() != deletes+1 {
+						t.Errorf("accepted: %s, note kept %v; want the run to delete it once", text(res), e.up.Has(id))
+					}
+				} else if !res.IsError || !strings.Contains(text(res), "declined") || !e.up.Has(id) || e.deletes() != deletes {
+					t.Errorf("declined: %s (isError %v), note kept %v; want a refusal and nothing run", text(res), res.IsError, e.up.Has(id))
+				}
+				if got := e.audit.confirmations(); len(got) < 2 || got[len(got)-2] != "confirmation_asked workflow_purge" || got[len(got)-1] != tt.audit {
+					t.Errorf("confirmation audit rows %q; want asked, then %s", got, tt.audit)
+				}
+			})
+		}
+	})
+}
