@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/workflows"
@@ -188,14 +190,48 @@ func (x *workflowsExt) start(ctx context.Context, sc Scope, req mcp.CallToolRequ
 		return x.toolError(ctx, err), nil
 	}
 	if v.State == runs.StateWorking {
-		wctx, cancel := context.WithTimeout(ctx, x.o.Wait)
-		v2, err := x.o.Service.Runs.Wait(wctx, p, v.ID, 250*time.Millisecond)
-		cancel()
+		v = x.wait(sc.s.withProgress(ctx, req), p, name, v)
+	}
+	return x.answer(ctx, p, v)
+}
+
+// pollRun is how often a call waiting for its workflow run reads the run (one held
+// by another node, and the steps of one whose call reports progress).
+const pollRun = 250 * time.Millisecond
+
+// wait waits, up to the bound, for a run to end. A call that carries a progress token
+// is sent notifications/progress as the run's steps end (progress: the steps ended,
+// total: the workflow's steps), read from the run's step records, which every node
+// sees.
+func (x *workflowsExt) wait(ctx context.Context, p switchboard.Principal, name string, v runs.View) runs.View {
+	wctx, cancel := context.WithTimeout(ctx, x.o.Wait)
+	defer cancel()
+	if !providers.WantsProgress(ctx) {
+		if v2, err := x.o.Service.Runs.Wait(wctx, p, v.ID, pollRun); err == nil || v2.ID != "" {
+			v = v2
+		}
+		return v
+	}
+	total := 0
+	if _, prog, err := x.o.Service.Program(ctx, p, name); err == nil {
+		total = len(prog.Steps)
+	}
+	reported := 0
+	for {
+		pctx, pcancel := context.WithTimeout(wctx, pollRun)
+		v2, err := x.o.Service.Runs.Wait(pctx, p, v.ID, pollRun)
+		pcancel()
 		if err == nil || v2.ID != "" {
 			v = v2
 		}
+		if done, serr := x.o.Service.StepsEnded(ctx, p, v.ID); serr == nil && done > reported {
+			reported = done
+			providers.ReportProgress(ctx, float64(done), float64(total), fmt.Sprintf("%d of %d steps done", done, total))
+		}
+		if v.State.Final() || wctx.Err() != nil || err != nil && pctx.Err() == nil {
+			return v
+		}
 	}
-	return x.answer(ctx, p, v)
 }
 
 // confirm takes in the client's form the confirmation a run of the workflow needs

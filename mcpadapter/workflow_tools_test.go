@@ -2,13 +2,16 @@ package mcpadapter
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
@@ -72,6 +75,58 @@ func TestWorkflowConfirmedInTheClientsForm(t *testing.T) {
 					t.Errorf("confirmation audit rows %q; want asked, then %s", got, tt.audit)
 				}
 			})
+		}
+	})
+}
+
+// TestWorkflowReportsItsSteps: a workflow tool called with a progress token is sent
+// notifications/progress as its steps end, before its result: progress the steps
+// ended, total the workflow's steps.
+func TestWorkflowReportsItsSteps(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		e := newWorkflowsEnv(t, db)
+		e.saveWorkflow(t, "name: slow\nsteps:\n  - {name: note, tool: notes_create_note, args: {text: first}}\n  - {name: hold, tool: notes_wait, needs: [note]}\n")
+		c := e.connect(t, e.ann, keyAnn, mcp.LATEST_LEGACY_PROTOCOL_VERSION, nil)
+		var mu sync.Mutex
+		var got []string
+		c.OnNotification(func(n mcp.JSONRPCNotification) {
+			if n.Method != string(mcp.MethodNotificationProgress) || n.Params.AdditionalFields["progressToken"] != "wf-1" {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprintf("%v/%v %v", n.Params.AdditionalFields["progress"], n.Params.AdditionalFields["total"], n.Params.AdditionalFields["message"]))
+		})
+		progress := func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]string(nil), got...)
+		}
+		type answer struct {
+			res *mcp.CallToolResult
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "workflow_slow"
+			req.Params.Arguments = map[string]any{}
+			req.Params.Meta = &mcp.Meta{ProgressToken: "wf-1"}
+			res, err := c.CallTool(context.Background(), req)
+			done <- answer{res, err}
+		}()
+		testwait.Recv(t, e.up.Waiting(), "the second step to reach the upstream")
+		testwait.Until(t, "the first step's progress", func() bool { return len(progress()) == 1 })
+		e.up.Release()
+		a := testwait.Recv(t, done, "the workflow to answer")
+		if a.err != nil || a.res.IsError {
+			t.Fatalf("workflow_slow: %v %+v", a.err, a.res)
+		}
+		want := []string{"1/2 1 of 2 steps done", "2/2 2 of 2 steps done"}
+		if got := progress(); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("progress before the result %q, want %q", got, want)
 		}
 	})
 }

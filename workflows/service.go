@@ -454,6 +454,25 @@ func (s *Service) Status(ctx context.Context, p switchboard.Principal, runID str
 	return st, nil
 }
 
+// StepsEnded counts the steps of one of the principal's workflow runs that ended
+// (completed, skipped or failed), for its progress.
+func (s *Service) StepsEnded(ctx context.Context, p switchboard.Principal, runID string) (int, error) {
+	if _, err := s.workflowRun(ctx, p, runID); err != nil {
+		return 0, err
+	}
+	recs, err := s.Store.Steps(ctx, p.TenantID, runID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range recs {
+		if st := recs[i].State; recs[i].Item == wholeStep && (st == StepCompleted || st == StepSkipped || st == StepFailed) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // workflowRun reads one of the principal's runs that is a workflow's.
 func (s *Service) workflowRun(ctx context.Context, p switchboard.Principal, runID string) (runs.View, error) {
 	v, err := s.Runs.Get(ctx, p, runID)
