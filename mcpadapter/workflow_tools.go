@@ -284,11 +284,14 @@ func (x *workflowsExt) answer(ctx context.Context, p switchboard.Principal, v ru
 	case runs.StateInputRequired:
 		out["status"] = "input_required"
 		msg := "the run waits for a person's confirmation; relay their answer with switchboard_submit_elicitation"
-		if v.Elicitation != nil {
-			msg = v.Elicitation.Message + " (" + msg + ")"
-		}
 		if v.ApprovalURL != "" {
 			msg += "; or approve it at " + v.ApprovalURL
+		}
+		if pol, err := x.o.Service.Router.Policy(ctx, p); err == nil && pol.Approval == router.ApprovalPerson {
+			msg = "only a signed-in person may approve it: ask them to approve or decline it at " + v.ApprovalURL + "; do not approve it yourself"
+		}
+		if v.Elicitation != nil {
+			msg = v.Elicitation.Message + " (" + msg + ")"
 		}
 		out["message"] = msg
 	default:

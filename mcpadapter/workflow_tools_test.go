@@ -79,6 +79,40 @@ func TestWorkflowConfirmedInTheClientsForm(t *testing.T) {
 	})
 }
 
+// TestWorkflowApprovalByAPersonOnly: under approval "person" a workflow tool does not
+// take its confirmation in the client's form, even from a client that can show one:
+// the run waits input_required and the answer sends the agent to the person with the
+// approval page, not to the relay tool, which would refuse it.
+func TestWorkflowApprovalByAPersonOnly(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		e := newWorkflowsEnv(t, db)
+		e.policy.set(e.ann, router.ConfirmDestructive)
+		e.policy.setApproval(e.ann, router.ApprovalPerson)
+		e.saveWorkflow(t, "name: purge\nparameters: {type: object, properties: {id: {type: string}}, required: [id]}\nsteps:\n  - {name: remove, tool: notes_delete_note, args: {id: \"${{ params.id }}\"}}\n")
+		el := &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"confirm": true}}
+		c := e.connect(t, e.ann, keyAnn, mcp.LATEST_LEGACY_PROTOCOL_VERSION, el)
+		id := e.up.Put("needs a person")
+		var out struct {
+			Status  string `json:"status"`
+			RunID   string `json:"workflow_id"`
+			Message string `json:"message"`
+		}
+		structured(t, call(t, c, "workflow_purge", map[string]any{"id": id}), &out)
+		if asked := el.asked(); len(asked) != 0 {
+			t.Errorf("the client's form was asked %q; want only the approval page", asked)
+		}
+		if out.Status != "input_required" || !strings.Contains(out.Message, "only a signed-in person may approve it: ask them to approve or decline it at https://hub.test/approvals/"+out.RunID) ||
+			strings.Contains(out.Message, "switchboard_submit_elicitation") {
+			t.Errorf("answer = %+v; want input_required sending the agent to the person's approval page", out)
+		}
+		if !e.up.Has(id) || e.deletes() != 0 {
+			t.Error("the step ran before a person approved it")
+		}
+	})
+}
+
 // TestWorkflowReportsItsSteps: a workflow tool called with a progress token is sent
 // notifications/progress as its steps end, before its result: progress the steps
 // ended, total the workflow's steps.
