@@ -245,7 +245,7 @@ func (x *workflowsExt) confirm(ctx context.Context, sc Scope, req mcp.CallToolRe
 	}
 	svc := x.o.Service
 	pol, err := svc.Router.Policy(ctx, p)
-	if err != nil || pol.Approval == router.ApprovalPerson {
+	if err != nil || pol.Confirm == router.ConfirmNever || pol.Approval == router.ApprovalPerson {
 		return nil, false
 	}
 	plan, err := svc.DryRun(ctx, p, name, params)
