@@ -69,11 +69,15 @@ func summarize(tool *providers.Tool, b router.Binding, rreq router.Request) conf
 		}
 	}
 	what := runs.Summary(tool, account)
-	args := string(rreq.Args)
-	if len(args) > 1000 {
-		args = args[:1000] + "…"
+	return confirmation{stored: what, shown: what + " Arguments: " + clipText(string(rreq.Args), 1000)}
+}
+
+// clipText cuts s to its first n bytes, marking the cut.
+func clipText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
 	}
-	return confirmation{stored: what, shown: what + " Arguments: " + args}
+	return s
 }
 
 // confirmForm is the form the person answers: one checkbox, ticked.
@@ -114,39 +118,12 @@ func accepted(action string, content any) bool {
 // approval page, the input_required run to confirm. Every step leaves an audit row.
 func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, prep router.Prepared, b router.Binding, rreq router.Request, origin runs.Origin) (*mcp.CallToolResult, bool) {
 	p, _ := switchboard.PrincipalFrom(ctx)
-	rtr := sc.s.adapter.opts.Router
-	tool := prep.Tool
-	step := func(kind audit.Kind, detail string) {
-		rtr.RecordConfirmation(router.Confirmation{Kind: kind, Principal: p, Tool: tool.Name, ConnectionID: rreq.ConnectionID, Detail: detail})
-	}
 	person := prep.Policy.Approval == router.ApprovalPerson
-	c := summarize(tool, b, rreq)
-	call := stateCall{p: p, agentID: sc.AgentID, origin: origin, rreq: rreq}
+	c := summarize(prep.Tool, b, rreq)
 	if !person {
-		answer, err := x.answer(req, call)
-		if err != nil {
-			rtr.Refused(p, rreq, err)
-			return sc.s.adapter.toolError(err), false
-		}
-		if answer != nil {
-			if accepted(string(answer.Action), answer.Content) {
-				step(router.KindConfirmationAccepted, "accept (the client's form)")
-				return nil, true
-			}
-			how := string(answer.Action)
-			if answer.Action == mcp.ElicitationResponseActionAccept {
-				how = "accept without confirm: true"
-			}
-			step(router.KindConfirmationDeclined, how+" (the client's form)")
-			return declined(tool.Name, string(answer.Action)), false
-		}
-		if canElicit(ctx) {
-			step(router.KindConfirmationAsked, "the client's form")
-			return server.NewInputRequestBuilder(x.states.issue(call)).Elicit(confirmKey, mcp.ElicitationParams{
-				Mode:            mcp.ElicitationModeForm,
-				Message:         c.shown,
-				RequestedSchema: confirmForm,
-			}).ToolResult(), false
+		call := stateCall{p: p, agentID: sc.AgentID, origin: origin, rreq: rreq}
+		if res, confirmed, asked := confirmInForm(ctx, x.states, sc.s.adapter.opts.Router, req, call, c.shown); asked {
+			return res, confirmed
 		}
 	}
 	v, err := x.o.Runs.StartConfirm(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: origin}, c.stored)
@@ -156,17 +133,63 @@ func (x *runsExt) gate(ctx context.Context, sc Scope, req mcp.CallToolRequest, p
 	return inputRequired(v, c.shown, sc.s.adapter.approvalURL(v.ID), person), false
 }
 
+// confirmRecorder records the steps of a confirmation, and the refusal of an answer
+// that does not count: the router.
+type confirmRecorder interface {
+	RecordConfirmation(c router.Confirmation)
+	Refused(p switchboard.Principal, req router.Request, err error)
+}
+
+// confirmInForm takes the confirmation of a call the caller's policy lets the client
+// relay (approval relay) in the client's form: confirmed when the person accepted;
+// else the result to answer instead: the form to show (the client asks the person and
+// calls again; before 2026-07-28 mcp-go sends it as elicitation/create), a refusal when
+// the answer does not belong to this call, or the person's decline. asked is false
+// when the client cannot show the form: the caller then starts an input_required run.
+// Every step leaves an audit row.
+func confirmInForm(ctx context.Context, states requestStates, rec confirmRecorder, req mcp.CallToolRequest, call stateCall, shown string) (res *mcp.CallToolResult, confirmed, asked bool) {
+	step := func(kind audit.Kind, detail string) {
+		rec.RecordConfirmation(router.Confirmation{Kind: kind, Principal: call.p, Tool: call.rreq.Tool, ConnectionID: call.rreq.ConnectionID, Detail: detail})
+	}
+	answer, err := states.answer(req, call)
+	if err != nil {
+		rec.Refused(call.p, call.rreq, err)
+		return mcp.NewToolResultError(errorText(err)), false, true
+	}
+	if answer != nil {
+		if accepted(string(answer.Action), answer.Content) {
+			step(router.KindConfirmationAccepted, "accept (the client's form)")
+			return nil, true, true
+		}
+		how := string(answer.Action)
+		if answer.Action == mcp.ElicitationResponseActionAccept {
+			how = "accept without confirm: true"
+		}
+		step(router.KindConfirmationDeclined, how+" (the client's form)")
+		return declined(call.rreq.Tool, string(answer.Action)), false, true
+	}
+	if !canElicit(ctx) {
+		return nil, false, false
+	}
+	step(router.KindConfirmationAsked, "the client's form")
+	return server.NewInputRequestBuilder(states.issue(call)).Elicit(confirmKey, mcp.ElicitationParams{
+		Mode:            mcp.ElicitationModeForm,
+		Message:         shown,
+		RequestedSchema: confirmForm,
+	}).ToolResult(), false, true
+}
+
 // answer returns the client's answer to the confirmation of the call, when it answers
 // one the hub asked: the call comes again with the requestState the question carried
 // (the bridge of the session protocols echoes it too). An answer without one was never
 // asked for and counts for nothing (nil: the hub asks); one with a requestState that
 // is not the call's, or expired, is refused.
-func (x *runsExt) answer(req mcp.CallToolRequest, call stateCall) (*mcp.ElicitationResult, error) {
+func (s requestStates) answer(req mcp.CallToolRequest, call stateCall) (*mcp.ElicitationResult, error) {
 	answer := server.ElicitationResponse(req.Params.InputResponses, confirmKey)
 	if answer == nil || req.Params.RequestState == "" {
 		return nil, nil
 	}
-	if err := x.states.check(req.Params.RequestState, call); err != nil {
+	if err := s.check(req.Params.RequestState, call); err != nil {
 		return nil, err
 	}
 	return answer, nil

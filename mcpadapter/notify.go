@@ -24,9 +24,7 @@ import (
 func (s *scope) instrument(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		name := req.Params.Name
-		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-			ctx = providers.WithProgress(ctx, s.progressSender(ctx, req.Params.Meta.ProgressToken))
-		}
+		ctx = s.withProgress(ctx, req)
 		ctx = providers.WithCaller(ctx, caller{s: s, ctx: ctx})
 		// A line is built only when the session takes its level: most calls send none.
 		if logs(ctx, mcp.LoggingLevelInfo) {
@@ -49,6 +47,15 @@ func (s *scope) instrument(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		}
 		return res, err
 	}
+}
+
+// withProgress returns ctx reporting progress (providers.ReportProgress) to the
+// caller as notifications/progress, when the call carries a progress token.
+func (s *scope) withProgress(ctx context.Context, req mcp.CallToolRequest) context.Context {
+	if s == nil || req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return ctx
+	}
+	return providers.WithProgress(ctx, s.progressSender(ctx, req.Params.Meta.ProgressToken))
 }
 
 // progressSender returns a ProgressFunc that sends notifications/progress for the

@@ -138,12 +138,13 @@ type runsEnv struct {
 	connA    string // alpha's notes connection
 	// stateKey keys the requestStates of every node, as serve derives it from the keyring.
 	stateKey []byte
-	// wf, in newWorkflowsEnv, is the workflows service the runs execute (as serve
-	// wires it: the executor's Runner is the workflows Hub).
-	wf *workflows.Service
 	// node starts another adapter (a node of the hub) on the same database, router and
 	// runs, with the session store and relay given.
 	node func(t *testing.T, store SessionStore, relay Relay) *httptest.Server
+	// workflows runs the saved workflows; the adapters newWorkflowsEnv starts serve
+	// them (serveWorkflows).
+	workflows      *workflows.Service
+	serveWorkflows bool
 }
 
 const (
@@ -219,13 +220,10 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 	e.ann, e.bob, e.bea = alpha[0], alpha[1], beta[0]
 	e.connA = conns[0]
 	var adapter *Adapter
-	var runner runs.Runner = rtr
-	var wfStore *workflows.Store
-	if withWorkflows {
-		wfStore = workflows.NewStore(db, kr)
-		runner = &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr})}
-	}
-	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: runner, Registry: reg,
+	// Workflow runs go to the engine, every other run to the router, as serve wires them.
+	wfStore := workflows.NewStore(db, kr)
+	hub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr})}
+	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: hub, Registry: reg,
 		Describe:    func(err error) string { return adapter.DescribeError(err) },
 		ApprovalURL: func(id string) string { return "https://hub.test" + ApprovalPath + id }})
 	t.Cleanup(func() {
@@ -233,21 +231,21 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 		defer cancel()
 		e.exec.Close(ctx)
 	})
-	exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})}
-	if withWorkflows {
-		e.wf = &workflows.Service{Store: wfStore, Runs: e.exec, Router: rtr}
-		exts = append(exts, WorkflowsExtension(WorkflowsOptions{Service: e.wf}))
-	}
+	e.serveWorkflows = withWorkflows
 	auth := keys{keyAnn: e.ann, keyBob: e.bob, keyBea: e.bea}
 	if extra != nil {
 		for k, p := range extra(e) {
 			auth[k] = p
 		}
 	}
+	e.workflows = &workflows.Service{Store: wfStore, Runs: e.exec, Router: rtr}
 	e.node = func(t *testing.T, store SessionStore, relay Relay) *httptest.Server {
+		exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})}
+		if e.serveWorkflows {
+			exts = append(exts, WorkflowsExtension(WorkflowsOptions{Service: e.workflows, StateKey: e.stateKey}))
+		}
 		a := New(Options{
-			Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test", Sessions: store, Relay: relay,
-			Extensions: exts,
+			Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test", Sessions: store, Relay: relay, Extensions: exts,
 		})
 		if adapter == nil {
 			adapter = a

@@ -26,7 +26,7 @@ func (e *runsEnv) saveWorkflows(t *testing.T, sources ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := e.wf.Create(context.Background(), e.ann, def, src, false); err != nil {
+		if _, _, err := e.workflows.Create(context.Background(), e.ann, def, src, false); err != nil {
 			t.Fatalf("save %s: %v", def.Name, err)
 		}
 	}
@@ -170,7 +170,7 @@ func TestCanceledWorkflowAnswersIsError(t *testing.T) {
 		if err != nil || len(list) != 1 {
 			t.Fatalf("runs of workflow_hold: %+v, %v", list, err)
 		}
-		if _, err := e.wf.Cancel(context.Background(), e.ann, list[0].ID); err != nil {
+		if _, err := e.workflows.Cancel(context.Background(), e.ann, list[0].ID); err != nil {
 			t.Fatal(err)
 		}
 		res := testwait.Recv(t, answered, "workflow_hold to answer")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
@@ -24,6 +27,10 @@ type WorkflowsOptions struct {
 	// with the run's id to follow with switchboard_get_run (default 30 s).
 	Wait   time.Duration
 	Logger *slog.Logger
+	// StateKey keys the requestState of the confirmation a workflow tool asks in the
+	// client's form (RunsOptions.StateKey, the same key). Without it a run that needs a
+	// confirmation always waits for it input_required.
+	StateKey []byte
 }
 
 // WorkflowsExtension serves, at every tenant MCP URL, run_workflow, list_workflows,
@@ -37,11 +44,14 @@ func WorkflowsExtension(o WorkflowsOptions) Extension {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	x := &workflowsExt{o: o}
+	x := &workflowsExt{o: o, states: requestStates{key: o.StateKey, now: time.Now}}
 	return Extension{Name: "workflows", Tools: x.tools, StartRun: x.startRun}
 }
 
-type workflowsExt struct{ o WorkflowsOptions }
+type workflowsExt struct {
+	o      WorkflowsOptions
+	states requestStates
+}
 
 const workflowResultSchema = `{"type":"object","properties":{` +
 	`"status":{"type":"string","enum":["success","failed","partial","canceled","working","input_required"],"description":"How the run ended, or where it is when it has not ended within the call"},` +
@@ -58,7 +68,9 @@ func (x *workflowsExt) tools(ctx context.Context, sc Scope) ([]server.ServerTool
 		{Tool: mgmtTool("run_workflow", "Run a workflow",
 			"Run a saved workflow with its parameters. Answers with the result when it ends within the call, else with its workflow_id to follow with switchboard_get_run. dry_run checks it and says what it would do without running anything.",
 			`{"type":"object","properties":{"workflow_name":{"type":"string","description":"The workflow's name"},"parameters":{"type":"object","description":"Its parameters, as its parameters schema says"},"dry_run":{"type":"boolean","description":"Check and plan only"},"timeout":{"type":"integer","minimum":1,"maximum":86400,"description":"Bound of the whole run, in seconds"},"parallel_limit":{"type":"integer","minimum":1,"maximum":32,"description":"Steps at once"}},"required":["workflow_name"],"additionalProperties":false}`,
-			workflowResultSchema, false, true, false, true), Handler: x.runWorkflow},
+			workflowResultSchema, false, true, false, true), Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return x.runWorkflow(ctx, sc, req)
+		}},
 		{Tool: mgmtTool("list_workflows", "List workflows",
 			"List the saved workflows of this tenant (each is also a tool named workflow_<name>), and how many of your workflow runs are under way.",
 			`{"type":"object","properties":{"category":{"type":"string","description":"Only this category"},"include_running":{"type":"boolean","description":"Count your runs under way"}},"additionalProperties":false}`,
@@ -144,7 +156,7 @@ func (x *workflowsExt) workflowTool(sc Scope, w workflows.Workflow) server.Serve
 			}
 			return tasks.task(ctx, sc, req, start, func(ctx context.Context, v runs.View) (*mcp.CallToolResult, error) { return x.answer(ctx, p, v) })
 		}
-		return x.start(ctx, p, name, args, workflows.StartOptions{})
+		return x.start(ctx, sc, req, name, args, workflows.StartOptions{})
 	}}
 }
 
@@ -177,7 +189,7 @@ func selects(agent *agents.Agent, tool string) bool {
 	return false
 }
 
-func (x *workflowsExt) runWorkflow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (x *workflowsExt) runWorkflow(ctx context.Context, sc Scope, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	p, ok := switchboard.PrincipalFrom(ctx)
 	if !ok {
 		return nil, errors.New("no principal in context")
@@ -202,24 +214,97 @@ func (x *workflowsExt) runWorkflow(ctx context.Context, req mcp.CallToolRequest)
 		}
 		return viewResult(map[string]any{"status": "success", "message": "dry run: nothing was run", "plan": plan})
 	}
-	return x.start(ctx, p, in.Name, in.Parameters, workflows.StartOptions{ParallelLimit: in.ParallelLimit, Timeout: time.Duration(in.Timeout) * time.Second})
+	return x.start(ctx, sc, req, in.Name, in.Parameters, workflows.StartOptions{ParallelLimit: in.ParallelLimit, Timeout: time.Duration(in.Timeout) * time.Second})
 }
 
-// start starts a run and waits, up to the bound, for its end.
-func (x *workflowsExt) start(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage, o workflows.StartOptions) (*mcp.CallToolResult, error) {
+// start starts a run and waits, up to the bound, for its end. A run the caller's
+// policy wants confirmed is confirmed first in the client's form where it can show one
+// (as any tool's call is); else it starts input_required, linking its approval page.
+func (x *workflowsExt) start(ctx context.Context, sc Scope, req mcp.CallToolRequest, name string, params json.RawMessage, o workflows.StartOptions) (*mcp.CallToolResult, error) {
+	p, _ := switchboard.PrincipalFrom(ctx)
+	res, confirmed := x.confirm(ctx, sc, req, p, name, params)
+	if res != nil {
+		return res, nil
+	}
+	o.Confirmed = confirmed
 	v, err := x.o.Service.Start(ctx, p, name, params, o)
 	if err != nil {
 		return x.toolError(ctx, err), nil
 	}
 	if v.State == runs.StateWorking {
-		wctx, cancel := context.WithTimeout(ctx, x.o.Wait)
-		v2, err := x.o.Service.Runs.Wait(wctx, p, v.ID, 250*time.Millisecond)
-		cancel()
+		v = x.wait(sc.s.withProgress(ctx, req), p, name, v)
+	}
+	return x.answer(ctx, p, v)
+}
+
+// pollRun is how often a call waiting for its workflow run reads the run (one held
+// by another node, and the steps of one whose call reports progress).
+const pollRun = 250 * time.Millisecond
+
+// wait waits, up to the bound, for a run to end. A call that carries a progress token
+// is sent notifications/progress as the run's steps end (progress: the steps ended,
+// total: the workflow's steps), read from the run's step records, which every node
+// sees.
+func (x *workflowsExt) wait(ctx context.Context, p switchboard.Principal, name string, v runs.View) runs.View {
+	wctx, cancel := context.WithTimeout(ctx, x.o.Wait)
+	defer cancel()
+	if !providers.WantsProgress(ctx) {
+		if v2, err := x.o.Service.Runs.Wait(wctx, p, v.ID, pollRun); err == nil || v2.ID != "" {
+			v = v2
+		}
+		return v
+	}
+	total := 0
+	if _, prog, err := x.o.Service.Program(ctx, p, name); err == nil {
+		total = len(prog.Steps)
+	}
+	reported := 0
+	for {
+		pctx, pcancel := context.WithTimeout(wctx, pollRun)
+		v2, err := x.o.Service.Runs.Wait(pctx, p, v.ID, pollRun)
+		pcancel()
 		if err == nil || v2.ID != "" {
 			v = v2
 		}
+		if done, serr := x.o.Service.StepsEnded(ctx, p, v.ID); serr == nil && done > reported {
+			reported = done
+			providers.ReportProgress(ctx, float64(done), float64(total), fmt.Sprintf("%d of %d steps done", done, total))
+		}
+		if v.State.Final() || wctx.Err() != nil || err != nil && pctx.Err() == nil {
+			return v
+		}
 	}
-	return x.answer(ctx, p, v)
+}
+
+// confirm takes in the client's form the confirmation a run of the workflow needs
+// under the caller's policy, when the policy lets the client relay it and the client
+// can show the form: confirmed when the person accepted, else the result to answer
+// instead (the form, or the person's decline). It answers nil, false when the form is
+// not the way (Start then starts the run input_required, or reports what is wrong).
+func (x *workflowsExt) confirm(ctx context.Context, sc Scope, req mcp.CallToolRequest, p switchboard.Principal, name string, params json.RawMessage) (*mcp.CallToolResult, bool) {
+	if len(x.states.key) == 0 || !canElicit(ctx) && req.Params.RequestState == "" {
+		return nil, false
+	}
+	svc := x.o.Service
+	pol, err := svc.Router.Policy(ctx, p)
+	if err != nil || pol.Confirm == router.ConfirmNever || pol.Approval == router.ApprovalPerson {
+		return nil, false
+	}
+	plan, err := svc.DryRun(ctx, p, name, params)
+	if err != nil || !plan.NeedsConfirm {
+		return nil, false
+	}
+	args, err := rawArguments(req)
+	if err != nil {
+		return nil, false
+	}
+	shown := workflows.ConfirmMessage(name, plan)
+	if len(params) > 0 {
+		shown += " Parameters: " + clipText(string(params), 1000)
+	}
+	call := stateCall{p: p, agentID: sc.AgentID, origin: runs.OriginConfirm, rreq: router.Request{Tool: workflows.ToolPrefix + name, Args: args}}
+	res, confirmed, _ := confirmInForm(ctx, x.states, svc.Router, req, call, shown)
+	return res, confirmed
 }
 
 // answer renders a workflow run as the tools answer it.
@@ -241,11 +326,14 @@ func (x *workflowsExt) answer(ctx context.Context, p switchboard.Principal, v ru
 	case runs.StateInputRequired:
 		out["status"] = "input_required"
 		msg := "the run waits for a person's confirmation; relay their answer with switchboard_submit_elicitation"
-		if v.Elicitation != nil {
-			msg = v.Elicitation.Message + " (" + msg + ")"
-		}
 		if v.ApprovalURL != "" {
 			msg += "; or approve it at " + v.ApprovalURL
+		}
+		if pol, err := x.o.Service.Router.Policy(ctx, p); err == nil && pol.Approval == router.ApprovalPerson {
+			msg = "only a signed-in person may approve it: ask them to approve or decline it at " + v.ApprovalURL + "; do not approve it yourself"
+		}
+		if v.Elicitation != nil {
+			msg = v.Elicitation.Message + " (" + msg + ")"
 		}
 		out["message"] = msg
 	default:

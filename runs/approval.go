@@ -53,6 +53,14 @@ func (e *Executor) approverOf(ctx context.Context, p switchboard.Principal, id s
 	if r.ElicitationMessage == "" {
 		return Run{}, connections.Connection{}, switchboard.NotFound("run") // never asked for a confirmation
 	}
+	if r.ConnectionID == "" {
+		// A run on no connection of its own (a workflow's, whose steps name theirs) is
+		// its person's to approve: the one who started it, or whose agent did.
+		if !ownRun(p, &r) {
+			return Run{}, connections.Connection{}, switchboard.NotFound("run")
+		}
+		return r, connections.Connection{}, nil
+	}
 	c, err := e.o.Connections.Get(ctx, p, r.ConnectionID)
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
@@ -120,6 +128,12 @@ func (e *Executor) Pending(ctx context.Context, p switchboard.Principal) ([]Appr
 	labels := map[string]string{}
 	var out []Approval
 	for i := range rs {
+		if rs[i].ConnectionID == "" {
+			if ownRun(p, &rs[i]) {
+				out = append(out, approvalOf(&rs[i], ""))
+			}
+			continue
+		}
 		label, seen := labels[rs[i].ConnectionID]
 		if !seen {
 			c, err := e.o.Connections.Get(ctx, p, rs[i].ConnectionID)
@@ -138,6 +152,12 @@ func (e *Executor) Pending(ctx context.Context, p switchboard.Principal) ([]Appr
 		}
 	}
 	return out, nil
+}
+
+// ownRun reports whether the run belongs to the person p: they started it, or an agent
+// of theirs did.
+func ownRun(p switchboard.Principal, r *Run) bool {
+	return r.UserID != "" && r.UserID == p.UserID
 }
 
 // linked adds the approval page's address to a view of a run that waits for its

@@ -122,6 +122,58 @@ func TestApprovalNeedsTheConnection(t *testing.T) {
 	})
 }
 
+// passGate is the router as a Gate, except that it passes every call (as workflows.Hub
+// passes a workflow's run, which has no connection of its own) as a run of tool.
+type passGate struct {
+	*router.Router
+	tool *providers.Tool
+}
+
+func (g passGate) Prepare(context.Context, switchboard.Principal, router.Request) (router.Prepared, error) {
+	return router.Prepared{Tool: g.tool}, nil
+}
+
+// TestApprovalOfARunWithoutAConnection: a run on no connection of its own (a
+// workflow's, whose steps name theirs) is approved by the person it belongs to, also
+// when their agent started it; another person of the tenant neither sees nor answers
+// it.
+func TestApprovalOfARunWithoutAConnection(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		r := newRig(t, db, nil)
+		tool, _ := r.reg.Tool("notes_create_note")
+		exec := r.newExecutor(t, func(o *Options) { o.Gate = passGate{Router: r.router, tool: tool} })
+		ctx := context.Background()
+		agent := switchboard.Principal{TenantID: r.ann.TenantID, Kind: switchboard.PrincipalAgent, UserID: r.ann.UserID, AgentID: "agt_bot", KeyID: "key_bot"}
+		v, err := exec.StartConfirm(ctx, agent, Call{Tool: "workflow_notes", Args: json.RawMessage(`{"workflow":"notes"}`)}, "Confirm: workflow notes will run 1 steps as you.")
+		if err != nil || v.State != StateInputRequired || v.ApprovalURL != "https://hub.test/approvals/"+v.ID {
+			t.Fatalf("run = %+v, %v; want input_required linking its page", v, err)
+		}
+		if pending, _ := exec.Pending(ctx, r.bob); len(pending) != 0 {
+			t.Errorf("bob sees %+v", pending)
+		}
+		if _, err := exec.Approval(ctx, r.bob, v.ID); switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			t.Errorf("bob's approval page: %v, want not found", err)
+		}
+		_, err = exec.Approve(ctx, r.bob, v.ID, "accept")
+		wantCode(t, err, switchboard.CodeNotFound, "")
+		pending, err := exec.Pending(ctx, r.ann)
+		if err != nil || len(pending) != 1 || pending[0].RunID != v.ID || pending[0].Account != "" {
+			t.Errorf("ann's pending approvals = %+v, %v; want her agent's run", pending, err)
+		}
+		if a, err := exec.Approval(ctx, r.ann, v.ID); err != nil || a.Arguments != `{"workflow":"notes"}` || a.Requester != "agent:agt_bot" {
+			t.Errorf("ann's approval page = %+v, %v", a, err)
+		}
+		if _, err := exec.Approve(ctx, r.ann, v.ID, "decline"); err != nil {
+			t.Fatalf("ann declines the run on her page: %v", err)
+		}
+		if got, _ := exec.Get(ctx, agent, v.ID); got.State != StateCanceled {
+			t.Errorf("declined run = %+v", got)
+		}
+	})
+}
+
 // TestConfirmationTimesOut: a confirmation nobody gives in time fails its run and
 // leaves a confirmation_timed_out row.
 func TestConfirmationTimesOut(t *testing.T) {

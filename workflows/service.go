@@ -282,6 +282,9 @@ func (s *Service) Runnable(ctx context.Context, p switchboard.Principal, name st
 type StartOptions struct {
 	ParallelLimit int
 	Timeout       time.Duration
+	// Confirmed says the person confirmed the run already (the MCP client's form,
+	// asked with ConfirmMessage); set only by the code that took the confirmation.
+	Confirmed bool
 }
 
 // Plan is what a run of a workflow will do, as a dry run answers it.
@@ -378,15 +381,15 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 	if err != nil {
 		return runs.View{}, switchboard.Internal(err)
 	}
-	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: runs.OriginAsync}
-	if plan.NeedsConfirm {
-		return s.Runs.StartConfirm(ctx, p, call, confirmMessage(w.Name, plan))
+	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: runs.OriginAsync, Confirmed: o.Confirmed}
+	if plan.NeedsConfirm && !o.Confirmed {
+		return s.Runs.StartConfirm(ctx, p, call, ConfirmMessage(w.Name, plan))
 	}
 	return s.Runs.Start(ctx, p, call)
 }
 
-// confirmMessage asks once for the whole run, listing what it will change.
-func confirmMessage(name string, plan Plan) string {
+// ConfirmMessage asks once for the whole run, listing what it will change.
+func ConfirmMessage(name string, plan Plan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Confirm: workflow %s will run %d steps as you.", name, len(plan.Steps))
 	if len(plan.Changes) > 0 {
@@ -484,6 +487,25 @@ func EndedInError(v runs.View) bool {
 	default:
 		return false
 	}
+}
+
+// StepsEnded counts the steps of one of the principal's workflow runs that ended
+// (completed, skipped or failed), for its progress.
+func (s *Service) StepsEnded(ctx context.Context, p switchboard.Principal, runID string) (int, error) {
+	if _, err := s.workflowRun(ctx, p, runID); err != nil {
+		return 0, err
+	}
+	recs, err := s.Store.Steps(ctx, p.TenantID, runID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range recs {
+		if st := recs[i].State; recs[i].Item == wholeStep && (st == StepCompleted || st == StepSkipped || st == StepFailed) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // workflowRun reads one of the principal's runs that is a workflow's.

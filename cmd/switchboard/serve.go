@@ -215,7 +215,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Admission: admission, // MCP requests are admitted before their bodies are read
 		Bodies:    bodies,
 		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState}),
-			mcpadapter.WorkflowsExtension(mcpadapter.WorkflowsOptions{Service: wfService, Logger: log})},
+			mcpadapter.WorkflowsExtension(mcpadapter.WorkflowsOptions{Service: wfService, Logger: log, StateKey: derived.requestState})},
 	})
 	wfService.Changed = adapter.Refresh
 	wfService.User = func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
