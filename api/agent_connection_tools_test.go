@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +16,6 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
@@ -54,21 +52,7 @@ func agentsOfConnectionTools(t *testing.T, db *gorm.DB) {
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	const token = "remote-bearer-0123456789"
-	up := server.NewMCPServer("upstream", "1.0", server.WithToolCapabilities(true))
-	up.AddTool(mcp.NewTool("shout", mcp.WithDescription("Shout a word back."), mcp.WithString("word", mcp.Required()), mcp.WithReadOnlyHintAnnotation(true)),
-		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			w, _ := req.GetArguments()["word"].(string)
-			return mcp.NewToolResultText(w + "!"), nil
-		})
-	uh := server.NewStreamableHTTPServer(up)
-	remoteUp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+token {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		uh.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { testwait.CloseServer(t, remoteUp) })
+	remoteUp := newShoutServer(t, token)
 	notes := newNotesUpstream(t)
 
 	ts := tenants.NewStore(db)
@@ -123,24 +107,7 @@ func agentsOfConnectionTools(t *testing.T, db *gorm.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	do := func(key, method, path, body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
-		for _, secret := range []string{token, "notes-key-0123456789"} {
-			if strings.Contains(string(raw), secret) {
-				t.Errorf("%s %s answered a credential: %s", method, path, raw)
-			}
-		}
-		return res.StatusCode, string(raw)
-	}
+	do := keyedRequests(t, srv, token, "notes-key-0123456789")
 	want := func(key, method, path, body string, status int, out any) {
 		t.Helper()
 		got, raw := do(key, method, path, body)
