@@ -318,14 +318,21 @@ try {
   check(await page.isChecked('#pick-docs_search'), 'the saved agent\'s remote tool is not ticked in the builder');
   await page.fill('#agent-description', 'Searches the docs');
   await savedAgent(2);
-  const dropped = await page.evaluate(async (id) => (await fetch(`/api/agents/${id}`, { method: 'DELETE', headers: { 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content } })).status, docsAgent);
-  check(dropped === 204, `deleting the agent with the remote tool answered ${dropped}`);
   await page.goto(`${BASE}/`);
   await page.waitForSelector('#remote-table tr[data-connection]');
   await page.click('button[aria-label="Remove the remote MCP server docs"]');
   await confirmInPage(page);
   await waitUntil(page, () => !document.querySelector('#remote-table'), undefined, 'the removed remote server is still listed');
   check(await page.evaluate(() => document.activeElement && document.activeElement.id === 'remote-title'), 'after removing the server, focus dropped to the page body');
+  step('the agent whose remote server was removed still shows its tool in the builder, as disconnected');
+  await page.goto(`${BASE}/agents/${docsAgent}`);
+  await page.waitForSelector('#agent-missing:not([hidden])');
+  check((await page.$$('[data-provider=unlisted] [data-missing=docs_search]')).length === 1 && !(await page.isChecked('#pick-docs_search')),
+    'the builder does not show the removed server\'s tool, unticked and marked disconnected');
+  const dropped = await page.evaluate(async (id) => (await fetch(`/api/agents/${id}`, { method: 'DELETE', headers: { 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content } })).status, docsAgent);
+  check(dropped === 204, `deleting the agent with the remote tool answered ${dropped}`);
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector('#remote-list >> text=No remote MCP server yet.');
   await audit(page, 'integrations');
   await shot(page, '02-integrations');
 
