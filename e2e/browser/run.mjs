@@ -320,6 +320,7 @@ try {
   await savedAgent(2);
   await page.goto(`${BASE}/`);
   await page.waitForSelector('#remote-table tr[data-connection]');
+  check(!(await page.$('#catalog [data-provider=docs]')), 'the remote server is offered as a provider card to connect');
   await page.click('button[aria-label="Remove the remote MCP server docs"]');
   await confirmInPage(page);
   await waitUntil(page, () => !document.querySelector('#remote-table'), undefined, 'the removed remote server is still listed');
