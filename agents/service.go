@@ -420,6 +420,9 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 			return err
 		}
 		if t == nil {
+			if spec, ok := s.reg.Provider(c.Provider); ok && spec.PerConnection() {
+				return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is not one of the tools connection %s offers now", ti.Tool, c.ID))
+			}
 			return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is not a tool of this hub", ti.Tool))
 		}
 		if c.Provider != t.Provider.Name {

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/audit"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
 
@@ -105,7 +106,63 @@ func (s *server) agentKeyUse(ctx context.Context, p switchboard.Principal) (map[
 	return out, nil
 }
 
-func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string, exists map[string]bool, use map[string]keyUse) agentView {
+// agentFacts are what an agent's view reads besides the agent: which of its tools'
+// connections still exist, its keys' use, and the tools connections bring themselves
+// (a remote MCP server's, an API's added by its description) by name.
+type agentFacts struct {
+	exists map[string]bool
+	use    map[string]keyUse
+	tools  map[string]*providers.Tool
+}
+
+// agentFacts reads the facts of the agents' views for p.
+func (s *server) agentFacts(ctx context.Context, p switchboard.Principal, list ...agents.Agent) (agentFacts, error) {
+	exists, err := s.existingConnections(ctx, p, list...)
+	if err != nil {
+		return agentFacts{}, err
+	}
+	use, err := s.agentKeyUse(ctx, p)
+	if err != nil {
+		return agentFacts{}, err
+	}
+	tools, err := s.connectionTools(ctx, p, list...)
+	if err != nil {
+		return agentFacts{}, err
+	}
+	return agentFacts{exists: exists, use: use, tools: tools}, nil
+}
+
+// connectionTools returns, by name, the tools p may call that connections bring
+// themselves, when one of the agents selected a tool the registry does not have (else
+// none: listing them may ask remote servers). A tool on a connection p may not use is
+// not among them: its view names no provider or title.
+func (s *server) connectionTools(ctx context.Context, p switchboard.Principal, list ...agents.Agent) (map[string]*providers.Tool, error) {
+	need := false
+	for _, a := range list {
+		for _, t := range a.Tools {
+			if _, ok := s.Registry.Tool(t.Tool); !ok && t.ConnectionID != "" {
+				need = true
+			}
+		}
+	}
+	if !need {
+		return nil, nil
+	}
+	bindings, err := s.tools().Tools(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*providers.Tool{}
+	for _, b := range bindings {
+		if b.Tool.Provider.PerConnection() {
+			out[b.Tool.Name] = b.Tool
+		}
+	}
+	return out, nil
+}
+
+func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string, f agentFacts) agentView {
+	exists, use := f.exists, f.use
 	v := agentView{
 		ActiveKeys: use[a.ID].active, LastUsedAt: use[a.ID].lastUsed,
 		ID: a.ID, Name: a.Name, Description: a.Description, Instructions: a.Instructions,
@@ -118,7 +175,11 @@ func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string, exis
 	}
 	for _, t := range a.Tools {
 		tv := agentToolView{Tool: t.Tool, ConnectionID: t.ConnectionID, ConnectionMissing: t.ConnectionID != "" && !exists[t.ConnectionID]}
-		if tool, ok := s.Registry.Tool(t.Tool); ok {
+		tool, ok := s.Registry.Tool(t.Tool)
+		if !ok {
+			tool, ok = f.tools[t.Tool]
+		}
+		if ok {
 			tv.Provider, tv.Title = tool.Provider.Name, tool.Info.Title
 			tv.ReadOnly, tv.Destructive = tool.Info.Hints.ReadOnly, tool.Info.Hints.Destructive
 		}
@@ -169,17 +230,12 @@ func (s *server) respondAgent(c *gin.Context, p switchboard.Principal, a agents.
 		s.fail(c, err)
 		return
 	}
-	exists, err := s.existingConnections(c.Request.Context(), p, a)
+	f, err := s.agentFacts(c.Request.Context(), p, a)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	use, err := s.agentKeyUse(c.Request.Context(), p)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(status, s.viewAgent(a, st, p.TenantSlug, exists, use))
+	c.JSON(status, s.viewAgent(a, st, p.TenantSlug, f))
 }
 
 // settingsFor reads the tenant's MCP settings, for the effective policies of a view.
@@ -207,19 +263,14 @@ func (s *server) listAgents(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	exists, err := s.existingConnections(ctx, p, list...)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	use, err := s.agentKeyUse(ctx, p)
+	f, err := s.agentFacts(ctx, p, list...)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	out := make([]agentView, 0, len(list))
 	for _, a := range list {
-		out = append(out, s.viewAgent(a, st, p.TenantSlug, exists, use))
+		out = append(out, s.viewAgent(a, st, p.TenantSlug, f))
 	}
 	c.JSON(http.StatusOK, gin.H{"agents": out})
 }

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/remotemcp"
 )
 
 // providerView is one provider of the catalog.
@@ -27,6 +30,10 @@ type providerView struct {
 	Operations int      `json:"operations"`
 	// OpenAPI marks one of the tenant's own APIs, added by its OpenAPI description.
 	OpenAPI bool `json:"openapi,omitempty"`
+	// Remote marks a remote MCP server the caller may use: its tools, named after it,
+	// are its operations. It is connected already (it is a connection), so it has no
+	// auth kinds.
+	Remote bool `json:"remote,omitempty"`
 }
 
 // operationView is one operation of a provider: its tool name and the same schema bytes
@@ -41,6 +48,36 @@ type operationView struct {
 	Annotations  annotations     `json:"annotations"`
 	InputSchema  json.RawMessage `json:"input_schema"`
 	OutputSchema json.RawMessage `json:"output_schema"`
+}
+
+// operationsOf returns the tools of a catalog entry: a registered provider's
+// operations, the tools of one of the tenant's APIs, or those of a remote MCP server
+// the caller may use. A per-connection provider's own name is no entry: its tools are
+// each connection's.
+func (s *server) operationsOf(c *gin.Context, p switchboard.Principal, name string) ([]*providers.Tool, error) {
+	if spec, ok := s.Registry.Provider(name); ok {
+		if spec.PerConnection() {
+			return nil, switchboard.NotFound("provider " + name)
+		}
+		return s.Registry.Tools(name), nil
+	}
+	own, err := s.tenantAPI(c, p, name)
+	if err != nil {
+		return nil, err
+	}
+	if own {
+		return s.OpenAPI.Tools(c.Request.Context(), p, name)
+	}
+	servers, err := s.remoteServers(c.Request.Context(), p)
+	if err != nil {
+		return nil, err
+	}
+	for _, sv := range servers {
+		if sv.name == name {
+			return sv.tools, nil
+		}
+	}
+	return nil, switchboard.NotFound("provider " + name)
 }
 
 // annotations are the MCP tool annotations the operation's hints become.
@@ -89,7 +126,59 @@ func (s *server) listProviders(c *gin.Context) {
 				Scopes:     []string{}, TokenHelp: a.TokenHelp, DocsURL: a.DocsURL, Operations: len(a.Tools), OpenAPI: true})
 		}
 	}
+	servers, err := s.remoteServers(c.Request.Context(), p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	listed := make(map[string]bool, len(out))
+	for _, v := range out {
+		listed[v.Name] = true
+	}
+	for _, sv := range servers {
+		if listed[sv.name] {
+			continue // a name its tools cannot be told apart by; they stay under /api/tools
+		}
+		out = append(out, providerView{Name: sv.name, Title: sv.name, Description: fmt.Sprintf("The remote MCP server %s.", sv.name),
+			AuthKinds: []providers.AuthKind{}, Scopes: []string{}, Operations: len(sv.tools), Remote: true})
+	}
 	c.JSON(http.StatusOK, gin.H{"providers": out})
+}
+
+// remoteServer is a remote MCP server the caller may use, with its tools.
+type remoteServer struct {
+	name  string
+	tools []*providers.Tool
+}
+
+// remoteServers lists the remote MCP servers whose tools the caller may call, each
+// with those tools, as the router lists them (a server whose tools cannot be listed
+// now has none, and is left out). A server's name is its connection's account label,
+// the prefix of its tools' names.
+func (s *server) remoteServers(ctx context.Context, p switchboard.Principal) ([]remoteServer, error) {
+	if s.RemoteMCP == nil || s.Tools == nil {
+		return nil, nil
+	}
+	bindings, err := s.Tools.Tools(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []remoteServer
+	at := map[string]int{} // connection id -> index in out
+	for _, b := range bindings {
+		if b.Tool.Provider.Name != remotemcp.Provider || len(b.Connections) != 1 {
+			continue
+		}
+		ref := b.Connections[0]
+		i, ok := at[ref.ID]
+		if !ok {
+			i = len(out)
+			at[ref.ID] = i
+			out = append(out, remoteServer{name: ref.Account})
+		}
+		out[i].tools = append(out[i].tools, b.Tool)
+	}
+	return out, nil
 }
 
 func (s *server) listOperations(c *gin.Context) {
@@ -99,16 +188,8 @@ func (s *server) listOperations(c *gin.Context) {
 		return
 	}
 	name := c.Param("provider")
-	var tools []*providers.Tool
-	if spec, ok := s.Registry.Provider(name); ok && !spec.PerConnection() {
-		tools = s.Registry.Tools(name)
-	} else if own, err := s.tenantAPI(c, p, name); err != nil || !own { // a per-connection provider's tools are each connection's
-		if err == nil {
-			err = switchboard.NotFound("provider " + name)
-		}
-		s.fail(c, err)
-		return
-	} else if tools, err = s.OpenAPI.Tools(c.Request.Context(), p, name); err != nil {
+	tools, err := s.operationsOf(c, p, name)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}

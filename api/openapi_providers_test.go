@@ -155,22 +155,7 @@ func openAPIProvidersAPI(t *testing.T, db *gorm.DB) {
 		t.Fatal(err)
 	}
 	a, member, b := keyOf(tenantA.ID, "o@a.test", switchboard.RoleOwner), keyOf(tenantA.ID, "m@a.test", switchboard.RoleMember), keyOf(tenantB.ID, "o@b.test", switchboard.RoleOwner)
-	do := func(key, method, path, body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
-		if strings.Contains(string(raw), "notes-key-0123456789") {
-			t.Errorf("%s %s answered the API key: %s", method, path, raw)
-		}
-		return res.StatusCode, string(raw)
-	}
+	do := keyedRequests(t, srv, "notes-key-0123456789")
 	inline := func(extra string) string {
 		return `{"name":"notes","description":` + quote(notesDescription) + `,"base_url":"` + up.URL + `"` + extra + `}`
 	}

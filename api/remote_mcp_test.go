@@ -36,24 +36,7 @@ func TestRemoteMCPAPI(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.SQLite(t)
 	const token = "remote-bearer-0123456789"
-	up := server.NewMCPServer("upstream", "1.0", server.WithToolCapabilities(true))
-	up.AddTool(mcp.NewTool("shout", mcp.WithDescription("Shout a word back."), mcp.WithString("word", mcp.Required()), mcp.WithReadOnlyHintAnnotation(true)),
-		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			w, _ := req.GetArguments()["word"].(string)
-			return mcp.NewToolResultText(w + "!"), nil
-		})
-	uh := server.NewStreamableHTTPServer(up)
-	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+token {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		uh.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		upstream.CloseClientConnections()
-		upstream.Close()
-	})
+	upstream := newShoutServer(t, token)
 
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)
@@ -94,22 +77,7 @@ func TestRemoteMCPAPI(t *testing.T) {
 		return key
 	}
 	a, b := keyOf("remote-a"), keyOf("remote-b")
-	do := func(key, method, path, body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
-		if strings.Contains(string(raw), token) {
-			t.Errorf("%s %s answered the bearer token: %s", method, path, raw)
-		}
-		return res.StatusCode, string(raw)
-	}
+	do := keyedRequests(t, srv, token)
 
 	status, body := do(a, "POST", "/api/remote-mcp", `{"name":"Up Server","url":"`+upstream.URL+`"}`)
 	if status != http.StatusBadRequest || !strings.Contains(body, `"field":"name"`) {
@@ -157,5 +125,53 @@ func TestRemoteMCPAPI(t *testing.T) {
 		if status != s.status || !strings.Contains(body, s.contains) {
 			t.Errorf("%s: %d %s, want %d containing %s", s.name, status, body, s.status, s.contains)
 		}
+	}
+}
+
+// newShoutServer is a remote MCP server (Streamable HTTP) with one read-only tool,
+// shout, which answers its word with "!", to a request bearing token alone.
+func newShoutServer(t *testing.T, token string) *httptest.Server {
+	t.Helper()
+	up := server.NewMCPServer("upstream", "1.0", server.WithToolCapabilities(true))
+	up.AddTool(mcp.NewTool("shout", mcp.WithDescription("Shout a word back."), mcp.WithString("word", mcp.Required()), mcp.WithReadOnlyHintAnnotation(true)),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			w, _ := req.GetArguments()["word"].(string)
+			return mcp.NewToolResultText(w + "!"), nil
+		})
+	uh := server.NewStreamableHTTPServer(up)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		uh.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		upstream.CloseClientConnections()
+		upstream.Close()
+	})
+	return upstream
+}
+
+// keyedRequests returns a function that sends a JSON request to srv with an API key and
+// answers its status and body, failing the test when the body carries one of secrets.
+func keyedRequests(t *testing.T, srv *httptest.Server, secrets ...string) func(key, method, path, body string) (int, string) {
+	return func(key, method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		for _, secret := range secrets {
+			if strings.Contains(string(raw), secret) {
+				t.Errorf("%s %s answered a credential: %s", method, path, raw)
+			}
+		}
+		return res.StatusCode, string(raw)
 	}
 }

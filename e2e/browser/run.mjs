@@ -284,10 +284,56 @@ try {
     `the remote server's row reads ${JSON.stringify(remoteRow)}`);
   summary.connecting.remote_tools = remoteRow.tools;
   await axeCheck(page, 'integrations with a remote server');
+  step('a remote server\'s tool opens its own page and runs there; an agent built with it keeps it through two saves');
+  const remoteID = await page.getAttribute('#remote-table tr[data-connection]', 'data-connection');
+  await page.click('#remote-table a[href="/tools/docs_search"]');
+  await page.waitForSelector('#try-fields .field, #not-found');
+  check(!(await page.$('#not-found')) && (await page.textContent('#tool-title')) === 'search', `the remote tool's link opened ${await page.textContent('#main')}`);
+  check((await page.inputValue('#try-conn')) === remoteID, 'Try it on the remote tool does not run on its server');
+  await page.fill('[data-path=query] input', 'agents');
+  await page.click('#try-run');
+  await confirmInPage(page); // the server gave no hints: MCP's default is a destructive tool
+  await page.waitForSelector('#try-result:not([hidden])');
+  check((await page.textContent('#try-output')).includes('found: agents'), `Try it on the remote tool answered ${await page.textContent('#try-output')}`);
+  await page.goto(`${BASE}/agents/new`);
+  await page.waitForSelector('#pick-docs_search', { state: 'attached' });
+  check((await page.textContent('[data-provider=docs] > summary')).includes('docs'), 'the builder has no group for the remote server');
+  await page.fill('#agent-name', 'Docs helper');
+  await page.fill('#tool-search', 'docs_search');
+  await page.check('#pick-docs_search');
+  await page.fill('#tool-search', '');
+  const savedAgent = async (version) => {
+    await page.evaluate(() => { document.querySelector('#flash').textContent = ''; });
+    await page.click('#agent-save');
+    await waitUntil(page, () => document.querySelector('#flash').textContent.startsWith('Saved agent Docs helper'), undefined, 'saving the agent with the remote tool did not say so');
+    const id = await page.evaluate(() => location.pathname.split('/').pop());
+    const a = await page.evaluate(async (agent) => (await fetch(`/api/agents/${agent}`)).json(), id);
+    check(a.version === version && JSON.stringify((a.tools || []).map((t) => [t.tool, t.connection_id])) === JSON.stringify([['docs_search', remoteID]]),
+      `the saved agent (version ${a.version}, want ${version}) has the tools ${JSON.stringify(a.tools)}`);
+    return id;
+  };
+  const docsAgent = await savedAgent(1);
+  await page.goto(`${BASE}/agents/${docsAgent}`);
+  await page.waitForSelector('#pick-docs_search', { state: 'attached' });
+  check(await page.isChecked('#pick-docs_search'), 'the saved agent\'s remote tool is not ticked in the builder');
+  await page.fill('#agent-description', 'Searches the docs');
+  await savedAgent(2);
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector('#remote-table tr[data-connection]');
+  check(!(await page.$('#catalog [data-provider=docs]')), 'the remote server is offered as a provider card to connect');
   await page.click('button[aria-label="Remove the remote MCP server docs"]');
   await confirmInPage(page);
   await waitUntil(page, () => !document.querySelector('#remote-table'), undefined, 'the removed remote server is still listed');
   check(await page.evaluate(() => document.activeElement && document.activeElement.id === 'remote-title'), 'after removing the server, focus dropped to the page body');
+  step('the agent whose remote server was removed still shows its tool in the builder, as disconnected');
+  await page.goto(`${BASE}/agents/${docsAgent}`);
+  await page.waitForSelector('#agent-missing:not([hidden])');
+  check((await page.$$('[data-provider=unlisted] [data-missing=docs_search]')).length === 1 && !(await page.isChecked('#pick-docs_search')),
+    'the builder does not show the removed server\'s tool, unticked and marked disconnected');
+  const dropped = await page.evaluate(async (id) => (await fetch(`/api/agents/${id}`, { method: 'DELETE', headers: { 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content } })).status, docsAgent);
+  check(dropped === 204, `deleting the agent with the remote tool answered ${dropped}`);
+  await page.goto(`${BASE}/`);
+  await page.waitForSelector('#remote-list >> text=No remote MCP server yet.');
   await audit(page, 'integrations');
   await shot(page, '02-integrations');
 

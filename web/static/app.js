@@ -441,7 +441,8 @@
     }
     function renderCatalog(filter) {
       const q = (filter || '').toLowerCase();
-      const cards = providers.map((p) => {
+      // Remote MCP servers are connections already: they are listed, with their tools, under their own heading.
+      const cards = providers.filter((p) => !p.remote).map((p) => {
         const named = !q || p.name.includes(q) || (p.title || '').toLowerCase().includes(q);
         const ops = p.ops ? p.ops.filter((o) => named || o.tool.includes(q) || (o.description || '').toLowerCase().includes(q) || (o.title || '').toLowerCase().includes(q)) : null;
         if (ops ? !ops.length : !named) return null;
@@ -643,14 +644,25 @@
     // Saved workflows are one more group: each is a tool of its own, workflow_<name>,
     // whose steps name their connections, so it binds none.
     if (flows.length) providers = [...providers, { name: 'workflows', title: 'Workflows', workflow: true, ops: flows.map((w) => ({ tool: w.tool, title: w.name, description: w.description || 'A saved workflow.' })) }];
+    // A tool the agent has that no group shows now (its remote server does not answer,
+    // its connection is one you cannot see) stays selected, on its connection, in a
+    // group of its own: saving never drops it unless it is unticked.
+    const shown = new Set(providers.flatMap((p) => p.ops.map((op) => op.tool)));
+    const unlisted = ((agent && agent.tools) || []).filter((t) => !shown.has(t.tool));
+    if (unlisted.length) {
+      providers = [...providers, { name: 'unlisted', title: 'Not in the catalog now', kept: true, ops: unlisted.map((t) => ({ tool: t.tool, title: t.title || t.tool, annotations: { readOnlyHint: t.read_only, destructiveHint: t.destructive },
+        description: 'The agent has this tool, but its server or connection does not list it to you now. It stays on its connection unless you untick it.' })) }];
+    }
+    // keptOn is the connection an unlisted tool is bound to (none for a workflow's).
+    const keptOn = (tool) => (bound[tool] && !gone.has(tool) ? [(conns[tool] || []).find((c) => c.id === bound[tool]) || { id: bound[tool], label: bound[tool] }] : []);
     const rows = [];
     // Groups start folded, each saying how many of its tools are picked, so the page
     // stays short and Save stays near; the selection is summed up above the search.
     const groups = providers.map((p) => {
       const items = p.ops.map((op) => {
-        const cs = p.workflow ? [] : conns[op.tool] || [];
+        const cs = p.workflow ? [] : p.kept ? keptOn(op.tool) : conns[op.tool] || [];
         const safe = op.tool.replace(/[^a-zA-Z0-9_-]/g, '');
-        const box = el('input', { type: 'checkbox', id: `pick-${safe}`, value: op.tool, disabled: cs.length || p.workflow ? undefined : true, 'aria-describedby': `desc-${safe}` });
+        const box = el('input', { type: 'checkbox', id: `pick-${safe}`, value: op.tool, disabled: cs.length || p.workflow || p.kept ? undefined : true, 'aria-describedby': `desc-${safe}` });
         // A tool whose connection is gone stays ticked only if another account can run it.
         box.checked = op.tool in bound && (!gone.has(op.tool) || cs.length > 0);
         // One account: it is named; several: the person picks one.
@@ -662,9 +674,9 @@
             p.workflow ? el('a', { href: `/workflows/${encodeURIComponent(op.title)}`, class: 'small', target: '_blank', rel: 'noopener' }, 'Open', el('span', { class: 'sr', text: ` workflow ${op.title} (opens in a new tab)` }))
               : el('a', { href: `/tools/${encodeURIComponent(op.tool)}`, class: 'small', target: '_blank', rel: 'noopener' }, 'Try it', el('span', { class: 'sr', text: ` ${op.tool} (opens in a new tab)` }))),
           el('p', { id: `desc-${safe}`, class: 'small desc', text: op.description }),
-          el('p', { class: 'small muted params', text: p.workflow ? 'Its steps run on the connections they name.' : paramsLine(op.input_schema) }),
+          el('p', { class: 'small muted params', text: p.workflow ? 'Its steps run on the connections they name.' : p.kept ? '' : paramsLine(op.input_schema) }),
           gone.has(op.tool) ? el('p', { class: 'small error', 'data-missing': op.tool, text: 'Its account was disconnected: it is not served until it runs on another account.' }) : '',
-          bind || (p.workflow ? '' : el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.')));
+          bind || (p.workflow || p.kept ? '' : el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.')));
         rows.push({ op, box, bind, conn: () => (sel ? sel.value : cs.length ? cs[0].id : ''), label: () => (sel ? sel.selectedOptions[0].textContent : cs.length ? connLabel(cs[0]) : ''), row, text: `${op.tool} ${op.title} ${op.description}`.toLowerCase() });
         return row;
       });
@@ -724,7 +736,7 @@
     function update() {
       for (const g of groups) {
         const n = g.querySelectorAll('.pick input[type=checkbox]:checked').length;
-        g.count.textContent = `${n} of ${g.provider.ops.length} selected${g.provider.workflow || (conns[g.provider.ops[0] && g.provider.ops[0].tool] || []).length ? '' : ' · not connected'}`;
+        g.count.textContent = `${n} of ${g.provider.ops.length} selected${g.provider.workflow || g.provider.kept || (conns[g.provider.ops[0] && g.provider.ops[0].tool] || []).length ? '' : ' · not connected'}`;
       }
       for (const r of rows) if (r.bind) r.bind.hidden = !r.box.checked;
       const list = chosen();
