@@ -189,12 +189,7 @@ func TestAgentKeyManagesNoMemberWorkflow(t *testing.T) {
 			t.Errorf("the member's workflow after the agent's tries: %+v; want version 1, updated by the member", w)
 		}
 		ping := func(secret string) int {
-			body := `{"zen":"Keep it logically awesome.","hook_id":1}`
-			mac := hmac.New(sha256.New, []byte(secret))
-			mac.Write([]byte(body))
-			status, _, _ := h.do("", http.MethodPost, "/hooks/workflows/"+at.slug+"/member_flow/github", body, map[string]string{
-				"X-GitHub-Event": "ping", "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958", "X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil))})
-			return status
+			return h.githubPing(at.slug, "member_flow", secret, "72d3162e-cc78-11e3-81ab-4c9367dc0958")
 		}
 		if got := ping(agentSecret); got != http.StatusUnauthorized {
 			t.Errorf("a delivery signed with the agent's secret: %d, want 401", got)
@@ -226,12 +221,7 @@ func TestAdminSetsNoMemberWebhookSecret(t *testing.T) {
 		}
 	}
 	ping := func(secret string) int {
-		body := `{"zen":"Keep it logically awesome.","hook_id":1}`
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write([]byte(body))
-		status, _, _ := h.do("", http.MethodPost, "/hooks/workflows/"+at.slug+"/member_flow/github", body, map[string]string{
-			"X-GitHub-Event": "ping", "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0959", "X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil))})
-		return status
+		return h.githubPing(at.slug, "member_flow", secret, "72d3162e-cc78-11e3-81ab-4c9367dc0959")
 	}
 	if got := ping(adminSecret); got != http.StatusUnauthorized {
 		t.Errorf("a delivery signed with the admin's secret: %d, want 401", got)
@@ -239,4 +229,16 @@ func TestAdminSetsNoMemberWebhookSecret(t *testing.T) {
 	if got := ping(memberSecret); got != http.StatusOK {
 		t.Errorf("a delivery signed with the member's secret: %d, want 200", got)
 	}
+}
+
+// githubPing delivers GitHub's ping event to a workflow's webhook URL, signed with
+// secret, and returns the status it got.
+func (h *hub) githubPing(slug, workflow, secret, delivery string) int {
+	h.t.Helper()
+	body := `{"zen":"Keep it logically awesome.","hook_id":1}`
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(body))
+	status, _, _ := h.do("", http.MethodPost, "/hooks/workflows/"+slug+"/"+workflow+"/github", body, map[string]string{
+		"X-GitHub-Event": "ping", "X-GitHub-Delivery": delivery, "X-Hub-Signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil))})
+	return status
 }
