@@ -53,7 +53,7 @@ async function open({ id, url, key, elicit }) {
   if (elicit) {
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
       s.elicited.push(req.params?.message ?? "");
-      return elicit === "accept" ? { action: "accept", content: {} } : { action: "decline" };
+      return elicit === "accept" ? { action: "accept", content: { confirm: true } } : { action: "decline" };
     });
   }
   await client.connect(transport, reqOpts);
