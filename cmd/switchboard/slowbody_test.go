@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -74,19 +73,7 @@ func TestServeSlowBodies(t *testing.T) {
 	e := env(map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:0", "SWITCHBOARD_DATA_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error",
 		"SWITCHBOARD_TRUSTED_PROXIES": "127.0.0.1", "SWITCHBOARD_GITHUB_BASE_URL": gh.URL})
 	lines, _ := startServe(t, e, 6)
-	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(lines[0])
-	var key, link string
-	for _, l := range lines {
-		if k, ok := strings.CutPrefix(l, "Admin API key (shown once, store it now): "); ok {
-			key = k
-		}
-		if k, ok := strings.CutPrefix(l, "Set the admin's UI password (admin@localhost, one use, 24 h): "); ok {
-			link = k
-		}
-	}
-	if base == "" || key == "" || link == "" {
-		t.Fatalf("serve printed %q: no URL, admin key or password link", lines)
-	}
+	base, key, link := firstStart(t, lines)
 	n := node{base: base}
 	const formToken = "ffffffffffffffffffffffffffffffff"
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
