@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
-	"github.com/switchboard-hub/switchboard/remotemcp"
+	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 )
 
 // providerView is one provider of the catalog.

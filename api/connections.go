@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
-	"github.com/switchboard-hub/switchboard/remotemcp"
+	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 )
 
 // connectionView is a connection as the API shows it: never its credentials.

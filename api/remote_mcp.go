@@ -8,7 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/remotemcp"
+	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 )
 
 // RemoteMCP registers remote MCP servers as connections (remotemcp.Service).

@@ -18,7 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mark3labs/mcp-go/tracing"
 
-	"github.com/switchboard-hub/switchboard/remotemcp"
+	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 )
 
 // The adapter's answer to a plain tools/call. mcp-go v1.2.1 takes a posted body as raw

@@ -18,8 +18,8 @@ import (
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/providers"
+	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
-	"github.com/switchboard-hub/switchboard/remotemcp"
 )
 
 // AddInput is a tenant's request to add an API: its description, given inline (a JSON

@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/feedtest"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/providers"
-	"github.com/switchboard-hub/switchboard/remotemcp"
+	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 )
 
 // TestFeed: adding or deleting a tenant's API is published on the change feed, and a
