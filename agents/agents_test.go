@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/tenants"
@@ -41,7 +42,7 @@ func newRig(t *testing.T, db *gorm.DB, extra ...providers.Spec) *rig {
 	ctx := context.Background()
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "master.key"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "master.key"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/database"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/router"
@@ -158,7 +159,7 @@ func (h *oauthHub) logger() *slog.Logger {
 // the database would: its own pool, caches and single-flight, the same key file.
 func (h *oauthHub) newNode(db *gorm.DB) node {
 	h.t.Helper()
-	kr, err := connections.LoadOrCreateKeyFile(h.keyFile)
+	kr, err := keyring.LoadOrCreateKeyFile(h.keyFile)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
@@ -111,7 +112,7 @@ func TestOpenAPIOAuth(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

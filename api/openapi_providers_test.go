@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
@@ -116,7 +117,7 @@ func openAPIProvidersAPI(t *testing.T, db *gorm.DB) {
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)
 	ts.SetPasswordCost(4)
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

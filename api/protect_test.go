@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/providers"
 )
@@ -33,7 +34,7 @@ func bareEngine(t testing.TB, publicURL string, o api.Options) *gin.Engine {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = io.WriteString(w, "<!doctype html><title>ui</title>")
 	})
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

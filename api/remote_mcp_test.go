@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/router"
@@ -40,7 +41,7 @@ func TestRemoteMCPAPI(t *testing.T) {
 
 	ts := tenants.NewStore(db)
 	t.Cleanup(ts.Close)
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

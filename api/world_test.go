@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
@@ -168,20 +169,20 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	if err := reg.SetBaseURL("slack", w.slack.URL+"/api"); err != nil {
 		t.Fatal(err)
 	}
-	keyring, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys", "master.key"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys", "master.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.writer = audit.NewWriter(db, audit.WriterOptions{FlushInterval: 5 * time.Millisecond})
 	t.Cleanup(func() { _ = w.writer.Close(context.Background()) })
 	transports := &providers.Transports{}
-	svc := connections.NewService(connections.NewStore(db, keyring), reg, transports, w.writer)
+	svc := connections.NewService(connections.NewStore(db, kr), reg, transports, w.writer)
 	agentService := agents.NewService(agents.NewStore(db), reg, svc)
 	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: w.writer, Transports: transports, Logger: slog.New(slog.DiscardHandler), ArgsKey: []byte("test"), Policies: agentService, Agents: agentService})
 	svc.Subscribe(rtr.Forget)
-	wfStore := workflows.NewStore(db, keyring)
+	wfStore := workflows.NewStore(db, kr)
 	hub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: slog.New(slog.DiscardHandler)})}
-	w.runs = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: hub, Registry: reg, Logger: slog.New(slog.DiscardHandler),
+	w.runs = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: hub, Registry: reg, Logger: slog.New(slog.DiscardHandler),
 		Connections: svc, ApprovalURL: func(id string) string { return "https://hub.example.com/approvals/" + id }})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -206,7 +207,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	}
 	w.ownerB = w.newUser(w.b.ID, "owner@b.test", switchboard.RoleOwner)
 
-	w.oauth = identity.New(identity.Options{DB: db, Keyring: keyring, PublicURL: "https://hub.example.com", Logger: slog.New(slog.DiscardHandler)})
+	w.oauth = identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: slog.New(slog.DiscardHandler)})
 	engine := api.New(api.Options{
 		Grants:      w.oauth,
 		Registry:    reg,
@@ -224,7 +225,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		}},
 		Agents: agentService,
 		Lister: mcpadapter.New(mcpadapter.Options{Router: rtr, Agents: agentService, Logger: slog.New(slog.DiscardHandler),
-			Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: w.runs, StateKey: keyring.Derive("request-state")})}}),
+			Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: w.runs, StateKey: kr.Derive("request-state")})}}),
 		Recorder:  w.writer,
 		Ready:     func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL: "https://hub.example.com/",

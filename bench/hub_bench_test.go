@@ -29,6 +29,7 @@ import (
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -119,7 +120,7 @@ func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, wrap func(htt
 	// The per-connection bucket is GitHub's real budget; lift it so the benchmark
 	// measures the hub, not the limiter.
 	_ = reg.SetRateLimit("github", providers.RateLimit{})
-	kr, err := connections.LoadOrCreateKeyFile(b.TempDir() + "/master.key")
+	kr, err := keyring.LoadOrCreateKeyFile(b.TempDir() + "/master.key")
 	if err != nil {
 		b.Fatal(err)
 	}

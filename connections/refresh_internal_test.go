@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -74,7 +75,7 @@ func TestRefusedRefreshRereadsTheStore(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				kr, err := LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k", "master.key"))
+				kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k", "master.key"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -203,7 +204,7 @@ func TestRefreshAppReadFailureIsNotARefusal(t *testing.T) {
 				if err := reg.Register(spec); err != nil {
 					t.Fatal(err)
 				}
-				kr, err := LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k", "master.key"))
+				kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k", "master.key"))
 				if err != nil {
 					t.Fatal(err)
 				}

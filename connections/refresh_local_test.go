@@ -18,13 +18,14 @@ import (
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
 // downKeyring is a keyring whose backend does not answer (Vault unreachable): open,
 // seal or both fail as the client library reports it.
 type downKeyring struct {
-	Keyring
+	keyring.Keyring
 	open, seal bool
 }
 
@@ -97,25 +98,25 @@ func TestLocalRefreshFailureChangesNothing(t *testing.T) {
 	tests := []struct {
 		name string
 		// node returns the misconfigured node's apps and keyring, given the right ones.
-		node func(t *testing.T, spec *providers.Spec, kr Keyring) (map[string]OAuthApp, Keyring)
+		node func(t *testing.T, spec *providers.Spec, kr keyring.Keyring) (map[string]OAuthApp, keyring.Keyring)
 	}{
-		{name: "no OAuth app on this node", node: func(t *testing.T, spec *providers.Spec, kr Keyring) (map[string]OAuthApp, Keyring) {
+		{name: "no OAuth app on this node", node: func(t *testing.T, spec *providers.Spec, kr keyring.Keyring) (map[string]OAuthApp, keyring.Keyring) {
 			return nil, kr
 		}},
-		{name: "another deployment app on this node", node: func(t *testing.T, spec *providers.Spec, kr Keyring) (map[string]OAuthApp, Keyring) {
+		{name: "another deployment app on this node", node: func(t *testing.T, spec *providers.Spec, kr keyring.Keyring) (map[string]OAuthApp, keyring.Keyring) {
 			return deployApps(spec, "other-app"), kr
 		}},
-		{name: "key missing from this node's keyring", node: func(t *testing.T, spec *providers.Spec, kr Keyring) (map[string]OAuthApp, Keyring) {
-			other, err := LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "other", "master.key"))
+		{name: "key missing from this node's keyring", node: func(t *testing.T, spec *providers.Spec, kr keyring.Keyring) (map[string]OAuthApp, keyring.Keyring) {
+			other, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "other", "master.key"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return deployApps(spec, "deploy-app"), other
 		}},
-		{name: "vault unreachable", node: func(t *testing.T, spec *providers.Spec, kr Keyring) (map[string]OAuthApp, Keyring) {
+		{name: "vault unreachable", node: func(t *testing.T, spec *providers.Spec, kr keyring.Keyring) (map[string]OAuthApp, keyring.Keyring) {
 			return deployApps(spec, "deploy-app"), downKeyring{Keyring: kr, open: true, seal: true}
 		}},
-		{name: "vault unreachable for sealing only", node: func(t *testing.T, spec *providers.Spec, kr Keyring) (map[string]OAuthApp, Keyring) {
+		{name: "vault unreachable for sealing only", node: func(t *testing.T, spec *providers.Spec, kr keyring.Keyring) (map[string]OAuthApp, keyring.Keyring) {
 			return deployApps(spec, "deploy-app"), downKeyring{Keyring: kr, seal: true}
 		}},
 	}
@@ -140,11 +141,11 @@ func TestLocalRefreshFailureChangesNothing(t *testing.T) {
 				if err := reg.Register(spec); err != nil {
 					t.Fatal(err)
 				}
-				kr, err := LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k", "master.key"))
+				kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k", "master.key"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				newNode := func(apps map[string]OAuthApp, kr Keyring) (*Service, *auditLog) {
+				newNode := func(apps map[string]OAuthApp, kr keyring.Keyring) (*Service, *auditLog) {
 					rec := &auditLog{}
 					svc := NewService(NewStore(db, kr), reg, &providers.Transports{}, rec)
 					svc.ConfigureOAuth(OAuthConfig{RedirectURL: "https://hub.test/oauth/callback", Apps: apps, Logger: slog.New(slog.DiscardHandler)})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/telemetry"
 	"github.com/switchboard-hub/switchboard/telemetry/telemetrytest"
@@ -82,7 +83,7 @@ func refreshRig(t *testing.T, db *gorm.DB, reg *prometheus.Registry) (*Service, 
 	if err := pr.Register(spec); err != nil {
 		t.Fatal(err)
 	}
-	kr, err := LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k", "master.key"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k", "master.key"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/vaulttest"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
@@ -22,17 +23,17 @@ func BenchmarkRotate(b *testing.B) {
 	srv := vaulttest.Start(b)
 	keyrings := []struct {
 		name string
-		kr   func(b *testing.B) connections.Rotator
+		kr   func(b *testing.B) keyring.Rotator
 	}{
-		{name: "file", kr: func(b *testing.B) connections.Rotator {
-			kr, err := connections.LoadOrCreateKeyFile(filepath.Join(b.TempDir(), "master.key"))
+		{name: "file", kr: func(b *testing.B) keyring.Rotator {
+			kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(b.TempDir(), "master.key"))
 			if err != nil {
 				b.Fatal(err)
 			}
 			return kr
 		}},
-		{name: "vault", kr: func(b *testing.B) connections.Rotator {
-			kr, err := connections.NewVaultKeyring(ctx, connections.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: srv.NewKey(b)})
+		{name: "vault", kr: func(b *testing.B) keyring.Rotator {
+			kr, err := keyring.NewVaultKeyring(ctx, keyring.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: srv.NewKey(b)})
 			if err != nil {
 				b.Fatal(err)
 			}

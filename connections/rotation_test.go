@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/vaulttest"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -45,11 +46,11 @@ func (e *events) all() []audit.Event {
 // rotateRig is one keyring as key rotation uses it.
 type rotateRig struct {
 	// operator is the keyring of `switchboard keys rotate`.
-	operator connections.Rotator
+	operator keyring.Rotator
 	// server is the keyring of a server that started before the rotation and runs on.
-	server connections.Keyring
+	server keyring.Keyring
 	// restarted returns a keyring made after the rotation, as a restarted server's.
-	restarted func(t *testing.T) connections.Keyring
+	restarted func(t *testing.T) keyring.Keyring
 	// keys counts the keys (or key versions) that exist.
 	keys func(t *testing.T) int
 	// path is the key file of a file rig.
@@ -60,9 +61,9 @@ type rotateRig struct {
 func fileRig(t *testing.T) rotateRig {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "master.key")
-	load := func(t *testing.T) *connections.LocalKeyring {
+	load := func(t *testing.T) *keyring.LocalKeyring {
 		t.Helper()
-		kr, err := connections.LoadOrCreateKeyFile(path)
+		kr, err := keyring.LoadOrCreateKeyFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func fileRig(t *testing.T) rotateRig {
 	return rotateRig{
 		operator:  load(t),
 		server:    load(t),
-		restarted: func(t *testing.T) connections.Keyring { return load(t) },
+		restarted: func(t *testing.T) keyring.Keyring { return load(t) },
 		keys:      func(t *testing.T) int { return len(readKeyFile(t, path).Keys) },
 		path:      path,
 	}
@@ -97,14 +98,14 @@ func readKeyFile(t *testing.T, path string) keyFileJSON {
 
 // currentKeyOnly returns an in-memory keyring of the key file's current key alone: a
 // server that has not yet seen a rotation.
-func currentKeyOnly(t *testing.T, path string) connections.Keyring {
+func currentKeyOnly(t *testing.T, path string) keyring.Keyring {
 	t.Helper()
 	kf := readKeyFile(t, path)
 	key, err := base64.StdEncoding.DecodeString(kf.Keys[kf.Current])
 	if err != nil {
 		t.Fatal(err)
 	}
-	kr, err := connections.NewLocalKeyring(kf.Current, map[string][]byte{kf.Current: key})
+	kr, err := keyring.NewLocalKeyring(kf.Current, map[string][]byte{kf.Current: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +117,10 @@ func vaultRig(t *testing.T, srv *vaulttest.Server) rotateRig {
 	t.Helper()
 	key := srv.NewKey(t)
 	return rotateRig{
-		operator: newVaultKeyring(t, srv, key, connections.VaultOptions{}),
-		server:   newVaultKeyring(t, srv, key, connections.VaultOptions{}),
-		restarted: func(t *testing.T) connections.Keyring {
-			return newVaultKeyring(t, srv, key, connections.VaultOptions{})
+		operator: newVaultKeyring(t, srv, key, keyring.VaultOptions{}),
+		server:   newVaultKeyring(t, srv, key, keyring.VaultOptions{}),
+		restarted: func(t *testing.T) keyring.Keyring {
+			return newVaultKeyring(t, srv, key, keyring.VaultOptions{})
 		},
 		keys: func(t *testing.T) int {
 			latest, _ := srv.KeyVersions(t, key)
@@ -169,7 +170,7 @@ func keyIDs(t *testing.T, db *gorm.DB) map[string]string {
 }
 
 // checkOpens opens every connection with kr and compares the tokens.
-func checkOpens(t *testing.T, db *gorm.DB, kr connections.Keyring, want map[string]string) {
+func checkOpens(t *testing.T, db *gorm.DB, kr keyring.Keyring, want map[string]string) {
 	t.Helper()
 	store := connections.NewStore(db, kr)
 	var rows []connections.Connection

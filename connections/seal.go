@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // sealAAD binds a ciphertext to its row: a blob copied to another connection or
@@ -15,7 +16,7 @@ func sealAAD(tenant switchboard.TenantID, connectionID string) []byte {
 }
 
 // sealCredentials seals the credentials of one connection.
-func sealCredentials(ctx context.Context, kr Keyring, tenant switchboard.TenantID, connectionID string, creds Credentials) ([]byte, string, error) {
+func sealCredentials(ctx context.Context, kr keyring.Keyring, tenant switchboard.TenantID, connectionID string, creds Credentials) ([]byte, string, error) {
 	plaintext, err := json.Marshal(creds)
 	if err != nil {
 		return nil, "", fmt.Errorf("encode credentials: %w", err)
@@ -29,7 +30,7 @@ func sealCredentials(ctx context.Context, kr Keyring, tenant switchboard.TenantI
 }
 
 // openCredentials opens what sealCredentials sealed for the same tenant and connection.
-func openCredentials(ctx context.Context, kr Keyring, c *Connection) (Credentials, error) {
+func openCredentials(ctx context.Context, kr keyring.Keyring, c *Connection) (Credentials, error) {
 	plaintext, err := kr.Open(ctx, c.KeyID, c.Sealed, sealAAD(c.TenantID, c.ID))
 	if err != nil {
 		return Credentials{}, &switchboard.Error{Code: switchboard.CodeInternal, Message: "credentials do not open", Err: fmt.Errorf("open connection %s: %w", c.ID, err)}

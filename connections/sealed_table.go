@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // SealedColumns names one sealed secret of a table's rows: the ciphertext column, the
@@ -32,7 +33,7 @@ type SealedRow struct {
 // with the keyring describe their tables with it so that key rotation re-seals them.
 type SealedTable struct {
 	DB      *gorm.DB
-	Keyring Keyring
+	Keyring keyring.Keyring
 	// Name names the records in progress lines, for example "oauth_apps".
 	Name  string
 	Table string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -22,7 +23,7 @@ func TestRotateOAuthSecrets(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		path := filepath.Join(t.TempDir(), "master.key")
-		kr, err := LoadOrCreateKeyFile(path)
+		kr, err := keyring.LoadOrCreateKeyFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func TestRotateOAuthSecrets(t *testing.T) {
 			}
 		}
 
-		restarted, err := LoadOrCreateKeyFile(path)
+		restarted, err := keyring.LoadOrCreateKeyFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +97,7 @@ func TestRotateOAuthSecrets(t *testing.T) {
 
 		// A secret replaced while the rotation runs is the one that stays.
 		table := store.SealedRecordsAll()[1]
-		if _, err := RotateKeyFile(path); err != nil {
+		if _, err := keyring.RotateKeyFile(path); err != nil {
 			t.Fatal(err)
 		}
 		current, err := kr.ActiveKeyID(ctx)

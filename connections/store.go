@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -22,11 +23,11 @@ func (Connection) TableName() string { return "connections" }
 // same as a missing one.
 type Store struct {
 	db *gorm.DB
-	kr Keyring
+	kr keyring.Keyring
 }
 
 // NewStore returns a Store on db that seals with kr.
-func NewStore(db *gorm.DB, kr Keyring) *Store { return &Store{db: db, kr: kr} }
+func NewStore(db *gorm.DB, kr keyring.Keyring) *Store { return &Store{db: db, kr: kr} }
 
 // Create stores a new connection of the tenant: it assigns the ID, seals the
 // credentials to that ID and tenant, and starts at version 1 (active unless set).

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
@@ -32,7 +33,7 @@ type tenantUsers struct {
 
 func newWorld(t *testing.T, db *gorm.DB) *world {
 	t.Helper()
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 }
 
 // newWorldWith is newWorld on the keyring kr.
-func newWorldWith(t *testing.T, db *gorm.DB, kr connections.Keyring) *world {
+func newWorldWith(t *testing.T, db *gorm.DB, kr keyring.Keyring) *world {
 	t.Helper()
 	w := &world{db: db, store: connections.NewStore(db, kr)}
 	w.a = newTenantUsers(t, db, w.store, "tenant-a")

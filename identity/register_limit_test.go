@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/redistest"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/limits"
 )
 
@@ -25,7 +25,7 @@ func TestRegistrationRateLimit(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	db := testdb.SQLite(t)
-	kr, err := connections.NewLocalKeyring("k1", map[string][]byte{"k1": make([]byte, 32)})
+	kr, err := keyring.NewLocalKeyring("k1", map[string][]byte{"k1": make([]byte, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -39,7 +39,7 @@ type rig struct {
 	agents agentTable
 	sess   *sessionTable
 	client *http.Client // follows no redirects
-	kr     *connections.LocalKeyring
+	kr     *keyring.LocalKeyring
 	audit  *auditLog
 }
 
@@ -121,7 +121,7 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kr, err := connections.NewLocalKeyring("k1", map[string][]byte{"k1": make([]byte, 32)})
+	kr, err := keyring.NewLocalKeyring("k1", map[string][]byte{"k1": make([]byte, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/events"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
@@ -69,7 +69,7 @@ type AgentChoice struct {
 type Options struct {
 	DB *gorm.DB
 	// Keyring seals the access token signing keys.
-	Keyring connections.Keyring
+	Keyring keyring.Keyring
 	// PublicURL is where clients reach this deployment, without a trailing slash: the
 	// issuer, and the base of every MCP URL (resource).
 	PublicURL string

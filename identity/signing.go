@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // signerTTL is how long a node signs with the key it loaded before it looks again, so
@@ -32,7 +33,7 @@ const keyMissEvery = time.Second
 // key that still verifies.
 type signingKeys struct {
 	db *gorm.DB
-	kr connections.Keyring
+	kr keyring.Keyring
 
 	mu       sync.Mutex
 	signers  map[switchboard.TenantID]*signer
@@ -52,7 +53,7 @@ type verifyKey struct {
 	retired *time.Time
 }
 
-func newSigningKeys(db *gorm.DB, kr connections.Keyring) *signingKeys {
+func newSigningKeys(db *gorm.DB, kr keyring.Keyring) *signingKeys {
 	return &signingKeys{db: db, kr: kr, signers: map[switchboard.TenantID]*signer{}, public: map[string]*verifyKey{}, lastMiss: map[switchboard.TenantID]time.Time{}}
 }
 
@@ -192,7 +193,7 @@ func RetireSigningKeys(ctx context.Context, db *gorm.DB, now time.Time) (int64, 
 
 // SealedRecords returns the signing keys as records for key rotation, so `switchboard
 // keys rotate` re-seals them under the keyring's new key.
-func SealedRecords(db *gorm.DB, kr connections.Keyring) connections.SealedRecords {
+func SealedRecords(db *gorm.DB, kr keyring.Keyring) connections.SealedRecords {
 	return &connections.SealedTable{
 		DB: db, Keyring: kr, Name: "oauth_signing_keys", Table: "oauth_signing_keys",
 		Parts: []connections.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r connections.SealedRow) []byte { return signingAAD(r.TenantID, r.ID) }}},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // TestSigningKeyRotation checks the access token signing keys under `keys rotate`: the
@@ -18,7 +19,7 @@ func TestSigningKeyRotation(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	ctx := context.Background()
-	kr, err := connections.NewLocalKeyring("k1", map[string][]byte{"k1": make([]byte, 32)})
+	kr, err := keyring.NewLocalKeyring("k1", map[string][]byte{"k1": make([]byte, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // maxSSODomains bounds a tenant's allowed email domains.
@@ -327,7 +328,7 @@ func (s *Server) record(e audit.Event) {
 
 // SSOSealedRecords returns the tenants' single sign-on client secrets and the PKCE
 // verifiers of sign-ins under way, for key rotation.
-func SSOSealedRecords(db *gorm.DB, kr connections.Keyring) []connections.SealedRecords {
+func SSOSealedRecords(db *gorm.DB, kr keyring.Keyring) []connections.SealedRecords {
 	return []connections.SealedRecords{
 		&connections.SealedTable{
 			DB: db, Keyring: kr, Name: "sso_configs", Table: "sso_configs",

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
@@ -175,7 +176,7 @@ func newWorkflowsEnv(t *testing.T, db *gorm.DB) *runsEnv {
 func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) keys, withWorkflows bool) *runsEnv {
 	t.Helper()
 	ctx := context.Background()
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/egress"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
 )
@@ -80,7 +81,7 @@ func secretAAD(tenant switchboard.TenantID, id string) []byte {
 
 // SealedRecords returns the APIs' sealed OAuth client secrets as records for key
 // rotation (`switchboard keys rotate`).
-func (s *Store) SealedRecords(kr connections.Keyring) connections.SealedRecords {
+func (s *Store) SealedRecords(kr keyring.Keyring) connections.SealedRecords {
 	return &connections.SealedTable{
 		DB: s.db, Keyring: kr, Name: "openapi_providers", Table: "openapi_providers",
 		Parts: []connections.SealedColumns{{Sealed: "oauth_secret_sealed", KeyID: "oauth_secret_key_id",

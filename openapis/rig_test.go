@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/egress"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
@@ -31,7 +32,7 @@ type rig struct {
 
 func newRig(t *testing.T, db *gorm.DB, cidrs []string) *rig {
 	t.Helper()
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "k.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/events"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
 )
@@ -57,7 +58,7 @@ type Options struct {
 	// FetchTimeout bounds fetching a description by its URL (default 30 seconds).
 	FetchTimeout time.Duration
 	// Keyring seals the APIs' OAuth client secrets.
-	Keyring connections.Keyring
+	Keyring keyring.Keyring
 	// Recorder takes the audit events of added and deleted APIs.
 	Recorder audit.Recorder
 	Logger   *slog.Logger
@@ -78,7 +79,7 @@ type Service struct {
 	feed           events.Bus
 	timeout        time.Duration
 	rec            audit.Recorder
-	kr             connections.Keyring
+	kr             keyring.Keyring
 
 	mu    sync.Mutex
 	built map[string]*built // by tenant and API name

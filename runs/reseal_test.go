@@ -9,6 +9,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // TestRotateReseals: key rotation re-seals runs' inputs and outputs, and they open
@@ -19,7 +20,7 @@ func TestRotateReseals(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		r := newRig(t, db, nil)
-		kr, ok := r.kr.(connections.Rotator)
+		kr, ok := r.kr.(keyring.Rotator)
 		if !ok {
 			t.Fatalf("the rig's keyring %T cannot rotate", r.kr)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/tenants"
@@ -109,7 +110,7 @@ func (m *memAudit) kinds() []string {
 // notes connection, a real router on the database, and an executor.
 type rig struct {
 	db       *gorm.DB
-	kr       connections.Keyring
+	kr       keyring.Keyring
 	store    *Store
 	exec     *Executor
 	up       *notesfake.Upstream
@@ -134,7 +135,7 @@ func newRig(t testing.TB, db *gorm.DB, tune func(*Options)) *rig {
 func newRigWith(t testing.TB, db *gorm.DB, tune func(*Options), extra ...providers.Spec) *rig {
 	t.Helper()
 	ctx := context.Background()
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

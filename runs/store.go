@@ -11,7 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // Store keeps runs. Every method a caller reaches takes the principal (or its tenant),
@@ -19,12 +19,12 @@ import (
 // recovery scans of the background loop read across tenants.
 type Store struct {
 	db  *gorm.DB
-	kr  connections.Keyring
+	kr  keyring.Keyring
 	now func() time.Time
 }
 
 // NewStore returns a Store on db that seals inputs and outputs with kr.
-func NewStore(db *gorm.DB, kr connections.Keyring) *Store {
+func NewStore(db *gorm.DB, kr keyring.Keyring) *Store {
 	return &Store{db: db, kr: kr, now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/openapis"
@@ -148,7 +149,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	if err := reg.SetBaseURL("github", h.github.URL); err != nil {
 		t.Fatal(err)
 	}
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys", "master.key"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys", "master.key"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func benchEngine(b *testing.B, delay time.Duration) (*Engine, switchboard.Princi
 	ten, _ := twoTenants(b, db)
 	var hook flowHook
 	cat := staticCatalog{reg: flowRegistry(b, &hook), conns: []router.ConnectionRef{{ID: "con_main", Label: "main", Account: "main"}}, tenant: ten}
-	return NewEngine(EngineOptions{Store: NewStore(db, keyring(b)), Caller: instantCaller{delay}, Catalog: cat}),
+	return NewEngine(EngineOptions{Store: NewStore(db, newKeyring(b)), Caller: instantCaller{delay}, Catalog: cat}),
 		switchboard.Principal{TenantID: ten, Kind: switchboard.PrincipalUser, UserID: "usr_1"}
 }
 

@@ -93,7 +93,7 @@ func newEngineRig(t *testing.T) *engineRig {
 	a, _ := twoTenants(t, db)
 	var hook flowHook
 	cat := staticCatalog{reg: flowRegistry(t, &hook), conns: []router.ConnectionRef{{ID: "con_main", Label: "main", Account: "main"}}, tenant: a}
-	r := &engineRig{caller: newFakeCaller(), store: NewStore(db, keyring(t)), p: switchboard.Principal{TenantID: a, Kind: switchboard.PrincipalUser, UserID: "usr_1"},
+	r := &engineRig{caller: newFakeCaller(), store: NewStore(db, newKeyring(t)), p: switchboard.Principal{TenantID: a, Kind: switchboard.PrincipalUser, UserID: "usr_1"},
 		waits: make(chan struct{}, 256), backs: make(chan time.Duration, 64)}
 	r.eng = NewEngine(EngineOptions{Store: r.store, Caller: r.caller, Catalog: cat})
 	r.eng.waiting = func() { r.waits <- struct{}{} }

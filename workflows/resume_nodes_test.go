@@ -28,7 +28,7 @@ outputs: {last: "${{ steps.second.output.value }}"}
 	if _, _, err := svc.Create(ctx, r.p, def, src, false); err != nil {
 		t.Fatal(err)
 	}
-	store := runs.NewStore(r.store.db, keyring(t))
+	store := runs.NewStore(r.store.db, newKeyring(t))
 	hub := &Hub{Router: fr, Engine: r.eng}
 	node := func(name string) *runs.Executor {
 		e := runs.NewExecutor(runs.Options{Store: store, Runner: hub, RunTimeout: time.Minute, Lease: 300 * time.Millisecond, Node: name})

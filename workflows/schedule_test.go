@@ -31,7 +31,7 @@ func savedNightly(t *testing.T) (*gorm.DB, *Store, *Workflow) {
 	t.Helper()
 	db := testdb.SQLite(t)
 	ten, _ := twoTenants(t, db)
-	store := NewStore(db, keyring(t))
+	store := NewStore(db, newKeyring(t))
 	def, err := Parse([]byte(scheduledDef))
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ func serviceRig(t *testing.T, pol router.Policy) (*Service, *fakeRouter, *engine
 	fr := &fakeRouter{fakeCaller: r.caller, staticCatalog: cat, pol: pol}
 	r.eng.caller, r.eng.catalog = fr, fr
 	hub := &Hub{Router: fr, Engine: r.eng}
-	exec := runs.NewExecutor(runs.Options{Store: runs.NewStore(r.store.db, keyring(t)), Runner: hub, RunTimeout: time.Minute})
+	exec := runs.NewExecutor(runs.Options{Store: runs.NewStore(r.store.db, newKeyring(t)), Runner: hub, RunTimeout: time.Minute})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

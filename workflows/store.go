@@ -11,7 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // Workflow is a saved definition: one row of workflows, unique by name in its tenant.
@@ -82,12 +82,12 @@ func (StepRecord) TableName() string { return "workflow_steps" }
 // and another tenant's rows are not found.
 type Store struct {
 	db  *gorm.DB
-	kr  connections.Keyring
+	kr  keyring.Keyring
 	now func() time.Time
 }
 
 // NewStore returns a Store on db that seals step inputs and outputs with kr.
-func NewStore(db *gorm.DB, kr connections.Keyring) *Store {
+func NewStore(db *gorm.DB, kr keyring.Keyring) *Store {
 	return &Store{db: db, kr: kr, now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 }
 

@@ -8,8 +8,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
@@ -30,9 +30,9 @@ func twoTenants(t testing.TB, db *gorm.DB) (switchboard.TenantID, switchboard.Te
 	return ids[0], ids[1]
 }
 
-func keyring(t testing.TB) connections.Keyring {
+func newKeyring(t testing.TB) keyring.Keyring {
 	t.Helper()
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestStoreIsTenantScoped(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		a, b := twoTenants(t, db)
-		s := NewStore(db, keyring(t))
+		s := NewStore(db, newKeyring(t))
 		w := &Workflow{Name: "triage", Description: "one", Definition: "{}", Source: "{}", CreatedBy: "user:u1"}
 		created, err := s.Save(ctx, a, w, false)
 		if err != nil || !created || w.Version != 1 {
@@ -90,7 +90,7 @@ func TestStepIOIsSealedToItsStep(t *testing.T) {
 	db := testdb.SQLite(t)
 	ctx := context.Background()
 	a, b := twoTenants(t, db)
-	s := NewStore(db, keyring(t))
+	s := NewStore(db, newKeyring(t))
 	r := &StepRecord{TenantID: a, RunID: "run_1", Step: "fetch", Item: wholeStep, Tool: "flow_read", Attempts: 1}
 	if err := s.startStep(ctx, r, []byte(`{"key":"secret-ish"}`)); err != nil {
 		t.Fatal(err)

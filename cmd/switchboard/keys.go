@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -31,15 +32,15 @@ type derivedKeys struct {
 }
 
 // openKeyring opens the configured keyring and derives the hub's secrets from it.
-func openKeyring(ctx context.Context, cfg config) (connections.Rotator, derivedKeys, error) {
+func openKeyring(ctx context.Context, cfg config) (keyring.Rotator, derivedKeys, error) {
 	if cfg.Keyring != "vault" {
-		kr, err := connections.LoadOrCreateKeyFile(cfg.KeyFile)
+		kr, err := keyring.LoadOrCreateKeyFile(cfg.KeyFile)
 		if err != nil {
 			return nil, derivedKeys{}, err
 		}
 		return kr, derivedKeys{args: kr.Derive("audit-args"), requestState: kr.Derive("request-state")}, nil
 	}
-	kr, err := connections.NewVaultKeyring(ctx, connections.VaultOptions{
+	kr, err := keyring.NewVaultKeyring(ctx, keyring.VaultOptions{
 		Address: cfg.VaultAddr,
 		Token:   cfg.VaultToken,
 		Mount:   cfg.VaultTransitMount,

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/switchboard-hub/switchboard/api"
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/fleet"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // nodeSettings returns what this node publishes about its settings for its peers to
@@ -17,7 +17,7 @@ import (
 // secret (OAuth client IDs but not their secrets; key IDs but not keys; the Vault
 // address and key name but not its token). The keyring's part is read at each
 // heartbeat, since a rotation changes it.
-func nodeSettings(cfg config, publicURL string, kr connections.Rotator) func(context.Context) (fleet.Settings, error) {
+func nodeSettings(cfg config, publicURL string, kr keyring.Rotator) func(context.Context) (fleet.Settings, error) {
 	static := fleet.Settings{
 		"public_url":                 publicURL,
 		"keyring":                    cfg.Keyring,

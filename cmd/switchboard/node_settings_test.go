@@ -9,8 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // readyz returns /readyz's status and its list of differing peers' settings.
@@ -91,7 +90,7 @@ func TestRedisSetting(t *testing.T) {
 		{"redis://redis:6379/0", "redis://redis:6379/0"},
 		{"rediss://default:s3cret@cache.internal:6380/2", "rediss://cache.internal:6380/2"},
 	}
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "master.key"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "master.key"))
 	if err != nil {
 		t.Fatal(err)
 	}

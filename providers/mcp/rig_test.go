@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/router"
@@ -70,7 +71,7 @@ func newRig(t *testing.T, db *gorm.DB) *rig {
 // newRigWith is newRig with built-in providers, and telemetry when given.
 func newRigWith(t *testing.T, db *gorm.DB, reg *providers.Registry, tel ...*telemetry.Telemetry) *rig {
 	t.Helper()
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

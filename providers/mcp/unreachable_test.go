@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testlog"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/providers"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 )
@@ -24,7 +25,7 @@ import (
 func TestRegisterUnreachableSaysOnlyThat(t *testing.T) {
 	t.Parallel()
 	db := testdb.SQLite(t)
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/migrations"
 	"github.com/switchboard-hub/switchboard/providers"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
@@ -56,7 +57,7 @@ func run(ctx context.Context, serverURL string) error {
 	if err := migrations.Run(ctx, db); err != nil {
 		return err
 	}
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(dir, "master.key"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(dir, "master.key"))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package connections
+package keyring
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package connections
+package keyring
 
 import (
 	"bytes"
@@ -23,24 +23,6 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 )
-
-// Keyring seals and opens credentials. Each ciphertext is opened with the key that
-// sealed it, named by keyID, so keys can rotate while old records stay readable.
-type Keyring interface {
-	Seal(ctx context.Context, plaintext, aad []byte) (ciphertext []byte, keyID string, err error)
-	Open(ctx context.Context, keyID string, ciphertext, aad []byte) ([]byte, error)
-}
-
-// Rotator is a Keyring whose sealing key can be replaced, for `switchboard keys rotate`.
-type Rotator interface {
-	Keyring
-	// ActiveKeyID returns the ID of the key that seals now, as Seal reports it; records
-	// under any other key are due for re-sealing.
-	ActiveKeyID(ctx context.Context) (string, error)
-	// Rotate makes a new key the one that seals and returns its ID. Records sealed under
-	// older keys still open.
-	Rotate(ctx context.Context) (string, error)
-}
 
 // LocalKeyring is a Keyring of AES-256-GCM keys held in a local key file (or, built
 // with NewLocalKeyring, in memory). A keyring loaded from a file notices when another

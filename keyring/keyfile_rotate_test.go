@@ -1,22 +1,23 @@
-package connections_test
+package keyring_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 func TestRotateKeyFile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "data", "master.key")
-	kr, err := connections.LoadOrCreateKeyFile(path)
+	kr, err := keyring.LoadOrCreateKeyFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func TestRotateKeyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newID, err := connections.RotateKeyFile(path)
+	newID, err := keyring.RotateKeyFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestRotateKeyFile(t *testing.T) {
 
 	// The keyring loaded before sees the new key when it meets it, and seals under it
 	// once it looked.
-	reloaded, err := connections.LoadOrCreateKeyFile(path)
+	reloaded, err := keyring.LoadOrCreateKeyFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestRotateKeyFile(t *testing.T) {
 func TestRotateKeyFileConcurrently(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "master.key")
-	if _, err := connections.LoadOrCreateKeyFile(path); err != nil {
+	if _, err := keyring.LoadOrCreateKeyFile(path); err != nil {
 		t.Fatal(err)
 	}
 	const n = 8
@@ -75,7 +76,7 @@ func TestRotateKeyFileConcurrently(t *testing.T) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { ids[i], errs[i] = connections.RotateKeyFile(path) })
+		wg.Go(func() { ids[i], errs[i] = keyring.RotateKeyFile(path) })
 	}
 	testwait.Wait(t, "the concurrent calls to return", wg.Wait)
 	kf := readKeyFile(t, path)
@@ -126,7 +127,7 @@ func TestKeyFileRotationRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "master.key")
-			kr, err := connections.LoadOrCreateKeyFile(path)
+			kr, err := keyring.LoadOrCreateKeyFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +149,7 @@ func TestKeyFileRotationRefusals(t *testing.T) {
 			if _, err := kr.ActiveKeyID(ctx); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("reload: %v, want an error saying %q", err, tt.want)
 			}
-			if _, err := connections.RotateKeyFile(path); tt.mode != 0o600 && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			if _, err := keyring.RotateKeyFile(path); tt.mode != 0o600 && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 				t.Errorf("rotate: %v, want an error saying %q", err, tt.want)
 			}
 			// The keyring keeps the keys it had.
@@ -162,7 +163,7 @@ func TestKeyFileRotationRefusals(t *testing.T) {
 func TestRotateInMemoryKeyring(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	kr, err := connections.NewLocalKeyring("k1", map[string][]byte{"k1": make([]byte, 32)})
+	kr, err := keyring.NewLocalKeyring("k1", map[string][]byte{"k1": make([]byte, 32)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,4 +181,23 @@ func TestRotateInMemoryKeyring(t *testing.T) {
 	if got, err := kr.Open(ctx, "k1", sealed, nil); err != nil || string(got) != "ghp_x" {
 		t.Errorf("old record: %q, %v", got, err)
 	}
+}
+
+// keyFileJSON is the key file as a test reads it.
+type keyFileJSON struct {
+	Current string
+	Keys    map[string]string
+}
+
+func readKeyFile(t *testing.T, path string) keyFileJSON {
+	t.Helper()
+	var kf keyFileJSON
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &kf); err != nil {
+		t.Fatal(err)
+	}
+	return kf
 }

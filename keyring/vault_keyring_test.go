@@ -1,4 +1,4 @@
-package connections_test
+package keyring_test
 
 import (
 	"bytes"
@@ -10,19 +10,16 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"gorm.io/gorm"
 
-	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/connections"
-	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/vaulttest"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // newVaultKeyring returns a keyring on the server's key.
-func newVaultKeyring(t testing.TB, srv *vaulttest.Server, key string, opts connections.VaultOptions) *connections.VaultKeyring {
+func newVaultKeyring(t testing.TB, srv *vaulttest.Server, key string, opts keyring.VaultOptions) *keyring.VaultKeyring {
 	t.Helper()
 	opts.Address, opts.Token, opts.Key = srv.Addr, srv.Token, key
-	kr, err := connections.NewVaultKeyring(context.Background(), opts)
+	kr, err := keyring.NewVaultKeyring(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,9 +27,9 @@ func newVaultKeyring(t testing.TB, srv *vaulttest.Server, key string, opts conne
 }
 
 // newVaultKeyringToken returns a keyring on the server's key that uses token.
-func newVaultKeyringToken(t testing.TB, srv *vaulttest.Server, key, token string) *connections.VaultKeyring {
+func newVaultKeyringToken(t testing.TB, srv *vaulttest.Server, key, token string) *keyring.VaultKeyring {
 	t.Helper()
-	kr, err := connections.NewVaultKeyring(context.Background(), connections.VaultOptions{Address: srv.Addr, Token: token, Key: key})
+	kr, err := keyring.NewVaultKeyring(context.Background(), keyring.VaultOptions{Address: srv.Addr, Token: token, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +66,7 @@ func TestVaultKeyring(t *testing.T) {
 	t.Run("seal and open", func(t *testing.T) {
 		t.Parallel()
 		key := srv.NewKey(t)
-		kr := newVaultKeyring(t, srv, key, connections.VaultOptions{})
+		kr := newVaultKeyring(t, srv, key, keyring.VaultOptions{})
 		sealed, keyID, err := kr.Seal(ctx, []byte(secret), aad)
 		if err != nil {
 			t.Fatal(err)
@@ -96,7 +93,7 @@ func TestVaultKeyring(t *testing.T) {
 				t.Fatalf("open = %q, %v; want the plaintext", got, err)
 			}
 		}
-		if diff := cmp.Diff(connections.VaultStats{DataKeys: 2, Unwraps: 0, CachedKeys: 2}, kr.Stats()); diff != "" {
+		if diff := cmp.Diff(keyring.VaultStats{DataKeys: 2, Unwraps: 0, CachedKeys: 2}, kr.Stats()); diff != "" {
 			t.Errorf("stats (-want +got):\n%s", diff)
 		}
 		active, err := kr.ActiveKeyID(ctx)
@@ -108,18 +105,18 @@ func TestVaultKeyring(t *testing.T) {
 	t.Run("a new keyring on the same Vault opens old records", func(t *testing.T) {
 		t.Parallel()
 		key := srv.NewKey(t)
-		sealed, keyID, err := newVaultKeyring(t, srv, key, connections.VaultOptions{}).Seal(ctx, []byte(secret), aad)
+		sealed, keyID, err := newVaultKeyring(t, srv, key, keyring.VaultOptions{}).Seal(ctx, []byte(secret), aad)
 		if err != nil {
 			t.Fatal(err)
 		}
-		restarted := newVaultKeyring(t, srv, key, connections.VaultOptions{})
+		restarted := newVaultKeyring(t, srv, key, keyring.VaultOptions{})
 		for range 3 {
 			got, err := restarted.Open(ctx, keyID, sealed, aad)
 			if err != nil || string(got) != secret {
 				t.Fatalf("open after restart = %q, %v", got, err)
 			}
 		}
-		if diff := cmp.Diff(connections.VaultStats{DataKeys: 0, Unwraps: 1, CachedKeys: 1}, restarted.Stats()); diff != "" {
+		if diff := cmp.Diff(keyring.VaultStats{DataKeys: 0, Unwraps: 1, CachedKeys: 1}, restarted.Stats()); diff != "" {
 			t.Errorf("stats (-want +got): one unwrap, then the cache:\n%s", diff)
 		}
 	})
@@ -127,13 +124,13 @@ func TestVaultKeyring(t *testing.T) {
 	t.Run("what does not open", func(t *testing.T) {
 		t.Parallel()
 		key := srv.NewKey(t)
-		kr := newVaultKeyring(t, srv, key, connections.VaultOptions{})
+		kr := newVaultKeyring(t, srv, key, keyring.VaultOptions{})
 		sealed, keyID, err := kr.Seal(ctx, []byte(secret), aad)
 		if err != nil {
 			t.Fatal(err)
 		}
 		otherKey := srv.NewKey(t)
-		other := newVaultKeyring(t, srv, otherKey, connections.VaultOptions{})
+		other := newVaultKeyring(t, srv, otherKey, keyring.VaultOptions{})
 		otherSealed, otherKeyID, err := other.Seal(ctx, []byte(secret), aad)
 		if err != nil {
 			t.Fatal(err)
@@ -144,10 +141,10 @@ func TestVaultKeyring(t *testing.T) {
 			return b
 		}
 		wrappedAt := bytes.Index(sealed, []byte("vault:v1:"))
-		fresh := newVaultKeyring(t, srv, key, connections.VaultOptions{}) // nothing cached
+		fresh := newVaultKeyring(t, srv, key, keyring.VaultOptions{}) // nothing cached
 		tests := []struct {
 			name       string
-			kr         connections.Keyring
+			kr         keyring.Keyring
 			keyID      string
 			ciphertext []byte
 			aad        []byte
@@ -184,7 +181,7 @@ func TestVaultKeyring(t *testing.T) {
 	t.Run("the data key cache is bounded in size and age", func(t *testing.T) {
 		t.Parallel()
 		key := srv.NewKey(t)
-		sealer := newVaultKeyring(t, srv, key, connections.VaultOptions{})
+		sealer := newVaultKeyring(t, srv, key, keyring.VaultOptions{})
 		var records [][]byte
 		var keyID string
 		for i := range 3 {
@@ -195,7 +192,7 @@ func TestVaultKeyring(t *testing.T) {
 			records, keyID = append(records, s), id
 		}
 		clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-		kr := newVaultKeyring(t, srv, key, connections.VaultOptions{CacheSize: 2, CacheTTL: time.Minute, Now: clk.Now})
+		kr := newVaultKeyring(t, srv, key, keyring.VaultOptions{CacheSize: 2, CacheTTL: time.Minute, Now: clk.Now})
 		open := func(i int) {
 			t.Helper()
 			got, err := kr.Open(ctx, keyID, records[i], aad)
@@ -234,8 +231,8 @@ func TestVaultKeyring(t *testing.T) {
 	t.Run("rotate: new seals use the new version, old records still open", func(t *testing.T) {
 		t.Parallel()
 		key := srv.NewKey(t)
-		kr := newVaultKeyring(t, srv, key, connections.VaultOptions{})
-		before := newVaultKeyring(t, srv, key, connections.VaultOptions{}) // a server started before the rotation
+		kr := newVaultKeyring(t, srv, key, keyring.VaultOptions{})
+		before := newVaultKeyring(t, srv, key, keyring.VaultOptions{}) // a server started before the rotation
 		old, oldID, err := kr.Seal(ctx, []byte(secret), aad)
 		if err != nil {
 			t.Fatal(err)
@@ -254,12 +251,12 @@ func TestVaultKeyring(t *testing.T) {
 		if latest, _ := srv.KeyVersions(t, key); latest != 2 {
 			t.Errorf("vault's latest version %d, want 2", latest)
 		}
-		for name, k := range map[string]*connections.VaultKeyring{"the rotating keyring": kr, "a keyring made before": before} {
+		for name, k := range map[string]*keyring.VaultKeyring{"the rotating keyring": kr, "a keyring made before": before} {
 			_, id, err := k.Seal(ctx, []byte(secret), aad)
 			if err != nil || id != newID {
 				t.Errorf("%s sealed under %q, %v; want %q", name, id, err, newID)
 			}
-			if got, err := newVaultKeyring(t, srv, key, connections.VaultOptions{}).Open(ctx, oldID, old, aad); err != nil || string(got) != secret {
+			if got, err := newVaultKeyring(t, srv, key, keyring.VaultOptions{}).Open(ctx, oldID, old, aad); err != nil || string(got) != secret {
 				t.Errorf("the v1 record after rotation: %q, %v", got, err)
 			}
 		}
@@ -271,7 +268,7 @@ func TestVaultKeyring(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := newVaultKeyring(t, srv, key, connections.VaultOptions{}).Derive(ctx, "audit-args")
+		again, err := newVaultKeyring(t, srv, key, keyring.VaultOptions{}).Derive(ctx, "audit-args")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,20 +289,20 @@ func TestVaultKeyring(t *testing.T) {
 		key := srv.NewKey(t)
 		tests := []struct {
 			name string
-			opts connections.VaultOptions
+			opts keyring.VaultOptions
 			want string
 		}{
-			{name: "missing key", opts: connections.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: "no-such-key"}, want: "does not exist; create it with `vault write -f transit/keys/no-such-key`"},
-			{name: "wrong token", opts: connections.VaultOptions{Address: srv.Addr, Token: "hvs.not-a-token-" + srv.Token[5:], Key: key}, want: "may not read transit/keys/" + key},
-			{name: "wrong mount", opts: connections.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: key, Mount: "nothing-here"}, want: "nothing-here/keys/" + key},
-			{name: "no address", opts: connections.VaultOptions{Token: srv.Token, Key: key}, want: "address is required"},
-			{name: "no token", opts: connections.VaultOptions{Address: srv.Addr, Key: key}, want: "token is required"},
-			{name: "no key", opts: connections.VaultOptions{Address: srv.Addr, Token: srv.Token}, want: "key name is required"},
-			{name: "key name with a colon", opts: connections.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: "a:b"}, want: "cannot carry"},
+			{name: "missing key", opts: keyring.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: "no-such-key"}, want: "does not exist; create it with `vault write -f transit/keys/no-such-key`"},
+			{name: "wrong token", opts: keyring.VaultOptions{Address: srv.Addr, Token: "hvs.not-a-token-" + srv.Token[5:], Key: key}, want: "may not read transit/keys/" + key},
+			{name: "wrong mount", opts: keyring.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: key, Mount: "nothing-here"}, want: "nothing-here/keys/" + key},
+			{name: "no address", opts: keyring.VaultOptions{Token: srv.Token, Key: key}, want: "address is required"},
+			{name: "no token", opts: keyring.VaultOptions{Address: srv.Addr, Key: key}, want: "token is required"},
+			{name: "no key", opts: keyring.VaultOptions{Address: srv.Addr, Token: srv.Token}, want: "key name is required"},
+			{name: "key name with a colon", opts: keyring.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: "a:b"}, want: "cannot carry"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				_, err := connections.NewVaultKeyring(ctx, tt.opts)
+				_, err := keyring.NewVaultKeyring(ctx, tt.opts)
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("err = %v, want one saying %q", err, tt.want)
 				}
@@ -319,7 +316,7 @@ func TestVaultKeyring(t *testing.T) {
 	t.Run("a token without the permissions", func(t *testing.T) {
 		t.Parallel()
 		key := srv.NewKey(t)
-		sealed, keyID, err := newVaultKeyring(t, srv, key, connections.VaultOptions{}).Seal(ctx, []byte(secret), aad)
+		sealed, keyID, err := newVaultKeyring(t, srv, key, keyring.VaultOptions{}).Seal(ctx, []byte(secret), aad)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,29 +346,5 @@ func TestVaultKeyring(t *testing.T) {
 		if latest, _ := srv.KeyVersions(t, key); latest != 1 {
 			t.Errorf("the refused rotation left version %d, want 1", latest)
 		}
-	})
-
-	t.Run("store on a Vault keyring", func(t *testing.T) {
-		t.Parallel()
-		key := srv.NewKey(t)
-		testdb.Each(t, func(t *testing.T, db *gorm.DB) {
-			t.Parallel()
-			kr := newVaultKeyring(t, srv, key, connections.VaultOptions{})
-			w := newWorldWith(t, db, kr)
-			if !strings.HasPrefix(w.a.share.KeyID, "vault:transit/"+key+":v") {
-				t.Errorf("a stored connection's key id %q names no vault key", w.a.share.KeyID)
-			}
-			src := w.a.annPrivate
-			if err := db.Exec("UPDATE connections SET sealed = ?, key_id = ? WHERE id = ?", src.Sealed, src.KeyID, w.b.share.ID).Error; err != nil {
-				t.Fatal(err)
-			}
-			if _, creds, err := w.store.Open(ctx, w.b.id, w.b.share.ID); switchboard.CodeOf(err) != switchboard.CodeInternal {
-				t.Fatalf("a ciphertext moved to another tenant's row opened: %q, %v", creds.AccessToken, err)
-			}
-			restarted := connections.NewStore(db, newVaultKeyring(t, srv, key, connections.VaultOptions{}))
-			if _, creds, err := restarted.Open(ctx, w.a.id, src.ID); err != nil || creds.AccessToken != "ghp_private_"+string(w.a.id) {
-				t.Fatalf("the source row after a restart: %q, %v", creds.AccessToken, err)
-			}
-		})
 	})
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package connections
+package keyring
 
 import (
 	"errors"

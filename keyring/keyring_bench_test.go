@@ -1,12 +1,12 @@
-package connections_test
+package keyring_test
 
 import (
 	"context"
 	"path/filepath"
 	"testing"
 
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/vaulttest"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // benchCredentials is the size of a typical sealed record: an OAuth access and refresh
@@ -16,7 +16,7 @@ var benchCredentials = []byte(`{"access_token":"xoxe.xoxp-1-Mi0yLTEyMzQ1Njc4OTAx
 var benchAAD = []byte("switchboard/connection/v1\x00ten_0123456789abcdefghjkmnpqrs\x00con_0123456789abcdefghjkmnpqrs")
 
 // benchSealOpen measures Seal, and Open of one record, with kr.
-func benchSealOpen(b *testing.B, kr connections.Keyring) {
+func benchSealOpen(b *testing.B, kr keyring.Keyring) {
 	ctx := context.Background()
 	sealed, keyID, err := kr.Seal(ctx, benchCredentials, benchAAD)
 	if err != nil {
@@ -40,7 +40,7 @@ func benchSealOpen(b *testing.B, kr connections.Keyring) {
 
 // BenchmarkLocalKeyring measures sealing and opening a record with the key file keyring.
 func BenchmarkLocalKeyring(b *testing.B) {
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(b.TempDir(), "master.key"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(b.TempDir(), "master.key"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,14 +54,14 @@ func BenchmarkVaultKeyring(b *testing.B) {
 	ctx := context.Background()
 	srv := vaulttest.Start(b)
 	key := srv.NewKey(b)
-	kr, err := connections.NewVaultKeyring(ctx, connections.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: key})
+	kr, err := keyring.NewVaultKeyring(ctx, keyring.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: key})
 	if err != nil {
 		b.Fatal(err)
 	}
 	benchSealOpen(b, kr)
 	b.Run("open-cold", func(b *testing.B) {
 		// A cache of one entry and two records opened in turn: every Open unwraps.
-		cold, err := connections.NewVaultKeyring(ctx, connections.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: key, CacheSize: 1})
+		cold, err := keyring.NewVaultKeyring(ctx, keyring.VaultOptions{Address: srv.Addr, Token: srv.Token, Key: key, CacheSize: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package connections_test
+package keyring_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 func TestLoadOrCreateKeyFile(t *testing.T) {
@@ -16,7 +16,7 @@ func TestLoadOrCreateKeyFile(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
 	path := filepath.Join(dir, "keys.json")
-	kr, err := connections.LoadOrCreateKeyFile(path)
+	kr, err := keyring.LoadOrCreateKeyFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestLoadOrCreateKeyFile(t *testing.T) {
 	if keyID != kr.CurrentKeyID() || !strings.HasPrefix(keyID, "k") {
 		t.Errorf("key id %q, want the current key %q", keyID, kr.CurrentKeyID())
 	}
-	again, err := connections.LoadOrCreateKeyFile(path)
+	again, err := keyring.LoadOrCreateKeyFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestKeyFileRefusals(t *testing.T) {
 			if err := os.Chmod(path, tt.mode); err != nil { // WriteFile's mode is filtered by umask
 				t.Fatal(err)
 			}
-			_, err := connections.LoadOrCreateKeyFile(path)
+			_, err := keyring.LoadOrCreateKeyFile(path)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one saying %q", err, tt.want)
 			}
@@ -97,11 +97,11 @@ const (
 func TestSealedCiphertextsFailToOpen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	kr, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "a", "keys.json"))
+	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "a", "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := connections.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "b", "keys.json"))
+	other, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "b", "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestSealedCiphertextsFailToOpen(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		kr         connections.Keyring
+		kr         keyring.Keyring
 		keyID      string
 		ciphertext []byte
 		aad        []byte
@@ -145,13 +145,13 @@ func TestSealedCiphertextsFailToOpen(t *testing.T) {
 
 // mustKeyring returns a keyring with a fixed key under id, which is not the key that
 // LoadOrCreateKeyFile drew at random.
-func mustKeyring(t *testing.T, id string) connections.Keyring {
+func mustKeyring(t *testing.T, id string) keyring.Keyring {
 	t.Helper()
 	key := make([]byte, 32)
 	for i := range key {
 		key[i] = byte(i)
 	}
-	kr, err := connections.NewLocalKeyring(id, map[string][]byte{id: key})
+	kr, err := keyring.NewLocalKeyring(id, map[string][]byte{id: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,14 +161,14 @@ func mustKeyring(t *testing.T, id string) connections.Keyring {
 func TestDerive(t *testing.T) {
 	t.Parallel()
 	key := make([]byte, 32)
-	a, err := connections.NewLocalKeyring("k1", map[string][]byte{"k1": key})
+	a, err := keyring.NewLocalKeyring("k1", map[string][]byte{"k1": key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := connections.NewLocalKeyring("k1", map[string][]byte{"k1": key})
+	b, _ := keyring.NewLocalKeyring("k1", map[string][]byte{"k1": key})
 	other := make([]byte, 32)
 	other[0] = 1
-	c, _ := connections.NewLocalKeyring("k2", map[string][]byte{"k1": key, "k2": other})
+	c, _ := keyring.NewLocalKeyring("k2", map[string][]byte{"k1": key, "k2": other})
 	if !bytes.Equal(a.Derive("audit-args"), b.Derive("audit-args")) {
 		t.Error("the same key and purpose derived different secrets")
 	}
