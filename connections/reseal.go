@@ -5,51 +5,26 @@ import (
 	"fmt"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/keyring"
 )
 
-// SealedRef names one record holding a sealed secret, as key rotation sees it.
-type SealedRef struct {
-	TenantID switchboard.TenantID
-	ID       string
-	KeyID    string
-	Version  int64
-}
-
-// SealedRecords is one kind of record that holds secrets sealed by the keyring (the
-// connections' credentials; tenants' OAuth app secrets), which key rotation re-seals
-// under the newest key. Its methods read across tenants: they serve the operator's
-// `switchboard keys rotate` and are never reachable from a request.
-type SealedRecords interface {
-	// Kind names the records in progress lines and audit events, for example "connections".
-	Kind() string
-	// Stale returns up to limit records sealed under a key other than keyID whose ID
-	// sorts after after, in ID order.
-	Stale(ctx context.Context, keyID, after string, limit int) ([]SealedRef, error)
-	// CountStale counts the records sealed under a key other than keyID.
-	CountStale(ctx context.Context, keyID string) (int64, error)
-	// Reseal opens the record and seals it again under the keyring's current key, if
-	// it is still as ref describes it. It reports false, changing nothing, when the
-	// record changed or went away meanwhile: whoever changed it sealed it anew.
-	Reseal(ctx context.Context, ref SealedRef) (bool, error)
-}
-
 // SealedRecords returns the store's connections as records for key rotation.
-func (s *Store) SealedRecords() SealedRecords { return sealedConnections{s} }
+func (s *Store) SealedRecords() keyring.SealedRecords { return sealedConnections{s} }
 
 type sealedConnections struct{ s *Store }
 
 func (sealedConnections) Kind() string { return "connections" }
 
-func (r sealedConnections) Stale(ctx context.Context, keyID, after string, limit int) ([]SealedRef, error) {
+func (r sealedConnections) Stale(ctx context.Context, keyID, after string, limit int) ([]keyring.SealedRef, error) {
 	var rows []Connection
 	err := r.s.db.WithContext(ctx).Select("id", "tenant_id", "key_id", "version").
 		Where("key_id <> ? AND id > ?", keyID, after).Order("id").Limit(limit).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("list connections to re-seal: %w", err)
 	}
-	refs := make([]SealedRef, len(rows))
+	refs := make([]keyring.SealedRef, len(rows))
 	for i, c := range rows {
-		refs[i] = SealedRef{TenantID: c.TenantID, ID: c.ID, KeyID: c.KeyID, Version: c.Version}
+		refs[i] = keyring.SealedRef{TenantID: c.TenantID, ID: c.ID, KeyID: c.KeyID, Version: c.Version}
 	}
 	return refs, nil
 }
@@ -66,7 +41,7 @@ func (r sealedConnections) CountStale(ctx context.Context, keyID string) (int64,
 // update holds only while the row keeps its version, key and ciphertext, so a token
 // refresh that lands meanwhile wins, and it leaves the version alone, so a refresh
 // that read the row before keeps its own optimistic check.
-func (r sealedConnections) Reseal(ctx context.Context, ref SealedRef) (bool, error) {
+func (r sealedConnections) Reseal(ctx context.Context, ref keyring.SealedRef) (bool, error) {
 	c, err := r.s.Get(ctx, ref.TenantID, ref.ID)
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
@@ -92,4 +67,20 @@ func (r sealedConnections) Reseal(ctx context.Context, ref SealedRef) (bool, err
 		return false, fmt.Errorf("re-seal connection %s: %w", c.ID, res.Error)
 	}
 	return res.RowsAffected == 1, nil
+}
+
+// SealedRecordsAll returns the connections, the tenants' OAuth app secrets and the
+// OAuth flows' sealed states of the store: everything this package seals.
+func (s *Store) SealedRecordsAll() []keyring.SealedRecords {
+	return []keyring.SealedRecords{
+		s.SealedRecords(),
+		&keyring.SealedTable{
+			DB: s.db, Keyring: s.kr, Name: "oauth_apps", Table: "oauth_apps", Columns: []string{"provider"},
+			Parts: []keyring.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r keyring.SealedRow) []byte { return oauthAppAAD(r.TenantID, r.Columns["provider"]) }}},
+		},
+		&keyring.SealedTable{
+			DB: s.db, Keyring: s.kr, Name: "oauth_states", Table: "oauth_states",
+			Parts: []keyring.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r keyring.SealedRow) []byte { return oauthStateAAD(r.TenantID, r.ID) }}},
+		},
+	}
 }

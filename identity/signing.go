@@ -15,7 +15,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/keyring"
 )
 
@@ -193,9 +192,9 @@ func RetireSigningKeys(ctx context.Context, db *gorm.DB, now time.Time) (int64, 
 
 // SealedRecords returns the signing keys as records for key rotation, so `switchboard
 // keys rotate` re-seals them under the keyring's new key.
-func SealedRecords(db *gorm.DB, kr keyring.Keyring) connections.SealedRecords {
-	return &connections.SealedTable{
+func SealedRecords(db *gorm.DB, kr keyring.Keyring) keyring.SealedRecords {
+	return &keyring.SealedTable{
 		DB: db, Keyring: kr, Name: "oauth_signing_keys", Table: "oauth_signing_keys",
-		Parts: []connections.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r connections.SealedRow) []byte { return signingAAD(r.TenantID, r.ID) }}},
+		Parts: []keyring.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r keyring.SealedRow) []byte { return signingAAD(r.TenantID, r.ID) }}},
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/keyring"
 )
 
@@ -31,7 +30,7 @@ func TestSigningKeyRotation(t *testing.T) {
 	if len(keys) != 1 || keys[0].KeyID != "k1" || strings.Contains(string(keys[0].Sealed), "PRIVATE") || len(keys[0].Sealed) < 100 {
 		t.Fatalf("signing keys %+v", keys)
 	}
-	res, err := connections.Rotate(ctx, r.db, kr, []connections.SealedRecords{SealedRecords(r.db, kr)}, connections.RotateOptions{})
+	res, err := keyring.Rotate(ctx, r.db, kr, []keyring.SealedRecords{SealedRecords(r.db, kr)}, keyring.RotateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/keyring"
 )
 
@@ -328,15 +327,15 @@ func (s *Server) record(e audit.Event) {
 
 // SSOSealedRecords returns the tenants' single sign-on client secrets and the PKCE
 // verifiers of sign-ins under way, for key rotation.
-func SSOSealedRecords(db *gorm.DB, kr keyring.Keyring) []connections.SealedRecords {
-	return []connections.SealedRecords{
-		&connections.SealedTable{
+func SSOSealedRecords(db *gorm.DB, kr keyring.Keyring) []keyring.SealedRecords {
+	return []keyring.SealedRecords{
+		&keyring.SealedTable{
 			DB: db, Keyring: kr, Name: "sso_configs", Table: "sso_configs",
-			Parts: []connections.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r connections.SealedRow) []byte { return ssoSecretAAD(r.TenantID) }}},
+			Parts: []keyring.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r keyring.SealedRow) []byte { return ssoSecretAAD(r.TenantID) }}},
 		},
-		&connections.SealedTable{
+		&keyring.SealedTable{
 			DB: db, Keyring: kr, Name: "sso_logins", Table: "sso_logins",
-			Parts: []connections.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r connections.SealedRow) []byte { return ssoLoginAAD(r.TenantID, r.ID) }}},
+			Parts: []keyring.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r keyring.SealedRow) []byte { return ssoLoginAAD(r.TenantID, r.ID) }}},
 		},
 	}
 }

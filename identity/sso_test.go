@@ -13,8 +13,8 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
+	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/tenants"
 )
@@ -497,7 +497,7 @@ func TestSSOSecretsRotate(t *testing.T) {
 	b := newBrowser(t)
 	callback := r.startSSO(b, "/")
 	kr := r.kr
-	res, err := connections.Rotate(context.Background(), r.db, kr, SSOSealedRecords(r.db, kr), connections.RotateOptions{})
+	res, err := keyring.Rotate(context.Background(), r.db, kr, SSOSealedRecords(r.db, kr), keyring.RotateOptions{})
 	if err != nil || res.Resealed != 2 {
 		t.Fatalf("rotate: %+v %v, want the secret and the verifier re-sealed", res, err)
 	}

@@ -1,7 +1,9 @@
 // Package keyring seals secrets at rest: AES-256-GCM under keys held in a local key
 // file or wrapped by a HashiCorp Vault Transit key, each ciphertext naming the key that
 // sealed it so keys rotate while old records stay readable. It also derives stable
-// per-purpose secrets from the current key and rotates the key file.
+// per-purpose secrets from the current key, rotates the key file, and re-seals under
+// the newest key every record of the stores that seal with it: each store describes
+// its sealed columns as SealedRecords (a SealedTable, mostly) and Rotate walks them.
 package keyring
 
 import "context"

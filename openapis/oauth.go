@@ -81,11 +81,11 @@ func secretAAD(tenant switchboard.TenantID, id string) []byte {
 
 // SealedRecords returns the APIs' sealed OAuth client secrets as records for key
 // rotation (`switchboard keys rotate`).
-func (s *Store) SealedRecords(kr keyring.Keyring) connections.SealedRecords {
-	return &connections.SealedTable{
+func (s *Store) SealedRecords(kr keyring.Keyring) keyring.SealedRecords {
+	return &keyring.SealedTable{
 		DB: s.db, Keyring: kr, Name: "openapi_providers", Table: "openapi_providers",
-		Parts: []connections.SealedColumns{{Sealed: "oauth_secret_sealed", KeyID: "oauth_secret_key_id",
-			AAD: func(r connections.SealedRow) []byte { return secretAAD(r.TenantID, r.ID) }}},
+		Parts: []keyring.SealedColumns{{Sealed: "oauth_secret_sealed", KeyID: "oauth_secret_key_id",
+			AAD: func(r keyring.SealedRow) []byte { return secretAAD(r.TenantID, r.ID) }}},
 	}
 }
 

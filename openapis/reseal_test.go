@@ -51,7 +51,7 @@ func TestOAuthSecretSealed(t *testing.T) {
 	if len(a.OAuthSecretSealed) == 0 || string(a.OAuthSecretSealed) == "cc-secret-0123" || before == "" {
 		t.Fatalf("stored secret %q under key %q, want it sealed", a.OAuthSecretSealed, before)
 	}
-	if _, err := connections.Rotate(ctx, db, kr, []connections.SealedRecords{svc.store.SealedRecords(kr)}, connections.RotateOptions{}); err != nil {
+	if _, err := keyring.Rotate(ctx, db, kr, []keyring.SealedRecords{svc.store.SealedRecords(kr)}, keyring.RotateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	a, err = svc.store.get(ctx, r.admin.TenantID, "billing")

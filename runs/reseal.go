@@ -1,18 +1,16 @@
 package runs
 
-import (
-	"github.com/switchboard-hub/switchboard/connections"
-)
+import "github.com/switchboard-hub/switchboard/keyring"
 
 // SealedRecords returns the runs' sealed inputs and outputs as records for key rotation
 // (`switchboard keys rotate`). A re-seal applies only while the run keeps its state, so
 // an output written meanwhile is never lost.
-func (s *Store) SealedRecords() connections.SealedRecords {
-	return &connections.SealedTable{
+func (s *Store) SealedRecords() keyring.SealedRecords {
+	return &keyring.SealedTable{
 		DB: s.db, Keyring: s.kr, Name: "runs", Table: "runs", Columns: []string{"state"},
-		Parts: []connections.SealedColumns{
-			{Sealed: "input_sealed", KeyID: "input_key_id", AAD: func(r connections.SealedRow) []byte { return sealAAD(r.TenantID, r.ID, partInput) }},
-			{Sealed: "output_sealed", KeyID: "output_key_id", AAD: func(r connections.SealedRow) []byte { return sealAAD(r.TenantID, r.ID, partOutput) }},
+		Parts: []keyring.SealedColumns{
+			{Sealed: "input_sealed", KeyID: "input_key_id", AAD: func(r keyring.SealedRow) []byte { return sealAAD(r.TenantID, r.ID, partInput) }},
+			{Sealed: "output_sealed", KeyID: "output_key_id", AAD: func(r keyring.SealedRow) []byte { return sealAAD(r.TenantID, r.ID, partOutput) }},
 		},
 	}
 }

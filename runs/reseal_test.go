@@ -7,7 +7,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/keyring"
 )
@@ -38,7 +37,7 @@ func TestRotateReseals(t *testing.T) {
 			t.Fatalf("complete: %v %v", ok, err)
 		}
 
-		res, err := connections.Rotate(ctx, db, kr, []connections.SealedRecords{r.store.SealedRecords()}, connections.RotateOptions{BatchSize: 1})
+		res, err := keyring.Rotate(ctx, db, kr, []keyring.SealedRecords{r.store.SealedRecords()}, keyring.RotateOptions{BatchSize: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -120,10 +120,10 @@ func rotateKeys(ctx context.Context, cfg config, log *slog.Logger, batch int, st
 	// adds its records here.
 	records := append(connections.NewStore(db, kr).SealedRecordsAll(), runs.NewStore(db, kr).SealedRecords(), identity.SealedRecords(db, kr), openapis.NewStore(db).SealedRecords(kr))
 	records = append(records, identity.SSOSealedRecords(db, kr)...)
-	res, err := connections.Rotate(ctx, db, kr, records, connections.RotateOptions{
+	res, err := keyring.Rotate(ctx, db, kr, records, keyring.RotateOptions{
 		BatchSize: batch,
 		Audit:     writer,
-		Progress: func(p connections.RotateProgress) {
+		Progress: func(p keyring.RotateProgress) {
 			fmt.Fprintf(stdout, "%s: %d of %d re-sealed, %d changed meanwhile, %d failed\n", p.Kind, p.Resealed, p.Total, p.Changed, p.Failed)
 		},
 	})

@@ -51,15 +51,15 @@ func TestRotateOAuthSecrets(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		var progress []RotateProgress
-		res, err := Rotate(ctx, db, kr, store.SealedRecordsAll(), RotateOptions{BatchSize: 1, Progress: func(p RotateProgress) { progress = append(progress, p) }})
+		var progress []keyring.RotateProgress
+		res, err := keyring.Rotate(ctx, db, kr, store.SealedRecordsAll(), keyring.RotateOptions{BatchSize: 1, Progress: func(p keyring.RotateProgress) { progress = append(progress, p) }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !res.Done || res.Resealed != 3 {
 			t.Fatalf("result %+v, want done with 3 re-sealed", res)
 		}
-		if diff := cmp.Diff([]RotateProgress{
+		if diff := cmp.Diff([]keyring.RotateProgress{
 			{Kind: "oauth_apps", KeyID: res.KeyID, Resealed: 1, Total: 2},
 			{Kind: "oauth_apps", KeyID: res.KeyID, Resealed: 2, Total: 2},
 			{Kind: "oauth_states", KeyID: res.KeyID, Resealed: 1, Total: 1},

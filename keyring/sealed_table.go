@@ -1,4 +1,4 @@
-package connections
+package keyring
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // SealedColumns names one sealed secret of a table's rows: the ciphertext column, the
@@ -33,7 +32,7 @@ type SealedRow struct {
 // with the keyring describe their tables with it so that key rotation re-seals them.
 type SealedTable struct {
 	DB      *gorm.DB
-	Keyring keyring.Keyring
+	Keyring Keyring
 	// Name names the records in progress lines, for example "oauth_apps".
 	Name  string
 	Table string
@@ -165,20 +164,4 @@ func asBytes(v any) []byte {
 		return []byte(b)
 	}
 	return nil
-}
-
-// SealedRecordsAll returns the connections, the tenants' OAuth app secrets and the
-// OAuth flows' sealed states of the store: everything this package seals.
-func (s *Store) SealedRecordsAll() []SealedRecords {
-	return []SealedRecords{
-		s.SealedRecords(),
-		&SealedTable{
-			DB: s.db, Keyring: s.kr, Name: "oauth_apps", Table: "oauth_apps", Columns: []string{"provider"},
-			Parts: []SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r SealedRow) []byte { return oauthAppAAD(r.TenantID, r.Columns["provider"]) }}},
-		},
-		&SealedTable{
-			DB: s.db, Keyring: s.kr, Name: "oauth_states", Table: "oauth_states",
-			Parts: []SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r SealedRow) []byte { return oauthStateAAD(r.TenantID, r.ID) }}},
-		},
-	}
 }

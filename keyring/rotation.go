@@ -1,4 +1,4 @@
-package connections
+package keyring
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/audit"
-	"github.com/switchboard-hub/switchboard/keyring"
 )
 
 // KeyRotation is a run of key rotation, stored so that an interrupted run resumes
@@ -76,7 +75,7 @@ const maxRotatePasses = 3
 // The run ends finished (the rotation row closed) when no record is left under an
 // older key. It returns an error when the context ends (rerun to resume) or when
 // records failed to open or seal (their kind and ID are listed, never their content).
-func Rotate(ctx context.Context, db *gorm.DB, kr keyring.Rotator, records []SealedRecords, opts RotateOptions) (RotateResult, error) {
+func Rotate(ctx context.Context, db *gorm.DB, kr Rotator, records []SealedRecords, opts RotateOptions) (RotateResult, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 100
 	}
