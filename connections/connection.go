@@ -1,6 +1,7 @@
-// Package connections owns connection records and their store: credentials sealed with
-// AES-256-GCM under a keyring, token checks against the provider when a connection is
-// made, and the events that tell the rest of the hub a connection changed.
+// Package connections owns connection records and their store: credentials sealed by a
+// keyring.Keyring and bound to their row and tenant, token checks against the provider
+// when a connection is made, the OAuth connect flow, the refreshing token source and
+// refresher, and the events that tell the rest of the hub a connection changed.
 package connections
 
 import (
