@@ -48,8 +48,6 @@ type rotateRig struct {
 	restarted func(t *testing.T) keyring.Keyring
 	// keys counts the keys (or key versions) that exist.
 	keys func(t *testing.T) int
-	// path is the key file of a file rig.
-	path string
 }
 
 // fileRig is a rig on a key file in a temporary directory.
@@ -69,7 +67,6 @@ func fileRig(t *testing.T) rotateRig {
 		server:    load(t),
 		restarted: func(t *testing.T) keyring.Keyring { return load(t) },
 		keys:      func(t *testing.T) int { return len(readKeyFile(t, path).Keys) },
-		path:      path,
 	}
 }
 
