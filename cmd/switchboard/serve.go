@@ -279,8 +279,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 			if rtr.Draining() { // out of the load balancer from the first moment of a shutdown
 				return &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "this node is shutting down"}
 			}
-			return database.Ping(ctx, db)
+			return nil
 		},
+		Database:      func(ctx context.Context) error { return database.Ping(ctx, db) },
 		SettingsDrift: settingsDrift(members),
 		FeedListening: feedListening(feed),
 		PublicURL:     publicURL,
