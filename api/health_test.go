@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gorm.io/gorm"
 
+	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/api"
 	"github.com/switchboard-hub/switchboard/internal/database"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
@@ -41,27 +42,38 @@ func TestProbes(t *testing.T) {
 	})
 }
 
+// TestReadyzWhenTheDatabaseIsDown: the database is shared by every node, so its outage
+// keeps a node in the balancer (readyz 200, saying the database is unavailable) where
+// each request is answered unavailable with Retry-After; a node's own reason (it is
+// shutting down) takes it out (503).
 func TestReadyzWhenTheDatabaseIsDown(t *testing.T) {
 	t.Parallel()
 	db := testdb.SQLite(t)
 	if err := database.Close(db); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Options{Logger: slog.New(slog.DiscardHandler), Ready: func(ctx context.Context) error { return database.Ping(ctx, db) }}))
+	srv := httptest.NewServer(api.New(api.Options{Logger: slog.New(slog.DiscardHandler), Database: func(ctx context.Context) error { return database.Ping(ctx, db) }}))
+	t.Cleanup(srv.Close)
+	leaving := httptest.NewServer(api.New(api.Options{Logger: slog.New(slog.DiscardHandler), Database: func(ctx context.Context) error { return database.Ping(ctx, db) },
+		Ready: func(context.Context) error {
+			return &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "this node is shutting down"}
+		}}))
+	t.Cleanup(leaving.Close)
 	t.Cleanup(srv.Close)
 	tests := []struct {
 		name       string
-		path       string
+		url        string
 		wantStatus int
 		wantBody   string
 	}{
-		{name: "healthz stays up", path: "/healthz", wantStatus: http.StatusOK, wantBody: `{"status":"ok"}`},
-		{name: "readyz says why", path: "/readyz", wantStatus: http.StatusServiceUnavailable, wantBody: `{"reason":"the database does not answer","status":"unavailable"}`},
+		{name: "healthz stays up", url: srv.URL + "/healthz", wantStatus: http.StatusOK, wantBody: `{"status":"ok"}`},
+		{name: "readyz stays up and says why", url: srv.URL + "/readyz", wantStatus: http.StatusOK, wantBody: `{"database":"unavailable","status":"ok"}`},
+		{name: "readyz of a node shutting down", url: leaving.URL + "/readyz", wantStatus: http.StatusServiceUnavailable, wantBody: `{"reason":"this node is shutting down","status":"unavailable"}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := http.Get(srv.URL + tc.path)
+			res, err := http.Get(tc.url)
 			if err != nil {
 				t.Fatal(err)
 			}

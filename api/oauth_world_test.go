@@ -144,7 +144,7 @@ func newOAuthHub(t *testing.T, db *gorm.DB, o oauthtest.Options) *oauthHub {
 
 	handler.Store(api.New(api.Options{
 		Registry: h.reg, Tenants: h.tenants, Connections: h.svc, Audit: audit.NewStore(db), Tools: h.rtr, Recorder: h.writer,
-		Ready:     func(ctx context.Context) error { return database.Ping(ctx, db) },
+		Database:  func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL: h.srv.URL, Logger: h.logger(),
 	}))
 	t.Cleanup(h.checkNoSecrets)

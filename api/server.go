@@ -50,8 +50,16 @@ type Options struct {
 	SSO SSO
 	// Recorder takes the audit events of tenant, user and key changes.
 	Recorder audit.Recorder
-	// Ready reports whether the hub can serve (the database answers); /readyz calls it.
+	// Ready reports whether this node can serve, by what is its own alone (it is not
+	// shutting down): /readyz answers 503 when it does not, and a balancer then sends the
+	// node nothing.
 	Ready func(ctx context.Context) error
+	// Database reports whether the database answers. /readyz says when it does not but
+	// stays 200: the database is shared, so its outage would take every node out of the
+	// balancer at once, and clients would hear the balancer's own page instead of the
+	// hub's "unavailable, retry in 5 s" (with Retry-After) that each request gets
+	// meanwhile.
+	Database func(ctx context.Context) error
 	// SettingsDrift lists the live peers whose settings differ from this node's (none
 	// with a single node); /readyz shows them.
 	SettingsDrift func(ctx context.Context) ([]SettingsDrift, error)
@@ -242,7 +250,7 @@ func (s *server) readyz(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.Ready(ctx); err != nil {
-			reason := "the database does not answer"
+			reason := "this node cannot serve"
 			var e *switchboard.Error
 			if errors.As(err, &e) && e.Code == switchboard.CodeUnavailable {
 				reason = e.Message // the node says why itself (it is shutting down)
@@ -254,6 +262,14 @@ func (s *server) readyz(c *gin.Context) {
 		}
 	}
 	answer := gin.H{"status": "ok"}
+	if s.Database != nil {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.Database(ctx); err != nil {
+			s.log.WarnContext(c.Request.Context(), "the database does not answer: requests are answered unavailable meanwhile", "err", err)
+			answer["database"] = "unavailable"
+		}
+	}
 	if s.SettingsDrift != nil {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 		defer cancel()

@@ -227,7 +227,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		Lister: mcpadapter.New(mcpadapter.Options{Router: rtr, Agents: agentService, Logger: slog.New(slog.DiscardHandler),
 			Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: w.runs, StateKey: kr.Derive("request-state")})}}),
 		Recorder:  w.writer,
-		Ready:     func(ctx context.Context) error { return database.Ping(ctx, db) },
+		Database:  func(ctx context.Context) error { return database.Ping(ctx, db) },
 		PublicURL: "https://hub.example.com/",
 		Logger:    slog.New(slog.DiscardHandler),
 	})

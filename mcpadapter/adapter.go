@@ -209,8 +209,12 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resource := identity.ResourceURL(a.opts.PublicURL, slug, agentID)
 	p, err := a.authenticate(r.Context(), key, resource)
 	if err != nil {
+		e := outage(err)
+		if e.Code == switchboard.CodeUnavailable && e.RetryAfter > 0 {
+			answerUnavailable(w, r, e)
+			return
+		}
 		limits.CloseUnread(w, r)
-		e := switchboard.AsError(err)
 		if e.Code == switchboard.CodeUnauthorized {
 			// The reason in plain words, in the header for OAuth clients and in the body.
 			w.Header().Set("WWW-Authenticate", identity.Challenge(a.opts.PublicURL, slug, agentID, e.Message))
@@ -269,7 +273,11 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	limits.LiftBodyDeadline(w)
 	s, err := a.scope(r.Context(), p, agentID)
 	if err != nil {
-		e := switchboard.AsError(err)
+		e := outage(err)
+		if e.Code == switchboard.CodeUnavailable && e.RetryAfter > 0 {
+			answerUnavailable(w, r, e)
+			return
+		}
 		if e.Code == switchboard.CodeInternal {
 			a.opts.Logger.ErrorContext(r.Context(), "build MCP scope", "tenant", p.TenantID, "principal", p.ID(), "err", err)
 		}

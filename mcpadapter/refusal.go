@@ -35,22 +35,30 @@ func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, e *switchboard.
 // peekToolCall reads at most refusalPeek bytes of r's body and returns the id of the
 // tools/call request it holds.
 func peekToolCall(r *http.Request) (json.RawMessage, bool) {
+	id, method, ok := peekRequest(r)
+	return id, ok && method == string(mcp.MethodToolsCall)
+}
+
+// peekRequest reads at most refusalPeek bytes of r's body and returns the id and
+// method of the one JSON-RPC request it holds (not a notification, a batch or an
+// answer).
+func peekRequest(r *http.Request) (json.RawMessage, string, bool) {
 	if r.Body == nil || r.ContentLength > refusalPeek {
-		return nil, false
+		return nil, "", false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, refusalPeek+1))
 	if err != nil || len(body) > refusalPeek {
-		return nil, false
+		return nil, "", false
 	}
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Method  string          `json:"method"`
 	}
-	if json.Unmarshal(body, &m) != nil || m.JSONRPC != mcp.JSONRPC_VERSION || m.Method != string(mcp.MethodToolsCall) || !validID(m.ID) {
-		return nil, false
+	if json.Unmarshal(body, &m) != nil || m.JSONRPC != mcp.JSONRPC_VERSION || m.Method == "" || !validID(m.ID) {
+		return nil, "", false
 	}
-	return m.ID, true
+	return m.ID, m.Method, true
 }
 
 // writeToolRefusal answers the tools/call id with e as a tool error, 200 (an MCP

@@ -215,7 +215,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 			return
 		}
 		a.opts.Logger.ErrorContext(r.Context(), "read MCP session", "tenant", p.TenantID, "err", err)
-		msg.refuse(w, http.StatusServiceUnavailable, mcp.INTERNAL_ERROR, "sessions are unavailable; retry shortly")
+		sessionsUnavailable(w, msg.ID, err)
 		return
 	}
 	if r.Method == http.MethodDelete {
@@ -336,7 +336,7 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 	if err != nil {
 		s.dropLocal(id)
 		a.opts.Logger.ErrorContext(r.Context(), "record MCP session", "tenant", p.TenantID, "err", err)
-		writeRPCError(w, http.StatusServiceUnavailable, msg.ID, mcp.INTERNAL_ERROR, "sessions are unavailable; retry shortly")
+		sessionsUnavailable(w, msg.ID, err)
 		return
 	}
 	// The session's state leaves this node's server at once: an initialize never

@@ -21,9 +21,9 @@ type Tool struct {
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
 	// ListedInputSchema and ListedOutputSchema are the schemas as an MCP tools/list
-	// serves them (ListedInput, ListedOutput): the input less the examples no model
-	// needs, the output reduced to its type and required fields, for every kind of tool
-	// (NewConnectionTool too).
+	// serves them (ListedInput, ListedOutput): the input less what no model needs and
+	// with what it repeats said once, the output reduced to its type and required
+	// fields, for every kind of tool (NewConnectionTool too).
 	ListedInputSchema  json.RawMessage
 	ListedOutputSchema json.RawMessage
 	// Input is the input schema as a value, for callers that extend it (the MCP

@@ -54,6 +54,33 @@ func (s *Store) Authenticate(ctx context.Context, key string) (switchboard.Princ
 		}
 		return switchboard.Principal{}, err
 	}
+	// Every caller of this key meanwhile shares one lookup (a fresh node, or the cache's
+	// entry expiring under load, would otherwise send the database one query per
+	// caller). The lookup runs apart from any one caller's context, so a caller that
+	// leaves does not fail the others; each caller waits on its own.
+	ch := s.lookups.DoChan(string(sum[:]), func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
+		defer cancel()
+		return s.lookUp(lctx, sum, prefix)
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return switchboard.Principal{}, r.Err
+		}
+		return r.Val.(switchboard.Principal), nil
+	case <-ctx.Done():
+		return switchboard.Principal{}, ctx.Err()
+	}
+}
+
+// lookupTimeout bounds a key's lookup, which no caller's context bounds.
+const lookupTimeout = 10 * time.Second
+
+// lookUp finds the principal of a key that is not cached, caches it, and records a key
+// not found (see keyMissing).
+func (s *Store) lookUp(ctx context.Context, sum [32]byte, prefix string) (switchboard.Principal, error) {
+	now := time.Now()
 	gen := s.cache.generation()
 	var row struct {
 		ID         string

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
@@ -41,7 +42,8 @@ type Store struct {
 	pwCost    atomic.Int32
 	dummyOnce sync.Once
 	dummy     []byte
-	wg        sync.WaitGroup // last_used_at updates in flight
+	wg        sync.WaitGroup     // last_used_at updates in flight
+	lookups   singleflight.Group // uncached keys' lookups, one per key at a time
 	hooks     revokeHooks
 	feed      events.Bus     // set while wiring (SetFeed); nil invalidates this process only
 	passwords PasswordPolicy // set while wiring (SetPasswordPolicy); nil allows passwords everywhere

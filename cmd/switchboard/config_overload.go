@@ -34,7 +34,28 @@ type overloadConfig struct {
 	UpstreamWriteTimeout time.Duration
 	// DrainTimeout is how long shutdown lets in-flight calls finish (0: the default).
 	DrainTimeout time.Duration
+	// DrainLead is how long, from SIGTERM, /readyz answers 503 while calls are still
+	// accepted, so a balancer stops sending the node requests before it refuses any (0:
+	// the default); NoDrainLead skips it (SWITCHBOARD_DRAIN_LEAD=0s).
+	DrainLead   time.Duration
+	NoDrainLead bool
 }
+
+// lead is how long, from SIGTERM, /readyz answers 503 while calls are still accepted.
+func (c overloadConfig) lead() time.Duration {
+	switch {
+	case c.NoDrainLead:
+		return 0
+	case c.DrainLead > 0:
+		return c.DrainLead
+	}
+	return defaultDrainLead
+}
+
+// defaultDrainLead is the default DrainLead: longer than the shipped HAProxy takes to
+// see a node leave (deploy/haproxy/haproxy.cfg checks every 2 s and needs 2 failures: at
+// most 4 s and the checks' own time).
+const defaultDrainLead = 6 * time.Second
 
 // defaultDrainTimeout is how long shutdown lets in-flight calls finish by default.
 const defaultDrainTimeout = 30 * time.Second
@@ -58,7 +79,8 @@ func overloadVars() []envVar {
 		{"SWITCHBOARD_ADMISSION_WAIT", "2s", "the longest a tool call waits for a place before it is refused (unavailable, Retry-After)"},
 		{"SWITCHBOARD_UPSTREAM_READ_TIMEOUT", "the provider's (30 s)", "deadline of a read-only tool call's upstream work, for every provider"},
 		{"SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT", "the provider's (60 s)", "deadline of any other tool call's upstream work, for every provider"},
-		{"SWITCHBOARD_DRAIN_TIMEOUT", "30s", "on SIGTERM, how long in-flight calls may finish (/readyz answers 503 from the first moment)"},
+		{"SWITCHBOARD_DRAIN_LEAD", "6s", "on SIGTERM, how long /readyz answers 503 while calls are still accepted, before the node refuses new calls and drains: longer than the load balancer takes to stop sending it requests (the shipped HAProxy's checks: 2 s × 2 failures). 0s skips it"},
+		{"SWITCHBOARD_DRAIN_TIMEOUT", "30s", "on SIGTERM, after SWITCHBOARD_DRAIN_LEAD, how long in-flight calls may finish while new ones are refused with Retry-After"},
 	}
 }
 
@@ -95,6 +117,7 @@ func loadOverloadConfig(get func(name, def string) string) (overloadConfig, erro
 		{"SWITCHBOARD_UPSTREAM_READ_TIMEOUT", "", time.Millisecond, &c.UpstreamReadTimeout},
 		{"SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT", "", time.Millisecond, &c.UpstreamWriteTimeout},
 		{"SWITCHBOARD_DRAIN_TIMEOUT", "", time.Millisecond, &c.DrainTimeout},
+		{"SWITCHBOARD_DRAIN_LEAD", "", 0, &c.DrainLead},
 	}
 	for _, d := range durations {
 		v := get(d.name, d.def)
@@ -107,5 +130,6 @@ func loadOverloadConfig(get func(name, def string) string) (overloadConfig, erro
 		}
 		*d.into = t
 	}
+	c.NoDrainLead = get("SWITCHBOARD_DRAIN_LEAD", "") != "" && c.DrainLead == 0
 	return c, nil
 }

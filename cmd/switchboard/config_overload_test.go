@@ -36,6 +36,17 @@ func TestLoadOverloadConfig(t *testing.T) {
 		{name: "write timeout negative", env: map[string]string{"SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT": "-1s"}, wantBad: "SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT"},
 		{name: "drain zero", env: map[string]string{"SWITCHBOARD_DRAIN_TIMEOUT": "0s"}, wantBad: "SWITCHBOARD_DRAIN_TIMEOUT"},
 		{name: "drain not a duration", env: map[string]string{"SWITCHBOARD_DRAIN_TIMEOUT": "soon"}, wantBad: "SWITCHBOARD_DRAIN_TIMEOUT"},
+		{name: "drain lead", env: map[string]string{"SWITCHBOARD_DRAIN_LEAD": "12s"}, want: overloadConfig{DrainLead: 12 * time.Second}},
+		{name: "drain lead off", env: map[string]string{"SWITCHBOARD_DRAIN_LEAD": "0s"}, want: overloadConfig{NoDrainLead: true}},
+		{name: "drain lead negative", env: map[string]string{"SWITCHBOARD_DRAIN_LEAD": "-1s"}, wantBad: "SWITCHBOARD_DRAIN_LEAD"},
+	}
+	for _, c := range []struct {
+		cfg  overloadConfig
+		want time.Duration
+	}{{overloadConfig{}, defaultDrainLead}, {overloadConfig{DrainLead: 12 * time.Second}, 12 * time.Second}, {overloadConfig{NoDrainLead: true}, 0}} {
+		if got := c.cfg.lead(); got != c.want {
+			t.Errorf("%+v: lead %s, want %s", c.cfg, got, c.want)
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
@@ -232,9 +234,10 @@ type k8sObject struct {
 				Labels map[string]string `yaml:"labels"`
 			} `yaml:"metadata"`
 			Spec struct {
-				InitContainers []k8sContainer `yaml:"initContainers"`
-				Containers     []k8sContainer `yaml:"containers"`
-				Volumes        []struct {
+				TerminationGracePeriodSeconds int            `yaml:"terminationGracePeriodSeconds"`
+				InitContainers                []k8sContainer `yaml:"initContainers"`
+				Containers                    []k8sContainer `yaml:"containers"`
+				Volumes                       []struct {
 					Name   string `yaml:"name"`
 					Secret *struct {
 						SecretName string `yaml:"secretName"`
@@ -276,6 +279,8 @@ type k8sProbe struct {
 		Path string `yaml:"path"`
 		Port string `yaml:"port"`
 	} `yaml:"httpGet"`
+	PeriodSeconds    int `yaml:"periodSeconds"`
+	FailureThreshold int `yaml:"failureThreshold"`
 }
 
 // loadK8s reads every manifest of deploy/k8s by kind.
@@ -461,6 +466,76 @@ func TestDeployProbesAnswer(t *testing.T) {
 		_ = res.Body.Close()
 		if res.StatusCode != http.StatusOK {
 			t.Errorf("GET %s answered %d, want 200", p, res.StatusCode)
+		}
+	}
+}
+
+// TestDeployDrainTimings: each shipped deployment gives a node's shutdown the time it
+// takes, and its balancer the time to see it leave before it refuses anything. The
+// node's drain lead (/readyz 503 while it still serves) is longer than HAProxy's checks
+// (inter × fall) and the Kubernetes readiness probe (period × failures) take to see it;
+// the time a node is given to stop (Kubernetes' grace period, compose's
+// stop_grace_period) is longer than its lead, its calls' drain and its graceful
+// shutdown together.
+func TestDeployDrainTimings(t *testing.T) {
+	t.Parallel()
+	shutdown := func(lead time.Duration) time.Duration { return lead + defaultDrainTimeout + shutdownTimeout }
+
+	f, err := os.Open(filepath.Join(deployDir, "haproxy", "haproxy.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var detect time.Duration
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || fields[0] != "default-server" {
+			continue
+		}
+		inter, fall := time.Duration(0), 0
+		for i := 1; i+1 < len(fields); i++ {
+			switch fields[i] {
+			case "inter":
+				inter, _ = time.ParseDuration(fields[i+1])
+			case "fall":
+				fall, _ = strconv.Atoi(fields[i+1])
+			}
+		}
+		detect = inter * time.Duration(fall)
+	}
+	if detect <= 0 || defaultDrainLead <= detect {
+		t.Errorf("HAProxy takes up to %s to see a node leave; the default drain lead %s must be longer", detect, defaultDrainLead)
+	}
+
+	d := loadK8s(t)["Deployment"]
+	c := d.Spec.Template.Spec.Containers[0]
+	lead := defaultDrainLead
+	for _, e := range c.Env {
+		if e.Name == "SWITCHBOARD_DRAIN_LEAD" {
+			if lead, err = time.ParseDuration(e.Value); err != nil {
+				t.Fatalf("SWITCHBOARD_DRAIN_LEAD=%q: %v", e.Value, err)
+			}
+		}
+	}
+	probe := time.Duration(c.ReadinessProbe.PeriodSeconds*max(c.ReadinessProbe.FailureThreshold, 1)) * time.Second
+	if lead <= probe {
+		t.Errorf("the readiness probe takes up to %s to see a node leave; its drain lead %s must be longer", probe, lead)
+	}
+	if grace := time.Duration(d.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second; grace <= shutdown(lead) {
+		t.Errorf("terminationGracePeriodSeconds is %s; a node's shutdown takes up to %s (lead %s, drain %s, shutdown %s)", grace, shutdown(lead), lead, defaultDrainTimeout, shutdownTimeout)
+	}
+
+	for _, n := range loadCompose(t).Services {
+		if !strings.HasPrefix(n.Name, "switchboard-") {
+			continue
+		}
+		var grace time.Duration
+		if n.StopGracePeriod != nil {
+			grace = time.Duration(*n.StopGracePeriod)
+		}
+		if grace <= shutdown(defaultDrainLead) {
+			t.Errorf("%s: stop_grace_period is %s; a node's shutdown takes up to %s", n.Name, grace, shutdown(defaultDrainLead))
 		}
 	}
 }

@@ -19,9 +19,10 @@ import (
 )
 
 // env returns an environment (KEY=VALUE entries) of a map, so tests never read the
-// process environment.
+// process environment. A serve stops at once (SWITCHBOARD_DRAIN_LEAD=0s) unless m says
+// otherwise: no balancer watches the tests' nodes.
 func env(m map[string]string) []string {
-	var out []string
+	out := []string{"SWITCHBOARD_DRAIN_LEAD=0s"}
 	for k, v := range m {
 		out = append(out, k+"="+v)
 	}

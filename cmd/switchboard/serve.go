@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -260,6 +261,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
+	// leaving is set at SIGTERM: /readyz answers 503 from then on, while calls are still
+	// accepted for the drain lead (see the end of serve).
+	var leaving atomic.Bool
 	engine := api.New(api.Options{
 		Registry:    reg,
 		Tenants:     tenantStore,
@@ -276,11 +280,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		SSO:         oauth,
 		Recorder:    auditWriter,
 		Ready: func(ctx context.Context) error {
-			if rtr.Draining() { // out of the load balancer from the first moment of a shutdown
+			if leaving.Load() || rtr.Draining() { // out of the load balancer from the first moment of a shutdown
 				return &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "this node is shutting down"}
 			}
-			return database.Ping(ctx, db)
+			return nil
 		},
+		Database:      func(ctx context.Context) error { return database.Ping(ctx, db) },
 		SettingsDrift: settingsDrift(members),
 		FeedListening: feedListening(feed),
 		PublicURL:     publicURL,
@@ -383,8 +388,16 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	// Calls under way finish (answer and audit row) before the listener closes; new
-	// ones are refused with Retry-After, and /readyz answers 503 meanwhile.
+	// First the balancer is told: /readyz answers 503 while calls are still accepted, for
+	// long enough that its checks take the node out before it refuses anything (a
+	// request it sends meanwhile is served).
+	leaving.Store(true)
+	if lead := cfg.Overload.lead(); lead > 0 {
+		log.Info("shutting down: /readyz answers 503 while calls are still accepted", "drain_lead", lead.String())
+		time.Sleep(lead)
+	}
+	// Then calls under way finish (answer and audit row) before the listener closes; new
+	// ones are refused with Retry-After.
 	log.Info("shutting down: draining the tool calls under way", "drain_timeout", cfg.Overload.drain().String())
 	drainCtx, cancelDrain := context.WithTimeout(context.Background(), cfg.Overload.drain())
 	if err := rtr.Drain(drainCtx); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,7 +27,9 @@ var (
 // An input schema, which a model builds its call from and a client may validate it
 // with, keeps at every depth the properties and constraints of the full one (types,
 // required fields, enums, patterns, bounds) and its descriptions, defaults and
-// additionalProperties.
+// additionalProperties, once its references to the subschemas it says once ($defs)
+// are followed. The only bound it may leave out is a maxLength of providers.LongText
+// or more, which no argument a model writes comes near.
 //
 // An output schema is what a client validates structuredContent with: the listed one
 // must accept everything the full one accepts (looser, never stricter: each constraint
@@ -46,7 +49,7 @@ func TestListedSchemasKeepWhatCallersNeed(t *testing.T) {
 				t.Errorf("%s: the listed schemas (%d + %d bytes) are not smaller than the full ones (%d + %d)",
 					tool.Name, len(input), len(output), len(tool.InputSchema), len(tool.OutputSchema))
 			}
-			sameEssentials(t, tool.Name+" input", decode(t, tool.InputSchema), decode(t, input), append(slices.Clone(constraintKeys), inputOnlyKeys...))
+			sameEssentials(t, tool.Name+" input", decode(t, tool.InputSchema), inlineRefs(t, decode(t, input)), append(slices.Clone(constraintKeys), inputOnlyKeys...))
 			fullOut, listedOut := decode(t, tool.OutputSchema), decode(t, output)
 			loosens(t, tool.Name+" output", fullOut, listedOut)
 			sameContract(t, tool.Name+" output", fullOut, listedOut)
@@ -206,6 +209,9 @@ func sameEssentials(t *testing.T, where string, full, listed map[string]any, key
 	for _, k := range keys {
 		fv, fok := full[k]
 		lv, lok := listed[k]
+		if n, ok := fv.(float64); ok && k == "maxLength" && !lok && n >= providers.LongText {
+			continue // a document's length: left out of the listing
+		}
 		if k == "additionalProperties" {
 			if _, isSchema := fv.(map[string]any); isSchema {
 				continue // compared below, as a schema
@@ -237,6 +243,41 @@ func sameEssentials(t *testing.T, where string, full, listed map[string]any, key
 			sameEssentials(t, where+"."+k, fs, ls, keys)
 		}
 	}
+}
+
+// inlineRefs returns a listed input schema with each reference to its $defs replaced
+// by the subschema it names, as a validator reads it.
+func inlineRefs(t *testing.T, s map[string]any) map[string]any {
+	t.Helper()
+	defs, _ := s["$defs"].(map[string]any)
+	delete(s, "$defs")
+	var inline func(v any) any
+	inline = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["$ref"].(string); ok {
+				def, ok := defs[strings.TrimPrefix(ref, "#/$defs/")]
+				if !ok || len(x) != 1 {
+					t.Errorf("listed schema refers to %s beside %v; its $defs hold %v", ref, x, slices.Sorted(keysOf(defs)))
+					return x
+				}
+				return inline(def)
+			}
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[k] = inline(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = inline(e)
+			}
+			return out
+		}
+		return v
+	}
+	return inline(s).(map[string]any)
 }
 
 func keysOf(m map[string]any) func(func(string) bool) {

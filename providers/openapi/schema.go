@@ -1,7 +1,9 @@
 package openapi
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -120,7 +122,8 @@ func convert(ref *openapi3.SchemaRef, mode schemaMode, depth int, path map[*open
 	}
 	if len(s.Properties) > 0 {
 		props := map[string]any{}
-		for name, p := range s.Properties {
+		for _, name := range slices.Sorted(maps.Keys(s.Properties)) { // in order: the budget runs out at the same place every time
+			p := s.Properties[name]
 			if p != nil && p.Value != nil && (mode == forInput && p.Value.ReadOnly || mode == forOutput && p.Value.WriteOnly) {
 				continue
 			}
