@@ -122,6 +122,8 @@ type Service struct {
 	// MinScheduleInterval is the shortest time a saved schedule may leave between two
 	// firings (default DefaultMinScheduleInterval).
 	MinScheduleInterval time.Duration
+
+	cache toolCache // the workflows' tools (Spec)
 }
 
 // StartAs starts a run of a saved workflow without a caller (a trigger): as the user

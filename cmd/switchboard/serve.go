@@ -200,6 +200,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	tenantStore.SetPasswordPolicy(oauth.PasswordsAllowed)
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr, MinScheduleInterval: cfg.ScheduleMinInterval}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools
+	// Saved workflows are tools of their own provider, listed per tenant and run
+	// through the router like every other tool.
+	if err := reg.Register(wfService.Spec()); err != nil {
+		return err
+	}
 	// Request bodies in flight share one budget; the MCP URLs reserve theirs once the
 	// caller is authenticated, as /api does.
 	bodies := limits.NewBodyBudget(0, 0)
