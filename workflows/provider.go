@@ -27,7 +27,7 @@ const DefaultToolWait = 30 * time.Second
 // caller's confirm policy covers a step (ConfirmsItself). Register it with the registry
 // the router reads.
 func (s *Service) Spec() providers.Spec {
-	return providers.Spec{Name: Provider, Title: workflowSpec.Title, Connectionless: true, ConfirmsItself: true, TenantTools: s.tenantTools}
+	return providers.Spec{Name: Provider, Title: "Workflows", Connectionless: true, ConfirmsItself: true, TenantTools: s.tenantTools}
 }
 
 // toolCache keeps each workflow's tool by its version, so its schema is compiled once.

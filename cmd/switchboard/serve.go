@@ -183,7 +183,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// Workflow runs are runs: the executor's runner sends them to the workflow engine
 	// and every other run to the router.
 	wfStore := workflows.NewStore(db, keyring)
-	wfHub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: log})}
+	wfHub := &workflows.Hub{Router: rtr, Registry: reg, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: log})}
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: wfHub, Registry: reg, Logger: log, Lease: cfg.RunLease,
 		Node: node, Feed: feed, Slots: shared.slots,
 		Describe:    func(err error) string { return adapter.DescribeError(err) },
