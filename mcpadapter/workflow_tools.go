@@ -120,16 +120,7 @@ func (x *workflowsExt) agentTools(ctx context.Context, sc Scope) ([]server.Serve
 // schema. Where the scope serves MCP tasks, a task-augmented call of it is a task
 // backed by the workflow's run.
 func (x *workflowsExt) workflowTool(sc Scope, w workflows.Workflow) server.ServerTool {
-	def, err := workflows.Parse([]byte(w.Definition))
-	input := json.RawMessage(`{"type":"object"}`)
-	if err == nil && len(def.Parameters) > 0 && string(def.Parameters) != "null" {
-		input = def.Parameters
-	}
-	desc := w.Description
-	if desc == "" {
-		desc = "Run the workflow " + w.Name + "."
-	}
-	desc += " (A workflow: answers with its result, or with a workflow_id to follow with switchboard_get_run when it takes longer.)"
+	input, desc := workflows.ToolSchema(w)
 	t := mgmtTool(workflows.ToolPrefix+w.Name, "Workflow "+w.Name, desc, string(input), workflowResultSchema, false, true, false, true)
 	tasks := sc.taskRunner()
 	if tasks != nil {

@@ -69,9 +69,10 @@ func (s *Service) tenantTools(ctx context.Context, tenant switchboard.TenantID) 
 	return out, nil
 }
 
-// tool is a saved workflow as its tool.
-func (s *Service) tool(w Workflow) (*providers.Tool, error) {
-	input := json.RawMessage(`{"type":"object"}`)
+// ToolSchema is what a saved workflow's tool says of itself: its input schema (the
+// workflow's parameters, else any object) and its description.
+func ToolSchema(w Workflow) (input json.RawMessage, description string) {
+	input = json.RawMessage(`{"type":"object"}`)
 	if def, err := Parse([]byte(w.Definition)); err == nil && len(def.Parameters) > 0 && string(def.Parameters) != "null" {
 		input = def.Parameters
 	}
@@ -79,7 +80,12 @@ func (s *Service) tool(w Workflow) (*providers.Tool, error) {
 	if desc == "" {
 		desc = "Run the workflow " + w.Name + "."
 	}
-	desc += " (A workflow: answers with its result, or with a workflow_id to follow with switchboard_get_run when it takes longer.)"
+	return input, desc + " (A workflow: answers with its result, or with a workflow_id to follow with switchboard_get_run when it takes longer.)"
+}
+
+// tool is a saved workflow as its tool.
+func (s *Service) tool(w Workflow) (*providers.Tool, error) {
+	input, desc := ToolSchema(w)
 	op := &workflowOp{svc: s, name: w.Name, info: providers.Info{Name: w.Name, Title: "Workflow " + w.Name, Description: desc,
 		Hints: providers.Hints{Destructive: true}}}
 	return providers.NewConnectionTool(workflowSpec, ToolPrefix+w.Name, op, input, json.RawMessage(ResultSchema))
