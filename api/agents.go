@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -12,7 +11,6 @@ import (
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/audit"
 	"github.com/switchboard-hub/switchboard/providers"
-	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // The audit kinds of agent changes.
@@ -527,13 +525,10 @@ func (s *server) putMCPSettings(c *gin.Context) {
 }
 
 // agentConnection is connectionFor for an agent's key: the tool must be one the agent
-// selected, and it runs on the connection it is bound to. An agent's key calls nothing
-// else through the REST API either. A selected workflow runs through its own route,
-// which checks it as saved, never from input the caller writes.
+// selected, and it runs on the connection it is bound to (none for a workflow, which
+// the router runs as the workflows provider's tool, each step checked against the same
+// selection). An agent's key calls nothing else through the REST API either.
 func (s *server) agentConnection(ctx context.Context, p switchboard.Principal, tool, named string) (string, error) {
-	if name, ok := strings.CutPrefix(tool, workflows.ToolPrefix); ok {
-		return "", switchboard.Invalid("tool", "is a workflow: start its run with POST /api/workflows/"+name+"/runs")
-	}
 	if s.Agents == nil {
 		return "", switchboard.NotFound("tool " + tool)
 	}

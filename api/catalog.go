@@ -102,8 +102,8 @@ func (s *server) listProviders(c *gin.Context) {
 	specs := s.Registry.Providers()
 	out := make([]providerView, 0, len(specs))
 	for _, sp := range specs {
-		if sp.PerConnection() {
-			continue // its connections bring their tools, and are registered through its own routes
+		if !sp.Connectable() {
+			continue // its connections are registered through its own routes, or it needs none
 		}
 		kinds := sp.AuthKinds
 		if kinds == nil {

@@ -145,6 +145,9 @@ func (s *server) connectionFor(ctx context.Context, p switchboard.Principal, too
 	var refs []router.ConnectionRef
 	for _, b := range bindings {
 		if b.Tool.Name == tool {
+			if b.Tool.Provider.Connectionless {
+				return "", nil // a workflow or a hub tool: it runs on no connection
+			}
 			refs = b.Connections
 		}
 	}

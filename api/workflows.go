@@ -225,19 +225,17 @@ func (s *server) agentSelectedWorkflow(ctx context.Context, p switchboard.Princi
 	return nil
 }
 
-// agentWorkflows names the workflows an agent's key's agent selected.
+// agentWorkflows names the workflows an agent's key may use, as the router lists its
+// tools: the workflows provider's tools its agent selected.
 func (s *server) agentWorkflows(ctx context.Context, p switchboard.Principal) (map[string]bool, error) {
-	out := map[string]bool{}
-	if s.Agents == nil {
-		return out, nil
-	}
-	a, err := s.Agents.Get(ctx, p, p.AgentID)
+	bindings, err := s.tools().Tools(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range a.Tools {
-		if name, ok := strings.CutPrefix(t.Tool, workflows.ToolPrefix); ok && t.ConnectionID == "" {
-			out[name] = true
+	out := map[string]bool{}
+	for _, b := range bindings {
+		if workflows.IsTool(b.Tool) {
+			out[b.Tool.Info.Name] = true
 		}
 	}
 	return out, nil

@@ -181,7 +181,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: w.writer, Transports: transports, Logger: slog.New(slog.DiscardHandler), ArgsKey: []byte("test"), Policies: agentService, Agents: agentService})
 	svc.Subscribe(rtr.Forget)
 	wfStore := workflows.NewStore(db, kr)
-	hub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: slog.New(slog.DiscardHandler)})}
+	hub := &workflows.Hub{Router: rtr, Registry: reg, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: slog.New(slog.DiscardHandler)})}
 	w.runs = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: hub, Registry: reg, Logger: slog.New(slog.DiscardHandler),
 		Connections: svc, ApprovalURL: func(id string) string { return "https://hub.example.com/approvals/" + id }})
 	t.Cleanup(func() {
@@ -208,6 +208,16 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	w.ownerB = w.newUser(w.b.ID, "owner@b.test", switchboard.RoleOwner)
 
 	w.oauth = identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: slog.New(slog.DiscardHandler)})
+	wfService := &workflows.Service{Store: wfStore, Runs: w.runs, Router: rtr, User: func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
+		u, err := w.tenants.User(ctx, tenant, id)
+		if err != nil {
+			return switchboard.Principal{}, err
+		}
+		return switchboard.Principal{TenantID: tenant, Kind: switchboard.PrincipalUser, UserID: u.ID, Role: u.Role}, nil
+	}}
+	if err := reg.Register(wfService.Spec()); err != nil { // as serve registers it
+		t.Fatal(err)
+	}
 	engine := api.New(api.Options{
 		Grants:      w.oauth,
 		Registry:    reg,
@@ -216,14 +226,8 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		Audit:       audit.NewStore(db),
 		Tools:       rtr,
 		Runs:        w.runs,
-		Workflows: &workflows.Service{Store: wfStore, Runs: w.runs, Router: rtr, User: func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
-			u, err := w.tenants.User(ctx, tenant, id)
-			if err != nil {
-				return switchboard.Principal{}, err
-			}
-			return switchboard.Principal{TenantID: tenant, Kind: switchboard.PrincipalUser, UserID: u.ID, Role: u.Role}, nil
-		}},
-		Agents: agentService,
+		Workflows:   wfService,
+		Agents:      agentService,
 		Lister: mcpadapter.New(mcpadapter.Options{Router: rtr, Agents: agentService, Logger: slog.New(slog.DiscardHandler),
 			Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: w.runs, StateKey: kr.Derive("request-state")})}}),
 		Recorder:  w.writer,

@@ -105,12 +105,13 @@ func (s *Service) Connect(ctx context.Context, p switchboard.Principal, in Conne
 		return Connection{}, switchboard.Errorf(switchboard.CodeForbidden, "only a user can connect an account")
 	}
 	spec, ok := s.reg.Provider(in.Provider)
-	if !ok || spec.PerConnection() {
+	if !ok || !spec.Connectable() {
 		// A provider whose tools exist per connection (remote MCP servers) is connected
-		// through its own registration, which checks what a token cannot.
+		// through its own registration, which checks what a token cannot; a
+		// connectionless one (workflows) has no connections.
 		var names []string
 		for _, sp := range s.reg.Providers() {
-			if !sp.PerConnection() {
+			if sp.Connectable() {
 				names = append(names, sp.Name)
 			}
 		}

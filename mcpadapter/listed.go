@@ -23,6 +23,7 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 	if err != nil {
 		return nil, "", err
 	}
+	bindings = connectionBound(bindings)
 	mode, runTools := agents.ToolModeAll, true // as refresh has it without an agents service
 	if a.opts.Agents != nil {
 		_, settings, err := a.opts.Agents.AgentAndSettings(ctx, p.TenantID, "")

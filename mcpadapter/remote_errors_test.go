@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -17,9 +18,10 @@ import (
 // executor records DescribeError's text; a task's result is runResult of the run).
 func TestRemoteToolErrorsKeepTheirWordsInRuns(t *testing.T) {
 	t.Parallel()
-	remote := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent("cannot shout fail"), mcp.NewTextContent("try a quieter word")}}
+	remote := &providers.ContentResult{IsError: true, Content: []json.RawMessage{
+		json.RawMessage(`{"type":"text","text":"cannot shout fail"}`), json.RawMessage(`{"type":"text","text":"try a quieter word"}`)}}
 	err := &providers.UpstreamError{Provider: "mcp", Status: http.StatusOK, Code: switchboard.CodeUpstream, Reason: "tool_error",
-		Message: "shout on the remote MCP server up: cannot shout fail", ToolResult: remote}
+		Message: "shout on the remote MCP server up: cannot shout fail", Result: remote}
 	a := New(Options{})
 	want := "cannot shout fail\ntry a quieter word"
 	if got := a.DescribeError(err); got != want {

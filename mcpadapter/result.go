@@ -3,7 +3,6 @@ package mcpadapter
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -24,8 +23,8 @@ func (a *Adapter) errorText(err error) string {
 		// A remote MCP server's failed tool result says what failed in its own words:
 		// a run's or a task's error is those words, as a direct call's result is the
 		// server's result itself.
-		if res, ok := ue.ToolResult.(*mcp.CallToolResult); ok {
-			if text := resultText(res); text != "" {
+		if ue.Result != nil {
+			if text := ue.Result.Text(); text != "" {
 				return text
 			}
 		}
@@ -83,13 +82,20 @@ func retrySeconds(d time.Duration) int {
 	return max(s, 1)
 }
 
-// resultText is the text of a tool result's text contents, one per line.
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			parts = append(parts, t.Text)
+// contentResult is a tool's answer in MCP content as the MCP result: its blocks as the
+// upstream gave them. A block mcp-go cannot read is answered as its JSON in a text
+// block, so nothing the upstream said is lost.
+func contentResult(r *providers.ContentResult) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: make([]mcp.Content, 0, len(r.Content)), IsError: r.IsError}
+	for _, raw := range r.Content {
+		c, err := mcp.UnmarshalContent(raw)
+		if err != nil {
+			c = mcp.NewTextContent(string(raw))
 		}
+		res.Content = append(res.Content, c)
 	}
-	return strings.Join(parts, "\n")
+	if len(r.StructuredContent) > 0 {
+		res.StructuredContent = r.StructuredContent
+	}
+	return res
 }

@@ -223,7 +223,7 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 	var adapter *Adapter
 	// Workflow runs go to the engine, every other run to the router, as serve wires them.
 	wfStore := workflows.NewStore(db, kr)
-	hub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr})}
+	hub := &workflows.Hub{Router: rtr, Registry: reg, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr})}
 	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: hub, Registry: reg,
 		Describe:    func(err error) string { return adapter.DescribeError(err) },
 		ApprovalURL: func(id string) string { return "https://hub.test" + ApprovalPath + id }})
@@ -240,6 +240,9 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 		}
 	}
 	e.workflows = &workflows.Service{Store: wfStore, Runs: e.exec, Router: rtr}
+	if err := reg.Register(e.workflows.Spec()); err != nil { // as serve registers it
+		t.Fatal(err)
+	}
 	e.node = func(t *testing.T, store SessionStore, relay Relay) *httptest.Server {
 		exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})}
 		if e.serveWorkflows {

@@ -197,6 +197,7 @@ func (s *scope) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	bindings = connectionBound(bindings)
 	st := &scopeState{mode: agents.ToolModeAll, hub: make(map[string]*hubTool, len(bindings))}
 	fp := []string{"v2"}
 	runTools := true // without an agents service there are no settings to narrow the list
@@ -390,3 +391,16 @@ func (s *scope) idle(now time.Time, timeout time.Duration) bool {
 
 // close ends the scope's sessions and its session sweeper.
 func (s *scope) close(ctx context.Context) { _ = s.http.Shutdown(ctx) }
+
+// connectionBound leaves out the tools of connectionless providers (saved workflows):
+// the workflows extension serves those with the MCP surface's own confirmation in the
+// client's form, tasks and progress.
+func connectionBound(bindings []router.Binding) []router.Binding {
+	out := bindings[:0:0]
+	for _, b := range bindings {
+		if !b.Tool.Provider.Connectionless {
+			out = append(out, b)
+		}
+	}
+	return out
+}

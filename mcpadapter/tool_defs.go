@@ -35,7 +35,7 @@ type toolDefKey struct {
 
 // def returns the shared definition of t.
 func (d *toolDefs) def(t *providers.Tool, taskSupport bool) *toolDef {
-	if t.Provider != nil && t.Provider.PerConnection() {
+	if t.Provider != nil && (t.Provider.PerConnection() || t.Provider.TenantTools != nil) {
 		return newToolDef(t, taskSupport)
 	}
 	d.mu.Lock()

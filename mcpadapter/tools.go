@@ -129,14 +129,14 @@ func (s *scope) callHub(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		var ue *providers.UpstreamError
 		if errors.As(err, &ue) {
-			if res, ok := ue.ToolResult.(*mcp.CallToolResult); ok {
-				return withAuditID(res, ref.ID), nil // a remote MCP server's error, as the server gave it
+			if ue.Result != nil {
+				return withAuditID(contentResult(ue.Result), ref.ID), nil // a remote MCP server's error, as the server gave it
 			}
 		}
 		return withAuditID(a.toolError(err), ref.ID), nil
 	}
-	if res, ok := out.(*mcp.CallToolResult); ok {
-		return res, nil // a remote MCP server's result, as the server gave it
+	if res, ok := out.(*providers.ContentResult); ok {
+		return withAuditID(contentResult(res), ref.ID), nil // a remote MCP server's result, as the server gave it
 	}
 	raw, err := providers.MarshalOutput(out)
 	if err != nil {

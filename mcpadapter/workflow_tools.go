@@ -53,12 +53,7 @@ type workflowsExt struct {
 	states requestStates
 }
 
-const workflowResultSchema = `{"type":"object","properties":{` +
-	`"status":{"type":"string","enum":["success","failed","partial","canceled","working","input_required"],"description":"How the run ended, or where it is when it has not ended within the call"},` +
-	`"workflow_id":{"type":"string","description":"The run's id: follow it with switchboard_get_run, stop it with cancel_workflow"},` +
-	`"steps_completed":{"type":"integer"},"steps_total":{"type":"integer"},` +
-	`"step_results":{"type":"array","items":{"type":"object","properties":{"step_name":{"type":"string"},"status":{"type":"string"},"output":{},"duration":{"type":"integer","description":"Milliseconds"},"execution_time":{"type":"string","format":"date-time"},"error_message":{"type":"string"}}}},` +
-	`"outputs":{"type":"object"},"error_message":{"type":"string"},"message":{"type":"string"},"plan":{"type":"object"}},"required":["status"]}`
+const workflowResultSchema = workflows.ResultSchema
 
 func (x *workflowsExt) tools(ctx context.Context, sc Scope) ([]server.ServerTool, error) {
 	if sc.AgentID != "" {
@@ -125,16 +120,7 @@ func (x *workflowsExt) agentTools(ctx context.Context, sc Scope) ([]server.Serve
 // schema. Where the scope serves MCP tasks, a task-augmented call of it is a task
 // backed by the workflow's run.
 func (x *workflowsExt) workflowTool(sc Scope, w workflows.Workflow) server.ServerTool {
-	def, err := workflows.Parse([]byte(w.Definition))
-	input := json.RawMessage(`{"type":"object"}`)
-	if err == nil && len(def.Parameters) > 0 && string(def.Parameters) != "null" {
-		input = def.Parameters
-	}
-	desc := w.Description
-	if desc == "" {
-		desc = "Run the workflow " + w.Name + "."
-	}
-	desc += " (A workflow: answers with its result, or with a workflow_id to follow with switchboard_get_run when it takes longer.)"
+	input, desc := workflows.ToolSchema(w)
 	t := mgmtTool(workflows.ToolPrefix+w.Name, "Workflow "+w.Name, desc, string(input), workflowResultSchema, false, true, false, true)
 	tasks := sc.taskRunner()
 	if tasks != nil {
@@ -307,45 +293,13 @@ func (x *workflowsExt) confirm(ctx context.Context, sc Scope, req mcp.CallToolRe
 	return res, confirmed
 }
 
-// answer renders a workflow run as the tools answer it.
+// answer renders a workflow run as the tools answer it (workflows.Service.Answer),
+// isError when it ended failed, canceled or partial.
 func (x *workflowsExt) answer(ctx context.Context, p switchboard.Principal, v runs.View) (*mcp.CallToolResult, error) {
-	out := map[string]any{"workflow_id": v.ID}
-	st, err := x.o.Service.Status(ctx, p, v.ID)
-	if err == nil {
-		out["steps_completed"], out["steps_total"], out["step_results"] = st.StepsCompleted, st.StepsTotal, st.Steps
-	}
-	switch v.State {
-	case runs.StateCompleted:
-		var res workflows.Result
-		_ = json.Unmarshal(v.Output, &res)
-		out["status"], out["outputs"] = res.Status, res.Outputs
-	case runs.StateFailed:
-		out["status"] = "failed"
-	case runs.StateCanceled:
-		out["status"] = "canceled"
-	case runs.StateInputRequired:
-		out["status"] = "input_required"
-		msg := "the run waits for a person's confirmation; relay their answer with switchboard_submit_elicitation"
-		if v.ApprovalURL != "" {
-			msg += "; or approve it at " + v.ApprovalURL
-		}
-		if pol, err := x.o.Service.Router.Policy(ctx, p); err == nil && pol.Approval == router.ApprovalPerson {
-			msg = "only a signed-in person may approve it: ask them to approve or decline it at " + v.ApprovalURL + "; do not approve it yourself"
-		}
-		if v.Elicitation != nil {
-			msg = v.Elicitation.Message + " (" + msg + ")"
-		}
-		out["message"] = msg
-	default:
-		out["status"] = string(v.State)
-		out["message"] = "still running: follow it with switchboard_get_run, stop it with cancel_workflow"
-	}
-	if v.Error != nil {
-		out["error_message"] = v.Error.Message
-	}
-	res, err := viewResult(out)
+	ans := x.o.Service.Answer(ctx, p, v)
+	res, err := viewResult(ans)
 	if res != nil {
-		res.IsError = workflows.EndedInError(v)
+		res.IsError = ans.IsError
 	}
 	return res, err
 }

@@ -12,7 +12,10 @@ import (
 // what is safe to retry. An operation never builds its own client and never sees a
 // refresh token.
 type Call struct {
-	Tenant       switchboard.TenantID
+	Tenant switchboard.TenantID
+	// Principal is who the call runs for: what a connectionless tool (Spec.Connectionless)
+	// acts as, in place of a connection's credentials.
+	Principal    switchboard.Principal
 	ConnectionID string
 	BaseURL      string // the provider's API base URL for this connection, no trailing slash
 	HTTP         *http.Client

@@ -60,6 +60,11 @@ func NewConnectionTool(spec *Spec, name string, op Op, input, output json.RawMes
 // rather than being its registered operations.
 func (s *Spec) PerConnection() bool { return s.Tools != nil }
 
+// Connectable reports whether a person connects an account of the provider with an
+// API token or OAuth: not a provider whose connections are made by its own
+// registration (PerConnection), nor one that runs on no connection (Connectionless).
+func (s *Spec) Connectable() bool { return !s.PerConnection() && !s.Connectionless }
+
 // PerConnection reports whether any registered provider supplies its tools per connection.
 func (r *Registry) PerConnection() bool {
 	for _, s := range r.specs {

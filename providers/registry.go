@@ -57,6 +57,8 @@ type Registry struct {
 	tools    map[string]*Tool
 	byProv   map[string][]*Tool
 	baseURLs map[string]string
+	// perTenant are the connectionless providers whose tools exist per tenant.
+	perTenant []*Spec
 }
 
 // NewRegistry returns an empty registry.
@@ -72,8 +74,14 @@ func (r *Registry) Register(s Spec) error {
 	if _, dup := r.specs[s.Name]; dup {
 		return fmt.Errorf("register provider %q: already registered", s.Name)
 	}
-	if s.Verify == nil && s.Tools == nil {
+	if s.Verify == nil && s.Tools == nil && !s.Connectionless {
 		return fmt.Errorf("register provider %q: no Verify", s.Name)
+	}
+	if s.TenantTools != nil && !s.Connectionless {
+		return fmt.Errorf("register provider %q: tools per tenant need a connectionless provider", s.Name)
+	}
+	if s.Connectionless && s.Tools != nil {
+		return fmt.Errorf("register provider %q: connectionless, yet tools per connection", s.Name)
 	}
 	if s.Tools != nil && len(s.Operations) > 0 {
 		return fmt.Errorf("register provider %q: tools per connection and operations both", s.Name)
@@ -93,6 +101,9 @@ func (r *Registry) Register(s Spec) error {
 	}
 	r.specs[s.Name] = spec
 	r.order = append(r.order, s.Name)
+	if spec.TenantTools != nil {
+		r.perTenant = append(r.perTenant, spec)
+	}
 	r.byProv[s.Name] = tools
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/switchboard-hub/switchboard"
 )
 
 // AuthKind is how a connection authenticates to its provider.
@@ -128,6 +130,18 @@ type Spec struct {
 	// as callers see them (see NewConnectionTool). Such a provider has no Operations, and
 	// its connections are made by its own registration, not by Verify.
 	Tools func(ctx context.Context, c Connection) ([]*Tool, error)
+	// Connectionless says the provider's tools run without a connection or credentials
+	// (the hub's own tools, saved workflows): the router checks that the principal may
+	// see them and their confirm policy, and runs them with the principal in the Call.
+	Connectionless bool
+	// ConfirmsItself says the provider's tools ask the person themselves, for what they
+	// will change, when the principal's confirm policy covers it (a workflow asks once
+	// for all its steps): the policy does not cover the call of the tool itself.
+	ConfirmsItself bool
+	// TenantTools, when set on a connectionless provider, lists the tools each tenant
+	// has of it (a tenant's saved workflows), named as callers see them (see
+	// NewConnectionTool, with this Spec as their provider).
+	TenantTools func(ctx context.Context, tenant switchboard.TenantID) ([]*Tool, error)
 	// ConnectionOAuth, when set, is the provider's OAuth flow and token refresh whose
 	// authorization server is each connection's (see ConnectionOAuth), in place of OAuth.
 	ConnectionOAuth *ConnectionOAuth

@@ -20,9 +20,10 @@ type UpstreamError struct {
 	Reason     string           // the upstream's own error code, e.g. "channel_not_found"
 	Message    string           // what the upstream said, or what to do
 	RetryAfter time.Duration
-	// ToolResult is a remote MCP server's own result of a call it failed (isError),
-	// which an MCP client gets as the server gave it; nil for other upstreams.
-	ToolResult any
+	// Result is the tool's own failed answer (isError) from an upstream that answers in
+	// MCP content (a remote MCP server), which an MCP client gets as the server gave it;
+	// nil for other upstreams.
+	Result *ContentResult
 }
 
 // Error renders the failure; it carries no credential.

@@ -56,6 +56,9 @@ func (r *Router) Policy(ctx context.Context, p switchboard.Principal) (Policy, e
 // Covers reports whether the policy says a person must confirm a call of the tool
 // before it runs.
 func (pol Policy) Covers(tool *providers.Tool) bool {
+	if tool.Provider != nil && tool.Provider.ConfirmsItself {
+		return false
+	}
 	switch pol.Confirm {
 	case ConfirmAlways:
 		return true

@@ -238,8 +238,11 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 		return nil, confirmationRequired(req.Tool)
 	}
 	tool = pc.Tool
+	if pc.entry == nil {
+		return r.runConnectionless(ctx, p, tool, req)
+	}
 	conn := &pc.entry.conn
-	call := &providers.Call{Tenant: p.TenantID, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: pc.entry.client, Meta: conn.Meta, Limiter: pc.entry.lim}
+	call := &providers.Call{Tenant: p.TenantID, Principal: p, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: pc.entry.client, Meta: conn.Meta, Limiter: pc.entry.lim}
 	hints := tool.Info.Hints
 	deadline := tool.Provider.Deadlines.For(hints, r.deadlines)
 	opCtx, cancel := context.WithTimeoutCause(ctx, deadline, errDeadline)
@@ -327,6 +330,18 @@ func (r *Router) stopped(ctx context.Context, err error) error {
 // the connection is known to be the principal's.
 func (r *Router) prepare(ctx context.Context, p switchboard.Principal, req Request) (Prepared, error) {
 	tool, registered := r.registry.Tool(req.Tool)
+	if registered && tool.Provider.Connectionless {
+		return r.prepareConnectionless(ctx, p, req, tool)
+	}
+	if !registered && r.registry.PerTenant() {
+		t, err := r.registry.TenantTool(ctx, p.TenantID, req.Tool)
+		if err != nil {
+			return Prepared{}, r.internal(ctx, err, "list the tools of tenant %s", p.TenantID)
+		}
+		if t != nil {
+			return r.prepareConnectionless(ctx, p, req, t)
+		}
+	}
 	if !registered && !r.registry.PerConnection() {
 		return Prepared{}, switchboard.NotFound("tool " + req.Tool)
 	}

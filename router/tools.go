@@ -28,8 +28,9 @@ type ConnectionRef struct {
 	NeedsReconnect bool
 }
 
-// Binding is one tool a principal may call, with the connections it can run on
-// (at least one; a tool with several takes a connection argument).
+// Binding is one tool a principal may call, with the connections it can run on (at
+// least one; a tool with several takes a connection argument), or none for a tool of a
+// connectionless provider.
 type Binding struct {
 	Tool        *providers.Tool
 	Connections []ConnectionRef
@@ -51,6 +52,12 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 	}
 	var out []Binding
 	for _, b := range all {
+		if len(b.Connections) == 0 {
+			if sel[Selected{Tool: b.Tool.Name}] {
+				out = append(out, b)
+			}
+			continue
+		}
 		for _, c := range b.Connections {
 			if sel[Selected{Tool: b.Tool.Name, ConnectionID: c.ID}] {
 				out = append(out, Binding{Tool: b.Tool, Connections: []ConnectionRef{c}})
@@ -136,7 +143,12 @@ func (r *Router) tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 			out = append(out, Binding{Tool: t, Connections: refs})
 		}
 	}
-	return append(out, r.connectionBindings(ctx, own)...), nil
+	out = append(out, r.connectionBindings(ctx, own)...)
+	free, err := r.connectionlessBindings(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, free...), nil
 }
 
 // labelConnections returns a label for each connection, unique among the connections

@@ -25,7 +25,7 @@ type Runner interface {
 // Limiter is a Runner whose calls of some tools carry their own time limit (a
 // workflow's timeout); Limit answers zero where the executor's RunTimeout applies.
 type Limiter interface {
-	Limit(req router.Request) time.Duration
+	Limit(ctx context.Context, p switchboard.Principal, req router.Request) time.Duration
 }
 
 // Gate is what the executor asks the router before a run exists: whether the call
@@ -438,7 +438,7 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 		return
 	}
 	req := router.Request{Tool: r.Tool, ConnectionID: r.ConnectionID, Args: input, Confirmed: r.ElicitationAction == "accept"}
-	limit := e.limit(req)
+	limit := e.limit(ctx, r.principal(), req)
 	runCtx, cancel := context.WithTimeout(WithID(ctx, r.ID), limit)
 	out, err := e.o.Runner.Execute(runCtx, r.principal(), req)
 	defer clear(input) // after the output is encoded: it may share the input's bytes
@@ -466,9 +466,9 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 
 // limit is the time limit of one execution of req: the Runner's own for it, else
 // RunTimeout.
-func (e *Executor) limit(req router.Request) time.Duration {
+func (e *Executor) limit(ctx context.Context, p switchboard.Principal, req router.Request) time.Duration {
 	if l, ok := e.o.Runner.(Limiter); ok {
-		if d := l.Limit(req); d > 0 {
+		if d := l.Limit(ctx, p, req); d > 0 {
 			return d
 		}
 	}

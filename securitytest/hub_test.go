@@ -176,7 +176,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 		ArgsKey: []byte("security"), Policies: agentService, Agents: agentService})
 	var adapter *mcpadapter.Adapter
 	wfStore := workflows.NewStore(db, kr)
-	hub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: log})}
+	hub := &workflows.Hub{Router: rtr, Registry: reg, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: log})}
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: hub, Registry: reg, Logger: log,
 		Describe: func(err error) string { return adapter.DescribeError(err) }})
 	t.Cleanup(func() {
@@ -202,6 +202,9 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	oauth := identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: log, Accounts: h.tenants, Audit: h.writer})
 	h.tenants.SetPasswordPolicy(oauth.PasswordsAllowed)
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
+	if err := reg.Register(wfService.Spec()); err != nil { // as serve registers it
+		t.Fatal(err)
+	}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools, as serve wires it
 	h.engine = api.New(api.Options{BodyBudget: bodies, OwnBodies: []string{mcpadapter.Prefix}, Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
 		Workflows: wfService,

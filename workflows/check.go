@@ -54,6 +54,10 @@ func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Princi
 			k.add(s.Name, "tool", "%s is not a tool you may call: it does not exist, or you have no usable connection of its provider", s.Tool)
 			continue
 		}
+		if b.Tool.Provider.Connectionless {
+			k.add(s.Name, "tool", "%s runs on no connection (a workflow or one of the hub's own tools); a step runs a provider's tool on one of your connections", s.Tool)
+			continue
+		}
 		conn, msg := pickConnection(b, s.Connection)
 		if msg != "" {
 			k.add(s.Name, "connection", "%s", msg)

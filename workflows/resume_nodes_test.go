@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -29,7 +30,11 @@ outputs: {last: "${{ steps.second.output.value }}"}
 		t.Fatal(err)
 	}
 	store := runs.NewStore(r.store.db, newKeyring(t))
-	hub := &Hub{Router: fr, Engine: r.eng}
+	reg := providers.NewRegistry()
+	if err := reg.Register(svc.Spec()); err != nil {
+		t.Fatal(err)
+	}
+	hub := &Hub{Router: fr, Engine: r.eng, Registry: reg}
 	node := func(name string) *runs.Executor {
 		e := runs.NewExecutor(runs.Options{Store: store, Runner: hub, RunTimeout: time.Minute, Lease: 300 * time.Millisecond, Node: name})
 		t.Cleanup(func() {

@@ -27,12 +27,16 @@ type Router interface {
 // ToolPrefix starts the tool name of every saved workflow: workflow_<name>.
 const ToolPrefix = providers.WorkflowToolPrefix
 
-// Hub is the runs executor's Runner and Gate: a workflow_<name> run executes its
-// workflow on the engine; every other run goes to the router. Wire the executor
-// with it instead of the router.
+// Hub is the runs executor's Runner and Gate: a run of a workflows provider's tool
+// (a tenant's saved workflow, as the registry lists it) executes its workflow on the
+// engine; every other run goes to the router. Wire the executor with it instead of the
+// router.
 type Hub struct {
 	Router Router
 	Engine *Engine
+	// Registry is where the workflows provider is registered (Service.Spec): it says
+	// which tools are workflows.
+	Registry *providers.Registry
 }
 
 var (
@@ -41,19 +45,39 @@ var (
 	_ runs.Limiter = (*Hub)(nil)
 )
 
-// workflowSpec is the provider the runs of workflows are recorded under.
-var workflowSpec = &providers.Spec{Name: "workflows", Title: "Workflows"}
+// workflowSpec is the provider the tools and runs of workflows are built under.
+var workflowSpec = &providers.Spec{Name: Provider, Title: "Workflows"}
 
 // runTool is what the executor knows of a workflow run: resumable, since the engine
 // resumes at the next step and re-runs only steps that may run twice.
-func runTool(name string) *providers.Tool {
-	return &providers.Tool{Name: name, Provider: workflowSpec, Info: providers.Info{
-		Name: name, Title: "Workflow " + strings.TrimPrefix(name, ToolPrefix), Hints: providers.Hints{Idempotent: true}}}
+func runTool(t *providers.Tool) *providers.Tool {
+	return &providers.Tool{Name: t.Name, Provider: t.Provider, Info: providers.Info{
+		Name: t.Info.Name, Title: t.Info.Title, Hints: providers.Hints{Idempotent: true}}}
+}
+
+// workflow returns the tenant's tool of that name when it is a saved workflow's,
+// else nil.
+func (h *Hub) workflow(ctx context.Context, tenant switchboard.TenantID, name string) (*providers.Tool, error) {
+	if h.Registry == nil {
+		return nil, nil
+	}
+	if _, builtIn := h.Registry.Tool(name); builtIn {
+		return nil, nil
+	}
+	t, err := h.Registry.TenantTool(ctx, tenant, name)
+	if err != nil || !IsTool(t) {
+		return nil, err
+	}
+	return t, nil
 }
 
 // Execute runs a workflow run on the engine, or a tool run through the router.
 func (h *Hub) Execute(ctx context.Context, p switchboard.Principal, req router.Request) (any, error) {
-	if !strings.HasPrefix(req.Tool, ToolPrefix) {
+	t, err := h.workflow(ctx, p.TenantID, req.Tool)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
 		return h.Router.Execute(ctx, p, req)
 	}
 	id, ok := runs.IDFrom(ctx)
@@ -69,8 +93,8 @@ func (h *Hub) Execute(ctx context.Context, p switchboard.Principal, req router.R
 
 // Limit is a workflow run's time limit: the run's own timeout, else its definition's,
 // else DefaultTimeout. Other runs get the executor's.
-func (h *Hub) Limit(req router.Request) time.Duration {
-	if !strings.HasPrefix(req.Tool, ToolPrefix) {
+func (h *Hub) Limit(ctx context.Context, p switchboard.Principal, req router.Request) time.Duration {
+	if t, err := h.workflow(ctx, p.TenantID, req.Tool); err != nil || t == nil {
 		return 0
 	}
 	var in RunInput
@@ -84,11 +108,27 @@ func (h *Hub) Limit(req router.Request) time.Duration {
 	return in.timeout(&Program{Def: def})
 }
 
-// Prepare passes workflow runs (the Service checked them) and asks the router about
-// the rest.
+// serviceStart marks the context of a run the Service starts: its input is the saved
+// workflow, checked for the principal.
+type serviceStart struct{}
+
+// Prepare passes workflow runs the Service starts (it checked them), refuses any
+// other run of a workflow's tool (its input would be the caller's), and asks the
+// router about the rest.
 func (h *Hub) Prepare(ctx context.Context, p switchboard.Principal, req router.Request) (router.Prepared, error) {
-	if strings.HasPrefix(req.Tool, ToolPrefix) {
-		return router.Prepared{Tool: runTool(req.Tool)}, nil
+	t, err := h.workflow(ctx, p.TenantID, req.Tool)
+	if err != nil {
+		return router.Prepared{}, err
+	}
+	if t != nil {
+		if ctx.Value(serviceStart{}) == nil {
+			// A run's input is the workflow's definition as saved: one a caller
+			// writes is never run.
+			err := switchboard.Invalid("tool", fmt.Sprintf("is a workflow: call the tool %s with its parameters, or start its run with POST /api/workflows/%s/runs", t.Name, t.Info.Name))
+			h.Router.Refused(p, req, err)
+			return router.Prepared{}, err
+		}
+		return router.Prepared{Tool: runTool(t)}, nil
 	}
 	return h.Router.Prepare(ctx, p, req)
 }
@@ -122,6 +162,8 @@ type Service struct {
 	// MinScheduleInterval is the shortest time a saved schedule may leave between two
 	// firings (default DefaultMinScheduleInterval).
 	MinScheduleInterval time.Duration
+
+	cache toolCache // the workflows' tools (Spec)
 }
 
 // StartAs starts a run of a saved workflow without a caller (a trigger): as the user
@@ -382,6 +424,7 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 		return runs.View{}, switchboard.Internal(err)
 	}
 	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: runs.OriginAsync, Confirmed: o.Confirmed}
+	ctx = context.WithValue(ctx, serviceStart{}, true) // the Hub's Prepare passes only these
 	if plan.NeedsConfirm && !o.Confirmed {
 		return s.Runs.StartConfirm(ctx, p, call, ConfirmMessage(w.Name, plan))
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -46,7 +47,8 @@ func serviceRig(t *testing.T, pol router.Policy) (*Service, *fakeRouter, *engine
 	cat := r.eng.catalog.(staticCatalog)
 	fr := &fakeRouter{fakeCaller: r.caller, staticCatalog: cat, pol: pol}
 	r.eng.caller, r.eng.catalog = fr, fr
-	hub := &Hub{Router: fr, Engine: r.eng}
+	reg := providers.NewRegistry()
+	hub := &Hub{Router: fr, Engine: r.eng, Registry: reg}
 	exec := runs.NewExecutor(runs.Options{Store: runs.NewStore(r.store.db, newKeyring(t)), Runner: hub, RunTimeout: time.Minute})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -55,6 +57,9 @@ func serviceRig(t *testing.T, pol router.Policy) (*Service, *fakeRouter, *engine
 	})
 	changed := &[]switchboard.TenantID{}
 	svc := &Service{Store: r.store, Runs: exec, Router: fr, Changed: func(tn switchboard.TenantID) { *changed = append(*changed, tn) }}
+	if err := reg.Register(svc.Spec()); err != nil {
+		t.Fatal(err)
+	}
 	return svc, fr, r, changed
 }
 

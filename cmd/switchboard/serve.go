@@ -184,7 +184,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// Workflow runs are runs: the executor's runner sends them to the workflow engine
 	// and every other run to the router.
 	wfStore := workflows.NewStore(db, keyring)
-	wfHub := &workflows.Hub{Router: rtr, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: log})}
+	wfHub := &workflows.Hub{Router: rtr, Registry: reg, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr, Logger: log})}
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, keyring), Runner: wfHub, Registry: reg, Logger: log, Lease: cfg.RunLease,
 		Node: node, Feed: feed, Slots: shared.slots,
 		Describe:    func(err error) string { return adapter.DescribeError(err) },
@@ -201,6 +201,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	tenantStore.SetPasswordPolicy(oauth.PasswordsAllowed)
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr, MinScheduleInterval: cfg.ScheduleMinInterval}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools
+	// Saved workflows are tools of their own provider, listed per tenant and run
+	// through the router like every other tool.
+	if err := reg.Register(wfService.Spec()); err != nil {
+		return err
+	}
 	// Request bodies in flight share one budget; the MCP URLs reserve theirs once the
 	// caller is authenticated, as /api does.
 	bodies := limits.NewBodyBudget(0, 0)

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/limits"
+	"github.com/switchboard-hub/switchboard/providers"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -61,7 +62,7 @@ func TestRemoteCallGivesItsPlaceBack(t *testing.T) {
 	other.Release()
 	close(release)
 	res := testwait.Recv(t, done, "the remote call to end")
-	if res.err != nil || res.out.(*mcpgo.CallToolResult).Content[0].(mcpgo.TextContent).Text != "done" {
+	if res.err != nil || res.out.(*providers.ContentResult).Text() != "done" {
 		t.Fatalf("call = %v, %v", res.out, res.err)
 	}
 	if adm.Running() != 1 {

@@ -14,12 +14,11 @@ import (
 	"testing"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
+	"github.com/switchboard-hub/switchboard/providers"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -125,12 +124,11 @@ func TestEverythingServer(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		res := out.(*mcpgo.CallToolResult)
+		res := out.(*providers.ContentResult)
 		if len(res.Content) == 0 {
 			return "", errors.New("no content")
 		}
-		text, _ := res.Content[0].(mcpgo.TextContent)
-		return text.Text, nil
+		return res.Text(), nil
 	}
 	tests := []struct {
 		name, tool, args, want string

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/providers"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -244,7 +245,7 @@ func TestOAuthAuthorizationCode(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		return out.(*mcpgo.CallToolResult).Content[0].(mcpgo.TextContent).Text, nil
+		return out.(*providers.ContentResult).Text(), nil
 	}
 	as.mu.Lock()
 	as.tokenTTL = "3600"

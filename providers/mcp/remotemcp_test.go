@@ -206,8 +206,8 @@ func TestBearerServer(t *testing.T) {
 				}
 				continue
 			}
-			res, ok := out.(*mcpgo.CallToolResult)
-			if err != nil || !ok || len(res.Content) != 1 || res.Content[0].(mcpgo.TextContent).Text != tt.wantText {
+			res, ok := out.(*providers.ContentResult)
+			if err != nil || !ok || len(res.Content) != 1 || res.Text() != tt.wantText {
 				t.Errorf("%s: out = %#v, %v; want %q", tt.name, out, err, tt.wantText)
 			}
 		}
@@ -239,7 +239,7 @@ func TestBearerServer(t *testing.T) {
 			t.Errorf("tools after list_changed (-want +got):\n%s", diff)
 		}
 		out, err := r.router.Execute(ctx, r.a, router.Request{Tool: "up_whisper", ConnectionID: c.ID, Args: json.RawMessage(`{"word":"x"}`)})
-		if err != nil || out.(*mcpgo.CallToolResult).Content[0].(mcpgo.TextContent).Text != "psst" {
+		if err != nil || out.(*providers.ContentResult).Text() != "psst" {
 			t.Fatalf("whisper = %v, %v", out, err)
 		}
 
@@ -290,7 +290,7 @@ func TestClientCredentials(t *testing.T) {
 		t.Fatalf("register: %v", err)
 	}
 	out, err := r.router.Execute(ctx, r.a, router.Request{Tool: "cc_shout", ConnectionID: reg.Connection.ID, Args: json.RawMessage(`{"word":"cc"}`)})
-	if err != nil || out.(*mcpgo.CallToolResult).Content[0].(mcpgo.TextContent).Text != "cc!" {
+	if err != nil || out.(*providers.ContentResult).Text() != "cc!" {
 		t.Fatalf("call = %v, %v", out, err)
 	}
 	want := []tokenReq{{"client_credentials", "tools.read", "hub", "wrong"}, {"client_credentials", "tools.read", "hub", "s3cret"}, {"client_credentials", "tools.read", "hub", "s3cret"}}
@@ -356,7 +356,7 @@ func TestSSETransport(t *testing.T) {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	out, err := r.router.Execute(ctx, r.a, router.Request{Tool: "legacy_shout", ConnectionID: reg.Connection.ID, Args: json.RawMessage(`{"word":"old"}`)})
-	if err != nil || out.(*mcpgo.CallToolResult).Content[0].(mcpgo.TextContent).Text != "old!" {
+	if err != nil || out.(*providers.ContentResult).Text() != "old!" {
 		t.Fatalf("call = %v, %v", out, err)
 	}
 }

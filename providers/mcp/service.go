@@ -318,7 +318,7 @@ func (s *Service) drop(sess *session) {
 // callTool calls a remote tool on the connection's session. When the session turns out
 // to be gone (the server restarted and forgot it, or was down meanwhile), a new session
 // is opened and the call sent once more: the server had not received it.
-func (s *Service) callTool(ctx context.Context, tenant switchboard.TenantID, id, remote string, args json.RawMessage) (any, error) {
+func (s *Service) callTool(ctx context.Context, tenant switchboard.TenantID, id, remote string, args json.RawMessage) (*providers.ContentResult, error) {
 	a, err := arguments(args)
 	if err != nil {
 		return nil, err
@@ -374,10 +374,14 @@ func (s *Service) callTool(ctx context.Context, tenant switchboard.TenantID, id,
 		for i, c := range res.Content {
 			res.Content[i] = hubContent(sess.name, c)
 		}
-		if res.IsError {
-			return nil, resultError(sess.name, remote, res)
+		out, err := contentResult(res)
+		if err != nil {
+			return nil, &switchboard.Error{Code: switchboard.CodeUpstream, Message: fmt.Sprintf("the remote MCP server %s answered %s with content the hub cannot read", sess.name, remote), Err: err}
 		}
-		return res, nil
+		if out.IsError {
+			return nil, resultError(sess.name, remote, out)
+		}
+		return out, nil
 	}
 }
 

@@ -363,26 +363,6 @@ func (s *Service) upstreamError(server, doing string, err error, cs *callStatus)
 	return &switchboard.Error{Code: switchboard.CodeUpstream, Message: fmt.Sprintf("could not %s the remote MCP server %s: %s", doing, server, msg), Err: err}
 }
 
-// resultError is the error of a tool result the server marked isError: its text for
-// runs, REST and the audit, and the result itself for MCP clients.
-func resultError(server, tool string, res *mcpgo.CallToolResult) error {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(mcpgo.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	msg := strings.Join(parts, "\n")
-	if msg == "" {
-		msg = "the tool failed without saying why"
-	}
-	if len(msg) > 2000 {
-		msg = msg[:2000]
-	}
-	return &providers.UpstreamError{Provider: Provider, Status: http.StatusOK, Code: switchboard.CodeUpstream, Reason: "tool_error",
-		Message: fmt.Sprintf("%s on the remote MCP server %s: %s", tool, server, msg), ToolResult: res}
-}
-
 // arguments decodes a call's arguments for the client (an object, or none).
 func arguments(args json.RawMessage) (any, error) {
 	if len(args) == 0 || string(args) == "null" {

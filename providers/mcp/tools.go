@@ -40,7 +40,7 @@ func (o *remoteOp) OutputSchema() (*jsonschema.Schema, error) {
 
 // Invoke takes the connection's rate limit (the session's requests do not go through
 // c.HTTP), calls the tool on the connection's session and returns the server's result
-// (*mcpgo.CallToolResult) as it is.
+// (*providers.ContentResult) as it is.
 func (o *remoteOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
 	if err := c.Wait(ctx); err != nil {
 		return nil, err
@@ -49,7 +49,10 @@ func (o *remoteOp) Invoke(ctx context.Context, c *providers.Call, args json.RawM
 	if wait, limited := rateLimited(err); limited {
 		c.Block(ctx, wait) // the next calls are refused here until then, as for built-in providers
 	}
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // defaultRateLimitWait is how long a connection is blocked after the server's 429

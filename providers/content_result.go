@@ -1,0 +1,32 @@
+package providers
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// ContentResult is the answer of a tool that answers in MCP content rather than in a
+// typed output (a remote MCP server's tool): its content blocks as the server sent them
+// (each a JSON object with its "type"), its structured content if any, and whether the
+// server marked it failed. Runs, REST and workflow steps store it as this JSON; the MCP
+// surface answers with the blocks as they are.
+type ContentResult struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	IsError           bool              `json:"isError,omitempty"`
+}
+
+// Text is the text of the result's text blocks, one per line.
+func (r *ContentResult) Text() string {
+	var parts []string
+	for _, c := range r.Content {
+		var block struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(c, &block) == nil && block.Type == "text" {
+			parts = append(parts, block.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}

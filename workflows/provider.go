@@ -1,0 +1,143 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/runs"
+)
+
+// Provider is the name of the provider whose tools are a tenant's saved workflows.
+const Provider = "workflows"
+
+// DefaultToolWait bounds how long a call of a workflow's tool waits for its run to end
+// before it answers with the run's id to follow.
+const DefaultToolWait = 30 * time.Second
+
+// Spec is the provider of saved workflows: each of a tenant's workflows is its tool
+// workflow_<name>, whose input is the workflow's parameters. It runs on no connection
+// (each step runs on its own) and asks the person once for the whole run when the
+// caller's confirm policy covers a step (ConfirmsItself). Register it with the registry
+// the router reads.
+func (s *Service) Spec() providers.Spec {
+	return providers.Spec{Name: Provider, Title: "Workflows", Connectionless: true, ConfirmsItself: true, TenantTools: s.tenantTools}
+}
+
+// toolCache keeps each workflow's tool by its version, so its schema is compiled once.
+type toolCache struct {
+	mu    sync.Mutex
+	tools map[string]cachedTool // tenant + "\x00" + name
+}
+
+type cachedTool struct {
+	version int64
+	tool    *providers.Tool
+}
+
+// tenantTools lists the tenant's workflows as tools.
+func (s *Service) tenantTools(ctx context.Context, tenant switchboard.TenantID) ([]*providers.Tool, error) {
+	ws, err := s.Store.List(ctx, tenant, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*providers.Tool, 0, len(ws))
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	if s.cache.tools == nil {
+		s.cache.tools = map[string]cachedTool{}
+	}
+	for _, w := range ws {
+		key := string(tenant) + "\x00" + w.Name
+		if c, ok := s.cache.tools[key]; ok && c.version == w.Version {
+			out = append(out, c.tool)
+			continue
+		}
+		t, err := s.tool(w)
+		if err != nil {
+			continue // a name or schema no tool can have: the workflow's own pages say so
+		}
+		s.cache.tools[key] = cachedTool{version: w.Version, tool: t}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// ToolSchema is what a saved workflow's tool says of itself: its input schema (the
+// workflow's parameters, else any object) and its description.
+func ToolSchema(w Workflow) (input json.RawMessage, description string) {
+	input = json.RawMessage(`{"type":"object"}`)
+	if def, err := Parse([]byte(w.Definition)); err == nil && len(def.Parameters) > 0 && string(def.Parameters) != "null" {
+		input = def.Parameters
+	}
+	desc := w.Description
+	if desc == "" {
+		desc = "Run the workflow " + w.Name + "."
+	}
+	return input, desc + " (A workflow: answers with its result, or with a workflow_id to follow with switchboard_get_run when it takes longer.)"
+}
+
+// tool is a saved workflow as its tool.
+func (s *Service) tool(w Workflow) (*providers.Tool, error) {
+	input, desc := ToolSchema(w)
+	op := &workflowOp{svc: s, name: w.Name, info: providers.Info{Name: w.Name, Title: "Workflow " + w.Name, Description: desc,
+		Hints: providers.Hints{Destructive: true}}}
+	return providers.NewConnectionTool(workflowSpec, ToolPrefix+w.Name, op, input, json.RawMessage(ResultSchema))
+}
+
+// workflowOp runs a saved workflow: it starts the run as the caller and waits, up to
+// DefaultToolWait, for its end.
+type workflowOp struct {
+	svc  *Service
+	name string
+	info providers.Info
+}
+
+var _ providers.Op = (*workflowOp)(nil)
+
+func (o *workflowOp) Info() providers.Info { return o.info }
+
+func (o *workflowOp) InputSchema() (*jsonschema.Schema, error) {
+	return nil, errors.New("a workflow's tool has the workflow's parameters as its schema")
+}
+
+func (o *workflowOp) OutputSchema() (*jsonschema.Schema, error) {
+	return nil, errors.New("a workflow's tool has ResultSchema as its output schema")
+}
+
+// Invoke starts the workflow's run for the call's principal (input_required when the
+// principal's policy wants the person to confirm it first) and answers how it ended,
+// or where it is when it has not ended within DefaultToolWait. A run that ended failed,
+// canceled or partial answers as a failed result with its status.
+func (o *workflowOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
+	p := c.Principal
+	v, err := o.svc.Start(ctx, p, o.name, args, StartOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if v.State == runs.StateWorking {
+		wctx, cancel := context.WithTimeout(ctx, DefaultToolWait)
+		if v2, err := o.svc.Runs.Wait(wctx, p, v.ID, 250*time.Millisecond); err == nil || v2.ID != "" {
+			v = v2
+		}
+		cancel()
+	}
+	ans := o.svc.Answer(context.WithoutCancel(ctx), p, v)
+	raw, err := json.Marshal(ans)
+	if err != nil {
+		return nil, switchboard.Internal(err)
+	}
+	text, _ := json.Marshal(map[string]string{"type": "text", "text": string(raw)})
+	return &providers.ContentResult{Content: []json.RawMessage{text}, StructuredContent: raw, IsError: ans.IsError}, nil
+}
+
+// IsTool reports whether a tool is a saved workflow's (its provider is this one).
+func IsTool(t *providers.Tool) bool {
+	return t != nil && t.Provider != nil && t.Provider.Name == Provider
+}
