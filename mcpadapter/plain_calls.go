@@ -4,35 +4,30 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"mime"
 	"net/http"
-	"reflect"
 	"sync"
 	"sync/atomic"
-	"time"
-	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/mark3labs/mcp-go/tracing"
 
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 )
 
-// The adapter's answer to a plain tools/call. mcp-go v1.2.1 takes a posted body as raw
-// bytes and reads it five times (handlePost's envelope, the request's era,
-// HandleMessage's base message, its protocol info and _meta, the typed request), starts
-// a goroutine and two channels per request for notifications, and encodes the result
-// through CallToolResult.MarshalJSON's map, which its Encoder then compacts again:
-// about 9% of all the CPU of a call in bench/ (bench/profiles/tools-call-16.md).
+// The adapter's answer to a plain tools/call. mcp-go v1.2.1's StreamableHTTPServer
+// reads a posted body for its envelope and its era before handing it to the server,
+// starts a goroutine and two channels per request for notifications, and encodes the
+// result through CallToolResult.MarshalJSON's map, which its Encoder then compacts
+// again: about 9% of all the CPU of a call in bench/ (bench/profiles/tools-call-16.md).
 //
-// A plain call the adapter runs itself: one parse of the params, the same hooks and the
-// same tool middlewares (WithRecovery's, the telemetry span) around the same handler,
-// with the context values the handler reads, and it writes the bytes mcp-go writes
-// (TestPlainCallAnswersAsMCPGo compares the two on the same requests). A call is plain
-// when nothing in it needs mcp-go's machinery:
+// A plain call is one the hub's own transport serves: it hands the body to the scope's
+// server through mcp-go's public MCPServer.HandleMessage, with the context values
+// mcp-go's transport gives it (the session, the supported protocol versions), so every
+// hook, tool filter, middleware and validator of the server runs as it would, and it
+// writes the answer's bytes as mcp-go writes them (TestPlainCallAnswersAsMCPGo compares
+// the two on the same requests). A call is plain when nothing in it needs mcp-go's
+// transport:
 //   - a tools/call of a session-based protocol version, from a client that reads SSE
 //     (the hub keeps the call's stream, callStream, so its log lines go there as
 //     before), whose session is quiet (quietSession) and declared neither elicitation
@@ -40,86 +35,26 @@ import (
 //     confirmation form, a remote server's elicitation) or multi round-trip bridge;
 //   - no task, no progress token, no input responses;
 //   - one of the scope's hub tools (not a remote MCP server's, whose results pass
-//     through as the remote gave them), as the scope's server lists it;
-//   - a server with only the hooks, middlewares and options newScope gives it
-//     (plainServerOf checks the pinned mcp-go's fields; an upgrade that moves them
-//     turns the path off, and TestPlainCallsSeeTheServer fails).
+//     through as the remote gave them), as the scope's server lists it.
+//
+// mcp-go's transport gives the server a request's HTTP headers under a context key of
+// its own, which HandleMessage copies into CallToolRequest.Header; for a plain call the
+// hub carries them under its own key, and the server's first hook (plainHeaders) copies
+// them, so every hook and handler sees the headers as mcp-go would give them.
 //
 // Everything else goes to mcp-go as before. A notification mcp-go queues on the
 // session while a plain call runs (list_changed from a refresh) is delivered with the
 // session's next answer, not on this call's stream: which of the two happens with
 // mcp-go depends on the moment too.
 
-// plainServer is what newScope found of its server for plain calls.
+// plainServer is what a scope's plain calls need of its transport.
 type plainServer struct {
-	ok         bool
-	versions   []string  // the transport's protocol versions, as mcp-go puts them in the context
-	lastActive *sync.Map // mcp-go's sessionLastActive (its idle sweeper reads it); nil without one
-	hooks      *server.Hooks
-	answered   *atomic.Uint64 // plain calls answered (tests read it)
+	versions []string       // the transport's protocol versions, as mcp-go puts them in the context
+	answered *atomic.Uint64 // plain calls answered (tests read it)
 }
 
-// plainServerOf checks that a scope's server does nothing to a tools/call besides what
-// the plain path does: no tool filters, no schema validators, no tracer, propagators
-// or request logger, middlewares as many as the adapter gave it, no request
-// initialization or error hooks, mcp-go's no-op tracer and propagator. The fields are the pinned mcp-go's unexported ones,
-// read by reflection once when the scope is built.
-func plainServerOf(srv *server.MCPServer, h *server.StreamableHTTPServer, middlewares int) plainServer {
-	p := plainServer{hooks: srv.GetHooks(), versions: server.FilterSupportedVersions(h), answered: new(atomic.Uint64)}
-	if p.hooks != nil && len(p.hooks.OnRequestInitialization)+len(p.hooks.OnError) > 0 {
-		return p
-	}
-	v := reflect.ValueOf(srv).Elem()
-	field := func(name string, kind reflect.Kind) (reflect.Value, bool) {
-		f := v.FieldByName(name)
-		return f, f.IsValid() && f.Kind() == kind
-	}
-	if f, ok := field("toolHandlerMiddlewares", reflect.Slice); !ok || f.Len() != middlewares {
-		return p
-	}
-	if f, ok := field("toolFilters", reflect.Slice); !ok || f.Len() != 0 {
-		return p
-	}
-	for _, name := range []string{"inputValidator", "outputValidator", "requestLogger"} {
-		if f, ok := field(name, reflect.Pointer); !ok || !f.IsNil() {
-			return p
-		}
-	}
-	// mcp-go's defaults: no-op tracer and propagator, which leave the context as it is.
-	for name, noop := range map[string]reflect.Type{
-		"tracer": reflect.TypeOf(tracing.NoopTracer()), "propagator": reflect.TypeOf(tracing.NoopPropagator()), "metaPropagator": nil,
-	} {
-		if f, ok := field(name, reflect.Interface); !ok || !f.IsNil() && (noop == nil || f.Elem().Type() != noop) {
-			return p
-		}
-	}
-	hv := reflect.ValueOf(h).Elem()
-	ttl := hv.FieldByName("sessionIdleTTL")
-	last, found := hv.Type().FieldByName("sessionLastActive")
-	if !ttl.IsValid() || ttl.Type() != reflect.TypeFor[time.Duration]() || !found || last.Type != reflect.TypeFor[sync.Map]() {
-		return p
-	}
-	if ttl.Int() > 0 {
-		p.lastActive = (*sync.Map)(unsafe.Add(unsafe.Pointer(hv.UnsafeAddr()), last.Offset))
-	}
-	p.ok = true
-	return p
-}
-
-// touch records the session's use as mcp-go's handlePost does (touchSession), so its
-// idle sweeper does not end a session that plain calls keep busy.
-func (p *plainServer) touch(id string) {
-	if p.lastActive == nil || id == "" {
-		return
-	}
-	now := time.Now().UnixNano()
-	actual, ok := p.lastActive.Load(id)
-	if !ok {
-		actual, _ = p.lastActive.LoadOrStore(id, new(atomic.Int64))
-	}
-	if n, ok := actual.(*atomic.Int64); ok {
-		n.Store(now)
-	}
+func newPlainServer(h *server.StreamableHTTPServer) plainServer {
+	return plainServer{versions: server.FilterSupportedVersions(h), answered: new(atomic.Uint64)}
 }
 
 // plainTools are the listed tools whose calls may be plain: hub tools, not a remote
@@ -146,16 +81,15 @@ func plainTools(st *scopeState, mgmt []server.ServerTool) map[string]bool {
 
 // plainCall is a call the adapter answers itself, as plainCallOf read it.
 type plainCall struct {
-	id      any // the JSON-RPC id as mcp-go decodes it
 	req     mcp.CallToolRequest
 	session server.ClientSession
-	handler server.ToolHandlerFunc
+	body    []byte // the posted body, which HandleMessage reads as mcp-go's transport passes it
 }
 
 // plainCallOf returns the session's request as a plain call, or false when it is not
 // one (see the top of this file); nothing was done either way.
 func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, body []byte) (*plainCall, bool) {
-	if !s.plain.ok || r.Method != http.MethodPost || msg.Method != string(mcp.MethodToolsCall) ||
+	if r.Method != http.MethodPost || msg.Method != string(mcp.MethodToolsCall) ||
 		msg.JSONRPC != mcp.JSONRPC_VERSION || len(msg.Result) > 0 || len(msg.Error) > 0 {
 		return nil, false
 	}
@@ -165,8 +99,9 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, b
 	if v := r.Header.Get(mcp.HeaderProtocolVersion); v != "" && !mcp.IsValidProtocolVersion(v) {
 		return nil, false
 	}
-	c := &plainCall{}
-	if json.Unmarshal(msg.ID, &c.id) != nil || c.id == nil {
+	c := &plainCall{body: body}
+	var id any
+	if json.Unmarshal(msg.ID, &id) != nil || id == nil {
 		return nil, false
 	}
 	if !s.quietSession(session) {
@@ -193,8 +128,6 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, b
 	if st == nil || !st.plain[p.Name] {
 		return nil, false
 	}
-	c.handler = st.handler
-	c.req.Header = r.Header
 	return c, true
 }
 
@@ -218,55 +151,30 @@ func readCallRequest(msg jsonrpcShape, body []byte, req *mcp.CallToolRequest) bo
 	return req.Params.UnmarshalJSON(msg.RawParams) == nil
 }
 
-// answerPlain runs a plain call as mcp-go's handlePost and HandleMessage would, and
-// writes its answer to w as they would.
+// answerPlain serves a plain call as mcp-go's transport would: the scope's server
+// handles the body (HandleMessage, with the session and the protocol versions in the
+// context), and the answer is written to w as mcp-go writes it.
 func (s *scope) answerPlain(w http.ResponseWriter, r *http.Request, c *plainCall) {
 	s.plain.answered.Add(1)
-	s.plain.touch(c.session.SessionID())
 	ctx := s.mcp.WithContext(r.Context(), c.session)
 	ctx = server.WithSupportedProtocolVersions(ctx, s.plain.versions)
-	ctx = server.WithRequestProtocolInfo(ctx, &server.RequestProtocolInfo{ProtocolVersion: c.req.Params.Meta.ProtocolVersion()})
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	hooks := s.plain.hooks
-	req := &c.req
-	if hooks != nil {
-		for _, h := range hooks.OnBeforeAny {
-			h(ctx, c.id, mcp.MethodToolsCall, req)
-		}
-		for _, h := range hooks.OnBeforeCallTool {
-			h(ctx, c.id, req)
-		}
-	}
-	res, err := s.plainMiddlewares(c.handler)(ctx, *req)
-	var rpcErr *mcp.JSONRPCError
-	switch {
-	case err != nil:
-		rpcErr = handlerRPCError(c.id, err)
-	case res == nil:
-		e := mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(c.id),
-			Error: mcp.NewJSONRPCErrorDetails(mcp.INTERNAL_ERROR, fmt.Sprintf("tool '%s' handler returned no result", req.Params.Name), nil)}
-		rpcErr = &e
-	default:
-		if hooks != nil {
-			for _, h := range hooks.OnSuccess {
-				h(ctx, c.id, mcp.MethodToolsCall, req, res)
-			}
-			for _, h := range hooks.OnAfterCallTool {
-				h(ctx, c.id, req, res)
-			}
-		}
-	}
+	ctx = context.WithValue(ctx, plainHeaderKey{}, r.Header)
+	resp := s.mcp.HandleMessage(ctx, c.body)
 	if r.Context().Err() != nil {
 		return // mcp-go writes nothing once the request's context ended
 	}
 	buf := answerBuffers.Get().(*bytes.Buffer)
 	defer answerBuffers.Put(buf)
 	buf.Reset()
-	if rpcErr != nil {
-		err = json.NewEncoder(buf).Encode(rpcErr)
+	var err error
+	if ok, isResponse := resp.(mcp.JSONRPCResponse); isResponse {
+		if res, isCall := ok.Result.(*mcp.CallToolResult); isCall && res != nil {
+			err = appendResponse(buf, ok.ID, res)
+		} else {
+			err = json.NewEncoder(buf).Encode(resp)
+		}
 	} else {
-		err = appendResponse(buf, c.id, res)
+		err = json.NewEncoder(buf).Encode(resp)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -277,47 +185,26 @@ func (s *scope) answerPlain(w http.ResponseWriter, r *http.Request, c *plainCall
 	_, _ = w.Write(buf.Bytes())
 }
 
-// plainMiddlewares wraps a hub tool's handler in the middlewares newScope gave the
-// server, in mcp-go's order (the first added outermost): WithRecovery's, then the
-// telemetry span's.
-func (s *scope) plainMiddlewares(h server.ToolHandlerFunc) server.ToolHandlerFunc {
-	if s.adapter.opts.Telemetry != nil {
-		h = s.adapter.toolSpan(h)
-	}
-	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		defer func() {
-			if v := recover(); v != nil {
-				err = fmt.Errorf("panic recovered in %s tool handler: %v", req.Params.Name, v) // WithRecovery's words
+type plainHeaderKey struct{}
+
+// plainHeaders is the first hook of a scope's server: on a plain call, it gives the
+// request the HTTP headers mcp-go's transport would have given it, before any other
+// hook or the handler sees the request.
+func plainHeaders() server.ServerOption {
+	return withHooks(func(h *server.Hooks) {
+		h.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, message any) {
+			if method != mcp.MethodToolsCall {
+				return
 			}
-		}()
-		return h(ctx, req)
-	}
-}
-
-// plainMiddlewareCount is how many tool middlewares newScope gives a scope's server.
-func (a *Adapter) plainMiddlewareCount() int {
-	if a.opts.Telemetry != nil {
-		return 2
-	}
-	return 1
-}
-
-// handlerRPCError is mcp-go's answer to a handler's error in a session-based version
-// (handlerError): a URL elicitation the handler requires, with its code and data, or
-// an internal error with the error's text.
-func handlerRPCError(id any, err error) *mcp.JSONRPCError {
-	code, data := mcp.INTERNAL_ERROR, any(nil)
-	var required mcp.URLElicitationRequiredError
-	var pointer *mcp.URLElicitationRequiredError
-	switch {
-	case errors.As(err, &required):
-		d := required.JSONRPCError().Error
-		code, data = d.Code, d.Data
-	case errors.As(err, &pointer) && pointer != nil:
-		d := pointer.JSONRPCError().Error
-		code, data = d.Code, d.Data
-	}
-	return &mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Error: mcp.NewJSONRPCErrorDetails(code, err.Error(), data)}
+			req, ok := message.(*mcp.CallToolRequest)
+			if !ok || len(req.Header) > 0 {
+				return
+			}
+			if header, ok := ctx.Value(plainHeaderKey{}).(http.Header); ok {
+				req.Header = header
+			}
+		})
+	})
 }
 
 var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -327,8 +214,8 @@ var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // CallToolResult.MarshalJSON puts in its map, in the order json sorts a map's keys,
 // each encoded by json.Marshal as it encodes the map's values (compact, HTML-escaped).
 // A result with members of the stateless version goes through MarshalJSON itself.
-func appendResponse(buf *bytes.Buffer, id any, res *mcp.CallToolResult) error {
-	idJSON, err := json.Marshal(mcp.NewRequestId(id))
+func appendResponse(buf *bytes.Buffer, id mcp.RequestId, res *mcp.CallToolResult) error {
+	idJSON, err := json.Marshal(id)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -207,62 +208,107 @@ func agentOf(path string) string {
 	return ""
 }
 
-// TestPlainCallsSeeTheServer: the plain path is on for the server newScope builds (with
-// and without telemetry), off when an extension gives the server a tool middleware, a
-// tool filter or an error hook, and a plain call records the session's use where
-// mcp-go's idle sweeper reads it.
-func TestPlainCallsSeeTheServer(t *testing.T) {
+// TestPlainCallsRunTheServersPipeline: a plain call goes through everything the scope's
+// server has, as mcp-go's transport would hand it over: an extension's tool middleware
+// and hook run, and its tool filter refuses the tool it hides, with and without telemetry.
+func TestPlainCallsRunTheServersPipeline(t *testing.T) {
+	var middleware, hook atomic.Int64
 	for name, c := range map[string]struct {
 		opt  func(*Options)
-		want bool
+		want string // in the answer
+		ran  *atomic.Int64
 	}{
-		"default": {nil, true},
+		"default": {nil, `"result"`, nil},
 		"telemetry": {func(o *Options) {
 			o.Telemetry = telemetry.New(nil, sdktrace.NewTracerProvider())
-		}, true},
+		}, `"content"`, nil},
 		"a middleware": {func(o *Options) {
 			o.Extensions = append(o.Extensions, Extension{Name: "mw", ServerOptions: []server.ServerOption{
-				server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc { return next }),
+				server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+					return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+						middleware.Add(1)
+						return next(ctx, req)
+					}
+				}),
 			}})
-		}, false},
+		}, `"content"`, &middleware},
 		"a tool filter": {func(o *Options) {
 			o.Extensions = append(o.Extensions, Extension{Name: "filter", ServerOptions: []server.ServerOption{
-				server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools }),
+				server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool {
+					out := tools[:0:0]
+					for _, t := range tools {
+						if t.Name != "notes_last_note" {
+							out = append(out, t)
+						}
+					}
+					return out
+				}),
 			}})
-		}, false},
-		"an error hook": {func(o *Options) {
+		}, `"error"`, nil},
+		"a hook": {func(o *Options) {
 			o.Extensions = append(o.Extensions, Extension{Name: "hook", ServerOptions: []server.ServerOption{
-				withHooks(func(h *server.Hooks) { h.AddOnError(func(context.Context, any, mcp.MCPMethod, any, error) {}) }),
+				withHooks(func(h *server.Hooks) {
+					h.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { hook.Add(1) })
+				}),
 			}})
-		}, false},
+		}, `"content"`, &hook},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnvWith(t, c.opt)
 			_, session := post(t, e, "/mcp/acme", "key-alice", "", plainInit)
 			s := scopeOf(t, e, alice, "")
-			if s.plain.ok != c.want {
-				t.Fatalf("plain calls on: %v, want %v", s.plain.ok, c.want)
-			}
-			if !c.want {
-				return
-			}
-			var last *atomic.Int64
-			if v, ok := s.plain.lastActive.Load(session); ok {
-				last = v.(*atomic.Int64)
-			}
-			var was int64
-			if last != nil {
-				was = last.Load()
-			}
 			a, _ := postWith(t, e, "/mcp/acme", "key-alice", session, "application/json, text/event-stream",
 				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notes_last_note","arguments":{}}}`)
 			if a.Status != http.StatusOK || s.plain.answered.Load() != 1 {
 				t.Fatalf("call: %+v, answered by the adapter %d", a, s.plain.answered.Load())
 			}
-			v, ok := s.plain.lastActive.Load(session)
-			if !ok || v.(*atomic.Int64).Load() <= was {
-				t.Fatal("the plain call did not record the session's use for mcp-go's idle sweeper")
+			if !strings.Contains(a.Body, c.want) {
+				t.Errorf("answer %s, want %s in it", a.Body, c.want)
+			}
+			if c.ran != nil && c.ran.Load() != 1 {
+				t.Errorf("the extension's piece ran %d times on the plain call, want 1", c.ran.Load())
 			}
 		})
+	}
+}
+
+// TestPlainCallsKeepTheirSessionHeld makes plain calls for several idle timeouts and
+// wants the session held by this node throughout: nothing but the hub's own sweep
+// (which counts every request it serves) ends a session's state on a node, and the
+// scope's server, which never sees a plain call, does not sweep it as idle.
+func TestPlainCallsKeepTheirSessionHeld(t *testing.T) {
+	t.Parallel()
+	var unregistered atomic.Int64
+	e := newEnvWith(t, func(o *Options) {
+		o.IdleTimeout = 100 * time.Millisecond
+		o.SessionLimits.Idle = time.Hour // the record lives; only this node's state could go
+		o.Extensions = append(o.Extensions, Extension{Name: "count", ServerOptions: []server.ServerOption{
+			withHooks(func(h *server.Hooks) {
+				h.AddOnUnregisterSession(func(context.Context, server.ClientSession) { unregistered.Add(1) })
+			}),
+		}})
+	})
+	_, session := post(t, e, "/mcp/acme", "key-alice", "", plainInit)
+	call := func() {
+		t.Helper()
+		a, _ := postWith(t, e, "/mcp/acme", "key-alice", session, "application/json, text/event-stream",
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notes_last_note","arguments":{}}}`)
+		if a.Status != http.StatusOK {
+			t.Fatalf("call: %+v", a)
+		}
+	}
+	call() // restores the session on this node
+	s := scopeOf(t, e, alice, "")
+	before := unregistered.Load()
+	answered := s.plain.answered.Load()
+	// mcp-go's sweeper, were it given the idle timeout, would look every second.
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(25 * time.Millisecond) {
+		call()
+	}
+	if s.plain.answered.Load() == answered {
+		t.Fatal("no call was plain")
+	}
+	if n := unregistered.Load() - before; n != 0 || !s.holds(session) {
+		t.Errorf("the session was unregistered %d times while plain calls used it (held at the end: %v)", n, s.holds(session))
 	}
 }

@@ -135,6 +135,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 			" The prompt " + instructionsPrompt + " holds the agent's instructions."
 	}
 	opts := []server.ServerOption{
+		plainHeaders(), // first, so every other hook sees a plain call's headers
 		server.WithToolCapabilities(true),
 		server.WithPromptCapabilities(true),
 		server.WithResourceCapabilities(false, true),
@@ -156,7 +157,10 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	s.events = newEventStore(eventsPerStream, a.opts.Now)
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(path),
-		server.WithSessionIdleTTL(a.opts.IdleTimeout),
+		// No idle TTL: mcp-go's sweeper counts only the requests its transport serves.
+		// The hub drops a session's state on this node itself (sweepSessions, after
+		// SessionLimits.Unused without a request), counting every request it serves,
+		// plain calls and cached lists included.
 		// The adapter checks Host and Origin itself (checkOrigin), allowing the public
 		// URL's host on a loopback listener (behind a local proxy).
 		server.WithDisableLocalhostProtection(true),
@@ -168,8 +172,8 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	if err := seedRequestIDs(s.http); err != nil {
 		panic(err) // the pinned mcp-go has the field; every scope test guards an upgrade
 	}
-	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny())
-	s.plain = plainServerOf(s.mcp, s.http, a.plainMiddlewareCount())
+	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny()+1) // and plainHeaders, which lists do not concern
+	s.plain = newPlainServer(s.http)
 	s.state.Store(&scopeState{mode: agents.ToolModeAll})
 	s.lastUsed.Store(time.Now().UnixNano())
 	return s
@@ -388,5 +392,5 @@ func (s *scope) idle(now time.Time, timeout time.Duration) bool {
 	return s.inFlight.Load() == 0 && now.Sub(time.Unix(0, s.lastUsed.Load())) > timeout
 }
 
-// close ends the scope's sessions and its session sweeper.
+// close ends the scope's sessions on this node.
 func (s *scope) close(ctx context.Context) { _ = s.http.Shutdown(ctx) }

@@ -59,10 +59,9 @@ func (c *sessionCall) Validate(string) (bool, error) {
 func (c *sessionCall) Terminate(string) (bool, error) { return false, nil }
 
 // sessionIDs resolves mcp-go's session id manager per request: the adapter's decision
-// for the request, carried in its context. Without one (mcp-go's idle sweeper and
-// shutdown pass no request) nothing is generated or accepted, and terminating only
-// drops this node's state, so a node shutting down or idling a session out never ends
-// it for the others.
+// for the request, carried in its context. Without one (mcp-go's shutdown passes no
+// request) nothing is generated or accepted, and terminating only drops this node's
+// state, so a node shutting down never ends a session for the others.
 type sessionIDs struct{}
 
 func (sessionIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {

@@ -198,7 +198,7 @@ func (s *scope) streaming() []string {
 }
 
 // sessionHooks keep the scope's view of its sessions in step with mcp-go (a session
-// its idle sweeper ended is no longer held) and record the log level a client sets.
+// mcp-go unregistered on its own, at shutdown, is no longer held) and record the log level a client sets.
 func (s *scope) sessionHooks() server.ServerOption {
 	return func(srv *server.MCPServer) {
 		hooks := srv.GetHooks()
