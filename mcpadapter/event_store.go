@@ -27,6 +27,7 @@ import (
 type eventStore struct {
 	perStream int
 	now       func() time.Time
+	ids       requestIDs // renumbers the server's requests recorded on a call's stream
 
 	calls atomic.Int64 // names the calls' own streams
 
@@ -74,12 +75,13 @@ func newEventStore(perStream int, now func() time.Time) *eventStore {
 // carries its callStream) goes on the call's stream, and is written there.
 func (s *eventStore) StoreEvent(ctx context.Context, sessionID, streamID string, message json.RawMessage) (string, error) {
 	if cs := callStreamFrom(ctx); cs != nil && cs.store == s && cs.session == sessionID {
-		return cs.add(streamID, message)
+		return cs.add(streamID, s.ids.outgoing(message)) // the hub writes it: renumbered here
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
 	id := strconv.FormatInt(s.seq, 10)
+	// mcp-go writes it, and replays it, through outgoingIDs: recorded as it is.
 	s.appendLocked(sessionID, streamID, storedEvent{id: id, msg: append(json.RawMessage(nil), message...)})
 	return id, nil
 }

@@ -30,6 +30,7 @@ type scope struct {
 	mcp       *server.MCPServer
 	http      *server.StreamableHTTPServer
 	events    *eventStore // the streams of http's sessions, for resumption
+	ids       requestIDs  // renumbers the server's requests to its clients (request_ids.go)
 
 	refreshMu   sync.Mutex
 	fingerprint string      // guarded by refreshMu
@@ -154,7 +155,9 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	opts = append(opts, s.sessionHooks(), s.instructionsHook(instructions), versionCapabilities())
 	s.path = path
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
+	s.ids = newRequestIDs()
 	s.events = newEventStore(eventsPerStream, a.opts.Now)
+	s.events.ids = s.ids
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(path),
 		// No idle TTL: mcp-go's sweeper counts only the requests its transport serves.
@@ -169,9 +172,6 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 		// The hub issues, checks and records session ids itself (serveSession).
 		server.WithSessionIdManagerResolver(sessionIDs{}),
 	)
-	if err := seedRequestIDs(s.http); err != nil {
-		panic(err) // the pinned mcp-go has the field; every scope test guards an upgrade
-	}
 	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny()+1) // and plainHeaders, which lists do not concern
 	s.plain = newPlainServer(s.http)
 	s.state.Store(&scopeState{mode: agents.ToolModeAll})

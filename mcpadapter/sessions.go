@@ -258,6 +258,10 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		// mcp-go sees the id it gave its request (request_ids.go); the other nodes get
+		// the answer as the client sent it.
+		local, _ := s.ids.incoming(body)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(local)), int64(len(local))
 		bw := newBufferWriter()
 		s.http.ServeHTTP(bw, r)
 		if bw.status == http.StatusAccepted || a.opts.Relay == nil {
@@ -294,9 +298,9 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 			cs.resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
 			return
 		}
-		s.http.ServeHTTP(w, r)
+		s.http.ServeHTTP(&outgoingIDs{ResponseWriter: w, ids: s.ids}, r)
 	default:
-		s.http.ServeHTTP(w, r)
+		s.http.ServeHTTP(&outgoingIDs{ResponseWriter: w, ids: s.ids}, r)
 	}
 }
 
