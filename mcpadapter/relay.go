@@ -141,7 +141,7 @@ func (a *Adapter) relayed(m RelayMessage) {
 			return // the answer to a request the hub sent on a call's stream here
 		}
 		a.cancelSessionCall(m.Session, m.Body) // a relayed cancellation silences the call's answer here
-		body, _ := s.ids.incoming(m.Body) // an answer, with the id this node's server gave its request
+		body, _ := s.ids.incoming(m.Body)      // an answer, with the id this node's server gave its request
 		s.inject(context.Background(), m.Session, m.ProtocolVersion, body)
 	}
 }

@@ -69,10 +69,14 @@ func (r requestIDs) outgoing(msg json.RawMessage) json.RawMessage {
 }
 
 // incoming returns an answer's body with the offset taken off its id, and whether the
-// id is one this server's requests carry; a body that is not is returned as it is.
+// id is one this server's requests carry; any other body is returned as it is.
 func (r requestIDs) incoming(body []byte) ([]byte, bool) {
-	var head rpcHead
-	if json.Unmarshal(body, &head) != nil || len(head.ID) == 0 {
+	var head struct {
+		rpcHead
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &head) != nil || len(head.ID) == 0 || head.Method != "" || len(head.Result)+len(head.Error) == 0 {
 		return body, false
 	}
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(head.ID)), 10, 64)
