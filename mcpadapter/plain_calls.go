@@ -104,11 +104,11 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, b
 	if json.Unmarshal(msg.ID, &id) != nil || id == nil {
 		return nil, false
 	}
-	if !s.quietSession(session) {
+	ls := s.listed(session)
+	if ls == nil || !s.quietSession(session) {
 		return nil, false
 	}
-	v, _ := s.list.clients.Load(session)
-	c.session = v.(server.ClientSession)
+	c.session = ls.session
 	ci, ok := c.session.(server.SessionWithClientInfo)
 	if !ok {
 		return nil, false

@@ -158,6 +158,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	s.ids = newRequestIDs()
 	s.events = newEventStore(eventsPerStream, a.opts.Now)
 	s.events.ids = s.ids
+	s.events.notified = s.markStreamed
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(path),
 		// No idle TTL: mcp-go's sweeper counts only the requests its transport serves.

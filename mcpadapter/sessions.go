@@ -301,6 +301,9 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		s.http.ServeHTTP(&outgoingIDs{ResponseWriter: w, ids: s.ids}, r)
 	default:
 		s.http.ServeHTTP(&outgoingIDs{ResponseWriter: w, ids: s.ids}, r)
+		if r.Method == http.MethodPost {
+			s.markIfStreamed(id, w)
+		}
 	}
 }
 

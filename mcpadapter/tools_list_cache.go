@@ -6,10 +6,9 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
-	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -41,7 +40,15 @@ type toolsList struct {
 	entry   atomic.Pointer[listEntry]
 	build   sync.Mutex // one build at a time per scope
 
-	clients sync.Map // session id -> server.ClientSession registered with the scope's server
+	clients sync.Map // session id -> *listedSession registered with the scope's server
+}
+
+// listedSession is a session registered with the scope's server, as the hub sees it.
+type listedSession struct {
+	session server.ClientSession
+	// streamed is set once mcp-go streamed anything of the session as SSE itself (see
+	// markStreamed): from then on it may answer the session's requests as SSE.
+	streamed atomic.Bool
 }
 
 // toolsChanged invalidates the cached list; refresh calls it after SetTools.
@@ -156,52 +163,59 @@ func plainListParams(raw json.RawMessage) bool {
 
 // quietSession reports whether mcp-go would answer the session's next request as plain
 // JSON with nothing else: the session is registered with the scope's server, has no
-// tools of its own, no notification waiting, and was not switched to SSE answers.
+// tools of its own, no notification waiting, and mcp-go never streamed anything of it.
 func (s *scope) quietSession(id string) bool {
-	v, ok := s.list.clients.Load(id)
-	if !ok {
+	ls := s.listed(id)
+	if ls == nil || ls.streamed.Load() {
 		return false
 	}
-	sess := v.(server.ClientSession)
-	if len(sess.NotificationChannel()) > 0 {
+	if len(ls.session.NotificationChannel()) > 0 {
 		return false
 	}
-	if st, ok := sess.(server.SessionWithTools); ok && len(st.GetSessionTools()) > 0 {
-		return false
-	}
-	up, ok := sseUpgraded(sess)
-	return ok && !up
+	st, ok := ls.session.(server.SessionWithTools)
+	return !ok || len(st.GetSessionTools()) == 0
 }
 
-// sseUpgraded reads mcp-go's per-session flag that makes every later answer of the
-// session an SSE stream (set when a notification is sent to it). mcp-go does not
-// export it, so it is read by reflection on the pinned version's field; ok is false
-// when the session is not mcp-go's streamable HTTP session or the field changed, and
-// the cache then stays unused (TestToolsListCacheReadsSSEFlag fails on such a change).
-func sseUpgraded(sess server.ClientSession) (upgraded, ok bool) {
-	rv := reflect.ValueOf(sess)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
-		return false, false
+// listed returns the session as registered with the scope's server, or nil.
+func (s *scope) listed(id string) *listedSession {
+	v, ok := s.list.clients.Load(id)
+	if !ok {
+		return nil
 	}
-	t := rv.Elem().Type()
-	if t.Name() != "streamableHttpSession" || t.PkgPath() != "github.com/mark3labs/mcp-go/server" {
-		return false, false
+	return v.(*listedSession)
+}
+
+// markStreamed records that mcp-go sent the session a notification. mcp-go switches a
+// session's answers to SSE for good once a notification is sent to it (its session's
+// upgradeToSSE, which it does not export), and every notification it sends either
+// waits in the session's queue (quietSession sees it) or leaves on a stream, recorded
+// in the event store first (StoreEvent calls this): the hub's flag is set before the
+// queue is empty again. A notification mcp-go drops because the session's queue is
+// full leaves no trace; mcp-go then answers the session's next request as SSE, which
+// serveSession sees (markIfStreamed).
+func (s *scope) markStreamed(id string) {
+	if ls := s.listed(id); ls != nil {
+		ls.streamed.Store(true)
 	}
-	f, found := t.FieldByName("upgradeToSSE")
-	if !found || f.Type != reflect.TypeFor[atomic.Bool]() {
-		return false, false
+}
+
+// markIfStreamed calls markStreamed when mcp-go answered the session's POST on w as an
+// SSE stream.
+func (s *scope) markIfStreamed(id string, w http.ResponseWriter) {
+	if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		s.markStreamed(id)
 	}
-	flag := (*atomic.Bool)(unsafe.Add(unsafe.Pointer(rv.Pointer()), f.Offset))
-	return flag.Load(), true
 }
 
 // listHooks keep the scope's view of the sessions registered with its server, for
 // quietSession.
 func (s *scope) listHooks(hooks *server.Hooks) {
 	hooks.AddOnRegisterSession(func(_ context.Context, sess server.ClientSession) {
-		s.list.clients.Store(sess.SessionID(), sess)
+		s.list.clients.Store(sess.SessionID(), &listedSession{session: sess})
 	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, sess server.ClientSession) {
-		s.list.clients.CompareAndDelete(sess.SessionID(), sess)
+		if ls := s.listed(sess.SessionID()); ls != nil && ls.session == sess {
+			s.list.clients.CompareAndDelete(sess.SessionID(), ls)
+		}
 	})
 }
