@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // A posted request runs detached from its HTTP request: a client that drops the POST
@@ -99,7 +100,7 @@ func (a *Adapter) cancelSessionCall(session string, body []byte) {
 			RequestID json.RawMessage `json:"requestId"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcp.MethodNotificationCancelled) || !validID(msg.Params.RequestID) {
+	if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcp.MethodNotificationCancelled) || !mcptransport.ValidID(msg.Params.RequestID) {
 		return
 	}
 	a.modern.cancel(requestKey(session, msg.Params.RequestID))

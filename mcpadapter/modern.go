@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // modernCalls holds the cancel functions of the stateless (2026-07-28) requests this
@@ -74,8 +75,8 @@ func modernKey(principal, agentID string, id json.RawMessage) string {
 // _meta is required on requests, not on notifications, and a notification never gets
 // a JSON-RPC response body: a notification without _meta takes its protocol version
 // from the Mcp-Protocol-Version header, and one mcp-go refuses gets only a status.
-func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg jsonrpcShape, body []byte) {
-	if r.Method != http.MethodPost || !msg.isNotification() {
+func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg mcptransport.Message, body []byte) {
+	if r.Method != http.MethodPost || !msg.IsNotification() {
 		if r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "" {
 			// On 2026-07-28 the end of a request's stream is its cancellation (there is
 			// no session to resume it in): the connection's end cancels it here.
@@ -96,7 +97,7 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 		var params struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
-		if json.Unmarshal(msg.RawParams, &params) != nil || !validID(params.RequestID) {
+		if json.Unmarshal(msg.RawParams, &params) != nil || !mcptransport.ValidID(params.RequestID) {
 			http.Error(w, "params.requestId must be a string or a number", http.StatusBadRequest)
 			return
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 )
 
@@ -88,7 +89,7 @@ type plainCall struct {
 
 // plainCallOf returns the session's request as a plain call, or false when it is not
 // one (see the top of this file); nothing was done either way.
-func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, body []byte) (*plainCall, bool) {
+func (s *scope) plainCallOf(r *http.Request, session string, msg mcptransport.Message, body []byte) (*plainCall, bool) {
 	if r.Method != http.MethodPost || msg.Method != string(mcp.MethodToolsCall) ||
 		msg.JSONRPC != mcp.JSONRPC_VERSION || len(msg.Result) > 0 || len(msg.Error) > 0 {
 		return nil, false
@@ -139,8 +140,8 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, b
 // replace all of the first's fields) and no escape could spell one otherwise, the
 // params the envelope already holds are decoded alone, without a pass over the whole
 // body. Any other body is read in full.
-func readCallRequest(msg jsonrpcShape, body []byte, req *mcp.CallToolRequest) bool {
-	if !msg.exact || bytes.IndexByte(body, '\\') >= 0 ||
+func readCallRequest(msg mcptransport.Message, body []byte, req *mcp.CallToolRequest) bool {
+	if !msg.Exact || bytes.IndexByte(body, '\\') >= 0 ||
 		bytes.Count(body, []byte(`"params"`)) > 1 || bytes.Count(body, []byte(`"method"`)) != 1 {
 		return json.Unmarshal(body, req) == nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // refusalPeek bounds what the door reads of a request it refuses. A tools/call is a
@@ -47,7 +48,7 @@ func peekToolCall(r *http.Request) (json.RawMessage, bool) {
 		ID      json.RawMessage `json:"id"`
 		Method  string          `json:"method"`
 	}
-	if json.Unmarshal(body, &m) != nil || m.JSONRPC != mcp.JSONRPC_VERSION || m.Method != string(mcp.MethodToolsCall) || !validID(m.ID) {
+	if json.Unmarshal(body, &m) != nil || m.JSONRPC != mcp.JSONRPC_VERSION || m.Method != string(mcp.MethodToolsCall) || !mcptransport.ValidID(m.ID) {
 		return nil, false
 	}
 	return m.ID, true

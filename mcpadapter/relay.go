@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // Relay carries what one node must tell the others about MCP sessions: a session that
@@ -118,7 +119,7 @@ func (a *Adapter) relayed(m RelayMessage) {
 	case RelaySessionEnded:
 		a.forgetSession(m.Tenant, m.Session)
 	case RelayCancel:
-		if validID(m.Body) {
+		if mcptransport.ValidID(m.Body) {
 			a.modern.cancel(modernKey(m.Principal, m.AgentID, m.Body))
 		}
 	case RelayPost:

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/sessions"
 )
 
@@ -51,115 +51,6 @@ type cachedSession struct {
 	touched time.Time // when this node last wrote the session's last use
 }
 
-// jsonrpcShape is what the adapter reads of a posted JSON-RPC message: the envelope
-// as mcp-go reads it (so the two agree on what is a message), and what it can of the
-// params (see parseMessage).
-type jsonrpcShape struct {
-	JSONRPC   string          `json:"jsonrpc"`
-	ID        json.RawMessage `json:"id"`
-	Method    string          `json:"method"`
-	Result    json.RawMessage `json:"result"`
-	Error     json.RawMessage `json:"error"`
-	RawParams json.RawMessage `json:"params"`
-	Params    messageParams   `json:"-"`
-	// exact is set when the members were read from the envelope as spelt (readMessage),
-	// not by a case-insensitive parse of the body.
-	exact bool
-}
-
-type messageParams struct {
-	Meta            *mcp.Meta       `json:"_meta"`
-	ProtocolVersion string          `json:"protocolVersion"`
-	Capabilities    json.RawMessage `json:"capabilities"`
-	ClientInfo      json.RawMessage `json:"clientInfo"`
-}
-
-// parseMessage reads a posted body. It fails only where mcp-go's own reading fails (the
-// envelope); params of the wrong shape are left empty for mcp-go to refuse, so a
-// malformed initialize still goes through the adapter's initialize.
-func parseMessage(body []byte) (jsonrpcShape, error) {
-	var m jsonrpcShape
-	if err := json.Unmarshal(body, &m); err != nil {
-		return m, err
-	}
-	if json.Unmarshal(m.RawParams, &m.Params) != nil {
-		m.Params = messageParams{}
-	}
-	return m, nil
-}
-
-// shapeMembers are the members jsonrpcShape reads, as they are spelt in the body.
-var shapeMembers = [...]string{"jsonrpc", "id", "method", "result", "error", "params"}
-
-// readMessage is parseMessage on a body checkEnvelope's decoding already read, without
-// parsing the body again. encoding/json matches struct fields case-insensitively
-// (and with Unicode folding), where the envelope's members are exact: a body with a
-// member spelt otherwise ("ID", non-ASCII) is parsed as mcp-go reads it, by
-// parseMessage, so the two never disagree on what a message says.
-func readMessage(env envelope, body []byte) (jsonrpcShape, error) {
-	var m jsonrpcShape
-	if env.err != nil {
-		return m, env.err
-	}
-	for name := range env.fields {
-		if !slices.Contains(shapeMembers[:], name) && foldsToMember(name) {
-			return parseMessage(body)
-		}
-	}
-	if raw, ok := env.fields["jsonrpc"]; ok {
-		if err := unquote(raw, &m.JSONRPC); err != nil {
-			return jsonrpcShape{}, err
-		}
-	}
-	if raw, ok := env.fields["method"]; ok {
-		if err := unquote(raw, &m.Method); err != nil {
-			return jsonrpcShape{}, err
-		}
-	}
-	m.ID, m.Result, m.Error, m.RawParams = env.fields["id"], env.fields["result"], env.fields["error"], env.fields["params"]
-	if len(m.RawParams) > 0 && !emptyObject(m.RawParams) && json.Unmarshal(m.RawParams, &m.Params) != nil {
-		m.Params = messageParams{}
-	}
-	m.exact = true
-	return m, nil
-}
-
-// foldsToMember reports whether encoding/json could match a member name to one of
-// jsonrpcShape's fields though it is not spelt as the field is: it differs in case
-// only, or has a non-ASCII letter that Unicode folding could map onto ASCII.
-func foldsToMember(name string) bool {
-	for i := 0; i < len(name); i++ {
-		if name[i] >= 0x80 {
-			return true
-		}
-	}
-	for _, member := range shapeMembers {
-		if strings.EqualFold(name, member) {
-			return true
-		}
-	}
-	return false
-}
-
-// isNotification reports whether the message is a notification (a method, no id).
-func (m jsonrpcShape) isNotification() bool { return m.Method != "" && len(m.ID) == 0 }
-
-// refuse answers a message the session rules refuse: with a JSON-RPC error, or for a
-// notification with the status and a text only (a notification never gets a JSON-RPC
-// response).
-func (m jsonrpcShape) refuse(w http.ResponseWriter, status, code int, message string) {
-	if m.isNotification() {
-		http.Error(w, message, status)
-		return
-	}
-	writeRPCError(w, status, m.ID, code, message)
-}
-
-// isAnswer reports whether the message answers a server-to-client request.
-func (m jsonrpcShape) isAnswer() bool {
-	return m.Method == "" && len(m.ID) > 0 && (len(m.Result) > 0 || len(m.Error) > 0)
-}
-
 // serveSession hands a request to the scope's server under the hub's session rules: the
 // hub issues and records every session at initialize; any other request of a
 // session-based protocol version must carry a recorded, live session of the same
@@ -168,27 +59,27 @@ func (m jsonrpcShape) isAnswer() bool {
 // carry no session and pass as they are.
 func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal) {
 	var body []byte
-	var msg jsonrpcShape
-	var env envelope
+	var msg mcptransport.Message
+	var env mcptransport.Envelope
 	if r.Method == http.MethodPost {
 		var err error
 		body, err = io.ReadAll(r.Body)
 		if err != nil {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.PARSE_ERROR,
+			mcptransport.WriteRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.PARSE_ERROR,
 				fmt.Sprintf("the request body is unreadable or over %d bytes", a.opts.MaxBodyBytes))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		env = decodeEnvelope(body)
-		if msg, err = readMessage(env, body); err != nil {
-			msg = jsonrpcShape{}
+		env = mcptransport.DecodeEnvelope(body)
+		if msg, err = mcptransport.ReadMessage(env, body); err != nil {
+			msg = mcptransport.Message{}
 		}
 	}
 	header := r.Header.Get(mcp.HeaderProtocolVersion)
 	modern := mcp.IsModernProtocol(header) || mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
 	if r.Method == http.MethodPost {
-		if fault := checkEnvelope(env, modern); fault != nil {
-			fault.write(w)
+		if fault := mcptransport.CheckEnvelope(env, modern); fault != nil {
+			fault.Write(w)
 			return
 		}
 	}
@@ -202,7 +93,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 	}
 	id := r.Header.Get(server.HeaderKeySessionID)
 	if id == "" {
-		msg.refuse(w, http.StatusBadRequest, mcp.INVALID_REQUEST,
+		msg.Refuse(w, http.StatusBadRequest, mcp.INVALID_REQUEST,
 			"the Mcp-Session-Id header is required: send the session id that initialize returned, or initialize first")
 		return
 	}
@@ -210,12 +101,12 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 	rec, err := a.session(r.Context(), p, s.agentID, id, now)
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-			msg.refuse(w, http.StatusNotFound, sessionNotFound,
+			msg.Refuse(w, http.StatusNotFound, sessionNotFound,
 				"session not found: it ended or expired; initialize a new session")
 			return
 		}
 		a.opts.Logger.ErrorContext(r.Context(), "read MCP session", "tenant", p.TenantID, "err", err)
-		msg.refuse(w, http.StatusServiceUnavailable, mcp.INTERNAL_ERROR, "sessions are unavailable; retry shortly")
+		msg.Refuse(w, http.StatusServiceUnavailable, mcp.INTERNAL_ERROR, "sessions are unavailable; retry shortly")
 		return
 	}
 	if r.Method == http.MethodDelete {
@@ -234,11 +125,11 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 	load := func() (sessions.Record, error) { return a.opts.Sessions.Get(r.Context(), p.TenantID, id) }
 	if err := s.begin(r.Context(), id, now, load); err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-			msg.refuse(w, http.StatusNotFound, sessionNotFound, "session not found: it ended or expired; initialize a new session")
+			msg.Refuse(w, http.StatusNotFound, sessionNotFound, "session not found: it ended or expired; initialize a new session")
 			return
 		}
 		a.opts.Logger.ErrorContext(r.Context(), "restore MCP session", "tenant", p.TenantID, "err", err)
-		msg.refuse(w, http.StatusInternalServerError, mcp.INTERNAL_ERROR, "internal error")
+		msg.Refuse(w, http.StatusInternalServerError, mcp.INTERNAL_ERROR, "internal error")
 		return
 	}
 	defer func() { s.end(id, a.opts.Now()) }()
@@ -251,7 +142,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		return
 	}
 	switch {
-	case msg.isAnswer():
+	case msg.IsAnswer():
 		// The answer to a server-to-client request (an elicitation) pending on this node
 		// is taken here; otherwise the node where it is pending takes it.
 		if a.answerCall(id, body) {
@@ -313,7 +204,7 @@ const sessionNotFound = -32001
 // initialize serves an initialize with an id the hub issues, and records the session
 // only when the initialize succeeded: a refused one (a bad jsonrpc version, bad
 // params) leaves no session and no Mcp-Session-Id.
-func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg jsonrpcShape) {
+func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg mcptransport.Message) {
 	call := &sessionCall{initialize: true}
 	bw := newBufferWriter()
 	s.http.ServeHTTP(bw, r.WithContext(withSessionCall(r.Context(), call)))
@@ -343,7 +234,7 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 	if err != nil {
 		s.dropLocal(id)
 		a.opts.Logger.ErrorContext(r.Context(), "record MCP session", "tenant", p.TenantID, "err", err)
-		writeRPCError(w, http.StatusServiceUnavailable, msg.ID, mcp.INTERNAL_ERROR, "sessions are unavailable; retry shortly")
+		mcptransport.WriteRPCError(w, http.StatusServiceUnavailable, msg.ID, mcp.INTERNAL_ERROR, "sessions are unavailable; retry shortly")
 		return
 	}
 	// The session's state leaves this node's server at once: an initialize never
@@ -528,19 +419,6 @@ func (c *sessionCache) prune(now time.Time) {
 			delete(c.recs, id)
 		}
 	}
-}
-
-// writeRPCError answers with a JSON-RPC error and an HTTP status.
-func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
-	if len(bytes.TrimSpace(id)) == 0 {
-		id = json.RawMessage("null")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": mcp.JSONRPC_VERSION, "id": id,
-		"error": map[string]any{"code": code, "message": message},
-	})
 }
 
 // trimHeld drops this node's state of its least recently used idle sessions when it

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // The tools/list cache. mcp-go answers tools/list by re-marshalling every tool through
@@ -97,7 +98,7 @@ func listCacheable(srv *server.MCPServer, ownBeforeAny int) bool {
 // serveCachedList answers a tools/list from the scope's cache and reports whether it
 // did; when it did not, nothing was written and the request goes to mcp-go. The
 // session was validated and taken in use by serveSession.
-func (s *scope) serveCachedList(w http.ResponseWriter, r *http.Request, id string, msg jsonrpcShape) bool {
+func (s *scope) serveCachedList(w http.ResponseWriter, r *http.Request, id string, msg mcptransport.Message) bool {
 	if r.Method != http.MethodPost || msg.Method != string(mcp.MethodToolsList) || msg.JSONRPC != mcp.JSONRPC_VERSION ||
 		len(msg.Result) > 0 || len(msg.Error) > 0 || !plainListParams(msg.RawParams) {
 		return false
@@ -146,7 +147,7 @@ func (s *scope) serveCachedList(w http.ResponseWriter, r *http.Request, id strin
 // nothing else: absent, null, {} or an empty cursor.
 func plainListParams(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" || emptyObject(raw) {
+	if len(raw) == 0 || string(raw) == "null" || mcptransport.EmptyObject(raw) {
 		return true
 	}
 	var p map[string]json.RawMessage
