@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/limits"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/sessions"
 	"github.com/switchboard-hub/switchboard/telemetry"
@@ -73,7 +74,7 @@ type Options struct {
 	MaxBodyBytes int64
 	// Sessions records the MCP sessions the hub issues; without it they are kept in
 	// this process only (sessions.Memory).
-	Sessions SessionStore
+	Sessions mcptransport.SessionStore
 	// SessionLimits bound the sessions (per principal, unused and idle lifetimes);
 	// zero fields take sessions.DefaultLimits' (Idle: IdleTimeout).
 	SessionLimits sessions.Limits
@@ -115,7 +116,7 @@ type Adapter struct {
 
 	// node names this adapter among the nodes that share a relay.
 	node      string
-	cache     sessionCache
+	cache     *mcptransport.SessionCache
 	stopRelay func()
 	held      atomic.Int64 // sessions held by the scopes' servers
 	trimming  atomic.Bool
@@ -166,7 +167,7 @@ func New(o Options) *Adapter {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	a := &Adapter{opts: o, scopes: map[string]*scope{}, node: switchboard.NewID("node"), cache: sessionCache{recs: map[string]*cachedSession{}}}
+	a := &Adapter{opts: o, scopes: map[string]*scope{}, node: switchboard.NewID("node"), cache: mcptransport.NewSessionCache()}
 	a.life, a.endLife = context.WithCancel(context.Background())
 	if o.Relay != nil {
 		a.stopRelay = o.Relay.Subscribe(a.relayed)

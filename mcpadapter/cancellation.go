@@ -43,7 +43,7 @@ func connection(ctx context.Context) context.Context {
 func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope, key string, cancel context.CancelFunc, stream *streamPlan) {
 	sw := &silencer{w: w}
 	defer sw.finish()
-	var out http.ResponseWriter = &outgoingIDs{ResponseWriter: sw, ids: s.ids}
+	var out http.ResponseWriter = s.ids.Writer(sw)
 	var cs *callStream
 	if stream != nil {
 		if stream.stateless {

@@ -1,7 +1,6 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // eventStore is a bounded, in-memory server.EventStore for one scope's streams. With
@@ -28,7 +28,7 @@ import (
 type eventStore struct {
 	perStream int
 	now       func() time.Time
-	ids       requestIDs // renumbers the server's requests recorded on a call's stream
+	ids       mcptransport.RequestIDs // renumbers the server's requests recorded on a call's stream
 	// notified is told of every notification mcp-go records for a session (see
 	// scope.markStreamed); nil in tests of the store alone.
 	notified func(session string)
@@ -78,28 +78,19 @@ func newEventStore(perStream int, now func() time.Time) *eventStore {
 // oldest event beyond the bound. A message of a tools/call the hub streams (ctx
 // carries its callStream) goes on the call's stream, and is written there.
 func (s *eventStore) StoreEvent(ctx context.Context, sessionID, streamID string, message json.RawMessage) (string, error) {
-	if s.notified != nil && isNotification(message) {
+	if s.notified != nil && mcptransport.IsNotification(message) {
 		s.notified(sessionID)
 	}
 	if cs := callStreamFrom(ctx); cs != nil && cs.store == s && cs.session == sessionID {
-		return cs.add(streamID, s.ids.outgoing(message)) // the hub writes it: renumbered here
+		return cs.add(streamID, s.ids.Outgoing(message)) // the hub writes it: renumbered here
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
 	id := strconv.FormatInt(s.seq, 10)
-	// mcp-go writes it, and replays it, through outgoingIDs: recorded as it is.
+	// mcp-go writes it, and replays it, through RequestIDs.Writer: recorded as it is.
 	s.appendLocked(sessionID, streamID, storedEvent{id: id, msg: append(json.RawMessage(nil), message...)})
 	return id, nil
-}
-
-// isNotification reports whether msg is a JSON-RPC notification (a method, no id).
-func isNotification(msg json.RawMessage) bool {
-	if !bytes.Contains(msg, []byte(`"method"`)) {
-		return false
-	}
-	var head rpcHead
-	return json.Unmarshal(msg, &head) == nil && head.Method != "" && len(head.ID) == 0
 }
 
 // addCall records msg (nil: a priming event) as the next event of the call's stream,

@@ -117,9 +117,9 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 		r.Body = io.NopCloser(bytes.NewReader(withMeta))
 		r.ContentLength = int64(len(withMeta))
 	}
-	bw := newBufferWriter()
+	bw := mcptransport.NewBufferWriter()
 	s.http.ServeHTTP(bw, r)
-	if bw.status == 0 || bw.status == http.StatusAccepted || bw.status == http.StatusOK {
+	if bw.Status == 0 || bw.Status == http.StatusAccepted || bw.Status == http.StatusOK {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -128,11 +128,11 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	text := http.StatusText(bw.status)
-	if json.Unmarshal(bw.body.Bytes(), &answer) == nil && answer.Error.Message != "" {
+	text := http.StatusText(bw.Status)
+	if json.Unmarshal(bw.Body.Bytes(), &answer) == nil && answer.Error.Message != "" {
 		text = answer.Error.Message
 	}
-	http.Error(w, text, bw.status)
+	http.Error(w, text, bw.Status)
 }
 
 // addProtocolVersion returns a notification's body with the protocol version in its

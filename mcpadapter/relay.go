@@ -115,7 +115,7 @@ func (a *Adapter) relayed(m RelayMessage) {
 	}
 	switch m.Kind {
 	case RelayGap:
-		a.cache.clear()
+		a.cache.Clear()
 	case RelaySessionEnded:
 		a.forgetSession(m.Tenant, m.Session)
 	case RelayCancel:
@@ -124,7 +124,7 @@ func (a *Adapter) relayed(m RelayMessage) {
 		}
 	case RelayPost:
 		// What the message changes (a log level) is read again from the record.
-		a.cache.drop(m.Session)
+		a.cache.Drop(m.Session)
 		a.mu.Lock()
 		s := a.scopes[string(m.Tenant)+"|"+m.Principal+"|"+m.AgentID]
 		if s != nil {
@@ -142,7 +142,7 @@ func (a *Adapter) relayed(m RelayMessage) {
 			return // the answer to a request the hub sent on a call's stream here
 		}
 		a.cancelSessionCall(m.Session, m.Body) // a relayed cancellation silences the call's answer here
-		body, _ := s.ids.incoming(m.Body)      // an answer, with the id this node's server gave its request
+		body, _ := s.ids.Incoming(m.Body)      // an answer, with the id this node's server gave its request
 		s.inject(context.Background(), m.Session, m.ProtocolVersion, body)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -29,8 +30,8 @@ type scope struct {
 	agentID   string
 	mcp       *server.MCPServer
 	http      *server.StreamableHTTPServer
-	events    *eventStore // the streams of http's sessions, for resumption
-	ids       requestIDs  // renumbers the server's requests to its clients (request_ids.go)
+	events    *eventStore             // the streams of http's sessions, for resumption
+	ids       mcptransport.RequestIDs // renumbers the server's requests to its clients (request_ids.go)
 
 	refreshMu   sync.Mutex
 	fingerprint string      // guarded by refreshMu
@@ -155,7 +156,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	opts = append(opts, s.sessionHooks(), s.instructionsHook(instructions), versionCapabilities())
 	s.path = path
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
-	s.ids = newRequestIDs()
+	s.ids = mcptransport.NewRequestIDs()
 	s.events = newEventStore(eventsPerStream, a.opts.Now)
 	s.events.ids = s.ids
 	s.events.notified = s.markStreamed
@@ -168,10 +169,10 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 		// The adapter checks Host and Origin itself (checkOrigin), allowing the public
 		// URL's host on a loopback listener (behind a local proxy).
 		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(hideSessionIDs(a.opts.Logger)),
+		server.WithStreamableHTTPLogger(mcptransport.HideSessionIDs(a.opts.Logger)),
 		server.WithEventStore(s.events),
 		// The hub issues, checks and records session ids itself (serveSession).
-		server.WithSessionIdManagerResolver(sessionIDs{}),
+		server.WithSessionIdManagerResolver(mcptransport.SessionIDs{}),
 	)
 	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny()+1) // and plainHeaders, which lists do not concern
 	s.plain = newPlainServer(s.http)

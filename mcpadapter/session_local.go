@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/sessions"
 )
 
@@ -85,9 +86,9 @@ func (s *scope) restore(ctx context.Context, rec sessions.Record) error {
 	if err != nil {
 		return switchboard.Internal(err)
 	}
-	call := &sessionCall{id: rec.ID, internal: true}
-	if w := s.post(ctx, call, "", "", init); w.status != http.StatusOK {
-		return switchboard.Internal(&restoreError{status: w.status, body: w.body.String()})
+	call := &mcptransport.SessionCall{ID: rec.ID, Internal: true}
+	if w := s.post(ctx, call, "", "", init); w.Status != http.StatusOK {
+		return switchboard.Internal(&restoreError{status: w.Status, body: w.Body.String()})
 	}
 	if rec.LogLevel == "" {
 		return nil
@@ -96,8 +97,8 @@ func (s *scope) restore(ctx context.Context, rec sessions.Record) error {
 		"jsonrpc": mcp.JSONRPC_VERSION, "id": "switchboard-restore-level", "method": string(mcp.MethodSetLogLevel),
 		"params": map[string]any{"level": rec.LogLevel},
 	})
-	if w := s.post(ctx, &sessionCall{validated: true, internal: true}, rec.ID, rec.ProtocolVersion, level); w.status != http.StatusOK {
-		return switchboard.Internal(&restoreError{status: w.status, body: w.body.String()})
+	if w := s.post(ctx, &mcptransport.SessionCall{Validated: true, Internal: true}, rec.ID, rec.ProtocolVersion, level); w.Status != http.StatusOK {
+		return switchboard.Internal(&restoreError{status: w.Status, body: w.Body.String()})
 	}
 	return nil
 }
@@ -121,16 +122,16 @@ func rawOr(b json.RawMessage) json.RawMessage {
 // inject hands a message relayed from another node to this node's server, as if the
 // client had posted it here.
 func (s *scope) inject(ctx context.Context, id, version string, body []byte) {
-	w := s.post(ctx, &sessionCall{validated: true, internal: true}, id, version, body)
-	if w.status >= 300 {
-		s.adapter.opts.Logger.Debug("relayed MCP message not taken", "tenant", s.principal.TenantID, "status", w.status)
+	w := s.post(ctx, &mcptransport.SessionCall{Validated: true, Internal: true}, id, version, body)
+	if w.Status >= 300 {
+		s.adapter.opts.Logger.Debug("relayed MCP message not taken", "tenant", s.principal.TenantID, "status", w.Status)
 	}
 }
 
 // post serves a JSON-RPC message of the adapter's own to the scope's server and returns
 // the answer.
-func (s *scope) post(ctx context.Context, call *sessionCall, id, version string, body []byte) *bufferWriter {
-	ctx = withSessionCall(switchboard.WithPrincipal(ctx, s.principal), call)
+func (s *scope) post(ctx context.Context, call *mcptransport.SessionCall, id, version string, body []byte) *mcptransport.BufferWriter {
+	ctx = mcptransport.WithSessionCall(switchboard.WithPrincipal(ctx, s.principal), call)
 	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://switchboard.internal"+s.path, bytes.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
@@ -140,7 +141,7 @@ func (s *scope) post(ctx context.Context, call *sessionCall, id, version string,
 	if version != "" {
 		r.Header.Set(mcp.HeaderProtocolVersion, version)
 	}
-	w := newBufferWriter()
+	w := mcptransport.NewBufferWriter()
 	s.http.ServeHTTP(w, r)
 	return w
 }
@@ -163,10 +164,10 @@ func (s *scope) drop(id string, idleOnly bool) {
 		return
 	}
 	s.forget(id)
-	ctx := withSessionCall(switchboard.WithPrincipal(context.Background(), s.principal), &sessionCall{validated: true, internal: true})
+	ctx := mcptransport.WithSessionCall(switchboard.WithPrincipal(context.Background(), s.principal), &mcptransport.SessionCall{Validated: true, Internal: true})
 	r, _ := http.NewRequestWithContext(ctx, http.MethodDelete, "http://switchboard.internal"+s.path, nil)
 	r.Header.Set(server.HeaderKeySessionID, id)
-	s.http.ServeHTTP(newBufferWriter(), r)
+	s.http.ServeHTTP(mcptransport.NewBufferWriter(), r)
 }
 
 // staleSessions returns the sessions this node holds that no request has used for
@@ -208,7 +209,7 @@ func (s *scope) sessionHooks() server.ServerOption {
 		}
 		s.listHooks(hooks)
 		hooks.AddOnUnregisterSession(func(ctx context.Context, sess server.ClientSession) {
-			if internalCall(ctx) {
+			if mcptransport.InternalCall(ctx) {
 				return // drop, which holds sessMu, has forgotten it
 			}
 			s.sessMu.Lock()
@@ -217,7 +218,7 @@ func (s *scope) sessionHooks() server.ServerOption {
 		})
 		hooks.AddAfterSetLevel(func(ctx context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
 			sess := server.ClientSessionFromContext(ctx)
-			if sess == nil || req == nil || internalCall(ctx) {
+			if sess == nil || req == nil || mcptransport.InternalCall(ctx) {
 				return
 			}
 			id := sess.SessionID()
@@ -235,41 +236,4 @@ func (s *scope) sessionHooks() server.ServerOption {
 				AgentID: s.agentID, ProtocolVersion: version, Body: body})
 		})
 	}
-}
-
-// bufferWriter is an http.ResponseWriter that keeps the answer (no streaming).
-type bufferWriter struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func newBufferWriter() *bufferWriter { return &bufferWriter{header: http.Header{}} }
-
-func (b *bufferWriter) Header() http.Header { return b.header }
-
-func (b *bufferWriter) WriteHeader(status int) {
-	if b.status == 0 {
-		b.status = status
-	}
-}
-
-func (b *bufferWriter) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	return b.body.Write(p)
-}
-
-// copyTo writes the kept answer to w.
-func (b *bufferWriter) copyTo(w http.ResponseWriter) {
-	for k, v := range b.header {
-		w.Header()[k] = v
-	}
-	status := b.status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(b.body.Bytes())
 }

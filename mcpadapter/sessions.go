@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -18,38 +17,6 @@ import (
 	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/sessions"
 )
-
-// SessionStore records the MCP sessions: sessions.Store on the hub's database, or
-// sessions.Memory for a single process without one.
-type SessionStore interface {
-	Create(ctx context.Context, r sessions.Record, limit int) ([]sessions.Ended, error)
-	Get(ctx context.Context, tenant switchboard.TenantID, id string) (sessions.Record, error)
-	Touch(ctx context.Context, tenant switchboard.TenantID, id string, at time.Time) error
-	SetLogLevel(ctx context.Context, tenant switchboard.TenantID, id, level string) error
-	Delete(ctx context.Context, tenant switchboard.TenantID, id string) error
-	DeleteExpired(ctx context.Context, now time.Time, l sessions.Limits) ([]sessions.Ended, error)
-}
-
-const (
-	// touchEvery coalesces the writes of a session's last use: at most one per this
-	// long per session per node.
-	touchEvery = 30 * time.Second
-	// recordFresh is how long a node trusts its copy of a session record without
-	// reading it again; ended sessions reach the node sooner through the relay.
-	recordFresh = 10 * time.Second
-)
-
-// sessionCache is a node's copy of the session records it served recently.
-type sessionCache struct {
-	mu   sync.Mutex
-	recs map[string]*cachedSession
-}
-
-type cachedSession struct {
-	rec     sessions.Record
-	fetched time.Time
-	touched time.Time // when this node last wrote the session's last use
-}
 
 // serveSession hands a request to the scope's server under the hub's session rules: the
 // hub issues and records every session at initialize; any other request of a
@@ -137,7 +104,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		a.trimHeld() // this session is in use, so it stays
 	}
 	a.touch(r.Context(), p.TenantID, id, now)
-	r = r.WithContext(withSessionCall(r.Context(), &sessionCall{id: id, validated: true}))
+	r = r.WithContext(mcptransport.WithSessionCall(r.Context(), &mcptransport.SessionCall{ID: id, Validated: true}))
 	if s.serveCachedList(w, r, id, msg) {
 		return
 	}
@@ -151,12 +118,12 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		}
 		// mcp-go sees the id it gave its request (request_ids.go); the other nodes get
 		// the answer as the client sent it.
-		local, _ := s.ids.incoming(body)
+		local, _ := s.ids.Incoming(body)
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(local)), int64(len(local))
-		bw := newBufferWriter()
+		bw := mcptransport.NewBufferWriter()
 		s.http.ServeHTTP(bw, r)
-		if bw.status == http.StatusAccepted || a.opts.Relay == nil {
-			bw.copyTo(w)
+		if bw.Status == http.StatusAccepted || a.opts.Relay == nil {
+			bw.CopyTo(w)
 			return
 		}
 		a.publish(RelayMessage{Kind: RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
@@ -189,9 +156,9 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 			cs.resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
 			return
 		}
-		s.http.ServeHTTP(&outgoingIDs{ResponseWriter: w, ids: s.ids}, r)
+		s.http.ServeHTTP(s.ids.Writer(w), r)
 	default:
-		s.http.ServeHTTP(&outgoingIDs{ResponseWriter: w, ids: s.ids}, r)
+		s.http.ServeHTTP(s.ids.Writer(w), r)
 		if r.Method == http.MethodPost {
 			s.markIfStreamed(id, w)
 		}
@@ -205,23 +172,23 @@ const sessionNotFound = -32001
 // only when the initialize succeeded: a refused one (a bad jsonrpc version, bad
 // params) leaves no session and no Mcp-Session-Id.
 func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg mcptransport.Message) {
-	call := &sessionCall{initialize: true}
-	bw := newBufferWriter()
-	s.http.ServeHTTP(bw, r.WithContext(withSessionCall(r.Context(), call)))
-	id := bw.header.Get(server.HeaderKeySessionID)
+	call := &mcptransport.SessionCall{Initialize: true}
+	bw := mcptransport.NewBufferWriter()
+	s.http.ServeHTTP(bw, r.WithContext(mcptransport.WithSessionCall(r.Context(), call)))
+	id := bw.Header().Get(server.HeaderKeySessionID)
 	var answer struct {
 		Result struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"result"`
 	}
-	ok := id != "" && id == call.id && bw.status == http.StatusOK &&
-		json.Unmarshal(bw.body.Bytes(), &answer) == nil && answer.Result.ProtocolVersion != ""
+	ok := id != "" && id == call.ID && bw.Status == http.StatusOK &&
+		json.Unmarshal(bw.Body.Bytes(), &answer) == nil && answer.Result.ProtocolVersion != ""
 	if !ok {
-		if call.id != "" {
-			s.dropLocal(call.id)
+		if call.ID != "" {
+			s.dropLocal(call.ID)
 		}
-		bw.header.Del(server.HeaderKeySessionID)
-		bw.copyTo(w)
+		bw.Header().Del(server.HeaderKeySessionID)
+		bw.CopyTo(w)
 		return
 	}
 	now := a.opts.Now()
@@ -245,7 +212,7 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 		a.forgetSession(e.TenantID, e.ID)
 		a.publish(RelayMessage{Kind: RelaySessionEnded, Tenant: e.TenantID, Session: e.ID})
 	}
-	bw.copyTo(w)
+	bw.CopyTo(w)
 }
 
 // session returns the live record of a session for the principal at the endpoint: not
@@ -253,14 +220,14 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 // another key or grant of the same principal, or to another URL (the same answer, so a
 // stolen id tells nothing).
 func (a *Adapter) session(ctx context.Context, p switchboard.Principal, agentID, id string, now time.Time) (sessions.Record, error) {
-	rec, ok := a.cache.get(id, now)
+	rec, ok := a.cache.Get(id, now)
 	if !ok || rec.Expired(now, a.opts.SessionLimits) {
 		// A copy may be stale (another node used the session since): read it again.
 		var err error
 		rec, err = a.opts.Sessions.Get(ctx, p.TenantID, id)
 		if err != nil {
 			if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-				a.cache.drop(id)
+				a.cache.Drop(id)
 			}
 			return sessions.Record{}, err
 		}
@@ -268,7 +235,7 @@ func (a *Adapter) session(ctx context.Context, p switchboard.Principal, agentID,
 			a.endSession(ctx, p.TenantID, id)
 			return sessions.Record{}, switchboard.NotFound("MCP session")
 		}
-		a.cache.put(rec, now)
+		a.cache.Put(rec, now)
 	}
 	if rec.TenantID != p.TenantID || rec.PrincipalID != p.ID() || rec.KeyID != p.KeyID || rec.AgentID != agentID {
 		return sessions.Record{}, switchboard.NotFound("MCP session")
@@ -278,7 +245,7 @@ func (a *Adapter) session(ctx context.Context, p switchboard.Principal, agentID,
 
 // touch records the session's use, at most once per touchEvery per node.
 func (a *Adapter) touch(ctx context.Context, tenant switchboard.TenantID, id string, now time.Time) {
-	if !a.cache.due(id, now) {
+	if !a.cache.Due(id, now) {
 		return
 	}
 	if err := a.opts.Sessions.Touch(context.WithoutCancel(ctx), tenant, id, now); err != nil {
@@ -292,7 +259,7 @@ func (a *Adapter) sessionLogLevel(ctx context.Context, tenant switchboard.Tenant
 		a.opts.Logger.ErrorContext(ctx, "record MCP session log level", "tenant", tenant, "err", err)
 		return
 	}
-	a.cache.setLevel(id, level)
+	a.cache.SetLevel(id, level)
 }
 
 // endSession deletes a session's record and tells every node to drop its state.
@@ -306,7 +273,7 @@ func (a *Adapter) endSession(ctx context.Context, tenant switchboard.TenantID, i
 
 // forgetSession drops this node's copy and state of an ended session.
 func (a *Adapter) forgetSession(tenant switchboard.TenantID, id string) {
-	a.cache.drop(id)
+	a.cache.Drop(id)
 	a.mu.Lock()
 	var holding []*scope
 	for _, s := range a.scopes {
@@ -348,77 +315,7 @@ func (a *Adapter) sweepSessions(ctx context.Context, now time.Time) {
 			a.touch(ctx, s.principal.TenantID, id, now)
 		}
 	}
-	a.cache.prune(now)
-}
-
-func (c *sessionCache) get(id string, now time.Time) (sessions.Record, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.recs[id]
-	if !ok || now.Sub(e.fetched) > recordFresh {
-		return sessions.Record{}, false
-	}
-	return e.rec, true
-}
-
-func (c *sessionCache) put(rec sessions.Record, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.recs[rec.ID]
-	if !ok {
-		e = &cachedSession{}
-		c.recs[rec.ID] = e
-	}
-	e.rec, e.fetched = rec, now
-}
-
-// due reports whether the session's use should be written now, and if so marks it
-// written: the first use always is (it turns a new session into a used one).
-func (c *sessionCache) due(id string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.recs[id]
-	if !ok {
-		return true
-	}
-	if e.rec.LastUsedAt != nil && now.Sub(e.touched) < touchEvery {
-		return false
-	}
-	e.touched = now
-	t := now
-	e.rec.LastUsedAt = &t
-	return true
-}
-
-func (c *sessionCache) setLevel(id, level string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.recs[id]; ok {
-		e.rec.LogLevel = level
-	}
-}
-
-func (c *sessionCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.recs)
-}
-
-func (c *sessionCache) drop(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.recs, id)
-}
-
-// prune forgets copies too old to be used again.
-func (c *sessionCache) prune(now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for id, e := range c.recs {
-		if now.Sub(e.fetched) > recordFresh+touchEvery {
-			delete(c.recs, id)
-		}
-	}
+	a.cache.Prune(now)
 }
 
 // trimHeld drops this node's state of its least recently used idle sessions when it

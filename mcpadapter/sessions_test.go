@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testlog"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/sessions"
 )
 
@@ -45,7 +46,7 @@ var carol = switchboard.Principal{TenantID: "ten_a", TenantSlug: "acme", Kind: s
 var aliceOtherKey = func() switchboard.Principal { p := alice; p.KeyID = "key_a2"; return p }()
 
 // sessionEnv is an env whose adapter runs on clock, with the session store and limits given.
-func sessionEnv(t *testing.T, clock *fakeClock, store SessionStore, limits sessions.Limits) *env {
+func sessionEnv(t *testing.T, clock *fakeClock, store mcptransport.SessionStore, limits sessions.Limits) *env {
 	t.Helper()
 	return newEnvWith(t, func(o *Options) {
 		o.Auth = keys{"key-alice": alice, "key-alice-2": aliceOtherKey, "key-bob": bob, "key-carol": carol}
@@ -367,7 +368,7 @@ func TestANodeHoldsABoundedNumberOfSessions(t *testing.T) {
 
 // countingStore counts the writes of a session's last use.
 type countingStore struct {
-	SessionStore
+	mcptransport.SessionStore
 	mu      sync.Mutex
 	touches int
 }

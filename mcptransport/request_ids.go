@@ -1,4 +1,4 @@
-package mcpadapter
+package mcptransport
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 //
 // Every message of mcp-go reaches the client through the hub: a call's stream is
 // written by the hub (callStream, from the event store, which renumbers what it
-// records), and what mcp-go writes itself (a GET stream, its resumption, a POST it
+// records with Outgoing), and what mcp-go writes itself (a GET stream, its resumption, a POST it
 // answers as a stream) passes through outgoingIDs.
 
 const (
@@ -34,15 +34,15 @@ const (
 	requestIDRange = 1 << 40
 )
 
-// requestIDs is the offset of one scope's server's request ids.
-type requestIDs struct{ offset int64 }
+// RequestIDs is the offset of one scope's server's request ids.
+type RequestIDs struct{ offset int64 }
 
-func newRequestIDs() requestIDs {
+func NewRequestIDs() RequestIDs {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(err) // crypto/rand does not fail on the platforms the hub runs on
 	}
-	return requestIDs{offset: int64(binary.LittleEndian.Uint64(b[:]) % (requestIDSpace - requestIDRange))}
+	return RequestIDs{offset: int64(binary.LittleEndian.Uint64(b[:]) % (requestIDSpace - requestIDRange))}
 }
 
 // rpcHead is what the renumbering reads of a message.
@@ -51,9 +51,9 @@ type rpcHead struct {
 	Method string          `json:"method"`
 }
 
-// outgoing returns msg with the offset added to its id when it is a request the server
+// Outgoing returns msg with the offset added to its id when it is a request the server
 // sends with an integer id; any other message is returned as it is.
-func (r requestIDs) outgoing(msg json.RawMessage) json.RawMessage {
+func (r RequestIDs) Outgoing(msg json.RawMessage) json.RawMessage {
 	if !bytes.Contains(msg, []byte(`"method"`)) || !bytes.Contains(msg, []byte(`"id"`)) {
 		return msg // a notification's method without an id, or a result
 	}
@@ -68,9 +68,9 @@ func (r requestIDs) outgoing(msg json.RawMessage) json.RawMessage {
 	return withID(msg, n+r.offset)
 }
 
-// incoming returns an answer's body with the offset taken off its id, and whether the
+// Incoming returns an answer's body with the offset taken off its id, and whether the
 // id is one this server's requests carry; any other body is returned as it is.
-func (r requestIDs) incoming(body []byte) ([]byte, bool) {
+func (r RequestIDs) Incoming(body []byte) ([]byte, bool) {
 	var head struct {
 		rpcHead
 		Result json.RawMessage `json:"result"`
@@ -100,12 +100,18 @@ func withID(msg []byte, id int64) []byte {
 	return out
 }
 
+// Writer returns w for mcp-go to answer through when it writes to the client itself
+// (see outgoingIDs).
+func (r RequestIDs) Writer(w http.ResponseWriter) http.ResponseWriter {
+	return &outgoingIDs{ResponseWriter: w, ids: r}
+}
+
 // outgoingIDs is the writer mcp-go answers through when it writes to the client itself:
 // the events of an SSE answer are passed on whole, each server request renumbered; any
 // other answer passes through as it is.
 type outgoingIDs struct {
 	http.ResponseWriter
-	ids     requestIDs
+	ids     RequestIDs
 	checked bool
 	sse     bool
 	pending []byte // the start of an event not yet ended
@@ -144,7 +150,7 @@ func (w *outgoingIDs) renumber(event []byte) []byte {
 		if !ok || len(data) == 0 {
 			continue
 		}
-		if out := w.ids.outgoing(data); !bytes.Equal(out, data) {
+		if out := w.ids.Outgoing(data); !bytes.Equal(out, data) {
 			lines[i] = append([]byte("data: "), out...)
 			changed = true
 		}
@@ -163,3 +169,12 @@ func (w *outgoingIDs) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (w *outgoingIDs) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// IsNotification reports whether msg is a JSON-RPC notification (a method, no id).
+func IsNotification(msg json.RawMessage) bool {
+	if !bytes.Contains(msg, []byte(`"method"`)) {
+		return false
+	}
+	var head rpcHead
+	return json.Unmarshal(msg, &head) == nil && head.Method != "" && len(head.ID) == 0
+}
