@@ -38,28 +38,28 @@ func connection(ctx context.Context) context.Context {
 // connection by ServeHTTP) to the scope's server, and silences its answer once key is
 // canceled (see cancelSessionCall). cancel, when set, is also called then (the modern
 // era, whose cancellations the hub makes itself; mcp-go makes a session's). stream,
-// when set, is a call answered on a stream the hub keeps (callStream): primed first
+// when set, is a call answered on a stream the hub keeps (mcptransport.CallStream): primed first
 // when primed.
 func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope, key string, cancel context.CancelFunc, stream *streamPlan) {
 	sw := &silencer{w: w}
 	defer sw.finish()
 	var out http.ResponseWriter = s.ids.Writer(sw)
-	var cs *callStream
+	var cs *mcptransport.CallStream
 	if stream != nil {
 		if stream.stateless {
-			cs = openStatelessCall(sw)
+			cs = mcptransport.OpenStatelessCall(sw)
 		} else {
-			cs = s.events.openCall(stream.session, sw, stream.primed)
+			cs = s.events.OpenCall(stream.session, sw, stream.primed)
 		}
-		cw := newCallWriter(stream.stateless)
+		cw := mcptransport.NewCallWriter(stream.stateless)
 		out = cw
-		r = r.WithContext(withCallStream(r.Context(), cs))
-		defer cs.end(cw)
+		r = r.WithContext(mcptransport.WithCallStream(r.Context(), cs))
+		defer cs.End(cw)
 	}
 	defer a.modern.add(key, func() {
 		sw.silence()
 		if cs != nil {
-			cs.canceled.Store(true) // nor is its answer recorded for a resumption
+			cs.Cancel() // nor is its answer recorded for a resumption
 		}
 		if cancel != nil {
 			cancel()

@@ -30,7 +30,7 @@ import (
 // the two on the same requests). A call is plain when nothing in it needs mcp-go's
 // transport:
 //   - a tools/call of a session-based protocol version, from a client that reads SSE
-//     (the hub keeps the call's stream, callStream, so its log lines go there as
+//     (the hub keeps the call's stream, mcptransport.CallStream, so its log lines go there as
 //     before), whose session is quiet (quietSession) and declared neither elicitation
 //     nor sampling: nothing during the call can turn to mcp-go's server requests (the
 //     confirmation form, a remote server's elicitation) or multi round-trip bridge;

@@ -12,7 +12,7 @@ import (
 // event (an id and no data, as 2025-11-25 has servers prime a client to reconnect):
 // a client that loses the stream before the answer (the call runs on, see
 // serveRequest) GETs the MCP URL with the session id and that id as Last-Event-ID and
-// is replayed the answer (callStream.resume).
+// is replayed the answer (mcptransport.CallStream.Resume).
 
 // primes reports whether a request of the session is answered on a primed stream:
 // a tools/call, of a version that knows priming events, from a client that reads SSE.
@@ -22,7 +22,7 @@ func primes(r *http.Request, msg mcptransport.Message, version string) bool {
 }
 
 // streams reports whether a request is a call answered on a stream the hub keeps
-// (callStream): a tools/call from a client that reads SSE.
+// (mcptransport.CallStream): a tools/call from a client that reads SSE.
 func streams(r *http.Request, msg mcptransport.Message) bool {
 	return msg.Method == string(mcp.MethodToolsCall) && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }

@@ -30,8 +30,8 @@ type scope struct {
 	agentID   string
 	mcp       *server.MCPServer
 	http      *server.StreamableHTTPServer
-	events    *eventStore             // the streams of http's sessions, for resumption
-	ids       mcptransport.RequestIDs // renumbers the server's requests to its clients (request_ids.go)
+	events    *mcptransport.EventStore // the streams of http's sessions, for resumption
+	ids       mcptransport.RequestIDs  // renumbers the server's requests to its clients (request_ids.go)
 
 	refreshMu   sync.Mutex
 	fingerprint string      // guarded by refreshMu
@@ -157,9 +157,9 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	s.path = path
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
 	s.ids = mcptransport.NewRequestIDs()
-	s.events = newEventStore(eventsPerStream, a.opts.Now)
-	s.events.ids = s.ids
-	s.events.notified = s.markStreamed
+	s.events = mcptransport.NewEventStore(eventsPerStream, a.opts.Now)
+	s.events.IDs = s.ids
+	s.events.Notified = s.markStreamed
 	s.http = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(path),
 		// No idle TTL: mcp-go's sweeper counts only the requests its transport serves.

@@ -152,8 +152,8 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		}
 		a.serveRequest(w, r, s, requestKey(id, msg.ID), nil, stream)
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
-		if cs := s.events.callOf(id, r.Header.Get("Last-Event-ID")); cs != nil {
-			cs.resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
+		if cs := s.events.CallOf(id, r.Header.Get("Last-Event-ID")); cs != nil {
+			cs.Resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
 			return
 		}
 		s.http.ServeHTTP(s.ids.Writer(w), r)

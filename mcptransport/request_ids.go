@@ -22,7 +22,7 @@ import (
 // (2^53).
 //
 // Every message of mcp-go reaches the client through the hub: a call's stream is
-// written by the hub (callStream, from the event store, which renumbers what it
+// written by the hub (CallStream, from the event store, which renumbers what it
 // records with Outgoing), and what mcp-go writes itself (a GET stream, its resumption, a POST it
 // answers as a stream) passes through outgoingIDs.
 
