@@ -80,7 +80,7 @@ type Options struct {
 	SessionLimits sessions.Limits
 	// Relay carries session messages between the nodes serving one database; without
 	// it this node serves alone.
-	Relay Relay
+	Relay mcptransport.Relay
 	// MaxHeldSessions bounds the sessions this node holds in memory (about 10 KiB
 	// each in mcp-go's server); beyond it the least recently used idle ones are dropped
 	// and restored from their records when used again. Default 10,000.

@@ -141,7 +141,7 @@ type runsEnv struct {
 	stateKey []byte
 	// node starts another adapter (a node of the hub) on the same database, router and
 	// runs, with the session store and relay given.
-	node func(t *testing.T, store mcptransport.SessionStore, relay Relay) *httptest.Server
+	node func(t *testing.T, store mcptransport.SessionStore, relay mcptransport.Relay) *httptest.Server
 	// workflows runs the saved workflows; the adapters newWorkflowsEnv starts serve
 	// them (serveWorkflows).
 	workflows      *workflows.Service
@@ -240,7 +240,7 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 		}
 	}
 	e.workflows = &workflows.Service{Store: wfStore, Runs: e.exec, Router: rtr}
-	e.node = func(t *testing.T, store mcptransport.SessionStore, relay Relay) *httptest.Server {
+	e.node = func(t *testing.T, store mcptransport.SessionStore, relay mcptransport.Relay) *httptest.Server {
 		exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})}
 		if e.serveWorkflows {
 			exts = append(exts, WorkflowsExtension(WorkflowsOptions{Service: e.workflows, StateKey: e.stateKey}))

@@ -232,7 +232,7 @@ func (s *scope) sessionHooks() server.ServerOption {
 			if v, ok := sess.(interface{ ProtocolVersion() string }); ok {
 				version = v.ProtocolVersion()
 			}
-			s.adapter.publish(RelayMessage{Kind: RelayPost, Tenant: s.principal.TenantID, Session: id, Principal: s.principal.ID(),
+			s.adapter.publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: s.principal.TenantID, Session: id, Principal: s.principal.ID(),
 				AgentID: s.agentID, ProtocolVersion: version, Body: body})
 		})
 	}

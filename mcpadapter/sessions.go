@@ -126,7 +126,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 			bw.CopyTo(w)
 			return
 		}
-		a.publish(RelayMessage{Kind: RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
+		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
 		w.WriteHeader(http.StatusAccepted)
 	case msg.Method == string(mcp.MethodNotificationCancelled):
@@ -134,7 +134,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		// Its answer is silenced first, so none follows the cancellation.
 		a.cancelSessionCall(id, body)
 		s.http.ServeHTTP(w, r)
-		a.publish(RelayMessage{Kind: RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
+		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
 	case r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "":
 		var stream *streamPlan
@@ -210,7 +210,7 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 	s.dropLocal(id)
 	for _, e := range evicted {
 		a.forgetSession(e.TenantID, e.ID)
-		a.publish(RelayMessage{Kind: RelaySessionEnded, Tenant: e.TenantID, Session: e.ID})
+		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelaySessionEnded, Tenant: e.TenantID, Session: e.ID})
 	}
 	bw.CopyTo(w)
 }
@@ -268,7 +268,7 @@ func (a *Adapter) endSession(ctx context.Context, tenant switchboard.TenantID, i
 		a.opts.Logger.ErrorContext(ctx, "end MCP session", "tenant", tenant, "err", err)
 	}
 	a.forgetSession(tenant, id)
-	a.publish(RelayMessage{Kind: RelaySessionEnded, Tenant: tenant, Session: id})
+	a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelaySessionEnded, Tenant: tenant, Session: id})
 }
 
 // forgetSession drops this node's copy and state of an ended session.
@@ -299,7 +299,7 @@ func (a *Adapter) sweepSessions(ctx context.Context, now time.Time) {
 	}
 	for _, e := range ended {
 		a.forgetSession(e.TenantID, e.ID)
-		a.publish(RelayMessage{Kind: RelaySessionEnded, Tenant: e.TenantID, Session: e.ID})
+		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelaySessionEnded, Tenant: e.TenantID, Session: e.ID})
 	}
 	a.mu.Lock()
 	all := make([]*scope, 0, len(a.scopes))

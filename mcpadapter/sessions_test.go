@@ -326,7 +326,7 @@ func TestGapMakesANodeReadItsSessionsAgain(t *testing.T) {
 	if err := store.Delete(context.Background(), "ten_a", id); err != nil {
 		t.Fatal(err)
 	}
-	e.adapter.relayed(RelayMessage{Kind: RelayGap})
+	e.adapter.relayed(mcptransport.RelayMessage{Kind: mcptransport.RelayGap})
 	if status, _, body := mcpRequest(t, e.srv.URL, http.MethodPost, "/mcp/acme", "key-alice", id, listBody); status != http.StatusNotFound {
 		t.Errorf("after a gap: %d %s, want 404", status, body)
 	}
