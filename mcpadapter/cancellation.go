@@ -43,13 +43,13 @@ func connection(ctx context.Context) context.Context {
 func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope, key string, cancel context.CancelFunc, stream *streamPlan) {
 	sw := &silencer{w: w}
 	defer sw.finish()
-	var out http.ResponseWriter = s.ids.Writer(sw)
+	var out http.ResponseWriter = s.ep.IDs.Writer(sw)
 	var cs *mcptransport.CallStream
 	if stream != nil {
 		if stream.stateless {
 			cs = mcptransport.OpenStatelessCall(sw)
 		} else {
-			cs = s.events.OpenCall(stream.session, sw, stream.primed)
+			cs = s.ep.Events.OpenCall(stream.session, sw, stream.primed)
 		}
 		cw := mcptransport.NewCallWriter(stream.stateless)
 		out = cw
@@ -69,7 +69,7 @@ func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope,
 		s.answerPlain(out, r, stream.plain)
 		return
 	}
-	s.http.ServeHTTP(out, r)
+	s.ep.HTTP.ServeHTTP(out, r)
 }
 
 // streamPlan says how a call is streamed (see serveRequest): a call of a session, or

@@ -90,7 +90,7 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			a.serveRequest(w, r.WithContext(ctx), s, modernCallKey(p, s, msg.ID), cancel, stream)
 			return
 		}
-		s.http.ServeHTTP(w, r)
+		s.ep.HTTP.ServeHTTP(w, r)
 		return
 	}
 	if msg.Method == string(mcp.MethodNotificationCancelled) {
@@ -118,7 +118,7 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 		r.ContentLength = int64(len(withMeta))
 	}
 	bw := mcptransport.NewBufferWriter()
-	s.http.ServeHTTP(bw, r)
+	s.ep.HTTP.ServeHTTP(bw, r)
 	if bw.Status == 0 || bw.Status == http.StatusAccepted || bw.Status == http.StatusOK {
 		w.WriteHeader(http.StatusAccepted)
 		return

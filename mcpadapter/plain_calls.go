@@ -31,7 +31,7 @@ import (
 // transport:
 //   - a tools/call of a session-based protocol version, from a client that reads SSE
 //     (the hub keeps the call's stream, mcptransport.CallStream, so its log lines go there as
-//     before), whose session is quiet (quietSession) and declared neither elicitation
+//     before), whose session is quiet (Endpoint.Quiet) and declared neither elicitation
 //     nor sampling: nothing during the call can turn to mcp-go's server requests (the
 //     confirmation form, a remote server's elicitation) or multi round-trip bridge;
 //   - no task, no progress token, no input responses;
@@ -105,11 +105,11 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg mcptransport.Me
 	if json.Unmarshal(msg.ID, &id) != nil || id == nil {
 		return nil, false
 	}
-	ls := s.listed(session)
-	if ls == nil || !s.quietSession(session) {
+	ls := s.ep.Listed(session)
+	if ls == nil || !s.ep.Quiet(session) {
 		return nil, false
 	}
-	c.session = ls.session
+	c.session = ls.Session
 	ci, ok := c.session.(server.SessionWithClientInfo)
 	if !ok {
 		return nil, false

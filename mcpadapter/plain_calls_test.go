@@ -308,7 +308,7 @@ func TestPlainCallsKeepTheirSessionHeld(t *testing.T) {
 	if s.plain.answered.Load() == answered {
 		t.Fatal("no call was plain")
 	}
-	if n := unregistered.Load() - before; n != 0 || !s.holds(session) {
-		t.Errorf("the session was unregistered %d times while plain calls used it (held at the end: %v)", n, s.holds(session))
+	if n := unregistered.Load() - before; n != 0 || !s.ep.Holds(session) {
+		t.Errorf("the session was unregistered %d times while plain calls used it (held at the end: %v)", n, s.ep.Holds(session))
 	}
 }

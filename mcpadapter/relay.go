@@ -46,14 +46,14 @@ func (a *Adapter) relayed(m mcptransport.RelayMessage) {
 			return
 		}
 		defer s.done()
-		if !s.holds(m.Session) {
+		if !s.ep.Holds(m.Session) {
 			return
 		}
 		if a.answerCall(m.Session, m.Body) {
 			return // the answer to a request the hub sent on a call's stream here
 		}
 		a.cancelSessionCall(m.Session, m.Body) // a relayed cancellation silences the call's answer here
-		body, _ := s.ids.Incoming(m.Body)      // an answer, with the id this node's server gave its request
-		s.inject(context.Background(), m.Session, m.ProtocolVersion, body)
+		body, _ := s.ep.IDs.Incoming(m.Body)   // an answer, with the id this node's server gave its request
+		s.ep.Inject(context.Background(), m.Session, m.ProtocolVersion, body)
 	}
 }

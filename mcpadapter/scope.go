@@ -29,9 +29,9 @@ type scope struct {
 	principal switchboard.Principal
 	agentID   string
 	mcp       *server.MCPServer
-	http      *server.StreamableHTTPServer
-	events    *mcptransport.EventStore // the streams of http's sessions, for resumption
-	ids       mcptransport.RequestIDs  // renumbers the server's requests to its clients (request_ids.go)
+	// ep is the endpoint's transport on this node: mcp-go's StreamableHTTPServer for
+	// mcp, the streams and the sessions this node holds.
+	ep *mcptransport.Endpoint
 
 	refreshMu   sync.Mutex
 	fingerprint string      // guarded by refreshMu
@@ -50,10 +50,6 @@ type scope struct {
 	// plain is what the adapter's own answer to a plain tools/call needs of the
 	// server (plain_calls.go).
 	plain plainServer
-
-	path   string // the endpoint's URL path
-	sessMu sync.Mutex
-	live   map[string]*liveSession // the sessions this node's server holds, by id
 }
 
 // scopeState is one refresh's view of the scope.
@@ -127,7 +123,7 @@ func (a *Adapter) scope(ctx context.Context, p switchboard.Principal, agentID st
 }
 
 func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
-	s := &scope{adapter: a, principal: p, agentID: agentID, live: map[string]*liveSession{}}
+	s := &scope{adapter: a, principal: p, agentID: agentID}
 	path := Prefix + p.TenantSlug
 	instructions := "Tools of the SaaS accounts connected to Switchboard for tenant " + p.TenantSlug +
 		". Tool names are {provider}_{operation}. Where a tool takes a `connection` argument, pick the account by its label."
@@ -153,29 +149,13 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	for _, e := range a.opts.Extensions {
 		opts = append(opts, e.ServerOptions...)
 	}
-	opts = append(opts, s.sessionHooks(), s.instructionsHook(instructions), versionCapabilities())
-	s.path = path
+	s.ep = mcptransport.NewEndpoint(mcptransport.EndpointOptions{Principal: p, Path: path, Held: &a.held,
+		EventsPerStream: eventsPerStream, Now: a.opts.Now, Logger: a.opts.Logger})
+	opts = append(opts, s.ep.ServerOption(), s.sessionHooks(), s.instructionsHook(instructions), versionCapabilities())
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
-	s.ids = mcptransport.NewRequestIDs()
-	s.events = mcptransport.NewEventStore(eventsPerStream, a.opts.Now)
-	s.events.IDs = s.ids
-	s.events.Notified = s.markStreamed
-	s.http = server.NewStreamableHTTPServer(s.mcp,
-		server.WithEndpointPath(path),
-		// No idle TTL: mcp-go's sweeper counts only the requests its transport serves.
-		// The hub drops a session's state on this node itself (sweepSessions, after
-		// SessionLimits.Unused without a request), counting every request it serves,
-		// plain calls and cached lists included.
-		// The adapter checks Host and Origin itself (checkOrigin), allowing the public
-		// URL's host on a loopback listener (behind a local proxy).
-		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(mcptransport.HideSessionIDs(a.opts.Logger)),
-		server.WithEventStore(s.events),
-		// The hub issues, checks and records session ids itself (serveSession).
-		server.WithSessionIdManagerResolver(mcptransport.SessionIDs{}),
-	)
+	s.ep.Attach(s.mcp)
 	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny()+1) // and plainHeaders, which lists do not concern
-	s.plain = newPlainServer(s.http)
+	s.plain = newPlainServer(s.ep.HTTP)
 	s.state.Store(&scopeState{mode: agents.ToolModeAll})
 	s.lastUsed.Store(time.Now().UnixNano())
 	return s
@@ -395,4 +375,4 @@ func (s *scope) idle(now time.Time, timeout time.Duration) bool {
 }
 
 // close ends the scope's sessions on this node.
-func (s *scope) close(ctx context.Context) { _ = s.http.Shutdown(ctx) }
+func (s *scope) close(ctx context.Context) { s.ep.Close(ctx) }

@@ -90,7 +90,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 	// A node restoring the session reads its record afresh: another node may have
 	// changed it (a log level) since this node's copy was read.
 	load := func() (sessions.Record, error) { return a.opts.Sessions.Get(r.Context(), p.TenantID, id) }
-	if err := s.begin(r.Context(), id, now, load); err != nil {
+	if err := s.ep.Begin(r.Context(), id, now, load); err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
 			msg.Refuse(w, http.StatusNotFound, sessionNotFound, "session not found: it ended or expired; initialize a new session")
 			return
@@ -99,7 +99,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		msg.Refuse(w, http.StatusInternalServerError, mcp.INTERNAL_ERROR, "internal error")
 		return
 	}
-	defer func() { s.end(id, a.opts.Now()) }()
+	defer func() { s.ep.End(id, a.opts.Now()) }()
 	if a.held.Load() > int64(a.opts.MaxHeldSessions) {
 		a.trimHeld() // this session is in use, so it stays
 	}
@@ -118,10 +118,10 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		}
 		// mcp-go sees the id it gave its request (request_ids.go); the other nodes get
 		// the answer as the client sent it.
-		local, _ := s.ids.Incoming(body)
+		local, _ := s.ep.IDs.Incoming(body)
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(local)), int64(len(local))
 		bw := mcptransport.NewBufferWriter()
-		s.http.ServeHTTP(bw, r)
+		s.ep.HTTP.ServeHTTP(bw, r)
 		if bw.Status == http.StatusAccepted || a.opts.Relay == nil {
 			bw.CopyTo(w)
 			return
@@ -133,7 +133,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		// The call may run on another node: every node holding the session cancels it.
 		// Its answer is silenced first, so none follows the cancellation.
 		a.cancelSessionCall(id, body)
-		s.http.ServeHTTP(w, r)
+		s.ep.HTTP.ServeHTTP(w, r)
 		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
 	case r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "":
@@ -152,15 +152,15 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		}
 		a.serveRequest(w, r, s, requestKey(id, msg.ID), nil, stream)
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
-		if cs := s.events.CallOf(id, r.Header.Get("Last-Event-ID")); cs != nil {
+		if cs := s.ep.Events.CallOf(id, r.Header.Get("Last-Event-ID")); cs != nil {
 			cs.Resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
 			return
 		}
-		s.http.ServeHTTP(s.ids.Writer(w), r)
+		s.ep.HTTP.ServeHTTP(s.ep.IDs.Writer(w), r)
 	default:
-		s.http.ServeHTTP(s.ids.Writer(w), r)
+		s.ep.HTTP.ServeHTTP(s.ep.IDs.Writer(w), r)
 		if r.Method == http.MethodPost {
-			s.markIfStreamed(id, w)
+			s.ep.MarkIfStreamed(id, w)
 		}
 	}
 }
@@ -174,7 +174,7 @@ const sessionNotFound = -32001
 func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg mcptransport.Message) {
 	call := &mcptransport.SessionCall{Initialize: true}
 	bw := mcptransport.NewBufferWriter()
-	s.http.ServeHTTP(bw, r.WithContext(mcptransport.WithSessionCall(r.Context(), call)))
+	s.ep.HTTP.ServeHTTP(bw, r.WithContext(mcptransport.WithSessionCall(r.Context(), call)))
 	id := bw.Header().Get(server.HeaderKeySessionID)
 	var answer struct {
 		Result struct {
@@ -185,7 +185,7 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 		json.Unmarshal(bw.Body.Bytes(), &answer) == nil && answer.Result.ProtocolVersion != ""
 	if !ok {
 		if call.ID != "" {
-			s.dropLocal(call.ID)
+			s.ep.DropLocal(call.ID)
 		}
 		bw.Header().Del(server.HeaderKeySessionID)
 		bw.CopyTo(w)
@@ -199,7 +199,7 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 	}
 	evicted, err := a.opts.Sessions.Create(r.Context(), rec, a.opts.SessionLimits.PerPrincipal)
 	if err != nil {
-		s.dropLocal(id)
+		s.ep.DropLocal(id)
 		a.opts.Logger.ErrorContext(r.Context(), "record MCP session", "tenant", p.TenantID, "err", err)
 		mcptransport.WriteRPCError(w, http.StatusServiceUnavailable, msg.ID, mcp.INTERNAL_ERROR, "sessions are unavailable; retry shortly")
 		return
@@ -207,7 +207,7 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 	// The session's state leaves this node's server at once: an initialize never
 	// followed by a request holds no memory, only its record, and the first request
 	// restores the session on whichever node it reaches.
-	s.dropLocal(id)
+	s.ep.DropLocal(id)
 	for _, e := range evicted {
 		a.forgetSession(e.TenantID, e.ID)
 		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelaySessionEnded, Tenant: e.TenantID, Session: e.ID})
@@ -283,8 +283,8 @@ func (a *Adapter) forgetSession(tenant switchboard.TenantID, id string) {
 	}
 	a.mu.Unlock()
 	for _, s := range holding {
-		if s.holds(id) {
-			s.dropLocal(id)
+		if s.ep.Holds(id) {
+			s.ep.DropLocal(id)
 		}
 	}
 }
@@ -308,10 +308,10 @@ func (a *Adapter) sweepSessions(ctx context.Context, now time.Time) {
 	}
 	a.mu.Unlock()
 	for _, s := range all {
-		for _, id := range s.staleSessions(now, a.opts.SessionLimits.Unused) {
-			s.dropIdle(id)
+		for _, id := range s.ep.StaleSessions(now, a.opts.SessionLimits.Unused) {
+			s.ep.DropIdle(id)
 		}
-		for _, id := range s.streaming() {
+		for _, id := range s.ep.Streaming() {
 			a.touch(ctx, s.principal.TenantID, id, now)
 		}
 	}
@@ -343,19 +343,15 @@ func (a *Adapter) trimHeld() {
 	a.mu.Unlock()
 	var candidates []idle
 	for _, s := range all {
-		s.sessMu.Lock()
-		for id, ls := range s.live {
-			if ls.inFlight <= 0 {
-				candidates = append(candidates, idle{s: s, id: id, seen: ls.seen})
-			}
+		for _, ls := range s.ep.Idle() {
+			candidates = append(candidates, idle{s: s, id: ls.ID, seen: ls.Seen})
 		}
-		s.sessMu.Unlock()
 	}
 	slices.SortFunc(candidates, func(x, y idle) int { return x.seen.Compare(y.seen) })
 	for _, c := range candidates {
 		if a.held.Load() <= int64(max)*9/10 {
 			break
 		}
-		c.s.dropIdle(c.id)
+		c.s.ep.DropIdle(c.id)
 	}
 }

@@ -181,7 +181,7 @@ func TestRefusedInitializeMintsNoSession(t *testing.T) {
 	e.adapter.mu.Lock()
 	defer e.adapter.mu.Unlock()
 	for _, s := range e.adapter.scopes {
-		if n := len(s.live); n != 0 {
+		if n := s.ep.LiveCount(); n != 0 {
 			t.Errorf("refused initializes left %d sessions in the server", n)
 		}
 	}
@@ -227,9 +227,7 @@ func TestSweepEndsExpiredSessionsAndFreesTheirState(t *testing.T) {
 		defer e.adapter.mu.Unlock()
 		n := 0
 		for _, s := range e.adapter.scopes {
-			s.sessMu.Lock()
-			n += len(s.live)
-			s.sessMu.Unlock()
+			n += s.ep.LiveCount()
 		}
 		return n
 	}
@@ -357,8 +355,8 @@ func TestANodeHoldsABoundedNumberOfSessions(t *testing.T) {
 		s = sc
 	}
 	e.adapter.mu.Unlock()
-	if s.holds(ids[0]) || !s.holds(ids[11]) {
-		t.Errorf("holds the oldest %v, the newest %v; want the least recently used dropped first", s.holds(ids[0]), s.holds(ids[11]))
+	if s.ep.Holds(ids[0]) || !s.ep.Holds(ids[11]) {
+		t.Errorf("holds the oldest %v, the newest %v; want the least recently used dropped first", s.ep.Holds(ids[0]), s.ep.Holds(ids[11]))
 	}
 	// A dropped session is restored from its record when used again.
 	if status, _, body := mcpRequest(t, e.srv.URL, http.MethodPost, "/mcp/acme", "key-alice", ids[0], listBody); status != http.StatusOK {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -41,15 +40,6 @@ type toolsList struct {
 	entry   atomic.Pointer[listEntry]
 	build   sync.Mutex // one build at a time per scope
 
-	clients sync.Map // session id -> *listedSession registered with the scope's server
-}
-
-// listedSession is a session registered with the scope's server, as the hub sees it.
-type listedSession struct {
-	session server.ClientSession
-	// streamed is set once mcp-go streamed anything of the session as SSE itself (see
-	// markStreamed): from then on it may answer the session's requests as SSE.
-	streamed atomic.Bool
 }
 
 // toolsChanged invalidates the cached list; refresh calls it after SetTools.
@@ -113,7 +103,7 @@ func (s *scope) serveCachedList(w http.ResponseWriter, r *http.Request, id strin
 	if json.Unmarshal(msg.ID, &reqID) != nil || reqID == nil {
 		return false
 	}
-	if !s.listCacheable || !s.quietSession(id) {
+	if !s.listCacheable || !s.ep.Quiet(id) {
 		return false
 	}
 	result, ok := s.cachedResult(r.Context())
@@ -160,63 +150,4 @@ func plainListParams(raw json.RawMessage) bool {
 		}
 	}
 	return true
-}
-
-// quietSession reports whether mcp-go would answer the session's next request as plain
-// JSON with nothing else: the session is registered with the scope's server, has no
-// tools of its own, no notification waiting, and mcp-go never streamed anything of it.
-func (s *scope) quietSession(id string) bool {
-	ls := s.listed(id)
-	if ls == nil || ls.streamed.Load() {
-		return false
-	}
-	if len(ls.session.NotificationChannel()) > 0 {
-		return false
-	}
-	st, ok := ls.session.(server.SessionWithTools)
-	return !ok || len(st.GetSessionTools()) == 0
-}
-
-// listed returns the session as registered with the scope's server, or nil.
-func (s *scope) listed(id string) *listedSession {
-	v, ok := s.list.clients.Load(id)
-	if !ok {
-		return nil
-	}
-	return v.(*listedSession)
-}
-
-// markStreamed records that mcp-go sent the session a notification. mcp-go switches a
-// session's answers to SSE for good once a notification is sent to it (its session's
-// upgradeToSSE, which it does not export), and every notification it sends either
-// waits in the session's queue (quietSession sees it) or leaves on a stream, recorded
-// in the event store first (StoreEvent calls this): the hub's flag is set before the
-// queue is empty again. A notification mcp-go drops because the session's queue is
-// full leaves no trace; mcp-go then answers the session's next request as SSE, which
-// serveSession sees (markIfStreamed).
-func (s *scope) markStreamed(id string) {
-	if ls := s.listed(id); ls != nil {
-		ls.streamed.Store(true)
-	}
-}
-
-// markIfStreamed calls markStreamed when mcp-go answered the session's POST on w as an
-// SSE stream.
-func (s *scope) markIfStreamed(id string, w http.ResponseWriter) {
-	if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
-		s.markStreamed(id)
-	}
-}
-
-// listHooks keep the scope's view of the sessions registered with its server, for
-// quietSession.
-func (s *scope) listHooks(hooks *server.Hooks) {
-	hooks.AddOnRegisterSession(func(_ context.Context, sess server.ClientSession) {
-		s.list.clients.Store(sess.SessionID(), &listedSession{session: sess})
-	})
-	hooks.AddOnUnregisterSession(func(_ context.Context, sess server.ClientSession) {
-		if ls := s.listed(sess.SessionID()); ls != nil && ls.session == sess {
-			s.list.clients.CompareAndDelete(sess.SessionID(), ls)
-		}
-	})
 }
