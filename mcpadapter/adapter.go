@@ -122,9 +122,9 @@ type Adapter struct {
 	trimming  atomic.Bool
 
 	open   openRequests
-	modern modernCalls  // the stateless requests in flight, for their cancellation
-	asks   callRequests // the requests sent on calls' streams, waiting for answers
-	defs   toolDefs     // the registry tools' definitions, shared by the scopes
+	modern mcptransport.Cancels // the stateless requests in flight, for their cancellation
+	asks   callRequests         // the requests sent on calls' streams, waiting for answers
+	defs   toolDefs             // the registry tools' definitions, shared by the scopes
 
 	// life ends at Close, stopping the requests still running (they are detached from
 	// their connections, which the HTTP server's shutdown ends).
@@ -253,7 +253,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// a POST stream has not canceled its call (see serveRequest), except on
 		// 2026-07-28 (serveModern). A revoked key (track) and notifications/cancelled
 		// still end it.
-		ctx, cancel := context.WithCancel(detach(r.Context()))
+		ctx, cancel := context.WithCancel(mcptransport.Detach(r.Context()))
 		defer cancel()
 		defer context.AfterFunc(a.life, cancel)()
 		r = r.WithContext(limits.WithSlot(ctx, slot))

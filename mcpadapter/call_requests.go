@@ -32,7 +32,7 @@ type callRequests struct {
 // the client's result; a JSON-RPC error answer is an error with its message.
 func (a *Adapter) askOnStream(ctx context.Context, cs *mcptransport.CallStream, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := json.RawMessage(strconv.Quote("switchboard-" + switchboard.NewID("req")))
-	key := requestKey(cs.Session(), id)
+	key := mcptransport.RequestKey(cs.Session(), id)
 	answer := make(chan json.RawMessage, 1)
 	a.asks.mu.Lock()
 	if a.asks.waiting == nil {
@@ -85,7 +85,7 @@ func (a *Adapter) answerCall(session string, body []byte) bool {
 	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
 		return false
 	}
-	key := requestKey(session, msg.ID)
+	key := mcptransport.RequestKey(session, msg.ID)
 	a.asks.mu.Lock()
 	answer, ok := a.asks.waiting[key]
 	delete(a.asks.waiting, key)

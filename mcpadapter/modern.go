@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -15,60 +14,9 @@ import (
 	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
-// modernCalls holds the cancel functions of the stateless (2026-07-28) requests this
-// node is serving, keyed by principal, endpoint and JSON-RPC id. mcp-go keys a modern
-// request's cancellation by its id alone (a modern request has no session), so any
-// caller of a scope could cancel another's request with the same id; the hub answers
-// modern cancellations itself, for the caller's own requests only.
-type modernCalls struct {
-	mu    sync.Mutex
-	calls map[string]map[*context.CancelFunc]struct{}
-}
-
-// add records a request's cancel function under key and returns the function that
-// forgets it.
-func (m *modernCalls) add(key string, cancel context.CancelFunc) func() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.calls == nil {
-		m.calls = map[string]map[*context.CancelFunc]struct{}{}
-	}
-	if m.calls[key] == nil {
-		m.calls[key] = map[*context.CancelFunc]struct{}{}
-	}
-	ref := &cancel
-	m.calls[key][ref] = struct{}{}
-	return func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		delete(m.calls[key], ref)
-		if len(m.calls[key]) == 0 {
-			delete(m.calls, key)
-		}
-	}
-}
-
-// cancel cancels every request recorded under key.
-func (m *modernCalls) cancel(key string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for ref := range m.calls[key] {
-		(*ref)()
-	}
-}
-
-// modernCallKey names a request of principal p at the scope by its JSON-RPC id.
+// modernCallKey names a stateless request of principal p at the scope by its JSON-RPC id.
 func modernCallKey(p switchboard.Principal, s *scope, id json.RawMessage) string {
-	return modernKey(p.ID(), s.agentID, id)
-}
-
-// modernKey is modernCallKey from the principal's id and the scope's agent.
-func modernKey(principal, agentID string, id json.RawMessage) string {
-	var compact bytes.Buffer
-	if json.Compact(&compact, id) != nil {
-		compact.Write(id)
-	}
-	return principal + "\x00" + agentID + "\x00" + compact.String()
+	return mcptransport.CallKey(p.ID(), s.agentID, id)
 }
 
 // serveModern serves a request of the stateless 2026-07-28 version. In that version
@@ -82,9 +30,9 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			// no session to resume it in): the connection's end cancels it here.
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
-			defer context.AfterFunc(connection(r.Context()), cancel)()
+			defer context.AfterFunc(mcptransport.Connection(r.Context()), cancel)()
 			var stream *streamPlan
-			if streams(r, msg) {
+			if mcptransport.Streams(r, msg) {
 				stream = &streamPlan{stateless: true}
 			}
 			a.serveRequest(w, r.WithContext(ctx), s, modernCallKey(p, s, msg.ID), cancel, stream)
@@ -102,7 +50,7 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			return
 		}
 		// The call may run on another node: every node cancels the caller's request.
-		a.modern.cancel(modernCallKey(p, s, params.RequestID))
+		a.modern.Cancel(modernCallKey(p, s, params.RequestID))
 		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelayCancel, Tenant: p.TenantID, Principal: p.ID(), AgentID: s.agentID, Body: params.RequestID})
 		w.WriteHeader(http.StatusAccepted)
 		return

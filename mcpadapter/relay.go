@@ -31,7 +31,7 @@ func (a *Adapter) relayed(m mcptransport.RelayMessage) {
 		a.forgetSession(m.Tenant, m.Session)
 	case mcptransport.RelayCancel:
 		if mcptransport.ValidID(m.Body) {
-			a.modern.cancel(modernKey(m.Principal, m.AgentID, m.Body))
+			a.modern.Cancel(mcptransport.CallKey(m.Principal, m.AgentID, m.Body))
 		}
 	case mcptransport.RelayPost:
 		// What the message changes (a log level) is read again from the record.

@@ -138,19 +138,19 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
 	case r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "":
 		var stream *streamPlan
-		if streams(r, msg) {
-			stream = &streamPlan{session: id, primed: primes(r, msg, rec.ProtocolVersion)}
+		if mcptransport.Streams(r, msg) {
+			stream = &streamPlan{session: id, primed: mcptransport.Primes(r, msg, rec.ProtocolVersion)}
 			if call, ok := s.plainCallOf(r, id, msg, body); ok {
 				// The adapter runs the call (plain_calls.go), so it cancels it itself on
 				// notifications/cancelled, as mcp-go would have.
 				ctx, cancel := context.WithCancel(r.Context())
 				defer cancel()
 				stream.plain = call
-				a.serveRequest(w, r.WithContext(ctx), s, requestKey(id, msg.ID), cancel, stream)
+				a.serveRequest(w, r.WithContext(ctx), s, mcptransport.RequestKey(id, msg.ID), cancel, stream)
 				return
 			}
 		}
-		a.serveRequest(w, r, s, requestKey(id, msg.ID), nil, stream)
+		a.serveRequest(w, r, s, mcptransport.RequestKey(id, msg.ID), nil, stream)
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
 		if cs := s.ep.Events.CallOf(id, r.Header.Get("Last-Event-ID")); cs != nil {
 			cs.Resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
