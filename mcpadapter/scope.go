@@ -151,7 +151,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	}
 	s.ep = mcptransport.NewEndpoint(mcptransport.EndpointOptions{Principal: p, Path: path, Held: &a.held,
 		EventsPerStream: eventsPerStream, Now: a.opts.Now, Logger: a.opts.Logger})
-	opts = append(opts, s.ep.ServerOption(), s.sessionHooks(), s.instructionsHook(instructions), versionCapabilities())
+	opts = append(opts, s.ep.ServerOption(), s.levelHooks(), s.instructionsHook(instructions), versionCapabilities())
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
 	s.ep.Attach(s.mcp)
 	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny()+1) // and plainHeaders, which lists do not concern

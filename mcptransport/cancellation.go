@@ -31,11 +31,12 @@ func Connection(ctx context.Context) context.Context {
 	return ctx
 }
 
-// Cancels holds the cancel functions of the stateless (2026-07-28) requests this
-// node is serving, keyed by principal, endpoint and JSON-RPC id. mcp-go keys a modern
-// request's cancellation by its id alone (a modern request has no session), so any
-// caller of a scope could cancel another's request with the same id; the hub answers
-// modern cancellations itself, for the caller's own requests only.
+// Cancels holds the cancel functions of the requests this node is serving: a
+// session's by RequestKey, a stateless (2026-07-28) one's by CallKey (principal,
+// endpoint and JSON-RPC id). mcp-go keys a modern request's cancellation by its id
+// alone (a modern request has no session), so any caller of a scope could cancel
+// another's request with the same id; the hub answers modern cancellations itself,
+// for the caller's own requests only.
 type Cancels struct {
 	mu    sync.Mutex
 	calls map[string]map[*context.CancelFunc]struct{}

@@ -10,9 +10,9 @@ import (
 	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
-// sessionHooks record the log level a client sets, for the nodes that restore the
+// levelHooks record the log level a client sets, for the nodes that restore the
 // session and those that hold it already.
-func (s *scope) sessionHooks() server.ServerOption {
+func (s *scope) levelHooks() server.ServerOption {
 	return func(srv *server.MCPServer) {
 		hooks := srv.GetHooks()
 		if hooks == nil {
