@@ -82,7 +82,6 @@ func plainTools(st *scopeState, mgmt []server.ServerTool) map[string]bool {
 
 // plainCall is a call the adapter answers itself, as plainCallOf read it.
 type plainCall struct {
-	req     mcp.CallToolRequest
 	session server.ClientSession
 	body    []byte // the posted body, which HandleMessage reads as mcp-go's transport passes it
 }
@@ -117,10 +116,10 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg mcptransport.Me
 	if caps := ci.GetClientCapabilities(); caps.Elicitation != nil || caps.Sampling != nil {
 		return nil, false
 	}
-	if !readCallRequest(msg, body, &c.req) {
+	var p plainParams
+	if !readCallParams(msg, body, &p) {
 		return nil, false
 	}
-	p := c.req.Params
 	if p.Task != nil || (p.Meta != nil && p.Meta.ProgressToken != nil) || len(p.InputResponses) > 0 || p.RequestState != "" ||
 		mcp.IsModernProtocol(p.Meta.ProtocolVersion()) {
 		return nil, false
@@ -132,24 +131,47 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg mcptransport.Me
 	return c, true
 }
 
-// readCallRequest reads the body as mcp-go reads a tools/call (json.Unmarshal into
-// mcp.CallToolRequest), so the handler sees the request mcp-go would give it. Of the
-// body, that reading takes only the method and the params (CallToolParams decodes
-// itself): when the envelope's decoding read both members as spelt, each appears once
-// (a member named twice is decoded twice by encoding/json, and a second params may not
-// replace all of the first's fields) and no escape could spell one otherwise, the
-// params the envelope already holds are decoded alone, without a pass over the whole
-// body. Any other body is read in full.
-func readCallRequest(msg mcptransport.Message, body []byte, req *mcp.CallToolRequest) bool {
+// plainParams is what a plain call's eligibility reads of a tools/call's params: the
+// members mcp-go's CallToolParams.UnmarshalJSON decodes, but the arguments, which
+// HandleMessage decodes for the call.
+type plainParams struct {
+	Name string          `json:"name"`
+	Meta *mcp.Meta       `json:"_meta,omitempty"`
+	Task *mcp.TaskParams `json:"task,omitempty"`
+	mcp.MultiRoundTripParams
+}
+
+// UnmarshalJSON replaces every member, as CallToolParams.UnmarshalJSON does when a body
+// names params twice.
+func (p *plainParams) UnmarshalJSON(data []byte) error {
+	type members plainParams
+	var m members
+	err := json.Unmarshal(data, &m)
+	*p = plainParams(m)
+	return err
+}
+
+// readCallParams reads a tools/call's params as mcp-go reads them (json.Unmarshal of
+// the body into mcp.CallToolRequest), so the eligibility of a call is judged on the
+// request HandleMessage will run. Of the body, that reading takes only the method and
+// the params: when the envelope's decoding read both members as spelt, each appears
+// once (a member named twice is decoded twice by encoding/json) and no escape could
+// spell one otherwise, the params the envelope already holds are decoded alone,
+// without a pass over the whole body. Any other body is read in full.
+func readCallParams(msg mcptransport.Message, body []byte, p *plainParams) bool {
 	if !msg.Exact || bytes.IndexByte(body, '\\') >= 0 ||
 		bytes.Count(body, []byte(`"params"`)) > 1 || bytes.Count(body, []byte(`"method"`)) != 1 {
-		return json.Unmarshal(body, req) == nil
+		var req struct {
+			Params plainParams `json:"params"`
+		}
+		err := json.Unmarshal(body, &req)
+		*p = req.Params
+		return err == nil
 	}
-	req.Method = msg.Method
 	if len(msg.RawParams) == 0 {
 		return true
 	}
-	return req.Params.UnmarshalJSON(msg.RawParams) == nil
+	return p.UnmarshalJSON(msg.RawParams) == nil
 }
 
 // answerPlain serves a plain call as mcp-go's transport would: the scope's server
