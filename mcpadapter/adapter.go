@@ -116,7 +116,7 @@ type Adapter struct {
 
 	// node names this adapter among the nodes that share a relay.
 	node      string
-	cache     *mcptransport.SessionCache
+	records   *mcptransport.Records // the sessions' rows, as this node reads and writes them
 	stopRelay func()
 	held      atomic.Int64 // sessions held by the scopes' servers
 	trimming  atomic.Bool
@@ -167,7 +167,9 @@ func New(o Options) *Adapter {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	a := &Adapter{opts: o, scopes: map[string]*scope{}, node: switchboard.NewID("node"), cache: mcptransport.NewSessionCache()}
+	a := &Adapter{opts: o, scopes: map[string]*scope{}, node: switchboard.NewID("node")}
+	a.records = mcptransport.NewRecords(mcptransport.Records{Store: o.Sessions, Limits: o.SessionLimits, Relay: o.Relay,
+		Node: a.node, Logger: o.Logger, Drop: a.dropHeld})
 	a.life, a.endLife = context.WithCancel(context.Background())
 	if o.Relay != nil {
 		a.stopRelay = o.Relay.Subscribe(a.relayed)

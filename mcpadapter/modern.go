@@ -51,7 +51,7 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 		}
 		// The call may run on another node: every node cancels the caller's request.
 		a.modern.Cancel(modernCallKey(p, s, params.RequestID))
-		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelayCancel, Tenant: p.TenantID, Principal: p.ID(), AgentID: s.agentID, Body: params.RequestID})
+		a.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayCancel, Tenant: p.TenantID, Principal: p.ID(), AgentID: s.agentID, Body: params.RequestID})
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

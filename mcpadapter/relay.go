@@ -6,19 +6,6 @@ import (
 	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
-// publish sends m to the other nodes; a failure is logged, as the message is an
-// optimisation of what the records already say (an ended session is refused by every
-// node once its cache entry ages out).
-func (a *Adapter) publish(m mcptransport.RelayMessage) {
-	if a.opts.Relay == nil {
-		return
-	}
-	m.Node = a.node
-	if err := a.opts.Relay.Publish(context.Background(), m); err != nil {
-		a.opts.Logger.Error("relay MCP session message", "kind", m.Kind, "tenant", m.Tenant, "err", err)
-	}
-}
-
 // relayed acts on a message from another node.
 func (a *Adapter) relayed(m mcptransport.RelayMessage) {
 	if m.Node == a.node {
@@ -26,16 +13,16 @@ func (a *Adapter) relayed(m mcptransport.RelayMessage) {
 	}
 	switch m.Kind {
 	case mcptransport.RelayGap:
-		a.cache.Clear()
+		a.records.StaleAll()
 	case mcptransport.RelaySessionEnded:
-		a.forgetSession(m.Tenant, m.Session)
+		a.records.Forget(m.Tenant, m.Session)
 	case mcptransport.RelayCancel:
 		if mcptransport.ValidID(m.Body) {
 			a.modern.Cancel(mcptransport.CallKey(m.Principal, m.AgentID, m.Body))
 		}
 	case mcptransport.RelayPost:
 		// What the message changes (a log level) is read again from the record.
-		a.cache.Drop(m.Session)
+		a.records.Stale(m.Session)
 		a.mu.Lock()
 		s := a.scopes[string(m.Tenant)+"|"+m.Principal+"|"+m.AgentID]
 		if s != nil {

@@ -25,7 +25,7 @@ func (s *scope) levelHooks() server.ServerOption {
 				return
 			}
 			id := sess.SessionID()
-			s.adapter.sessionLogLevel(ctx, s.principal.TenantID, id, string(req.Params.Level))
+			s.adapter.records.SetLogLevel(ctx, s.principal.TenantID, id, string(req.Params.Level))
 			// The nodes that already hold the session take the new level too.
 			body, _ := json.Marshal(map[string]any{
 				"jsonrpc": mcp.JSONRPC_VERSION, "id": "switchboard-relay-level", "method": string(mcp.MethodSetLogLevel),
@@ -35,7 +35,7 @@ func (s *scope) levelHooks() server.ServerOption {
 			if v, ok := sess.(interface{ ProtocolVersion() string }); ok {
 				version = v.ProtocolVersion()
 			}
-			s.adapter.publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: s.principal.TenantID, Session: id, Principal: s.principal.ID(),
+			s.adapter.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: s.principal.TenantID, Session: id, Principal: s.principal.ID(),
 				AgentID: s.agentID, ProtocolVersion: version, Body: body})
 		})
 	}

@@ -65,7 +65,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		return
 	}
 	now := a.opts.Now()
-	rec, err := a.session(r.Context(), p, s.agentID, id, now)
+	rec, err := a.records.Live(r.Context(), p, s.agentID, id, now)
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
 			msg.Refuse(w, http.StatusNotFound, sessionNotFound,
@@ -77,7 +77,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		return
 	}
 	if r.Method == http.MethodDelete {
-		a.endSession(r.Context(), p.TenantID, id)
+		a.records.End(r.Context(), p.TenantID, id)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -103,7 +103,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 	if a.held.Load() > int64(a.opts.MaxHeldSessions) {
 		a.trimHeld() // this session is in use, so it stays
 	}
-	a.touch(r.Context(), p.TenantID, id, now)
+	a.records.Touch(r.Context(), p.TenantID, id, now)
 	r = r.WithContext(mcptransport.WithSessionCall(r.Context(), &mcptransport.SessionCall{ID: id, Validated: true}))
 	if s.serveCachedList(w, r, id, msg) {
 		return
@@ -126,7 +126,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 			bw.CopyTo(w)
 			return
 		}
-		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
+		a.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
 		w.WriteHeader(http.StatusAccepted)
 	case msg.Method == string(mcp.MethodNotificationCancelled):
@@ -134,7 +134,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		// Its answer is silenced first, so none follows the cancellation.
 		a.cancelSessionCall(id, body)
 		s.ep.HTTP.ServeHTTP(w, r)
-		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
+		a.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
 	case r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "":
 		var stream *streamPlan
@@ -197,8 +197,7 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 		ProtocolVersion: answer.Result.ProtocolVersion, ClientInfo: msg.Params.ClientInfo, Capabilities: msg.Params.Capabilities,
 		CreatedAt: now,
 	}
-	evicted, err := a.opts.Sessions.Create(r.Context(), rec, a.opts.SessionLimits.PerPrincipal)
-	if err != nil {
+	if err := a.records.Create(r.Context(), rec); err != nil {
 		s.ep.DropLocal(id)
 		a.opts.Logger.ErrorContext(r.Context(), "record MCP session", "tenant", p.TenantID, "err", err)
 		mcptransport.WriteRPCError(w, http.StatusServiceUnavailable, msg.ID, mcp.INTERNAL_ERROR, "sessions are unavailable; retry shortly")
@@ -208,72 +207,12 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 	// followed by a request holds no memory, only its record, and the first request
 	// restores the session on whichever node it reaches.
 	s.ep.DropLocal(id)
-	for _, e := range evicted {
-		a.forgetSession(e.TenantID, e.ID)
-		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelaySessionEnded, Tenant: e.TenantID, Session: e.ID})
-	}
 	bw.CopyTo(w)
 }
 
-// session returns the live record of a session for the principal at the endpoint: not
-// found when it does not exist, ended, expired, or belongs to another principal, to
-// another key or grant of the same principal, or to another URL (the same answer, so a
-// stolen id tells nothing).
-func (a *Adapter) session(ctx context.Context, p switchboard.Principal, agentID, id string, now time.Time) (sessions.Record, error) {
-	rec, ok := a.cache.Get(id, now)
-	if !ok || rec.Expired(now, a.opts.SessionLimits) {
-		// A copy may be stale (another node used the session since): read it again.
-		var err error
-		rec, err = a.opts.Sessions.Get(ctx, p.TenantID, id)
-		if err != nil {
-			if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-				a.cache.Drop(id)
-			}
-			return sessions.Record{}, err
-		}
-		if rec.Expired(now, a.opts.SessionLimits) {
-			a.endSession(ctx, p.TenantID, id)
-			return sessions.Record{}, switchboard.NotFound("MCP session")
-		}
-		a.cache.Put(rec, now)
-	}
-	if rec.TenantID != p.TenantID || rec.PrincipalID != p.ID() || rec.KeyID != p.KeyID || rec.AgentID != agentID {
-		return sessions.Record{}, switchboard.NotFound("MCP session")
-	}
-	return rec, nil
-}
-
-// touch records the session's use, at most once per touchEvery per node.
-func (a *Adapter) touch(ctx context.Context, tenant switchboard.TenantID, id string, now time.Time) {
-	if !a.cache.Due(id, now) {
-		return
-	}
-	if err := a.opts.Sessions.Touch(context.WithoutCancel(ctx), tenant, id, now); err != nil {
-		a.opts.Logger.ErrorContext(ctx, "record MCP session use", "tenant", tenant, "err", err)
-	}
-}
-
-// sessionLogLevel records the log level a client set, for the nodes that restore the session.
-func (a *Adapter) sessionLogLevel(ctx context.Context, tenant switchboard.TenantID, id, level string) {
-	if err := a.opts.Sessions.SetLogLevel(context.WithoutCancel(ctx), tenant, id, level); err != nil {
-		a.opts.Logger.ErrorContext(ctx, "record MCP session log level", "tenant", tenant, "err", err)
-		return
-	}
-	a.cache.SetLevel(id, level)
-}
-
-// endSession deletes a session's record and tells every node to drop its state.
-func (a *Adapter) endSession(ctx context.Context, tenant switchboard.TenantID, id string) {
-	if err := a.opts.Sessions.Delete(context.WithoutCancel(ctx), tenant, id); err != nil {
-		a.opts.Logger.ErrorContext(ctx, "end MCP session", "tenant", tenant, "err", err)
-	}
-	a.forgetSession(tenant, id)
-	a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelaySessionEnded, Tenant: tenant, Session: id})
-}
-
-// forgetSession drops this node's copy and state of an ended session.
-func (a *Adapter) forgetSession(tenant switchboard.TenantID, id string) {
-	a.cache.Drop(id)
+// dropHeld drops this node's state of an ended session: the scopes of its tenant that
+// hold it let it go.
+func (a *Adapter) dropHeld(tenant switchboard.TenantID, id string) {
 	a.mu.Lock()
 	var holding []*scope
 	for _, s := range a.scopes {
@@ -293,14 +232,7 @@ func (a *Adapter) forgetSession(tenant switchboard.TenantID, id string) {
 // drops this node's state of sessions it has not served for the unused TTL (their
 // records stay), and records the use of sessions with a request open here.
 func (a *Adapter) sweepSessions(ctx context.Context, now time.Time) {
-	ended, err := a.opts.Sessions.DeleteExpired(ctx, now, a.opts.SessionLimits)
-	if err != nil {
-		a.opts.Logger.Error("end expired MCP sessions", "err", err)
-	}
-	for _, e := range ended {
-		a.forgetSession(e.TenantID, e.ID)
-		a.publish(mcptransport.RelayMessage{Kind: mcptransport.RelaySessionEnded, Tenant: e.TenantID, Session: e.ID})
-	}
+	a.records.Expire(ctx, now)
 	a.mu.Lock()
 	all := make([]*scope, 0, len(a.scopes))
 	for _, s := range a.scopes {
@@ -312,10 +244,10 @@ func (a *Adapter) sweepSessions(ctx context.Context, now time.Time) {
 			s.ep.DropIdle(id)
 		}
 		for _, id := range s.ep.Streaming() {
-			a.touch(ctx, s.principal.TenantID, id, now)
+			a.records.Touch(ctx, s.principal.TenantID, id, now)
 		}
 	}
-	a.cache.Prune(now)
+	a.records.Prune(now)
 }
 
 // trimHeld drops this node's state of its least recently used idle sessions when it
