@@ -133,7 +133,6 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 			" The prompt " + instructionsPrompt + " holds the agent's instructions."
 	}
 	opts := []server.ServerOption{
-		plainHeaders(), // first, so every other hook sees a plain call's headers
 		server.WithToolCapabilities(true),
 		server.WithPromptCapabilities(true),
 		server.WithResourceCapabilities(false, true),
@@ -154,8 +153,8 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	opts = append(opts, s.ep.ServerOption(), s.levelHooks(), s.instructionsHook(instructions), versionCapabilities())
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
 	s.ep.Attach(s.mcp)
-	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny()+1) // and plainHeaders, which lists do not concern
-	s.plain = newPlainServer(s.ep.HTTP)
+	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny())
+	s.plain = plainServerOf(s.mcp, s.ep.HTTP)
 	s.state.Store(&scopeState{mode: agents.ToolModeAll})
 	s.lastUsed.Store(time.Now().UnixNano())
 	return s
