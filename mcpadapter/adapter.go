@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/limits"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/sessions"
 	"github.com/switchboard-hub/switchboard/telemetry"
@@ -73,13 +74,13 @@ type Options struct {
 	MaxBodyBytes int64
 	// Sessions records the MCP sessions the hub issues; without it they are kept in
 	// this process only (sessions.Memory).
-	Sessions SessionStore
+	Sessions mcptransport.SessionStore
 	// SessionLimits bound the sessions (per principal, unused and idle lifetimes);
 	// zero fields take sessions.DefaultLimits' (Idle: IdleTimeout).
 	SessionLimits sessions.Limits
 	// Relay carries session messages between the nodes serving one database; without
 	// it this node serves alone.
-	Relay Relay
+	Relay mcptransport.Relay
 	// MaxHeldSessions bounds the sessions this node holds in memory (about 10 KiB
 	// each in mcp-go's server); beyond it the least recently used idle ones are dropped
 	// and restored from their records when used again. Default 10,000.
@@ -115,15 +116,15 @@ type Adapter struct {
 
 	// node names this adapter among the nodes that share a relay.
 	node      string
-	cache     sessionCache
+	records   *mcptransport.Records // the sessions' rows, as this node reads and writes them
 	stopRelay func()
 	held      atomic.Int64 // sessions held by the scopes' servers
 	trimming  atomic.Bool
 
 	open   openRequests
-	modern modernCalls  // the stateless requests in flight, for their cancellation
-	asks   callRequests // the requests sent on calls' streams, waiting for answers
-	defs   toolDefs     // the registry tools' definitions, shared by the scopes
+	modern mcptransport.Cancels // the stateless requests in flight, for their cancellation
+	asks   callRequests         // the requests sent on calls' streams, waiting for answers
+	defs   toolDefs             // the registry tools' definitions, shared by the scopes
 
 	// life ends at Close, stopping the requests still running (they are detached from
 	// their connections, which the HTTP server's shutdown ends).
@@ -166,7 +167,9 @@ func New(o Options) *Adapter {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	a := &Adapter{opts: o, scopes: map[string]*scope{}, node: switchboard.NewID("node"), cache: sessionCache{recs: map[string]*cachedSession{}}}
+	a := &Adapter{opts: o, scopes: map[string]*scope{}, node: switchboard.NewID("node")}
+	a.records = mcptransport.NewRecords(mcptransport.Records{Store: o.Sessions, Limits: o.SessionLimits, Relay: o.Relay,
+		Node: a.node, Logger: o.Logger, Drop: a.dropHeld})
 	a.life, a.endLife = context.WithCancel(context.Background())
 	if o.Relay != nil {
 		a.stopRelay = o.Relay.Subscribe(a.relayed)
@@ -256,7 +259,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// a POST stream has not canceled its call (see serveRequest), except on
 		// 2026-07-28 (serveModern). A revoked key (track) and notifications/cancelled
 		// still end it.
-		ctx, cancel := context.WithCancel(detach(r.Context()))
+		ctx, cancel := context.WithCancel(mcptransport.Detach(r.Context()))
 		defer cancel()
 		defer context.AfterFunc(a.life, cancel)()
 		r = r.WithContext(limits.WithSlot(ctx, slot))

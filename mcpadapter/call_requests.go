@@ -11,12 +11,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // mcp-go sends a sampling request of a session on the session's GET stream only (its
 // elicitation requests go on the calling POST's stream): a client that holds no GET
 // stream, or reads server requests only on the stream of its call, never saw it. The
-// hub sends such a request of a call on the call's stream itself (callStream) and
+// hub sends such a request of a call on the call's stream itself (mcptransport.CallStream) and
 // takes the client's answer before mcp-go does, here or, when the answer reaches
 // another node, from the relay.
 
@@ -29,9 +30,9 @@ type callRequests struct {
 
 // askOnStream sends a request to the client of a call on the call's stream and returns
 // the client's result; a JSON-RPC error answer is an error with its message.
-func (a *Adapter) askOnStream(ctx context.Context, cs *callStream, method string, params json.RawMessage) (json.RawMessage, error) {
+func (a *Adapter) askOnStream(ctx context.Context, cs *mcptransport.CallStream, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := json.RawMessage(strconv.Quote("switchboard-" + switchboard.NewID("req")))
-	key := requestKey(cs.session, id)
+	key := mcptransport.RequestKey(cs.Session(), id)
 	answer := make(chan json.RawMessage, 1)
 	a.asks.mu.Lock()
 	if a.asks.waiting == nil {
@@ -48,7 +49,7 @@ func (a *Adapter) askOnStream(ctx context.Context, cs *callStream, method string
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cs.add("", msg); err != nil {
+	if _, err := cs.Add("", msg); err != nil {
 		return nil, fmt.Errorf("send %s on the call's stream: %w", method, err)
 	}
 	select {
@@ -84,7 +85,7 @@ func (a *Adapter) answerCall(session string, body []byte) bool {
 	if json.Unmarshal(body, &msg) != nil || len(msg.ID) == 0 {
 		return false
 	}
-	key := requestKey(session, msg.ID)
+	key := mcptransport.RequestKey(session, msg.ID)
 	a.asks.mu.Lock()
 	answer, ok := a.asks.waiting[key]
 	delete(a.asks.waiting, key)

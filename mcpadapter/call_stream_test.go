@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/sessions"
@@ -277,7 +278,7 @@ func TestSamplingAnswerReachesTheNodeWhereTheCallWaits(t *testing.T) {
 	}
 	e := newEnvWith(t, nil, func(o *router.Options) { o.Registry = reg })
 	e.conns.set(connections.Connection{ID: "con_s", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "asker", AccountLabel: "alice@asker", Status: connections.StatusActive})
-	store, relay := sessions.NewMemory(), NewLocalRelay()
+	store, relay := sessions.NewMemory(), mcptransport.NewLocalRelay()
 	node := func() string {
 		a := New(Options{Router: e.adapter.opts.Router, Auth: e.adapter.opts.Auth, Sessions: store, Relay: relay})
 		t.Cleanup(func() { a.Close(context.Background()) })

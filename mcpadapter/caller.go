@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // caller is the MCP client of one tool call, as providers.Caller: what a remote MCP
@@ -52,10 +53,10 @@ func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) 
 		if !canSample(c.ctx) {
 			return nil, errors.New("the calling client does not support sampling")
 		}
-		if cs := callStreamFrom(c.ctx); cs != nil {
+		if cs := mcptransport.CallStreamFrom(c.ctx); cs != nil {
 			// On the call's stream, before its result (mcp-go would use the GET stream).
 			raw, err := c.s.adapter.askOnStream(rctx, cs, method, params)
-			if !errors.Is(err, errCallEnded) {
+			if !errors.Is(err, mcptransport.ErrCallEnded) {
 				return raw, err
 			}
 		}

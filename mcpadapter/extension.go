@@ -21,7 +21,12 @@ import (
 type Extension struct {
 	// Name identifies the extension in logs.
 	Name string
-	// ServerOptions are applied to each scope's MCP server when it is built.
+	// ServerOptions are applied to each scope's MCP server when it is built. They may
+	// add hooks and capabilities, but not change how a tools/call of a hub tool runs
+	// (tool middlewares, tool filters, schema validators, tracers, request loggers): the
+	// hub runs plain calls itself with the server's hooks and its own middlewares
+	// (plain_calls.go). An extension wraps hub tools' calls with WrapTool, which every
+	// path runs.
 	ServerOptions []server.ServerOption
 	// Tools returns the management tools of a scope. It is called when the scope is
 	// built and on each refresh; handlers find the principal with

@@ -28,7 +28,7 @@ func TestGoSDKClientProgress(t *testing.T) {
 	t.Parallel()
 	const pages = 150
 	// On 2026-07-28 (no session) a call lost one of its progress notifications in about
-	// two runs of ten under the race detector, before stateless calls had a callStream.
+	// two runs of ten under the race detector, before stateless calls had a mcptransport.CallStream.
 	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()

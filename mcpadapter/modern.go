@@ -7,102 +7,51 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
-// modernCalls holds the cancel functions of the stateless (2026-07-28) requests this
-// node is serving, keyed by principal, endpoint and JSON-RPC id. mcp-go keys a modern
-// request's cancellation by its id alone (a modern request has no session), so any
-// caller of a scope could cancel another's request with the same id; the hub answers
-// modern cancellations itself, for the caller's own requests only.
-type modernCalls struct {
-	mu    sync.Mutex
-	calls map[string]map[*context.CancelFunc]struct{}
-}
-
-// add records a request's cancel function under key and returns the function that
-// forgets it.
-func (m *modernCalls) add(key string, cancel context.CancelFunc) func() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.calls == nil {
-		m.calls = map[string]map[*context.CancelFunc]struct{}{}
-	}
-	if m.calls[key] == nil {
-		m.calls[key] = map[*context.CancelFunc]struct{}{}
-	}
-	ref := &cancel
-	m.calls[key][ref] = struct{}{}
-	return func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		delete(m.calls[key], ref)
-		if len(m.calls[key]) == 0 {
-			delete(m.calls, key)
-		}
-	}
-}
-
-// cancel cancels every request recorded under key.
-func (m *modernCalls) cancel(key string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for ref := range m.calls[key] {
-		(*ref)()
-	}
-}
-
-// modernCallKey names a request of principal p at the scope by its JSON-RPC id.
+// modernCallKey names a stateless request of principal p at the scope by its JSON-RPC id.
 func modernCallKey(p switchboard.Principal, s *scope, id json.RawMessage) string {
-	return modernKey(p.ID(), s.agentID, id)
-}
-
-// modernKey is modernCallKey from the principal's id and the scope's agent.
-func modernKey(principal, agentID string, id json.RawMessage) string {
-	var compact bytes.Buffer
-	if json.Compact(&compact, id) != nil {
-		compact.Write(id)
-	}
-	return principal + "\x00" + agentID + "\x00" + compact.String()
+	return mcptransport.CallKey(p.ID(), s.agentID, id)
 }
 
 // serveModern serves a request of the stateless 2026-07-28 version. In that version
 // _meta is required on requests, not on notifications, and a notification never gets
 // a JSON-RPC response body: a notification without _meta takes its protocol version
 // from the Mcp-Protocol-Version header, and one mcp-go refuses gets only a status.
-func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg jsonrpcShape, body []byte) {
-	if r.Method != http.MethodPost || !msg.isNotification() {
+func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg mcptransport.Message, body []byte) {
+	if r.Method != http.MethodPost || !msg.IsNotification() {
 		if r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "" {
 			// On 2026-07-28 the end of a request's stream is its cancellation (there is
 			// no session to resume it in): the connection's end cancels it here.
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
-			defer context.AfterFunc(connection(r.Context()), cancel)()
+			defer context.AfterFunc(mcptransport.Connection(r.Context()), cancel)()
 			var stream *streamPlan
-			if streams(r, msg) {
+			if mcptransport.Streams(r, msg) {
 				stream = &streamPlan{stateless: true}
 			}
 			a.serveRequest(w, r.WithContext(ctx), s, modernCallKey(p, s, msg.ID), cancel, stream)
 			return
 		}
-		s.http.ServeHTTP(w, r)
+		s.ep.HTTP.ServeHTTP(w, r)
 		return
 	}
 	if msg.Method == string(mcp.MethodNotificationCancelled) {
 		var params struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
-		if json.Unmarshal(msg.RawParams, &params) != nil || !validID(params.RequestID) {
+		if json.Unmarshal(msg.RawParams, &params) != nil || !mcptransport.ValidID(params.RequestID) {
 			http.Error(w, "params.requestId must be a string or a number", http.StatusBadRequest)
 			return
 		}
 		// The call may run on another node: every node cancels the caller's request.
-		a.modern.cancel(modernCallKey(p, s, params.RequestID))
-		a.publish(RelayMessage{Kind: RelayCancel, Tenant: p.TenantID, Principal: p.ID(), AgentID: s.agentID, Body: params.RequestID})
+		a.modern.Cancel(modernCallKey(p, s, params.RequestID))
+		a.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayCancel, Tenant: p.TenantID, Principal: p.ID(), AgentID: s.agentID, Body: params.RequestID})
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -116,9 +65,9 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 		r.Body = io.NopCloser(bytes.NewReader(withMeta))
 		r.ContentLength = int64(len(withMeta))
 	}
-	bw := newBufferWriter()
-	s.http.ServeHTTP(bw, r)
-	if bw.status == 0 || bw.status == http.StatusAccepted || bw.status == http.StatusOK {
+	bw := mcptransport.NewBufferWriter()
+	s.ep.HTTP.ServeHTTP(bw, r)
+	if bw.Status == 0 || bw.Status == http.StatusAccepted || bw.Status == http.StatusOK {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -127,11 +76,11 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	text := http.StatusText(bw.status)
-	if json.Unmarshal(bw.body.Bytes(), &answer) == nil && answer.Error.Message != "" {
+	text := http.StatusText(bw.Status)
+	if json.Unmarshal(bw.Body.Bytes(), &answer) == nil && answer.Error.Message != "" {
 		text = answer.Error.Message
 	}
-	http.Error(w, text, bw.status)
+	http.Error(w, text, bw.Status)
 }
 
 // addProtocolVersion returns a notification's body with the protocol version in its

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/sessions"
 )
@@ -246,7 +247,7 @@ func TestDeleteOnOneNodeEndsTheSessionEverywhere(t *testing.T) {
 		if status, _, body := mcpRequestAt(t, b.URL+path, keyAnn, session, listBody); status != http.StatusOK {
 			t.Fatalf("tools/list on B: %d %s", status, body)
 		}
-		ended := taken(buses[1], KindSessionEnded)
+		ended := taken(buses[1], mcptransport.KindSessionEnded)
 		req, _ := http.NewRequest(http.MethodDelete, a.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer "+keyAnn)
 		req.Header.Set("Mcp-Session-Id", session)
@@ -301,7 +302,7 @@ func twoNodes(t *testing.T, e *runsEnv, db *gorm.DB) (a, b *httptest.Server, bus
 		buses = [2]events.Bus{local, local}
 	}
 	store := sessions.NewStore(db)
-	return e.node(t, store, FeedRelay(buses[0])), e.node(t, store, FeedRelay(buses[1])), buses
+	return e.node(t, store, mcptransport.FeedRelay(buses[0])), e.node(t, store, mcptransport.FeedRelay(buses[1])), buses
 }
 
 // taken returns a channel that receives once bus has delivered an event of kind to the

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -136,3 +137,52 @@ func firstText(res *mcp.CallToolResult) string {
 	}
 	return fmt.Sprintf("%d content items", len(res.Content))
 }
+
+// deliver sends a notification of the calling client's request through send, given
+// the context to send with: on the call's own stream when the request is a call of a
+// session (mcptransport.CallStream), on the session's queue otherwise (see queue).
+func (s *scope) deliver(ctx context.Context, send func(context.Context) error) {
+	if cs := mcptransport.CallStreamFrom(ctx); cs != nil {
+		if sess := server.ClientSessionFromContext(ctx); sess != nil {
+			rs := &routedSession{ClientSession: sess, ch: make(chan mcp.JSONRPCNotification, 1)}
+			if err := send(s.mcp.WithContext(ctx, rs)); err != nil {
+				return
+			}
+			select {
+			case n := <-rs.ch:
+				if err := cs.Notify(n); !errors.Is(err, mcptransport.ErrCallEnded) {
+					return
+				}
+			default:
+				return // mcp-go sent nothing (a log line under the session's level)
+			}
+		}
+	}
+	queue(ctx, func() error { return send(ctx) })
+}
+
+// routedSession is the calling session as mcp-go's senders see it when the hub sends
+// a notification of one call: what they queue lands on ch, for the call's stream.
+// It does not switch the session's answers to SSE (the call's stream is the hub's).
+type routedSession struct {
+	server.ClientSession
+	ch chan mcp.JSONRPCNotification
+}
+
+func (r *routedSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return r.ch }
+
+// GetLogLevel is the session's level, which mcp-go's log sender compares with.
+func (r *routedSession) GetLogLevel() mcp.LoggingLevel {
+	if l, ok := r.ClientSession.(server.SessionWithLogging); ok {
+		return l.GetLogLevel()
+	}
+	return mcp.LoggingLevelError
+}
+
+func (r *routedSession) SetLogLevel(level mcp.LoggingLevel) {
+	if l, ok := r.ClientSession.(server.SessionWithLogging); ok {
+		l.SetLogLevel(level)
+	}
+}
+
+var _ server.SessionWithLogging = (*routedSession)(nil)

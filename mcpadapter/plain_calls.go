@@ -8,16 +8,13 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"reflect"
 	"sync"
 	"sync/atomic"
-	"time"
-	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/mark3labs/mcp-go/tracing"
 
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 )
 
@@ -41,9 +38,12 @@ import (
 //   - no task, no progress token, no input responses;
 //   - one of the scope's hub tools (not a remote MCP server's, whose results pass
 //     through as the remote gave them), as the scope's server lists it;
-//   - a server with only the hooks, middlewares and options newScope gives it
-//     (plainServerOf checks the pinned mcp-go's fields; an upgrade that moves them
-//     turns the path off, and TestPlainCallsSeeTheServer fails).
+//   - a server whose hooks a plain call runs as mcp-go would (plainServerOf reads them
+//     through mcp-go's public GetHooks: a request-initialization or error hook turns
+//     the path off). The server's other options are the ones newScope gives it, and
+//     extensions' ServerOptions (Extension.ServerOptions) may not change how a tools/call
+//     runs; TestPlainCallAnswersAsMCPGo compares the two paths on the same requests, so
+//     an mcp-go upgrade that changes its pipeline fails it.
 //
 // Everything else goes to mcp-go as before. A notification mcp-go queues on the
 // session while a plain call runs (list_changed from a refresh) is delivered with the
@@ -52,74 +52,20 @@ import (
 
 // plainServer is what newScope found of its server for plain calls.
 type plainServer struct {
-	ok         bool
-	versions   []string  // the transport's protocol versions, as mcp-go puts them in the context
-	lastActive *sync.Map // mcp-go's sessionLastActive (its idle sweeper reads it); nil without one
-	hooks      *server.Hooks
-	answered   *atomic.Uint64 // plain calls answered (tests read it)
+	ok       bool
+	versions []string // the transport's protocol versions, as mcp-go puts them in the context
+	hooks    *server.Hooks
+	answered *atomic.Uint64 // plain calls answered (tests read it)
 }
 
-// plainServerOf checks that a scope's server does nothing to a tools/call besides what
-// the plain path does: no tool filters, no schema validators, no tracer, propagators
-// or request logger, middlewares as many as the adapter gave it, no request
-// initialization or error hooks, mcp-go's no-op tracer and propagator. The fields are the pinned mcp-go's unexported ones,
-// read by reflection once when the scope is built.
-func plainServerOf(srv *server.MCPServer, h *server.StreamableHTTPServer, middlewares int) plainServer {
+// plainServerOf reads what a plain call needs of a scope's server through mcp-go's
+// public API: its hooks, which the plain path runs as mcp-go does, and its transport's
+// protocol versions. A request-initialization or error hook turns the path off (the
+// plain path does not run them).
+func plainServerOf(srv *server.MCPServer, h *server.StreamableHTTPServer) plainServer {
 	p := plainServer{hooks: srv.GetHooks(), versions: server.FilterSupportedVersions(h), answered: new(atomic.Uint64)}
-	if p.hooks != nil && len(p.hooks.OnRequestInitialization)+len(p.hooks.OnError) > 0 {
-		return p
-	}
-	v := reflect.ValueOf(srv).Elem()
-	field := func(name string, kind reflect.Kind) (reflect.Value, bool) {
-		f := v.FieldByName(name)
-		return f, f.IsValid() && f.Kind() == kind
-	}
-	if f, ok := field("toolHandlerMiddlewares", reflect.Slice); !ok || f.Len() != middlewares {
-		return p
-	}
-	if f, ok := field("toolFilters", reflect.Slice); !ok || f.Len() != 0 {
-		return p
-	}
-	for _, name := range []string{"inputValidator", "outputValidator", "requestLogger"} {
-		if f, ok := field(name, reflect.Pointer); !ok || !f.IsNil() {
-			return p
-		}
-	}
-	// mcp-go's defaults: no-op tracer and propagator, which leave the context as it is.
-	for name, noop := range map[string]reflect.Type{
-		"tracer": reflect.TypeOf(tracing.NoopTracer()), "propagator": reflect.TypeOf(tracing.NoopPropagator()), "metaPropagator": nil,
-	} {
-		if f, ok := field(name, reflect.Interface); !ok || !f.IsNil() && (noop == nil || f.Elem().Type() != noop) {
-			return p
-		}
-	}
-	hv := reflect.ValueOf(h).Elem()
-	ttl := hv.FieldByName("sessionIdleTTL")
-	last, found := hv.Type().FieldByName("sessionLastActive")
-	if !ttl.IsValid() || ttl.Type() != reflect.TypeFor[time.Duration]() || !found || last.Type != reflect.TypeFor[sync.Map]() {
-		return p
-	}
-	if ttl.Int() > 0 {
-		p.lastActive = (*sync.Map)(unsafe.Add(unsafe.Pointer(hv.UnsafeAddr()), last.Offset))
-	}
-	p.ok = true
+	p.ok = p.hooks == nil || len(p.hooks.OnRequestInitialization)+len(p.hooks.OnError) == 0
 	return p
-}
-
-// touch records the session's use as mcp-go's handlePost does (touchSession), so its
-// idle sweeper does not end a session that plain calls keep busy.
-func (p *plainServer) touch(id string) {
-	if p.lastActive == nil || id == "" {
-		return
-	}
-	now := time.Now().UnixNano()
-	actual, ok := p.lastActive.Load(id)
-	if !ok {
-		actual, _ = p.lastActive.LoadOrStore(id, new(atomic.Int64))
-	}
-	if n, ok := actual.(*atomic.Int64); ok {
-		n.Store(now)
-	}
 }
 
 // plainTools are the listed tools whose calls may be plain: hub tools, not a remote
@@ -154,7 +100,7 @@ type plainCall struct {
 
 // plainCallOf returns the session's request as a plain call, or false when it is not
 // one (see the top of this file); nothing was done either way.
-func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, body []byte) (*plainCall, bool) {
+func (s *scope) plainCallOf(r *http.Request, session string, msg mcptransport.Message, body []byte) (*plainCall, bool) {
 	if !s.plain.ok || r.Method != http.MethodPost || msg.Method != string(mcp.MethodToolsCall) ||
 		msg.JSONRPC != mcp.JSONRPC_VERSION || len(msg.Result) > 0 || len(msg.Error) > 0 {
 		return nil, false
@@ -169,11 +115,11 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, b
 	if json.Unmarshal(msg.ID, &c.id) != nil || c.id == nil {
 		return nil, false
 	}
-	if !s.quietSession(session) {
+	ls := s.ep.Listed(session)
+	if ls == nil || !s.ep.Quiet(session) {
 		return nil, false
 	}
-	v, _ := s.list.clients.Load(session)
-	c.session = v.(server.ClientSession)
+	c.session = ls.Session
 	ci, ok := c.session.(server.SessionWithClientInfo)
 	if !ok {
 		return nil, false
@@ -206,8 +152,8 @@ func (s *scope) plainCallOf(r *http.Request, session string, msg jsonrpcShape, b
 // replace all of the first's fields) and no escape could spell one otherwise, the
 // params the envelope already holds are decoded alone, without a pass over the whole
 // body. Any other body is read in full.
-func readCallRequest(msg jsonrpcShape, body []byte, req *mcp.CallToolRequest) bool {
-	if !msg.exact || bytes.IndexByte(body, '\\') >= 0 ||
+func readCallRequest(msg mcptransport.Message, body []byte, req *mcp.CallToolRequest) bool {
+	if !msg.Exact || bytes.IndexByte(body, '\\') >= 0 ||
 		bytes.Count(body, []byte(`"params"`)) > 1 || bytes.Count(body, []byte(`"method"`)) != 1 {
 		return json.Unmarshal(body, req) == nil
 	}
@@ -222,7 +168,6 @@ func readCallRequest(msg jsonrpcShape, body []byte, req *mcp.CallToolRequest) bo
 // writes its answer to w as they would.
 func (s *scope) answerPlain(w http.ResponseWriter, r *http.Request, c *plainCall) {
 	s.plain.answered.Add(1)
-	s.plain.touch(c.session.SessionID())
 	ctx := s.mcp.WithContext(r.Context(), c.session)
 	ctx = server.WithSupportedProtocolVersions(ctx, s.plain.versions)
 	ctx = server.WithRequestProtocolInfo(ctx, &server.RequestProtocolInfo{ProtocolVersion: c.req.Params.Meta.ProtocolVersion()})
@@ -292,14 +237,6 @@ func (s *scope) plainMiddlewares(h server.ToolHandlerFunc) server.ToolHandlerFun
 		}()
 		return h(ctx, req)
 	}
-}
-
-// plainMiddlewareCount is how many tool middlewares newScope gives a scope's server.
-func (a *Adapter) plainMiddlewareCount() int {
-	if a.opts.Telemetry != nil {
-		return 2
-	}
-	return 1
 }
 
 // handlerRPCError is mcp-go's answer to a handler's error in a session-based version

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -208,33 +209,31 @@ func agentOf(path string) string {
 }
 
 // TestPlainCallsSeeTheServer: the plain path is on for the server newScope builds (with
-// and without telemetry), off when an extension gives the server a tool middleware, a
-// tool filter or an error hook, and a plain call records the session's use where
-// mcp-go's idle sweeper reads it.
+// and without telemetry), runs an extension's hooks as mcp-go would, and is off when an
+// extension gives the server an error hook, which it does not run.
 func TestPlainCallsSeeTheServer(t *testing.T) {
+	var hook atomic.Int64
 	for name, c := range map[string]struct {
 		opt  func(*Options)
 		want bool
+		ran  *atomic.Int64
 	}{
-		"default": {nil, true},
+		"default": {nil, true, nil},
 		"telemetry": {func(o *Options) {
 			o.Telemetry = telemetry.New(nil, sdktrace.NewTracerProvider())
-		}, true},
-		"a middleware": {func(o *Options) {
-			o.Extensions = append(o.Extensions, Extension{Name: "mw", ServerOptions: []server.ServerOption{
-				server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc { return next }),
+		}, true, nil},
+		"a hook": {func(o *Options) {
+			o.Extensions = append(o.Extensions, Extension{Name: "hook", ServerOptions: []server.ServerOption{
+				withHooks(func(h *server.Hooks) {
+					h.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { hook.Add(1) })
+				}),
 			}})
-		}, false},
-		"a tool filter": {func(o *Options) {
-			o.Extensions = append(o.Extensions, Extension{Name: "filter", ServerOptions: []server.ServerOption{
-				server.WithToolFilter(func(_ context.Context, tools []mcp.Tool) []mcp.Tool { return tools }),
-			}})
-		}, false},
+		}, true, &hook},
 		"an error hook": {func(o *Options) {
 			o.Extensions = append(o.Extensions, Extension{Name: "hook", ServerOptions: []server.ServerOption{
 				withHooks(func(h *server.Hooks) { h.AddOnError(func(context.Context, any, mcp.MCPMethod, any, error) {}) }),
 			}})
-		}, false},
+		}, false, nil},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnvWith(t, c.opt)
@@ -243,26 +242,55 @@ func TestPlainCallsSeeTheServer(t *testing.T) {
 			if s.plain.ok != c.want {
 				t.Fatalf("plain calls on: %v, want %v", s.plain.ok, c.want)
 			}
-			if !c.want {
-				return
-			}
-			var last *atomic.Int64
-			if v, ok := s.plain.lastActive.Load(session); ok {
-				last = v.(*atomic.Int64)
-			}
-			var was int64
-			if last != nil {
-				was = last.Load()
-			}
 			a, _ := postWith(t, e, "/mcp/acme", "key-alice", session, "application/json, text/event-stream",
 				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notes_last_note","arguments":{}}}`)
-			if a.Status != http.StatusOK || s.plain.answered.Load() != 1 {
-				t.Fatalf("call: %+v, answered by the adapter %d", a, s.plain.answered.Load())
+			if want := map[bool]uint64{true: 1, false: 0}[c.want]; a.Status != http.StatusOK || s.plain.answered.Load() != want {
+				t.Fatalf("call: %+v, answered by the adapter %d, want %d", a, s.plain.answered.Load(), want)
 			}
-			v, ok := s.plain.lastActive.Load(session)
-			if !ok || v.(*atomic.Int64).Load() <= was {
-				t.Fatal("the plain call did not record the session's use for mcp-go's idle sweeper")
+			if c.ran != nil && c.ran.Load() != 1 {
+				t.Errorf("the extension's hook ran %d times on the plain call, want 1", c.ran.Load())
 			}
 		})
+	}
+}
+
+// TestPlainCallsKeepTheirSessionHeld makes plain calls for several idle timeouts and
+// wants the session held by this node throughout: nothing but the hub's own sweep
+// (which counts every request it serves) ends a session's state on a node, and the
+// scope's server, which never sees a plain call, does not sweep it as idle.
+func TestPlainCallsKeepTheirSessionHeld(t *testing.T) {
+	t.Parallel()
+	var unregistered atomic.Int64
+	e := newEnvWith(t, func(o *Options) {
+		o.IdleTimeout = 100 * time.Millisecond
+		o.SessionLimits.Idle = time.Hour // the record lives; only this node's state could go
+		o.Extensions = append(o.Extensions, Extension{Name: "count", ServerOptions: []server.ServerOption{
+			withHooks(func(h *server.Hooks) {
+				h.AddOnUnregisterSession(func(context.Context, server.ClientSession) { unregistered.Add(1) })
+			}),
+		}})
+	})
+	_, session := post(t, e, "/mcp/acme", "key-alice", "", plainInit)
+	call := func() {
+		t.Helper()
+		a, _ := postWith(t, e, "/mcp/acme", "key-alice", session, "application/json, text/event-stream",
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notes_last_note","arguments":{}}}`)
+		if a.Status != http.StatusOK {
+			t.Fatalf("call: %+v", a)
+		}
+	}
+	call() // restores the session on this node
+	s := scopeOf(t, e, alice, "")
+	before := unregistered.Load()
+	answered := s.plain.answered.Load()
+	// mcp-go's sweeper, were it given the idle timeout, would look every second.
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(25 * time.Millisecond) {
+		call()
+	}
+	if s.plain.answered.Load() == answered {
+		t.Fatal("no call was plain")
+	}
+	if n := unregistered.Load() - before; n != 0 || !s.ep.Holds(session) {
+		t.Errorf("the session was unregistered %d times while plain calls used it (held at the end: %v)", n, s.ep.Holds(session))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // refusalPeek bounds what the door reads of a request it refuses. A tools/call is a
@@ -55,7 +56,7 @@ func peekRequest(r *http.Request) (json.RawMessage, string, bool) {
 		ID      json.RawMessage `json:"id"`
 		Method  string          `json:"method"`
 	}
-	if json.Unmarshal(body, &m) != nil || m.JSONRPC != mcp.JSONRPC_VERSION || m.Method == "" || !validID(m.ID) {
+	if json.Unmarshal(body, &m) != nil || m.JSONRPC != mcp.JSONRPC_VERSION || m.Method == "" || !mcptransport.ValidID(m.ID) {
 		return nil, "", false
 	}
 	return m.ID, m.Method, true

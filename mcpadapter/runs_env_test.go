@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/notesfake"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/keyring"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
@@ -141,7 +142,7 @@ type runsEnv struct {
 	stateKey []byte
 	// node starts another adapter (a node of the hub) on the same database, router and
 	// runs, with the session store and relay given.
-	node func(t *testing.T, store SessionStore, relay Relay) *httptest.Server
+	node func(t *testing.T, store mcptransport.SessionStore, relay mcptransport.Relay) *httptest.Server
 	// workflows runs the saved workflows; the adapters newWorkflowsEnv starts serve
 	// them (serveWorkflows).
 	workflows      *workflows.Service
@@ -243,7 +244,7 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 	if err := reg.Register(e.workflows.Spec()); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
-	e.node = func(t *testing.T, store SessionStore, relay Relay) *httptest.Server {
+	e.node = func(t *testing.T, store mcptransport.SessionStore, relay mcptransport.Relay) *httptest.Server {
 		exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})}
 		if e.serveWorkflows {
 			exts = append(exts, WorkflowsExtension(WorkflowsOptions{Service: e.workflows, StateKey: e.stateKey}))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -28,8 +29,9 @@ type scope struct {
 	principal switchboard.Principal
 	agentID   string
 	mcp       *server.MCPServer
-	http      *server.StreamableHTTPServer
-	events    *eventStore // the streams of http's sessions, for resumption
+	// ep is the endpoint's transport on this node: mcp-go's StreamableHTTPServer for
+	// mcp, the streams and the sessions this node holds.
+	ep *mcptransport.Endpoint
 
 	refreshMu   sync.Mutex
 	fingerprint string      // guarded by refreshMu
@@ -48,10 +50,6 @@ type scope struct {
 	// plain is what the adapter's own answer to a plain tools/call needs of the
 	// server (plain_calls.go).
 	plain plainServer
-
-	path   string // the endpoint's URL path
-	sessMu sync.Mutex
-	live   map[string]*liveSession // the sessions this node's server holds, by id
 }
 
 // scopeState is one refresh's view of the scope.
@@ -125,7 +123,7 @@ func (a *Adapter) scope(ctx context.Context, p switchboard.Principal, agentID st
 }
 
 func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
-	s := &scope{adapter: a, principal: p, agentID: agentID, live: map[string]*liveSession{}}
+	s := &scope{adapter: a, principal: p, agentID: agentID}
 	path := Prefix + p.TenantSlug
 	instructions := "Tools of the SaaS accounts connected to Switchboard for tenant " + p.TenantSlug +
 		". Tool names are {provider}_{operation}. Where a tool takes a `connection` argument, pick the account by its label."
@@ -150,26 +148,13 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	for _, e := range a.opts.Extensions {
 		opts = append(opts, e.ServerOptions...)
 	}
-	opts = append(opts, s.sessionHooks(), s.instructionsHook(instructions), versionCapabilities())
-	s.path = path
+	s.ep = mcptransport.NewEndpoint(mcptransport.EndpointOptions{Principal: p, Path: path, Held: &a.held,
+		EventsPerStream: eventsPerStream, Now: a.opts.Now, Logger: a.opts.Logger})
+	opts = append(opts, s.ep.ServerOption(), s.levelHooks(), s.instructionsHook(instructions), versionCapabilities())
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
-	s.events = newEventStore(eventsPerStream, a.opts.Now)
-	s.http = server.NewStreamableHTTPServer(s.mcp,
-		server.WithEndpointPath(path),
-		server.WithSessionIdleTTL(a.opts.IdleTimeout),
-		// The adapter checks Host and Origin itself (checkOrigin), allowing the public
-		// URL's host on a loopback listener (behind a local proxy).
-		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(hideSessionIDs(a.opts.Logger)),
-		server.WithEventStore(s.events),
-		// The hub issues, checks and records session ids itself (serveSession).
-		server.WithSessionIdManagerResolver(sessionIDs{}),
-	)
-	if err := seedRequestIDs(s.http); err != nil {
-		panic(err) // the pinned mcp-go has the field; every scope test guards an upgrade
-	}
+	s.ep.Attach(s.mcp)
 	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny())
-	s.plain = plainServerOf(s.mcp, s.http, a.plainMiddlewareCount())
+	s.plain = plainServerOf(s.mcp, s.ep.HTTP)
 	s.state.Store(&scopeState{mode: agents.ToolModeAll})
 	s.lastUsed.Store(time.Now().UnixNano())
 	return s
@@ -389,8 +374,8 @@ func (s *scope) idle(now time.Time, timeout time.Duration) bool {
 	return s.inFlight.Load() == 0 && now.Sub(time.Unix(0, s.lastUsed.Load())) > timeout
 }
 
-// close ends the scope's sessions and its session sweeper.
-func (s *scope) close(ctx context.Context) { _ = s.http.Shutdown(ctx) }
+// close ends the scope's sessions on this node.
+func (s *scope) close(ctx context.Context) { s.ep.Close(ctx) }
 
 // connectionBound leaves out the tools of connectionless providers (saved workflows):
 // the workflows extension serves those with the MCP surface's own confirmation in the

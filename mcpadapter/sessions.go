@@ -8,157 +8,15 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/sessions"
 )
-
-// SessionStore records the MCP sessions: sessions.Store on the hub's database, or
-// sessions.Memory for a single process without one.
-type SessionStore interface {
-	Create(ctx context.Context, r sessions.Record, limit int) ([]sessions.Ended, error)
-	Get(ctx context.Context, tenant switchboard.TenantID, id string) (sessions.Record, error)
-	Touch(ctx context.Context, tenant switchboard.TenantID, id string, at time.Time) error
-	SetLogLevel(ctx context.Context, tenant switchboard.TenantID, id, level string) error
-	Delete(ctx context.Context, tenant switchboard.TenantID, id string) error
-	DeleteExpired(ctx context.Context, now time.Time, l sessions.Limits) ([]sessions.Ended, error)
-}
-
-const (
-	// touchEvery coalesces the writes of a session's last use: at most one per this
-	// long per session per node.
-	touchEvery = 30 * time.Second
-	// recordFresh is how long a node trusts its copy of a session record without
-	// reading it again; ended sessions reach the node sooner through the relay.
-	recordFresh = 10 * time.Second
-)
-
-// sessionCache is a node's copy of the session records it served recently.
-type sessionCache struct {
-	mu   sync.Mutex
-	recs map[string]*cachedSession
-}
-
-type cachedSession struct {
-	rec     sessions.Record
-	fetched time.Time
-	touched time.Time // when this node last wrote the session's last use
-}
-
-// jsonrpcShape is what the adapter reads of a posted JSON-RPC message: the envelope
-// as mcp-go reads it (so the two agree on what is a message), and what it can of the
-// params (see parseMessage).
-type jsonrpcShape struct {
-	JSONRPC   string          `json:"jsonrpc"`
-	ID        json.RawMessage `json:"id"`
-	Method    string          `json:"method"`
-	Result    json.RawMessage `json:"result"`
-	Error     json.RawMessage `json:"error"`
-	RawParams json.RawMessage `json:"params"`
-	Params    messageParams   `json:"-"`
-	// exact is set when the members were read from the envelope as spelt (readMessage),
-	// not by a case-insensitive parse of the body.
-	exact bool
-}
-
-type messageParams struct {
-	Meta            *mcp.Meta       `json:"_meta"`
-	ProtocolVersion string          `json:"protocolVersion"`
-	Capabilities    json.RawMessage `json:"capabilities"`
-	ClientInfo      json.RawMessage `json:"clientInfo"`
-}
-
-// parseMessage reads a posted body. It fails only where mcp-go's own reading fails (the
-// envelope); params of the wrong shape are left empty for mcp-go to refuse, so a
-// malformed initialize still goes through the adapter's initialize.
-func parseMessage(body []byte) (jsonrpcShape, error) {
-	var m jsonrpcShape
-	if err := json.Unmarshal(body, &m); err != nil {
-		return m, err
-	}
-	if json.Unmarshal(m.RawParams, &m.Params) != nil {
-		m.Params = messageParams{}
-	}
-	return m, nil
-}
-
-// shapeMembers are the members jsonrpcShape reads, as they are spelt in the body.
-var shapeMembers = [...]string{"jsonrpc", "id", "method", "result", "error", "params"}
-
-// readMessage is parseMessage on a body checkEnvelope's decoding already read, without
-// parsing the body again. encoding/json matches struct fields case-insensitively
-// (and with Unicode folding), where the envelope's members are exact: a body with a
-// member spelt otherwise ("ID", non-ASCII) is parsed as mcp-go reads it, by
-// parseMessage, so the two never disagree on what a message says.
-func readMessage(env envelope, body []byte) (jsonrpcShape, error) {
-	var m jsonrpcShape
-	if env.err != nil {
-		return m, env.err
-	}
-	for name := range env.fields {
-		if !slices.Contains(shapeMembers[:], name) && foldsToMember(name) {
-			return parseMessage(body)
-		}
-	}
-	if raw, ok := env.fields["jsonrpc"]; ok {
-		if err := unquote(raw, &m.JSONRPC); err != nil {
-			return jsonrpcShape{}, err
-		}
-	}
-	if raw, ok := env.fields["method"]; ok {
-		if err := unquote(raw, &m.Method); err != nil {
-			return jsonrpcShape{}, err
-		}
-	}
-	m.ID, m.Result, m.Error, m.RawParams = env.fields["id"], env.fields["result"], env.fields["error"], env.fields["params"]
-	if len(m.RawParams) > 0 && !emptyObject(m.RawParams) && json.Unmarshal(m.RawParams, &m.Params) != nil {
-		m.Params = messageParams{}
-	}
-	m.exact = true
-	return m, nil
-}
-
-// foldsToMember reports whether encoding/json could match a member name to one of
-// jsonrpcShape's fields though it is not spelt as the field is: it differs in case
-// only, or has a non-ASCII letter that Unicode folding could map onto ASCII.
-func foldsToMember(name string) bool {
-	for i := 0; i < len(name); i++ {
-		if name[i] >= 0x80 {
-			return true
-		}
-	}
-	for _, member := range shapeMembers {
-		if strings.EqualFold(name, member) {
-			return true
-		}
-	}
-	return false
-}
-
-// isNotification reports whether the message is a notification (a method, no id).
-func (m jsonrpcShape) isNotification() bool { return m.Method != "" && len(m.ID) == 0 }
-
-// refuse answers a message the session rules refuse: with a JSON-RPC error, or for a
-// notification with the status and a text only (a notification never gets a JSON-RPC
-// response).
-func (m jsonrpcShape) refuse(w http.ResponseWriter, status, code int, message string) {
-	if m.isNotification() {
-		http.Error(w, message, status)
-		return
-	}
-	writeRPCError(w, status, m.ID, code, message)
-}
-
-// isAnswer reports whether the message answers a server-to-client request.
-func (m jsonrpcShape) isAnswer() bool {
-	return m.Method == "" && len(m.ID) > 0 && (len(m.Result) > 0 || len(m.Error) > 0)
-}
 
 // serveSession hands a request to the scope's server under the hub's session rules: the
 // hub issues and records every session at initialize; any other request of a
@@ -168,27 +26,27 @@ func (m jsonrpcShape) isAnswer() bool {
 // carry no session and pass as they are.
 func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal) {
 	var body []byte
-	var msg jsonrpcShape
-	var env envelope
+	var msg mcptransport.Message
+	var env mcptransport.Envelope
 	if r.Method == http.MethodPost {
 		var err error
 		body, err = io.ReadAll(r.Body)
 		if err != nil {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.PARSE_ERROR,
+			mcptransport.WriteRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.PARSE_ERROR,
 				fmt.Sprintf("the request body is unreadable or over %d bytes", a.opts.MaxBodyBytes))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		env = decodeEnvelope(body)
-		if msg, err = readMessage(env, body); err != nil {
-			msg = jsonrpcShape{}
+		env = mcptransport.DecodeEnvelope(body)
+		if msg, err = mcptransport.ReadMessage(env, body); err != nil {
+			msg = mcptransport.Message{}
 		}
 	}
 	header := r.Header.Get(mcp.HeaderProtocolVersion)
 	modern := mcp.IsModernProtocol(header) || mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
 	if r.Method == http.MethodPost {
-		if fault := checkEnvelope(env, modern); fault != nil {
-			fault.write(w)
+		if fault := mcptransport.CheckEnvelope(env, modern); fault != nil {
+			fault.Write(w)
 			return
 		}
 	}
@@ -202,15 +60,15 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 	}
 	id := r.Header.Get(server.HeaderKeySessionID)
 	if id == "" {
-		msg.refuse(w, http.StatusBadRequest, mcp.INVALID_REQUEST,
+		msg.Refuse(w, http.StatusBadRequest, mcp.INVALID_REQUEST,
 			"the Mcp-Session-Id header is required: send the session id that initialize returned, or initialize first")
 		return
 	}
 	now := a.opts.Now()
-	rec, err := a.session(r.Context(), p, s.agentID, id, now)
+	rec, err := a.records.Live(r.Context(), p, s.agentID, id, now)
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-			msg.refuse(w, http.StatusNotFound, sessionNotFound,
+			msg.Refuse(w, http.StatusNotFound, sessionNotFound,
 				"session not found: it ended or expired; initialize a new session")
 			return
 		}
@@ -219,7 +77,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		return
 	}
 	if r.Method == http.MethodDelete {
-		a.endSession(r.Context(), p.TenantID, id)
+		a.records.End(r.Context(), p.TenantID, id)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -232,71 +90,78 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 	// A node restoring the session reads its record afresh: another node may have
 	// changed it (a log level) since this node's copy was read.
 	load := func() (sessions.Record, error) { return a.opts.Sessions.Get(r.Context(), p.TenantID, id) }
-	if err := s.begin(r.Context(), id, now, load); err != nil {
+	if err := s.ep.Begin(r.Context(), id, now, load); err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-			msg.refuse(w, http.StatusNotFound, sessionNotFound, "session not found: it ended or expired; initialize a new session")
+			msg.Refuse(w, http.StatusNotFound, sessionNotFound, "session not found: it ended or expired; initialize a new session")
 			return
 		}
 		a.opts.Logger.ErrorContext(r.Context(), "restore MCP session", "tenant", p.TenantID, "err", err)
-		msg.refuse(w, http.StatusInternalServerError, mcp.INTERNAL_ERROR, "internal error")
+		msg.Refuse(w, http.StatusInternalServerError, mcp.INTERNAL_ERROR, "internal error")
 		return
 	}
-	defer func() { s.end(id, a.opts.Now()) }()
+	defer func() { s.ep.End(id, a.opts.Now()) }()
 	if a.held.Load() > int64(a.opts.MaxHeldSessions) {
 		a.trimHeld() // this session is in use, so it stays
 	}
-	a.touch(r.Context(), p.TenantID, id, now)
-	r = r.WithContext(withSessionCall(r.Context(), &sessionCall{id: id, validated: true}))
+	a.records.Touch(r.Context(), p.TenantID, id, now)
+	r = r.WithContext(mcptransport.WithSessionCall(r.Context(), &mcptransport.SessionCall{ID: id, Validated: true}))
 	if s.serveCachedList(w, r, id, msg) {
 		return
 	}
 	switch {
-	case msg.isAnswer():
+	case msg.IsAnswer():
 		// The answer to a server-to-client request (an elicitation) pending on this node
 		// is taken here; otherwise the node where it is pending takes it.
 		if a.answerCall(id, body) {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		bw := newBufferWriter()
-		s.http.ServeHTTP(bw, r)
-		if bw.status == http.StatusAccepted || a.opts.Relay == nil {
-			bw.copyTo(w)
+		// mcp-go sees the id it gave its request (request_ids.go); the other nodes get
+		// the answer as the client sent it.
+		local, _ := s.ep.IDs.Incoming(body)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(local)), int64(len(local))
+		bw := mcptransport.NewBufferWriter()
+		s.ep.HTTP.ServeHTTP(bw, r)
+		if bw.Status == http.StatusAccepted || a.opts.Relay == nil {
+			bw.CopyTo(w)
 			return
 		}
-		a.publish(RelayMessage{Kind: RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
+		a.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
 		w.WriteHeader(http.StatusAccepted)
 	case msg.Method == string(mcp.MethodNotificationCancelled):
 		// The call may run on another node: every node holding the session cancels it.
 		// Its answer is silenced first, so none follows the cancellation.
 		a.cancelSessionCall(id, body)
-		s.http.ServeHTTP(w, r)
-		a.publish(RelayMessage{Kind: RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
+		s.ep.HTTP.ServeHTTP(w, r)
+		a.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
 	case r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "":
 		var stream *streamPlan
-		if streams(r, msg) {
-			stream = &streamPlan{session: id, primed: primes(r, msg, rec.ProtocolVersion)}
+		if mcptransport.Streams(r, msg) {
+			stream = &streamPlan{session: id, primed: mcptransport.Primes(r, msg, rec.ProtocolVersion)}
 			if call, ok := s.plainCallOf(r, id, msg, body); ok {
 				// The adapter runs the call (plain_calls.go), so it cancels it itself on
 				// notifications/cancelled, as mcp-go would have.
 				ctx, cancel := context.WithCancel(r.Context())
 				defer cancel()
 				stream.plain = call
-				a.serveRequest(w, r.WithContext(ctx), s, requestKey(id, msg.ID), cancel, stream)
+				a.serveRequest(w, r.WithContext(ctx), s, mcptransport.RequestKey(id, msg.ID), cancel, stream)
 				return
 			}
 		}
-		a.serveRequest(w, r, s, requestKey(id, msg.ID), nil, stream)
+		a.serveRequest(w, r, s, mcptransport.RequestKey(id, msg.ID), nil, stream)
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
-		if cs := s.events.callOf(id, r.Header.Get("Last-Event-ID")); cs != nil {
-			cs.resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
+		if cs := s.ep.Events.CallOf(id, r.Header.Get("Last-Event-ID")); cs != nil {
+			cs.Resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
 			return
 		}
-		s.http.ServeHTTP(w, r)
+		s.ep.HTTP.ServeHTTP(s.ep.IDs.Writer(w), r)
 	default:
-		s.http.ServeHTTP(w, r)
+		s.ep.HTTP.ServeHTTP(s.ep.IDs.Writer(w), r)
+		if r.Method == http.MethodPost {
+			s.ep.MarkIfStreamed(id, w)
+		}
 	}
 }
 
@@ -306,24 +171,24 @@ const sessionNotFound = -32001
 // initialize serves an initialize with an id the hub issues, and records the session
 // only when the initialize succeeded: a refused one (a bad jsonrpc version, bad
 // params) leaves no session and no Mcp-Session-Id.
-func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg jsonrpcShape) {
-	call := &sessionCall{initialize: true}
-	bw := newBufferWriter()
-	s.http.ServeHTTP(bw, r.WithContext(withSessionCall(r.Context(), call)))
-	id := bw.header.Get(server.HeaderKeySessionID)
+func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg mcptransport.Message) {
+	call := &mcptransport.SessionCall{Initialize: true}
+	bw := mcptransport.NewBufferWriter()
+	s.ep.HTTP.ServeHTTP(bw, r.WithContext(mcptransport.WithSessionCall(r.Context(), call)))
+	id := bw.Header().Get(server.HeaderKeySessionID)
 	var answer struct {
 		Result struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"result"`
 	}
-	ok := id != "" && id == call.id && bw.status == http.StatusOK &&
-		json.Unmarshal(bw.body.Bytes(), &answer) == nil && answer.Result.ProtocolVersion != ""
+	ok := id != "" && id == call.ID && bw.Status == http.StatusOK &&
+		json.Unmarshal(bw.Body.Bytes(), &answer) == nil && answer.Result.ProtocolVersion != ""
 	if !ok {
-		if call.id != "" {
-			s.dropLocal(call.id)
+		if call.ID != "" {
+			s.ep.DropLocal(call.ID)
 		}
-		bw.header.Del(server.HeaderKeySessionID)
-		bw.copyTo(w)
+		bw.Header().Del(server.HeaderKeySessionID)
+		bw.CopyTo(w)
 		return
 	}
 	now := a.opts.Now()
@@ -332,9 +197,8 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 		ProtocolVersion: answer.Result.ProtocolVersion, ClientInfo: msg.Params.ClientInfo, Capabilities: msg.Params.Capabilities,
 		CreatedAt: now,
 	}
-	evicted, err := a.opts.Sessions.Create(r.Context(), rec, a.opts.SessionLimits.PerPrincipal)
-	if err != nil {
-		s.dropLocal(id)
+	if err := a.records.Create(r.Context(), rec); err != nil {
+		s.ep.DropLocal(id)
 		a.opts.Logger.ErrorContext(r.Context(), "record MCP session", "tenant", p.TenantID, "err", err)
 		sessionsUnavailable(w, msg.ID, err)
 		return
@@ -342,73 +206,13 @@ func (a *Adapter) initialize(w http.ResponseWriter, r *http.Request, s *scope, p
 	// The session's state leaves this node's server at once: an initialize never
 	// followed by a request holds no memory, only its record, and the first request
 	// restores the session on whichever node it reaches.
-	s.dropLocal(id)
-	for _, e := range evicted {
-		a.forgetSession(e.TenantID, e.ID)
-		a.publish(RelayMessage{Kind: RelaySessionEnded, Tenant: e.TenantID, Session: e.ID})
-	}
-	bw.copyTo(w)
+	s.ep.DropLocal(id)
+	bw.CopyTo(w)
 }
 
-// session returns the live record of a session for the principal at the endpoint: not
-// found when it does not exist, ended, expired, or belongs to another principal, to
-// another key or grant of the same principal, or to another URL (the same answer, so a
-// stolen id tells nothing).
-func (a *Adapter) session(ctx context.Context, p switchboard.Principal, agentID, id string, now time.Time) (sessions.Record, error) {
-	rec, ok := a.cache.get(id, now)
-	if !ok || rec.Expired(now, a.opts.SessionLimits) {
-		// A copy may be stale (another node used the session since): read it again.
-		var err error
-		rec, err = a.opts.Sessions.Get(ctx, p.TenantID, id)
-		if err != nil {
-			if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-				a.cache.drop(id)
-			}
-			return sessions.Record{}, err
-		}
-		if rec.Expired(now, a.opts.SessionLimits) {
-			a.endSession(ctx, p.TenantID, id)
-			return sessions.Record{}, switchboard.NotFound("MCP session")
-		}
-		a.cache.put(rec, now)
-	}
-	if rec.TenantID != p.TenantID || rec.PrincipalID != p.ID() || rec.KeyID != p.KeyID || rec.AgentID != agentID {
-		return sessions.Record{}, switchboard.NotFound("MCP session")
-	}
-	return rec, nil
-}
-
-// touch records the session's use, at most once per touchEvery per node.
-func (a *Adapter) touch(ctx context.Context, tenant switchboard.TenantID, id string, now time.Time) {
-	if !a.cache.due(id, now) {
-		return
-	}
-	if err := a.opts.Sessions.Touch(context.WithoutCancel(ctx), tenant, id, now); err != nil {
-		a.opts.Logger.ErrorContext(ctx, "record MCP session use", "tenant", tenant, "err", err)
-	}
-}
-
-// sessionLogLevel records the log level a client set, for the nodes that restore the session.
-func (a *Adapter) sessionLogLevel(ctx context.Context, tenant switchboard.TenantID, id, level string) {
-	if err := a.opts.Sessions.SetLogLevel(context.WithoutCancel(ctx), tenant, id, level); err != nil {
-		a.opts.Logger.ErrorContext(ctx, "record MCP session log level", "tenant", tenant, "err", err)
-		return
-	}
-	a.cache.setLevel(id, level)
-}
-
-// endSession deletes a session's record and tells every node to drop its state.
-func (a *Adapter) endSession(ctx context.Context, tenant switchboard.TenantID, id string) {
-	if err := a.opts.Sessions.Delete(context.WithoutCancel(ctx), tenant, id); err != nil {
-		a.opts.Logger.ErrorContext(ctx, "end MCP session", "tenant", tenant, "err", err)
-	}
-	a.forgetSession(tenant, id)
-	a.publish(RelayMessage{Kind: RelaySessionEnded, Tenant: tenant, Session: id})
-}
-
-// forgetSession drops this node's copy and state of an ended session.
-func (a *Adapter) forgetSession(tenant switchboard.TenantID, id string) {
-	a.cache.drop(id)
+// dropHeld drops this node's state of an ended session: the scopes of its tenant that
+// hold it let it go.
+func (a *Adapter) dropHeld(tenant switchboard.TenantID, id string) {
 	a.mu.Lock()
 	var holding []*scope
 	for _, s := range a.scopes {
@@ -418,8 +222,8 @@ func (a *Adapter) forgetSession(tenant switchboard.TenantID, id string) {
 	}
 	a.mu.Unlock()
 	for _, s := range holding {
-		if s.holds(id) {
-			s.dropLocal(id)
+		if s.ep.Holds(id) {
+			s.ep.DropLocal(id)
 		}
 	}
 }
@@ -428,14 +232,7 @@ func (a *Adapter) forgetSession(tenant switchboard.TenantID, id string) {
 // drops this node's state of sessions it has not served for the unused TTL (their
 // records stay), and records the use of sessions with a request open here.
 func (a *Adapter) sweepSessions(ctx context.Context, now time.Time) {
-	ended, err := a.opts.Sessions.DeleteExpired(ctx, now, a.opts.SessionLimits)
-	if err != nil {
-		a.opts.Logger.Error("end expired MCP sessions", "err", err)
-	}
-	for _, e := range ended {
-		a.forgetSession(e.TenantID, e.ID)
-		a.publish(RelayMessage{Kind: RelaySessionEnded, Tenant: e.TenantID, Session: e.ID})
-	}
+	a.records.Expire(ctx, now)
 	a.mu.Lock()
 	all := make([]*scope, 0, len(a.scopes))
 	for _, s := range a.scopes {
@@ -443,97 +240,14 @@ func (a *Adapter) sweepSessions(ctx context.Context, now time.Time) {
 	}
 	a.mu.Unlock()
 	for _, s := range all {
-		for _, id := range s.staleSessions(now, a.opts.SessionLimits.Unused) {
-			s.dropIdle(id)
+		for _, id := range s.ep.StaleSessions(now, a.opts.SessionLimits.Unused) {
+			s.ep.DropIdle(id)
 		}
-		for _, id := range s.streaming() {
-			a.touch(ctx, s.principal.TenantID, id, now)
-		}
-	}
-	a.cache.prune(now)
-}
-
-func (c *sessionCache) get(id string, now time.Time) (sessions.Record, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.recs[id]
-	if !ok || now.Sub(e.fetched) > recordFresh {
-		return sessions.Record{}, false
-	}
-	return e.rec, true
-}
-
-func (c *sessionCache) put(rec sessions.Record, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.recs[rec.ID]
-	if !ok {
-		e = &cachedSession{}
-		c.recs[rec.ID] = e
-	}
-	e.rec, e.fetched = rec, now
-}
-
-// due reports whether the session's use should be written now, and if so marks it
-// written: the first use always is (it turns a new session into a used one).
-func (c *sessionCache) due(id string, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.recs[id]
-	if !ok {
-		return true
-	}
-	if e.rec.LastUsedAt != nil && now.Sub(e.touched) < touchEvery {
-		return false
-	}
-	e.touched = now
-	t := now
-	e.rec.LastUsedAt = &t
-	return true
-}
-
-func (c *sessionCache) setLevel(id, level string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.recs[id]; ok {
-		e.rec.LogLevel = level
-	}
-}
-
-func (c *sessionCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clear(c.recs)
-}
-
-func (c *sessionCache) drop(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.recs, id)
-}
-
-// prune forgets copies too old to be used again.
-func (c *sessionCache) prune(now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for id, e := range c.recs {
-		if now.Sub(e.fetched) > recordFresh+touchEvery {
-			delete(c.recs, id)
+		for _, id := range s.ep.Streaming() {
+			a.records.Touch(ctx, s.principal.TenantID, id, now)
 		}
 	}
-}
-
-// writeRPCError answers with a JSON-RPC error and an HTTP status.
-func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
-	if len(bytes.TrimSpace(id)) == 0 {
-		id = json.RawMessage("null")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": mcp.JSONRPC_VERSION, "id": id,
-		"error": map[string]any{"code": code, "message": message},
-	})
+	a.records.Prune(now)
 }
 
 // trimHeld drops this node's state of its least recently used idle sessions when it
@@ -561,19 +275,15 @@ func (a *Adapter) trimHeld() {
 	a.mu.Unlock()
 	var candidates []idle
 	for _, s := range all {
-		s.sessMu.Lock()
-		for id, ls := range s.live {
-			if ls.inFlight <= 0 {
-				candidates = append(candidates, idle{s: s, id: id, seen: ls.seen})
-			}
+		for _, ls := range s.ep.Idle() {
+			candidates = append(candidates, idle{s: s, id: ls.ID, seen: ls.Seen})
 		}
-		s.sessMu.Unlock()
 	}
 	slices.SortFunc(candidates, func(x, y idle) int { return x.seen.Compare(y.seen) })
 	for _, c := range candidates {
 		if a.held.Load() <= int64(max)*9/10 {
 			break
 		}
-		c.s.dropIdle(c.id)
+		c.s.ep.DropIdle(c.id)
 	}
 }

@@ -129,9 +129,7 @@ func held(a *Adapter) int {
 	defer a.mu.Unlock()
 	n := 0
 	for _, s := range a.scopes {
-		s.sessMu.Lock()
-		n += len(s.live)
-		s.sessMu.Unlock()
+		n += s.ep.LiveCount()
 	}
 	return n
 }
@@ -204,7 +202,7 @@ func BenchmarkSessionRequest(b *testing.B) {
 			for range b.N {
 				if restore {
 					b.StopTimer()
-					s.dropLocal(id)
+					s.ep.DropLocal(id)
 					b.StartTimer()
 				}
 				post(id, listBody)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testlog"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/sessions"
 )
 
@@ -45,7 +46,7 @@ var carol = switchboard.Principal{TenantID: "ten_a", TenantSlug: "acme", Kind: s
 var aliceOtherKey = func() switchboard.Principal { p := alice; p.KeyID = "key_a2"; return p }()
 
 // sessionEnv is an env whose adapter runs on clock, with the session store and limits given.
-func sessionEnv(t *testing.T, clock *fakeClock, store SessionStore, limits sessions.Limits) *env {
+func sessionEnv(t *testing.T, clock *fakeClock, store mcptransport.SessionStore, limits sessions.Limits) *env {
 	t.Helper()
 	return newEnvWith(t, func(o *Options) {
 		o.Auth = keys{"key-alice": alice, "key-alice-2": aliceOtherKey, "key-bob": bob, "key-carol": carol}
@@ -180,7 +181,7 @@ func TestRefusedInitializeMintsNoSession(t *testing.T) {
 	e.adapter.mu.Lock()
 	defer e.adapter.mu.Unlock()
 	for _, s := range e.adapter.scopes {
-		if n := len(s.live); n != 0 {
+		if n := s.ep.LiveCount(); n != 0 {
 			t.Errorf("refused initializes left %d sessions in the server", n)
 		}
 	}
@@ -226,9 +227,7 @@ func TestSweepEndsExpiredSessionsAndFreesTheirState(t *testing.T) {
 		defer e.adapter.mu.Unlock()
 		n := 0
 		for _, s := range e.adapter.scopes {
-			s.sessMu.Lock()
-			n += len(s.live)
-			s.sessMu.Unlock()
+			n += s.ep.LiveCount()
 		}
 		return n
 	}
@@ -325,7 +324,7 @@ func TestGapMakesANodeReadItsSessionsAgain(t *testing.T) {
 	if err := store.Delete(context.Background(), "ten_a", id); err != nil {
 		t.Fatal(err)
 	}
-	e.adapter.relayed(RelayMessage{Kind: RelayGap})
+	e.adapter.relayed(mcptransport.RelayMessage{Kind: mcptransport.RelayGap})
 	if status, _, body := mcpRequest(t, e.srv.URL, http.MethodPost, "/mcp/acme", "key-alice", id, listBody); status != http.StatusNotFound {
 		t.Errorf("after a gap: %d %s, want 404", status, body)
 	}
@@ -356,8 +355,8 @@ func TestANodeHoldsABoundedNumberOfSessions(t *testing.T) {
 		s = sc
 	}
 	e.adapter.mu.Unlock()
-	if s.holds(ids[0]) || !s.holds(ids[11]) {
-		t.Errorf("holds the oldest %v, the newest %v; want the least recently used dropped first", s.holds(ids[0]), s.holds(ids[11]))
+	if s.ep.Holds(ids[0]) || !s.ep.Holds(ids[11]) {
+		t.Errorf("holds the oldest %v, the newest %v; want the least recently used dropped first", s.ep.Holds(ids[0]), s.ep.Holds(ids[11]))
 	}
 	// A dropped session is restored from its record when used again.
 	if status, _, body := mcpRequest(t, e.srv.URL, http.MethodPost, "/mcp/acme", "key-alice", ids[0], listBody); status != http.StatusOK {
@@ -367,7 +366,7 @@ func TestANodeHoldsABoundedNumberOfSessions(t *testing.T) {
 
 // countingStore counts the writes of a session's last use.
 type countingStore struct {
-	SessionStore
+	mcptransport.SessionStore
 	mu      sync.Mutex
 	touches int
 }

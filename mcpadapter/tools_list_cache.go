@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
-	"reflect"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // The tools/list cache. mcp-go answers tools/list by re-marshalling every tool through
@@ -41,7 +40,6 @@ type toolsList struct {
 	entry   atomic.Pointer[listEntry]
 	build   sync.Mutex // one build at a time per scope
 
-	clients sync.Map // session id -> server.ClientSession registered with the scope's server
 }
 
 // toolsChanged invalidates the cached list; refresh calls it after SetTools.
@@ -90,7 +88,7 @@ func listCacheable(srv *server.MCPServer, ownBeforeAny int) bool {
 // serveCachedList answers a tools/list from the scope's cache and reports whether it
 // did; when it did not, nothing was written and the request goes to mcp-go. The
 // session was validated and taken in use by serveSession.
-func (s *scope) serveCachedList(w http.ResponseWriter, r *http.Request, id string, msg jsonrpcShape) bool {
+func (s *scope) serveCachedList(w http.ResponseWriter, r *http.Request, id string, msg mcptransport.Message) bool {
 	if r.Method != http.MethodPost || msg.Method != string(mcp.MethodToolsList) || msg.JSONRPC != mcp.JSONRPC_VERSION ||
 		len(msg.Result) > 0 || len(msg.Error) > 0 || !plainListParams(msg.RawParams) {
 		return false
@@ -105,7 +103,7 @@ func (s *scope) serveCachedList(w http.ResponseWriter, r *http.Request, id strin
 	if json.Unmarshal(msg.ID, &reqID) != nil || reqID == nil {
 		return false
 	}
-	if !s.listCacheable || !s.quietSession(id) {
+	if !s.listCacheable || !s.ep.Quiet(id) {
 		return false
 	}
 	result, ok := s.cachedResult(r.Context())
@@ -139,7 +137,7 @@ func (s *scope) serveCachedList(w http.ResponseWriter, r *http.Request, id strin
 // nothing else: absent, null, {} or an empty cursor.
 func plainListParams(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" || emptyObject(raw) {
+	if len(raw) == 0 || string(raw) == "null" || mcptransport.EmptyObject(raw) {
 		return true
 	}
 	var p map[string]json.RawMessage
@@ -152,56 +150,4 @@ func plainListParams(raw json.RawMessage) bool {
 		}
 	}
 	return true
-}
-
-// quietSession reports whether mcp-go would answer the session's next request as plain
-// JSON with nothing else: the session is registered with the scope's server, has no
-// tools of its own, no notification waiting, and was not switched to SSE answers.
-func (s *scope) quietSession(id string) bool {
-	v, ok := s.list.clients.Load(id)
-	if !ok {
-		return false
-	}
-	sess := v.(server.ClientSession)
-	if len(sess.NotificationChannel()) > 0 {
-		return false
-	}
-	if st, ok := sess.(server.SessionWithTools); ok && len(st.GetSessionTools()) > 0 {
-		return false
-	}
-	up, ok := sseUpgraded(sess)
-	return ok && !up
-}
-
-// sseUpgraded reads mcp-go's per-session flag that makes every later answer of the
-// session an SSE stream (set when a notification is sent to it). mcp-go does not
-// export it, so it is read by reflection on the pinned version's field; ok is false
-// when the session is not mcp-go's streamable HTTP session or the field changed, and
-// the cache then stays unused (TestToolsListCacheReadsSSEFlag fails on such a change).
-func sseUpgraded(sess server.ClientSession) (upgraded, ok bool) {
-	rv := reflect.ValueOf(sess)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
-		return false, false
-	}
-	t := rv.Elem().Type()
-	if t.Name() != "streamableHttpSession" || t.PkgPath() != "github.com/mark3labs/mcp-go/server" {
-		return false, false
-	}
-	f, found := t.FieldByName("upgradeToSSE")
-	if !found || f.Type != reflect.TypeFor[atomic.Bool]() {
-		return false, false
-	}
-	flag := (*atomic.Bool)(unsafe.Add(unsafe.Pointer(rv.Pointer()), f.Offset))
-	return flag.Load(), true
-}
-
-// listHooks keep the scope's view of the sessions registered with its server, for
-// quietSession.
-func (s *scope) listHooks(hooks *server.Hooks) {
-	hooks.AddOnRegisterSession(func(_ context.Context, sess server.ClientSession) {
-		s.list.clients.Store(sess.SessionID(), sess)
-	})
-	hooks.AddOnUnregisterSession(func(_ context.Context, sess server.ClientSession) {
-		s.list.clients.CompareAndDelete(sess.SessionID(), sess)
-	})
 }

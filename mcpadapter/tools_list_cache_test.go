@@ -1,7 +1,7 @@
 package mcpadapter
 
 import (
-	"fmt"
+	"bufio"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/mark3labs/mcp-go/server"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -195,27 +194,52 @@ func TestToolsListCacheLeavesOtherRequestsToMCPGo(t *testing.T) {
 	}
 }
 
-func TestToolsListCacheReadsSSEFlag(t *testing.T) {
+// TestToolsListCacheFollowsSSEUpgrade: once mcp-go sent a session a notification, it
+// answers every later request of the session as an SSE stream, and the cache leaves
+// them to it: for a session whose notification left on its GET stream (the queue is
+// empty again) as for one whose notification went with its next answer.
+func TestToolsListCacheFollowsSSEUpgrade(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	id := openSession(t, e, "/mcp/acme", "key-alice")
 	post(t, e, "/mcp/acme", "key-alice", id, `{"jsonrpc":"2.0","id":1,"method":"ping"}`) // the node takes the session up
-	s := scopeOf(t, e, alice, "")
-	v, ok := s.list.clients.Load(id)
-	if !ok {
-		t.Fatal("the scope did not see the session register")
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/mcp/acme", nil)
+	req.Header.Set("Authorization", "Bearer key-alice")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %v %v", resp, err)
 	}
-	sess := v.(server.ClientSession)
-	got := func() string { up, ok := sseUpgraded(sess); return fmt.Sprint(up, ok) }
-	if got() != "false true" {
-		t.Fatalf("sseUpgraded of a new session = %s, want false true (mcp-go's session type or field changed?)", got())
+	defer resp.Body.Close()
+	queued := openSession(t, e, "/mcp/acme", "key-alice") // no GET stream
+	post(t, e, "/mcp/acme", "key-alice", queued, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if got, _ := post(t, e, "/mcp/acme", "key-alice", id, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); got.ContentType != "application/json" {
+		t.Fatalf("before any notification, the list = %+v, want the cached JSON answer", got)
 	}
-	sess.(server.SessionWithStreamableHTTPConfig).UpgradeToSSEWhenReceiveNotification()
-	if got() != "true true" {
-		t.Errorf("sseUpgraded after the upgrade = %s, want true true", got())
+
+	e.conns.set(
+		connections.Connection{ID: "con_a", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "notes", AccountLabel: "work", Status: connections.StatusActive},
+		connections.Connection{ID: "con_a2", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "notes", AccountLabel: "home", Status: connections.StatusActive},
+	)
+	e.adapter.ConnectionChanged("ten_a", "con_a2")
+	lines := bufio.NewScanner(resp.Body)
+	for lines.Scan() && !strings.Contains(lines.Text(), "notifications/tools/list_changed") {
 	}
-	if s.quietSession(id) {
-		t.Error("a session mcp-go answers with SSE counts as quiet")
+	if lines.Err() != nil {
+		t.Fatalf("GET stream: %v", lines.Err())
+	}
+	for range 2 {
+		got, _ := post(t, e, "/mcp/acme", "key-alice", id, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+		if got.ContentType != "text/event-stream" || !strings.Contains(got.Body, `"home"`) {
+			t.Errorf("list after the GET stream's notification = %+v, want mcp-go's SSE answer with the new list", got)
+		}
+	}
+	for i := range 3 {
+		got, _ := post(t, e, "/mcp/acme", "key-alice", queued, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+		if got.ContentType != "text/event-stream" {
+			t.Errorf("list %d after the queued notification = %+v, want mcp-go's SSE answer", i, got)
+		}
 	}
 }
 

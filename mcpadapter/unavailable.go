@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // outage returns err as the hub's unavailable error (retry in 5 s) when it says the
@@ -46,7 +47,7 @@ func sessionsUnavailable(w http.ResponseWriter, id json.RawMessage, err error) {
 	if e.Code != switchboard.CodeUnavailable {
 		e = &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "sessions are unavailable; retry in 5 s", RetryAfter: switchboard.DatabaseRetry, Err: err}
 	}
-	if !validID(id) {
+	if !mcptransport.ValidID(id) {
 		writeError(w, e)
 		return
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/database"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/migrations"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -216,7 +217,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		SessionLimits:  sessions.Limits{PerPrincipal: cfg.MCPSessionsPerPrincipal},
 		// What must reach the node holding a call (an answer, a cancellation) or an
 		// ended session travels on the change feed.
-		Relay:     mcpadapter.FeedRelay(feed),
+		Relay:     mcptransport.FeedRelay(feed),
 		Telemetry: tel,
 		Admission: admission, // MCP requests are admitted before their bodies are read
 		Bodies:    bodies,

@@ -1,4 +1,4 @@
-package mcpadapter
+package mcptransport
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// eventStore is a bounded, in-memory server.EventStore for one scope's streams. With
+// EventStore is a bounded, in-memory server.EventStore for one scope's streams. With
 // an event store, mcp-go records every server-to-client message before the response
 // of its request ends, so a notification sent just before a tool returns (progress,
 // log lines) is never dropped, and a client that lost its SSE stream resumes it with
@@ -21,12 +21,17 @@ import (
 // latest, with the scope; a session keeps at most streamsPerSession streams, and a
 // stream nothing was recorded on for streamTTL goes.
 //
-// A tools/call's stream (callStream) is kept here too: its events, its own and
+// A tools/call's stream (CallStream) is kept here too: its events, its own and
 // mcp-go's, are recorded on one stream, and Last-Event-ID of any of them (the priming
 // event's included) resumes it.
-type eventStore struct {
+type EventStore struct {
 	perStream int
 	now       func() time.Time
+	// IDs renumbers the server's requests recorded on a call's stream.
+	IDs RequestIDs
+	// Notified, when set, is told of every notification mcp-go records for a session:
+	// mcp-go answers a session's requests as SSE from its first notification on.
+	Notified func(session string)
 
 	calls atomic.Int64 // names the calls' own streams
 
@@ -52,7 +57,7 @@ type sessionEvents struct {
 type storedStream struct {
 	events []storedEvent
 	last   time.Time   // when an event was last recorded
-	call   *callStream // the tools/call whose stream it is, if one
+	call   *CallStream // the tools/call whose stream it is, if one
 }
 
 type storedEvent struct {
@@ -60,26 +65,30 @@ type storedEvent struct {
 	msg json.RawMessage // nil for a priming event, which is never replayed
 }
 
-var _ server.EventStore = (*eventStore)(nil)
+var _ server.EventStore = (*EventStore)(nil)
 
-func newEventStore(perStream int, now func() time.Time) *eventStore {
+func NewEventStore(perStream int, now func() time.Time) *EventStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &eventStore{perStream: perStream, now: now, sessions: map[string]*sessionEvents{}}
+	return &EventStore{perStream: perStream, now: now, sessions: map[string]*sessionEvents{}}
 }
 
 // StoreEvent records message as the next event of the stream, dropping the stream's
 // oldest event beyond the bound. A message of a tools/call the hub streams (ctx
-// carries its callStream) goes on the call's stream, and is written there.
-func (s *eventStore) StoreEvent(ctx context.Context, sessionID, streamID string, message json.RawMessage) (string, error) {
-	if cs := callStreamFrom(ctx); cs != nil && cs.store == s && cs.session == sessionID {
-		return cs.add(streamID, message)
+// carries its CallStream) goes on the call's stream, and is written there.
+func (s *EventStore) StoreEvent(ctx context.Context, sessionID, streamID string, message json.RawMessage) (string, error) {
+	if s.Notified != nil && IsNotification(message) {
+		s.Notified(sessionID)
+	}
+	if cs := CallStreamFrom(ctx); cs != nil && cs.store == s && cs.session == sessionID {
+		return cs.Add(streamID, s.IDs.Outgoing(message)) // the hub writes it: renumbered here
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
 	id := strconv.FormatInt(s.seq, 10)
+	// mcp-go writes it, and replays it, through RequestIDs.Writer: recorded as it is.
 	s.appendLocked(sessionID, streamID, storedEvent{id: id, msg: append(json.RawMessage(nil), message...)})
 	return id, nil
 }
@@ -87,7 +96,7 @@ func (s *eventStore) StoreEvent(ctx context.Context, sessionID, streamID string,
 // addCall records msg (nil: a priming event) as the next event of the call's stream,
 // which continues on stream (mcp-go's, "" when the hub records) from then on, and
 // returns its id.
-func (s *eventStore) addCall(cs *callStream, stream string, msg json.RawMessage) string {
+func (s *EventStore) addCall(cs *CallStream, stream string, msg json.RawMessage) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if stream != "" && stream != cs.stream && !cs.bound {
@@ -116,7 +125,7 @@ func (s *eventStore) addCall(cs *callStream, stream string, msg json.RawMessage)
 }
 
 // callOf returns the call whose stream holds the session's event lastEventID, if one.
-func (s *eventStore) callOf(sessionID, lastEventID string) *callStream {
+func (s *EventStore) CallOf(sessionID, lastEventID string) *CallStream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	se := s.sessions[sessionID]
@@ -130,7 +139,7 @@ func (s *eventStore) callOf(sessionID, lastEventID string) *callStream {
 }
 
 // eventsAfter returns the events that followed lastEventID on its stream.
-func (s *eventStore) eventsAfter(sessionID, lastEventID string) []storedEvent {
+func (s *EventStore) eventsAfter(sessionID, lastEventID string) []storedEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	se := s.sessions[sessionID]
@@ -152,7 +161,7 @@ func (s *eventStore) eventsAfter(sessionID, lastEventID string) []storedEvent {
 // appendLocked records ev on the stream, keeping the bounds: the stream's newest
 // perStream events, the session's streamsPerSession most recently written streams,
 // none idle for streamTTL.
-func (s *eventStore) appendLocked(sessionID, streamID string, ev storedEvent) {
+func (s *EventStore) appendLocked(sessionID, streamID string, ev storedEvent) {
 	now := s.now()
 	se := s.sessions[sessionID]
 	if se == nil {
@@ -198,7 +207,7 @@ func (se *sessionEvents) drop(streamID string) {
 
 // ReplayEventsAfter sends the events of lastEventID's stream that followed it; an id
 // never issued, or dropped by the bound, is server.ErrUnknownEventID.
-func (s *eventStore) ReplayEventsAfter(_ context.Context, sessionID, lastEventID string, send func(eventID string, message json.RawMessage) error) (string, error) {
+func (s *EventStore) ReplayEventsAfter(_ context.Context, sessionID, lastEventID string, send func(eventID string, message json.RawMessage) error) (string, error) {
 	s.mu.Lock()
 	se := s.sessions[sessionID]
 	var streamID string
@@ -230,7 +239,7 @@ func (s *eventStore) ReplayEventsAfter(_ context.Context, sessionID, lastEventID
 }
 
 // PurgeSession forgets a session's events.
-func (s *eventStore) PurgeSession(_ context.Context, sessionID string) error {
+func (s *EventStore) PurgeSession(_ context.Context, sessionID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, sessionID)
@@ -238,7 +247,7 @@ func (s *eventStore) PurgeSession(_ context.Context, sessionID string) error {
 }
 
 // size is the number of events held, for tests.
-func (s *eventStore) size() int {
+func (s *EventStore) size() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0

@@ -1,4 +1,4 @@
-package mcpadapter
+package mcptransport
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package mcpadapter
+package mcptransport
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
 
 // A tools/call of a session answers on its own POST stream, and what belongs to the
@@ -22,26 +21,26 @@ import (
 // event store, a pump reads it for as long as the session lives once a GET stream was
 // opened), so a call's progress could leave on the GET stream, after the result.
 //
-// So the hub keeps each such call's stream itself. A callStream records every message
+// So the hub keeps each such call's stream itself. A CallStream records every message
 // of the call in the scope's event store and writes it, in the same order, to the
 // connection attached to the stream: the POST's, or a GET that resumed the stream with
 // Last-Event-ID (which the hub serves, see resume). The hub's own notifications of the
-// call are sent there (scope.deliver); mcp-go's messages of the call (server requests,
+// call are sent there (Notify); mcp-go's messages of the call (server requests,
 // a notification its forwarder took from the session's queue, an answer it streams)
 // reach the store through StoreEvent, which sees the call in the context, and are
 // written there too. What mcp-go writes to the POST itself is dropped, except an
 // answer written as one JSON body: the stream's last event when the answer is a
 // stream, passed through as it is when nothing was streamed.
 
-// A stateless (2026-07-28) call has a callStream too, with no store: that version has
+// A stateless (2026-07-28) call has a CallStream too, with no store: that version has
 // no resumption, so its events are written and not recorded. Without it, mcp-go's
 // forwarder, which takes a request's notifications off its queue one at a time, could
 // hold one when the call answered; the answer then went out and that notification was
 // dropped, so a client lost one of a call's progress notifications now and then.
 
-// callStream is the SSE stream of one tools/call of a session, or of a stateless call.
-type callStream struct {
-	store   *eventStore // nil for a stateless call: nothing is recorded
+// CallStream is the SSE stream of one tools/call of a session, or of a stateless call.
+type CallStream struct {
+	store   *EventStore // nil for a stateless call: nothing is recorded
 	session string
 
 	// stream is where the store keeps the call's events: the call's own until mcp-go
@@ -70,28 +69,28 @@ type streamConn struct {
 }
 
 var (
-	// errCanceledCall refuses to record a message of a canceled call.
-	errCanceledCall = errors.New("the call was canceled: nothing more is recorded for it")
-	// errCallEnded refuses a message after the call's answer; it goes the session's way.
-	errCallEnded = errors.New("the call has answered")
+	// ErrCanceledCall refuses to record a message of a canceled call.
+	ErrCanceledCall = errors.New("the call was canceled: nothing more is recorded for it")
+	// ErrCallEnded refuses a message after the call's answer; it goes the session's way.
+	ErrCallEnded = errors.New("the call has answered")
 )
 
 type callStreamKey struct{}
 
-func withCallStream(ctx context.Context, cs *callStream) context.Context {
+func WithCallStream(ctx context.Context, cs *CallStream) context.Context {
 	return context.WithValue(ctx, callStreamKey{}, cs)
 }
 
-func callStreamFrom(ctx context.Context) *callStream {
-	cs, _ := ctx.Value(callStreamKey{}).(*callStream)
+func CallStreamFrom(ctx context.Context) *CallStream {
+	cs, _ := ctx.Value(callStreamKey{}).(*CallStream)
 	return cs
 }
 
 // openCall starts the stream of a call of the session answered on w (the POST), with
 // a priming event first when primed (an id and no data, as 2025-11-25 has servers prime
 // a client to reconnect).
-func (s *eventStore) openCall(session string, w http.ResponseWriter, primed bool) *callStream {
-	cs := &callStream{store: s, session: session, stream: fmt.Sprintf("call-%d", s.calls.Add(1)), done: make(chan struct{})}
+func (s *EventStore) OpenCall(session string, w http.ResponseWriter, primed bool) *CallStream {
+	cs := &CallStream{store: s, session: session, stream: fmt.Sprintf("call-%d", s.calls.Add(1)), done: make(chan struct{})}
 	cs.conn = &streamConn{w: w, post: true, gone: make(chan struct{})}
 	if primed {
 		cs.mu.Lock()
@@ -102,15 +101,22 @@ func (s *eventStore) openCall(session string, w http.ResponseWriter, primed bool
 	return cs
 }
 
-// openStatelessCall starts the stream of a stateless call answered on w (the POST):
+// Session is the id of the session whose call it is ("" for a stateless call).
+func (cs *CallStream) Session() string { return cs.session }
+
+// Cancel records that the call was canceled (notifications/cancelled): nothing more
+// is recorded or sent for it, its answer included.
+func (cs *CallStream) Cancel() { cs.canceled.Store(true) }
+
+// OpenStatelessCall starts the stream of a stateless call answered on w (the POST):
 // its events are written, with no id, and not recorded.
-func openStatelessCall(w http.ResponseWriter) *callStream {
-	return &callStream{done: make(chan struct{}), conn: &streamConn{w: w, post: true, gone: make(chan struct{})}}
+func OpenStatelessCall(w http.ResponseWriter) *CallStream {
+	return &CallStream{done: make(chan struct{}), conn: &streamConn{w: w, post: true, gone: make(chan struct{})}}
 }
 
 // record records msg as the call's next event and returns its id; a stateless call
 // records nothing, and its events have no id.
-func (cs *callStream) record(stream string, msg json.RawMessage) string {
+func (cs *CallStream) record(stream string, msg json.RawMessage) string {
 	if cs.store == nil {
 		return ""
 	}
@@ -119,14 +125,14 @@ func (cs *callStream) record(stream string, msg json.RawMessage) string {
 
 // add records msg as the call's next event (mcp-go names its stream) and writes it to
 // the attached connection.
-func (cs *callStream) add(stream string, msg json.RawMessage) (string, error) {
+func (cs *CallStream) Add(stream string, msg json.RawMessage) (string, error) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.canceled.Load() {
-		return "", errCanceledCall
+		return "", ErrCanceledCall
 	}
 	if cs.closed {
-		return "", errCallEnded
+		return "", ErrCallEnded
 	}
 	id := cs.record(stream, msg)
 	cs.writeLocked(id, msg)
@@ -134,19 +140,19 @@ func (cs *callStream) add(stream string, msg json.RawMessage) (string, error) {
 }
 
 // notify sends a notification of the call on its stream.
-func (cs *callStream) notify(n mcp.JSONRPCNotification) error {
+func (cs *CallStream) Notify(n mcp.JSONRPCNotification) error {
 	msg, err := json.Marshal(n)
 	if err != nil {
 		return err
 	}
-	_, err = cs.add("", msg)
+	_, err = cs.Add("", msg)
 	return err
 }
 
 // writeLocked writes an event to the attached connection (a priming event when msg is
 // nil, an event without an id when id is empty); a connection that fails is detached,
 // and the event stays recorded for a resumption. Callers hold mu.
-func (cs *callStream) writeLocked(id string, msg json.RawMessage) {
+func (cs *CallStream) writeLocked(id string, msg json.RawMessage) {
 	c := cs.conn
 	if c == nil {
 		return
@@ -177,7 +183,7 @@ func (cs *callStream) writeLocked(id string, msg json.RawMessage) {
 	}
 }
 
-func (cs *callStream) detachLocked() {
+func (cs *CallStream) detachLocked() {
 	if cs.conn != nil {
 		close(cs.conn.gone)
 		cs.conn = nil
@@ -187,7 +193,7 @@ func (cs *callStream) detachLocked() {
 // end ends the POST's part of the call once mcp-go has answered through cw: an answer
 // written as one JSON body is recorded and sent as the stream's last event when the
 // answer is a stream, and passed through as it is when nothing was streamed.
-func (cs *callStream) end(cw *callWriter) {
+func (cs *CallStream) End(cw *CallWriter) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	defer func() {
@@ -236,7 +242,7 @@ func (cs *callStream) end(cw *callWriter) {
 // resume serves a GET that resumes the call's stream after lastEventID: the events
 // recorded since, then the call's next ones live until its answer, the client's
 // departure or another resumption.
-func (cs *callStream) resume(w http.ResponseWriter, r *http.Request, lastEventID string) {
+func (cs *CallStream) Resume(w http.ResponseWriter, r *http.Request, lastEventID string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -269,11 +275,11 @@ func (cs *callStream) resume(w http.ResponseWriter, r *http.Request, lastEventID
 	cs.mu.Unlock()
 }
 
-// callWriter is what mcp-go answers a call with a stream through: its SSE bytes are
+// CallWriter is what mcp-go answers a call with a stream through: its SSE bytes are
 // dropped (their events reach the stream through StoreEvent) unless keepSSE (a
 // stateless call, whose events no store sees), and an answer written as one body is
 // kept for end.
-type callWriter struct {
+type CallWriter struct {
 	mu      sync.Mutex
 	header  http.Header
 	status  int
@@ -282,19 +288,19 @@ type callWriter struct {
 	body    bytes.Buffer
 }
 
-func newCallWriter(keepSSE bool) *callWriter {
-	return &callWriter{header: http.Header{}, keepSSE: keepSSE}
+func NewCallWriter(keepSSE bool) *CallWriter {
+	return &CallWriter{header: http.Header{}, keepSSE: keepSSE}
 }
 
-func (cw *callWriter) Header() http.Header { return cw.header }
+func (cw *CallWriter) Header() http.Header { return cw.header }
 
-func (cw *callWriter) WriteHeader(status int) {
+func (cw *CallWriter) WriteHeader(status int) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	cw.writeHeaderLocked(status)
 }
 
-func (cw *callWriter) writeHeaderLocked(status int) {
+func (cw *CallWriter) writeHeaderLocked(status int) {
 	if cw.status != 0 {
 		return
 	}
@@ -302,7 +308,7 @@ func (cw *callWriter) writeHeaderLocked(status int) {
 	cw.sse = strings.HasPrefix(cw.header.Get("Content-Type"), "text/event-stream")
 }
 
-func (cw *callWriter) Write(p []byte) (int, error) {
+func (cw *CallWriter) Write(p []byte) (int, error) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	cw.writeHeaderLocked(http.StatusOK)
@@ -313,7 +319,7 @@ func (cw *callWriter) Write(p []byte) (int, error) {
 }
 
 // Flush makes mcp-go take the writer for one that streams.
-func (cw *callWriter) Flush() {}
+func (cw *CallWriter) Flush() {}
 
 // sseData returns the data of each event of an SSE stream, its lines joined.
 func sseData(stream []byte) []json.RawMessage {
@@ -331,52 +337,3 @@ func sseData(stream []byte) []json.RawMessage {
 	}
 	return out
 }
-
-// deliver sends a notification of the calling client's request through send, given
-// the context to send with: on the call's own stream when the request is a call of a
-// session (callStream), on the session's queue otherwise (see queue).
-func (s *scope) deliver(ctx context.Context, send func(context.Context) error) {
-	if cs := callStreamFrom(ctx); cs != nil {
-		if sess := server.ClientSessionFromContext(ctx); sess != nil {
-			rs := &routedSession{ClientSession: sess, ch: make(chan mcp.JSONRPCNotification, 1)}
-			if err := send(s.mcp.WithContext(ctx, rs)); err != nil {
-				return
-			}
-			select {
-			case n := <-rs.ch:
-				if err := cs.notify(n); !errors.Is(err, errCallEnded) {
-					return
-				}
-			default:
-				return // mcp-go sent nothing (a log line under the session's level)
-			}
-		}
-	}
-	queue(ctx, func() error { return send(ctx) })
-}
-
-// routedSession is the calling session as mcp-go's senders see it when the hub sends
-// a notification of one call: what they queue lands on ch, for the call's stream.
-// It does not switch the session's answers to SSE (the call's stream is the hub's).
-type routedSession struct {
-	server.ClientSession
-	ch chan mcp.JSONRPCNotification
-}
-
-func (r *routedSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return r.ch }
-
-// GetLogLevel is the session's level, which mcp-go's log sender compares with.
-func (r *routedSession) GetLogLevel() mcp.LoggingLevel {
-	if l, ok := r.ClientSession.(server.SessionWithLogging); ok {
-		return l.GetLogLevel()
-	}
-	return mcp.LoggingLevelError
-}
-
-func (r *routedSession) SetLogLevel(level mcp.LoggingLevel) {
-	if l, ok := r.ClientSession.(server.SessionWithLogging); ok {
-		l.SetLogLevel(level)
-	}
-}
-
-var _ server.SessionWithLogging = (*routedSession)(nil)

@@ -1,4 +1,4 @@
-package mcpadapter
+package mcptransport
 
 import (
 	"bytes"
@@ -9,12 +9,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// envelopeFault is a posted body the hub refuses before it reaches mcp-go: not one
+// EnvelopeFault is a posted body the hub refuses before it reaches mcp-go: not one
 // JSON-RPC 2.0 message, or an initialize without the params the specification
 // requires. mcp-go reads such bodies leniently (a batch or a method that is not a
 // string is a parse error, an id of null makes a notification that is dropped, an
 // initialize without params succeeds), so the hub checks them itself.
-type envelopeFault struct {
+type EnvelopeFault struct {
 	id           json.RawMessage // the request's id when it is a valid one, else null
 	code         int
 	message      string
@@ -23,53 +23,53 @@ type envelopeFault struct {
 
 // write answers the fault: a JSON-RPC error with 400, or for a notification only the
 // status (a notification never gets a JSON-RPC response).
-func (f *envelopeFault) write(w http.ResponseWriter) {
+func (f *EnvelopeFault) Write(w http.ResponseWriter) {
 	if f.notification {
 		http.Error(w, f.message, http.StatusBadRequest)
 		return
 	}
-	writeRPCError(w, http.StatusBadRequest, f.id, f.code, f.message)
+	WriteRPCError(w, http.StatusBadRequest, f.id, f.code, f.message)
 }
 
-// envelope is a posted body decoded once: its top-level members (case-sensitive, as
-// checkEnvelope reads them), or why it is not one JSON object.
-type envelope struct {
+// Envelope is a posted body decoded once: its top-level members (case-sensitive, as
+// CheckEnvelope reads them), or why it is not one JSON object.
+type Envelope struct {
 	trimmed []byte
 	fields  map[string]json.RawMessage
 	err     error
 }
 
-// decodeEnvelope decodes a posted body once; checkEnvelope and readMessage both read
+// DecodeEnvelope decodes a posted body once; CheckEnvelope and ReadMessage both read
 // the result, so the body is not parsed again for each.
-func decodeEnvelope(body []byte) envelope {
-	e := envelope{trimmed: bytes.TrimSpace(body)}
+func DecodeEnvelope(body []byte) Envelope {
+	e := Envelope{trimmed: bytes.TrimSpace(body)}
 	// One pass: Unmarshal checks the whole body is valid JSON before it decodes, and
 	// says so with a SyntaxError.
 	e.err = json.Unmarshal(e.trimmed, &e.fields)
 	return e
 }
 
-// checkEnvelope returns the fault of a posted body, or nil when it is one JSON-RPC 2.0
+// CheckEnvelope returns the fault of a posted body, or nil when it is one JSON-RPC 2.0
 // message: a request (string or number id, string method), a notification (a method,
 // no id) or an answer (an id with a result or an error). A legacy-era initialize must
 // also carry params with protocolVersion, capabilities and clientInfo.
-func checkEnvelope(env envelope, modern bool) *envelopeFault {
+func CheckEnvelope(env Envelope, modern bool) *EnvelopeFault {
 	trimmed, fields := env.trimmed, env.fields
 	if err := env.err; err != nil || fields == nil {
 		var syntax *json.SyntaxError
 		if len(trimmed) == 0 || errors.As(err, &syntax) {
-			return &envelopeFault{code: mcp.PARSE_ERROR, message: "the body is not valid JSON"}
+			return &EnvelopeFault{code: mcp.PARSE_ERROR, message: "the body is not valid JSON"}
 		}
 		if trimmed[0] == '[' {
-			return &envelopeFault{code: mcp.INVALID_REQUEST,
+			return &EnvelopeFault{code: mcp.INVALID_REQUEST,
 				message: "JSON-RPC batches are not supported: send each message in its own request"}
 		}
-		return &envelopeFault{code: mcp.INVALID_REQUEST, message: "the body must be one JSON-RPC message (a JSON object)"}
+		return &EnvelopeFault{code: mcp.INVALID_REQUEST, message: "the body must be one JSON-RPC message (a JSON object)"}
 	}
-	f := &envelopeFault{code: mcp.INVALID_REQUEST}
+	f := &EnvelopeFault{code: mcp.INVALID_REQUEST}
 	rawID, hasID := fields["id"]
 	if hasID {
-		if !validID(rawID) {
+		if !ValidID(rawID) {
 			f.message = "id must be a string or a number"
 			return f
 		}
@@ -124,13 +124,13 @@ func unquote(raw json.RawMessage, s *string) error {
 	return json.Unmarshal(raw, s)
 }
 
-// emptyObject reports whether raw is the JSON object {}, give or take white space.
-func emptyObject(raw json.RawMessage) bool {
+// EmptyObject reports whether raw is the JSON object {}, give or take white space.
+func EmptyObject(raw json.RawMessage) bool {
 	return string(bytes.TrimSpace(raw)) == "{}"
 }
 
-// validID reports whether a JSON-RPC id is a string or a number (MCP forbids null).
-func validID(raw json.RawMessage) bool {
+// ValidID reports whether a JSON-RPC id is a string or a number (MCP forbids null).
+func ValidID(raw json.RawMessage) bool {
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return false
@@ -145,9 +145,9 @@ func validID(raw json.RawMessage) bool {
 // checkInitializeParams returns the fault of an initialize's params: the
 // specification requires an object with protocolVersion (a string), capabilities and
 // clientInfo (objects).
-func checkInitializeParams(raw, id json.RawMessage) *envelopeFault {
-	fault := func(msg string) *envelopeFault {
-		return &envelopeFault{id: id, code: mcp.INVALID_PARAMS, message: msg}
+func checkInitializeParams(raw, id json.RawMessage) *EnvelopeFault {
+	fault := func(msg string) *EnvelopeFault {
+		return &EnvelopeFault{id: id, code: mcp.INVALID_PARAMS, message: msg}
 	}
 	var params map[string]json.RawMessage
 	if len(raw) == 0 || json.Unmarshal(raw, &params) != nil || params == nil {

@@ -1,4 +1,4 @@
-package mcpadapter
+package mcptransport
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 func TestEventStoreReplaysBoundsAndPurges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := newEventStore(3, nil)
+	s := NewEventStore(3, nil)
 	var ids []string
 	for i := range 5 {
 		id, err := s.StoreEvent(ctx, "sess-1", "stream-a", json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)))
@@ -84,17 +84,17 @@ func TestEventStoreReplaysBoundsAndPurges(t *testing.T) {
 // itself), whoever recorded them, in the order they were written to the POST.
 func TestEventStorePrimedStreamContinuesOnTheCallsStream(t *testing.T) {
 	t.Parallel()
-	s := newEventStore(8, nil)
+	s := NewEventStore(8, nil)
 	post := httptest.NewRecorder()
-	cs := s.openCall("sess-1", post, true)
-	ctx := withCallStream(context.Background(), cs)
-	if _, err := cs.add("", json.RawMessage(`{"progress":1}`)); err != nil {
+	cs := s.OpenCall("sess-1", post, true)
+	ctx := WithCallStream(context.Background(), cs)
+	if _, err := cs.Add("", json.RawMessage(`{"progress":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.StoreEvent(ctx, "sess-1", "mcp-stream", json.RawMessage(`{"answer":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	if s.callOf("sess-1", "1") != cs {
+	if s.CallOf("sess-1", "1") != cs {
 		t.Error("the priming event's id does not name the call's stream")
 	}
 	var got []string
@@ -129,7 +129,7 @@ func TestEventStoreBoundsStreamsPerSessionAndExpires(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
-	s := newEventStore(8, func() time.Time { return now })
+	s := NewEventStore(8, func() time.Time { return now })
 	known := func(id string) bool {
 		_, err := s.ReplayEventsAfter(ctx, "sess-1", id, func(string, json.RawMessage) error { return nil })
 		return err == nil
@@ -165,11 +165,11 @@ func TestEventStoreBoundsStreamsPerSessionAndExpires(t *testing.T) {
 // notifications/cancelled.
 func TestEventStoreRecordsNothingOfACanceledCall(t *testing.T) {
 	t.Parallel()
-	s := newEventStore(8, nil)
-	cs := s.openCall("sess-1", httptest.NewRecorder(), true)
+	s := NewEventStore(8, nil)
+	cs := s.OpenCall("sess-1", httptest.NewRecorder(), true)
 	cs.canceled.Store(true)
-	if _, err := s.StoreEvent(withCallStream(context.Background(), cs), "sess-1", "mcp-stream", json.RawMessage(`{"answer":1}`)); !errors.Is(err, errCanceledCall) {
-		t.Errorf("StoreEvent of a canceled call: err = %v, want errCanceledCall", err)
+	if _, err := s.StoreEvent(WithCallStream(context.Background(), cs), "sess-1", "mcp-stream", json.RawMessage(`{"answer":1}`)); !errors.Is(err, ErrCanceledCall) {
+		t.Errorf("StoreEvent of a canceled call: err = %v, want ErrCanceledCall", err)
 	}
 	var got []string
 	if _, err := s.ReplayEventsAfter(context.Background(), "sess-1", "1", func(_ string, m json.RawMessage) error {

@@ -1,4 +1,4 @@
-package mcpadapter
+package mcptransport
 
 import (
 	"encoding/json"
@@ -28,17 +28,17 @@ func TestStatelessCallStream(t *testing.T) {
 	t.Run("notifications then the answer", func(t *testing.T) {
 		t.Parallel()
 		rec := httptest.NewRecorder()
-		cs := openStatelessCall(rec)
+		cs := OpenStatelessCall(rec)
 		for i := 1; i <= 3; i++ {
-			if err := cs.notify(progress(i)); err != nil {
+			if err := cs.Notify(progress(i)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		cw := newCallWriter(true)
+		cw := NewCallWriter(true)
 		cw.Header().Set("Content-Type", "application/json")
 		cw.WriteHeader(http.StatusOK)
 		_, _ = cw.Write([]byte(answer + "\n"))
-		cs.end(cw)
+		cs.End(cw)
 		if got := rec.Header().Get("Content-Type"); got != "text/event-stream" {
 			t.Fatalf("Content-Type %q, want text/event-stream", got)
 		}
@@ -68,7 +68,7 @@ func TestStatelessCallStream(t *testing.T) {
 		if d := cmp.Diff(want, got); d != "" {
 			t.Fatalf("events (-want +got):\n%s", d)
 		}
-		if err := cs.notify(progress(4)); err == nil {
+		if err := cs.Notify(progress(4)); err == nil {
 			t.Fatal("a notification after the answer was taken by the ended stream")
 		}
 	})
@@ -76,12 +76,12 @@ func TestStatelessCallStream(t *testing.T) {
 	t.Run("an answer alone passes through", func(t *testing.T) {
 		t.Parallel()
 		rec := httptest.NewRecorder()
-		cs := openStatelessCall(rec)
-		cw := newCallWriter(true)
+		cs := OpenStatelessCall(rec)
+		cw := NewCallWriter(true)
 		cw.Header().Set("Content-Type", "application/json")
 		cw.WriteHeader(http.StatusBadRequest)
 		_, _ = cw.Write([]byte(answer))
-		cs.end(cw)
+		cs.End(cw)
 		if rec.Code != http.StatusBadRequest || rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != answer {
 			t.Fatalf("got %d %q %s, want the answer as written", rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
 		}
@@ -90,16 +90,16 @@ func TestStatelessCallStream(t *testing.T) {
 	t.Run("mcp-go's own stream is passed on", func(t *testing.T) {
 		t.Parallel()
 		rec := httptest.NewRecorder()
-		cs := openStatelessCall(rec)
-		if err := cs.notify(progress(1)); err != nil {
+		cs := OpenStatelessCall(rec)
+		if err := cs.Notify(progress(1)); err != nil {
 			t.Fatal(err)
 		}
-		cw := newCallWriter(true)
+		cw := NewCallWriter(true)
 		cw.Header().Set("Content-Type", "text/event-stream")
 		cw.WriteHeader(http.StatusOK)
 		_, _ = cw.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n"))
 		_, _ = cw.Write([]byte("event: message\ndata: " + answer + "\n\n"))
-		cs.end(cw)
+		cs.End(cw)
 		data := sseData(rec.Body.Bytes())
 		if len(data) != 3 || string(data[2]) != answer || !strings.Contains(string(data[1]), "notifications/message") {
 			t.Fatalf("events %q, want the hub's progress, mcp-go's notification, the answer", data)

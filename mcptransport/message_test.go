@@ -1,4 +1,4 @@
-package mcpadapter
+package mcptransport
 
 import (
 	"reflect"
@@ -29,8 +29,8 @@ func TestReadMessageReadsAsParseMessage(t *testing.T) {
 		`"a string"`, `42`, `null`, ``, `   `, `{`, `{"id":1}x`,
 	}
 	for _, body := range bodies {
-		want, wantErr := parseMessage([]byte(body))
-		got, gotErr := readMessage(decodeEnvelope([]byte(body)), []byte(body))
+		want, wantErr := ParseMessage([]byte(body))
+		got, gotErr := ReadMessage(DecodeEnvelope([]byte(body)), []byte(body))
 		if (gotErr != nil) != (wantErr != nil) {
 			t.Errorf("%s: error %v, a full parse's error %v", body, gotErr, wantErr)
 			continue
@@ -41,10 +41,10 @@ func TestReadMessageReadsAsParseMessage(t *testing.T) {
 		// exact says more than a full parse can: that the members were read as spelt,
 		// which a body with a member spelt in another case is not.
 		folded := strings.Contains(body, `"ID"`) || strings.Contains(body, `"METHOD"`) || strings.Contains(body, "\u017f")
-		if got.exact == folded {
-			t.Errorf("%s: read as spelt: %v", body, got.exact)
+		if got.Exact == folded {
+			t.Errorf("%s: read as spelt: %v", body, got.Exact)
 		}
-		got.exact = false
+		got.Exact = false
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n read   %+v\n parsed %+v", body, got, want)
 		}

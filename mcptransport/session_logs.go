@@ -1,4 +1,4 @@
-package mcpadapter
+package mcptransport
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
-// hideSessionIDs returns a logger that writes what l writes with every session id
+// HideSessionIDs returns a logger that writes what l writes with every session id
 // replaced: mcp-go logs session ids (as attributes and inside error texts), and a
 // session id is a credential of its principal's session.
-func hideSessionIDs(l *slog.Logger) *slog.Logger {
+func HideSessionIDs(l *slog.Logger) *slog.Logger {
 	return slog.New(sessionIDsHidden{l.Handler()})
 }
 

@@ -1,0 +1,6 @@
+// Package mcptransport is the hub's side of MCP's Streamable HTTP transport, apart from
+// the tools it serves (mcpadapter): reading posted JSON-RPC bodies, MCP session ids and
+// sessions as database rows, the SSE streams of calls and their event store for
+// resumption, the renumbering of server-to-client request ids, and the relay that
+// carries session messages between the nodes of one deployment.
+package mcptransport
