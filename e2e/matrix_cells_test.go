@@ -45,7 +45,7 @@ func TestSurfaceMatrix(t *testing.T) {
 	r.remoteCells(t)
 	r.redirectCells(t)
 	r.listCells(t)
-	r.pageCells(t)
+	r.browserCells(t)
 	r.auditCells(t)
 }
 
@@ -86,20 +86,20 @@ func (r *matrixRig) cell(t *testing.T, p string, k toolKind, s surfaceKind, may 
 	if !may {
 		t.Run(name+": refused", func(t *testing.T) {
 			if o.answered {
-				t.Errorf("answered: %s", o.text)
+				t.Errorf("answered: %s", short(o.text))
 			}
 			if ok, _ := k.reached(r, m, nonce); ok {
-				t.Errorf("the upstream received the call (answer: %s)", o.text)
+				t.Errorf("the upstream received the call (answer: %s)", short(o.text))
 			}
 		})
 		return
 	}
 	t.Run(name+": answered", func(t *testing.T) {
 		if !o.answered {
-			t.Fatalf("not answered: %s", o.text)
+			t.Fatalf("not answered: %s", short(o.text))
 		}
 		if want := k.answer(nonce); !strings.Contains(o.text, want) {
-			t.Errorf("the answer lacks %q: %s", want, o.text)
+			t.Errorf("the answer lacks %q: %s", want, short(o.text))
 		}
 		if ok, msg := k.reached(r, m, nonce); !ok {
 			t.Error(msg)
@@ -109,6 +109,14 @@ func (r *matrixRig) cell(t *testing.T, p string, k toolKind, s surfaceKind, may 
 		return
 	}
 	r.pendingAudits = append(r.pendingAudits, pendingAudit{name: name + ": audited", principal: p, tool: k.tool, since: m.at, until: time.Now().Add(time.Millisecond)})
+}
+
+// short cuts a long answer for a failure message.
+func short(s string) string {
+	if len(s) > 400 {
+		return s[:400] + "…"
+	}
+	return s
 }
 
 // confirmationCells: the agent "careful" confirms every call with a person. A client
@@ -125,9 +133,9 @@ func (r *matrixRig) confirmationCells(t *testing.T, nonce func() string) {
 			n := nonce()
 			m := r.mark()
 			o := mcpCall(v, true)(r, confirmKey, k, n)
-			t.Run(name+" without elicitation: confirmation asked", func(t *testing.T) {
-				if o.answered || !o.confirm {
-					t.Errorf("answered %v, asked for a confirmation %v: %s", o.answered, o.confirm, o.text)
+			t.Run(name+": confirmation asked", func(t *testing.T) {
+				if !o.confirm {
+					t.Errorf("no confirmation asked: %s", short(o.text))
 				}
 				if ok, _ := k.reached(r, m, n); ok && k.name != "remote MCP tool" {
 					t.Errorf("the upstream received the call before anyone confirmed it")
@@ -136,10 +144,10 @@ func (r *matrixRig) confirmationCells(t *testing.T, nonce func() string) {
 					t.Errorf("the remote server answered before anyone confirmed it: %s", o.text)
 				}
 			})
-			t.Run(name+" without elicitation: approval page opens", func(t *testing.T) {
+			t.Run(name+": approval page opens", func(t *testing.T) {
 				i := strings.Index(o.text, "/approvals/")
 				if i < 0 {
-					t.Fatalf("the answer links no approval page: %s", o.text)
+					t.Fatalf("the answer links no approval page: %s", short(o.text))
 				}
 				id := strings.FieldsFunc(o.text[i+len("/approvals/"):], func(c rune) bool {
 					return !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
@@ -158,7 +166,8 @@ func (r *matrixRig) confirmationCells(t *testing.T, nonce func() string) {
 			})
 			n = nonce()
 			m = r.mark()
-			s, err := r.session(confirmKey, r.carefulURL, v, true)
+			name = askKey + " / " + k.name + " / MCP agent URL " + v
+			s, err := r.session(askKey, r.askingURL, v, true)
 			if err != nil {
 				t.Errorf("%s with elicitation: connect: %v", name, err)
 				continue
@@ -174,12 +183,12 @@ func (r *matrixRig) confirmationCells(t *testing.T, nonce func() string) {
 			cancel()
 			t.Run(name+" with elicitation: confirmation asked", func(t *testing.T) {
 				if s.elicited.Load() == before {
-					t.Errorf("no elicitation/create reached the client (answer %v %s)", err, text)
+					t.Errorf("no elicitation/create reached the client (answer %v %s)", err, short(text))
 				}
 			})
 			t.Run(name+" with elicitation: answered once accepted", func(t *testing.T) {
 				if err != nil || isErr || !strings.Contains(text, k.answer(n)) {
-					t.Errorf("answer: %v %v %s", err, isErr, text)
+					t.Errorf("answer: error %v, isError %v: %s", err, isErr, short(text))
 				}
 				if ok, msg := k.reached(r, m, n); !ok {
 					t.Error(msg)
@@ -194,10 +203,6 @@ func (r *matrixRig) confirmationCells(t *testing.T, nonce func() string) {
 // workflow with steps outside its agent's tools, and an agent saved with a remote
 // server's tool keeps it.
 func (r *matrixRig) workflowCells(t *testing.T) {
-	if status, body := r.saveWorkflow(owner, "matrix_fails", "steps:\n  - {name: missing, tool: github_get_issue, connection: "+r.shared+
-		", args: {owner: "+githubOwner+", repo: "+githubRepo+", issue_number: 999}}\n"); status != http.StatusCreated && status != http.StatusOK {
-		t.Fatalf("save workflow matrix_fails: %d %s", status, body)
-	}
 	for _, v := range []string{"2025-06-18", "2026-07-28"} {
 		s, err := r.session(owner, r.srv.MCPURL, v, false)
 		if err != nil {
@@ -329,18 +334,41 @@ func (r *matrixRig) remoteCells(t *testing.T) {
 }
 
 // redirectCells: an upstream's redirect to another origin receives no credential of
-// the connection, for a curated provider and an imported API alike.
+// the connection, for a curated provider and an imported API alike, and a redirect to
+// a private address outside the allowed ranges is not followed.
 func (r *matrixRig) redirectCells(t *testing.T) {
-	_, _ = r.api(owner).do(t, http.MethodPost, "/api/tools/github_get_repository/call", map[string]any{"connection_id": r.shared, "arguments": map[string]any{"owner": githubOwner, "repo": "moved"}})
+	call := func(tool, conn string, args map[string]any) string {
+		status, body := r.api(owner).do(t, http.MethodPost, "/api/tools/"+tool+"/call", map[string]any{"connection_id": conn, "arguments": args})
+		return fmt.Sprintf("%d %s", status, short(string(body)))
+	}
+	answer := call("github_get_repository", r.shared, map[string]any{"owner": githubOwner, "repo": "moved"})
 	t.Run("owner / curated tool / upstream redirect to another origin: no credential sent", func(t *testing.T) {
+		if !slices.Contains(r.front.redirects(), githubMovedRepo) {
+			t.Fatalf("GitHub was not asked for %s (answer %s)", githubMovedRepo, answer)
+		}
 		for _, c := range r.front.elsewhere.received() {
 			if c != "" {
 				t.Errorf("the other origin received %q", c)
 			}
 		}
 	})
-	_, _ = r.api(owner).do(t, http.MethodPost, "/api/tools/notes_list_notes/call", map[string]any{"connection_id": r.notesConn, "arguments": map[string]any{"q": notesRedirectQuery}})
+	answer = call("github_get_repository", r.shared, map[string]any{"owner": githubOwner, "repo": "internal"})
+	t.Run("owner / curated tool / upstream redirect to a private address: not followed", func(t *testing.T) {
+		if !slices.Contains(r.front.redirects(), githubInternalRepo) {
+			t.Fatalf("GitHub was not asked for %s (answer %s)", githubInternalRepo, answer)
+		}
+		if got := r.front.internal.received(); len(got) > 0 {
+			t.Errorf("127.0.0.2, outside the allowed 127.0.0.1/32, received %d requests (credentials %q); answer %s", len(got), got, answer)
+		}
+	})
+	answer = call("notes_list_notes", r.notesConn, map[string]any{"q": notesRedirectQuery})
 	t.Run("owner / OpenAPI tool / upstream redirect to another origin: no credential sent", func(t *testing.T) {
+		r.notes.mu.Lock()
+		redirected := r.notes.redirected
+		r.notes.mu.Unlock()
+		if redirected == 0 {
+			t.Fatalf("the notes API was not asked for the moved notes (answer %s)", answer)
+		}
 		for _, c := range r.notes.elsewhere.received() {
 			if c != "" {
 				t.Errorf("the other origin received %q", c)
@@ -374,25 +402,6 @@ func (r *matrixRig) listCells(t *testing.T) {
 			if len(tool.OutputSchema.Properties) > 0 || len(tool.OutputSchema.Defs) > 0 {
 				b, _ := json.Marshal(tool.OutputSchema)
 				t.Errorf("the listed output schema carries its fields (%d bytes): %.300s", len(b), b)
-			}
-		})
-	}
-}
-
-// pageCells: every kind of tool has its page (Try it) in the UI, the link the
-// Integrations page gives.
-func (r *matrixRig) pageCells(t *testing.T) {
-	for _, k := range matrixKinds {
-		t.Run("owner / "+k.name+" / Try it page: opens", func(t *testing.T) {
-			res, err := r.person.c.Get(r.srv.BaseURL + "/tools/" + k.tool)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			b := make([]byte, 1<<20)
-			nb, _ := res.Body.Read(b)
-			if res.StatusCode != http.StatusOK || strings.Contains(string(b[:nb]), "Tool not found") {
-				t.Errorf("GET /tools/%s: %d %.200s", k.tool, res.StatusCode, b[:nb])
 			}
 		})
 	}

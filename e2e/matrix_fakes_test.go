@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -44,6 +45,8 @@ type notesAPI struct {
 	*httptest.Server
 	mu   sync.Mutex
 	seen []received
+	// redirected counts the requests answered with the redirect.
+	redirected int
 	// elsewhere is where the redirect of notesRedirectQuery points: another origin.
 	elsewhere *originRecorder
 }
@@ -62,6 +65,9 @@ func newNotesAPI(t *testing.T) *notesAPI {
 		case r.Header.Get("X-Notes-Key") != notesKey:
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "bad key"})
 		case q == notesRedirectQuery:
+			n.mu.Lock()
+			n.redirected++
+			n.mu.Unlock()
 			http.Redirect(w, r, n.elsewhere.URL+"/notes?q="+url.QueryEscape(q), http.StatusFound)
 		default:
 			writeJSON(w, http.StatusOK, map[string]any{"notes": []map[string]string{{"text": "note about " + q}}})
@@ -98,13 +104,24 @@ type originRecorder struct {
 
 func newOriginRecorder(t *testing.T) *originRecorder {
 	t.Helper()
+	return newOriginRecorderAt(t, "127.0.0.1:0")
+}
+
+// newOriginRecorderAt is an originRecorder listening at addr.
+func newOriginRecorderAt(t *testing.T, addr string) *originRecorder {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen on %s: %v", addr, err)
+	}
 	o := &originRecorder{}
-	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o.Server = &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.credentials = append(o.credentials, strings.TrimSpace(r.Header.Get("Authorization")+" "+r.Header.Get("X-Notes-Key")))
 		o.mu.Unlock()
 		writeJSON(w, http.StatusOK, map[string]any{})
-	}))
+	})}}
+	o.Start()
 	t.Cleanup(o.Close)
 	return o
 }
@@ -117,14 +134,29 @@ func (o *originRecorder) received() []string {
 }
 
 // githubMovedRepo is the repository the GitHub front answers with a redirect to
-// another origin, as GitHub does for a renamed repository.
-const githubMovedRepo = "/repos/" + githubOwner + "/moved"
+// another origin, as GitHub does for a renamed repository; githubInternalRepo the one
+// it redirects to a private address the hub is not allowed to reach.
+const (
+	githubMovedRepo    = "/repos/" + githubOwner + "/moved"
+	githubInternalRepo = "/repos/" + githubOwner + "/internal"
+)
 
 // redirectingFront stands before the fake GitHub: GET githubMovedRepo is a 301 to
-// another origin (elsewhere); everything else goes through to GitHub unchanged.
+// another origin (elsewhere), GET githubInternalRepo a 301 to a loopback address
+// outside the allowed range (internal); everything else goes through to GitHub
+// unchanged.
 type redirectingFront struct {
 	*httptest.Server
-	elsewhere *originRecorder
+	elsewhere, internal *originRecorder
+	mu                  sync.Mutex
+	redirected          []string // the paths answered with a redirect
+}
+
+// redirects returns the paths the front answered with a redirect.
+func (f *redirectingFront) redirects() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.redirected...)
 }
 
 func newRedirectingFront(t *testing.T, upstream string) *redirectingFront {
@@ -133,13 +165,16 @@ func newRedirectingFront(t *testing.T, upstream string) *redirectingFront {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &redirectingFront{elsewhere: newOriginRecorder(t)}
+	f := &redirectingFront{elsewhere: newOriginRecorder(t), internal: newOriginRecorderAt(t, "127.0.0.2:0")}
 	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.ErrorLog = nil
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.Path == githubMovedRepo {
+		to := map[string]string{githubMovedRepo: f.elsewhere.URL, githubInternalRepo: f.internal.URL}[r.URL.Path]
+		if r.Method == http.MethodGet && to != "" {
 			_, _ = io.Copy(io.Discard, r.Body)
-			http.Redirect(w, r, f.elsewhere.URL+"/repos/"+githubOwner+"/"+githubRepo, http.StatusMovedPermanently)
+			f.mu.Lock()
+			f.redirected = append(f.redirected, r.URL.Path)
+			f.mu.Unlock()
+			http.Redirect(w, r, to+"/repos/"+githubOwner+"/"+githubRepo, http.StatusMovedPermanently)
 			return
 		}
 		proxy.ServeHTTP(w, r)

@@ -23,9 +23,12 @@ const (
 	otherMember = "other member" // a member who does not
 	agentKey    = "agent key"    // the owner's agent "matrix"
 	oauthGrant  = "OAuth grant"  // an MCP client the owner allowed, at the tenant URL
-	// confirmKey is the key of the owner's agent "careful", which asks a person to
-	// confirm every call (confirm always, approval person).
-	confirmKey = "agent key (confirm always)"
+	// confirmKey is the key of the owner's agent "careful", which has a person confirm
+	// every call on its approval page (confirm always, approval person).
+	confirmKey = "agent key (approval by a person)"
+	// askKey is the key of the owner's agent "asking", which confirms every call with
+	// whoever the client asks (confirm always, approval relay: elicitation).
+	askKey = "agent key (confirm always)"
 )
 
 // matrixRig is one `switchboard serve` with every kind of tool set up, shared by every
@@ -42,6 +45,7 @@ type matrixRig struct {
 	shared, private, notesConn, docsConn string
 	agentID, agentURL                    string // the agent "matrix"
 	carefulID, carefulURL                string // the agent "careful"
+	askingURL                            string // the agent "asking"
 	person                               *person
 	// principalIDs are the principals as audit rows name them ("user:…", "agent:…").
 	principalIDs map[string]string
@@ -132,6 +136,11 @@ func newMatrixRig(t *testing.T, bin string) *matrixRig {
 	r.must(owner, http.MethodPost, "/api/remote-mcp", map[string]any{"name": "docs", "url": remoteURL, "auth": "bearer", "token": remoteMCPToken, "shared": true}, http.StatusCreated, &remote)
 	r.docsConn = remote.Connection.ID
 	r.saveWorkflow(owner, "matrix_me", "steps:\n  - {name: me, tool: github_get_me, connection: "+r.shared+"}\n")
+	// A workflow whose step fails: GitHub has no issue 999.
+	if status, body := r.saveWorkflow(owner, "matrix_fails", "steps:\n  - {name: missing, tool: github_get_issue, connection: "+r.shared+
+		", args: {owner: "+githubOwner+", repo: "+githubRepo+", issue_number: 999}}\n"); status != http.StatusCreated && status != http.StatusOK {
+		t.Fatalf("save workflow matrix_fails: %d %s", status, body)
+	}
 
 	selection := []map[string]string{
 		{"tool": "github_get_me", "connection_id": r.shared},
@@ -153,6 +162,9 @@ func newMatrixRig(t *testing.T, bin string) *matrixRig {
 	r.principalIDs[agentKey] = "agent:" + r.agentID
 	r.carefulID, r.carefulURL, r.keys[confirmKey] = r.agent("careful", selection, map[string]any{"confirm": "always", "approval": "person"})
 	r.principalIDs[confirmKey] = "agent:" + r.carefulID
+	var askingID string
+	askingID, r.askingURL, r.keys[askKey] = r.agent("asking", selection, map[string]any{"confirm": "always", "approval": "relay"})
+	r.principalIDs[askKey] = "agent:" + askingID
 	r.person = signedInPerson(t, r.srv.AdminLink)
 	r.keys[oauthGrant] = r.oauthToken()
 	return r

@@ -182,6 +182,8 @@ func (r *matrixRig) urlOf(principal string) string {
 		return r.agentURL
 	case confirmKey:
 		return r.carefulURL
+	case askKey:
+		return r.askingURL
 	}
 	return r.srv.MCPURL
 }
@@ -215,7 +217,8 @@ func mcpCall(version string, agentURL bool) func(r *matrixRig, principal string,
 			o.text = text
 			o.confirm = asksConfirmation(text)
 		default:
-			o.answered, o.text = true, text
+			// A workflow held for its confirmation answers with its status.
+			o.answered, o.text, o.confirm = true, text, strings.Contains(text, `"status":"input_required"`)
 		}
 		return o
 	}
@@ -269,7 +272,7 @@ func restRun(r *matrixRig, principal string, k toolKind, nonce string) outcome {
 
 // settled waits for the run's end and says how it ended.
 func (r *matrixRig) settled(principal, id string) outcome {
-	if principal == oauthGrant || principal == confirmKey {
+	if principal == oauthGrant || principal == confirmKey || principal == askKey {
 		principal = owner // a grant has no REST API: the owner follows the run
 	}
 	deadline := time.Now().Add(time.Minute)
@@ -337,7 +340,12 @@ func mcpTask(r *matrixRig, principal string, k toolKind, nonce string) outcome {
 		return outcome{text: err.Error()}
 	}
 	if id == "" {
-		return outcome{text: "tools/call with a task answered no task: " + string(answer)}
+		declared := "no execution.taskSupport"
+		if tools, err := s.listed(ctx); err == nil && tools[k.tool].Execution != nil {
+			b, _ := json.Marshal(tools[k.tool].Execution)
+			declared = "execution " + string(b)
+		}
+		return outcome{text: "tools/call with a task answered no task (the tool lists " + declared + "): " + string(answer)}
 	}
 	text, isErr, err := s.taskResult(ctx, id)
 	if err != nil || isErr {
