@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func (r *matrixRig) browserCells(t *testing.T) {
 		defer cancel()
 		cmd := testproc.Command(ctx, "node", filepath.Join(dir, "matrix.mjs"))
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "BASE_URL="+r.srv.BaseURL, "EMAIL=admin@localhost", "PASSWORD="+personPassword, "TOOLS="+string(toolsJSON), "CHROMIUM="+chromiumPath)
+		cmd.Env = append(os.Environ(), "BASE_URL="+r.srv.BaseURL, "EMAIL=admin@localhost", "PASSWORD="+personPassword, "TOOLS="+string(toolsJSON), "AGENT_ID="+r.agentID, "CHROMIUM="+chromiumPath)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
@@ -48,6 +49,11 @@ func (r *matrixRig) browserCells(t *testing.T) {
 				Error    string `json:"error"`
 			} `json:"tools"`
 			Failures []string `json:"failures"`
+			Resaved  struct {
+				Before []string `json:"before"`
+				After  []string `json:"after"`
+				Error  string   `json:"error"`
+			} `json:"resaved"`
 		}
 		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
 			t.Fatalf("matrix.mjs printed no JSON summary: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
@@ -55,6 +61,12 @@ func (r *matrixRig) browserCells(t *testing.T) {
 		if len(sum.Failures) > 0 {
 			t.Fatalf("the browser run failed: %s\nstderr:\n%s", strings.Join(sum.Failures, "\n"), stderr.String())
 		}
+		t.Run("owner / remote MCP tool / agent made through the API, saved in the builder: kept", func(t *testing.T) {
+			before, after := slices.Sorted(slices.Values(sum.Resaved.Before)), slices.Sorted(slices.Values(sum.Resaved.After))
+			if sum.Resaved.Error != "" || !slices.Contains(before, "docs_search") || !slices.Equal(before, after) {
+				t.Errorf("the agent's tools were %v, after the builder saved it %v (%s)", sum.Resaved.Before, sum.Resaved.After, sum.Resaved.Error)
+			}
+		})
 		for _, k := range matrixKinds {
 			got := sum.Tools[k.tool]
 			t.Run("owner / "+k.name+" / agent builder: pickable", func(t *testing.T) {

@@ -238,14 +238,28 @@ func (r *matrixRig) workflowCells(t *testing.T) {
 	})
 
 	m := r.mark()
+	// Steps the agent's creator may run but the agent did not select.
 	escape := "steps:\n  - {name: issue, tool: github_create_issue, connection: " + r.shared + ", args: {owner: " + githubOwner + ", repo: " + githubRepo + ", title: escaped}}\n" +
-		"  - {name: me, tool: github_get_me, connection: " + r.private + "}\n"
+		"  - {name: repo, tool: github_get_repository, connection: " + r.shared + ", args: {owner: " + githubOwner + ", repo: " + githubRepo + "}}\n"
 	status, body := r.saveWorkflow(agentKey, "matrix_escape", escape)
 	t.Run("agent key / workflow with steps outside its agent / POST /api/workflows: refused", func(t *testing.T) {
 		if status == http.StatusCreated || status == http.StatusOK {
 			t.Errorf("saved: %d %s", status, body)
 		}
+		if status, body := r.api(agentKey).do(t, http.MethodPost, "/api/workflows/matrix_escape/runs", map[string]any{"parameters": map[string]any{}}); status == http.StatusAccepted {
+			var run struct {
+				ID string `json:"run_id"`
+			}
+			_ = json.Unmarshal(body, &run)
+			r.settled(agentKey, run.ID)
+		}
+		for _, q := range r.github.all()[m.github:] {
+			if q.Method == http.MethodPost || q.Path == "/repos/"+githubOwner+"/"+githubRepo {
+				t.Errorf("GitHub received %s %s (%s)", q.Method, q.Path, q.Authorization)
+			}
+		}
 	})
+	m = r.mark()
 	status, body = r.api(agentKey).do(t, http.MethodPost, "/api/workflows/"+outsideKind.step+"/runs", map[string]any{"parameters": map[string]any{}})
 	t.Run("agent key / selected workflow with a step outside its agent / POST /api/workflows/{name}/runs: refused", func(t *testing.T) {
 		if status == http.StatusAccepted {

@@ -15,8 +15,10 @@ const EMAIL = env('EMAIL');
 const PASSWORD = env('PASSWORD');
 // TOOLS is a JSON object: tool name → the arguments to fill in Try it's form.
 const TOOLS = JSON.parse(env('TOOLS'));
+// AGENT_ID is an agent made through the API; the builder saves it unchanged.
+const AGENT_ID = env('AGENT_ID');
 
-const summary = { tools: {}, failures: [] };
+const summary = { tools: {}, failures: [], resaved: { before: [], after: [], error: '' } };
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
@@ -40,6 +42,21 @@ try {
       await page.waitForSelector(`#pick-${tool}`, { state: 'attached', timeout: 5000 });
       summary.tools[tool].pickable = true;
     } catch { /* not offered */ }
+  }
+
+  // The agent made through the API, opened and saved in the builder as it is.
+  try {
+    const toolsOf = async () => page.evaluate(async (id) => ((await (await fetch(`/api/agents/${id}`)).json()).tools || []).map((t) => t.tool), AGENT_ID);
+    summary.resaved.before = await toolsOf();
+    await page.goto(`${BASE}/agents/${AGENT_ID}`);
+    await page.waitForSelector('#agent-save');
+    await page.waitForSelector('#tool-picker input[type=checkbox]', { state: 'attached' });
+    await page.evaluate(() => { document.querySelector('#flash').textContent = ''; });
+    await page.click('#agent-save');
+    await page.waitForFunction(() => document.querySelector('#flash').textContent.startsWith('Saved agent'));
+    summary.resaved.after = await toolsOf();
+  } catch (err) {
+    summary.resaved.error = err.message.split('\n')[0];
   }
 
   for (const [tool, args] of Object.entries(TOOLS)) {
