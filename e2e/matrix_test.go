@@ -104,6 +104,13 @@ var matrixKinds = []toolKind{
 		answer:  func(string) string { return "runs" },
 		reached: func(*matrixRig, mark, string) (bool, string) { return true, "" },
 	},
+	{
+		name: "hub workflows tool", tool: "list_workflows", step: "step_hub_workflows",
+		conn:    func(*matrixRig) string { return "" },
+		args:    noArgs,
+		answer:  func(string) string { return "matrix_me" },
+		reached: func(*matrixRig, mark, string) (bool, string) { return true, "" },
+	},
 }
 
 // privateKind is the member's private GitHub connection: only the member may use it.
