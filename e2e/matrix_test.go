@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -307,6 +308,9 @@ func (r *matrixRig) settled(principal, id string) outcome {
 	}
 }
 
+// runIDPattern finds the run id in switchboard_run_async's answer.
+var runIDPattern = regexp.MustCompile(`"run_id":\s*"([^"]+)"`)
+
 func runAsync(r *matrixRig, principal string, k toolKind, nonce string) outcome {
 	ctx, cancel := callCtx(r)
 	defer cancel()
@@ -322,13 +326,11 @@ func runAsync(r *matrixRig, principal string, k toolKind, nonce string) outcome 
 	if err != nil || isErr {
 		return outcome{text: fmt.Sprint(text, err), confirm: asksConfirmation(text)}
 	}
-	var run struct {
-		ID string `json:"run_id"`
-	}
-	if i := strings.Index(text, "{"); i < 0 || json.Unmarshal([]byte(text[strings.LastIndex(text, "\n{")+1:]), &run) != nil || run.ID == "" {
+	id := runIDPattern.FindStringSubmatch(text)
+	if id == nil {
 		return outcome{text: "no run_id in the answer: " + text}
 	}
-	return r.settled(principal, run.ID)
+	return r.settled(principal, id[1])
 }
 
 func mcpTask(r *matrixRig, principal string, k toolKind, nonce string) outcome {
