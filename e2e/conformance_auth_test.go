@@ -161,6 +161,9 @@ type person struct {
 
 var hiddenField = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
 
+// personPassword is the password signedInPerson sets.
+const personPassword = "a long enough password"
+
 // signedInPerson sets the admin's password with the one-time link serve printed,
 // which signs them in.
 func signedInPerson(t *testing.T, link string) *person {
@@ -168,7 +171,7 @@ func signedInPerson(t *testing.T, link string) *person {
 	jar, _ := cookiejar.New(nil)
 	p := &person{t: t, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	page := p.get(link)
-	form := url.Values{"password": {"a long enough password"}, "confirm": {"a long enough password"}}
+	form := url.Values{"password": {personPassword}, "confirm": {personPassword}}
 	for k, v := range hidden(page) {
 		form.Set(k, v)
 	}

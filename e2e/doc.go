@@ -12,4 +12,13 @@
 // (Debian's redis-server) behind a round-robin proxy; it needs
 // SWITCHBOARD_TEST_DATABASE_URL and redis-server, and skips without them except in CI,
 // where it fails.
+//
+// TestSurfaceMatrix is the surface matrix: one `serve` with a tool of every kind
+// (curated, OpenAPI, remote MCP, workflow, the hub's own), each called through every
+// surface (MCP tenant and agent URLs in every protocol version, REST calls and runs,
+// switchboard_run_async, MCP tasks, a workflow step, Try it and the agent builder in
+// Chromium, the audit log) by every kind of principal. Its subtests are its cells,
+// named as sentences ("agent key / workflow tool / MCP agent URL 2025-06-18: listed");
+// go test ./e2e -run 'TestSurfaceMatrix/agent_key' reports one principal's row. Its
+// browser cells need Node.js and Chromium like TestBrowser.
 package e2e

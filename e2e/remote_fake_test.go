@@ -18,11 +18,25 @@ const remoteMCPToken = "remote-mcp-e2e-token-0123456789"
 // server's would. Its URL is the MCP endpoint.
 func fakeRemoteMCP(t *testing.T) string {
 	t.Helper()
-	s := mcpserver.NewMCPServer("fake-docs", "1.0.0", mcpserver.WithToolCapabilities(false))
+	return fakeRemoteMCPWith(t, nil)
+}
+
+// fakeRemoteMCPWith is fakeRemoteMCP with what more adds to the server (prompts,
+// resources, tools) before it serves.
+func fakeRemoteMCPWith(t *testing.T, more func(*mcpserver.MCPServer)) string {
+	t.Helper()
+	opts := []mcpserver.ServerOption{mcpserver.WithToolCapabilities(false)}
+	if more != nil {
+		opts = append(opts, mcpserver.WithPromptCapabilities(false), mcpserver.WithResourceCapabilities(false, false))
+	}
+	s := mcpserver.NewMCPServer("fake-docs", "1.0.0", opts...)
 	s.AddTool(mcp.NewTool("search", mcp.WithDescription("Search the docs."), mcp.WithString("query", mcp.Required(), mcp.Description("What to look for"))),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("found: " + req.GetString("query", "")), nil
 		})
+	if more != nil {
+		more(s)
+	}
 	mcpHandler := mcpserver.NewStreamableHTTPServer(s, mcpserver.WithEndpointPath("/mcp"))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+remoteMCPToken {
