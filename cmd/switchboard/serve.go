@@ -34,6 +34,7 @@ import (
 	"github.com/switchboard-hub/switchboard/migrations"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
@@ -204,6 +205,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// Saved workflows are tools of their own provider, listed per tenant and run
 	// through the router like every other tool.
 	if err := reg.Register(wfService.Spec()); err != nil {
+		return err
+	}
+	// The hub's own tools (runs, workflows' management) are tools of their provider,
+	// run through the router as the caller.
+	if err := reg.Register((&hub.Tools{Runs: runExec, Workflows: wfService, Registry: reg}).Spec()); err != nil {
 		return err
 	}
 	// Request bodies in flight share one budget; the MCP URLs reserve theirs once the
