@@ -245,7 +245,7 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 	if err := reg.Register(e.workflows.Spec()); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
-	if err := reg.Register((&hubtools.Tools{Runs: e.exec, Workflows: e.workflows, Registry: reg}).Spec()); err != nil { // as serve registers it
+	if err := reg.Register((&hubtools.Tools{Runs: e.exec, Workflows: e.workflows, Registry: reg, Connections: rtr}).Spec()); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
 	e.node = func(t *testing.T, store SessionStore, relay Relay) *httptest.Server {

@@ -34,8 +34,8 @@ import (
 	"github.com/switchboard-hub/switchboard/migrations"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
-	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
 	"github.com/switchboard-hub/switchboard/router"
@@ -209,7 +209,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	}
 	// The hub's own tools (runs, workflows' management) are tools of their provider,
 	// run through the router as the caller.
-	if err := reg.Register((&hub.Tools{Runs: runExec, Workflows: wfService, Registry: reg}).Spec()); err != nil {
+	if err := reg.Register((&hub.Tools{Runs: runExec, Workflows: wfService, Registry: reg, Connections: rtr}).Spec()); err != nil {
 		return err
 	}
 	// Request bodies in flight share one budget; the MCP URLs reserve theirs once the

@@ -38,6 +38,14 @@ type Tools struct {
 	Workflows *workflows.Service
 	// Registry says which provider a tool named to switchboard_run_async is of.
 	Registry *providers.Registry
+	// Connections picks the connection a run started with switchboard_run_async runs
+	// on: the caller's only one for its tool (the router).
+	Connections ConnectionPicker
+}
+
+// ConnectionPicker picks the connection a call of a tool runs on (router.Router).
+type ConnectionPicker interface {
+	ConnectionFor(ctx context.Context, p switchboard.Principal, tool, named string) (string, error)
 }
 
 // Spec is the hub's provider: connectionless, its tools named as they are listed. Its

@@ -138,7 +138,15 @@ func (t *Tools) StartRaw(ctx context.Context, p switchboard.Principal, tool stri
 	if w, ok := t.workflowOf(ctx, p, tool); ok {
 		return t.Workflows.Start(ctx, p, w, args, workflows.StartOptions{})
 	}
-	return t.Runs.Start(ctx, p, runs.Call{Tool: tool, Args: args, Origin: runs.OriginAsync})
+	conn := ""
+	if t.Connections != nil {
+		c, err := t.Connections.ConnectionFor(ctx, p, tool, "")
+		if err != nil {
+			return runs.View{}, err
+		}
+		conn = c
+	}
+	return t.Runs.Start(ctx, p, runs.Call{Tool: tool, ConnectionID: conn, Args: args, Origin: runs.OriginAsync})
 }
 
 // IsOwn reports whether a tool is one of the hub's own (a registered tool of this
