@@ -122,7 +122,7 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 		if strings.TrimSpace(in.Tool) == "" {
 			return sc.s.adapter.toolError(switchboard.Invalid("tool", "is required")), nil
 		}
-		if strings.HasPrefix(in.Tool, "switchboard_") {
+		if _, own := x.ops[in.Tool]; own {
 			return sc.s.adapter.toolError(switchboard.Invalid("tool", "must be a tool of a connected account, not a switchboard_ tool")), nil
 		}
 		args := in.Arguments
