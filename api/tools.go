@@ -24,6 +24,9 @@ type ToolRunner interface {
 	// Refused records the audit row of a call refused before it reached Execute (its
 	// connection could not be chosen).
 	Refused(p switchboard.Principal, req router.Request, err error)
+	// ConnectionFor is the connection a call runs on: the one named, or the caller's
+	// only connection the tool can run on (none for a tool that needs none).
+	ConnectionFor(ctx context.Context, p switchboard.Principal, tool, named string) (string, error)
 }
 
 // toolConnection is a connection a tool may run on.
@@ -135,30 +138,7 @@ func (s *server) connectionFor(ctx context.Context, p switchboard.Principal, too
 	if p.Kind == switchboard.PrincipalAgent {
 		return s.agentConnection(ctx, p, tool, named)
 	}
-	if named != "" {
-		return named, nil
-	}
-	bindings, err := s.tools().Tools(ctx, p)
-	if err != nil {
-		return "", err
-	}
-	var refs []router.ConnectionRef
-	for _, b := range bindings {
-		if b.Tool.Name == tool {
-			if b.Tool.Provider.Connectionless {
-				return "", nil // a workflow or a hub tool: it runs on no connection
-			}
-			refs = b.Connections
-		}
-	}
-	switch len(refs) {
-	case 0:
-		return "", switchboard.NotFound("tool " + tool + " (connect an account of its provider first)")
-	case 1:
-		return refs[0].ID, nil
-	default:
-		return "", switchboard.Invalid("connection_id", "is required: you have several connections this tool can run on")
-	}
+	return s.tools().ConnectionFor(ctx, p, tool, named)
 }
 
 // tools is the configured runner, or one that says there is none.
@@ -170,6 +150,10 @@ func (s *server) tools() ToolRunner {
 }
 
 type noTools struct{}
+
+func (noTools) ConnectionFor(_ context.Context, _ switchboard.Principal, tool, _ string) (string, error) {
+	return "", switchboard.NotFound("tool " + tool + " (connect an account of its provider first)")
+}
 
 func (noTools) Tools(context.Context, switchboard.Principal) ([]router.Binding, error) {
 	return nil, nil

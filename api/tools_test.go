@@ -1,12 +1,18 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/audit"
+
+	"github.com/switchboard-hub/switchboard"
+	hubtools "github.com/switchboard-hub/switchboard/providers/hub"
 
 	"github.com/google/go-cmp/cmp"
 	"gorm.io/gorm"
@@ -45,8 +51,10 @@ func TestCallTool(t *testing.T) {
 			t.Fatalf("GET /api/tools lacks github_get_issue on connection %s: %+v", conn, listed)
 		}
 		w.want(w.member, http.MethodGet, "/api/tools", "", http.StatusOK, &listed)
-		if len(listed.Tools) != 0 {
-			t.Fatalf("the member may call the owner's private connection's tools: %+v", listed.Tools)
+		for _, tl := range listed.Tools {
+			if tl.Provider != hubtools.Provider {
+				t.Fatalf("the member may call the owner's private connection's tools: %+v", listed.Tools)
+			}
 		}
 
 		var ok struct {
@@ -159,6 +167,82 @@ func TestCallTool(t *testing.T) {
 		w.want(w.ownerB, http.MethodGet, "/api/connections", "", http.StatusOK, &conns)
 		if len(conns.Connections) != 1 || conns.Connections[0].LastUsedAt != nil {
 			t.Fatalf("tenant B's unused connection: %+v", conns.Connections)
+		}
+	})
+}
+
+// TestHubToolsOverREST: the hub's own tools are router tools: listed by GET /api/tools
+// on no connection, and called through POST /api/tools/{tool}/call as the caller (a run
+// started with switchboard_run_async is the caller's, read back with
+// switchboard_get_run), each call audited.
+func TestHubToolsOverREST(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		w := newWorld(t, db)
+		w.connect(w.admin, goodToken, false)
+		var listed struct {
+			Tools []struct {
+				Tool        string `json:"tool"`
+				Provider    string `json:"provider"`
+				Connections []any  `json:"connections"`
+			} `json:"tools"`
+		}
+		w.want(w.admin, http.MethodGet, "/api/tools", "", http.StatusOK, &listed)
+		found := map[string]bool{}
+		for _, tl := range listed.Tools {
+			if tl.Provider == hubtools.Provider && len(tl.Connections) == 0 {
+				found[tl.Tool] = true
+			}
+		}
+		for _, name := range []string{hubtools.RunAsync, hubtools.GetRun, hubtools.ListWorkflows} {
+			if !found[name] {
+				t.Fatalf("GET /api/tools lacks %s on no connection: %+v", name, listed.Tools)
+			}
+		}
+		var started struct {
+			Result struct {
+				RunID string `json:"run_id"`
+				Tool  string `json:"tool"`
+			} `json:"result"`
+		}
+		w.want(w.admin, http.MethodPost, "/api/tools/switchboard_run_async/call",
+			`{"arguments":{"tool":"github_get_issue","arguments":{"owner":"octo-org","repo":"hello","issue_number":7}}}`, http.StatusOK, &started)
+		if started.Result.RunID == "" || started.Result.Tool != "github_get_issue" {
+			t.Fatalf("switchboard_run_async answered %+v", started)
+		}
+		p := switchboard.Principal{TenantID: w.admin.tenant, Kind: switchboard.PrincipalUser, UserID: w.admin.userID}
+		if _, err := w.runs.Wait(context.Background(), p, started.Result.RunID, 20*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Result struct {
+				RunID  string         `json:"run_id"`
+				State  string         `json:"state"`
+				Output map[string]any `json:"output"`
+			} `json:"result"`
+		}
+		w.want(w.admin, http.MethodPost, "/api/tools/switchboard_get_run/call", `{"arguments":{"run_id":"`+started.Result.RunID+`"}}`, http.StatusOK, &got)
+		if got.Result.State != "completed" || got.Result.Output["title"] != "Try it works" {
+			t.Fatalf("switchboard_get_run answered %+v", got)
+		}
+		// Another person's run is not found for the member.
+		if status, _ := w.do(w.member, http.MethodPost, "/api/tools/switchboard_get_run/call", `{"arguments":{"run_id":"`+started.Result.RunID+`"}}`); status != http.StatusNotFound {
+			t.Fatalf("the member read the admin's run: %d", status)
+		}
+		w.flushAudit()
+		events, _, err := audit.NewStore(db).List(context.Background(), w.a.ID, audit.ListOptions{Kind: audit.KindToolCall, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var outcomes []string
+		for _, e := range events {
+			if e.Tool == hubtools.GetRun {
+				outcomes = append(outcomes, e.Outcome)
+			}
+		}
+		if diff := cmp.Diff([]string{"not_found", "ok"}, outcomes); diff != "" {
+			t.Errorf("switchboard_get_run rows, newest first (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	hubtools "github.com/switchboard-hub/switchboard/providers/hub"
+
 	"github.com/gin-gonic/gin"
 	"gorm.io/gorm"
 
@@ -216,6 +218,9 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		return switchboard.Principal{TenantID: tenant, Kind: switchboard.PrincipalUser, UserID: u.ID, Role: u.Role}, nil
 	}}
 	if err := reg.Register(wfService.Spec()); err != nil { // as serve registers it
+		t.Fatal(err)
+	}
+	if err := reg.Register((&hubtools.Tools{Runs: w.runs, Workflows: wfService, Registry: reg, Connections: rtr}).Spec()); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
 	engine := api.New(api.Options{

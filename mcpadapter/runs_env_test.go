@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	hubtools "github.com/switchboard-hub/switchboard/providers/hub"
+
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -242,6 +244,9 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 	}
 	e.workflows = &workflows.Service{Store: wfStore, Runs: e.exec, Router: rtr}
 	if err := reg.Register(e.workflows.Spec()); err != nil { // as serve registers it
+		t.Fatal(err)
+	}
+	if err := reg.Register((&hubtools.Tools{Runs: e.exec, Workflows: e.workflows, Registry: reg, Connections: rtr}).Spec()); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
 	e.node = func(t *testing.T, store mcptransport.SessionStore, relay mcptransport.Relay) *httptest.Server {

@@ -15,9 +15,9 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
-	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // RunsOptions configure the runs extension.
@@ -42,6 +42,7 @@ type runsExt struct {
 	o      RunsOptions
 	links  *taskLinks
 	states requestStates
+	ops    hubOps
 }
 
 // RunsExtension returns the extension that serves, at every MCP URL, the management
@@ -59,7 +60,7 @@ func RunsExtension(o RunsOptions) Extension {
 	if len(o.StateKey) == 0 {
 		panic(errNoStateKey)
 	}
-	x := &runsExt{o: o, states: requestStates{key: o.StateKey, now: time.Now}}
+	x := &runsExt{o: o, states: requestStates{key: o.StateKey, now: time.Now}, ops: newHubOps(&hub.Tools{Runs: o.Runs})}
 	x.links = newTaskLinks(func(p switchboard.Principal, runID string) {
 		_, _ = o.Runs.Cancel(context.Background(), p, runID)
 	})
@@ -77,77 +78,31 @@ func RunsExtension(o RunsOptions) Extension {
 
 // Names of the management tools.
 const (
-	toolRunAsync          = "switchboard_run_async"
-	toolGetRun            = "switchboard_get_run"
-	toolCancelRun         = "switchboard_cancel_run"
-	toolListRuns          = "switchboard_list_runs"
-	toolSubmitElicitation = "switchboard_submit_elicitation"
+	toolRunAsync          = hub.RunAsync
+	toolGetRun            = hub.GetRun
+	toolCancelRun         = hub.CancelRun
+	toolListRuns          = hub.ListRuns
+	toolSubmitElicitation = hub.SubmitElicitation
 	runsTemplate          = "switchboard://runs/{id}"
 )
-
-func mgmtTool(name, title, description, schema, output string, readOnly, destructive, idempotent, openWorld bool) mcp.Tool {
-	return mcp.Tool{
-		Name: name, Description: description, // title in annotations only, as for provider tools
-		RawInputSchema:  json.RawMessage(schema),
-		RawOutputSchema: listedOutput(output),
-		Annotations: mcp.ToolAnnotation{
-			Title: title, ReadOnlyHint: mcp.ToBoolPtr(readOnly), DestructiveHint: mcp.ToBoolPtr(destructive),
-			IdempotentHint: mcp.ToBoolPtr(idempotent), OpenWorldHint: mcp.ToBoolPtr(openWorld),
-		},
-	}
-}
-
-// listedOutput is a management tool's output schema as tools/list serves it: its type
-// and required fields (providers.ListedOutput), like the hub tools'.
-func listedOutput(full string) json.RawMessage {
-	listed, err := providers.ListedOutput(json.RawMessage(full))
-	if err != nil {
-		panic(fmt.Sprintf("management tool output schema: %v", err)) // a constant of this file
-	}
-	return listed
-}
-
-// runViewProperties are the properties of a run as the tools answer it (runs.View).
-const runViewProperties = `"run_id":{"type":"string","description":"The run's id"},` +
-	`"tool":{"type":"string","description":"The tool it runs"},` +
-	`"connection_id":{"type":"string","description":"The connection it runs on"},` +
-	`"state":{"type":"string","enum":["working","input_required","completed","failed","canceled"],"description":"Where the run is"},` +
-	`"output":{"description":"The tool's structured output, once completed"},` +
-	`"error":{"type":"object","description":"Why it failed or was canceled","properties":{"code":{"type":"string"},"message":{"type":"string"}}},` +
-	`"elicitation":{"type":"object","description":"The confirmation it waits for (input_required) or was given","properties":{"message":{"type":"string"},"expires_at":{"type":"string","format":"date-time"},"action":{"type":"string"}}},` +
-	`"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"},` +
-	`"started_at":{"type":"string","format":"date-time"},"finished_at":{"type":"string","format":"date-time"}`
-
-// runViewSchema is the output schema of the tools that answer one run.
-const runViewSchema = `{"type":"object","properties":{` + runViewProperties + `},"required":["run_id","tool","state","created_at","updated_at"]}`
-
-// runListSchema is the output schema of switchboard_list_runs.
-const runListSchema = `{"type":"object","properties":{"runs":{"type":"array","items":{"type":"object","properties":{` + runViewProperties + `}}},"next_cursor":{"type":"string","description":"Pass it as cursor for the next page"}},"required":["runs"]}`
-
-const runIDSchema = `{"type":"object","properties":{"run_id":{"type":"string","description":"The run's id (run_…), as switchboard_run_async or switchboard_list_runs gave it"}},"required":["run_id"],"additionalProperties":false}`
 
 // tools returns the management tools of a scope.
 func (x *runsExt) tools(_ context.Context, sc Scope) ([]server.ServerTool, error) {
 	return []server.ServerTool{
-		{Tool: mgmtTool(toolRunAsync, "Run a tool in the background",
-			"Start any tool of this endpoint in the background and get a run_id at once; read its state and output later with switchboard_get_run. Use it for calls that may take long. The arguments are the tool's own, validated now.",
-			`{"type":"object","properties":{"tool":{"type":"string","description":"The name of a tool of this endpoint, for example github_create_issue"},"arguments":{"type":"object","description":"The tool's arguments, as its input schema says"}},"required":["tool"],"additionalProperties":false}`,
-			runViewSchema, false, true, false, true), Handler: x.runAsync(sc)},
-		{Tool: mgmtTool(toolGetRun, "Get a run",
-			"Read one of your runs: state (working, input_required, completed, failed, canceled), timestamps, the output once completed, the error once failed.",
-			runIDSchema, runViewSchema, true, false, true, false), Handler: x.getRun},
-		{Tool: mgmtTool(toolCancelRun, "Cancel a run",
-			"Cancel one of your runs that has not ended. A run already executing is stopped, but its upstream request may already have taken effect.",
-			runIDSchema, runViewSchema, false, false, true, false), Handler: x.cancelRun},
-		{Tool: mgmtTool(toolListRuns, "List runs",
-			"List your runs, newest first, without outputs (switchboard_get_run has them).",
-			`{"type":"object","properties":{"state":{"type":"string","enum":["working","input_required","completed","failed","canceled"],"description":"Only runs in this state"},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"At most this many runs (default 50)"},"cursor":{"type":"string","description":"The next_cursor of the previous page"}},"additionalProperties":false}`,
-			runListSchema, true, false, true, false), Handler: x.listRuns},
-		{Tool: mgmtTool(toolSubmitElicitation, "Submit a confirmation",
-			"Give the person's answer to a run waiting for their confirmation (state input_required): accept runs it, decline or cancel runs nothing. Only submit what the person answered.",
-			`{"type":"object","properties":{"run_id":{"type":"string","description":"The run waiting for the confirmation"},"response":{"type":"object","description":"The person's answer","properties":{"action":{"type":"string","enum":["accept","decline","cancel"],"description":"accept runs it; decline or cancel runs nothing"},"content":{"type":"object","description":"The form's content, if any"}},"required":["action"]}},"required":["run_id","response"],"additionalProperties":false}`,
-			runViewSchema, false, true, false, true), Handler: x.submitElicitation},
+		x.ops.serverTool(toolRunAsync, x.runAsync(sc)),
+		x.ops.serverTool(toolGetRun, x.call(toolGetRun, invokeHubOp[hub.RunIDInput])),
+		x.ops.serverTool(toolCancelRun, x.call(toolCancelRun, invokeHubOp[hub.RunIDInput])),
+		x.ops.serverTool(toolListRuns, x.call(toolListRuns, invokeHubOp[hub.ListRunsInput])),
+		x.ops.serverTool(toolSubmitElicitation, x.call(toolSubmitElicitation, invokeHubOp[hub.SubmitInput])),
 	}, nil
+}
+
+// call answers a call of the named runs tool with its operation.
+func (x *runsExt) call(name string, invoke func(context.Context, *providers.Tool, mcp.CallToolRequest, func(context.Context, error) *mcp.CallToolResult) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
+	t := x.ops[name]
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return invoke(ctx, t, req, x.toolError)
+	}
 }
 
 // runAsync starts a run of one of the scope's tools.
@@ -167,7 +122,7 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 		if strings.TrimSpace(in.Tool) == "" {
 			return sc.s.adapter.toolError(switchboard.Invalid("tool", "is required")), nil
 		}
-		if strings.HasPrefix(in.Tool, "switchboard_") {
+		if _, own := x.ops[in.Tool]; own {
 			return sc.s.adapter.toolError(switchboard.Invalid("tool", "must be a tool of a connected account, not a switchboard_ tool")), nil
 		}
 		args := in.Arguments
@@ -196,106 +151,6 @@ func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
 		}
 		return viewResult(v)
 	}
-}
-
-// getRun reads a run; a workflow run that ended failed, canceled or partial answers
-// isError, as the workflow's own tool does.
-func (x *runsExt) getRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	res, v, err := x.byID(ctx, req, x.o.Runs.Get)
-	if res != nil && workflows.EndedInError(v) {
-		res.IsError = true
-	}
-	return res, err
-}
-
-func (x *runsExt) cancelRun(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	res, _, err := x.byID(ctx, req, x.o.Runs.Cancel)
-	return res, err
-}
-
-// byID runs fn on the run the call names, and answers the run it returned.
-func (x *runsExt) byID(ctx context.Context, req mcp.CallToolRequest, fn func(context.Context, switchboard.Principal, string) (runs.View, error)) (*mcp.CallToolResult, runs.View, error) {
-	p, ok := switchboard.PrincipalFrom(ctx)
-	if !ok {
-		return nil, runs.View{}, errors.New("no principal in context")
-	}
-	var in struct {
-		RunID string `json:"run_id"`
-	}
-	if err := decodeRunArgs(req, &in); err != nil {
-		return x.toolError(ctx, err), runs.View{}, nil
-	}
-	if strings.TrimSpace(in.RunID) == "" {
-		return x.toolError(ctx, switchboard.Invalid("run_id", "is required")), runs.View{}, nil
-	}
-	v, err := fn(ctx, p, in.RunID)
-	if err != nil {
-		return x.toolError(ctx, err), runs.View{}, nil
-	}
-	res, err := viewResult(v)
-	return res, v, err
-}
-
-func (x *runsExt) listRuns(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	p, ok := switchboard.PrincipalFrom(ctx)
-	if !ok {
-		return nil, errors.New("no principal in context")
-	}
-	var in struct {
-		State  string `json:"state"`
-		Limit  int    `json:"limit"`
-		Cursor string `json:"cursor"`
-	}
-	if err := decodeRunArgs(req, &in); err != nil {
-		return x.toolError(ctx, err), nil
-	}
-	list, next, err := x.o.Runs.List(ctx, p, runs.ListOptions{State: runs.State(in.State), Limit: in.Limit, Cursor: in.Cursor})
-	if err != nil {
-		return x.toolError(ctx, err), nil
-	}
-	out := struct {
-		Runs       []runs.View `json:"runs"`
-		NextCursor string      `json:"next_cursor,omitempty"`
-	}{Runs: list, NextCursor: next}
-	return viewResult(out)
-}
-
-func (x *runsExt) submitElicitation(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	p, ok := switchboard.PrincipalFrom(ctx)
-	if !ok {
-		return nil, errors.New("no principal in context")
-	}
-	var in struct {
-		RunID    string `json:"run_id"`
-		Response *struct {
-			Action  string `json:"action"`
-			Content any    `json:"content"`
-		} `json:"response"`
-	}
-	if err := decodeRunArgs(req, &in); err != nil {
-		return x.toolError(ctx, err), nil
-	}
-	switch {
-	case strings.TrimSpace(in.RunID) == "":
-		return x.toolError(ctx, switchboard.Invalid("run_id", "is required")), nil
-	case in.Response == nil:
-		return x.toolError(ctx, switchboard.Invalid("response", "is required: {\"action\": \"accept\"}, \"decline\" or \"cancel\"")), nil
-	}
-	action := in.Response.Action
-	switch action {
-	case "accept", "decline", "cancel":
-	default:
-		return x.toolError(ctx, switchboard.Invalid("response.action", "must be accept, decline or cancel")), nil
-	}
-	// The relayed answer of a run has no form to fill in: only an unticked box declines.
-	if ticked, present := confirmBox(in.Response.Content); action == "accept" && present && !ticked {
-		action = "decline"
-	}
-	v, err := x.o.Runs.Answer(ctx, p, in.RunID, action)
-	if err != nil {
-		return x.toolError(ctx, err), nil
-	}
-	return viewResult(v)
 }
 
 // DescribeError is the message a failed tools/call gives for err: what a failed run
@@ -344,17 +199,7 @@ func (x *runsExt) hubError(ctx context.Context, sc Scope, err error) *mcp.CallTo
 }
 
 // errorText renders an error of the runs tools for the agent.
-func errorText(err error) string {
-	e := switchboard.AsError(err)
-	switch {
-	case e.Code == switchboard.CodeInternal:
-		return "Switchboard failed (internal error); the operator has the details."
-	case e.Field != "":
-		return fmt.Sprintf("Invalid argument %q: %s.", e.Field, e.Message)
-	default:
-		return e.Message
-	}
-}
+func errorText(err error) string { return hub.ErrorText(err) }
 
 // templates returns the runs resource template of a scope.
 func (x *runsExt) templates(_ context.Context, _ Scope) ([]server.ServerResourceTemplate, error) {

@@ -25,7 +25,8 @@ func TestWorkflowSavedWithOtherParametersNotifiesListChanged(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		w := workflows.Workflow{Name: "echo", Definition: `{"name":"echo","parameters":` + params + `,"steps":[{"name":"one","tool":"notes_last_note"}]}`}
-		return []server.ServerTool{(&workflowsExt{}).workflowTool(sc, w)}, nil
+		st, err := (&workflowsExt{}).workflowTool(sc, w)
+		return []server.ServerTool{st}, err
 	}}
 	e.adapter.opts.Extensions = []Extension{ext}
 	c, err := e.client(t, "acme", "key-alice")

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/workflows"
@@ -44,50 +45,39 @@ func WorkflowsExtension(o WorkflowsOptions) Extension {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	x := &workflowsExt{o: o, states: requestStates{key: o.StateKey, now: time.Now}}
+	x := &workflowsExt{o: o, states: requestStates{key: o.StateKey, now: time.Now},
+		ops: newHubOps(&hub.Tools{Runs: o.Service.Runs, Workflows: o.Service})}
 	return Extension{Name: "workflows", Tools: x.tools, StartRun: x.startRun}
 }
 
 type workflowsExt struct {
 	o      WorkflowsOptions
 	states requestStates
+	ops    hubOps
 }
-
-const workflowResultSchema = workflows.ResultSchema
 
 func (x *workflowsExt) tools(ctx context.Context, sc Scope) ([]server.ServerTool, error) {
 	if sc.AgentID != "" {
 		return x.agentTools(ctx, sc)
 	}
 	out := []server.ServerTool{
-		{Tool: mgmtTool("run_workflow", "Run a workflow",
-			"Run a saved workflow with its parameters. Answers with the result when it ends within the call, else with its workflow_id to follow with switchboard_get_run. dry_run checks it and says what it would do without running anything.",
-			`{"type":"object","properties":{"workflow_name":{"type":"string","description":"The workflow's name"},"parameters":{"type":"object","description":"Its parameters, as its parameters schema says"},"dry_run":{"type":"boolean","description":"Check and plan only"},"timeout":{"type":"integer","minimum":1,"maximum":86400,"description":"Bound of the whole run, in seconds"},"parallel_limit":{"type":"integer","minimum":1,"maximum":32,"description":"Steps at once"}},"required":["workflow_name"],"additionalProperties":false}`,
-			workflowResultSchema, false, true, false, true), Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		x.ops.serverTool(hub.RunWorkflow, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return x.runWorkflow(ctx, sc, req)
-		}},
-		{Tool: mgmtTool("list_workflows", "List workflows",
-			"List the saved workflows of this tenant (each is also a tool named workflow_<name>), and how many of your workflow runs are under way.",
-			`{"type":"object","properties":{"category":{"type":"string","description":"Only this category"},"include_running":{"type":"boolean","description":"Count your runs under way"}},"additionalProperties":false}`,
-			`{"type":"object","properties":{"workflows":{"type":"array","items":{"type":"object"}},"running_count":{"type":"integer"}},"required":["workflows"]}`,
-			true, false, true, false), Handler: x.listWorkflows},
-		{Tool: mgmtTool("create_workflow", "Create a workflow",
-			"Save a workflow definition (name, description, parameters as a JSON Schema, steps with tool, connection, args with ${{ }} CEL expressions over params and steps, needs, if, foreach, on_error, outputs). It is checked first; each problem names its step and field.",
-			`{"type":"object","properties":{"name":{"type":"string","description":"The workflow's name; the definition's name when left out"},"definition":{"description":"The definition: an object, or its YAML or JSON text"},"overwrite":{"type":"boolean","description":"Replace the workflow of that name"}},"required":["definition"],"additionalProperties":false}`,
-			`{"type":"object","properties":{"status":{"type":"string","enum":["created","updated","error"]},"name":{"type":"string"},"tool":{"type":"string","description":"The workflow's own tool"},"version":{"type":"integer"},"problems":{"type":"array","items":{"type":"object","properties":{"step":{"type":"string"},"field":{"type":"string"},"message":{"type":"string"}}}},"message":{"type":"string"}},"required":["status"]}`,
-			false, false, false, false), Handler: x.createWorkflow},
-		{Tool: mgmtTool("cancel_workflow", "Cancel a workflow run",
-			"Cancel one of your workflow runs: the steps in flight are stopped (their upstream requests may have taken effect) and no more start.",
-			`{"type":"object","properties":{"workflow_id":{"type":"string","description":"The run's id"},"reason":{"type":"string","description":"Why, for the record"}},"required":["workflow_id"],"additionalProperties":false}`,
-			`{"type":"object","properties":{"status":{"type":"string"},"steps_completed":{"type":"integer"}},"required":["status"]}`,
-			false, false, true, false), Handler: x.cancelWorkflow},
+		}),
+		x.ops.serverTool(hub.ListWorkflows, x.call(hub.ListWorkflows, invokeHubOp[hub.ListWorkflowsInput])),
+		x.ops.serverTool(hub.CreateWorkflow, x.call(hub.CreateWorkflow, invokeHubOp[hub.CreateWorkflowInput])),
+		x.ops.serverTool(hub.CancelWorkflow, x.call(hub.CancelWorkflow, invokeHubOp[hub.CancelWorkflowInput])),
 	}
 	ws, err := x.o.Service.List(ctx, sc.Principal, "")
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range ws {
-		out = append(out, x.workflowTool(sc, w))
+		t, err := x.workflowTool(sc, w)
+		if err != nil {
+			continue // a name or schema no tool can have: the workflow's own pages say so
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -111,7 +101,11 @@ func (x *workflowsExt) agentTools(ctx context.Context, sc Scope) ([]server.Serve
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, x.workflowTool(sc, w))
+		t, err := x.workflowTool(sc, w)
+		if err != nil {
+			continue
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -119,13 +113,13 @@ func (x *workflowsExt) agentTools(ctx context.Context, sc Scope) ([]server.Serve
 // workflowTool is a saved workflow as a tool of its own: its parameters are the input
 // schema. Where the scope serves MCP tasks, a task-augmented call of it is a task
 // backed by the workflow's run.
-func (x *workflowsExt) workflowTool(sc Scope, w workflows.Workflow) server.ServerTool {
-	input, desc := workflows.ToolSchema(w)
-	t := mgmtTool(workflows.ToolPrefix+w.Name, "Workflow "+w.Name, desc, string(input), workflowResultSchema, false, true, false, true)
-	tasks := sc.taskRunner()
-	if tasks != nil {
-		t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+func (x *workflowsExt) workflowTool(sc Scope, w workflows.Workflow) (server.ServerTool, error) {
+	def, err := x.o.Service.Tool(w)
+	if err != nil {
+		return server.ServerTool{}, err
 	}
+	tasks := sc.taskRunner()
+	t := newToolDef(def, tasks != nil).tool
 	name := w.Name
 	return server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p, ok := switchboard.PrincipalFrom(ctx)
@@ -143,7 +137,7 @@ func (x *workflowsExt) workflowTool(sc Scope, w workflows.Workflow) server.Serve
 			return tasks.task(ctx, sc, req, start, func(ctx context.Context, v runs.View) (*mcp.CallToolResult, error) { return x.answer(ctx, p, v) })
 		}
 		return x.start(ctx, sc, req, name, args, workflows.StartOptions{})
-	}}
+	}}, nil
 }
 
 // startRun starts a run of one of the scope's workflow tools and answers at once
@@ -304,120 +298,12 @@ func (x *workflowsExt) answer(ctx context.Context, p switchboard.Principal, v ru
 	return res, err
 }
 
-func (x *workflowsExt) listWorkflows(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	p, ok := switchboard.PrincipalFrom(ctx)
-	if !ok {
-		return nil, errors.New("no principal in context")
+// call answers a call of the named workflow management tool with its operation.
+func (x *workflowsExt) call(name string, invoke func(context.Context, *providers.Tool, mcp.CallToolRequest, func(context.Context, error) *mcp.CallToolResult) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
+	t := x.ops[name]
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return invoke(ctx, t, req, x.toolError)
 	}
-	var in struct {
-		Category       string `json:"category"`
-		IncludeRunning bool   `json:"include_running"`
-	}
-	if err := decodeRunArgs(req, &in); err != nil {
-		return x.toolError(ctx, err), nil
-	}
-	ws, err := x.o.Service.List(ctx, p, in.Category)
-	if err != nil {
-		return x.toolError(ctx, err), nil
-	}
-	list := make([]map[string]any, 0, len(ws))
-	for _, w := range ws {
-		list = append(list, map[string]any{"name": w.Name, "description": w.Description, "category": w.Category,
-			"tool": workflows.ToolPrefix + w.Name, "version": w.Version, "updated_at": w.UpdatedAt})
-	}
-	out := map[string]any{"workflows": list}
-	if in.IncludeRunning {
-		n := 0
-		for _, st := range []runs.State{runs.StateWorking, runs.StateInputRequired} {
-			vs, _, err := x.o.Service.Runs.List(ctx, p, runs.ListOptions{State: st, Limit: runs.MaxListLimit})
-			if err != nil {
-				return x.toolError(ctx, err), nil
-			}
-			for _, v := range vs {
-				if strings.HasPrefix(v.Tool, workflows.ToolPrefix) {
-					n++
-				}
-			}
-		}
-		out["running_count"] = n
-	}
-	return viewResult(out)
-}
-
-func (x *workflowsExt) createWorkflow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	p, ok := switchboard.PrincipalFrom(ctx)
-	if !ok {
-		return nil, errors.New("no principal in context")
-	}
-	var in struct {
-		Name       string          `json:"name"`
-		Definition json.RawMessage `json:"definition"`
-		Overwrite  bool            `json:"overwrite"`
-	}
-	if err := decodeRunArgs(req, &in); err != nil {
-		return x.toolError(ctx, err), nil
-	}
-	source := string(in.Definition)
-	var text string
-	if json.Unmarshal(in.Definition, &text) == nil {
-		source = text // YAML or JSON text
-	}
-	def, err := workflows.Parse([]byte(source))
-	if err == nil && in.Name != "" && def.Name == "" {
-		def.Name = in.Name
-	}
-	if err == nil && in.Name != "" && def.Name != in.Name {
-		err = switchboard.Invalid("name", "differs from the definition's name "+def.Name)
-	}
-	var w workflows.Workflow
-	var created bool
-	if err == nil {
-		w, created, err = x.o.Service.Create(ctx, p, def, source, in.Overwrite)
-	}
-	if err != nil {
-		if ps := workflows.ProblemsOf(err); ps != nil {
-			err = ps.AsError()
-		}
-		if switchboard.CodeOf(err) == switchboard.CodeInternal {
-			return x.toolError(ctx, err), nil
-		}
-		res, rerr := viewResult(map[string]any{"status": "error", "message": errorText(err), "problems": workflows.ProblemsOf(err)})
-		if res != nil {
-			res.IsError = true
-		}
-		return res, rerr
-	}
-	status := "updated"
-	if created {
-		status = "created"
-	}
-	return viewResult(map[string]any{"status": status, "name": w.Name, "tool": workflows.ToolPrefix + w.Name, "version": w.Version})
-}
-
-func (x *workflowsExt) cancelWorkflow(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	p, ok := switchboard.PrincipalFrom(ctx)
-	if !ok {
-		return nil, errors.New("no principal in context")
-	}
-	var in struct {
-		ID     string `json:"workflow_id"`
-		Reason string `json:"reason"`
-	}
-	if err := decodeRunArgs(req, &in); err != nil {
-		return x.toolError(ctx, err), nil
-	}
-	if strings.TrimSpace(in.ID) == "" {
-		return x.toolError(ctx, switchboard.Invalid("workflow_id", "is required")), nil
-	}
-	v, err := x.o.Service.Cancel(ctx, p, in.ID)
-	if err != nil {
-		return x.toolError(ctx, err), nil
-	}
-	out := map[string]any{"status": string(v.State)}
-	if st, err := x.o.Service.Status(ctx, p, v.ID); err == nil {
-		out["steps_completed"] = st.StepsCompleted
-	}
-	return viewResult(out)
 }
 
 func (x *workflowsExt) toolError(ctx context.Context, err error) *mcp.CallToolResult {

@@ -3,6 +3,8 @@ package providers
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/switchboard-hub/switchboard"
 )
 
 // ContentResult is the answer of a tool that answers in MCP content rather than in a
@@ -29,4 +31,19 @@ func (r *ContentResult) Text() string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// JSONContent is v as a ContentResult: its JSON as structured content and as the
+// one text block, failed when isError (a hub tool whose answer says it failed, such
+// as a workflow run that ended failed).
+func JSONContent(v any, isError bool) (*ContentResult, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, switchboard.Internal(err)
+	}
+	text, err := json.Marshal(map[string]string{"type": "text", "text": string(raw)})
+	if err != nil {
+		return nil, switchboard.Internal(err)
+	}
+	return &ContentResult{Content: []json.RawMessage{text}, StructuredContent: raw, IsError: isError}, nil
 }

@@ -111,6 +111,9 @@ func (r *Registry) Register(s Spec) error {
 func newTool(spec *Spec, op Op) (*Tool, error) {
 	info := op.Info()
 	name := spec.Name + "_" + info.Name
+	if spec.OwnNames {
+		name = info.Name
+	}
 	if !toolNamePattern.MatchString(info.Name) || len(name) > 64 {
 		return nil, fmt.Errorf("operation %q: name must be snake_case and the tool name at most 64 characters", info.Name)
 	}

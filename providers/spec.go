@@ -130,6 +130,10 @@ type Spec struct {
 	// as callers see them (see NewConnectionTool). Such a provider has no Operations, and
 	// its connections are made by its own registration, not by Verify.
 	Tools func(ctx context.Context, c Connection) ([]*Tool, error)
+	// OwnNames says the provider's operations are named as their tools are, without
+	// the provider's name before them (the hub's own tools: switchboard_get_run,
+	// run_workflow).
+	OwnNames bool
 	// Connectionless says the provider's tools run without a connection or credentials
 	// (the hub's own tools, saved workflows): the router checks that the principal may
 	// see them and their confirm policy, and runs them with the principal in the Call.

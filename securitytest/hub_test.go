@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	hubtools "github.com/switchboard-hub/switchboard/providers/hub"
+
 	"github.com/gin-gonic/gin"
 	"gorm.io/gorm"
 
@@ -203,6 +205,9 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	h.tenants.SetPasswordPolicy(oauth.PasswordsAllowed)
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
 	if err := reg.Register(wfService.Spec()); err != nil { // as serve registers it
+		t.Fatal(err)
+	}
+	if err := reg.Register((&hubtools.Tools{Runs: runExec, Workflows: wfService, Registry: reg, Connections: rtr}).Spec()); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools, as serve wires it

@@ -14,9 +14,9 @@ import (
 // Problem is one thing wrong with a definition: the step it belongs to ("" for the
 // workflow itself), the field, and what is wrong.
 type Problem struct {
-	Step    string `json:"step,omitempty"`
-	Field   string `json:"field"`
-	Message string `json:"message"`
+	Step    string `json:"step,omitempty" jsonschema:"The step at fault, if any"`
+	Field   string `json:"field" jsonschema:"The field at fault"`
+	Message string `json:"message" jsonschema:"What is wrong with it"`
 }
 
 // Path is where the problem is, as people read it: steps.<step>.<field>, or the field.

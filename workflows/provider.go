@@ -59,7 +59,7 @@ func (s *Service) tenantTools(ctx context.Context, tenant switchboard.TenantID) 
 			out = append(out, c.tool)
 			continue
 		}
-		t, err := s.tool(w)
+		t, err := s.Tool(w)
 		if err != nil {
 			continue // a name or schema no tool can have: the workflow's own pages say so
 		}
@@ -83,8 +83,8 @@ func ToolSchema(w Workflow) (input json.RawMessage, description string) {
 	return input, desc + " (A workflow: answers with its result, or with a workflow_id to follow with switchboard_get_run when it takes longer.)"
 }
 
-// tool is a saved workflow as its tool.
-func (s *Service) tool(w Workflow) (*providers.Tool, error) {
+// Tool is a saved workflow as its tool.
+func (s *Service) Tool(w Workflow) (*providers.Tool, error) {
 	input, desc := ToolSchema(w)
 	op := &workflowOp{svc: s, name: w.Name, info: providers.Info{Name: w.Name, Title: "Workflow " + w.Name, Description: desc,
 		Hints: providers.Hints{Destructive: true}}}
@@ -116,25 +116,27 @@ func (o *workflowOp) OutputSchema() (*jsonschema.Schema, error) {
 // or where it is when it has not ended within DefaultToolWait. A run that ended failed,
 // canceled or partial answers as a failed result with its status.
 func (o *workflowOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
-	p := c.Principal
-	v, err := o.svc.Start(ctx, p, o.name, args, StartOptions{})
+	return o.svc.RunAndAnswer(ctx, c.Principal, o.name, args, StartOptions{})
+}
+
+// RunAndAnswer starts a run of a saved workflow for the principal (input_required when
+// the principal's policy wants the person to confirm it first) and answers how it
+// ended, or where it is when it has not ended within DefaultToolWait. A run that ended
+// failed, canceled or partial answers as a failed result with its status.
+func (s *Service) RunAndAnswer(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage, o StartOptions) (*providers.ContentResult, error) {
+	v, err := s.Start(ctx, p, name, params, o)
 	if err != nil {
 		return nil, err
 	}
 	if v.State == runs.StateWorking {
 		wctx, cancel := context.WithTimeout(ctx, DefaultToolWait)
-		if v2, err := o.svc.Runs.Wait(wctx, p, v.ID, 250*time.Millisecond); err == nil || v2.ID != "" {
+		if v2, err := s.Runs.Wait(wctx, p, v.ID, 250*time.Millisecond); err == nil || v2.ID != "" {
 			v = v2
 		}
 		cancel()
 	}
-	ans := o.svc.Answer(context.WithoutCancel(ctx), p, v)
-	raw, err := json.Marshal(ans)
-	if err != nil {
-		return nil, switchboard.Internal(err)
-	}
-	text, _ := json.Marshal(map[string]string{"type": "text", "text": string(raw)})
-	return &providers.ContentResult{Content: []json.RawMessage{text}, StructuredContent: raw, IsError: ans.IsError}, nil
+	ans := s.Answer(context.WithoutCancel(ctx), p, v)
+	return providers.JSONContent(ans, ans.IsError)
 }
 
 // IsTool reports whether a tool is a saved workflow's (its provider is this one).

@@ -36,6 +36,7 @@ import (
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
 	"github.com/switchboard-hub/switchboard/router"
@@ -205,6 +206,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// Saved workflows are tools of their own provider, listed per tenant and run
 	// through the router like every other tool.
 	if err := reg.Register(wfService.Spec()); err != nil {
+		return err
+	}
+	// The hub's own tools (runs, workflows' management) are tools of their provider,
+	// run through the router as the caller.
+	if err := reg.Register((&hub.Tools{Runs: runExec, Workflows: wfService, Registry: reg, Connections: rtr}).Spec()); err != nil {
 		return err
 	}
 	// Request bodies in flight share one budget; the MCP URLs reserve theirs once the

@@ -1,0 +1,100 @@
+// Package hub is the provider of the hub's own tools: runs in the background
+// (switchboard_run_async and the tools that follow a run) and saved workflows'
+// management (run_workflow, list_workflows, create_workflow, cancel_workflow). They
+// run on no connection, as the caller, through the router like any other tool.
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/runs"
+	"github.com/switchboard-hub/switchboard/workflows"
+)
+
+// Provider is the name of the hub's own provider; it starts its runs tools' names.
+const Provider = providers.HubToolPrefix
+
+// Names of the hub's tools.
+const (
+	RunAsync          = "switchboard_run_async"
+	GetRun            = "switchboard_get_run"
+	CancelRun         = "switchboard_cancel_run"
+	ListRuns          = "switchboard_list_runs"
+	SubmitElicitation = "switchboard_submit_elicitation"
+	RunWorkflow       = "run_workflow"
+	ListWorkflows     = "list_workflows"
+	CreateWorkflow    = "create_workflow"
+	CancelWorkflow    = "cancel_workflow"
+)
+
+// Tools serves the hub's tools. Runs is required; without Workflows the workflow
+// tools are left out.
+type Tools struct {
+	Runs      *runs.Executor
+	Workflows *workflows.Service
+	// Registry says which provider a tool named to switchboard_run_async is of.
+	Registry *providers.Registry
+	// Connections picks the connection a run started with switchboard_run_async runs
+	// on: the caller's only one for its tool (the router).
+	Connections ConnectionPicker
+}
+
+// ConnectionPicker picks the connection a call of a tool runs on (router.Router).
+type ConnectionPicker interface {
+	ConnectionFor(ctx context.Context, p switchboard.Principal, tool, named string) (string, error)
+}
+
+// Spec is the hub's provider: connectionless, its tools named as they are listed. Its
+// tools that start runs leave the confirmation to the run of what they start
+// (ConfirmsItself).
+func (t *Tools) Spec() providers.Spec {
+	return providers.Spec{Name: Provider, Title: "Switchboard", Description: "The hub's own tools: background runs and saved workflows.",
+		Connectionless: true, OwnNames: true, ConfirmsItself: true, Operations: t.Operations()}
+}
+
+// Operations are the hub's tools.
+func (t *Tools) Operations() []providers.Op {
+	ops := []providers.Op{t.runAsync(), t.getRun(), t.cancelRun(), t.listRuns(), t.submitElicitation()}
+	if t.Workflows != nil {
+		ops = append(ops, t.runWorkflow(), t.listWorkflows(), t.createWorkflow(), t.cancelWorkflow())
+	}
+	return ops
+}
+
+// ErrorText renders an error of a hub tool for the caller: an internal error's cause
+// is not shown.
+func ErrorText(err error) string {
+	e := switchboard.AsError(err)
+	switch {
+	case e.Code == switchboard.CodeInternal:
+		return "Switchboard failed (internal error); the operator has the details."
+	case e.Field != "":
+		return fmt.Sprintf("Invalid argument %q: %s.", e.Field, e.Message)
+	default:
+		return e.Message
+	}
+}
+
+// failing is an operation whose output may say it failed (a workflow run that ended
+// failed): such an output is answered as a failed result carrying it.
+type failing[In, Out any] struct {
+	*providers.Operation[In, Out]
+	failed func(Out) bool
+}
+
+// Invoke runs the operation and marks a failed output as a failed result.
+func (o failing[In, Out]) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
+	out, err := o.Operation.Invoke(ctx, c, args)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := out.(Out)
+	if o.failed(v) {
+		return providers.JSONContent(v, true)
+	}
+	return v, nil
+}

@@ -1,0 +1,265 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/runs"
+	"github.com/switchboard-hub/switchboard/workflows"
+)
+
+// RunWorkflowInput is the input of run_workflow.
+type RunWorkflowInput struct {
+	Name          string         `json:"workflow_name" jsonschema:"The workflow's name"`
+	Parameters    map[string]any `json:"parameters,omitempty" jsonschema:"Its parameters, as its parameters schema says"`
+	DryRun        bool           `json:"dry_run,omitempty" jsonschema:"Check and plan only"`
+	Timeout       int            `json:"timeout,omitempty" jsonschema:"Bound of the whole run, in seconds" schema:"minimum=1,maximum=86400"`
+	ParallelLimit int            `json:"parallel_limit,omitempty" jsonschema:"Steps at once" schema:"minimum=1,maximum=32"`
+}
+
+// Params are the run's parameters as JSON (nil when none were given).
+func (in RunWorkflowInput) Params() json.RawMessage {
+	if in.Parameters == nil {
+		return nil
+	}
+	raw, err := json.Marshal(in.Parameters)
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
+// StartOptions are the run's options.
+func (in RunWorkflowInput) StartOptions() workflows.StartOptions {
+	return workflows.StartOptions{ParallelLimit: in.ParallelLimit, Timeout: time.Duration(in.Timeout) * time.Second}
+}
+
+// ListWorkflowsInput is the input of list_workflows.
+type ListWorkflowsInput struct {
+	Category       string `json:"category,omitempty" jsonschema:"Only this category"`
+	IncludeRunning bool   `json:"include_running,omitempty" jsonschema:"Count your runs under way"`
+}
+
+// WorkflowList is the answer of list_workflows.
+type WorkflowList struct {
+	Workflows    []WorkflowItem `json:"workflows" jsonschema:"The saved workflows"`
+	RunningCount *int           `json:"running_count,omitempty" jsonschema:"How many of your workflow runs are under way (include_running)"`
+}
+
+// WorkflowItem is one saved workflow as list_workflows answers it.
+type WorkflowItem struct {
+	Name        string    `json:"name" jsonschema:"The workflow's name"`
+	Description string    `json:"description" jsonschema:"What it does"`
+	Category    string    `json:"category" jsonschema:"Its category"`
+	Tool        string    `json:"tool" jsonschema:"The workflow's own tool"`
+	Version     int64     `json:"version" jsonschema:"Its version, counting its saves"`
+	UpdatedAt   time.Time `json:"updated_at" jsonschema:"When it was last saved"`
+}
+
+// CreateWorkflowInput is the input of create_workflow.
+type CreateWorkflowInput struct {
+	Name       string `json:"name,omitempty" jsonschema:"The workflow's name; the definition's name when left out"`
+	Definition any    `json:"definition" jsonschema:"The definition: an object, or its YAML or JSON text"`
+	Overwrite  bool   `json:"overwrite,omitempty" jsonschema:"Replace the workflow of that name"`
+}
+
+// Created is the answer of create_workflow.
+type Created struct {
+	Status   string              `json:"status" jsonschema:"created, updated, or error when it was not saved" schema:"enum=created|updated|error"`
+	Name     string              `json:"name,omitempty" jsonschema:"The workflow's name"`
+	Tool     string              `json:"tool,omitempty" jsonschema:"The workflow's own tool"`
+	Version  int64               `json:"version,omitempty" jsonschema:"Its version"`
+	Problems []workflows.Problem `json:"problems,omitempty" jsonschema:"What is wrong with the definition, each naming its step and field"`
+	Message  string              `json:"message,omitempty" jsonschema:"Why it was not saved"`
+}
+
+// CancelWorkflowInput is the input of cancel_workflow.
+type CancelWorkflowInput struct {
+	ID     string `json:"workflow_id" jsonschema:"The run's id"`
+	Reason string `json:"reason,omitempty" jsonschema:"Why, for the record"`
+}
+
+// Canceled is the answer of cancel_workflow.
+type Canceled struct {
+	Status         string `json:"status" jsonschema:"The run's state"`
+	StepsCompleted *int   `json:"steps_completed,omitempty" jsonschema:"How many steps ended completed or skipped"`
+}
+
+// runWorkflowOp is run_workflow: it answers in the workflow's result, failed when the
+// run ended failed, canceled or partial.
+type runWorkflowOp struct{ t *Tools }
+
+// runWorkflowInfo says what run_workflow is.
+var runWorkflowInfo = providers.Info{Name: RunWorkflow, Title: "Run a workflow",
+	Description: "Run a saved workflow with its parameters. Answers with the result when it ends within the call, else with its workflow_id to follow with switchboard_get_run. dry_run checks it and says what it would do without running anything.",
+	Hints:       providers.Hints{Destructive: true}}
+
+func (t *Tools) runWorkflow() providers.Op { return runWorkflowOp{t} }
+
+func (o runWorkflowOp) Info() providers.Info { return runWorkflowInfo }
+
+func (o runWorkflowOp) InputSchema() (*jsonschema.Schema, error) {
+	return providers.Reflect[RunWorkflowInput]()
+}
+
+// OutputSchema is a workflow run's result (workflows.ResultSchema).
+func (o runWorkflowOp) OutputSchema() (*jsonschema.Schema, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(workflows.ResultSchema), &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Invoke plans the run (dry_run) or runs it and answers how it ended.
+func (o runWorkflowOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
+	var in RunWorkflowInput
+	if len(args) > 0 && string(args) != "null" {
+		dec := json.NewDecoder(strings.NewReader(string(args)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return nil, switchboard.Invalid("arguments", "do not match the input schema: "+err.Error())
+		}
+	}
+	if strings.TrimSpace(in.Name) == "" {
+		return nil, switchboard.Invalid("workflow_name", "is required")
+	}
+	if in.DryRun {
+		return o.t.DryRun(ctx, c.Principal, in)
+	}
+	return o.t.Workflows.RunAndAnswer(ctx, c.Principal, in.Name, in.Params(), in.StartOptions())
+}
+
+// DryRun checks a workflow's run and says what it would do, without running anything.
+func (t *Tools) DryRun(ctx context.Context, p switchboard.Principal, in RunWorkflowInput) (*providers.ContentResult, error) {
+	plan, err := t.Workflows.DryRun(ctx, p, in.Name, in.Params())
+	if err != nil {
+		return nil, err
+	}
+	return providers.JSONContent(map[string]any{"status": "success", "message": "dry run: nothing was run", "plan": plan}, false)
+}
+
+func (t *Tools) listWorkflows() providers.Op {
+	return &providers.Operation[ListWorkflowsInput, WorkflowList]{
+		Name: ListWorkflows, Title: "List workflows",
+		Description: "List the saved workflows of this tenant (each is also a tool named workflow_<name>), and how many of your workflow runs are under way.",
+		Hints:       providers.Hints{ReadOnly: true, Idempotent: true, ClosedWorld: true},
+		Run: func(ctx context.Context, c *providers.Call, in ListWorkflowsInput) (WorkflowList, error) {
+			return t.ListWorkflows(ctx, c.Principal, in)
+		},
+	}
+}
+
+// ListWorkflows lists the tenant's saved workflows and, when asked, counts the
+// principal's workflow runs under way.
+func (t *Tools) ListWorkflows(ctx context.Context, p switchboard.Principal, in ListWorkflowsInput) (WorkflowList, error) {
+	ws, err := t.Workflows.List(ctx, p, in.Category)
+	if err != nil {
+		return WorkflowList{}, err
+	}
+	out := WorkflowList{Workflows: make([]WorkflowItem, 0, len(ws))}
+	for _, w := range ws {
+		out.Workflows = append(out.Workflows, WorkflowItem{Name: w.Name, Description: w.Description, Category: w.Category,
+			Tool: workflows.ToolPrefix + w.Name, Version: w.Version, UpdatedAt: w.UpdatedAt})
+	}
+	if !in.IncludeRunning {
+		return out, nil
+	}
+	n := 0
+	for _, st := range []runs.State{runs.StateWorking, runs.StateInputRequired} {
+		vs, _, err := t.Runs.List(ctx, p, runs.ListOptions{State: st, Limit: runs.MaxListLimit})
+		if err != nil {
+			return WorkflowList{}, err
+		}
+		for _, v := range vs {
+			if _, ok := t.workflowOf(ctx, p, v.Tool); ok {
+				n++
+			}
+		}
+	}
+	out.RunningCount = &n
+	return out, nil
+}
+
+func (t *Tools) createWorkflow() providers.Op {
+	return failing[CreateWorkflowInput, Created]{Operation: &providers.Operation[CreateWorkflowInput, Created]{
+		Name: CreateWorkflow, Title: "Create a workflow",
+		Description: "Save a workflow definition (name, description, parameters as a JSON Schema, steps with tool, connection, args with ${{ }} CEL expressions over params and steps, needs, if, foreach, on_error, outputs). It is checked first; each problem names its step and field.",
+		Hints:       providers.Hints{ClosedWorld: true},
+		Run: func(ctx context.Context, c *providers.Call, in CreateWorkflowInput) (Created, error) {
+			return t.CreateWorkflow(ctx, c.Principal, in)
+		},
+	}, failed: func(c Created) bool { return c.Status == "error" }}
+}
+
+// CreateWorkflow checks and saves a definition. A definition that is wrong answers
+// status error with its problems (an internal failure is an error).
+func (t *Tools) CreateWorkflow(ctx context.Context, p switchboard.Principal, in CreateWorkflowInput) (Created, error) {
+	var source string
+	switch d := in.Definition.(type) {
+	case nil:
+		return Created{}, switchboard.Invalid("definition", "is required")
+	case string:
+		source = d // YAML or JSON text
+	default:
+		raw, err := json.Marshal(d)
+		if err != nil {
+			return Created{}, switchboard.Invalid("definition", "must be an object or its YAML or JSON text")
+		}
+		source = string(raw)
+	}
+	def, err := workflows.Parse([]byte(source))
+	if err == nil && in.Name != "" && def.Name == "" {
+		def.Name = in.Name
+	}
+	if err == nil && in.Name != "" && def.Name != in.Name {
+		err = switchboard.Invalid("name", "differs from the definition's name "+def.Name)
+	}
+	var w workflows.Workflow
+	var created bool
+	if err == nil {
+		w, created, err = t.Workflows.Create(ctx, p, def, source, in.Overwrite)
+	}
+	if err != nil {
+		if ps := workflows.ProblemsOf(err); ps != nil {
+			err = ps.AsError()
+		}
+		if switchboard.CodeOf(err) == switchboard.CodeInternal {
+			return Created{}, err
+		}
+		return Created{Status: "error", Message: ErrorText(err), Problems: workflows.ProblemsOf(err)}, nil
+	}
+	status := "updated"
+	if created {
+		status = "created"
+	}
+	return Created{Status: status, Name: w.Name, Tool: workflows.ToolPrefix + w.Name, Version: w.Version}, nil
+}
+
+func (t *Tools) cancelWorkflow() providers.Op {
+	return &providers.Operation[CancelWorkflowInput, Canceled]{
+		Name: CancelWorkflow, Title: "Cancel a workflow run",
+		Description: "Cancel one of your workflow runs: the steps in flight are stopped (their upstream requests may have taken effect) and no more start.",
+		Hints:       providers.Hints{Idempotent: true, ClosedWorld: true},
+		Run: func(ctx context.Context, c *providers.Call, in CancelWorkflowInput) (Canceled, error) {
+			if strings.TrimSpace(in.ID) == "" {
+				return Canceled{}, switchboard.Invalid("workflow_id", "is required")
+			}
+			v, err := t.Workflows.Cancel(ctx, c.Principal, in.ID)
+			if err != nil {
+				return Canceled{}, err
+			}
+			out := Canceled{Status: string(v.State)}
+			if st, err := t.Workflows.Status(ctx, c.Principal, v.ID); err == nil {
+				out.StepsCompleted = &st.StepsCompleted
+			}
+			return out, nil
+		},
+	}
+}
