@@ -69,14 +69,14 @@ func (r *matrixRig) browserCells(t *testing.T) {
 		})
 		for _, k := range matrixKinds {
 			got := sum.Tools[k.tool]
-			t.Run("owner / "+k.name+" / agent builder: pickable", func(t *testing.T) {
+			checkCell(t, "owner / "+k.name+" / agent builder: pickable", func(fail func(string, ...any)) {
 				if !got.Pickable {
-					t.Errorf("the builder offers no #pick-%s", k.tool)
+					fail("the builder offers no #pick-%s", k.tool)
 				}
 			})
-			t.Run("owner / "+k.name+" / Try it: answered", func(t *testing.T) {
+			checkCell(t, "owner / "+k.name+" / Try it: answered", func(fail func(string, ...any)) {
 				if got.Error != "" || !strings.Contains(got.Answer, k.answer(nonces[k.tool])) {
-					t.Errorf("Try it answered %q, error %q; want an answer holding %q", short(got.Answer), got.Error, k.answer(nonces[k.tool]))
+					fail("Try it answered %q, error %q; want an answer holding %q", short(got.Answer), got.Error, k.answer(nonces[k.tool]))
 				}
 			})
 		}

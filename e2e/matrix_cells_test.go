@@ -70,45 +70,50 @@ func (r *matrixRig) cell(t *testing.T, p string, k toolKind, s surfaceKind, may 
 	o := s.call(r, p, k, nonce)
 	if o.listed != nil {
 		if may {
-			t.Run(name+": listed", func(t *testing.T) {
+			checkCell(t, name+": listed", func(fail func(string, ...any)) {
 				if !*o.listed {
-					t.Errorf("tools/list does not offer %s", k.tool)
+					fail("tools/list does not offer %s", k.tool)
 				}
 			})
 		} else {
-			t.Run(name+": not listed", func(t *testing.T) {
+			checkCell(t, name+": not listed", func(fail func(string, ...any)) {
 				if *o.listed {
-					t.Errorf("tools/list offers %s", k.tool)
+					fail("tools/list offers %s", k.tool)
 				}
 			})
 		}
 	}
 	if !may {
-		t.Run(name+": refused", func(t *testing.T) {
+		checkCell(t, name+": refused", func(fail func(string, ...any)) {
 			if o.answered {
-				t.Errorf("answered: %s", short(o.text))
+				fail("answered: %s", short(o.text))
 			}
 			if ok, _ := k.reached(r, m, nonce); ok {
-				t.Errorf("the upstream received the call (answer: %s)", short(o.text))
+				fail("the upstream received the call (answer: %s)", short(o.text))
 			}
 		})
 		return
 	}
-	t.Run(name+": answered", func(t *testing.T) {
+	checkCell(t, name+": answered", func(fail func(string, ...any)) {
 		if !o.answered {
-			t.Fatalf("not answered: %s", short(o.text))
+			fail("not answered: %s", short(o.text))
+			return
 		}
 		if want := k.answer(nonce); !strings.Contains(o.text, want) {
-			t.Errorf("the answer lacks %q: %s", want, short(o.text))
+			fail("the answer lacks %q: %s", want, short(o.text))
 		}
 		if ok, msg := k.reached(r, m, nonce); !ok {
-			t.Error(msg)
+			fail("%s", msg)
 		}
 	})
 	if !o.answered {
 		return
 	}
-	r.pendingAudits = append(r.pendingAudits, pendingAudit{name: name + ": audited", principal: p, tool: k.tool, since: m.at, until: time.Now().Add(time.Millisecond)})
+	// The audit log keeps times to the millisecond: the window starts at the call's
+	// millisecond, and the next call starts in a later one, so its row never falls in
+	// this call's window.
+	r.pendingAudits = append(r.pendingAudits, pendingAudit{name: name + ": audited", principal: p, tool: k.tool, since: m.at.Truncate(time.Millisecond), until: time.Now()})
+	time.Sleep(2 * time.Millisecond)
 }
 
 // short cuts a long answer for a failure message.

@@ -463,9 +463,9 @@ func (r *matrixRig) auditCells(t *testing.T) {
 		}
 	}
 	for _, a := range r.pendingAudits {
-		t.Run(a.name, func(t *testing.T) {
+		checkCell(t, a.name, func(fail func(string, ...any)) {
 			if ok, seen := find(events, a); !ok {
-				t.Errorf("no audit row of %s by %s (%s) with outcome ok; its rows since the call: %v", a.tool, a.principal, r.principalIDs[a.principal], seen)
+				fail("no audit row of %s by %s (%s) with outcome ok; its rows since the call: %v", a.tool, a.principal, r.principalIDs[a.principal], seen)
 			}
 		})
 	}
