@@ -55,7 +55,7 @@ func (w *world) githubCalls(token string) int {
 	}))
 }
 
-// TestAdminCannotActThroughPrivateConnections is issue 12's first attack and its
+// TestAdminCannotActThroughPrivateConnections covers an attack and its
 // variants: an admin binding the owner's private GitHub connection to the owner's agent
 // and taking a key for it; an admin editing an agent already bound to it; an admin's
 // key (made before or after) for a member's agent bound to the member's private Slack.

@@ -85,7 +85,7 @@ type browserSummary struct {
 		Warm       int `json:"warm_bytes"`
 		Operations int `json:"operations_requests"`
 	} `json:"weights"`
-	// Builder is what the agent builder measured (item 3 of issue 16).
+	// Builder is what the agent builder measured.
 	Builder struct {
 		Height          int    `json:"height"`
 		TabsToSave      int    `json:"tabs_to_save"`
@@ -197,7 +197,7 @@ func TestBrowser(t *testing.T) {
 		t.Error("the browser run did not connect an MCP client by OAuth and revoke it in Connected apps")
 	}
 
-	// Issue 16's target: every page under 100 KB transferred cold and 10 KB warm.
+	// The target: every page under 100 KB transferred cold and 10 KB warm.
 	if len(sum.Weights) < 5 {
 		t.Errorf("page weights measured for %d pages, want every main page", len(sum.Weights))
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
-// TestConnectionLabelSquatting is issue 12's fifth finding: a colleague's shared
+// TestConnectionLabelSquatting: a colleague's shared
 // connection labelled like the caller's own private one took the caller's
 // {"connection": "Work Slack"} calls. The caller's own connection wins its label; a
 // label several others' connections share is refused with their ids; ids always work,

@@ -63,7 +63,7 @@ func githubAndSlack(t *testing.T, opt func(*Options)) *env {
 }
 
 // TestToolsListIsLean counts the bytes of the real tools/list answer of a tenant with
-// GitHub and Slack. Issue 13 asks for GitHub's 51 tools in at most half of the
+// GitHub and Slack. GitHub's 51 tools must take at most half of the
 // 136,917 bytes they took with the full schemas: 68,458. They are there because the
 // listed output schemas keep only the result's type and required fields (models are
 // not shown output schemas; the REST catalog has them whole), pagination is explained

@@ -11,7 +11,7 @@ import (
 // TestLabelConnections: labels are unique per provider; where connections share an
 // account label, the user's own keeps it only when it is the only one the user owns,
 // whichever is older, so another user's shared connection cannot take calls meant for
-// the user's own (issue 12's fifth finding).
+// the user's own.
 func TestLabelConnections(t *testing.T) {
 	t.Parallel()
 	conn := func(id, provider, label, owner string) connections.Connection {

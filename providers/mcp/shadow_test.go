@@ -57,7 +57,7 @@ func fakeGitHubUser(t *testing.T) (*httptest.Server, func() []string) {
 	}
 }
 
-// TestRemoteServersCannotShadowBuiltInTools is issue 12's fourth finding: a member's
+// TestRemoteServersCannotShadowBuiltInTools: a member's
 // shared remote MCP server named github with a tool get_me replaced the real
 // github_get_me in every user's list. Provider names (and names that would extend or be
 // extended into theirs) and the switchboard prefix are refused at registration, as are
