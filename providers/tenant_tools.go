@@ -24,7 +24,13 @@ func (r *Registry) TenantTools(ctx context.Context, tenant switchboard.TenantID)
 			if _, builtIn := r.tools[t.Name]; builtIn || t.Provider == nil || t.Provider.Name != spec.Name {
 				continue
 			}
-			t.Provider = spec // the registry's own Spec, whatever copy built the tool
+			if t.Provider != spec {
+				// The registry's own Spec, whatever copy built the tool: on a copy, as
+				// the provider may hand the same tool to concurrent listings.
+				c := *t
+				c.Provider = spec
+				t = &c
+			}
 			out = append(out, t)
 		}
 	}

@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -69,5 +70,36 @@ func TestTenantTools(t *testing.T) {
 	}
 	if err := NewRegistry().Register(Spec{Name: "bad", TenantTools: flows.TenantTools, Verify: echo.Verify}); err == nil {
 		t.Error("tools per tenant on a provider that needs connections were registered")
+	}
+}
+
+// TestTenantToolsListedConcurrently: a provider may hand the same tools (cached per
+// version) to listings running at once; the registry must not write to them (the race
+// detector fails this test otherwise), and each listing still names the registry's Spec.
+func TestTenantToolsListedConcurrently(t *testing.T) {
+	t.Parallel()
+	flows := &Spec{Name: "flows", Title: "Flows", Connectionless: true}
+	cached, err := NewConnectionTool(flows, "flow_daily", echoOp("x", Hints{}), json.RawMessage(`{"type":"object"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flows.TenantTools = func(context.Context, switchboard.TenantID) ([]*Tool, error) { return []*Tool{cached}, nil }
+	r := NewRegistry()
+	if err := r.Register(*flows); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := r.Provider("flows")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			tools, err := r.TenantTools(context.Background(), "ten_a")
+			if err != nil || len(tools) != 1 || tools[0].Provider != spec {
+				t.Errorf("TenantTools = %v, %v; want flow_daily of the registry's Spec", toolNames(tools), err)
+			}
+		})
+	}
+	wg.Wait()
+	if cached.Provider != flows {
+		t.Error("the provider's own tool was changed by the registry")
 	}
 }
