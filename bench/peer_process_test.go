@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
+	"github.com/switchboard-hub/switchboard/internal/testport"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
@@ -64,12 +65,11 @@ func startPeer(tb testing.TB, dir, upstreamURL string) *peerProcess {
 // accepts connections. The process and all it started are stopped when tb ends.
 func startGateway(tb testing.TB, dir, stdio, marker string, env ...string) *peerProcess {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	free, err := testport.Free(1)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
+	port := strconv.Itoa(free)
 	ctx, cancel := context.WithCancel(context.Background())
 	// --logLevel none: at info, supergateway logs every message it relays.
 	cmd := testproc.Command(ctx, "node", filepath.Join(dir, "node_modules", "supergateway", "dist", "index.js"),

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/switchboard-hub/switchboard/internal/testlog"
+	"github.com/switchboard-hub/switchboard/internal/testport"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
@@ -221,15 +221,7 @@ func withoutSwitchboardEnv(env []string) []string {
 // freeAddr returns a loopback address with a port nobody listens on right now.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatalf("close probe listener: %v", err)
-	}
-	return addr
+	return testport.Addr(t)
 }
 
 // waitReady polls url until it answers 200.

@@ -18,7 +18,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -30,6 +29,7 @@ import (
 	"time"
 
 	vault "github.com/hashicorp/vault/api"
+	"github.com/switchboard-hub/switchboard/internal/testport"
 )
 
 // Version is the Vault release tools/vault builds.
@@ -194,20 +194,7 @@ func serverArgs(bin, addr, token string) []string {
 // freePortPair finds a loopback port P with P+1 free too: dev-mode Vault listens for
 // cluster traffic on the port after its API port.
 func freePortPair() (int, error) {
-	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln2, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+1)))
-		_ = ln.Close()
-		if err == nil {
-			_ = ln2.Close()
-			return port, nil
-		}
-	}
-	return 0, errors.New("no two adjacent free loopback ports")
+	return testport.Free(2)
 }
 
 func randomHex(n int) string {
