@@ -217,6 +217,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		}
 		return switchboard.Principal{TenantID: tenant, Kind: switchboard.PrincipalUser, UserID: u.ID, Role: u.Role}, nil
 	}}
+	hub.Service = wfService
 	if err := reg.Register(wfService.Spec()); err != nil { // as serve registers it
 		t.Fatal(err)
 	}

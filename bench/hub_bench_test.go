@@ -34,6 +34,7 @@ import (
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
+	hubtools "github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/sessions"
@@ -165,6 +166,9 @@ func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, wrap func(htt
 	rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: writer, Transports: transports, ArgsKey: kr.Derive("audit-args"), Policies: agentService,
 		Admission: admission})
 	runExec := runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: rtr, Registry: reg, Logger: log})
+	if err := reg.Register((&hubtools.Tools{Runs: runExec, Registry: reg, Connections: rtr}).Spec()); err != nil { // as serve registers it
+		b.Fatal(err)
+	}
 	b.Cleanup(func() { runExec.Close(context.Background()) })
 	// Every closed-loop caller holds a session of the one key, and the memory benchmarks
 	// keep 10,000 initialized ones open for as long as they take to measure.

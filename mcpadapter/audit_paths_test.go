@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"gorm.io/gorm"
@@ -101,7 +102,7 @@ func TestEveryCallLeavesOneAuditRow(t *testing.T) {
 				runID, _ := res.Meta.AdditionalFields["switchboard/run_id"].(string)
 				call(t, agent, toolSubmitElicitation, map[string]any{"run_id": runID, "response": map[string]any{"action": "accept"}})
 				e.waitRun(t, agentP, runID)
-			}, want: []string{"confirmation_asked ok notes_delete_note", "confirmation_accepted ok notes_delete_note", "tool_call not_found notes_delete_note"}},
+			}, want: []string{"confirmation_asked ok notes_delete_note", "confirmation_accepted ok notes_delete_note", "tool_call ok switchboard_submit_elicitation", "tool_call not_found notes_delete_note"}},
 			{name: "agent URL upstream error, confirmed in the client's form", do: func() {
 				call(t, formAgent, "notes_delete_note", map[string]any{"id": "n404"})
 			}, want: []string{"confirmation_asked ok notes_delete_note", "confirmation_accepted ok notes_delete_note", "tool_call not_found notes_delete_note"}},
@@ -117,21 +118,24 @@ func TestEveryCallLeavesOneAuditRow(t *testing.T) {
 					t.Errorf("tasks/cancel: %v", err)
 				}
 			}, want: []string{"tool_call canceled notes_wait"}},
-			{name: "run ok", do: viaRun("notes_get_note", map[string]any{"id": note}), want: []string{"tool_call ok notes_get_note"}},
-			{name: "run invalid", do: viaRun("notes_get_note", map[string]any{"id": 7}), want: []string{"tool_call invalid notes_get_note"}},
-			{name: "run upstream error", do: viaRun("notes_get_note", map[string]any{"id": "n404"}), want: []string{"tool_call not_found notes_get_note"}},
+			// The hub's own tools are audited like any other (a run may end before the
+			// call that started it is recorded: rows are compared in any order).
+			{name: "run ok", do: viaRun("notes_get_note", map[string]any{"id": note}), want: []string{"tool_call ok switchboard_run_async", "tool_call ok notes_get_note"}},
+			{name: "run invalid", do: viaRun("notes_get_note", map[string]any{"id": 7}), want: []string{"tool_call invalid notes_get_note", "tool_call invalid switchboard_run_async"}},
+			{name: "run upstream error", do: viaRun("notes_get_note", map[string]any{"id": "n404"}), want: []string{"tool_call ok switchboard_run_async", "tool_call not_found notes_get_note"}},
 			{name: "run canceled", do: func() {
 				var v runs.View
 				structured(t, call(t, ann, toolRunAsync, map[string]any{"tool": "notes_wait"}), &v)
 				testwait.Recv(t, e.up.Waiting(), "the call to reach the upstream")
 				call(t, ann, toolCancelRun, map[string]any{"run_id": v.ID})
-			}, want: []string{"tool_call canceled notes_wait"}},
+			}, want: []string{"tool_call ok switchboard_run_async", "tool_call ok switchboard_cancel_run", "tool_call canceled notes_wait"}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				from := e.audit.count()
 				tt.do()
-				if diff := cmp.Diff(tt.want, e.audit.rowsFrom(t, from, len(tt.want))); diff != "" {
+				got := e.audit.rowsFrom(t, from, len(tt.want))
+				if diff := cmp.Diff(tt.want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 					t.Errorf("audit rows (-want +got):\n%s", diff)
 				}
 			})

@@ -11,7 +11,6 @@ import (
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
-	"github.com/switchboard-hub/switchboard/runs"
 )
 
 // Extension adds to every MCP endpoint what another part of the hub serves there:
@@ -47,31 +46,10 @@ type Extension struct {
 	// TaskSupport marks every hub tool as accepting task-augmented calls (MCP tasks);
 	// the extension's WrapTool runs them (it sees req.Params.Task).
 	TaskSupport bool
-	// StartRun starts a call of one of the extension's own tools of the scope as a
-	// background run and answers at once, as switchboard_run_async does for hub tools;
-	// handled is false for a tool that is not one of them.
-	StartRun func(ctx context.Context, sc Scope, tool string, args json.RawMessage) (v runs.View, handled bool, err error)
 
 	// tasks is set on the runs extension: it runs the task-augmented calls of other
 	// extensions' tools as runs (Scope.runAsTask).
 	tasks *runsExt
-}
-
-// startRun starts a call of an extension's own tool as a background run; handled is
-// false when no extension has a tool of that name in the scope.
-func (sc Scope) startRun(ctx context.Context, tool string, args json.RawMessage) (runs.View, bool, error) {
-	if sc.s == nil {
-		return runs.View{}, false, nil
-	}
-	for _, e := range sc.s.adapter.opts.Extensions {
-		if e.StartRun == nil {
-			continue
-		}
-		if v, handled, err := e.StartRun(ctx, sc, tool, args); handled {
-			return v, true, err
-		}
-	}
-	return runs.View{}, false, nil
 }
 
 // taskRunner is the extension that runs task-augmented calls as runs (nil when no

@@ -23,7 +23,6 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 	if err != nil {
 		return nil, "", err
 	}
-	bindings = connectionBound(bindings)
 	mode, runTools := agents.ToolModeAll, true // as refresh has it without an agents service
 	if a.opts.Agents != nil {
 		_, settings, err := a.opts.Agents.AgentAndSettings(ctx, p.TenantID, "")
@@ -38,14 +37,16 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 		for _, t := range (&scope{}).searchTools() {
 			tools = append(tools, t.Tool)
 		}
-	} else {
-		for _, b := range agentBindings(bindings, draft) {
-			t, err := a.hubTool(b)
-			if err != nil {
-				return nil, "", err
-			}
-			tools = append(tools, t.tool())
+	}
+	for _, b := range scopeBindings(bindings, &draft, runTools) {
+		if mode == agents.ToolModeSearch && !b.Tool.Provider.Connectionless {
+			continue // found through the search tools
 		}
+		t, err := a.hubTool(b)
+		if err != nil {
+			return nil, "", err
+		}
+		tools = append(tools, t.tool())
 	}
 	// Extensions list for an agent URL what they list there (the workflows the draft
 	// selects): a draft not saved yet has no id, so it gets a stand-in.

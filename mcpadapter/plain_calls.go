@@ -76,8 +76,8 @@ func plainTools(st *scopeState, mgmt []server.ServerTool) map[string]bool {
 	for _, name := range st.order {
 		t := st.hub[name]
 		def := t.tool()
-		if t.binding.Tool.Provider != nil && t.binding.Tool.Provider.Name == remotemcp.Provider {
-			continue
+		if p := t.binding.Tool.Provider; p != nil && (p.Name == remotemcp.Provider || p.Connectionless) {
+			continue // a remote server's call and a connectionless tool's may ask the client (elicitation) as they run
 		}
 		if def.Execution != nil && def.Execution.TaskSupport == mcp.TaskSupportRequired {
 			continue

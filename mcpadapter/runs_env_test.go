@@ -243,17 +243,20 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 		}
 	}
 	e.workflows = &workflows.Service{Store: wfStore, Runs: e.exec, Router: rtr}
-	if err := reg.Register(e.workflows.Spec()); err != nil { // as serve registers it
-		t.Fatal(err)
+	hub.Service = e.workflows
+	// As serve registers them; without workflows, the hub's tools are the runs tools.
+	ht := &hubtools.Tools{Runs: e.exec, Registry: reg, Connections: rtr}
+	if withWorkflows {
+		if err := reg.Register(e.workflows.Spec()); err != nil {
+			t.Fatal(err)
+		}
+		ht.Workflows = e.workflows
 	}
-	if err := reg.Register((&hubtools.Tools{Runs: e.exec, Workflows: e.workflows, Registry: reg, Connections: rtr}).Spec()); err != nil { // as serve registers it
+	if err := reg.Register(ht.Spec()); err != nil {
 		t.Fatal(err)
 	}
 	e.node = func(t *testing.T, store mcptransport.SessionStore, relay mcptransport.Relay) *httptest.Server {
-		exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey})}
-		if e.serveWorkflows {
-			exts = append(exts, WorkflowsExtension(WorkflowsOptions{Service: e.workflows, StateKey: e.stateKey}))
-		}
+		exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey, Answer: hub.Answer})}
 		a := New(Options{
 			Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test", Sessions: store, Relay: relay, Extensions: exts,
 		})

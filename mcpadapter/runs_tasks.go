@@ -39,7 +39,15 @@ func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, req
 	start := func(ctx context.Context, p switchboard.Principal) (runs.View, error) {
 		return x.o.Runs.Start(ctx, p, call)
 	}
-	return x.task(ctx, sc, req, start, func(_ context.Context, v runs.View) (*mcp.CallToolResult, error) { return runResult(v), nil })
+	return x.task(ctx, sc, req, start, func(ctx context.Context, v runs.View) (*mcp.CallToolResult, error) {
+		if x.o.Answer != nil {
+			p, _ := switchboard.PrincipalFrom(ctx)
+			if res, ok := x.o.Answer(ctx, p, v); ok {
+				return contentResult(res), nil
+			}
+		}
+		return runResult(v), nil
+	})
 }
 
 // task runs a task-augmented call as the run start starts, and answers the run once it

@@ -119,7 +119,7 @@ func TestRunToolsRefuseBadInput(t *testing.T) {
 		}{
 			{name: "no tool", tool: toolRunAsync, args: map[string]any{"arguments": map[string]any{}}, contains: `"tool"`},
 			{name: "unknown tool", tool: toolRunAsync, args: map[string]any{"tool": "notes_burn"}, contains: "not found"},
-			{name: "a management tool", tool: toolRunAsync, args: map[string]any{"tool": toolGetRun, "arguments": map[string]any{"run_id": "x"}}, contains: "switchboard_"},
+			{name: "itself", tool: toolRunAsync, args: map[string]any{"tool": toolRunAsync, "arguments": map[string]any{"tool": "notes_get_note"}}, contains: "switchboard_run_async itself"},
 			{name: "bad argument of the tool", tool: toolRunAsync, args: map[string]any{"tool": "notes_create_note", "arguments": map[string]any{"text": 5}}, contains: `"text"`},
 			{name: "unknown argument", tool: toolRunAsync, args: map[string]any{"tool": "notes_create_note", "later": true}, contains: `"later"`},
 			{name: "get without id", tool: toolGetRun, args: map[string]any{}, contains: `"run_id"`},

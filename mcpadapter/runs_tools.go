@@ -34,6 +34,10 @@ type RunsOptions struct {
 	// same database must have the same key (derive it from the keyring), as a client's
 	// answer may reach another node than its question.
 	StateKey []byte
+	// Answer renders an ended run that some tool answers in a form of its own (a
+	// workflow's run: workflows.Hub.Answer) as an MCP task's result; nil, or handled
+	// false, renders the run's output as a direct call would have answered.
+	Answer func(ctx context.Context, p switchboard.Principal, v runs.View) (res *providers.ContentResult, handled bool)
 }
 
 // runsExt is the runs extension: the management tools of asynchronous runs, runs as
@@ -42,7 +46,6 @@ type runsExt struct {
 	o      RunsOptions
 	links  *taskLinks
 	states requestStates
-	ops    hubOps
 }
 
 // RunsExtension returns the extension that serves, at every MCP URL, the management
@@ -60,17 +63,15 @@ func RunsExtension(o RunsOptions) Extension {
 	if len(o.StateKey) == 0 {
 		panic(errNoStateKey)
 	}
-	x := &runsExt{o: o, states: requestStates{key: o.StateKey, now: time.Now}, ops: newHubOps(&hub.Tools{Runs: o.Runs})}
+	x := &runsExt{o: o, states: requestStates{key: o.StateKey, now: time.Now}}
 	x.links = newTaskLinks(func(p switchboard.Principal, runID string) {
 		_, _ = o.Runs.Cancel(context.Background(), p, runID)
 	})
 	return Extension{
 		Name:              "runs",
 		ServerOptions:     []server.ServerOption{server.WithTaskCapabilities(true, true, true), x.taskHooks()},
-		Tools:             x.tools,
 		ResourceTemplates: x.templates,
 		WrapTool:          x.wrap,
-		RunTools:          true,
 		TaskSupport:       true,
 		tasks:             x,
 	}
@@ -85,73 +86,6 @@ const (
 	toolSubmitElicitation = hub.SubmitElicitation
 	runsTemplate          = "switchboard://runs/{id}"
 )
-
-// tools returns the management tools of a scope.
-func (x *runsExt) tools(_ context.Context, sc Scope) ([]server.ServerTool, error) {
-	return []server.ServerTool{
-		x.ops.serverTool(toolRunAsync, x.runAsync(sc)),
-		x.ops.serverTool(toolGetRun, x.call(toolGetRun, invokeHubOp[hub.RunIDInput])),
-		x.ops.serverTool(toolCancelRun, x.call(toolCancelRun, invokeHubOp[hub.RunIDInput])),
-		x.ops.serverTool(toolListRuns, x.call(toolListRuns, invokeHubOp[hub.ListRunsInput])),
-		x.ops.serverTool(toolSubmitElicitation, x.call(toolSubmitElicitation, invokeHubOp[hub.SubmitInput])),
-	}, nil
-}
-
-// call answers a call of the named runs tool with its operation.
-func (x *runsExt) call(name string, invoke func(context.Context, *providers.Tool, mcp.CallToolRequest, func(context.Context, error) *mcp.CallToolResult) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
-	t := x.ops[name]
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return invoke(ctx, t, req, x.toolError)
-	}
-}
-
-// runAsync starts a run of one of the scope's tools.
-func (x *runsExt) runAsync(sc Scope) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		p, ok := switchboard.PrincipalFrom(ctx)
-		if !ok {
-			return nil, errors.New("no principal in context")
-		}
-		var in struct {
-			Tool      string          `json:"tool"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
-		if err := decodeRunArgs(req, &in); err != nil {
-			return x.hubError(ctx, sc, err), nil
-		}
-		if strings.TrimSpace(in.Tool) == "" {
-			return sc.s.adapter.toolError(switchboard.Invalid("tool", "is required")), nil
-		}
-		if _, own := x.ops[in.Tool]; own {
-			return sc.s.adapter.toolError(switchboard.Invalid("tool", "must be a tool of a connected account, not a switchboard_ tool")), nil
-		}
-		args := in.Arguments
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
-		}
-		if v, handled, err := sc.startRun(ctx, in.Tool, args); handled {
-			if err != nil {
-				return x.hubError(ctx, sc, err), nil
-			}
-			return viewResult(v)
-		}
-		rreq, prep, b, res := x.prepare(ctx, sc, in.Tool, args)
-		if res != nil {
-			return res, nil
-		}
-		confirmed := false
-		if prep.NeedsConfirm {
-			if res, confirmed = x.gate(ctx, sc, req, prep, b, rreq, runs.OriginAsync); res != nil {
-				return res, nil
-			}
-		}
-		v, err := x.o.Runs.Start(ctx, p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginAsync, Confirmed: confirmed})
-		if err != nil {
-			return x.hubError(ctx, sc, err), nil
-		}
-		return viewResult(v)
-	}
-}
 
 // DescribeError is the message a failed tools/call gives for err: what a failed run
 // records, so both say the same (runs.Options.Describe).
@@ -286,6 +220,16 @@ func (x *runsExt) wrap(sc Scope, next server.ToolHandlerFunc) server.ToolHandler
 		if err != nil {
 			return x.hubError(ctx, sc, err), nil
 		}
+		if op, ok := b.Tool.Op.(providers.SelfConfirming); ok && req.Params.Task == nil {
+			res, confirmed := x.selfConfirm(ctx, sc, op, b, req, p, pol)
+			if res != nil {
+				return res, nil
+			}
+			if confirmed {
+				ctx = withConfirmed(ctx)
+			}
+			return next(ctx, req)
+		}
 		if !pol.Covers(b.Tool) && req.Params.Task == nil {
 			return next(ctx, req)
 		}
@@ -319,4 +263,28 @@ func (x *runsExt) wrap(sc Scope, next server.ToolHandlerFunc) server.ToolHandler
 		}
 		return next(ctx, req)
 	}
+}
+
+// selfConfirm takes in the client's form the confirmation that a tool confirming
+// itself (providers.SelfConfirming: a workflow, run_workflow, switchboard_run_async)
+// says the call needs under the caller's policy, when the policy lets the client relay
+// it and the client can show the form: confirmed when the person accepted, else the
+// result to answer instead (the form, or the person's decline). It answers nil, false
+// when the form is not the way: the tool then leaves its run waiting input_required on
+// its approval page, or reports what is wrong.
+func (x *runsExt) selfConfirm(ctx context.Context, sc Scope, op providers.SelfConfirming, b router.Binding, req mcp.CallToolRequest, p switchboard.Principal, pol router.Policy) (*mcp.CallToolResult, bool) {
+	if !canElicit(ctx) && req.Params.RequestState == "" || pol.Confirm == router.ConfirmNever || pol.Approval == router.ApprovalPerson {
+		return nil, false
+	}
+	args, err := rawArguments(req)
+	if err != nil {
+		return nil, false
+	}
+	shown, needed, err := op.Confirmation(ctx, &providers.Call{Tenant: p.TenantID, Principal: p}, args)
+	if err != nil || !needed {
+		return nil, false
+	}
+	call := stateCall{p: p, agentID: sc.AgentID, origin: runs.OriginConfirm, rreq: router.Request{Tool: b.Tool.Name, Args: args}}
+	res, confirmed, _ := confirmInForm(ctx, x.states, sc.s.adapter.opts.Router, req, call, shown)
+	return res, confirmed
 }

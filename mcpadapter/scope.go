@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/mcptransport"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -182,7 +183,6 @@ func (s *scope) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bindings = connectionBound(bindings)
 	st := &scopeState{mode: agents.ToolModeAll, hub: make(map[string]*hubTool, len(bindings))}
 	fp := []string{"v2"}
 	runTools := true // without an agents service there are no settings to narrow the list
@@ -197,12 +197,12 @@ func (s *scope) refresh(ctx context.Context) error {
 			st.agent = &agent
 			st.mode = agent.EffectiveToolMode(settings)
 			runTools = agent.EffectiveRunTools(settings).Serves(agent.EffectiveConfirm(settings))
-			bindings = agentBindings(bindings, agent)
 			fp = append(fp, fmt.Sprintf("agent=%s@%d", agent.ID, agent.Version))
 		}
 	} else if s.agentID != "" {
 		return switchboard.NotFound("agent")
 	}
+	bindings = scopeBindings(bindings, st.agent, runTools)
 	fp = append(fp, "mode="+string(st.mode))
 	sc := s.Scope()
 	sc.Agent = st.agent // the agent as just read, not as last built
@@ -226,7 +226,13 @@ func (s *scope) refresh(ctx context.Context) error {
 		for _, c := range b.Connections {
 			refs = append(refs, fmt.Sprintf("%s=%s/%t", c.ID, c.Label, c.NeedsReconnect))
 		}
-		parts = append(parts, b.Tool.Name+":"+strings.Join(refs, ","))
+		part := b.Tool.Name + ":" + strings.Join(refs, ",")
+		if b.Tool.Provider.TenantTools != nil {
+			// A tenant's own tool (a saved workflow) keeps its name when saved again
+			// with other parameters: its clients must hear of the change.
+			part += ":" + toolDigest(t.tool())
+		}
+		parts = append(parts, part)
 	}
 	slices.Sort(parts)
 	fp = append(fp, digest(parts))
@@ -281,7 +287,15 @@ func (s *scope) refresh(ctx context.Context) error {
 	listed := mgmt
 	if st.mode == agents.ToolModeSearch {
 		st.index = newSearchIndex(st)
-		listed = append(s.searchTools(), listed...)
+		// The tools that run on no connection (the hub's own, saved workflows) stay
+		// listed beside the search tools.
+		var direct []server.ServerTool
+		for _, name := range st.order {
+			if t := st.hub[name]; t.binding.Tool.Provider.Connectionless {
+				direct = append(direct, server.ServerTool{Tool: t.tool(), Handler: st.handler})
+			}
+		}
+		listed = slices.Concat(s.searchTools(), direct, listed)
 	} else {
 		hubTools := make([]server.ServerTool, 0, len(st.order)+len(mgmt))
 		for _, name := range st.order {
@@ -326,9 +340,30 @@ func jsonDigest(v any) string {
 	return digest([]string{string(b)})
 }
 
+// scopeBindings are the tools a scope serves of the principal's: at an agent URL the
+// agent's selection and the ambient tools (agentBindings), else all of them; without
+// the tools of background runs where the run-tools setting leaves them out.
+func scopeBindings(all []router.Binding, agent *agents.Agent, runTools bool) []router.Binding {
+	if agent != nil {
+		all = agentBindings(all, *agent)
+	}
+	if runTools {
+		return all
+	}
+	out := all[:0:0]
+	for _, b := range all {
+		if !(b.Tool.Provider.Name == hub.Provider && hub.IsRunTool(b.Tool.Name)) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // agentBindings narrows the principal's bindings to the agent's tools, each on the
-// connection it is bound to. A tool whose connection is gone (deleted, revoked, or no
-// longer usable by the agent's creator) is left out.
+// connection it is bound to (a tool that runs on no connection, selected on none),
+// followed by the ambient tools (Spec.Ambient), which every agent has. A tool whose
+// connection is gone (deleted, revoked, or no longer usable by the agent's creator) is
+// left out.
 func agentBindings(all []router.Binding, agent agents.Agent) []router.Binding {
 	byName := make(map[string]router.Binding, len(all))
 	for _, b := range all {
@@ -337,7 +372,13 @@ func agentBindings(all []router.Binding, agent agents.Agent) []router.Binding {
 	out := make([]router.Binding, 0, len(agent.Tools))
 	for _, t := range agent.Tools {
 		b, ok := byName[t.Tool]
-		if !ok {
+		if !ok || b.Tool.Provider.Ambient {
+			continue
+		}
+		if b.Tool.Provider.Connectionless {
+			if t.ConnectionID == "" {
+				out = append(out, b)
+			}
 			continue
 		}
 		for _, c := range b.Connections {
@@ -345,6 +386,11 @@ func agentBindings(all []router.Binding, agent agents.Agent) []router.Binding {
 				out = append(out, router.Binding{Tool: b.Tool, Connections: []router.ConnectionRef{c}})
 				break
 			}
+		}
+	}
+	for _, b := range all {
+		if b.Tool.Provider.Ambient {
+			out = append(out, b)
 		}
 	}
 	return out
@@ -376,16 +422,3 @@ func (s *scope) idle(now time.Time, timeout time.Duration) bool {
 
 // close ends the scope's sessions on this node.
 func (s *scope) close(ctx context.Context) { s.ep.Close(ctx) }
-
-// connectionBound leaves out the tools of connectionless providers (saved workflows):
-// the workflows extension serves those with the MCP surface's own confirmation in the
-// client's form, tasks and progress.
-func connectionBound(bindings []router.Binding) []router.Binding {
-	out := bindings[:0:0]
-	for _, b := range bindings {
-		if !b.Tool.Provider.Connectionless {
-			out = append(out, b)
-		}
-	}
-	return out
-}

@@ -25,8 +25,11 @@ func TestWorkflowSavedWithOtherParametersNotifiesListChanged(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		w := workflows.Workflow{Name: "echo", Definition: `{"name":"echo","parameters":` + params + `,"steps":[{"name":"one","tool":"notes_last_note"}]}`}
-		st, err := (&workflowsExt{}).workflowTool(sc, w)
-		return []server.ServerTool{st}, err
+		def, err := (&workflows.Service{}).Tool(w)
+		if err != nil {
+			return nil, err
+		}
+		return []server.ServerTool{{Tool: newToolDef(def, false).tool}}, nil
 	}}
 	e.adapter.opts.Extensions = []Extension{ext}
 	c, err := e.client(t, "acme", "key-alice")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -40,7 +41,7 @@ func (t *hubTool) tool() mcp.Tool {
 // argument off when the tool has one.
 func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
 	connID := t.single
-	if connID == "" {
+	if connID == "" && len(t.binding.Connections) > 0 {
 		var err error
 		if args, connID, err = takeConnection(args, t.binding.Connections); err != nil {
 			return router.Request{}, err
@@ -142,10 +143,19 @@ func (s *scope) callHub(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		return nil, fmt.Errorf("encode %s output: %w", name, err)
 	}
-	return withAuditID(&mcp.CallToolResult{
+	res := &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(string(raw))},
 		StructuredContent: json.RawMessage(raw),
-	}, ref.ID), nil
+	}
+	if r, ok := out.(hub.Run); ok {
+		// A run the call started or read is named in _meta, as a task's is.
+		m := map[string]any{"switchboard/run_id": r.ID, "switchboard/state": r.State}
+		if r.ApprovalURL != "" {
+			m["switchboard/approval_url"] = r.ApprovalURL
+		}
+		res.Meta = mcp.NewMetaFromMap(m)
+	}
+	return withAuditID(res, ref.ID), nil
 }
 
 // AuditIDMeta is the _meta key of a tool result that names the call's audit row.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	hubtools "github.com/switchboard-hub/switchboard/providers/hub"
+
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/providers/github"
@@ -49,6 +51,9 @@ func githubAndSlack(t *testing.T, opt func(*Options)) *env {
 		for _, spec := range []func() error{
 			func() error { return o.Registry.Register(github.Spec()) },
 			func() error { return o.Registry.Register(slack.Spec()) },
+			// The hub's own tools, as serve registers them: the run tools among them are
+			// listed where the run-tools setting serves them.
+			func() error { return o.Registry.Register((&hubtools.Tools{}).Spec()) },
 		} {
 			if err := spec(); err != nil {
 				t.Fatal(err)

@@ -15,7 +15,10 @@ type Call struct {
 	Tenant switchboard.TenantID
 	// Principal is who the call runs for: what a connectionless tool (Spec.Connectionless)
 	// acts as, in place of a connection's credentials.
-	Principal    switchboard.Principal
+	Principal switchboard.Principal
+	// Confirmed says a person confirmed this call (a tool that confirms itself,
+	// Spec.ConfirmsItself, then asks nobody again).
+	Confirmed    bool
 	ConnectionID string
 	BaseURL      string // the provider's API base URL for this connection, no trailing slash
 	HTTP         *http.Client

@@ -80,6 +80,9 @@ func (r *Registry) Register(s Spec) error {
 	if s.TenantTools != nil && !s.Connectionless {
 		return fmt.Errorf("register provider %q: tools per tenant need a connectionless provider", s.Name)
 	}
+	if s.Ambient && !s.Connectionless {
+		return fmt.Errorf("register provider %q: ambient, yet not connectionless", s.Name)
+	}
 	if s.Connectionless && s.Tools != nil {
 		return fmt.Errorf("register provider %q: connectionless, yet tools per connection", s.Name)
 	}

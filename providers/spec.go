@@ -142,6 +142,11 @@ type Spec struct {
 	// will change, when the principal's confirm policy covers it (a workflow asks once
 	// for all its steps): the policy does not cover the call of the tool itself.
 	ConfirmsItself bool
+	// Ambient says the provider's tools belong to every caller's set of tools, an
+	// agent's included without selecting them: each acts only within what the caller
+	// may already do (its own runs, the workflows whose steps it may call). Only a
+	// connectionless provider is ambient.
+	Ambient bool
 	// TenantTools, when set on a connectionless provider, lists the tools each tenant
 	// has of it (a tenant's saved workflows), named as callers see them (see
 	// NewConnectionTool, with this Spec as their provider).

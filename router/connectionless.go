@@ -10,7 +10,8 @@ import (
 // prepareConnectionless checks a call of a tool that runs on no connection (its
 // provider is connectionless: the hub's own tools, a tenant's saved workflows): its
 // arguments, that no connection is named, that an agent's key holds it in its agent's
-// selection (bound to no connection), and the principal's confirm policy.
+// selection (bound to no connection) unless its provider is ambient, and the
+// principal's confirm policy.
 func (r *Router) prepareConnectionless(ctx context.Context, p switchboard.Principal, req Request, tool *providers.Tool) (Prepared, error) {
 	if err := tool.Validate(req.Args); err != nil {
 		return Prepared{}, err
@@ -18,7 +19,7 @@ func (r *Router) prepareConnectionless(ctx context.Context, p switchboard.Princi
 	if req.ConnectionID != "" {
 		return Prepared{}, switchboard.Invalid("connection", tool.Name+" runs on no connection; leave it out")
 	}
-	if p.Kind != switchboard.PrincipalUser {
+	if p.Kind != switchboard.PrincipalUser && !tool.Provider.Ambient {
 		if err := r.checkSelected(ctx, p, req); err != nil {
 			return Prepared{}, err
 		}
@@ -34,7 +35,7 @@ func (r *Router) prepareConnectionless(ctx context.Context, p switchboard.Princi
 // credentials are opened and no upstream deadline applies (such a tool bounds its own
 // work: a workflow run has its time limit).
 func (r *Router) runConnectionless(ctx context.Context, p switchboard.Principal, tool *providers.Tool, req Request) (any, error) {
-	out, err := tool.Op.Invoke(ctx, &providers.Call{Tenant: p.TenantID, Principal: p}, req.Args)
+	out, err := tool.Op.Invoke(ctx, &providers.Call{Tenant: p.TenantID, Principal: p, Confirmed: req.Confirmed}, req.Args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, r.stopped(ctx, err)

@@ -174,6 +174,15 @@ type Prepared struct {
 	entry *entry
 }
 
+// Account is the label of the connection the call runs on ("" for a tool that runs on
+// none).
+func (pc Prepared) Account() string {
+	if pc.entry == nil {
+		return ""
+	}
+	return pc.entry.conn.AccountLabel
+}
+
 // Prepare checks a call as Execute would, without running it: the tool exists and is
 // the principal's to call on that connection, the arguments are valid, and whether the
 // call must be confirmed first. A refused call leaves its audit row, as Execute's

@@ -39,7 +39,8 @@ type Binding struct {
 // Tools lists every tool the principal may call: each operation of each provider the
 // principal has a usable connection to, in registry order. For an agent's key, only
 // the tools its agent selected, each on the connection it is bound to, where that
-// connection is shared or belongs to the user Agents.PrivateUser names. Connections
+// connection is shared or belongs to the user Agents.PrivateUser names, and the
+// ambient tools (Spec.Ambient), which every caller has. Connections
 // that need reconnecting are included, flagged, so their tools stay listed.
 func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding, error) {
 	all, err := r.tools(ctx, p)
@@ -53,7 +54,7 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 	var out []Binding
 	for _, b := range all {
 		if len(b.Connections) == 0 {
-			if sel[Selected{Tool: b.Tool.Name}] {
+			if b.Tool.Provider.Ambient || sel[Selected{Tool: b.Tool.Name}] {
 				out = append(out, b)
 			}
 			continue

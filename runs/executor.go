@@ -42,6 +42,13 @@ type Gate interface {
 	Refused(p switchboard.Principal, req router.Request, err error)
 }
 
+// OwnStarter is a Gate that starts some runs itself, in their own form: a saved
+// workflow's tool asked for as a run is the workflow's run. Start asks it first;
+// handled false leaves the call to the executor.
+type OwnStarter interface {
+	StartOwn(ctx context.Context, p switchboard.Principal, c Call) (v View, handled bool, err error)
+}
+
 // Options configure an Executor.
 type Options struct {
 	Store  *Store
@@ -181,12 +188,21 @@ type Call struct {
 // call is checked first (the tool, its arguments, the connection), so a bad call is
 // refused here rather than failing later.
 func (e *Executor) Start(ctx context.Context, p switchboard.Principal, c Call) (View, error) {
+	if s, ok := e.o.Gate.(OwnStarter); ok {
+		if v, handled, err := s.StartOwn(ctx, p, c); handled {
+			return v, err
+		}
+	}
 	r, input, prep, err := e.newRun(ctx, p, c)
 	if err != nil {
 		return View{}, err
 	}
 	if prep.NeedsConfirm && !c.Confirmed {
-		return e.startConfirm(ctx, p, r, input, Summary(prep.Tool, c.ConnectionID))
+		account := prep.Account()
+		if account == "" {
+			account = c.ConnectionID
+		}
+		return e.startConfirm(ctx, p, r, input, Summary(prep.Tool, account))
 	}
 	if c.Confirmed {
 		r.ElicitationAction = "accept"

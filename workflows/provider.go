@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -116,27 +117,88 @@ func (o *workflowOp) OutputSchema() (*jsonschema.Schema, error) {
 // or where it is when it has not ended within DefaultToolWait. A run that ended failed,
 // canceled or partial answers as a failed result with its status.
 func (o *workflowOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
-	return o.svc.RunAndAnswer(ctx, c.Principal, o.name, args, StartOptions{})
+	return o.svc.RunAndAnswer(ctx, c.Principal, o.name, args, StartOptions{Confirmed: c.Confirmed})
+}
+
+// Confirmation says whether a run of the workflow with these parameters needs the
+// person's confirmation under the caller's policy, and what to show them.
+func (o *workflowOp) Confirmation(ctx context.Context, c *providers.Call, args json.RawMessage) (string, bool, error) {
+	return o.svc.Confirmation(ctx, c.Principal, o.name, args)
+}
+
+// Confirmation says whether a run of the named workflow with these parameters needs the
+// person's confirmation under the principal's policy (one of its steps does), and the
+// message that shows them what it will do.
+func (s *Service) Confirmation(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage) (string, bool, error) {
+	plan, err := s.DryRun(ctx, p, name, params)
+	if err != nil || !plan.NeedsConfirm {
+		return "", false, err
+	}
+	shown := ConfirmMessage(name, plan)
+	if len(params) > 0 && string(params) != "null" && string(params) != "{}" {
+		shown += " Parameters: " + clipText(string(params), 1000)
+	}
+	return shown, true, nil
 }
 
 // RunAndAnswer starts a run of a saved workflow for the principal (input_required when
-// the principal's policy wants the person to confirm it first) and answers how it
-// ended, or where it is when it has not ended within DefaultToolWait. A run that ended
-// failed, canceled or partial answers as a failed result with its status.
+// the principal's policy wants the person to confirm it first and o.Confirmed is not
+// set) and answers how it ended, or where it is when it has not ended within the
+// Service's ToolWait. A run that ended failed, canceled or partial answers as a failed
+// result with its status. A caller that asked for progress (providers.WithProgress)
+// hears of the steps as they end.
 func (s *Service) RunAndAnswer(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage, o StartOptions) (*providers.ContentResult, error) {
 	v, err := s.Start(ctx, p, name, params, o)
 	if err != nil {
 		return nil, err
 	}
 	if v.State == runs.StateWorking {
-		wctx, cancel := context.WithTimeout(ctx, DefaultToolWait)
-		if v2, err := s.Runs.Wait(wctx, p, v.ID, 250*time.Millisecond); err == nil || v2.ID != "" {
-			v = v2
-		}
-		cancel()
+		v = s.wait(ctx, p, name, v)
 	}
 	ans := s.Answer(context.WithoutCancel(ctx), p, v)
 	return providers.JSONContent(ans, ans.IsError)
+}
+
+// pollRun is how often a call waiting for its workflow run reads the run (one held by
+// another node, and the steps of one whose caller hears of progress).
+const pollRun = 250 * time.Millisecond
+
+// wait waits, up to ToolWait, for a run to end. A caller that asked for progress is
+// told as the run's steps end (progress: the steps ended, total: the workflow's steps),
+// read from the run's step records, which every node sees.
+func (s *Service) wait(ctx context.Context, p switchboard.Principal, name string, v runs.View) runs.View {
+	bound := s.ToolWait
+	if bound <= 0 {
+		bound = DefaultToolWait
+	}
+	wctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	if !providers.WantsProgress(ctx) {
+		if v2, err := s.Runs.Wait(wctx, p, v.ID, pollRun); err == nil || v2.ID != "" {
+			v = v2
+		}
+		return v
+	}
+	total := 0
+	if _, prog, err := s.Program(ctx, p, name); err == nil {
+		total = len(prog.Steps)
+	}
+	reported := 0
+	for {
+		pctx, pcancel := context.WithTimeout(wctx, pollRun)
+		v2, err := s.Runs.Wait(pctx, p, v.ID, pollRun)
+		pcancel()
+		if err == nil || v2.ID != "" {
+			v = v2
+		}
+		if done, serr := s.StepsEnded(ctx, p, v.ID); serr == nil && done > reported {
+			reported = done
+			providers.ReportProgress(ctx, float64(done), float64(total), fmt.Sprintf("%d of %d steps done", done, total))
+		}
+		if v.State.Final() || wctx.Err() != nil || err != nil && pctx.Err() == nil {
+			return v
+		}
+	}
 }
 
 // IsTool reports whether a tool is a saved workflow's (its provider is this one).

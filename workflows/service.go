@@ -37,13 +37,52 @@ type Hub struct {
 	// Registry is where the workflows provider is registered (Service.Spec): it says
 	// which tools are workflows.
 	Registry *providers.Registry
+	// Service starts the run of a workflow's tool that a caller asks for as a run
+	// (POST /api/runs, switchboard_run_async, an MCP task): the workflow's run, with the
+	// call's arguments as its parameters. Without it such a run is refused.
+	Service *Service
 }
 
 var (
-	_ runs.Runner  = (*Hub)(nil)
-	_ runs.Gate    = (*Hub)(nil)
-	_ runs.Limiter = (*Hub)(nil)
+	_ runs.Runner     = (*Hub)(nil)
+	_ runs.Gate       = (*Hub)(nil)
+	_ runs.Limiter    = (*Hub)(nil)
+	_ runs.OwnStarter = (*Hub)(nil)
 )
+
+// Answer renders a workflow's run as its tool answers it (Service.Answer: failed,
+// canceled and partial runs as failed results); handled is false for any other run.
+func (h *Hub) Answer(ctx context.Context, p switchboard.Principal, v runs.View) (*providers.ContentResult, bool) {
+	if h.Service == nil {
+		return nil, false
+	}
+	if t, err := h.workflow(ctx, p.TenantID, v.Tool); err != nil || t == nil {
+		return nil, false
+	}
+	ans := h.Service.Answer(ctx, p, v)
+	res, err := providers.JSONContent(ans, ans.IsError)
+	return res, err == nil
+}
+
+// StartOwn starts the run of a saved workflow's tool as the workflow's own run, its
+// arguments the workflow's parameters, and its time limit the workflow's; it leaves
+// every other call (and the runs the Service starts) to the executor.
+func (h *Hub) StartOwn(ctx context.Context, p switchboard.Principal, c runs.Call) (runs.View, bool, error) {
+	if h.Service == nil || ctx.Value(serviceStart{}) != nil {
+		return runs.View{}, false, nil
+	}
+	t, err := h.workflow(ctx, p.TenantID, c.Tool)
+	if err != nil || t == nil {
+		return runs.View{}, err != nil, err
+	}
+	if c.ConnectionID != "" {
+		err := switchboard.Invalid("connection", t.Name+" runs on no connection; leave it out")
+		h.Router.Refused(p, router.Request{Tool: c.Tool, ConnectionID: c.ConnectionID, Args: c.Args}, err)
+		return runs.View{}, true, err
+	}
+	v, err := h.Service.Start(ctx, p, t.Info.Name, c.Args, StartOptions{Confirmed: c.Confirmed, Origin: c.Origin})
+	return v, true, err
+}
 
 // workflowSpec is the provider the tools and runs of workflows are built under.
 var workflowSpec = &providers.Spec{Name: Provider, Title: "Workflows"}
@@ -162,6 +201,10 @@ type Service struct {
 	// MinScheduleInterval is the shortest time a saved schedule may leave between two
 	// firings (default DefaultMinScheduleInterval).
 	MinScheduleInterval time.Duration
+	// ToolWait bounds how long a call of a workflow's tool (or run_workflow) waits for
+	// its run to end before it answers with the run's id to follow (default
+	// DefaultToolWait).
+	ToolWait time.Duration
 
 	cache toolCache // the workflows' tools (Spec)
 }
@@ -327,6 +370,8 @@ type StartOptions struct {
 	// Confirmed says the person confirmed the run already (the MCP client's form,
 	// asked with ConfirmMessage); set only by the code that took the confirmation.
 	Confirmed bool
+	// Origin is where the run was asked for (default runs.OriginAsync).
+	Origin runs.Origin
 }
 
 // Plan is what a run of a workflow will do, as a dry run answers it.
@@ -423,7 +468,11 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 	if err != nil {
 		return runs.View{}, switchboard.Internal(err)
 	}
-	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: runs.OriginAsync, Confirmed: o.Confirmed}
+	origin := o.Origin
+	if origin == "" {
+		origin = runs.OriginAsync
+	}
+	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: origin, Confirmed: o.Confirmed}
 	ctx = context.WithValue(ctx, serviceStart{}, true) // the Hub's Prepare passes only these
 	if plan.NeedsConfirm && !o.Confirmed {
 		return s.Runs.StartConfirm(ctx, p, call, ConfirmMessage(w.Name, plan))

@@ -202,6 +202,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// A tenant that signs in with its identity provider only refuses passwords.
 	tenantStore.SetPasswordPolicy(oauth.PasswordsAllowed)
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr, MinScheduleInterval: cfg.ScheduleMinInterval}
+	wfHub.Service = wfService            // a workflow's tool started as a run is the workflow's run
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools
 	// Saved workflows are tools of their own provider, listed per tenant and run
 	// through the router like every other tool.
@@ -223,12 +224,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		SessionLimits:  sessions.Limits{PerPrincipal: cfg.MCPSessionsPerPrincipal},
 		// What must reach the node holding a call (an answer, a cancellation) or an
 		// ended session travels on the change feed.
-		Relay:     mcptransport.FeedRelay(feed),
-		Telemetry: tel,
-		Admission: admission, // MCP requests are admitted before their bodies are read
-		Bodies:    bodies,
-		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState}),
-			mcpadapter.WorkflowsExtension(mcpadapter.WorkflowsOptions{Service: wfService, Logger: log, StateKey: derived.requestState})},
+		Relay:      mcptransport.FeedRelay(feed),
+		Telemetry:  tel,
+		Admission:  admission, // MCP requests are admitted before their bodies are read
+		Bodies:     bodies,
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer})},
 	})
 	wfService.Changed = adapter.Refresh
 	wfService.User = func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {

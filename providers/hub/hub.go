@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
@@ -31,6 +32,14 @@ const (
 	CancelWorkflow    = "cancel_workflow"
 )
 
+// runTools are the tools that start and follow background runs, which a tenant's or
+// agent's settings may leave out of its MCP URL's list (mcp-settings run_tools).
+var runTools = map[string]bool{RunAsync: true, GetRun: true, CancelRun: true, ListRuns: true, SubmitElicitation: true}
+
+// IsRunTool reports whether the named tool is one of the tools that start and follow
+// background runs.
+func IsRunTool(name string) bool { return runTools[name] }
+
 // Tools serves the hub's tools. Runs is required; without Workflows the workflow
 // tools are left out.
 type Tools struct {
@@ -43,17 +52,20 @@ type Tools struct {
 	Connections ConnectionPicker
 }
 
-// ConnectionPicker picks the connection a call of a tool runs on (router.Router).
+// ConnectionPicker picks the connection a call of a tool runs on, and checks a call
+// before it is started as a run (router.Router).
 type ConnectionPicker interface {
 	ConnectionFor(ctx context.Context, p switchboard.Principal, tool, named string) (string, error)
+	Prepare(ctx context.Context, p switchboard.Principal, req router.Request) (router.Prepared, error)
 }
 
 // Spec is the hub's provider: connectionless, its tools named as they are listed. Its
 // tools that start runs leave the confirmation to the run of what they start
-// (ConfirmsItself).
+// (ConfirmsItself). It is ambient: every caller has its tools, as each acts only on
+// the caller's own runs and on workflows whose steps the caller may call.
 func (t *Tools) Spec() providers.Spec {
 	return providers.Spec{Name: Provider, Title: "Switchboard", Description: "The hub's own tools: background runs and saved workflows.",
-		Connectionless: true, OwnNames: true, ConfirmsItself: true, Operations: t.Operations()}
+		Connectionless: true, Ambient: true, OwnNames: true, ConfirmsItself: true, Operations: t.Operations()}
 }
 
 // Operations are the hub's tools.

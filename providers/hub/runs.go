@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
@@ -61,8 +62,9 @@ func runOf(v runs.View) Run {
 
 // RunAsyncInput is the input of switchboard_run_async.
 type RunAsyncInput struct {
-	Tool      string         `json:"tool" jsonschema:"The name of a tool of this endpoint, for example github_create_issue"`
-	Arguments map[string]any `json:"arguments,omitempty" jsonschema:"The tool's arguments, as its input schema says"`
+	Tool       string         `json:"tool" jsonschema:"The name of a tool of this endpoint, for example github_create_issue"`
+	Arguments  map[string]any `json:"arguments,omitempty" jsonschema:"The tool's arguments, as its input schema says"`
+	Connection string         `json:"connection,omitempty" jsonschema:"Which of your accounts the tool runs as, by its label or id, when you have several of its provider"`
 }
 
 // RunIDInput names one of the caller's runs.
@@ -98,78 +100,93 @@ type Response struct {
 // Call runs a hub tool's typed function as the call's principal.
 func principal(c *providers.Call) switchboard.Principal { return c.Principal }
 
+// runAsyncOp is switchboard_run_async: it starts a run of any tool of the caller's and
+// answers at once. It confirms itself: the confirmation the started tool needs under
+// the caller's policy is asked in the client's form where it can (Confirmation), else
+// the run waits for it on its approval page.
+type runAsyncOp struct {
+	*providers.Operation[RunAsyncInput, Run]
+	t *Tools
+}
+
 func (t *Tools) runAsync() providers.Op {
-	return &providers.Operation[RunAsyncInput, Run]{
+	op := runAsyncOp{t: t}
+	op.Operation = &providers.Operation[RunAsyncInput, Run]{
 		Name: RunAsync, Title: "Run a tool in the background",
 		Description: "Start any tool of this endpoint in the background and get a run_id at once; read its state and output later with switchboard_get_run. Use it for calls that may take long. The arguments are the tool's own, validated now.",
 		Hints:       providers.Hints{Destructive: true},
 		Run: func(ctx context.Context, c *providers.Call, in RunAsyncInput) (Run, error) {
-			v, err := t.StartRun(ctx, principal(c), in.Tool, in.Arguments)
+			call, err := t.asyncCall(ctx, principal(c), in)
+			if err != nil {
+				return Run{}, err
+			}
+			call.Confirmed = c.Confirmed
+			v, err := t.Runs.Start(ctx, principal(c), call)
 			return runOf(v), err
 		},
 	}
+	return op
 }
 
-// StartRun starts a run of a tool for the principal and answers at once: a saved
-// workflow's as the workflow's run, any other tool's as a run of its call. A tool of
-// the hub's own is refused.
-func (t *Tools) StartRun(ctx context.Context, p switchboard.Principal, tool string, args map[string]any) (runs.View, error) {
-	if strings.TrimSpace(tool) == "" {
-		return runs.View{}, switchboard.Invalid("tool", "is required")
+// Confirmation says whether the tool asked for needs the person's confirmation under
+// the caller's policy, and what it will do.
+func (o runAsyncOp) Confirmation(ctx context.Context, c *providers.Call, args json.RawMessage) (string, bool, error) {
+	var in RunAsyncInput
+	if err := json.Unmarshal(args, &in); err != nil {
+		return "", false, nil // the call itself names what is wrong
+	}
+	call, err := o.t.asyncCall(ctx, principal(c), in)
+	if err != nil {
+		return "", false, nil
+	}
+	if rt, err := o.t.Registry.TenantTool(ctx, c.Tenant, call.Tool); err == nil && workflows.IsTool(rt) {
+		return o.t.Workflows.Confirmation(ctx, principal(c), rt.Info.Name, call.Args)
+	}
+	if o.t.Connections == nil {
+		return "", false, nil
+	}
+	prep, err := o.t.Connections.Prepare(ctx, principal(c), router.Request{Tool: call.Tool, ConnectionID: call.ConnectionID, Args: call.Args})
+	if err != nil || !prep.NeedsConfirm {
+		return "", false, nil
+	}
+	return runs.Summary(prep.Tool, prep.Account()) + " Arguments: " + clip(string(call.Args), 1000), true, nil
+}
+
+// clip cuts s to its first n bytes, marking the cut.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// asyncCall is the run switchboard_run_async starts: the tool, the connection it runs
+// on (the one named, else the caller's only one of its provider) and its arguments.
+// switchboard_run_async itself is refused: a run of it would only start another.
+func (t *Tools) asyncCall(ctx context.Context, p switchboard.Principal, in RunAsyncInput) (runs.Call, error) {
+	if strings.TrimSpace(in.Tool) == "" {
+		return runs.Call{}, switchboard.Invalid("tool", "is required")
+	}
+	if in.Tool == RunAsync {
+		return runs.Call{}, switchboard.Invalid("tool", "is switchboard_run_async itself; name the tool to run in the background")
 	}
 	raw := json.RawMessage("{}")
-	if args != nil {
-		b, err := json.Marshal(args)
+	if in.Arguments != nil {
+		b, err := json.Marshal(in.Arguments)
 		if err != nil {
-			return runs.View{}, switchboard.Invalid("arguments", "must be a JSON object")
+			return runs.Call{}, switchboard.Invalid("arguments", "must be a JSON object")
 		}
 		raw = b
 	}
-	return t.StartRaw(ctx, p, tool, raw)
-}
-
-// StartRaw is StartRun with the arguments as JSON; it answers handled false for a
-// tool no provider of a tenant's tools names (the caller then starts the run of the
-// call itself).
-func (t *Tools) StartRaw(ctx context.Context, p switchboard.Principal, tool string, args json.RawMessage) (runs.View, error) {
-	if t.IsOwn(tool) {
-		return runs.View{}, switchboard.Invalid("tool", "must be a tool of a connected account, not a switchboard_ tool")
-	}
-	if w, ok := t.workflowOf(ctx, p, tool); ok {
-		return t.Workflows.Start(ctx, p, w, args, workflows.StartOptions{})
-	}
 	conn := ""
 	if t.Connections != nil {
-		c, err := t.Connections.ConnectionFor(ctx, p, tool, "")
+		c, err := t.Connections.ConnectionFor(ctx, p, in.Tool, strings.TrimSpace(in.Connection))
 		if err != nil {
-			return runs.View{}, err
+			return runs.Call{}, err
 		}
 		conn = c
 	}
-	return t.Runs.Start(ctx, p, runs.Call{Tool: tool, ConnectionID: conn, Args: args, Origin: runs.OriginAsync})
-}
-
-// IsOwn reports whether a tool is one of the hub's own (a registered tool of this
-// provider).
-func (t *Tools) IsOwn(tool string) bool {
-	if t.Registry == nil {
-		return strings.HasPrefix(tool, providers.HubToolPrefix)
-	}
-	rt, ok := t.Registry.Tool(tool)
-	return ok && rt.Provider != nil && rt.Provider.Name == Provider
-}
-
-// workflowOf returns the workflow whose tool is named, when it is a saved workflow's
-// of the principal's tenant.
-func (t *Tools) workflowOf(ctx context.Context, p switchboard.Principal, tool string) (string, bool) {
-	if t.Workflows == nil || t.Registry == nil {
-		return "", false
-	}
-	rt, err := t.Registry.TenantTool(ctx, p.TenantID, tool)
-	if err != nil || !workflows.IsTool(rt) {
-		return "", false
-	}
-	return rt.Info.Name, true
+	return runs.Call{Tool: in.Tool, ConnectionID: conn, Args: raw, Origin: runs.OriginAsync}, nil
 }
 
 func (t *Tools) getRun() providers.Op {

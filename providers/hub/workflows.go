@@ -119,21 +119,42 @@ func (o runWorkflowOp) OutputSchema() (*jsonschema.Schema, error) {
 
 // Invoke plans the run (dry_run) or runs it and answers how it ended.
 func (o runWorkflowOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
+	in, err := readRunWorkflow(args)
+	if err != nil {
+		return nil, err
+	}
+	if in.DryRun {
+		return o.t.DryRun(ctx, c.Principal, in)
+	}
+	so := in.StartOptions()
+	so.Confirmed = c.Confirmed
+	return o.t.Workflows.RunAndAnswer(ctx, c.Principal, in.Name, in.Params(), so)
+}
+
+// Confirmation says whether the run asked for needs the person's confirmation under
+// the caller's policy (a dry run never does).
+func (o runWorkflowOp) Confirmation(ctx context.Context, c *providers.Call, args json.RawMessage) (string, bool, error) {
+	in, err := readRunWorkflow(args)
+	if err != nil || in.DryRun {
+		return "", false, err
+	}
+	return o.t.Workflows.Confirmation(ctx, c.Principal, in.Name, in.Params())
+}
+
+// readRunWorkflow reads run_workflow's arguments.
+func readRunWorkflow(args json.RawMessage) (RunWorkflowInput, error) {
 	var in RunWorkflowInput
 	if len(args) > 0 && string(args) != "null" {
 		dec := json.NewDecoder(strings.NewReader(string(args)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
-			return nil, switchboard.Invalid("arguments", "do not match the input schema: "+err.Error())
+			return in, switchboard.Invalid("arguments", "do not match the input schema: "+err.Error())
 		}
 	}
 	if strings.TrimSpace(in.Name) == "" {
-		return nil, switchboard.Invalid("workflow_name", "is required")
+		return in, switchboard.Invalid("workflow_name", "is required")
 	}
-	if in.DryRun {
-		return o.t.DryRun(ctx, c.Principal, in)
-	}
-	return o.t.Workflows.RunAndAnswer(ctx, c.Principal, in.Name, in.Params(), in.StartOptions())
+	return in, nil
 }
 
 // DryRun checks a workflow's run and says what it would do, without running anything.
@@ -178,7 +199,7 @@ func (t *Tools) ListWorkflows(ctx context.Context, p switchboard.Principal, in L
 			return WorkflowList{}, err
 		}
 		for _, v := range vs {
-			if _, ok := t.workflowOf(ctx, p, v.Tool); ok {
+			if rt, err := t.Registry.TenantTool(ctx, p.TenantID, v.Tool); err == nil && workflows.IsTool(rt) {
 				n++
 			}
 		}

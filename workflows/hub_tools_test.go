@@ -1,0 +1,109 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/hub"
+	"github.com/switchboard-hub/switchboard/workflows"
+)
+
+// hubRegistry registers the workflows provider and the hub's tools over svc, as serve
+// does.
+func hubRegistry(t *testing.T, svc *workflows.Service) *providers.Registry {
+	t.Helper()
+	reg := providers.NewRegistry()
+	if err := reg.Register(svc.Spec()); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register((&hub.Tools{Runs: svc.Runs, Workflows: svc, Registry: reg}).Spec()); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// callTool calls a registered or tenant tool's operation as p and answers its
+// structured output (or {"error_text": …} when it failed).
+func callTool(t *testing.T, ctx context.Context, reg *providers.Registry, p switchboard.Principal, name string, args any) map[string]any {
+	t.Helper()
+	tool, ok := reg.Tool(name)
+	if !ok {
+		var err error
+		if tool, err = reg.TenantTool(ctx, p.TenantID, name); err != nil {
+			t.Fatalf("no tool %s: %v", name, err)
+		}
+	}
+	raw, _ := json.Marshal(args)
+	out, err := tool.Op.Invoke(ctx, &providers.Call{Tenant: p.TenantID, Principal: p}, raw)
+	if err != nil {
+		return map[string]any{"error_text": hub.ErrorText(err)}
+	}
+	if cr, ok := out.(*providers.ContentResult); ok {
+		raw = cr.StructuredContent
+	} else if raw, err = json.Marshal(out); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s answered %s: %v", name, raw, err)
+	}
+	return m
+}
+
+// toolNames are the names of the tenant's tools of the workflows provider.
+func toolNames(t *testing.T, ctx context.Context, reg *providers.Registry, p switchboard.Principal) string {
+	t.Helper()
+	tools, err := reg.TenantTools(ctx, p.TenantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n []string
+	for _, tool := range tools {
+		n = append(n, tool.Name)
+	}
+	return strings.Join(n, ",")
+}
+
+// TestHubToolsCreateListAndRunAWorkflow: create_workflow names each problem of a bad
+// definition by step and field, saves a good one, which becomes the tenant's tool
+// workflow_echo; list_workflows lists it; its tool runs it and answers its outputs.
+func TestHubToolsCreateListAndRunAWorkflow(t *testing.T) {
+	t.Parallel()
+	svc, p, answer := workflows.ServiceForTest(t)
+	reg := hubRegistry(t, svc)
+	ctx := switchboard.WithPrincipal(context.Background(), p)
+	bad := callTool(t, ctx, reg, p, "create_workflow", map[string]any{"definition": "name: echo\nsteps:\n  - {name: one, tool: flow_read, args: {key: \"${{ parms.k }}\"}}\n"})
+	if bad["status"] != "error" || !strings.Contains(fmtJSON(bad["problems"]), `"field":"args.key","message":"${{ parms.k }}: column 1: undeclared reference to 'parms'`) || !strings.Contains(fmtJSON(bad["problems"]), `"step":"one"`) {
+		t.Fatalf("bad create = %v", bad)
+	}
+	if names := toolNames(t, ctx, reg, p); names != "" {
+		t.Fatalf("a refused definition left tools %s", names)
+	}
+	src := "name: echo\nparameters: {type: object, properties: {k: {type: string}}, required: [k]}\nsteps:\n  - {name: one, tool: flow_read, args: {key: \"${{ params.k }}\"}}\noutputs: {value: \"${{ steps.one.output.value }}\"}\n"
+	if got := callTool(t, ctx, reg, p, "create_workflow", map[string]any{"definition": src}); got["status"] != "created" || got["tool"] != "workflow_echo" {
+		t.Fatalf("create = %v", got)
+	}
+	if names := toolNames(t, ctx, reg, p); names != "workflow_echo" {
+		t.Fatalf("tools after create: %s", names)
+	}
+	if got := callTool(t, ctx, reg, p, "list_workflows", map[string]any{"include_running": true}); fmtJSON(got["workflows"]) == "[]" || got["running_count"] != float64(0) {
+		t.Fatalf("list = %v", got)
+	}
+	done := make(chan map[string]any, 1)
+	go func() { done <- callTool(t, ctx, reg, p, "workflow_echo", map[string]any{"k": "hello"}) }()
+	answer(map[string]any{"value": "HELLO", "items": []string{}, "count": 0})
+	got := testwait.Recv(t, done, "workflow_echo to answer")
+	if got["status"] != "success" || fmtJSON(got["outputs"]) != `{"value":"HELLO"}` || got["steps_completed"] != float64(1) || got["workflow_id"] == "" {
+		t.Fatalf("run = %v", got)
+	}
+}
+
+func fmtJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
