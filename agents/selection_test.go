@@ -11,7 +11,9 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // TestSelection: an agent's key may call its agent's tools, each on its connection
@@ -52,6 +54,33 @@ func TestSelection(t *testing.T) {
 		}
 		if got, err := r.svc.Selection(ctx, key); err != nil || len(got) != 0 {
 			t.Errorf("the deleted agent's key: %v, %v; want nothing", got, err)
+		}
+	})
+}
+
+// TestSelectHubTools: an agent may be given one of the hub's own tools (the workflows'
+// management, which runs on no connection) by picking it, bound to no connection; one
+// bound to a connection is refused, naming the field.
+func TestSelectHubTools(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		r := newRig(t, db, (&hub.Tools{Workflows: &workflows.Service{}}).WorkflowsSpec())
+		a, err := r.svc.Create(ctx, r.a, agents.Input{Name: "Planner", Tools: []agents.ToolInput{
+			{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: hub.ListWorkflows}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := switchboard.Principal{TenantID: r.a.TenantID, Kind: switchboard.PrincipalAgent, UserID: r.a.UserID, AgentID: a.ID, Role: switchboard.RoleOwner, KeyID: "key_p"}
+		got, err := r.svc.Selection(ctx, key)
+		want := []router.Selected{{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: hub.ListWorkflows}}
+		if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b router.Selected) bool { return a.Tool < b.Tool })); err != nil || diff != "" {
+			t.Errorf("the agent's selection (-want +got), %v:\n%s", err, diff)
+		}
+		_, err = r.svc.Create(ctx, r.a, agents.Input{Name: "Bound", Tools: []agents.ToolInput{{Tool: hub.ListWorkflows, ConnectionID: r.connA}}})
+		if e := switchboard.AsError(err); e.Code != switchboard.CodeInvalid || e.Field != "tools[0].connection_id" {
+			t.Errorf("list_workflows bound to a connection: %v; want invalid tools[0].connection_id", err)
 		}
 	})
 }

@@ -402,6 +402,15 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 			tools = append(tools, Tool{Tool: ti.Tool})
 			continue
 		}
+		if t, ok := s.reg.Tool(ti.Tool); ok && t.Provider.Connectionless {
+			// One of the hub's own tools (the workflows' management): it runs as the
+			// caller, on no connection.
+			if ti.ConnectionID != "" {
+				return switchboard.Invalid(field+".connection_id", "must be empty: "+ti.Tool+" runs on no connection")
+			}
+			tools = append(tools, Tool{Tool: ti.Tool})
+			continue
+		}
 		if strings.TrimSpace(ti.ConnectionID) == "" {
 			return switchboard.Invalid(field+".connection_id", "is required: every tool is bound to one connection")
 		}

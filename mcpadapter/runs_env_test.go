@@ -252,7 +252,7 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 		}
 		ht.Workflows = e.workflows
 	}
-	if err := reg.Register(ht.Spec()); err != nil {
+	if err := ht.Register(reg); err != nil {
 		t.Fatal(err)
 	}
 	e.node = func(t *testing.T, store mcptransport.SessionStore, relay mcptransport.Relay) *httptest.Server {

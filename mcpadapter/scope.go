@@ -352,7 +352,7 @@ func scopeBindings(all []router.Binding, agent *agents.Agent, runTools bool) []r
 	}
 	out := all[:0:0]
 	for _, b := range all {
-		if !(b.Tool.Provider.Name == hub.Provider && hub.IsRunTool(b.Tool.Name)) {
+		if b.Tool.Provider.Name != hub.Provider {
 			out = append(out, b)
 		}
 	}

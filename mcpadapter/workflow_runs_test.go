@@ -219,3 +219,59 @@ func TestWorkflowRunAsyncAtAnAgentURL(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkflowStepsRunWorkflowsAndHubTools: a workflow's step may run another saved
+// workflow (its tool) and one of the hub's own tools, as the caller, on no connection;
+// a workflow whose step runs itself stops at workflows.MaxDepth, its deepest step
+// refused, instead of starting runs without end.
+func TestWorkflowStepsRunWorkflowsAndHubTools(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		e := newWorkflowsEnv(t, db)
+		e.saveWorkflows(t, noteWorkflow,
+			"name: outer\nsteps:\n  - {name: inner, tool: workflow_note, args: {text: nested}}\n  - {name: runs, tool: switchboard_list_runs, args: {limit: 5}}\n")
+		// A workflow that runs itself: saved first without the loop (its tool must
+		// exist before a step can name it), then overwritten to call itself.
+		def, _ := workflows.Parse([]byte("name: loop\nsteps:\n  - {name: again, tool: workflow_note, args: {text: once}}\n"))
+		if _, _, err := e.workflows.Create(context.Background(), e.ann, def, "", false); err != nil {
+			t.Fatal(err)
+		}
+		def, _ = workflows.Parse([]byte("name: loop\nsteps:\n  - {name: again, tool: workflow_loop}\n"))
+		if _, _, err := e.workflows.Create(context.Background(), e.ann, def, "", true); err != nil {
+			t.Fatalf("overwrite loop to call itself: %v", err)
+		}
+		c := e.connect(t, e.ann, keyAnn, mcp.LATEST_PROTOCOL_VERSION, nil)
+		res := call(t, c, "workflow_outer", map[string]any{})
+		var got workflowAnswer
+		structured(t, res, &got)
+		if res.IsError || got.Status != "success" || len(got.StepResults) != 2 {
+			t.Fatalf("workflow_outer = isError %t, %s; want success with its 2 steps", res.IsError, text(res))
+		}
+		created := 0
+		for _, r := range e.up.Requests() {
+			if r.Method == "POST" && strings.Contains(r.Body, "nested") {
+				created++
+			}
+		}
+		if created != 1 {
+			t.Errorf("the nested workflow's note reached the upstream %d times, want once", created)
+		}
+
+		res = call(t, c, "workflow_loop", map[string]any{})
+		if !res.IsError {
+			t.Fatalf("workflow_loop = %s; want it failed", text(res))
+		}
+		list, _, err := e.exec.List(context.Background(), e.ann, runs.ListOptions{Tool: "workflow_loop", Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != workflows.MaxDepth+1 {
+			t.Errorf("workflow_loop started %d runs, want %d (nesting stops at the bound)", len(list), workflows.MaxDepth+1)
+		}
+		deepest := e.waitRun(t, e.ann, list[0].ID) // newest first
+		if deepest.Error == nil || !strings.Contains(deepest.Error.Message, "nest at most") {
+			t.Errorf("the deepest run = %+v; want it failed saying runs nest at most so deep", deepest)
+		}
+	})
+}

@@ -180,6 +180,11 @@ type Call struct {
 	// Confirmed says a person confirmed the call already (the MCP client's form); set
 	// only by the code that took the confirmation.
 	Confirmed bool
+	// Nested says the call is made by a step of another run (a workflow's step starting
+	// another workflow), which holds one of its tenant's run slots while it waits: the
+	// nested run takes none of its own, else nested runs could wait for slots their
+	// parents hold. They still count against the tenant's queued runs.
+	Nested bool
 }
 
 // Start stores a new run of the call for the principal and starts it; it answers at
@@ -218,7 +223,7 @@ func (e *Executor) Start(ctx context.Context, p switchboard.Principal, c Call) (
 		e.release(r.ID, p.TenantID)
 		return View{}, err
 	}
-	e.dispatch(*r)
+	e.dispatch(*r, c.Nested)
 	return r.view(nil), nil
 }
 
@@ -348,7 +353,7 @@ func (e *Executor) release(id string, tenant switchboard.TenantID) {
 }
 
 // dispatch executes a held run in the background, once one of its tenant's slots is free.
-func (e *Executor) dispatch(r Run) {
+func (e *Executor) dispatch(r Run, nested bool) {
 	e.mu.Lock()
 	t := e.tenants[r.TenantID]
 	lr := e.local[r.ID]
@@ -360,14 +365,16 @@ func (e *Executor) dispatch(r Run) {
 		defer e.wg.Done()
 		defer cancel()
 		defer e.release(r.ID, r.TenantID)
-		select {
-		case t.sem <- struct{}{}:
-			defer func() { <-t.sem }()
-		case <-ctx.Done():
-			e.canceledWaiting(r)
-			return
-		case <-e.stop:
-			return // shutting down: the lease runs out and the run is recovered
+		if !nested {
+			select {
+			case t.sem <- struct{}{}:
+				defer func() { <-t.sem }()
+			case <-ctx.Done():
+				e.canceledWaiting(r)
+				return
+			case <-e.stop:
+				return // shutting down: the lease runs out and the run is recovered
+			}
 		}
 		if e.o.Slots != nil {
 			release, ok := e.sharedSlot(ctx, r)
@@ -707,7 +714,7 @@ func (e *Executor) answer(ctx context.Context, owner switchboard.Principal, r *R
 		e.release(id, owner.TenantID)
 		return View{}, err
 	}
-	e.dispatch(run)
+	e.dispatch(run, false)
 	return run.view(nil), nil
 }
 

@@ -110,7 +110,7 @@ func (e *Executor) Recover(ctx context.Context) error {
 		}
 		r.LeaseOwner = e.o.Node
 		e.log.Info("resuming run", "run", r.ID, "tenant", r.TenantID, "tool", r.Tool, "attempts", r.Attempts)
-		e.dispatch(r)
+		e.dispatch(r, false)
 	}
 	return nil
 }

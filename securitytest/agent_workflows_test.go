@@ -114,9 +114,8 @@ func TestAgentKeyWorkflowsStayInItsSelection(t *testing.T) {
 			}
 		}
 		// Nor does a run or a call of the selected workflow tool whose input carries a
-		// definition of the caller's: a run is refused, naming the workflow's own route;
-		// a call runs the workflow as saved, with the input as its parameters, and is
-		// refused for its steps as the workflow's route refuses it.
+		// definition of the caller's: each runs the workflow as saved, with the input as
+		// its parameters, and is refused for its steps as the workflow's route refuses it.
 		crafted := map[string]any{"workflow": "escape", "version": 1, "params": map[string]any{},
 			"definition": map[string]any{"name": "escape", "steps": []map[string]any{
 				{"name": "repo", "tool": "github_create_repository", "connection": shared, "args": map[string]any{"name": "h3-repo"}},
@@ -124,8 +123,9 @@ func TestAgentKeyWorkflowsStayInItsSelection(t *testing.T) {
 			}}}
 		asRun, _ := json.Marshal(map[string]any{"tool": "workflow_escape", "arguments": crafted})
 		asCall, _ := json.Marshal(map[string]any{"arguments": crafted})
-		if status, _, b := h.do(agentKey, http.MethodPost, "/api/runs", string(asRun), nil); status != http.StatusBadRequest || !strings.Contains(string(b), "POST /api/workflows/escape/runs") {
-			t.Errorf("POST /api/runs of workflow_escape with the agent's own definition: %d %s; want 400 naming its route", status, b)
+		if status, _, b := h.do(agentKey, http.MethodPost, "/api/runs", string(asRun), nil); status != http.StatusBadRequest ||
+			!strings.Contains(string(b), "github_create_repository is not one of this agent's tools") || !strings.Contains(string(b), "github_create_gist is not one of this agent's tools") {
+			t.Errorf("POST /api/runs of workflow_escape with the agent's own definition: %d %s; want 400 naming both steps' tools as not the agent's", status, b)
 		}
 		if status, _, b := h.do(agentKey, http.MethodPost, "/api/tools/workflow_escape/call", string(asCall), nil); status != http.StatusBadRequest ||
 			!strings.Contains(string(b), "github_create_repository is not one of this agent's tools") || !strings.Contains(string(b), "github_create_gist is not one of this agent's tools") {

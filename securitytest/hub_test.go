@@ -208,7 +208,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	if err := reg.Register(wfService.Spec()); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
-	if err := reg.Register((&hubtools.Tools{Runs: runExec, Workflows: wfService, Registry: reg, Connections: rtr}).Spec()); err != nil { // as serve registers it
+	if err := (&hubtools.Tools{Runs: runExec, Workflows: wfService, Registry: reg, Connections: rtr}).Register(reg); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools, as serve wires it

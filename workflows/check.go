@@ -55,7 +55,13 @@ func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Princi
 			continue
 		}
 		if b.Tool.Provider.Connectionless {
-			k.add(s.Name, "tool", "%s runs on no connection (a workflow or one of the hub's own tools); a step runs a provider's tool on one of your connections", s.Tool)
+			// Another workflow or one of the hub's own tools: it runs as the caller,
+			// on no connection.
+			if s.Connection != "" {
+				k.add(s.Name, "connection", "%s runs on no connection; leave connection out", s.Tool)
+				continue
+			}
+			k.bound[s.Name] = Bound{Tool: b.Tool}
 			continue
 		}
 		conn, msg := pickConnection(b, s.Connection)

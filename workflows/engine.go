@@ -62,6 +62,29 @@ type RunInput struct {
 	Params        json.RawMessage `json:"params"`
 	ParallelLimit int             `json:"parallel_limit,omitempty"`
 	Timeout       Duration        `json:"timeout,omitempty"`
+	// Depth is how many workflow runs this one is nested in (0: started by a caller,
+	// 1: by a step of another workflow's run, …); see MaxDepth.
+	Depth int `json:"depth,omitempty"`
+	// Audited says the call that started the run has its own audit row
+	// (StartOptions.Audited).
+	Audited bool `json:"audited,omitempty"`
+}
+
+// MaxDepth bounds how deep workflow runs nest, a step of one starting another
+// (directly, through run_workflow or switchboard_run_async): a workflow that calls
+// itself stops there instead of starting runs without end.
+const MaxDepth = 4
+
+// depthKey carries, in the context of a step's call, the depth of the run it belongs to.
+type depthKey struct{}
+
+// depthFrom is the depth of the workflow run whose step made the call in ctx; -1 when
+// no workflow's step did.
+func depthFrom(ctx context.Context) int {
+	if d, ok := ctx.Value(depthKey{}).(int); ok {
+		return d
+	}
+	return -1
 }
 
 // timeout bounds the whole run: its own timeout, else the program's.
@@ -465,8 +488,19 @@ func (x *execution) attempt(ctx context.Context, s *StepProgram, rec *StepRecord
 	}
 	var ref router.AuditRef
 	callCtx = router.WithAuditDetail(router.WithAuditRef(callCtx, &ref), x.auditDetail(rec))
+	callCtx = context.WithValue(callCtx, depthKey{}, x.run.Input.Depth)
 	out, err := x.e.caller.Execute(callCtx, x.run.Principal, router.Request{Tool: bd.Tool.Name, ConnectionID: bd.ConnectionID, Args: input, Confirmed: x.run.Confirmed})
 	rec.AuditID = ref.ID
+	if cr, ok := out.(*providers.ContentResult); ok && err == nil {
+		// A tool answering in MCP content (a remote server's, another workflow's): a
+		// failed result fails the step, with what it said; a good one's output is its
+		// structured content where it has one.
+		if cr.IsError {
+			out, err = nil, &switchboard.Error{Code: switchboard.CodeUpstream, Message: clipText(cr.Text(), 2000)}
+		} else if len(cr.StructuredContent) > 0 {
+			out = cr.StructuredContent
+		}
+	}
 	if err != nil {
 		if context.Cause(callCtx) == errStepTimeout && ctx.Err() == nil {
 			err = &switchboard.Error{Code: switchboard.CodeUpstream, Message: fmt.Sprintf("the step took longer than its timeout (%s) and was stopped", time.Duration(s.Timeout)), Err: err}

@@ -21,7 +21,7 @@ func hubRegistry(t *testing.T, svc *workflows.Service) *providers.Registry {
 	if err := reg.Register(svc.Spec()); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Register((&hub.Tools{Runs: svc.Runs, Workflows: svc, Registry: reg}).Spec()); err != nil {
+	if err := (&hub.Tools{Runs: svc.Runs, Workflows: svc, Registry: reg}).Register(reg); err != nil {
 		t.Fatal(err)
 	}
 	return reg

@@ -117,7 +117,8 @@ func (o *workflowOp) OutputSchema() (*jsonschema.Schema, error) {
 // or where it is when it has not ended within DefaultToolWait. A run that ended failed,
 // canceled or partial answers as a failed result with its status.
 func (o *workflowOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
-	return o.svc.RunAndAnswer(ctx, c.Principal, o.name, args, StartOptions{Confirmed: c.Confirmed})
+	// The router records this call: the run it starts is not recorded again.
+	return o.svc.RunAndAnswer(ctx, c.Principal, o.name, args, StartOptions{Confirmed: c.Confirmed, Audited: true})
 }
 
 // Confirmation says whether a run of the workflow with these parameters needs the

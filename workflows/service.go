@@ -22,6 +22,7 @@ type Router interface {
 	Policy(ctx context.Context, p switchboard.Principal) (router.Policy, error)
 	RecordConfirmation(c router.Confirmation)
 	Refused(p switchboard.Principal, req router.Request, err error)
+	Ran(ctx context.Context, p switchboard.Principal, req router.Request, start time.Time, err error)
 }
 
 // ToolPrefix starts the tool name of every saved workflow: workflow_<name>.
@@ -127,7 +128,16 @@ func (h *Hub) Execute(ctx context.Context, p switchboard.Principal, req router.R
 	if err := json.Unmarshal(req.Args, &in); err != nil {
 		return nil, switchboard.Internal(fmt.Errorf("read the input of workflow run %s: %w", id, err))
 	}
-	return h.Engine.Execute(ctx, Run{ID: id, Principal: p, Input: in, Confirmed: req.Confirmed})
+	if in.Audited {
+		return h.Engine.Execute(ctx, Run{ID: id, Principal: p, Input: in, Confirmed: req.Confirmed})
+	}
+	// A run started as a run (POST /api/runs, switchboard_run_async, an MCP task, a
+	// trigger) has no call of the workflow's tool of its own: its end is recorded as
+	// that call, as any tool's run is.
+	start := time.Now()
+	res, err := h.Engine.Execute(ctx, Run{ID: id, Principal: p, Input: in, Confirmed: req.Confirmed})
+	h.Router.Ran(ctx, p, router.Request{Tool: req.Tool, Args: in.Params}, start, err)
+	return res, err
 }
 
 // Limit is a workflow run's time limit: the run's own timeout, else its definition's,
@@ -372,6 +382,10 @@ type StartOptions struct {
 	Confirmed bool
 	// Origin is where the run was asked for (default runs.OriginAsync).
 	Origin runs.Origin
+	// Audited says the call that starts the run has an audit row of its own (a call of
+	// the workflow's tool, or run_workflow, through the router); else the run's end is
+	// recorded as the call of the workflow's tool.
+	Audited bool
 }
 
 // Plan is what a run of a workflow will do, as a dry run answers it.
@@ -463,8 +477,12 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
 	}
+	depth := depthFrom(ctx) + 1
+	if depth > MaxDepth {
+		return runs.View{}, switchboard.Invalid("tool", fmt.Sprintf("would start workflow %s %d runs deep: a workflow's step may start another workflow, but runs nest at most %d deep", w.Name, depth+1, MaxDepth+1))
+	}
 	input, err := json.Marshal(RunInput{Workflow: w.Name, Version: w.Version, Definition: json.RawMessage(w.Definition), Params: params,
-		ParallelLimit: o.ParallelLimit, Timeout: Duration(o.Timeout)})
+		ParallelLimit: o.ParallelLimit, Timeout: Duration(o.Timeout), Depth: depth, Audited: o.Audited})
 	if err != nil {
 		return runs.View{}, switchboard.Internal(err)
 	}
@@ -472,7 +490,7 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 	if origin == "" {
 		origin = runs.OriginAsync
 	}
-	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: origin, Confirmed: o.Confirmed}
+	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: origin, Confirmed: o.Confirmed, Nested: depth > 0}
 	ctx = context.WithValue(ctx, serviceStart{}, true) // the Hub's Prepare passes only these
 	if plan.NeedsConfirm && !o.Confirmed {
 		return s.Runs.StartConfirm(ctx, p, call, ConfirmMessage(w.Name, plan))

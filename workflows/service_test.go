@@ -22,6 +22,7 @@ type fakeRouter struct {
 
 	mu            sync.Mutex
 	confirmations []string
+	ran           []string // the calls recorded through Ran: "tool outcome"
 }
 
 func (f *fakeRouter) Prepare(context.Context, switchboard.Principal, router.Request) (router.Prepared, error) {
@@ -39,6 +40,18 @@ func (f *fakeRouter) RecordConfirmation(c router.Confirmation) {
 }
 
 func (f *fakeRouter) Refused(switchboard.Principal, router.Request, error) {}
+
+func (f *fakeRouter) Ran(_ context.Context, _ switchboard.Principal, req router.Request, _ time.Time, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ran = append(f.ran, req.Tool+" "+string(switchboard.CodeOf(err)))
+}
+
+func (f *fakeRouter) recorded() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ran...)
+}
 
 // serviceRig is a Service on a runs executor whose runner is the Hub.
 func serviceRig(t *testing.T, pol router.Policy) (*Service, *fakeRouter, *engineRig, *[]switchboard.TenantID) {
@@ -74,7 +87,7 @@ outputs: {removed: "${{ steps.drop.output.removed }}"}
 
 func TestServiceRunsAWorkflowAsARun(t *testing.T) {
 	t.Parallel()
-	svc, _, r, changed := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
+	svc, fr, r, changed := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
 	ctx := context.Background()
 	def, _ := Parse([]byte(serviceDef))
 	if _, created, err := svc.Create(ctx, r.p, def, serviceDef, false); err != nil || !created {
@@ -109,6 +122,11 @@ func TestServiceRunsAWorkflowAsARun(t *testing.T) {
 	st, err := svc.Status(ctx, r.p, v.ID)
 	if err != nil || len(st.Steps) != 2 || st.StepsCompleted != 2 || st.StepsTotal != 2 {
 		t.Fatalf("status %+v, %v", st, err)
+	}
+	// Started as a run, it has no call of its tool of its own: its end is recorded as
+	// that call, once.
+	if got := fr.recorded(); len(got) != 1 || got[0] != "workflow_notes " {
+		t.Errorf("recorded %q; want the run's end recorded once as a call of workflow_notes", got)
 	}
 	// Another principal of another tenant sees none of it.
 	other := switchboard.Principal{TenantID: "ten_x", Kind: switchboard.PrincipalUser, UserID: "usr_x"}

@@ -211,7 +211,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	}
 	// The hub's own tools (runs, workflows' management) are tools of their provider,
 	// run through the router as the caller.
-	if err := reg.Register((&hub.Tools{Runs: runExec, Workflows: wfService, Registry: reg, Connections: rtr}).Spec()); err != nil {
+	if err := (&hub.Tools{Runs: runExec, Workflows: wfService, Registry: reg, Connections: rtr}).Register(reg); err != nil {
 		return err
 	}
 	// Request bodies in flight share one budget; the MCP URLs reserve theirs once the

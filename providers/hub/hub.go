@@ -32,14 +32,6 @@ const (
 	CancelWorkflow    = "cancel_workflow"
 )
 
-// runTools are the tools that start and follow background runs, which a tenant's or
-// agent's settings may leave out of its MCP URL's list (mcp-settings run_tools).
-var runTools = map[string]bool{RunAsync: true, GetRun: true, CancelRun: true, ListRuns: true, SubmitElicitation: true}
-
-// IsRunTool reports whether the named tool is one of the tools that start and follow
-// background runs.
-func IsRunTool(name string) bool { return runTools[name] }
-
 // Tools serves the hub's tools. Runs is required; without Workflows the workflow
 // tools are left out.
 type Tools struct {
@@ -59,22 +51,40 @@ type ConnectionPicker interface {
 	Prepare(ctx context.Context, p switchboard.Principal, req router.Request) (router.Prepared, error)
 }
 
-// Spec is the hub's provider: connectionless, its tools named as they are listed. Its
-// tools that start runs leave the confirmation to the run of what they start
-// (ConfirmsItself). It is ambient: every caller has its tools, as each acts only on
-// the caller's own runs and on workflows whose steps the caller may call.
+// WorkflowsProvider is the name of the provider of the saved workflows' management
+// tools (run_workflow, list_workflows, create_workflow, cancel_workflow).
+const WorkflowsProvider = "hub_workflows"
+
+// Spec is the provider of the run tools: connectionless, its tools named as they are
+// listed. switchboard_run_async leaves the confirmation to the run of what it starts
+// (ConfirmsItself). It is ambient: every caller has its tools, an agent's key without
+// selecting them, as each acts only on the caller's own runs and tools; a tenant's or
+// agent's run-tools setting decides whether an MCP URL lists them.
 func (t *Tools) Spec() providers.Spec {
-	return providers.Spec{Name: Provider, Title: "Switchboard", Description: "The hub's own tools: background runs and saved workflows.",
-		Connectionless: true, Ambient: true, OwnNames: true, ConfirmsItself: true, Operations: t.Operations()}
+	return providers.Spec{Name: Provider, Title: "Switchboard", Description: "Background runs: start any of your tools in the background, follow, answer and cancel your runs.",
+		Connectionless: true, Ambient: true, OwnNames: true, ConfirmsItself: true,
+		Operations: []providers.Op{t.runAsync(), t.getRun(), t.cancelRun(), t.listRuns(), t.submitElicitation()}}
 }
 
-// Operations are the hub's tools.
-func (t *Tools) Operations() []providers.Op {
-	ops := []providers.Op{t.runAsync(), t.getRun(), t.cancelRun(), t.listRuns(), t.submitElicitation()}
-	if t.Workflows != nil {
-		ops = append(ops, t.runWorkflow(), t.listWorkflows(), t.createWorkflow(), t.cancelWorkflow())
+// Register registers the hub's providers in reg: the run tools, and with Workflows the
+// workflows' management tools.
+func (t *Tools) Register(reg *providers.Registry) error {
+	if err := reg.Register(t.Spec()); err != nil {
+		return err
 	}
-	return ops
+	if t.Workflows == nil {
+		return nil
+	}
+	return reg.Register(t.WorkflowsSpec())
+}
+
+// WorkflowsSpec is the provider of the saved workflows' management tools: connectionless,
+// named as they are listed, and picked for an agent like any other tool. run_workflow
+// leaves the confirmation to the workflow's run (ConfirmsItself).
+func (t *Tools) WorkflowsSpec() providers.Spec {
+	return providers.Spec{Name: WorkflowsProvider, Title: "Workflows", Description: "Run, list, create and cancel the tenant's saved workflows.",
+		Connectionless: true, OwnNames: true, ConfirmsItself: true,
+		Operations: []providers.Op{t.runWorkflow(), t.listWorkflows(), t.createWorkflow(), t.cancelWorkflow()}}
 }
 
 // ErrorText renders an error of a hub tool for the caller: an internal error's cause

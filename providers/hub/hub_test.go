@@ -9,14 +9,17 @@ import (
 	"github.com/switchboard-hub/switchboard/workflows"
 )
 
-// The hub's tools register as a connectionless provider under their own names, each
-// with schemas reflected from its Go types.
+// The hub's tools register as two connectionless providers under their own names, each
+// tool with schemas reflected from its Go types: the run tools, ambient (every caller
+// has them), and the workflows' management tools, which an agent is given by picking
+// them.
 func TestSpecRegisters(t *testing.T) {
 	reg := providers.NewRegistry()
 	tools := &hub.Tools{Workflows: &workflows.Service{}}
-	if err := reg.Register(tools.Spec()); err != nil {
+	if err := tools.Register(reg); err != nil {
 		t.Fatal(err)
 	}
+	ambient := map[string]bool{hub.RunAsync: true, hub.GetRun: true, hub.CancelRun: true, hub.ListRuns: true, hub.SubmitElicitation: true}
 	for _, name := range []string{hub.RunAsync, hub.GetRun, hub.CancelRun, hub.ListRuns, hub.SubmitElicitation,
 		hub.RunWorkflow, hub.ListWorkflows, hub.CreateWorkflow, hub.CancelWorkflow} {
 		tool, ok := reg.Tool(name)
@@ -25,6 +28,9 @@ func TestSpecRegisters(t *testing.T) {
 		}
 		if !tool.Provider.Connectionless {
 			t.Errorf("%s: provider not connectionless", name)
+		}
+		if tool.Provider.Ambient != ambient[name] {
+			t.Errorf("%s: provider %s ambient %t, want %t", name, tool.Provider.Name, tool.Provider.Ambient, ambient[name])
 		}
 		in, out := tool.Listed()
 		t.Logf("%s in=%s out=%s", name, in, out)

@@ -152,6 +152,29 @@ func (o runAsyncOp) Confirmation(ctx context.Context, c *providers.Call, args js
 	return runs.Summary(prep.Tool, prep.Account()) + " Arguments: " + clip(string(call.Args), 1000), true, nil
 }
 
+// connectionArg is the argument an MCP URL adds to a tool for a caller with several
+// accounts of its provider.
+const connectionArg = "connection"
+
+// takesOwn reports whether the named tool has an argument of that name of its own.
+func (t *Tools) takesOwn(ctx context.Context, p switchboard.Principal, tool, arg string) bool {
+	if t.Registry == nil {
+		return false
+	}
+	rt, ok := t.Registry.Tool(tool)
+	if !ok {
+		var err error
+		if rt, err = t.Registry.TenantTool(ctx, p.TenantID, tool); err != nil {
+			return false
+		}
+	}
+	if rt.Input == nil {
+		return false
+	}
+	_, own := rt.Input.Properties[arg]
+	return own
+}
+
 // clip cuts s to its first n bytes, marking the cut.
 func clip(s string, n int) string {
 	if len(s) > n {
@@ -170,6 +193,21 @@ func (t *Tools) asyncCall(ctx context.Context, p switchboard.Principal, in RunAs
 	if in.Tool == RunAsync {
 		return runs.Call{}, switchboard.Invalid("tool", "is switchboard_run_async itself; name the tool to run in the background")
 	}
+	named := strings.TrimSpace(in.Connection)
+	if c, ok := in.Arguments[connectionArg].(string); ok && !t.takesOwn(ctx, p, in.Tool, connectionArg) {
+		// The tool as an MCP URL lists it for a caller with several accounts of its
+		// provider: the account among its arguments.
+		if named == "" {
+			named = strings.TrimSpace(c)
+		}
+		args := make(map[string]any, len(in.Arguments))
+		for k, v := range in.Arguments {
+			if k != connectionArg {
+				args[k] = v
+			}
+		}
+		in.Arguments = args
+	}
 	raw := json.RawMessage("{}")
 	if in.Arguments != nil {
 		b, err := json.Marshal(in.Arguments)
@@ -180,7 +218,7 @@ func (t *Tools) asyncCall(ctx context.Context, p switchboard.Principal, in RunAs
 	}
 	conn := ""
 	if t.Connections != nil {
-		c, err := t.Connections.ConnectionFor(ctx, p, in.Tool, strings.TrimSpace(in.Connection))
+		c, err := t.Connections.ConnectionFor(ctx, p, in.Tool, named)
 		if err != nil {
 			return runs.Call{}, err
 		}

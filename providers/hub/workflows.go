@@ -128,6 +128,7 @@ func (o runWorkflowOp) Invoke(ctx context.Context, c *providers.Call, args json.
 	}
 	so := in.StartOptions()
 	so.Confirmed = c.Confirmed
+	so.Audited = true // the router records run_workflow's call
 	return o.t.Workflows.RunAndAnswer(ctx, c.Principal, in.Name, in.Params(), so)
 }
 
