@@ -28,6 +28,18 @@ steps:
     args: {owner: octo-org, repo: hello-world, issue_number: 1347}
 `
 
+// pagesNotesAPI is an API's OpenAPI description, added to the workspace by the admin.
+const pagesNotesAPI = `openapi: 3.0.3
+info: {title: Notes, version: "1"}
+servers: [{url: "https://notes.example.test"}]
+paths:
+  /notes:
+    get:
+      operationId: listNotes
+      summary: List notes
+      responses: {"200": {description: The notes}}
+`
+
 // TestBrowserPages opens every page of the builder UI in Chromium (browser/pages.mjs)
 // with data in each table, at a desktop width (1366 px) and a phone width (390 px),
 // and checks the layout: each table header cell stands over its column's cells (or,
@@ -36,7 +48,8 @@ steps:
 // across lines. It saves a full-page screenshot of every page at both widths, in
 // $SWITCHBOARD_SCREENSHOT_DIR when set, else under the test's temporary directory (the
 // log says where), and runs axe-core on each. It then walks what a newcomer does
-// after that: saving an agent, reading Activity, picking tools by provider.
+// after that: picking tools by provider, saving an agent, reading Activity, and
+// signing in as a member.
 func TestBrowserPages(t *testing.T) {
 	t.Parallel()
 	requireNode(t)
@@ -45,7 +58,9 @@ func TestBrowserPages(t *testing.T) {
 	npmtest.Install(t, dir)
 	bin := buildServer(t)
 	gh, _ := fakeGitHub(t)
-	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL})
+	// The API added by its description below lives on loopback, which the hub refuses
+	// unless told.
+	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_REMOTE_MCP_ALLOW_CIDRS": "127.0.0.1/32"})
 	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
 	must := func(method, path string, in any, want int, out any) {
 		t.Helper()
@@ -85,6 +100,13 @@ func TestBrowserPages(t *testing.T) {
 		RunID string `json:"run_id"`
 	}
 	must(http.MethodPost, "/api/workflows/triage_issue/runs", map[string]any{"parameters": map[string]any{}}, http.StatusAccepted, &wfRun)
+	// The connection renewed in place, once refused (another account's token) and once
+	// taken: Activity lists both as reconnects.
+	must(http.MethodPost, "/api/connections/"+conn.ID+"/reconnect", map[string]any{"token": githubBetaToken}, http.StatusBadRequest, nil)
+	must(http.MethodPost, "/api/connections/"+conn.ID+"/reconnect", map[string]any{"token": githubRenewedToken}, http.StatusOK, nil)
+	// An API added by its OpenAPI description, which a member sees listed but may not
+	// delete.
+	must(http.MethodPost, "/api/openapi-providers", map[string]any{"name": "notes", "base_url": gh.URL, "description": pagesNotesAPI}, http.StatusCreated, nil)
 	must(http.MethodPost, "/api/invitations", map[string]string{"email": "newcomer@e2e.test", "role": "member"}, http.StatusCreated, nil)
 	var inv struct {
 		URL string `json:"url"`

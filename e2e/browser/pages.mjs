@@ -20,6 +20,7 @@ const MEMBER_LINK = env('MEMBER_LINK');
 const SHOTS = env('SCREENSHOT_DIR');
 const AGENT_ID = env('AGENT_ID');
 const WORKFLOW_RUN_ID = env('WORKFLOW_RUN_ID');
+const CONNECTION_ID = env('CONNECTION_ID');
 const PASSWORD = 'e2e password for the pages';
 
 const summary = { ok: false, failures: [], steps: [], pages: [], screenshots: [], axe: {} };
@@ -114,6 +115,9 @@ function layoutProblems() {
       if (tops.size > 1) out.wraps.push(`"${m[0]}" in ${name(t.parentElement)}`);
     }
   }
+  // A checkbox or radio button is its own size, beside its label's text.
+  out.controls = [...document.querySelectorAll('input[type=radio], input[type=checkbox]')].filter((n) => shown(n) && n.getBoundingClientRect().width > 40)
+    .map((n) => `${name(n)} is ${Math.round(n.getBoundingClientRect().width)} px wide`).slice(0, 8);
   out.overflow = out.overflow.slice(0, 8);
   out.wraps = [...new Set(out.wraps)].slice(0, 8);
   out.columns = out.columns.slice(0, 8);
@@ -133,6 +137,7 @@ async function layout(page, width, name) {
   soft(res.columns.length === 0, `${width} px ${name}: table headers off their columns: ${res.columns.join('; ')}`);
   soft(res.overflow.length === 0, `${width} px ${name}: past the window's sides: ${res.overflow.join('; ')}`);
   soft(res.wraps.length === 0, `${width} px ${name}: short words broken across lines: ${res.wraps.join('; ')}`);
+  soft(res.controls.length === 0, `${width} px ${name}: checkboxes or radio buttons stretched: ${res.controls.join('; ')}`);
   const file = path.join(SHOTS, `${width}-${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   summary.screenshots.push(file);
@@ -230,6 +235,96 @@ try {
   check(withKey.headers.Authorization === `Bearer ${key}` && !(await page.getAttribute('#snippets-install-vscode', 'href')).includes(key),
     'with a key made, Add to Cursor does not carry it, or Add to VS Code does');
   await axeCheck(page, 'agent saved');
+
+  step('Activity: a call from the browser names the session, a canceled call is not a failure, reconnects say so');
+  await page.goto(`${BASE}/activity`);
+  await settle(page);
+  const made = await page.evaluate(async (conn) => {
+    const headers = { 'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content };
+    const ok = await fetch('/api/tools/github_get_issue/call', { method: 'POST', headers, body: JSON.stringify({ connection_id: conn, arguments: { owner: 'octo-org', repo: 'hello-world', issue_number: 1347 } }) });
+    // A call the fake GitHub holds until the client gives up: given up after a second.
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 1000);
+    let aborted = false;
+    try { await fetch('/api/tools/github_search_repositories/call', { method: 'POST', headers, signal: ac.signal, body: JSON.stringify({ connection_id: conn, arguments: { q: 'hold-until-canceled' } }) }); } catch { aborted = true; }
+    return { ok: ok.status, aborted };
+  }, CONNECTION_ID);
+  check(made.ok === 200 && made.aborted, `the browser's calls: ${JSON.stringify(made)}`);
+  // The audit writer batches: the events may land a moment after the calls.
+  let events = [];
+  for (let i = 0; i < 60; i++) {
+    events = await page.evaluate(async () => (await (await fetch('/api/audit?limit=100')).json()).events || []);
+    if (events.some((e) => e.outcome === 'canceled') && events.some((e) => e.kind === 'tool_call' && (e.key_id || '').startsWith('ses_'))) break;
+    await page.waitForTimeout(250);
+  }
+  const fromBrowser = events.find((e) => e.kind === 'tool_call' && e.outcome === 'ok' && (e.key_id || '').startsWith('ses_'));
+  const canceled = events.find((e) => e.outcome === 'canceled');
+  check(fromBrowser && canceled, `the audit holds no call from the browser session or no canceled call: ${JSON.stringify(events.map((e) => [e.kind, e.outcome, e.key_id]))}`);
+  const reconnects = events.filter((e) => e.connection_id === CONNECTION_ID && e.kind === 'connection_reconnected').map((e) => e.outcome).sort();
+  check(reconnects.length === 2 && reconnects.includes('ok') && !events.some((e) => e.kind === 'connection_created' && e.connection_id === CONNECTION_ID && e.detail && e.detail.includes('reconnect')),
+    `the reconnects are audited as ${JSON.stringify(events.filter((e) => e.connection_id === CONNECTION_ID).map((e) => [e.kind, e.outcome]))}`);
+  await page.reload();
+  await settle(page);
+  const detailOf = async (id) => {
+    await page.click(`#audit-rows tr[data-event="${id}"] button`);
+    await page.waitForSelector('#audit-detail[open]');
+    const d = await page.evaluate(() => ({ text: document.querySelector('#audit-detail-list').textContent, red: document.querySelectorAll('#audit-detail-list .error').length }));
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#audit-detail', { state: 'hidden' });
+    return d;
+  };
+  const sessionDetail = await detailOf(fromBrowser.id);
+  check(sessionDetail.text.includes('Credentiala signed-in browser session') && !sessionDetail.text.includes('deleted key'), `a call from the browser reads ${sessionDetail.text}`);
+  const canceledDetail = await detailOf(canceled.id);
+  check(!canceledDetail.text.includes('Why it failed') && !canceledDetail.text.includes('no reason was recorded') && canceledDetail.red === 0 && canceledDetail.text.includes('canceled'),
+    `a canceled call reads ${canceledDetail.text} (${canceledDetail.red} parts in red)`);
+  const rowKinds = await page.$$eval('#audit-rows tr[data-event] td:nth-child(2)', (ns) => ns.map((n) => n.textContent));
+  check(rowKinds.filter((k) => k === 'connection reconnected').length === 2, `Activity lists the events ${JSON.stringify(rowKinds)}`);
+  await axeCheck(page, 'activity with a canceled call');
+
+  step('dark mode: the workflow graph is dark like the page');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.goto(`${BASE}/workflows/triage_issue`);
+  await waitUntil(page, () => { const i = document.querySelector('#wf-graph'); return i && i.complete && i.naturalWidth > 0; }, undefined, 'the graph image did not load');
+  // The graph as the screen shows it, measured pixel by pixel in a canvas.
+  const png = (await page.locator('#wf-graph').screenshot()).toString('base64');
+  const light = await page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    let sum = 0;
+    for (let i = 0; i < d.length; i += 4) sum += (d[i] + d[i + 1] + d[i + 2]) / 3;
+    return sum / (d.length / 4) / 255;
+  }, png);
+  check(light < 0.4, `in dark mode the workflow graph is ${Math.round(light * 100)}% light`);
+  await axeCheck(page, 'dark workflow');
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  step('a member sees no admin button on Integrations, and a refusal does not ask for an API key');
+  {
+    const ctxM = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const pageM = await newPage(ctxM);
+    await pageM.goto(MEMBER_LINK);
+    await pageM.fill('#password', PASSWORD);
+    await pageM.fill('#confirm', PASSWORD);
+    await pageM.click('button[type=submit]');
+    await pageM.waitForURL(`${BASE}/`);
+    await settle(pageM);
+    await pageM.waitForSelector('#openapi-list li[data-api=notes]');
+    check(!(await pageM.$('#openapi-list button[data-delete]')) && !(await pageM.$('#openapi-add')), 'a member is offered Delete on the workspace\'s API, or Add an API');
+    const refused = await pageM.evaluate(async () => {
+      const r = await fetch('/api/openapi-providers/notes', { method: 'DELETE', headers: { 'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content } });
+      return { status: r.status, message: ((await r.json()).error || {}).message || '' };
+    });
+    check(refused.status === 403 && !/API key/i.test(refused.message) && /admin/.test(refused.message), `a member's delete was answered ${JSON.stringify(refused)}`);
+    await axeCheck(pageM, 'member integrations');
+    await ctxM.close();
+  }
 
   summary.ok = summary.failures.length === 0;
 } catch (err) {

@@ -1217,11 +1217,16 @@
     let query = '';
     const rows = $('#audit-rows');
     stack($('#audit-table'));
+    // credential names what authenticated an event: an API key by its name, else what
+    // its id's prefix says it is (a signed-in browser, an MCP client allowed by OAuth).
+    const credential = (id) => keyName[id] || (!id ? '' : id.startsWith('ses_') ? 'a signed-in browser session'
+      : id.startsWith('grt_') ? 'an MCP client allowed by OAuth' : id.startsWith('key_') ? 'a deleted key' : id);
     function detail(e) {
       const dl = $('#audit-detail-list');
-      const failed = e.outcome && e.outcome !== 'ok';
-      const entries = [['Time', fmtTime(e.at)], ['Event', e.kind.replace(/_/g, ' ')], ['Who', who(e.principal)], ['Credential', keyName[e.key_id] || (e.key_id ? 'a deleted key' : '')], ['Tool', e.tool],
-        ['Connection', connName[e.connection_id] || (e.connection_id ? 'a disconnected account' : '')], ['Outcome', e.outcome], [failed ? 'Why it failed' : 'Detail', e.detail || (failed ? 'no reason was recorded' : '')],
+      // A canceled call did not fail: the caller gave it up.
+      const failed = e.outcome && e.outcome !== 'ok' && e.outcome !== 'canceled';
+      const entries = [['Time', fmtTime(e.at)], ['Event', e.kind.replace(/_/g, ' ')], ['Who', who(e.principal)], ['Credential', credential(e.key_id)], ['Tool', e.tool],
+        ['Connection', connName[e.connection_id] || (e.connection_id ? 'a disconnected account' : '')], ['Outcome', e.outcome], [failed ? 'Why it failed' : 'Detail', e.detail || (failed ? 'no reason was recorded' : e.outcome === 'canceled' ? 'The caller canceled the call before it finished.' : '')],
         ['Upstream status', e.upstream_status], ['Latency', e.latency_us ? `${(e.latency_us / 1000).toFixed(1)} ms` : ''], ['Arguments (keyed hash)', e.args_sha256], ['Event ID', e.id]];
       fill(dl, entries.filter(([, v]) => v !== undefined && v !== '' && v !== 0).map(([key, v]) => [el('dt', { text: key }), el('dd', { class: key === 'Why it failed' ? 'error' : undefined, text: String(v) })]));
       $('#audit-detail').showModal();
@@ -1233,7 +1238,7 @@
           el('td', { text: fmtTime(e.at) }), el('td', { text: e.kind.replace(/_/g, ' ') }), el('td', { text: who(e.principal) }),
           el('td', {}, e.tool ? el('a', { href: `/tools/${encodeURIComponent(e.tool)}` }, e.tool) : ''),
           el('td', { text: connName[e.connection_id] || (e.connection_id ? 'a disconnected account' : '') }),
-          el('td', {}, el('span', { class: `outcome ${e.outcome === 'ok' ? 'ok' : 'bad'}`, text: e.outcome })),
+          el('td', {}, el('span', { class: `outcome ${e.outcome === 'ok' ? 'ok' : e.outcome === 'canceled' ? '' : 'bad'}`, text: e.outcome })),
           el('td', { class: 'num', text: e.latency_us ? `${(e.latency_us / 1000).toFixed(1)} ms` : '' }),
           el('td', {}, el('button', { type: 'button', class: 'secondary small', 'aria-label': `Details of the ${e.kind.replace(/_/g, ' ')} at ${fmtTime(e.at)}`, onclick: () => detail(e) }, 'Details'))));
         labelRows($('#audit-table'), trs);
@@ -1590,7 +1595,7 @@
   }
 
   // Pages with a script of their own (workflows.js) use these, loaded after this file.
-  window.Switchboard = Object.freeze({ $, el, fill, api, APIError, describe, showError, hideError, alertPage, flash, fmtTime, scrollBox, kindBadge, ask });
+  window.Switchboard = Object.freeze({ IS_ADMIN, $, el, fill, api, APIError, describe, showError, hideError, alertPage, flash, fmtTime, scrollBox, kindBadge, ask });
 
   const pages = {
     integrations: integrationsPage,
