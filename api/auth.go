@@ -122,7 +122,7 @@ func asAdmin(c *gin.Context) (switchboard.Principal, error) {
 		return p, err
 	}
 	if !p.IsAdmin() {
-		return p, switchboard.Errorf(switchboard.CodeForbidden, "this needs a tenant admin's API key (role owner or admin)")
+		return p, switchboard.Errorf(switchboard.CodeForbidden, "this needs an admin of the workspace (role owner or admin)")
 	}
 	return p, nil
 }

@@ -16,6 +16,9 @@ const (
 	KindToolCall          Kind = "tool_call"
 	KindConnectionCreated Kind = "connection_created"
 	KindConnectionDeleted Kind = "connection_deleted"
+	// KindConnectionReconnected: a connection got new credentials in place, or the
+	// attempt was refused (the outcome says why).
+	KindConnectionReconnected Kind = "connection_reconnected"
 	// KindConnectionNeedsReconnect: the provider refused a connection's credentials.
 	KindConnectionNeedsReconnect Kind = "connection_needs_reconnect"
 	// KindConnectionRefreshFailed: a token refresh failed (the detail says why, never a token).

@@ -249,7 +249,7 @@ func (s *Service) oauthProvider(name string) (*providers.Spec, error) {
 // mayAdminister refuses principals other than the tenant's admin users.
 func mayAdminister(p switchboard.Principal) error {
 	if !p.IsAdmin() {
-		return switchboard.Errorf(switchboard.CodeForbidden, "this needs a tenant admin's API key (role owner or admin)")
+		return switchboard.Errorf(switchboard.CodeForbidden, "this needs an admin of the workspace (role owner or admin)")
 	}
 	return nil
 }

@@ -55,11 +55,11 @@ func (s *Service) Reconnect(ctx context.Context, p switchboard.Principal, id str
 	}
 	acct, err := s.verify(ctx, p.TenantID, spec, token)
 	if err != nil {
-		s.record(p, audit.KindConnectionCreated, existing.ID, switchboard.CodeOf(err), spec.Name+" reconnect")
+		s.record(p, audit.KindConnectionReconnected, existing.ID, switchboard.CodeOf(err), spec.Name)
 		return Connection{}, err
 	}
 	if err := sameAccount(spec, existing, acct, "token"); err != nil {
-		s.record(p, audit.KindConnectionCreated, existing.ID, switchboard.CodeOf(err), spec.Name+" reconnect: another account")
+		s.record(p, audit.KindConnectionReconnected, existing.ID, switchboard.CodeOf(err), spec.Name+": another account")
 		return Connection{}, err
 	}
 	c, err := s.store.renew(ctx, p.TenantID, existing, Connection{
@@ -68,7 +68,7 @@ func (s *Service) Reconnect(ctx context.Context, p switchboard.Principal, id str
 	if err != nil {
 		return Connection{}, err
 	}
-	s.record(p, audit.KindConnectionCreated, c.ID, "", spec.Name+" "+c.AccountLabel+" reconnected")
+	s.record(p, audit.KindConnectionReconnected, c.ID, "", spec.Name+" "+c.AccountLabel)
 	s.notify(ctx, events.ConnectionChanged, p.TenantID, c.ID)
 	return c, nil
 }

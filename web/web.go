@@ -191,6 +191,8 @@ type pageData struct {
 	// PageScriptURL a script of the page's own, loaded after app.js, when it has one;
 	// SSOScriptURL the script of Settings' single sign-on section.
 	StyleURL, ScriptURL, PageScriptURL, SSOScriptURL string
+	// IconURL links the favicon by content hash.
+	IconURL string
 	// TenantMCPURL is the signed-in tenant's MCP URL.
 	TenantMCPURL string
 	// UserEmail is the signed-in person's email, shown in the header.
@@ -219,7 +221,7 @@ type pageData struct {
 func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, d pageData) {
 	d.PublicURL = h.PublicURL
 	d.Version = h.Version
-	d.StyleURL, d.ScriptURL, d.SSOScriptURL = h.assets.URL("style.css"), h.assets.URL("app.js"), h.assets.URL("sso.js")
+	d.StyleURL, d.ScriptURL, d.SSOScriptURL, d.IconURL = h.assets.URL("style.css"), h.assets.URL("app.js"), h.assets.URL("sso.js"), h.assets.URL("favicon.svg")
 	if js, ok := pageScripts[d.Page]; ok && d.SignedIn {
 		d.PageScriptURL = h.assets.URL(js)
 	}
@@ -288,12 +290,12 @@ func (h *handler) linkable(r *http.Request, p switchboard.Principal) bool {
 }
 
 // appPage serves a page behind sign-in; without a session it sends the browser to the
-// sign-in page, which brings it back here.
+// sign-in page, which brings it back here, query included (Activity's filters, say).
 func (h *handler) appPage(name, title string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		token, p, ok := h.session(r)
 		if !ok {
-			http.Redirect(w, r, "/signin?next="+urlQueryEscape(r.URL.Path), http.StatusSeeOther)
+			http.Redirect(w, r, "/signin?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
 		}
 		d := pageData{

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -178,6 +179,22 @@ func do(t *testing.T, c *http.Client, method, u string, form url.Values, cookies
 
 func sessionCookie(token string) *http.Cookie {
 	return &http.Cookie{Name: api.SessionCookie, Value: token}
+}
+
+// TestSignInKeepsTheDeepLinksQuery: a signed-out browser sent to sign in from a page
+// with a query (Activity's filters) comes back to the page with the query.
+func TestSignInKeepsTheDeepLinksQuery(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, "http://127.0.0.1:8080")
+	const deep = "/activity?tool=create_iss&outcome=ok"
+	res, _ := do(t, client(nil), http.MethodGet, srv.URL+deep, nil)
+	if want := "/signin?next=" + url.QueryEscape(deep); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+		t.Fatalf("status %d, Location %q; want 303 to %q", res.StatusCode, res.Header.Get("Location"), want)
+	}
+	_, page := do(t, client(nil), http.MethodGet, srv.URL+res.Header.Get("Location"), nil)
+	if !strings.Contains(page, `name="next" value="`+html.EscapeString(deep)+`"`) {
+		t.Errorf("the sign-in form does not carry %q on:\n%s", deep, page)
+	}
 }
 
 func TestAppPagesNeedASession(t *testing.T) {

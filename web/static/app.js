@@ -22,7 +22,7 @@
   // below 40rem): every cell is labelled with its column's heading, and every part keeps
   // its table role for screen readers, which a change of display would drop.
   function stack(table) {
-    table.classList.add('stack');
+    table.classList.add('rowcards'); // not .stack, the forms' column layout
     table.setAttribute('role', 'table');
     for (const g of table.querySelectorAll(':scope > thead, :scope > tbody')) g.setAttribute('role', 'rowgroup');
     for (const tr of table.querySelectorAll(':scope > thead > tr')) tr.setAttribute('role', 'row');
@@ -681,8 +681,17 @@
         return row;
       });
       const count = el('span', { class: 'muted small' });
+      // Select all: every tool of the group that can be picked (51 clicks for GitHub
+      // otherwise); it shows some-but-not-all as mixed.
+      const all = el('input', { type: 'checkbox', id: `all-${p.name.replace(/[^a-zA-Z0-9_-]/g, '')}`, class: 'selectall' });
       const g = el('details', { class: 'group', 'data-provider': p.name },
-        el('summary', {}, logo(p), ' ', el('strong', { text: p.title }), ' ', count), el('div', { class: 'picklist' }, items));
+        el('summary', {}, logo(p), ' ', el('strong', { text: p.title }), ' ', count),
+        el('label', { class: 'check selectall' }, all, `Select all ${p.title} tools`),
+        el('div', { class: 'picklist' }, items));
+      all.addEventListener('change', () => {
+        for (const b of g.querySelectorAll('.pick input[type=checkbox]:not(:disabled)')) b.checked = all.checked;
+      });
+      g.all = all;
       g.count = count;
       g.provider = p;
       return g;
@@ -724,7 +733,7 @@
         const extra = (res.tools || []).filter((t) => !picked.has(t.name)).map((t) => t.name);
         const n = d.tools.length;
         // One short line in a box of fixed height: the page must not shift under the pointer.
-        fill($('#token-estimate'), `${n} selected · its URL serves ${res.tools.length} tools · about ${res.tokens.toLocaleString()} tokens per request`,
+        fill($('#token-estimate'), `${n} selected · its URL serves ${res.tools.length} tool${res.tools.length === 1 ? '' : 's'} · about ${res.tokens.toLocaleString()} tokens per request`,
           extra.length ? el('span', { class: 'muted' }, ` (${extra.length} from Switchboard`, res.tool_mode === 'search' ? '; tool search mode' : '', ')') : '',
           el('span', { class: 'sr', text: extra.length ? `. Besides the picked tools it serves ${extra.join(', ')}.` : '' }));
         $('#token-estimate').dataset.served = String(res.tools.length);
@@ -736,6 +745,11 @@
     function update() {
       for (const g of groups) {
         const n = g.querySelectorAll('.pick input[type=checkbox]:checked').length;
+        const pickable = g.querySelectorAll('.pick input[type=checkbox]:not(:disabled)');
+        const on = [...pickable].filter((b) => b.checked).length;
+        g.all.disabled = pickable.length === 0;
+        g.all.checked = pickable.length > 0 && on === pickable.length;
+        g.all.indeterminate = on > 0 && on < pickable.length;
         g.count.textContent = `${n} of ${g.provider.ops.length} selected${g.provider.workflow || g.provider.kept || (conns[g.provider.ops[0] && g.provider.ops[0].tool] || []).length ? '' : ' · not connected'}`;
       }
       for (const r of rows) if (r.bind) r.bind.hidden = !r.box.checked;
@@ -744,18 +758,22 @@
         ? el('p', { class: 'small' }, el('strong', { text: `Selected (${list.length}): ` }), list.map((r, i) => [i ? ', ' : '', el('code', { text: r.op.tool }), r.label() ? ` on ${r.label()}` : '']))
         : el('p', { class: 'small muted', text: 'No tools selected yet: open a provider below, or search.' }));
       $('#agent-dirty').hidden = !dirty();
+      if (dirty()) $('#agent-saved').hidden = true;
       clearTimeout(previewTimer);
       previewTimer = setTimeout(preview, 150);
     }
     $('#agent-form').addEventListener('change', update);
-    $('#agent-form').addEventListener('input', () => { $('#agent-dirty').hidden = !dirty(); });
+    $('#agent-form').addEventListener('input', () => { $('#agent-dirty').hidden = !dirty(); if (dirty()) $('#agent-saved').hidden = true; });
     update();
     $('#tool-search').addEventListener('input', (ev) => {
       const q = ev.target.value.toLowerCase().trim();
       for (const r of rows) r.row.hidden = !!q && !r.text.includes(q);
+      // A search opens the groups it finds tools in; clearing it folds those again,
+      // leaving open only the groups opened by hand.
       for (const g of groups) {
         g.hidden = ![...g.querySelectorAll('.pick')].some((n) => !n.hidden);
-        if (q && !g.hidden) g.open = true;
+        if (q && !g.hidden && !g.open) { g.open = true; g.openedBySearch = true; }
+        if (!q && g.openedBySearch) { g.open = false; g.openedBySearch = false; }
       }
     });
     // Enter in the search field searches; it does not submit the agent.
@@ -782,6 +800,8 @@
         return;
       }
       $('#agent-save').disabled = true;
+      $('#agent-saved').hidden = true;
+      const created = !agent;
       try {
         agent = agent ? await api('PUT', `/api/agents/${encodeURIComponent(agent.id)}`, body) : await api('POST', '/api/agents', body);
         for (const n of document.querySelectorAll('#agent-form [aria-invalid]')) n.removeAttribute('aria-invalid');
@@ -790,7 +810,15 @@
         history.replaceState(null, '', `/agents/${encodeURIComponent(agent.id)}`);
         $('#agent-title').textContent = `Agent: ${agent.name}`;
         flash(`Saved agent ${agent.name}.`);
+        $('#agent-saved').textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
+        $('#agent-saved').hidden = false;
         showConnect(agent, () => { saved = JSON.stringify(draft()); });
+        if (created) {
+          // A new agent's next step is its URL: the page goes there and focuses it,
+          // with the client configurations and install links under it.
+          $('#agent-connect').scrollIntoView({ block: 'start' });
+          $('#agent-mcp-url').focus({ preventScroll: true });
+        }
       } catch (err) {
         showError('#agent-error', agentsMissing(err) ? new APIError(404, { error: { code: 'not_found', message: 'This server has no agents API yet; the agent cannot be saved.' } }) : err);
         const f = err.field && document.getElementById(`agent-${err.field}`);
@@ -876,12 +904,21 @@
         servers: { [name]: { type: 'http', url, headers: { Authorization: `Bearer \${input:${name}-key}` } } } })],
       ['curl', 'curl (lists the tools, then calls one)', curl],
     ];
+    // One-click installs, by the schemes the clients document: Cursor's deeplink takes
+    // the server's mcp.json entry in base64; VS Code's takes it as URL-encoded JSON with
+    // a name, and asks for the key (an input) rather than carrying it in the link.
+    const b64 = (s) => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
+    const cursorLink = `cursor://anysphere.cursor-deeplink/mcp/install?name=${encodeURIComponent(name)}&config=${encodeURIComponent(b64(JSON.stringify({ url, headers: { Authorization: `Bearer ${k}` } })))}`;
+    const vscodeLink = `vscode:mcp/install?${encodeURIComponent(JSON.stringify({ name, type: 'http', url, headers: { Authorization: `Bearer \${input:${name}-key}` },
+      inputs: [{ type: 'promptString', id: `${name}-key`, description: `Switchboard API key for ${title || name}`, password: true }] }))}`;
     const prefix = box.id;
     // One client at a time: each configuration folds under its client's name, the one
     // opened last stays open (the first, until another is).
     const open = box.dataset.open || 'claude';
     fill(box, el('h3', { text: 'Client configuration' }),
-      key ? null : el('p', { class: 'muted', text: 'Create an API key to have it filled in; until then the snippets say YOUR_API_KEY.' }),
+      el('p', { class: 'installs' }, el('a', { class: 'button', id: `${box.id}-install-cursor`, href: cursorLink }, 'Add to Cursor'),
+        el('a', { class: 'button', id: `${box.id}-install-vscode`, href: vscodeLink }, 'Add to VS Code')),
+      key ? null : el('p', { class: 'muted', text: 'Create an API key to have it filled in; until then the snippets and the Cursor link say YOUR_API_KEY.' }),
       snippets.map(([id, head, text]) => el('details', { class: 'snippet', open: id === open, ontoggle: (ev) => { if (ev.currentTarget.open) box.dataset.open = id; } },
         el('summary', { id: `${prefix}-${id}-title`, text: head }),
         el('div', { class: 'snippethead' }, el('button', { type: 'button', 'data-copy': `${prefix}-${id}`, 'aria-label': `Copy the ${head} configuration` }, 'Copy')),
@@ -1180,11 +1217,16 @@
     let query = '';
     const rows = $('#audit-rows');
     stack($('#audit-table'));
+    // credential names what authenticated an event: an API key by its name, else what
+    // its id's prefix says it is (a signed-in browser, an MCP client allowed by OAuth).
+    const credential = (id) => keyName[id] || (!id ? '' : id.startsWith('ses_') ? 'a signed-in browser session'
+      : id.startsWith('grt_') ? 'an MCP client allowed by OAuth' : id.startsWith('key_') ? 'a deleted key' : id);
     function detail(e) {
       const dl = $('#audit-detail-list');
-      const failed = e.outcome && e.outcome !== 'ok';
-      const entries = [['Time', fmtTime(e.at)], ['Event', e.kind.replace(/_/g, ' ')], ['Who', who(e.principal)], ['Credential', keyName[e.key_id] || (e.key_id ? 'a deleted key' : '')], ['Tool', e.tool],
-        ['Connection', connName[e.connection_id] || (e.connection_id ? 'a disconnected account' : '')], ['Outcome', e.outcome], [failed ? 'Why it failed' : 'Detail', e.detail || (failed ? 'no reason was recorded' : '')],
+      // A canceled call did not fail: the caller gave it up.
+      const failed = e.outcome && e.outcome !== 'ok' && e.outcome !== 'canceled';
+      const entries = [['Time', fmtTime(e.at)], ['Event', e.kind.replace(/_/g, ' ')], ['Who', who(e.principal)], ['Credential', credential(e.key_id)], ['Tool', e.tool],
+        ['Connection', connName[e.connection_id] || (e.connection_id ? 'a disconnected account' : '')], ['Outcome', e.outcome], [failed ? 'Why it failed' : 'Detail', e.detail || (failed ? 'no reason was recorded' : e.outcome === 'canceled' ? 'The caller canceled the call before it finished.' : '')],
         ['Upstream status', e.upstream_status], ['Latency', e.latency_us ? `${(e.latency_us / 1000).toFixed(1)} ms` : ''], ['Arguments (keyed hash)', e.args_sha256], ['Event ID', e.id]];
       fill(dl, entries.filter(([, v]) => v !== undefined && v !== '' && v !== 0).map(([key, v]) => [el('dt', { text: key }), el('dd', { class: key === 'Why it failed' ? 'error' : undefined, text: String(v) })]));
       $('#audit-detail').showModal();
@@ -1196,7 +1238,7 @@
           el('td', { text: fmtTime(e.at) }), el('td', { text: e.kind.replace(/_/g, ' ') }), el('td', { text: who(e.principal) }),
           el('td', {}, e.tool ? el('a', { href: `/tools/${encodeURIComponent(e.tool)}` }, e.tool) : ''),
           el('td', { text: connName[e.connection_id] || (e.connection_id ? 'a disconnected account' : '') }),
-          el('td', {}, el('span', { class: `outcome ${e.outcome === 'ok' ? 'ok' : 'bad'}`, text: e.outcome })),
+          el('td', {}, el('span', { class: `outcome ${e.outcome === 'ok' ? 'ok' : e.outcome === 'canceled' ? '' : 'bad'}`, text: e.outcome })),
           el('td', { class: 'num', text: e.latency_us ? `${(e.latency_us / 1000).toFixed(1)} ms` : '' }),
           el('td', {}, el('button', { type: 'button', class: 'secondary small', 'aria-label': `Details of the ${e.kind.replace(/_/g, ' ')} at ${fmtTime(e.at)}`, onclick: () => detail(e) }, 'Details'))));
         labelRows($('#audit-table'), trs);
@@ -1553,7 +1595,7 @@
   }
 
   // Pages with a script of their own (workflows.js) use these, loaded after this file.
-  window.Switchboard = Object.freeze({ $, el, fill, api, APIError, describe, showError, hideError, alertPage, flash, fmtTime, scrollBox, kindBadge, ask });
+  window.Switchboard = Object.freeze({ IS_ADMIN, $, el, fill, api, APIError, describe, showError, hideError, alertPage, flash, fmtTime, scrollBox, kindBadge, ask });
 
   const pages = {
     integrations: integrationsPage,

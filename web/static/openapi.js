@@ -1,5 +1,5 @@
 // Switchboard's Integrations page, its APIs added by their OpenAPI description: the
-// workspace's list (Delete for admins) and the form that adds one (POST
+// workspace's list (Delete for admins) and, for admins, the form that adds one (POST
 // /api/openapi-providers). Once added, an API is in the catalog and connects like any
 // provider. Loaded after app.js, whose helpers it uses; plain JavaScript, no build step.
 'use strict';
@@ -7,13 +7,14 @@
   const SB = window.Switchboard;
   const anchor = document.querySelector('#remote');
   if (!SB || !anchor) return;
-  const { el, fill, api, describe, alertPage, flash, ask } = SB;
+  const { IS_ADMIN, el, fill, api, describe, alertPage, flash, ask } = SB;
   const list = el('div', { id: 'openapi-list', 'aria-busy': 'true' }, el('p', { class: 'muted', text: 'Loading APIs…' }));
   const add = el('button', { type: 'button', id: 'openapi-add', text: 'Add an API by its OpenAPI description' });
   anchor.after(el('section', { id: 'openapi', 'aria-labelledby': 'openapi-title' },
     el('h2', { id: 'openapi-title', text: 'APIs by their OpenAPI description' }),
     el('p', { class: 'muted', text: 'Any API with an OpenAPI 3 or Swagger 2 description: its operations become tools named after it (name_operation), for this workspace only. Connect it from the catalog like any provider.' }),
-    list, el('p', {}, add)));
+    // Adding and deleting APIs is for the workspace's admins: a member sees the list.
+    list, IS_ADMIN ? el('p', {}, add) : el('p', { class: 'muted small', text: 'An admin of the workspace adds and deletes APIs.' })));
 
   const field = (id, label, attrs, hint) => [
     el('label', { for: id }, label, hint ? el('span', { class: 'muted', text: ` (${hint})` }) : null),
@@ -42,7 +43,7 @@
       if (!apis.length) { fill(list, el('p', { class: 'muted', text: 'No API added yet.' })); return; }
       fill(list, el('ul', { class: 'tools' }, apis.map((a) => el('li', { 'data-api': a.name },
         el('strong', { text: a.title }), ' ', el('code', { text: `${a.name}_…` }), ` ${a.tools.length} tools, ${a.base_url} `,
-        el('button', { type: 'button', class: 'secondary', 'data-delete': a.name, 'aria-label': `Delete ${a.title}`, text: 'Delete' })))));
+        IS_ADMIN ? el('button', { type: 'button', class: 'secondary', 'data-delete': a.name, 'aria-label': `Delete ${a.title}`, text: 'Delete' }) : null))));
     } catch (err) { fill(list); alertPage(err); }
   }
 

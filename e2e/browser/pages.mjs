@@ -1,0 +1,336 @@
+// Opens every page of a live `switchboard serve` in Chromium (playwright-core) at a
+// desktop and a phone width and checks how each is laid out; then walks what a
+// newcomer does next. Run by go test ./e2e (TestBrowserPages), which starts the server
+// with data in every table and passes everything in the environment. The last line of
+// stdout is a JSON summary; the exit code is 0 only if every check held.
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+const BASE = env('BASE_URL');
+const ADMIN_LINK = env('ADMIN_LINK');
+const MEMBER_LINK = env('MEMBER_LINK');
+const SHOTS = env('SCREENSHOT_DIR');
+const AGENT_ID = env('AGENT_ID');
+const WORKFLOW_RUN_ID = env('WORKFLOW_RUN_ID');
+const CONNECTION_ID = env('CONNECTION_ID');
+const PASSWORD = 'e2e password for the pages';
+
+const summary = { ok: false, failures: [], steps: [], pages: [], screenshots: [], axe: {} };
+// soft records a failed check and goes on, so one run reports every layout problem.
+const soft = (cond, msg) => { if (!cond) summary.failures.push(msg); return cond; };
+const check = (cond, msg) => { if (!cond) { summary.failures.push(msg); throw new Error(msg); } };
+const step = (name) => { summary.steps.push(name); console.error(`-- ${name}`); };
+const waitUntil = async (page, fn, arg, msg) => {
+  try { await page.waitForFunction(fn, arg, { timeout: 30000 }); } catch (err) { check(false, `${msg} (${err.message.split('\n')[0]})`); }
+};
+
+fs.mkdirSync(SHOTS, { recursive: true });
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+});
+
+async function newPage(ctx) {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(15000);
+  page.on('pageerror', (err) => summary.failures.push(`page error on ${page.url()}: ${err.message}`));
+  page.on('dialog', (d) => d.accept());
+  return page;
+}
+
+async function axeCheck(page, what) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE_SOURCE + '\n;true');
+  const bad = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] });
+    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}, ${v.nodes.length}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  });
+  summary.axe[what] = bad.length;
+  soft(bad.length === 0, `${what}: axe-core found serious or critical violations: ${bad.join('; ')}`);
+}
+
+// layoutProblems measures the page as laid out: table headers off their columns (or,
+// where a narrow window shows rows as cards, cells without their heading), elements
+// reaching past the window's sides, and short words broken across two lines.
+function layoutProblems() {
+  const out = { columns: [], overflow: [], wraps: [] };
+  const name = (n) => n.tagName.toLowerCase() + (n.id ? '#' + n.id : '') + (n.className && typeof n.className === 'string' ? '.' + n.className.trim().split(/\s+/).join('.') : '');
+  const shown = (n) => { const r = n.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(n).visibility !== 'hidden'; };
+  // A cell's column, counting the colspans before it.
+  const columnOf = (cell) => { let c = 0; for (let s = cell.previousElementSibling; s; s = s.previousElementSibling) c += s.colSpan || 1; return c; };
+  for (const table of document.querySelectorAll('main table')) {
+    if (!shown(table) || !table.tHead) continue;
+    const heads = [...table.tHead.rows[0].cells];
+    // A narrow window hides the header row (1 px, clipped) and labels each cell instead.
+    const headShown = table.tHead.getBoundingClientRect().width > 2;
+    const where = table.id || (table.closest('[aria-label]') || table).getAttribute('aria-label') || name(table);
+    for (const row of table.tBodies[0] ? table.tBodies[0].rows : []) {
+      for (const cell of row.cells) {
+        if ((cell.colSpan || 1) > 1 || !shown(cell)) continue;
+        const head = heads[columnOf(cell)];
+        if (!head) continue;
+        if (headShown) {
+          const h = head.getBoundingClientRect(), c = cell.getBoundingClientRect();
+          if (Math.abs(h.left - c.left) > 1 || Math.abs(h.right - c.right) > 1) {
+            out.columns.push(`${where}: "${head.textContent.trim()}" spans ${Math.round(h.left)}–${Math.round(h.right)} px, its cell "${cell.textContent.trim().slice(0, 30)}" ${Math.round(c.left)}–${Math.round(c.right)} px`);
+          }
+        } else if (cell.tagName === 'TD' && head.textContent.trim() && cell.textContent.trim() && cell.dataset.label !== head.textContent.trim()) {
+          out.columns.push(`${where}: a card's cell "${cell.textContent.trim().slice(0, 30)}" is not labelled "${head.textContent.trim()}"`);
+        }
+      }
+    }
+  }
+  // Nothing past the window's sides, unless a scrolling or clipping box holds it in
+  // (then that box is what must fit), or it is hidden for screen readers only.
+  const W = document.documentElement.clientWidth;
+  const clipped = (n) => { for (let p = n.parentElement; p && p !== document.body; p = p.parentElement) { const o = getComputedStyle(p).overflowX; if (o !== 'visible') return true; } return false; };
+  for (const n of document.querySelectorAll('body *')) {
+    if (n.closest('.sr, .skip, dialog:not([open]), [hidden]') || !shown(n)) continue;
+    const r = n.getBoundingClientRect();
+    if ((r.right > W + 1 || r.left < -1) && !clipped(n)) out.overflow.push(`${name(n)} spans ${Math.round(r.left)}–${Math.round(r.right)} px of ${W}`);
+  }
+  if (document.documentElement.scrollWidth > W + 1) out.overflow.push(`the page is ${document.documentElement.scrollWidth} px wide in a ${W} px window`);
+  // A word of fewer than 12 characters laid out on more than one line. A word is what
+  // lies between spaces, or after a hyphen, where a line may rightly break.
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    if (!t.data.trim() || !t.parentElement || t.parentElement.closest('.sr, script, style, textarea, option')) continue;
+    range.selectNodeContents(t);
+    if (range.getClientRects().length < 2) continue;
+    const re = /[^\s-]+-*/g;
+    for (let m = re.exec(t.data); m; m = re.exec(t.data)) {
+      if (m[0].length >= 12) continue;
+      range.setStart(t, m.index);
+      range.setEnd(t, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top / 4)));
+      if (tops.size > 1) out.wraps.push(`"${m[0]}" in ${name(t.parentElement)}`);
+    }
+  }
+  // A checkbox or radio button is its own size, beside its label's text.
+  out.controls = [...document.querySelectorAll('input[type=radio], input[type=checkbox]')].filter((n) => shown(n) && n.getBoundingClientRect().width > 40)
+    .map((n) => `${name(n)} is ${Math.round(n.getBoundingClientRect().width)} px wide`).slice(0, 8);
+  out.overflow = out.overflow.slice(0, 8);
+  out.wraps = [...new Set(out.wraps)].slice(0, 8);
+  out.columns = out.columns.slice(0, 8);
+  return out;
+}
+
+// settle waits until the page's script has filled every part it loads.
+async function settle(page) {
+  await page.waitForLoadState('networkidle');
+  await waitUntil(page, () => !document.querySelector('[aria-busy=true]') && !/Loading/.test(document.querySelector('main').textContent), undefined, `${page.url()} did not finish loading`);
+}
+
+// layout checks and photographs one page at the window's width.
+async function layout(page, width, name) {
+  await settle(page);
+  const res = await page.evaluate(layoutProblems);
+  soft(res.columns.length === 0, `${width} px ${name}: table headers off their columns: ${res.columns.join('; ')}`);
+  soft(res.overflow.length === 0, `${width} px ${name}: past the window's sides: ${res.overflow.join('; ')}`);
+  soft(res.wraps.length === 0, `${width} px ${name}: short words broken across lines: ${res.wraps.join('; ')}`);
+  soft(res.controls.length === 0, `${width} px ${name}: checkboxes or radio buttons stretched: ${res.controls.join('; ')}`);
+  const file = path.join(SHOTS, `${width}-${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  summary.screenshots.push(file);
+  await axeCheck(page, `${width} ${name}`);
+}
+
+const PAGES = [
+  ['integrations', '/'], ['agents', '/agents'], ['agent-new', '/agents/new'], ['agent', `/agents/${AGENT_ID}`], ['tool', '/tools/github_create_issue'],
+  ['activity', '/activity'], ['settings', '/settings'], ['workflows', '/workflows'], ['workflow-new', '/workflows/new'], ['workflow', '/workflows/triage_issue'],
+  ['workflow-run', `/workflow-runs/${WORKFLOW_RUN_ID}`], ['not-found', '/no/such/page'],
+];
+
+try {
+  const ctx = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+  const page = await newPage(ctx);
+  step('the admin sets a password with the link serve printed');
+  await page.goto(ADMIN_LINK);
+  await page.fill('#password', PASSWORD);
+  await page.fill('#confirm', PASSWORD);
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${BASE}/`);
+
+  for (const width of [1366, 390]) {
+    step(`every page at ${width} px: headers over their columns, nothing past the sides, no short word broken`);
+    await page.setViewportSize({ width, height: width > 800 ? 900 : 844 });
+    for (const [name, p] of PAGES) {
+      await page.goto(BASE + p);
+      await layout(page, width, name);
+      if (width === 1366) summary.pages.push(name);
+    }
+    const out = await browser.newContext({ viewport: { width, height: 900 } });
+    const signedOut = await newPage(out);
+    await signedOut.goto(`${BASE}/signin`);
+    await layout(signedOut, width, 'signin');
+    await signedOut.goto(MEMBER_LINK);
+    await layout(signedOut, width, 'invite');
+    await out.close();
+  }
+  summary.pages.push('signin', 'invite');
+  await page.setViewportSize({ width: 1366, height: 900 });
+
+  step('the agent picker: a search opens the groups it finds, clearing it folds them; select all per provider');
+  await page.goto(`${BASE}/agents/new`);
+  await page.waitForSelector('#pick-github_get_issue', { state: 'attached' });
+  await page.fill('#agent-name', 'Layout bot');
+  await page.fill('#tool-search', 'get issue');
+  check(await page.isVisible('#pick-github_get_issue'), 'the search did not open the GitHub group');
+  await page.check('#pick-github_get_issue');
+  await page.fill('#tool-search', '');
+  check(!(await page.evaluate(() => document.querySelector('[data-provider=github]').open)), 'clearing the search left the GitHub group open');
+  await page.click('[data-provider=github] > summary');
+  const groupState = () => page.evaluate(() => {
+    const g = document.querySelector('[data-provider=github]');
+    const all = g.querySelector('input.selectall');
+    return { picked: g.querySelectorAll('.pick input:checked').length, tools: g.querySelectorAll('.pick input').length, checked: all.checked, mixed: all.indeterminate, count: g.querySelector('summary').textContent };
+  });
+  let gs = await groupState();
+  check(gs.picked === 1 && !gs.checked && gs.mixed, `with one GitHub tool picked, the group's select all is ${JSON.stringify(gs)}`);
+  await page.check('#all-github');
+  gs = await groupState();
+  check(gs.picked === gs.tools && gs.tools > 10 && gs.count.includes(`${gs.tools} of ${gs.tools}`), `select all picked ${JSON.stringify(gs)}`);
+  await page.uncheck('#all-github');
+  gs = await groupState();
+  check(gs.picked === 0 && !gs.mixed, `clearing select all left ${JSON.stringify(gs)}`);
+  check(await page.isDisabled('#all-slack'), 'select all is offered on Slack, which has no connection');
+  await page.check('#pick-github_get_issue');
+
+  step('the estimate counts in words: one tool is "1 tool"');
+  await waitUntil(page, () => document.querySelector('#token-estimate').textContent.startsWith('1 selected') && document.querySelector('#token-estimate').dataset.served === '1', undefined,
+    'the estimate did not count the one tool picked');
+  const est = await page.textContent('#token-estimate');
+  check(est.includes('serves 1 tool ·'), `the estimate for one tool reads ${est}`);
+
+  step('saving a new agent brings its URL into view, focused, with Add to Cursor and Add to VS Code beside the snippets');
+  await page.click('#agent-save');
+  await page.waitForSelector('#agent-connect:not([hidden])');
+  await waitUntil(page, () => document.activeElement && document.activeElement.id === 'agent-mcp-url', undefined, 'after Save, focus is not on the agent\'s MCP URL');
+  const url = await page.inputValue('#agent-mcp-url');
+  const inView = await page.evaluate(() => { const r = document.querySelector('#agent-mcp-url').getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; });
+  check(inView, 'after Save, the agent\'s MCP URL is out of view');
+  check((await page.textContent('#agent-saved')).startsWith('Saved'), 'the save bar does not say the agent was saved');
+  const cursor = new URL(await page.getAttribute('#snippets-install-cursor', 'href'));
+  const cursorConfig = JSON.parse(Buffer.from(cursor.searchParams.get('config'), 'base64').toString('utf8'));
+  check(cursor.protocol === 'cursor:' && cursor.host === 'anysphere.cursor-deeplink' && cursor.pathname === '/mcp/install' && cursor.searchParams.get('name') === 'layout-bot' &&
+    cursorConfig.url === url && cursorConfig.headers.Authorization === 'Bearer YOUR_API_KEY', `Add to Cursor links ${cursor} (${JSON.stringify(cursorConfig)})`);
+  const vscodeHref = await page.getAttribute('#snippets-install-vscode', 'href');
+  check(vscodeHref.startsWith('vscode:mcp/install?'), `Add to VS Code links ${vscodeHref}`);
+  const vs = JSON.parse(decodeURIComponent(vscodeHref.slice('vscode:mcp/install?'.length)));
+  check(vs.name === 'layout-bot' && vs.type === 'http' && vs.url === url && vs.headers.Authorization === 'Bearer ${input:layout-bot-key}' && vs.inputs[0].password === true,
+    `Add to VS Code installs ${JSON.stringify(vs)}`);
+  await page.click('#agent-new-key');
+  await page.waitForSelector('#agent-key-box:not([hidden])');
+  const key = await page.inputValue('#agent-key');
+  const withKey = JSON.parse(Buffer.from(new URL(await page.getAttribute('#snippets-install-cursor', 'href')).searchParams.get('config'), 'base64').toString('utf8'));
+  check(withKey.headers.Authorization === `Bearer ${key}` && !(await page.getAttribute('#snippets-install-vscode', 'href')).includes(key),
+    'with a key made, Add to Cursor does not carry it, or Add to VS Code does');
+  await axeCheck(page, 'agent saved');
+
+  step('Activity: a call from the browser names the session, a canceled call is not a failure, reconnects say so');
+  await page.goto(`${BASE}/activity`);
+  await settle(page);
+  const made = await page.evaluate(async (conn) => {
+    const headers = { 'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content };
+    const ok = await fetch('/api/tools/github_get_issue/call', { method: 'POST', headers, body: JSON.stringify({ connection_id: conn, arguments: { owner: 'octo-org', repo: 'hello-world', issue_number: 1347 } }) });
+    // A call the fake GitHub holds until the client gives up: given up after a second.
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 1000);
+    let aborted = false;
+    try { await fetch('/api/tools/github_search_repositories/call', { method: 'POST', headers, signal: ac.signal, body: JSON.stringify({ connection_id: conn, arguments: { q: 'hold-until-canceled' } }) }); } catch { aborted = true; }
+    return { ok: ok.status, aborted };
+  }, CONNECTION_ID);
+  check(made.ok === 200 && made.aborted, `the browser's calls: ${JSON.stringify(made)}`);
+  // The audit writer batches: the events may land a moment after the calls.
+  let events = [];
+  for (let i = 0; i < 60; i++) {
+    events = await page.evaluate(async () => (await (await fetch('/api/audit?limit=100')).json()).events || []);
+    if (events.some((e) => e.outcome === 'canceled') && events.some((e) => e.kind === 'tool_call' && (e.key_id || '').startsWith('ses_'))) break;
+    await page.waitForTimeout(250);
+  }
+  const fromBrowser = events.find((e) => e.kind === 'tool_call' && e.outcome === 'ok' && (e.key_id || '').startsWith('ses_'));
+  const canceled = events.find((e) => e.outcome === 'canceled');
+  check(fromBrowser && canceled, `the audit holds no call from the browser session or no canceled call: ${JSON.stringify(events.map((e) => [e.kind, e.outcome, e.key_id]))}`);
+  const reconnects = events.filter((e) => e.connection_id === CONNECTION_ID && e.kind === 'connection_reconnected').map((e) => e.outcome).sort();
+  check(reconnects.length === 2 && reconnects.includes('ok') && !events.some((e) => e.kind === 'connection_created' && e.connection_id === CONNECTION_ID && e.detail && e.detail.includes('reconnect')),
+    `the reconnects are audited as ${JSON.stringify(events.filter((e) => e.connection_id === CONNECTION_ID).map((e) => [e.kind, e.outcome]))}`);
+  await page.reload();
+  await settle(page);
+  const detailOf = async (id) => {
+    await page.click(`#audit-rows tr[data-event="${id}"] button`);
+    await page.waitForSelector('#audit-detail[open]');
+    const d = await page.evaluate(() => ({ text: document.querySelector('#audit-detail-list').textContent, red: document.querySelectorAll('#audit-detail-list .error').length }));
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#audit-detail', { state: 'hidden' });
+    return d;
+  };
+  const sessionDetail = await detailOf(fromBrowser.id);
+  check(sessionDetail.text.includes('Credentiala signed-in browser session') && !sessionDetail.text.includes('deleted key'), `a call from the browser reads ${sessionDetail.text}`);
+  const canceledDetail = await detailOf(canceled.id);
+  check(!canceledDetail.text.includes('Why it failed') && !canceledDetail.text.includes('no reason was recorded') && canceledDetail.red === 0 && canceledDetail.text.includes('canceled'),
+    `a canceled call reads ${canceledDetail.text} (${canceledDetail.red} parts in red)`);
+  const rowKinds = await page.$$eval('#audit-rows tr[data-event] td:nth-child(2)', (ns) => ns.map((n) => n.textContent));
+  check(rowKinds.filter((k) => k === 'connection reconnected').length === 2, `Activity lists the events ${JSON.stringify(rowKinds)}`);
+  await axeCheck(page, 'activity with a canceled call');
+
+  step('dark mode: the workflow graph is dark like the page');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.goto(`${BASE}/workflows/triage_issue`);
+  await waitUntil(page, () => { const i = document.querySelector('#wf-graph'); return i && i.complete && i.naturalWidth > 0; }, undefined, 'the graph image did not load');
+  // The graph as the screen shows it, measured pixel by pixel in a canvas.
+  const png = (await page.locator('#wf-graph').screenshot()).toString('base64');
+  const light = await page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    let sum = 0;
+    for (let i = 0; i < d.length; i += 4) sum += (d[i] + d[i + 1] + d[i + 2]) / 3;
+    return sum / (d.length / 4) / 255;
+  }, png);
+  check(light < 0.4, `in dark mode the workflow graph is ${Math.round(light * 100)}% light`);
+  await axeCheck(page, 'dark workflow');
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  step('a member sees no admin button on Integrations, and a refusal does not ask for an API key');
+  {
+    const ctxM = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const pageM = await newPage(ctxM);
+    await pageM.goto(MEMBER_LINK);
+    await pageM.fill('#password', PASSWORD);
+    await pageM.fill('#confirm', PASSWORD);
+    await pageM.click('button[type=submit]');
+    await pageM.waitForURL(`${BASE}/`);
+    await settle(pageM);
+    await pageM.waitForSelector('#openapi-list li[data-api=notes]');
+    check(!(await pageM.$('#openapi-list button[data-delete]')) && !(await pageM.$('#openapi-add')), 'a member is offered Delete on the workspace\'s API, or Add an API');
+    const refused = await pageM.evaluate(async () => {
+      const r = await fetch('/api/openapi-providers/notes', { method: 'DELETE', headers: { 'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content } });
+      return { status: r.status, message: ((await r.json()).error || {}).message || '' };
+    });
+    check(refused.status === 403 && !/API key/i.test(refused.message) && /admin/.test(refused.message), `a member's delete was answered ${JSON.stringify(refused)}`);
+    await axeCheck(pageM, 'member integrations');
+    await ctxM.close();
+  }
+
+  summary.ok = summary.failures.length === 0;
+} catch (err) {
+  if (!summary.failures.includes(err.message)) summary.failures.push(String(err && err.stack || err));
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(summary));
+process.exit(summary.ok ? 0 : 1);
