@@ -34,6 +34,10 @@ type providerView struct {
 	// are its operations. It is connected already (it is a connection), so it has no
 	// auth kinds.
 	Remote bool `json:"remote,omitempty"`
+	// Connectionless marks the hub's own tools that an agent is given by picking them
+	// (the workflows' management, the tenant's saved workflows): they run as the caller,
+	// on no connection, so nothing is connected first.
+	Connectionless bool `json:"connectionless,omitempty"`
 }
 
 // operationView is one operation of a provider: its tool name and the same schema bytes
@@ -58,6 +62,9 @@ func (s *server) operationsOf(c *gin.Context, p switchboard.Principal, name stri
 	if spec, ok := s.Registry.Provider(name); ok {
 		if spec.PerConnection() {
 			return nil, switchboard.NotFound("provider " + name)
+		}
+		if spec.TenantTools != nil { // the tenant's saved workflows
+			return spec.TenantTools(c.Request.Context(), p.TenantID)
 		}
 		return s.Registry.Tools(name), nil
 	}
@@ -102,8 +109,18 @@ func (s *server) listProviders(c *gin.Context) {
 	specs := s.Registry.Providers()
 	out := make([]providerView, 0, len(specs))
 	for _, sp := range specs {
+		if sp.Connectionless && !sp.Ambient {
+			ops, err := s.operationsOf(c, p, sp.Name)
+			if err != nil {
+				s.fail(c, err)
+				return
+			}
+			out = append(out, providerView{Name: sp.Name, Title: sp.Title, Description: sp.Description, AuthKinds: []providers.AuthKind{},
+				Scopes: []string{}, Operations: len(ops), Connectionless: true})
+			continue
+		}
 		if !sp.Connectable() {
-			continue // its connections are registered through its own routes, or it needs none
+			continue // its connections are registered through its own routes, or every caller has its tools
 		}
 		kinds := sp.AuthKinds
 		if kinds == nil {

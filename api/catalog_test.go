@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
+	hubtools "github.com/switchboard-hub/switchboard/providers/hub"
 )
 
 func TestCatalog(t *testing.T) {
@@ -47,6 +48,9 @@ func TestCatalog(t *testing.T) {
 		for _, p := range reg.Providers() {
 			want = append(want, row{p.Name, p.Title, len(reg.Tools(p.Name)), true})
 		}
+		// Then the hub's own tools an agent is given by picking them: the tenant's saved
+		// workflows (none yet) and their management; nothing to connect for either.
+		want = append(want, row{"workflows", "Workflows", 0, false}, row{hubtools.WorkflowsProvider, "Manage workflows", 4, false})
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("catalog (-want +got):\n%s", diff)
 		}

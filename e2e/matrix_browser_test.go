@@ -69,11 +69,19 @@ func (r *matrixRig) browserCells(t *testing.T) {
 		})
 		for _, k := range matrixKinds {
 			got := sum.Tools[k.tool]
-			checkCell(t, "owner / "+k.name+" / agent builder: pickable", func(fail func(string, ...any)) {
-				if !got.Pickable {
-					fail("the builder offers no #pick-%s", k.tool)
-				}
-			})
+			if k.ambient {
+				checkCell(t, "owner / "+k.name+" / agent builder: not offered, every agent has it", func(fail func(string, ...any)) {
+					if got.Pickable {
+						fail("the builder offers #pick-%s, which every agent has anyway", k.tool)
+					}
+				})
+			} else {
+				checkCell(t, "owner / "+k.name+" / agent builder: pickable", func(fail func(string, ...any)) {
+					if !got.Pickable {
+						fail("the builder offers no #pick-%s", k.tool)
+					}
+				})
+			}
 			checkCell(t, "owner / "+k.name+" / Try it: answered", func(fail func(string, ...any)) {
 				if got.Error != "" || !strings.Contains(got.Answer, k.answer(nonces[k.tool])) {
 					fail("Try it answered %q, error %q; want an answer holding %q", short(got.Answer), got.Error, k.answer(nonces[k.tool]))

@@ -14,24 +14,7 @@ import (
 var matrixPending = []struct {
 	cells *regexp.Regexp
 	why   string
-}{
-	{regexp.MustCompile(`/ (hub tool|hub workflows tool|workflow tool) / (MCP (tenant|agent) URL [0-9-]+|switchboard_run_async|MCP tasks): audited$`),
-		"the MCP surface runs the hub's and the workflows' tools through its runs and workflows extensions, not Router.Execute, so such a call leaves no audit row of its own"},
-	{regexp.MustCompile(`/ (hub tool|hub workflows tool) / (switchboard_run_async|MCP tasks): answered$`),
-		"switchboard_run_async refuses the hub's own tools, and they declare no task support"},
-	{regexp.MustCompile(`/ (hub tool|hub workflows tool|workflow tool) / workflow step: answered$`),
-		"a workflow step runs only tools that run on a connection (workflows.Check refuses the others)"},
-	{regexp.MustCompile(`/ workflow tool / POST /api/runs: answered$`),
-		"POST /api/runs refuses a workflow's tool and points to POST /api/workflows/{name}/runs"},
-	{regexp.MustCompile(`^agent key / hub workflows tool / MCP agent URL [0-9-]+: (listed|answered)$`),
-		"an agent URL serves only the workflow tools its agent selected, not list_workflows"},
-	{regexp.MustCompile(`^agent key / (hub tool|hub workflows tool) / (REST /api/tools/\{tool\}/call|POST /api/runs): answered$`),
-		"an agent's selection cannot hold the hub's own tools: the builder's catalog does not offer them"},
-	{regexp.MustCompile(`^owner / (hub tool|hub workflows tool) / agent builder: pickable$`),
-		"the builder's catalog (GET /api/providers) leaves out providers that run on no connection"},
-	{regexp.MustCompile(`^owner / (hub tool|hub workflows tool|workflow tool) / Try it: answered$`),
-		"Try it finds a tool through the builder's catalog, which leaves out providers that run on no connection"},
-}
+}{}
 
 // pendingCell says whether the named cell is pending, and why.
 func pendingCell(name string) (string, bool) {

@@ -147,6 +147,7 @@ func newMatrixRig(t *testing.T, bin string) *matrixRig {
 		{"tool": "notes_list_notes", "connection_id": r.notesConn},
 		{"tool": "docs_search", "connection_id": r.docsConn},
 		{"tool": "workflow_matrix_me", "connection_id": ""},
+		{"tool": "list_workflows", "connection_id": ""}, // the hub's tools are picked too (the run tools every agent has)
 	}
 	r.stepSaved = map[string]string{}
 	r.saveSteps(owner, append(append([]toolKind{}, matrixKinds...), outsideKind))

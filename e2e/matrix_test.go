@@ -27,6 +27,9 @@ type toolKind struct {
 	answer func(nonce string) string
 	// reached says whether the upstream received the call since the mark, and what.
 	reached func(r *matrixRig, m mark, nonce string) (bool, string)
+	// ambient marks a tool every caller has (the run tools): an agent has it without
+	// picking it, so the builder does not offer it.
+	ambient bool
 	// step is the saved workflow whose one step calls the tool.
 	step string
 }
@@ -99,7 +102,7 @@ var matrixKinds = []toolKind{
 		reached: githubReached(http.MethodGet, "/user", githubToken),
 	},
 	{
-		name: "hub tool", tool: "switchboard_list_runs", step: "step_hub",
+		name: "hub tool", tool: "switchboard_list_runs", step: "step_hub", ambient: true,
 		conn:    func(*matrixRig) string { return "" },
 		args:    noArgs,
 		answer:  func(string) string { return "runs" },

@@ -2,26 +2,33 @@ package router
 
 import (
 	"context"
+	"strings"
 
 	"github.com/switchboard-hub/switchboard"
 )
 
-// ConnectionFor is the connection a call of a tool runs on: the one named, none for a
-// tool that runs on no connection, else the principal's only connection the tool can
-// run on. Several such connections need the caller to name one.
+// ConnectionFor is the connection a call of a tool runs on: the one named (by id, or
+// by its label among the principal's connections of the tool), none for a tool that
+// runs on no connection, else the principal's only connection the tool can run on.
+// Several such connections need the caller to name one.
 func (r *Router) ConnectionFor(ctx context.Context, p switchboard.Principal, tool, named string) (string, error) {
-	if named != "" {
+	if named != "" && !labelLike(named) {
 		return named, nil
 	}
 	bindings, err := r.Tools(ctx, p)
 	if err != nil {
 		return "", err
 	}
-	return connectionAmong(bindings, tool)
+	return connectionAmong(bindings, tool, named)
 }
 
-// connectionAmong picks a tool's connection among the principal's bindings.
-func connectionAmong(bindings []Binding, tool string) (string, error) {
+// labelLike reports whether a named connection may be a label rather than an id
+// (con_…), which is then looked up among the principal's connections.
+func labelLike(named string) bool { return !strings.HasPrefix(named, "con_") }
+
+// connectionAmong picks a tool's connection among the principal's bindings: the one
+// named by its label, else the only one.
+func connectionAmong(bindings []Binding, tool, named string) (string, error) {
 	var refs []ConnectionRef
 	for _, b := range bindings {
 		if b.Tool.Name == tool {
@@ -30,6 +37,12 @@ func connectionAmong(bindings []Binding, tool string) (string, error) {
 			}
 			refs = b.Connections
 		}
+	}
+	if named != "" {
+		if len(refs) == 0 {
+			return named, nil // the call names the connection; Execute says what is wrong with it
+		}
+		return PickConnection(refs, "connection", named)
 	}
 	switch len(refs) {
 	case 0:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 // TestPickConnection: a connection id wins over every label, so a colleague who labels
@@ -46,5 +47,37 @@ func TestPickConnection(t *testing.T) {
 				t.Fatalf("PickConnection(%q) = %q, %v; want an invalid connection error saying %q", tt.named, got, err, tt.says)
 			}
 		})
+	}
+}
+
+// TestConnectionAmong: a call may name its connection by label (as MCP URLs list them)
+// or by id; a tool on no connection needs none; one connection is taken when none is
+// named; several need a name.
+func TestConnectionAmong(t *testing.T) {
+	t.Parallel()
+	gh := &providers.Spec{Name: "github", Title: "GitHub"}
+	wf := &providers.Spec{Name: "workflows", Connectionless: true}
+	bindings := []Binding{
+		{Tool: &providers.Tool{Name: "github_get_me", Provider: gh}, Connections: []ConnectionRef{{ID: "con_a", Label: "octocat"}, {ID: "con_b", Label: "work"}}},
+		{Tool: &providers.Tool{Name: "github_get_issue", Provider: gh}, Connections: []ConnectionRef{{ID: "con_a", Label: "octocat"}}},
+		{Tool: &providers.Tool{Name: "workflow_x", Provider: wf}},
+	}
+	for _, c := range []struct{ tool, named, want, says string }{
+		{"github_get_me", "work", "con_b", ""},
+		{"github_get_me", "", "", "several connections"},
+		{"github_get_issue", "", "con_a", ""},
+		{"workflow_x", "", "", ""},
+		{"github_get_me", "nobody", "", "nobody"},
+	} {
+		got, err := connectionAmong(bindings, c.tool, c.named)
+		if c.says != "" {
+			if err == nil || !strings.Contains(err.Error(), c.says) {
+				t.Errorf("%s named %q: %q, %v; want an error saying %q", c.tool, c.named, got, err, c.says)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s named %q: %q, %v; want %q", c.tool, c.named, got, err, c.want)
+		}
 	}
 }

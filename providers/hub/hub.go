@@ -82,7 +82,7 @@ func (t *Tools) Register(reg *providers.Registry) error {
 // named as they are listed, and picked for an agent like any other tool. run_workflow
 // leaves the confirmation to the workflow's run (ConfirmsItself).
 func (t *Tools) WorkflowsSpec() providers.Spec {
-	return providers.Spec{Name: WorkflowsProvider, Title: "Workflows", Description: "Run, list, create and cancel the tenant's saved workflows.",
+	return providers.Spec{Name: WorkflowsProvider, Title: "Manage workflows", Description: "Run, list, create and cancel the tenant's saved workflows.",
 		Connectionless: true, OwnNames: true, ConfirmsItself: true,
 		Operations: []providers.Op{t.runWorkflow(), t.listWorkflows(), t.createWorkflow(), t.cancelWorkflow()}}
 }

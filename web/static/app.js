@@ -205,9 +205,6 @@
     return only ? providers.filter((p) => p.ops) : providers;
   }
   const callableTools = () => api('GET', '/api/tools').then((r) => r.tools || []);
-  // savedWorkflows lists the tenant's workflows for the agent builder (none where the
-  // server runs no workflows).
-  const savedWorkflows = () => api('GET', '/api/workflows').then((r) => r.workflows || [], () => []);
   const findTool = (providers, name) => {
     for (const p of providers) for (const op of p.ops) if (op.tool === name) return { provider: p, op };
     return null;
@@ -546,7 +543,8 @@
     });
 
     try {
-      providers = await providerList();
+      // The hub's own tools (workflows) are picked for agents, never connected.
+      providers = (await providerList()).filter((p) => !p.connectionless);
       renderCatalog('');
     } catch (err) {
       fill($('#catalog'), el('p', { class: 'error', text: describe(err) }));
@@ -610,9 +608,8 @@
     let providers = [];
     let callable = [];
     let agent = null;
-    let flows = [];
     try {
-      [providers, callable, agent, flows] = await Promise.all([catalog(), callableTools(), id ? api('GET', `/api/agents/${encodeURIComponent(id)}`) : null, savedWorkflows()]);
+      [providers, callable, agent] = await Promise.all([catalog(), callableTools(), id ? api('GET', `/api/agents/${encodeURIComponent(id)}`) : null]);
     } catch (err) {
       if (id && err.status === 404 && !agentsMissing(err)) {
         notFoundView('Agent not found', `There is no agent ${id} in this workspace: it may have been deleted.`, '/agents', 'See the agents of the workspace');
@@ -641,9 +638,11 @@
       $('#agent-toolmode').value = agent.tool_mode || '';
       $('#agent-runtools').value = agent.run_tools || '';
     }
-    // Saved workflows are one more group: each is a tool of its own, workflow_<name>,
-    // whose steps name their connections, so it binds none.
-    if (flows.length) providers = [...providers, { name: 'workflows', title: 'Workflows', workflow: true, ops: flows.map((w) => ({ tool: w.tool, title: w.name, description: w.description || 'A saved workflow.' })) }];
+    // The hub's own tools an agent may be given (saved workflows, each a tool of its
+    // own whose steps name their connections, and the workflows' management) bind no
+    // connection. An empty group is left out.
+    providers = providers.filter((p) => !p.connectionless || p.ops.length);
+    for (const p of providers) if (p.connectionless) p.workflow = true;
     // A tool the agent has that no group shows now (its remote server does not answer,
     // its connection is one you cannot see) stays selected, on its connection, in a
     // group of its own: saving never drops it unless it is unticked.
@@ -671,10 +670,10 @@
         const bind = cs.length ? el('div', { class: 'bind', hidden: !box.checked }, el('span', { class: 'small muted', text: 'Runs on' }), sel || el('span', { class: 'small', text: connLabel(cs[0]) })) : null;
         const row = el('div', { class: 'pick', 'data-tool': op.tool },
           el('div', { class: 'pickhead' }, box, el('label', { for: `pick-${safe}` }, el('strong', { text: op.title || op.tool }), ' ', el('code', { text: op.tool })), p.workflow ? '' : kindBadge(op.annotations),
-            p.workflow ? el('a', { href: `/workflows/${encodeURIComponent(op.title)}`, class: 'small', target: '_blank', rel: 'noopener' }, 'Open', el('span', { class: 'sr', text: ` workflow ${op.title} (opens in a new tab)` }))
+            p.name === 'workflows' ? el('a', { href: `/workflows/${encodeURIComponent(op.name)}`, class: 'small', target: '_blank', rel: 'noopener' }, 'Open', el('span', { class: 'sr', text: ` workflow ${op.name} (opens in a new tab)` }))
               : el('a', { href: `/tools/${encodeURIComponent(op.tool)}`, class: 'small', target: '_blank', rel: 'noopener' }, 'Try it', el('span', { class: 'sr', text: ` ${op.tool} (opens in a new tab)` }))),
           el('p', { id: `desc-${safe}`, class: 'small desc', text: op.description }),
-          el('p', { class: 'small muted params', text: p.workflow ? 'Its steps run on the connections they name.' : p.kept ? '' : paramsLine(op.input_schema) }),
+          el('p', { class: 'small muted params', text: p.name === 'workflows' ? 'Its steps run on the connections they name.' : p.kept ? '' : paramsLine(op.input_schema) }),
           gone.has(op.tool) ? el('p', { class: 'small error', 'data-missing': op.tool, text: 'Its account was disconnected: it is not served until it runs on another account.' }) : '',
           bind || (p.workflow || p.kept ? '' : el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.')));
         rows.push({ op, box, bind, conn: () => (sel ? sel.value : cs.length ? cs[0].id : ''), label: () => (sel ? sel.selectedOptions[0].textContent : cs.length ? connLabel(cs[0]) : ''), row, text: `${op.tool} ${op.title} ${op.description}`.toLowerCase() });
@@ -1027,7 +1026,7 @@
     let providers;
     let callable;
     try {
-      [providers, callable] = await Promise.all([catalog((p) => name.startsWith(`${p.name}_`)), callableTools()]);
+      [providers, callable] = await Promise.all([catalog((p) => name.startsWith(`${p.name}_`) || p.connectionless), callableTools()]);
     } catch (err) {
       fill($('#tool-info'), el('p', { class: 'error', text: describe(err) }));
       return;
@@ -1048,7 +1047,9 @@
       el('p', { class: 'small muted', text: `About ${tokens(op).toLocaleString()} tokens in a model's context.` }));
     const binding = callable.find((t) => t.tool === name);
     const cs = (binding && binding.connections) || [];
-    if (!cs.length) {
+    if (p.connectionless) {
+      fill($('#try-connection'), el('p', { class: 'small muted', text: 'It runs as you, on no connection of its own.' }));
+    } else if (!cs.length) {
       fill($('#try-connection'), el('p', { class: 'error' }, `Connect a ${p.title} account first, under `, el('a', { href: '/#connections' }, 'Integrations'), ', then come back.'));
     } else {
       fill($('#try-connection'), el('label', { for: 'try-conn', text: 'Connection' }),
