@@ -20,7 +20,9 @@ func TestScopeBindings(t *testing.T) {
 	wf := &providers.Spec{Name: "workflows", Connectionless: true}
 	hubSpec := &providers.Spec{Name: hub.Provider, Connectionless: true, Ambient: true}
 	manage := &providers.Spec{Name: hub.WorkflowsProvider, Connectionless: true}
-	tool := func(name string, spec *providers.Spec) *providers.Tool { return &providers.Tool{Name: name, Provider: spec} }
+	tool := func(name string, spec *providers.Spec) *providers.Tool {
+		return &providers.Tool{Name: name, Provider: spec}
+	}
 	all := []router.Binding{
 		{Tool: tool("github_get_issue", github), Connections: []router.ConnectionRef{{ID: "con_1", Label: "octo"}, {ID: "con_2", Label: "work"}}},
 		{Tool: tool("workflow_echo", wf)},
