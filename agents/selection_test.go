@@ -24,8 +24,10 @@ func TestSelection(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		r := newRig(t, db)
-		r.svc.SetWorkflows(&fakeWorkflows{saved: map[string][]string{"triage": {r.a.UserID}}})
+		flows := &fakeWorkflows{}
+		r := newRig(t, db, flows.spec())
+		flows.saved = map[string][]string{"triage": {r.a.UserID}}
+		r.svc.SetWorkflows(flows)
 		a, err := r.svc.Create(ctx, r.a, agents.Input{Name: "Scribe", Tools: []agents.ToolInput{
 			{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "github_create_gist", ConnectionID: r.private}, {Tool: "workflow_triage"}}})
 		if err != nil {

@@ -395,23 +395,27 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 			return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is selected twice", ti.Tool))
 		}
 		seen[ti.Tool] = true
-		if name, ok := strings.CutPrefix(ti.Tool, providers.WorkflowToolPrefix); ok {
-			if err := s.checkWorkflow(ctx, creator, field, name, ti); err != nil {
-				return err
-			}
-			tools = append(tools, Tool{Tool: ti.Tool})
-			continue
+		nc, err := s.noConnectionTool(ctx, p.TenantID, ti.Tool)
+		if err != nil {
+			return err
 		}
-		if t, ok := s.reg.Tool(ti.Tool); ok && t.Provider.Connectionless {
-			// One of the hub's own tools (the workflows' management): it runs as the
-			// caller, on no connection.
-			if ti.ConnectionID != "" {
+		if nc != nil {
+			// One of the hub's own tools (a saved workflow, the workflows' management):
+			// it runs as the caller, on no connection.
+			if nc.Provider.TenantTools != nil { // a saved workflow, run as the agent's creator
+				if err := s.checkWorkflow(ctx, creator, field, nc.Info.Name, ti); err != nil {
+					return err
+				}
+			} else if ti.ConnectionID != "" {
 				return switchboard.Invalid(field+".connection_id", "must be empty: "+ti.Tool+" runs on no connection")
 			}
 			tools = append(tools, Tool{Tool: ti.Tool})
 			continue
 		}
 		if strings.TrimSpace(ti.ConnectionID) == "" {
+			if _, ok := s.reg.Tool(ti.Tool); !ok {
+				return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is not a tool of this hub nor a saved workflow of this tenant (a tool of a connection's own needs its connection_id)", ti.Tool))
+			}
 			return switchboard.Invalid(field+".connection_id", "is required: every tool is bound to one connection")
 		}
 		c, err := s.conns.Get(ctx, p, ti.ConnectionID)
@@ -449,6 +453,19 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 	a.UpdatedBy = p.UserID
 	a.Confirm, a.Approval, a.ToolMode, a.RunTools, a.Tools = in.Confirm, in.Approval, in.ToolMode, in.RunTools, tools
 	return nil
+}
+
+// noConnectionTool finds a tool that runs on no connection by name: one of the hub's
+// registered ones, or one of the tenant's own (a saved workflow); nil when there is
+// none of that name.
+func (s *Service) noConnectionTool(ctx context.Context, tenant switchboard.TenantID, name string) (*providers.Tool, error) {
+	if t, ok := s.reg.Tool(name); ok {
+		if t.Provider.Connectionless {
+			return t, nil
+		}
+		return nil, nil
+	}
+	return s.reg.TenantTool(ctx, tenant, name)
 }
 
 // checkWorkflow checks a workflow tool the agent selects (tools[i] is field): it has

@@ -11,6 +11,8 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // fakeWorkflows answers Runnable as a workflows service would: the tenant's saved
@@ -20,6 +22,23 @@ type fakeWorkflows struct {
 
 	mu    sync.Mutex
 	asked []string // "user/name"
+}
+
+// spec is the workflows provider over the fake's saved workflows, each a tool of the
+// tenant's (workflow_<name>), as serve registers workflows.Service.Spec.
+func (f *fakeWorkflows) spec() providers.Spec {
+	return providers.Spec{Name: workflows.Provider, Title: "Workflows", Connectionless: true, ConfirmsItself: true,
+		TenantTools: func(context.Context, switchboard.TenantID) ([]*providers.Tool, error) {
+			var out []*providers.Tool
+			for name := range f.saved {
+				t, err := (&workflows.Service{}).Tool(workflows.Workflow{Name: name})
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, t)
+			}
+			return out, nil
+		}}
 }
 
 func (f *fakeWorkflows) Runnable(_ context.Context, p switchboard.Principal, name string) error {
@@ -45,13 +64,14 @@ func TestAgentsSelectWorkflows(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		ctx := context.Background()
-		r := newRig(t, db)
+		flows := &fakeWorkflows{}
+		r := newRig(t, db, flows.spec())
+		flows.saved = map[string][]string{"triage": {r.a.UserID, r.member.UserID}, "owners_only": {r.a.UserID}}
 		// Without a workflows service, a workflow tool is refused.
 		_, err := r.svc.Create(ctx, r.a, agents.Input{Name: "Early", Tools: []agents.ToolInput{{Tool: "workflow_triage"}}})
 		if e := switchboard.AsError(err); e.Code != switchboard.CodeInvalid || e.Field != "tools[0].tool" {
 			t.Fatalf("a workflow tool without workflows: %v", err)
 		}
-		flows := &fakeWorkflows{saved: map[string][]string{"triage": {r.a.UserID, r.member.UserID}, "owners_only": {r.a.UserID}}}
 		r.svc.SetWorkflows(flows)
 
 		a, err := r.svc.Create(ctx, r.member, agents.Input{Name: "Triage", Tools: []agents.ToolInput{
