@@ -38,6 +38,9 @@ type providerView struct {
 	// (the workflows' management, the tenant's saved workflows): they run as the caller,
 	// on no connection, so nothing is connected first.
 	Connectionless bool `json:"connectionless,omitempty"`
+	// Ambient marks the tools every caller has, an agent included without picking them
+	// (the run tools): the builder does not offer them; Try it runs them.
+	Ambient bool `json:"ambient,omitempty"`
 }
 
 // operationView is one operation of a provider: its tool name and the same schema bytes
@@ -109,14 +112,14 @@ func (s *server) listProviders(c *gin.Context) {
 	specs := s.Registry.Providers()
 	out := make([]providerView, 0, len(specs))
 	for _, sp := range specs {
-		if sp.Connectionless && !sp.Ambient {
+		if sp.Connectionless {
 			ops, err := s.operationsOf(c, p, sp.Name)
 			if err != nil {
 				s.fail(c, err)
 				return
 			}
 			out = append(out, providerView{Name: sp.Name, Title: sp.Title, Description: sp.Description, AuthKinds: []providers.AuthKind{},
-				Scopes: []string{}, Operations: len(ops), Connectionless: true})
+				Scopes: []string{}, Operations: len(ops), Connectionless: true, Ambient: sp.Ambient})
 			continue
 		}
 		if !sp.Connectable() {

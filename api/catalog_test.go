@@ -48,9 +48,10 @@ func TestCatalog(t *testing.T) {
 		for _, p := range reg.Providers() {
 			want = append(want, row{p.Name, p.Title, len(reg.Tools(p.Name)), true})
 		}
-		// Then the hub's own tools an agent is given by picking them: the tenant's saved
-		// workflows (none yet) and their management; nothing to connect for either.
-		want = append(want, row{"workflows", "Workflows", 0, false}, row{hubtools.WorkflowsProvider, "Manage workflows", 4, false})
+		// Then the hub's own tools, which run on no connection (nothing to connect): the
+		// tenant's saved workflows (none yet), the run tools every caller has, and the
+		// workflows' management.
+		want = append(want, row{"workflows", "Workflows", 0, false}, row{hubtools.Provider, "Switchboard", 5, false}, row{hubtools.WorkflowsProvider, "Manage workflows", 4, false})
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("catalog (-want +got):\n%s", diff)
 		}

@@ -136,7 +136,16 @@ func (s *server) callTool(c *gin.Context) {
 // connection the tool can run on.
 func (s *server) connectionFor(ctx context.Context, p switchboard.Principal, tool, named string) (string, error) {
 	if p.Kind == switchboard.PrincipalAgent {
-		return s.agentConnection(ctx, p, tool, named)
+		id, err := s.agentConnection(ctx, p, tool, named)
+		if switchboard.CodeOf(err) != switchboard.CodeNotFound {
+			return id, err
+		}
+		// Not among its picks: one of the tools every caller has (the run tools) runs
+		// on no connection; any other stays refused as not the agent's.
+		if id, rerr := s.tools().ConnectionFor(ctx, p, tool, named); rerr == nil {
+			return id, nil
+		}
+		return "", err
 	}
 	return s.tools().ConnectionFor(ctx, p, tool, named)
 }

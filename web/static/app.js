@@ -641,7 +641,7 @@
     // The hub's own tools an agent may be given (saved workflows, each a tool of its
     // own whose steps name their connections, and the workflows' management) bind no
     // connection. An empty group is left out.
-    providers = providers.filter((p) => !p.connectionless || p.ops.length);
+    providers = providers.filter((p) => !p.ambient && (!p.connectionless || p.ops.length));
     for (const p of providers) if (p.connectionless) p.workflow = true;
     // A tool the agent has that no group shows now (its remote server does not answer,
     // its connection is one you cannot see) stays selected, on its connection, in a
