@@ -181,13 +181,17 @@ func New(o Options) *Adapter {
 // /mcp/{tenant}/agents/{agent}.
 const Prefix = "/mcp/"
 
-// ServeHTTP checks the request's origin, authenticates the caller, checks that the key
-// belongs to the endpoint (the tenant in the URL; at an agent URL, a key of that
-// agent), and hands the request to the caller's scope.
+// ServeHTTP answers CORS for browser clients (cors), checks the request's origin,
+// authenticates the caller, checks that the key belongs to the endpoint (the tenant in
+// the URL; at an agent URL, a key of that agent), and hands the request to the
+// caller's scope.
 func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	slug, agentID, ok := identity.ParseResourcePath(r.URL.Path)
 	if !ok {
 		writeError(w, switchboard.NotFound("MCP endpoint"))
+		return
+	}
+	if a.cors(w, r) {
 		return
 	}
 	if err := a.checkOrigin(r); err != nil {
@@ -197,7 +201,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost, http.MethodGet, http.MethodDelete:
 	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
+		w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
 		writeError(w, &switchboard.Error{Code: switchboard.CodeInvalid, Message: "method " + r.Method + " is not allowed on an MCP URL; use POST, GET or DELETE"}, http.StatusMethodNotAllowed)
 		return
 	}
