@@ -99,6 +99,16 @@ type Options struct {
 	// a tool error saying when to retry, anything else 503 or 429, each with
 	// Retry-After), and one admitted keeps its place for the tool calls it makes.
 	Admission *limits.Admission
+	// ListPageSize is how many tools, prompts or resources one list answer holds; a
+	// longer list is cut into pages, each pointing at the next with an opaque
+	// nextCursor. DefaultListPageSize when zero.
+	ListPageSize int
+	// ToolBudget is the most hub tools a tenant URL lists by default: a tenant with
+	// more, which has not chosen a tool mode in its MCP settings, is served in search
+	// mode there (search_tools, describe_tool, call_tool), said in the instructions.
+	// Agent URLs always list their selection. DefaultToolBudget when zero; negative:
+	// no budget.
+	ToolBudget int
 	// Bodies, when set, is the process's body budget: each request's body is reserved
 	// from it once the caller is authenticated and admitted, and refused (503 or 429,
 	// a tools/call with a tool error, each with Retry-After) when it does not fit.
@@ -166,6 +176,12 @@ func New(o Options) *Adapter {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.ListPageSize <= 0 {
+		o.ListPageSize = DefaultListPageSize
+	}
+	if o.ToolBudget == 0 {
+		o.ToolBudget = DefaultToolBudget
 	}
 	a := &Adapter{opts: o, scopes: map[string]*scope{}, node: switchboard.NewID("node")}
 	a.records = mcptransport.NewRecords(mcptransport.Records{Store: o.Sessions, Limits: o.SessionLimits, Relay: o.Relay,
