@@ -21,7 +21,7 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 100, MCPToolBudget: 128},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 200, MCPToolBudget: 128},
 		},
 		{
 			name: "everything set",
@@ -49,19 +49,19 @@ func TestLoadConfig(t *testing.T) {
 				"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "https://vault.internal:8200/", "SWITCHBOARD_VAULT_TOKEN": "hvs.abc",
 				"SWITCHBOARD_VAULT_TRANSIT_KEY": "switchboard", "SWITCHBOARD_VAULT_TRANSIT_MOUNT": "/kms/transit/", "VAULT_TOKEN": "hvs.ignored",
 			},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 100, MCPToolBudget: 128,
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 200, MCPToolBudget: 128,
 				Keyring: "vault", VaultAddr: "https://vault.internal:8200", VaultToken: "hvs.abc", VaultTransitKey: "switchboard", VaultTransitMount: "kms/transit"},
 		},
 		{
 			name: "vault token from VAULT_TOKEN",
 			env:  map[string]string{"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "http://127.0.0.1:8200", "VAULT_TOKEN": "hvs.env", "SWITCHBOARD_VAULT_TRANSIT_KEY": "sb"},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 100, MCPToolBudget: 128,
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 200, MCPToolBudget: 128,
 				Keyring: "vault", VaultAddr: "http://127.0.0.1:8200", VaultToken: "hvs.env", VaultTransitKey: "sb", VaultTransitMount: "transit"},
 		},
 		{
 			name: "data dir moves the defaults",
 			env:  map[string]string{"SWITCHBOARD_DATA_DIR": "/tmp/sb"},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 100, MCPToolBudget: 128},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 200, MCPToolBudget: 128},
 		},
 		{name: "addr without port", env: map[string]string{"SWITCHBOARD_ADDR": "localhost"}, wantVar: "SWITCHBOARD_ADDR"},
 		{name: "schedule minimum under a second", env: map[string]string{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL": "500ms"}, wantVar: "SWITCHBOARD_SCHEDULE_MIN_INTERVAL"},
