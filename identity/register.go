@@ -54,8 +54,11 @@ func registrationError(w http.ResponseWriter, code, field, reason string) {
 // client address may register at the registration rate (allowRegistration); beyond
 // it, 429 with Retry-After.
 func (s *Server) Register(w http.ResponseWriter, r *http.Request) {
+	if allowCORS(w, r, "POST") {
+		return
+	}
 	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
+		w.Header().Set("Allow", "POST, OPTIONS")
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "register with POST"})
 		return
 	}

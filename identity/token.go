@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/httpx"
 )
 
 // maxTokenRequestBytes bounds a token request.
@@ -49,15 +50,15 @@ func invalidRequest(desc string) *oauthError {
 	return &oauthError{status: http.StatusBadRequest, code: "invalid_request", description: desc}
 }
 
-// allowCORS lets browser-based MCP clients call the endpoint: no cookies are involved.
+// allowCORS lets browser-based MCP clients from any origin call the endpoint (no
+// cookies are involved), with the headers the MCP URLs allow; it answers a preflight
+// and reports true when it did.
 func allowCORS(w http.ResponseWriter, r *http.Request, methods string) bool {
-	w.Header().Set("Access-Control-Allow-Origin", "*")
 	if r.Method == http.MethodOptions {
-		w.Header().Set("Access-Control-Allow-Methods", methods+", OPTIONS")
-		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version")
-		w.WriteHeader(http.StatusNoContent)
+		httpx.AnswerPreflight(w, "*", methods+", OPTIONS")
 		return true
 	}
+	httpx.AllowOrigin(w.Header(), "*")
 	return false
 }
 

@@ -99,6 +99,16 @@ type Options struct {
 	// a tool error saying when to retry, anything else 503 or 429, each with
 	// Retry-After), and one admitted keeps its place for the tool calls it makes.
 	Admission *limits.Admission
+	// ListPageSize is how many tools, prompts or resources one list answer holds; a
+	// longer list is cut into pages, each pointing at the next with an opaque
+	// nextCursor. DefaultListPageSize when zero.
+	ListPageSize int
+	// ToolBudget is the most hub tools a tenant URL lists by default: a tenant with
+	// more, which has not chosen a tool mode in its MCP settings, is served in search
+	// mode there (search_tools, describe_tool, call_tool), said in the instructions.
+	// Agent URLs always list their selection. DefaultToolBudget when zero; negative:
+	// no budget.
+	ToolBudget int
 	// Bodies, when set, is the process's body budget: each request's body is reserved
 	// from it once the caller is authenticated and admitted, and refused (503 or 429,
 	// a tools/call with a tool error, each with Retry-After) when it does not fit.
@@ -167,6 +177,12 @@ func New(o Options) *Adapter {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.ListPageSize <= 0 {
+		o.ListPageSize = DefaultListPageSize
+	}
+	if o.ToolBudget == 0 {
+		o.ToolBudget = DefaultToolBudget
+	}
 	a := &Adapter{opts: o, scopes: map[string]*scope{}, node: switchboard.NewID("node")}
 	a.records = mcptransport.NewRecords(mcptransport.Records{Store: o.Sessions, Limits: o.SessionLimits, Relay: o.Relay,
 		Node: a.node, Logger: o.Logger, Drop: a.dropHeld})
@@ -181,13 +197,17 @@ func New(o Options) *Adapter {
 // /mcp/{tenant}/agents/{agent}.
 const Prefix = "/mcp/"
 
-// ServeHTTP checks the request's origin, authenticates the caller, checks that the key
-// belongs to the endpoint (the tenant in the URL; at an agent URL, a key of that
-// agent), and hands the request to the caller's scope.
+// ServeHTTP answers CORS for browser clients (cors), checks the request's origin,
+// authenticates the caller, checks that the key belongs to the endpoint (the tenant in
+// the URL; at an agent URL, a key of that agent), and hands the request to the
+// caller's scope.
 func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	slug, agentID, ok := identity.ParseResourcePath(r.URL.Path)
 	if !ok {
 		writeError(w, switchboard.NotFound("MCP endpoint"))
+		return
+	}
+	if a.cors(w, r) {
 		return
 	}
 	if err := a.checkOrigin(r); err != nil {
@@ -197,7 +217,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost, http.MethodGet, http.MethodDelete:
 	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
+		w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
 		writeError(w, &switchboard.Error{Code: switchboard.CodeInvalid, Message: "method " + r.Method + " is not allowed on an MCP URL; use POST, GET or DELETE"}, http.StatusMethodNotAllowed)
 		return
 	}

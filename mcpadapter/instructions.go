@@ -34,12 +34,26 @@ func (s *scope) instructionsHook(base string) server.ServerOption {
 	}
 }
 
-// instructions are base and the accounts line of the scope's last refresh.
+// instructions are base, the note of a tool list served through search because it
+// exceeds the tool budget, and the accounts line of the scope's last refresh.
 func (s *scope) instructions(base string) string {
-	if line := s.state.Load().accountsLine(); line != "" {
+	st := s.state.Load()
+	if st.overBudget > 0 {
+		base += " " + budgetNote(st.overBudget, s.adapter.opts.ToolBudget)
+	}
+	if line := st.accountsLine(); line != "" {
 		return base + " " + line
 	}
 	return base
+}
+
+// budgetNote says why a tenant URL lists search tools rather than its tools, how to
+// use them, and how to get a plain list.
+func budgetNote(tools, budget int) string {
+	return fmt.Sprintf("This workspace has %d tools, more than the %d a tool list holds, so this URL serves them through search:"+
+		" call %s with what you need, %s for a tool's parameters, and %s to run it."+
+		" For a plain list, use an agent URL with the tools you need, or an admin can choose the tool mode in the MCP settings.",
+		tools, budget, searchToolName, describeToolName, callToolName)
 }
 
 // accountsLine names the account each hub tool with a single connection runs as,

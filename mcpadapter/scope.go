@@ -63,6 +63,9 @@ type scopeState struct {
 	mode    agents.ToolMode
 	agent   *agents.Agent // at an agent URL
 	index   *searchIndex  // in search mode
+	// overBudget is the number of hub tools of a tenant URL served in search mode
+	// because they exceed the tool budget (0 otherwise), for the instructions.
+	overBudget int
 	// plain are the names of the listed tools a plain tools/call of which the adapter
 	// answers itself (plain_calls.go): hub tools the server runs with handler.
 	plain map[string]bool
@@ -144,6 +147,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 		server.WithInstructions(instructions),
+		server.WithPaginationLimit(a.opts.ListPageSize),
 	}
 	opts = append(opts, a.telemetryOptions()...)
 	for _, e := range a.opts.Extensions {
@@ -198,6 +202,11 @@ func (s *scope) refresh(ctx context.Context) error {
 			st.mode = agent.EffectiveToolMode(settings)
 			runTools = agent.EffectiveRunTools(settings).Serves(agent.EffectiveConfirm(settings))
 			fp = append(fp, fmt.Sprintf("agent=%s@%d", agent.ID, agent.Version))
+		}
+		if s.agentID == "" && settings.UpdatedAt.IsZero() && a.opts.ToolBudget > 0 && len(bindings) > a.opts.ToolBudget {
+			// A tenant that never chose a tool mode, with more tools than a list
+			// should hold: its tenant URL serves them through search.
+			st.mode, st.overBudget = agents.ToolModeSearch, len(bindings)
 		}
 	} else if s.agentID != "" {
 		return switchboard.NotFound("agent")

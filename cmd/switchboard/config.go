@@ -56,7 +56,9 @@ func envVars() []envVar {
 		{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "1m", "the shortest time a workflow's schedule may leave between two firings, from 1s to 1m: a shorter @every is refused when saved and does not fire"},
 		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
 		{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100", "how many live MCP sessions one API key (user or agent) may hold; a new one beyond it ends the least recently used"},
-		{"SWITCHBOARD_ALLOWED_ORIGINS", "none", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own; * allows any"},
+		{"SWITCHBOARD_MCP_LIST_PAGE_SIZE", strconv.Itoa(mcpadapter.DefaultListPageSize), "how many tools, prompts or resources one MCP list answer holds; longer lists come in pages linked by nextCursor (the default keeps a page under 1 MB with large imported APIs)"},
+		{"SWITCHBOARD_MCP_TOOL_BUDGET", strconv.Itoa(mcpadapter.DefaultToolBudget), "the most tools a tenant URL lists: a tenant with more that has not chosen a tool mode in its MCP settings is served there through search_tools, describe_tool and call_tool (agent URLs list their selection); 0 turns the budget off"},
+		{"SWITCHBOARD_ALLOWED_ORIGINS", "none", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own, with CORS (preflights answered, Mcp-Session-Id and WWW-Authenticate exposed); other origins get no CORS headers and their preflights 403; * allows any"},
 		{egress.AllowPrivateEnv, "false", "true lets outgoing requests (remote MCP servers, tenants' APIs, OAuth endpoints, providers' redirects) reach private, loopback and link-local addresses (refused by default: SSRF; a provider's configured base and OAuth URLs are always reached)"},
 		{egress.AllowCIDRsEnv, "none", "comma-separated CIDR ranges (10.1.0.0/16) outgoing requests may reach although private"},
 		{"SWITCHBOARD_REDIS_URL", "none", "redis://[:password@]host:6379/0 (or rediss:// for TLS): connections' rate limits, upstream Retry-After windows and tenants' run bounds are shared by every node using it; unset: kept per process (one node)"},
@@ -104,8 +106,13 @@ type config struct {
 	ScheduleMinInterval time.Duration
 	// MCPSessionsPerPrincipal caps the live MCP sessions of one principal.
 	MCPSessionsPerPrincipal int
-	// AllowedOrigins are browser origins allowed to call the MCP URLs (DNS rebinding
-	// protection), besides PublicURL's own.
+	// MCPListPageSize is how many items one MCP list answer holds.
+	MCPListPageSize int
+	// MCPToolBudget is the most tools a tenant URL lists before it serves them through
+	// search by default; 0: no budget.
+	MCPToolBudget int
+	// AllowedOrigins are browser origins allowed to call the MCP URLs besides
+	// PublicURL's own (DNS rebinding protection), and answered with CORS.
 	AllowedOrigins []string
 	// RemoteMCPAllowPrivate and RemoteMCPAllowCIDRs let remote MCP servers be at
 	// private addresses (all of them, or these ranges); they are refused otherwise.
@@ -197,6 +204,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.MCPSessionsPerPrincipal, err = strconv.Atoi(get("SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100"))
 	if err != nil || c.MCPSessionsPerPrincipal < 1 || c.MCPSessionsPerPrincipal > 100000 {
 		return config{}, &configError{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "must be a whole number from 1 to 100000, such as 100"}
+	}
+	c.MCPListPageSize, err = strconv.Atoi(get("SWITCHBOARD_MCP_LIST_PAGE_SIZE", strconv.Itoa(mcpadapter.DefaultListPageSize)))
+	if err != nil || c.MCPListPageSize < 1 || c.MCPListPageSize > 10000 {
+		return config{}, &configError{"SWITCHBOARD_MCP_LIST_PAGE_SIZE", fmt.Sprintf("must be a whole number from 1 to 10000, such as %d", mcpadapter.DefaultListPageSize)}
+	}
+	c.MCPToolBudget, err = strconv.Atoi(get("SWITCHBOARD_MCP_TOOL_BUDGET", strconv.Itoa(mcpadapter.DefaultToolBudget)))
+	if err != nil || c.MCPToolBudget < 0 || c.MCPToolBudget > 100000 {
+		return config{}, &configError{"SWITCHBOARD_MCP_TOOL_BUDGET", fmt.Sprintf("must be a whole number from 0 (no budget) to 100000, such as %d", mcpadapter.DefaultToolBudget)}
 	}
 	for o := range strings.SplitSeq(get("SWITCHBOARD_ALLOWED_ORIGINS", ""), ",") {
 		o = strings.TrimSpace(o)
@@ -437,4 +452,13 @@ func publicURLFor(addr string) string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, port)
+}
+
+// toolBudget is the adapter's tool budget for SWITCHBOARD_MCP_TOOL_BUDGET, whose 0
+// turns the budget off (the adapter's negative; its 0 is the default).
+func toolBudget(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

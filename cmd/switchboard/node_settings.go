@@ -27,6 +27,8 @@ func nodeSettings(cfg config, publicURL string, kr keyring.Rotator) func(context
 		"refresh_interval":           cfg.RefreshInterval.String(),
 		"run_lease":                  cfg.RunLease.String(),
 		"mcp_sessions_per_principal": strconv.Itoa(cfg.MCPSessionsPerPrincipal),
+		"mcp_list_page_size":         strconv.Itoa(cfg.MCPListPageSize),
+		"mcp_tool_budget":            strconv.Itoa(cfg.MCPToolBudget),
 		// A node without the fleet's Redis keeps its limits to itself.
 		"redis": redisWithoutSecret(cfg.RedisURL),
 	}

@@ -222,6 +222,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		AllowedOrigins: cfg.AllowedOrigins,
 		Sessions:       sessions.NewStore(db),
 		SessionLimits:  sessions.Limits{PerPrincipal: cfg.MCPSessionsPerPrincipal},
+		ListPageSize:   cfg.MCPListPageSize,
+		ToolBudget:     toolBudget(cfg.MCPToolBudget),
 		// What must reach the node holding a call (an answer, a cancellation) or an
 		// ended session travels on the change feed.
 		Relay:      mcptransport.FeedRelay(feed),
