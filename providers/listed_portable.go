@@ -93,7 +93,7 @@ func portableInput(full json.RawMessage, profile SchemaProfile) (json.RawMessage
 		}
 	})
 	if !p.gemini {
-		shareRepeats(out)
+		shareRepeatsFrom(out, portableSharedMin)
 	}
 	p.limitEnums(out)
 	raw, err := json.Marshal(out)
@@ -150,8 +150,11 @@ func (p *porter) port(s map[string]any, depth int) (map[string]any, *argsPlan) {
 	switch {
 	case len(outs) == 0:
 		out = map[string]any{"type": "null"}
-	case len(outs) == 1 && !nullable:
+	case len(outs) == 1:
 		out, plan = outs[0], plans[0]
+		if nullable {
+			out = p.nullable(out)
+		}
 		if _, has := out["description"]; has {
 			return out, plan // the description the listing says of its one type
 		}
@@ -162,11 +165,6 @@ func (p *porter) port(s map[string]any, depth int) (map[string]any, *argsPlan) {
 		}
 		plan = unionPlan(outs, plans)
 		if nullable {
-			if p.gemini && len(outs) == 1 {
-				out = outs[0]
-				out["nullable"] = true
-				break
-			}
 			if p.gemini {
 				out = map[string]any{"anyOf": branches, "nullable": true}
 				break
@@ -445,6 +443,9 @@ func (p *porter) nullable(o map[string]any) map[string]any {
 	if o["type"] == "null" || o["nullable"] == true {
 		return o
 	}
+	if ts, ok := o["type"].([]any); ok && slices.Contains(ts, any("null")) {
+		return o
+	}
 	if branches, ok := o["anyOf"].([]any); ok {
 		for _, b := range branches {
 			if bs, ok := b.(map[string]any); ok && bs["type"] == "null" {
@@ -460,6 +461,11 @@ func (p *porter) nullable(o map[string]any) map[string]any {
 	}
 	if p.gemini {
 		o["nullable"] = true
+		return o
+	}
+	if t, ok := o["type"].(string); ok && t != "object" && o["enum"] == nil {
+		// A scalar or an array: [T, "null"], as OpenAI's strict mode documents it.
+		o["type"] = []any{t, "null"}
 		return o
 	}
 	desc, hasDesc := o["description"]
@@ -661,6 +667,7 @@ func cutDescription(d string) string {
 	return d
 }
 
-// CutDescription is a tool's description as a portable listing carries it: at most
-// MaxDescription characters.
-func CutDescription(d string) string { return cutDescription(d) }
+// portableSharedMin is the size from which a portable listing says a repeated
+// subschema once: lower than a lean listing's, as closing every object and listing
+// every property in required make its subschemas larger and their repeats costlier.
+const portableSharedMin = 64

@@ -103,3 +103,13 @@ func (t *Tool) profiled(profile SchemaProfile) *profiled {
 	pr.once.Do(func() { pr.schema, pr.plan, pr.err = portableInput(t.InputSchema, profile) })
 	return pr
 }
+
+// DescriptionFor is the tool's description as tools/list serves it under the
+// profile: for the portable ones cut at MaxDescription characters (the full text stays
+// in the REST catalog).
+func (t *Tool) DescriptionFor(profile SchemaProfile) string {
+	if profile == ProfileFull {
+		return t.Info.Description
+	}
+	return cutDescription(t.Info.Description)
+}
