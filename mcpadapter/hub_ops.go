@@ -33,7 +33,7 @@ func newHubOps(t *hub.Tools) hubOps {
 
 // serverTool is the named hub tool as the MCP server serves it, answered by h.
 func (o hubOps) serverTool(name string, h server.ToolHandlerFunc) server.ServerTool {
-	return server.ServerTool{Tool: newToolDef(o[name], false).tool, Handler: h}
+	return server.ServerTool{Tool: newToolDef(o[name], false, providers.ProfileFull).tool, Handler: h}
 }
 
 // invokeHubOp runs one of the hub's tools as the caller: its arguments are first read

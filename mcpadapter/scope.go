@@ -278,10 +278,17 @@ func (s *scope) refresh(ctx context.Context) error {
 		return nil
 	}
 
+	for i := range mgmt {
+		mgmt[i] = a.listedAs(mgmt[i])
+	}
 	listed := mgmt
 	if st.mode == agents.ToolModeSearch {
 		st.index = newSearchIndex(st)
-		listed = append(s.searchTools(), listed...)
+		search := s.searchTools()
+		for i := range search {
+			search[i] = a.listedAs(search[i])
+		}
+		listed = append(search, listed...)
 	} else {
 		hubTools := make([]server.ServerTool, 0, len(st.order)+len(mgmt))
 		for _, name := range st.order {

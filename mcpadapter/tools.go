@@ -23,9 +23,10 @@ const connectionArg = "connection"
 // definition: the shared one, or the scope's own where the scope lists it differently.
 type hubTool struct {
 	binding router.Binding
-	single  string    // the connection id, when there is only one (else the call names one)
-	def     *toolDef  // shared by every scope; never written
-	own     *mcp.Tool // this scope's definition where it differs from def's, else nil
+	single  string                  // the connection id, when there is only one (else the call names one)
+	profile providers.SchemaProfile // how the scope lists the tool's input
+	def     *toolDef                // shared by every scope; never written
+	own     *mcp.Tool               // this scope's definition where it differs from def's, else nil
 }
 
 // tool returns the definition the scope lists, as a copy the caller may change.
@@ -37,7 +38,9 @@ func (t *hubTool) tool() mcp.Tool {
 }
 
 // request turns a call's arguments into the router request, taking the connection
-// argument off when the tool has one.
+// argument off when the tool has one, and turning arguments written for the listed
+// input back into arguments for the full one (providers.Tool.ArgsFrom), which the
+// router validates.
 func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
 	connID := t.single
 	if connID == "" {
@@ -45,6 +48,10 @@ func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
 		if args, connID, err = takeConnection(args, t.binding.Connections); err != nil {
 			return router.Request{}, err
 		}
+	}
+	args, err := t.binding.Tool.ArgsFrom(t.profile, args)
+	if err != nil {
+		return router.Request{}, switchboard.Invalid("arguments", err.Error())
 	}
 	return router.Request{Tool: t.binding.Tool.Name, ConnectionID: connID, Args: args}, nil
 }
@@ -67,7 +74,7 @@ func (t *hubTool) needsReconnect() []string {
 // listed) when a connection needs reconnecting. The account a tool with one connection
 // runs as is said once, in the scope's instructions (accountsLine), not in each tool.
 func (a *Adapter) hubTool(b router.Binding) (*hubTool, error) {
-	t := &hubTool{binding: b, def: a.defs.def(b.Tool, a.taskSupport())}
+	t := &hubTool{binding: b, profile: a.opts.SchemaProfile, def: a.defs.def(b.Tool, a.taskSupport(), a.opts.SchemaProfile)}
 	if len(b.Connections) == 1 {
 		t.single = b.Connections[0].ID
 	}

@@ -119,7 +119,7 @@ func (x *workflowsExt) workflowTool(sc Scope, w workflows.Workflow) (server.Serv
 		return server.ServerTool{}, err
 	}
 	tasks := sc.taskRunner()
-	t := newToolDef(def, tasks != nil).tool
+	t := newToolDef(def, tasks != nil, providers.ProfileFull).tool
 	name := w.Name
 	return server.ServerTool{Tool: t, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p, ok := switchboard.PrincipalFrom(ctx)

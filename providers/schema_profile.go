@@ -108,8 +108,38 @@ func (t *Tool) profiled(profile SchemaProfile) *profiled {
 // profile: for the portable ones cut at MaxDescription characters (the full text stays
 // in the REST catalog).
 func (t *Tool) DescriptionFor(profile SchemaProfile) string {
-	if profile == ProfileFull {
-		return t.Info.Description
-	}
-	return cutDescription(t.Info.Description)
+	return ListedDescription(profile, t.Info.Description)
 }
+
+// ListedDescription is a description as tools/list serves it under the profile: for
+// the portable ones cut at MaxDescription characters.
+func ListedDescription(profile SchemaProfile, d string) string {
+	if profile == ProfileFull {
+		return d
+	}
+	return cutDescription(d)
+}
+
+// Listing is an input schema as a profile lists it, for a tool outside the registry
+// (the MCP surface's own), with what turns its arguments back.
+type Listing struct {
+	Schema json.RawMessage
+	plan   *argsPlan
+}
+
+// ListInput lists a full input schema under the profile: as given for full, else as
+// PortableInput (or GeminiInput) makes it.
+func ListInput(profile SchemaProfile, full json.RawMessage) (*Listing, error) {
+	if profile == ProfileFull {
+		return &Listing{Schema: full}, nil
+	}
+	s, plan, err := portableInput(full, profile)
+	if err != nil {
+		return nil, err
+	}
+	return &Listing{Schema: s, plan: plan}, nil
+}
+
+// Args turns arguments written for the listing back into arguments for the full
+// schema (see Tool.ArgsFrom).
+func (l *Listing) Args(args json.RawMessage) (json.RawMessage, error) { return l.plan.apply(args) }

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/telemetry"
 )
@@ -56,6 +57,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "1m", "the shortest time a workflow's schedule may leave between two firings, from 1s to 1m: a shorter @every is refused when saved and does not fire"},
 		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
 		{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100", "how many live MCP sessions one API key (user or agent) may hold; a new one beyond it ends the least recently used"},
+		{"SWITCHBOARD_SCHEMA_PROFILE", "portable", "how tools/list writes tools' input schemas: portable (the subset OpenAI strict mode, Anthropic and Gemini's parametersJsonSchema all accept: closed objects, every property required and an optional one nullable, free-form values as JSON text, descriptions cut at 1,024 characters), gemini (portable for Gemini's OpenAPI parameters: no additionalProperties) or full (every JSON Schema keyword); calls are checked against the full schemas whatever it is"},
 		{"SWITCHBOARD_ALLOWED_ORIGINS", "none", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own; * allows any"},
 		{egress.AllowPrivateEnv, "false", "true lets outgoing requests (remote MCP servers, tenants' APIs, OAuth endpoints, providers' redirects) reach private, loopback and link-local addresses (refused by default: SSRF; a provider's configured base and OAuth URLs are always reached)"},
 		{egress.AllowCIDRsEnv, "none", "comma-separated CIDR ranges (10.1.0.0/16) outgoing requests may reach although private"},
@@ -104,6 +106,8 @@ type config struct {
 	ScheduleMinInterval time.Duration
 	// MCPSessionsPerPrincipal caps the live MCP sessions of one principal.
 	MCPSessionsPerPrincipal int
+	// SchemaProfile is how tools/list writes input schemas.
+	SchemaProfile providers.SchemaProfile
 	// AllowedOrigins are browser origins allowed to call the MCP URLs (DNS rebinding
 	// protection), besides PublicURL's own.
 	AllowedOrigins []string
@@ -197,6 +201,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.MCPSessionsPerPrincipal, err = strconv.Atoi(get("SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100"))
 	if err != nil || c.MCPSessionsPerPrincipal < 1 || c.MCPSessionsPerPrincipal > 100000 {
 		return config{}, &configError{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "must be a whole number from 1 to 100000, such as 100"}
+	}
+	if c.SchemaProfile, err = providers.ParseSchemaProfile(get("SWITCHBOARD_SCHEMA_PROFILE", "")); err != nil {
+		return config{}, &configError{"SWITCHBOARD_SCHEMA_PROFILE", "must be portable, gemini or full"}
 	}
 	for o := range strings.SplitSeq(get("SWITCHBOARD_ALLOWED_ORIGINS", ""), ",") {
 		o = strings.TrimSpace(o)

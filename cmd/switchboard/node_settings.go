@@ -22,6 +22,7 @@ func nodeSettings(cfg config, publicURL string, kr keyring.Rotator) func(context
 		"public_url":                 publicURL,
 		"keyring":                    cfg.Keyring,
 		"allowed_origins":            strings.Join(cfg.AllowedOrigins, ","),
+		"schema_profile":             string(cfg.SchemaProfile),
 		"remote_mcp.allow_private":   strconv.FormatBool(cfg.RemoteMCPAllowPrivate),
 		"remote_mcp.allow_cidrs":     strings.Join(cfg.RemoteMCPAllowCIDRs, ","),
 		"refresh_interval":           cfg.RefreshInterval.String(),
