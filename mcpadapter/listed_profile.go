@@ -64,6 +64,7 @@ func (a *Adapter) listedAs(st server.ServerTool) server.ServerTool {
 		return st
 	}
 	st.Tool.RawInputSchema = l.Schema
+	st.Tool.InputSchema = mcp.ToolInputSchema{} // said by the raw schema alone
 	st.Tool.Description = providers.ListedDescription(profile, st.Tool.Description)
 	handler := st.Handler
 	st.Handler = func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
