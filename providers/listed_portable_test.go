@@ -96,8 +96,8 @@ func TestArgsFromTurnsArgumentsBack(t *testing.T) {
 		t.Errorf("the full schema refuses the arguments turned back: %v", err)
 	}
 	for _, c := range []struct{ in, want string }{
-		{`{"title":"abc","fields":null}`, `{"fields":null,"title":"abc"}`},   // required: null stays, for validation to refuse
-		{`{"title":"abc","fields":"[1]"}`, `{"fields":"[1]","title":"abc"}`}, // not an object's JSON text
+		{`{"title":"abc","fields":null}`, `{"fields":null,"title":"abc"}`},           // required: null stays, for validation to refuse
+		{`{"title":"abc","fields":"[1]"}`, `{"fields":"[1]","title":"abc"}`},         // not an object's JSON text
 		{`{"title":"abc","fields":{"a":"b"}}`, `{"fields":{"a":"b"},"title":"abc"}`}, // an object already
 	} {
 		got, err := tool.ArgsFrom(ProfilePortable, json.RawMessage(c.in))
