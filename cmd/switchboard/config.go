@@ -106,7 +106,8 @@ type config struct {
 	ScheduleMinInterval time.Duration
 	// MCPSessionsPerPrincipal caps the live MCP sessions of one principal.
 	MCPSessionsPerPrincipal int
-	// SchemaProfile is how tools/list writes input schemas.
+	// SchemaProfile is how tools/list writes input schemas; "" is the default
+	// (providers.DefaultSchemaProfile).
 	SchemaProfile providers.SchemaProfile
 	// AllowedOrigins are browser origins allowed to call the MCP URLs (DNS rebinding
 	// protection), besides PublicURL's own.
@@ -202,8 +203,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err != nil || c.MCPSessionsPerPrincipal < 1 || c.MCPSessionsPerPrincipal > 100000 {
 		return config{}, &configError{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "must be a whole number from 1 to 100000, such as 100"}
 	}
-	if c.SchemaProfile, err = providers.ParseSchemaProfile(get("SWITCHBOARD_SCHEMA_PROFILE", "")); err != nil {
-		return config{}, &configError{"SWITCHBOARD_SCHEMA_PROFILE", "must be portable, gemini or full"}
+	if v := get("SWITCHBOARD_SCHEMA_PROFILE", ""); v != "" {
+		if c.SchemaProfile, err = providers.ParseSchemaProfile(strings.ToLower(v)); err != nil {
+			return config{}, &configError{"SWITCHBOARD_SCHEMA_PROFILE", "must be portable, gemini or full"}
+		}
 	}
 	for o := range strings.SplitSeq(get("SWITCHBOARD_ALLOWED_ORIGINS", ""), ",") {
 		o = strings.TrimSpace(o)
