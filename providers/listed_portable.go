@@ -100,6 +100,9 @@ func portableInput(full json.RawMessage, profile SchemaProfile) (json.RawMessage
 	if err != nil {
 		return nil, nil, err
 	}
+	if plan != nil {
+		plan.texts = plan.hasText()
+	}
 	return raw, plan, nil
 }
 

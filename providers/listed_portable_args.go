@@ -22,6 +22,9 @@ type argsPlan struct {
 	props    map[string]*argsPlan
 	items    *argsPlan
 	anyOf    []*argsPlan // a union's branches, each applied to a value of its kind
+	// texts says, on the root plan, whether it decodes JSON text anywhere (hasText,
+	// worked out once when the listing is made).
+	texts bool
 }
 
 // unionPlan is the plan of a union whose listed branches are outs, nil when no
@@ -67,7 +70,7 @@ func (pl *argsPlan) hasText() bool {
 // apply turns the arguments; arguments it cannot read are returned as they came, for
 // validation to refuse.
 func (pl *argsPlan) apply(args json.RawMessage) (json.RawMessage, error) {
-	if pl == nil || (!bytes.Contains(args, []byte("null")) && !pl.hasText()) {
+	if pl == nil || (!pl.texts && !bytes.Contains(args, []byte("null"))) {
 		return args, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))

@@ -133,3 +133,27 @@ func TestListedForIsMadeOnce(t *testing.T) {
 		t.Errorf("ListedFor(full) = %s, want Listed's %s", full, lean)
 	}
 }
+
+// BenchmarkArgsFrom is the per-call cost of turning a portable call's arguments back
+// (every optional property given as null, a map as JSON text), and of a call that
+// gives none (nothing to turn: the arguments are returned as they came).
+func BenchmarkArgsFrom(b *testing.B) {
+	tool, err := NewConnectionTool(&Spec{Name: "x"}, "x_awkward", echoOp("awkward", Hints{}), json.RawMessage(awkward), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tool.ListedFor(ProfilePortable)
+	for name, args := range map[string]string{
+		"turned":    `{"count":null,"fields":"{\"Name\":\"Ada\"}","owner":null,"site":null,"size":null,"state":null,"target":null,"title":"abc","tree":null,"value":null,"when":null}`,
+		"untouched": `{"title":"abc","fields":{"Name":"Ada"}}`,
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := tool.ArgsFrom(ProfilePortable, json.RawMessage(args)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
