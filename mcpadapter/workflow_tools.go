@@ -152,8 +152,35 @@ func (x *workflowsExt) startRun(ctx context.Context, sc Scope, tool string, args
 	if !ok {
 		return runs.View{}, true, errors.New("no principal in context")
 	}
-	v, err := x.o.Service.Start(ctx, p, name, args, workflows.StartOptions{})
+	v, err := x.o.Service.Start(ctx, p, name, x.fullArgs(ctx, sc, p, name, args), workflows.StartOptions{})
 	return v, true, err
+}
+
+// fullArgs turns arguments written for the workflow's tool as the scope lists it
+// (its schema profile) back into the workflow's own parameters, as its tool's
+// handler does (listedAs); arguments it cannot turn are given as they came, for the
+// workflow's parameters to refuse.
+func (x *workflowsExt) fullArgs(ctx context.Context, sc Scope, p switchboard.Principal, name string, args json.RawMessage) json.RawMessage {
+	a := sc.s.adapter
+	if a.opts.SchemaProfile == providers.ProfileFull {
+		return args
+	}
+	w, err := x.o.Service.Get(ctx, p, name)
+	if err != nil {
+		return args
+	}
+	def, err := x.o.Service.Tool(w)
+	if err != nil {
+		return args
+	}
+	l, err := a.listings.get(a.opts.SchemaProfile, newToolDef(def, false, providers.ProfileFull).tool.RawInputSchema)
+	if err != nil {
+		return args
+	}
+	if full, err := l.Args(args); err == nil {
+		return full
+	}
+	return args
 }
 
 // selects reports whether an agent selected a workflow's tool.
