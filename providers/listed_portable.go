@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -101,7 +103,7 @@ func portableInput(full json.RawMessage, profile SchemaProfile) (json.RawMessage
 		return nil, nil, err
 	}
 	if plan != nil {
-		plan.texts = plan.hasText()
+		plan.always = plan.hasText() || plan.rename != nil
 	}
 	return raw, plan, nil
 }
@@ -407,6 +409,15 @@ func (p *porter) object(props map[string]any, s map[string]any, depth int) (map[
 	names := make([]any, 0, len(props))
 	plan := &argsPlan{kind: "object"}
 	for _, name := range sortedKeys(props) {
+		listedName := name
+		if p.gemini && depth == 1 && !geminiParamName.MatchString(name) {
+			// Gemini's parameter names: letters, digits and underscores.
+			listedName = p.paramName(name, props, outProps)
+			if plan.rename == nil {
+				plan.rename = map[string]string{}
+			}
+			plan.rename[listedName] = name
+		}
 		ps, ok := props[name].(map[string]any)
 		if !ok {
 			ps = map[string]any{} // true: any value
@@ -425,9 +436,10 @@ func (p *porter) object(props map[string]any, s map[string]any, depth int) (map[
 			}
 			plan.props[name] = pl
 		}
-		outProps[name] = o
-		names = append(names, name)
+		outProps[listedName] = o
+		names = append(names, listedName)
 	}
+	slices.SortFunc(names, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
 	out := map[string]any{"type": "object", "properties": outProps, "required": names}
 	if !p.gemini {
 		out["additionalProperties"] = false
@@ -435,10 +447,36 @@ func (p *porter) object(props map[string]any, s map[string]any, depth int) (map[
 	if d, ok := s["description"].(string); ok && d != "" {
 		out["description"] = d
 	}
-	if plan.optional == nil && plan.props == nil {
+	if plan.optional == nil && plan.props == nil && plan.rename == nil {
 		return out, nil
 	}
 	return out, plan
+}
+
+// geminiParamName is what Gemini takes as a parameter's name.
+var geminiParamName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+var notInParamName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+
+// paramName is a parameter's name as Gemini takes it (X-Amz-Date as X_Amz_Date),
+// unique among the object's names.
+func (p *porter) paramName(name string, props, listed map[string]any) string {
+	base := notInParamName.ReplaceAllString(name, "_")
+	if base == "" || (base[0] >= '0' && base[0] <= '9') {
+		base = "_" + base
+	}
+	if len(base) > 60 {
+		base = base[:60]
+	}
+	out := base
+	for i := 2; ; i++ {
+		_, inFull := props[out]
+		_, inListed := listed[out]
+		if !inFull && !inListed {
+			return out
+		}
+		out = base + "_" + strconv.Itoa(i)
+	}
 }
 
 // nullable lets a listed schema take null too, unless it does already.

@@ -22,9 +22,13 @@ type argsPlan struct {
 	props    map[string]*argsPlan
 	items    *argsPlan
 	anyOf    []*argsPlan // a union's branches, each applied to a value of its kind
-	// texts says, on the root plan, whether it decodes JSON text anywhere (hasText,
-	// worked out once when the listing is made).
-	texts bool
+	// rename are an object's properties listed under another name (Gemini's
+	// parameter names), by the listed name.
+	rename map[string]string
+	// always says, on the root plan, whether every call's arguments must be read: it
+	// decodes JSON text somewhere (hasText) or renames (worked out once, when the
+	// listing is made); else only arguments holding a null are.
+	always bool
 }
 
 // unionPlan is the plan of a union whose listed branches are outs, nil when no
@@ -70,7 +74,7 @@ func (pl *argsPlan) hasText() bool {
 // apply turns the arguments; arguments it cannot read are returned as they came, for
 // validation to refuse.
 func (pl *argsPlan) apply(args json.RawMessage) (json.RawMessage, error) {
-	if pl == nil || (!pl.texts && !bytes.Contains(args, []byte("null"))) {
+	if pl == nil || (!pl.always && !bytes.Contains(args, []byte("null"))) {
 		return args, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
@@ -102,6 +106,12 @@ func (pl *argsPlan) value(v any) any {
 	}
 	switch x := v.(type) {
 	case map[string]any:
+		for listed, name := range pl.rename {
+			if e, ok := x[listed]; ok {
+				delete(x, listed)
+				x[name] = e
+			}
+		}
 		for k, e := range x {
 			if e == nil && pl.optional[k] {
 				delete(x, k)

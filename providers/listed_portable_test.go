@@ -157,3 +157,30 @@ func BenchmarkArgsFrom(b *testing.B) {
 		})
 	}
 }
+
+// TestGeminiNamesParameters: the gemini profile lists a parameter whose name Gemini
+// refuses (a header's X-Amz-Date, a dotted search.field) under one it takes, and
+// turns a call's arguments back to the real names.
+func TestGeminiNamesParameters(t *testing.T) {
+	t.Parallel()
+	in := `{"type":"object","properties":{"X-Amz-Date":{"type":"string"},"search.field":{"type":"string"},"search_field":{"type":"integer"}},"required":["search.field"]}`
+	tool, err := NewConnectionTool(&Spec{Name: "x"}, "x_names", echoOp("names", Hints{}), json.RawMessage(in), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, _ := tool.ListedFor(ProfileGemini)
+	want := `{"properties":{"X_Amz_Date":{"nullable":true,"type":"string"},"search_field":{"nullable":true,"type":"integer"},"search_field_2":{"type":"string"}},"required":["X_Amz_Date","search_field","search_field_2"],"type":"object"}`
+	if diff := cmp.Diff(want, string(listed)); diff != "" {
+		t.Errorf("GeminiInput (-want +got):\n%s", diff)
+	}
+	got, err := tool.ArgsFrom(ProfileGemini, json.RawMessage(`{"X_Amz_Date":"20260102T030405Z","search_field":null,"search_field_2":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"X-Amz-Date":"20260102T030405Z","search.field":"x"}`; string(got) != want {
+		t.Errorf("ArgsFrom = %s, want %s", got, want)
+	}
+	if portable, _ := tool.ListedFor(ProfilePortable); !strings.Contains(string(portable), `"X-Amz-Date"`) {
+		t.Errorf("the portable profile renamed a parameter OpenAI and Anthropic take: %s", portable)
+	}
+}
