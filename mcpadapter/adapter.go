@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcptransport"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/sessions"
 	"github.com/switchboard-hub/switchboard/telemetry"
@@ -113,6 +114,10 @@ type Options struct {
 	// from it once the caller is authenticated and admitted, and refused (503 or 429,
 	// a tools/call with a tool error, each with Retry-After) when it does not fit.
 	Bodies *limits.BodyBudget
+	// SchemaProfile is how tools/list writes input schemas (providers.SchemaProfile);
+	// "" is providers.DefaultSchemaProfile, the portable one. Calls are validated
+	// against the full schemas whatever it is.
+	SchemaProfile providers.SchemaProfile
 }
 
 // Adapter is the http.Handler of every MCP URL. It keeps one MCP server per scope (a
@@ -135,6 +140,8 @@ type Adapter struct {
 	modern mcptransport.Cancels // the stateless requests in flight, for their cancellation
 	asks   callRequests         // the requests sent on calls' streams, waiting for answers
 	defs   toolDefs             // the registry tools' definitions, shared by the scopes
+	// listings are the surface's own tools' inputs as the schema profile lists them.
+	listings listings
 
 	// life ends at Close, stopping the requests still running (they are detached from
 	// their connections, which the HTTP server's shutdown ends).
@@ -146,6 +153,9 @@ type Adapter struct {
 func New(o Options) *Adapter {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.SchemaProfile == "" {
+		o.SchemaProfile = providers.DefaultSchemaProfile
 	}
 	if o.Version == "" {
 		o.Version = "dev"

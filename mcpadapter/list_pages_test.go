@@ -145,7 +145,7 @@ func TestListPagesFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, b := range connectionBound(bindings) {
+	for _, b := range bindings {
 		want = append(want, b.Tool.Name)
 	}
 	if len(want) < 1200 {

@@ -35,7 +35,7 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 	var tools []mcp.Tool
 	if mode == agents.ToolModeSearch {
 		for _, t := range (&scope{}).searchTools() {
-			tools = append(tools, t.Tool)
+			tools = append(tools, a.listedAs(t).Tool)
 		}
 	}
 	for _, b := range scopeBindings(bindings, &draft, runTools) {
@@ -64,7 +64,7 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 			return nil, "", fmt.Errorf("tools of extension %s: %w", e.Name, err)
 		}
 		for _, t := range ts {
-			tools = append(tools, t.Tool)
+			tools = append(tools, a.listedAs(t).Tool)
 		}
 	}
 	out := make([]json.RawMessage, 0, len(tools))

@@ -293,18 +293,25 @@ func (s *scope) refresh(ctx context.Context) error {
 		return nil
 	}
 
+	for i := range mgmt {
+		mgmt[i] = a.listedAs(mgmt[i])
+	}
 	listed := mgmt
 	if st.mode == agents.ToolModeSearch {
 		st.index = newSearchIndex(st)
 		// The tools that run on no connection (the hub's own, saved workflows) stay
 		// listed beside the search tools.
+		search := s.searchTools()
+		for i := range search {
+			search[i] = a.listedAs(search[i])
+		}
 		var direct []server.ServerTool
 		for _, name := range st.order {
 			if t := st.hub[name]; t.binding.Tool.Provider.Connectionless {
 				direct = append(direct, server.ServerTool{Tool: t.tool(), Handler: st.handler})
 			}
 		}
-		listed = slices.Concat(s.searchTools(), direct, listed)
+		listed = slices.Concat(search, direct, listed)
 	} else {
 		hubTools := make([]server.ServerTool, 0, len(st.order)+len(mgmt))
 		for _, name := range st.order {

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
 
@@ -29,7 +30,7 @@ func TestWorkflowSavedWithOtherParametersNotifiesListChanged(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return []server.ServerTool{{Tool: newToolDef(def, false).tool}}, nil
+		return []server.ServerTool{{Tool: newToolDef(def, false, providers.ProfileFull).tool}}, nil
 	}}
 	e.adapter.opts.Extensions = []Extension{ext}
 	c, err := e.client(t, "acme", "key-alice")

@@ -31,34 +31,36 @@ type toolDefs struct {
 type toolDefKey struct {
 	tool        *providers.Tool
 	taskSupport bool
+	profile     providers.SchemaProfile
 }
 
-// def returns the shared definition of t.
-func (d *toolDefs) def(t *providers.Tool, taskSupport bool) *toolDef {
+// def returns the shared definition of t, its input schema and description as the
+// schema profile lists them (the tool keeps each profile's listing, made once).
+func (d *toolDefs) def(t *providers.Tool, taskSupport bool, profile providers.SchemaProfile) *toolDef {
 	if t.Provider != nil && (t.Provider.PerConnection() || t.Provider.TenantTools != nil) {
-		return newToolDef(t, taskSupport)
+		return newToolDef(t, taskSupport, profile)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	key := toolDefKey{t, taskSupport}
+	key := toolDefKey{t, taskSupport, profile}
 	if def, ok := d.defs[key]; ok {
 		return def
 	}
 	if d.defs == nil {
 		d.defs = map[toolDefKey]*toolDef{}
 	}
-	def := newToolDef(t, taskSupport)
+	def := newToolDef(t, taskSupport, profile)
 	d.defs[key] = def
 	return def
 }
 
-func newToolDef(t *providers.Tool, taskSupport bool) *toolDef {
+func newToolDef(t *providers.Tool, taskSupport bool, profile providers.SchemaProfile) *toolDef {
 	info := t.Info
-	input, output := t.Listed()
+	input, output := t.ListedFor(profile)
 	h := info.Hints
 	tool := mcp.Tool{
 		Name:            t.Name,
-		Description:     info.Description,
+		Description:     t.DescriptionFor(profile),
 		RawInputSchema:  input,
 		RawOutputSchema: output,
 		// The display title is said once, in annotations.title: every protocol

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 var cleo = switchboard.Principal{TenantID: "ten_c", TenantSlug: "gamma", Kind: switchboard.PrincipalUser, UserID: "usr_cleo", KeyID: "key_c"}
@@ -159,7 +160,7 @@ func TestToolDefinitionsAreSharedAndNeverWritten(t *testing.T) {
 			t.Fatalf("%s has no notes_create_note", p.ID())
 		}
 		defs = append(defs, ht.def)
-		pristine, _ = json.Marshal(newToolDef(ht.binding.Tool, false).tool) // made afresh from the registry's tool
+		pristine, _ = json.Marshal(newToolDef(ht.binding.Tool, false, providers.DefaultSchemaProfile).tool) // made afresh from the registry's tool
 	}
 	e.adapter.mu.Unlock()
 	if defs[0] != defs[1] || defs[1] != defs[2] {

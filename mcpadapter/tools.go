@@ -24,9 +24,10 @@ const connectionArg = "connection"
 // definition: the shared one, or the scope's own where the scope lists it differently.
 type hubTool struct {
 	binding router.Binding
-	single  string    // the connection id, when there is only one (else the call names one)
-	def     *toolDef  // shared by every scope; never written
-	own     *mcp.Tool // this scope's definition where it differs from def's, else nil
+	single  string                  // the connection id, when there is only one (else the call names one)
+	profile providers.SchemaProfile // how the scope lists the tool's input
+	def     *toolDef                // shared by every scope; never written
+	own     *mcp.Tool               // this scope's definition where it differs from def's, else nil
 }
 
 // tool returns the definition the scope lists, as a copy the caller may change.
@@ -38,7 +39,9 @@ func (t *hubTool) tool() mcp.Tool {
 }
 
 // request turns a call's arguments into the router request, taking the connection
-// argument off when the tool has one.
+// argument off when the tool has one, and turning arguments written for the listed
+// input back into arguments for the full one (providers.Tool.ArgsFrom), which the
+// router validates.
 func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
 	connID := t.single
 	if connID == "" && len(t.binding.Connections) > 0 {
@@ -46,6 +49,10 @@ func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
 		if args, connID, err = takeConnection(args, t.binding.Connections); err != nil {
 			return router.Request{}, err
 		}
+	}
+	args, err := t.binding.Tool.ArgsFrom(t.profile, args)
+	if err != nil {
+		return router.Request{}, switchboard.Invalid("arguments", err.Error())
 	}
 	return router.Request{Tool: t.binding.Tool.Name, ConnectionID: connID, Args: args}, nil
 }
@@ -68,7 +75,7 @@ func (t *hubTool) needsReconnect() []string {
 // listed) when a connection needs reconnecting. The account a tool with one connection
 // runs as is said once, in the scope's instructions (accountsLine), not in each tool.
 func (a *Adapter) hubTool(b router.Binding) (*hubTool, error) {
-	t := &hubTool{binding: b, def: a.defs.def(b.Tool, a.taskSupport())}
+	t := &hubTool{binding: b, profile: a.opts.SchemaProfile, def: a.defs.def(b.Tool, a.taskSupport(), a.opts.SchemaProfile)}
 	if len(b.Connections) == 1 {
 		t.single = b.Connections[0].ID
 	}
@@ -120,6 +127,11 @@ func (s *scope) callHub(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		return a.toolError(err), nil
 	}
 	rreq, err := t.request(args)
+	if err == nil {
+		if _, starts := t.binding.Tool.Op.(providers.ToolStarter); starts {
+			rreq.Args, err = s.innerRequest(rreq.Args)
+		}
+	}
 	if err != nil {
 		a.opts.Router.Refused(p, router.Request{Tool: name, Args: args}, err)
 		return a.toolError(err), nil
@@ -156,6 +168,39 @@ func (s *scope) callHub(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		res.Meta = mcp.NewMetaFromMap(m)
 	}
 	return withAuditID(res, ref.ID), nil
+}
+
+// innerRequest reads the arguments of a tool that starts another (providers.ToolStarter)
+// as the scope lists that other tool: its arguments back to its full schema's, and the
+// account named among them (when the caller has several) as the connection.
+func (s *scope) innerRequest(args json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil {
+		return nil, switchboard.Invalid("arguments", "must be a JSON object")
+	}
+	var name string
+	if err := json.Unmarshal(m["tool"], &name); err != nil {
+		return args, nil // the tool refuses it, naming the field
+	}
+	inner, ok := s.hubTool(name)
+	if !ok {
+		return args, nil // not one of the scope's: the router refuses it
+	}
+	in := m["arguments"]
+	if len(in) == 0 || string(in) == "null" {
+		in = json.RawMessage("{}")
+	}
+	ireq, err := inner.request(in)
+	if err != nil {
+		return nil, err
+	}
+	m["arguments"] = ireq.Args
+	if ireq.ConnectionID != "" {
+		if m["connection"], err = json.Marshal(ireq.ConnectionID); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(m)
 }
 
 // AuditIDMeta is the _meta key of a tool result that names the call's audit row.

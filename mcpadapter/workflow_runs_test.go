@@ -275,3 +275,28 @@ func TestWorkflowStepsRunWorkflowsAndHubTools(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkflowRunAsyncTakesThePortableListing: under the portable schema profile a
+// workflow tool lists its optional parameter as nullable and switchboard_run_async
+// its arguments as JSON text; arguments written so (the optional parameter null) start
+// the workflow with its own parameters, the null one left out.
+func TestWorkflowRunAsyncTakesThePortableListing(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		e := newWorkflowsEnv(t, db)
+		e.saveWorkflows(t, "name: tagged\nparameters: {type: object, properties: {text: {type: string}, tag: {type: string}}, required: [text]}\n"+
+			"steps:\n  - {name: write, tool: notes_create_note, connection: CONN, args: {text: \"${{ params.text }}\"}}\n")
+		c := e.connect(t, e.ann, keyAnn, mcp.LATEST_PROTOCOL_VERSION, nil)
+		res := call(t, c, toolRunAsync, map[string]any{"tool": "workflow_tagged", "arguments": `{"text":"later","tag":null}`})
+		if res.IsError {
+			t.Fatalf("run_async of workflow_tagged: %s", text(res))
+		}
+		var started runs.View
+		structured(t, res, &started)
+		e.waitRun(t, e.ann, started.ID)
+		if reqs := e.up.Requests(); len(reqs) != 1 || reqs[0].Body != `{"text":"later"}` {
+			t.Errorf("upstream got %+v", reqs)
+		}
+	})
+}

@@ -53,7 +53,7 @@ func NewConnectionTool(spec *Spec, name string, op Op, input, output json.RawMes
 		}
 	}
 	return &Tool{Name: name, Provider: spec, Op: op, Info: op.Info(), InputSchema: input, OutputSchema: output,
-		ListedInputSchema: listedIn, ListedOutputSchema: listedOut, validator: v}, nil
+		ListedInputSchema: listedIn, ListedOutputSchema: listedOut, validator: v, profiles: &profiles{}}, nil
 }
 
 // PerConnection reports whether the provider's tools exist per connection (Spec.Tools)

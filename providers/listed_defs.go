@@ -44,10 +44,13 @@ type repeat struct {
 // more that the input repeats whole, and puts a reference in each place it was: the
 // largest saving first, until no repeat saves anything. The schema validates exactly
 // what it did.
-func shareRepeats(root map[string]any) {
+func shareRepeats(root map[string]any) { shareRepeatsFrom(root, sharedMin) }
+
+// shareRepeatsFrom is shareRepeats for subschemas of min bytes or more.
+func shareRepeatsFrom(root map[string]any, min int) {
 	defs := map[string]any{}
 	for len(defs) < maxShared {
-		best := largestRepeat(root, defs)
+		best := largestRepeat(root, defs, min)
 		if best == nil {
 			break
 		}
@@ -72,13 +75,13 @@ func shareRepeats(root map[string]any) {
 
 // largestRepeat finds the repeated subschema whose sharing saves the most bytes, nil
 // when none saves any.
-func largestRepeat(root map[string]any, defs map[string]any) *repeat {
+func largestRepeat(root map[string]any, defs map[string]any, min int) *repeat {
 	seen := map[string]*repeat{}
 	var order []*repeat
 	var visit func(s map[string]any, name string, isRoot bool)
 	visit = func(s map[string]any, name string, isRoot bool) {
 		if !isRoot {
-			if text, err := json.Marshal(s); err == nil && len(text) >= sharedMin {
+			if text, err := json.Marshal(s); err == nil && len(text) >= min {
 				r := seen[string(text)]
 				if r == nil {
 					r = &repeat{text: string(text)}

@@ -30,6 +30,9 @@ type Tool struct {
 	// adapter adds a connection argument); treat it as read-only.
 	Input     *jsonschema.Schema
 	validator *Validator
+	// profiles keeps the input's listings under the schema profiles (ListedFor),
+	// made on first use; copies of the Tool share them.
+	profiles *profiles
 }
 
 // Listed returns the schemas an MCP tools/list serves: the listed ones, or the full
@@ -155,7 +158,7 @@ func newTool(spec *Spec, op Op) (*Tool, error) {
 		return nil, fmt.Errorf("operation %s output: %w", info.Name, err)
 	}
 	return &Tool{Name: name, Provider: spec, Op: op, Info: info, InputSchema: inRaw, OutputSchema: outRaw,
-		ListedInputSchema: listedIn, ListedOutputSchema: listedOut, Input: in, validator: v}, nil
+		ListedInputSchema: listedIn, ListedOutputSchema: listedOut, Input: in, validator: v, profiles: &profiles{}}, nil
 }
 
 // SetBaseURL overrides a provider's API base URL (GitHub Enterprise Server, a test

@@ -14,3 +14,12 @@ import (
 type SelfConfirming interface {
 	Confirmation(ctx context.Context, c *Call, args json.RawMessage) (message string, needed bool, err error)
 }
+
+// ToolStarter is an operation whose arguments name another tool and carry that tool's
+// own arguments, as "tool" and "arguments", and the account it runs as, as "connection"
+// (switchboard_run_async). A surface that lists tools otherwise than by their full
+// schemas (a schema profile, a connection argument) reads the inner arguments as it
+// reads a direct call of that tool.
+type ToolStarter interface {
+	StartsTool()
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
 	"github.com/switchboard-hub/switchboard/telemetry"
 )
@@ -59,6 +60,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_MCP_LIST_PAGE_SIZE", strconv.Itoa(mcpadapter.DefaultListPageSize), "how many tools, prompts or resources one MCP list answer holds; longer lists come in pages linked by nextCursor (the default keeps a page under 1 MB with large imported APIs)"},
 		{"SWITCHBOARD_MCP_TOOL_BUDGET", strconv.Itoa(mcpadapter.DefaultToolBudget), "the most tools a tenant URL lists: a tenant with more that has not chosen a tool mode in its MCP settings is served there through search_tools, describe_tool and call_tool (agent URLs list their selection); 0 turns the budget off"},
 		{"SWITCHBOARD_ALLOWED_ORIGINS", "none", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own, with CORS (preflights answered, Mcp-Session-Id and WWW-Authenticate exposed); other origins get no CORS headers and their preflights 403; * allows any"},
+		{"SWITCHBOARD_SCHEMA_PROFILE", "portable", "how tools/list writes tools' input schemas: portable (the subset OpenAI strict mode, Anthropic and Gemini's parametersJsonSchema all accept: closed objects, every property required and an optional one nullable, free-form values as JSON text, descriptions cut at 1,024 characters), gemini (portable for Gemini's OpenAPI parameters: no additionalProperties) or full (every JSON Schema keyword); calls are checked against the full schemas whatever it is"},
 		{egress.AllowPrivateEnv, "false", "true lets outgoing requests (remote MCP servers, tenants' APIs, OAuth endpoints, providers' redirects) reach private, loopback and link-local addresses (refused by default: SSRF; a provider's configured base and OAuth URLs are always reached)"},
 		{egress.AllowCIDRsEnv, "none", "comma-separated CIDR ranges (10.1.0.0/16) outgoing requests may reach although private"},
 		{"SWITCHBOARD_REDIS_URL", "none", "redis://[:password@]host:6379/0 (or rediss:// for TLS): connections' rate limits, upstream Retry-After windows and tenants' run bounds are shared by every node using it; unset: kept per process (one node)"},
@@ -111,6 +113,9 @@ type config struct {
 	// MCPToolBudget is the most tools a tenant URL lists before it serves them through
 	// search by default; 0: no budget.
 	MCPToolBudget int
+	// SchemaProfile is how tools/list writes input schemas; "" is the default
+	// (providers.DefaultSchemaProfile).
+	SchemaProfile providers.SchemaProfile
 	// AllowedOrigins are browser origins allowed to call the MCP URLs besides
 	// PublicURL's own (DNS rebinding protection), and answered with CORS.
 	AllowedOrigins []string
@@ -212,6 +217,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.MCPToolBudget, err = strconv.Atoi(get("SWITCHBOARD_MCP_TOOL_BUDGET", strconv.Itoa(mcpadapter.DefaultToolBudget)))
 	if err != nil || c.MCPToolBudget < 0 || c.MCPToolBudget > 100000 {
 		return config{}, &configError{"SWITCHBOARD_MCP_TOOL_BUDGET", fmt.Sprintf("must be a whole number from 0 (no budget) to 100000, such as %d", mcpadapter.DefaultToolBudget)}
+	}
+	if v := get("SWITCHBOARD_SCHEMA_PROFILE", ""); v != "" {
+		if c.SchemaProfile, err = providers.ParseSchemaProfile(strings.ToLower(v)); err != nil {
+			return config{}, &configError{"SWITCHBOARD_SCHEMA_PROFILE", "must be portable, gemini or full"}
+		}
 	}
 	for o := range strings.SplitSeq(get("SWITCHBOARD_ALLOWED_ORIGINS", ""), ",") {
 		o = strings.TrimSpace(o)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -35,11 +36,12 @@ func TestLoadConfig(t *testing.T) {
 				"SWITCHBOARD_REFRESH_INTERVAL": "30s", "SWITCHBOARD_RUN_LEASE": "5s", "SWITCHBOARD_SCHEDULE_MIN_INTERVAL": "10s", "SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL": "20", "SWITCHBOARD_MCP_LIST_PAGE_SIZE": "50", "SWITCHBOARD_MCP_TOOL_BUDGET": "0",
 				"SWITCHBOARD_LOG_FORMAT": "JSON", "SWITCHBOARD_ADMIN_ADDR": "127.0.0.1:9090", "SWITCHBOARD_ADMIN_HOSTS": "metrics.internal, sb-1.example.com.", "SWITCHBOARD_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7",
 				"SWITCHBOARD_REDIS_URL": "redis://:pw@redis:6379/0", "SWITCHBOARD_REDIS_TIMEOUT": "2s", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/",
+				"SWITCHBOARD_SCHEMA_PROFILE": "Gemini",
 			},
 			want: config{Addr: "0.0.0.0:9000", DataDir: "/var/lib/sb", DatabaseURL: "postgres://sb:pw@db:5432/sb?sslmode=disable",
 				KeyFile: "/run/secrets/key", PublicURL: "https://hub.example.com",
 				BaseURLs: map[string]string{"github": "https://ghe.example.com/api/v3", "slack": "http://127.0.0.1:9999/api"}, Keyring: "file", LogLevel: slog.LevelDebug, LogFormat: "json", AdminAddr: "127.0.0.1:9090", AdminHosts: []string{"metrics.internal", "sb-1.example.com."}, TracesEndpoint: "http://collector:4318/v1/traces", RefreshInterval: 30 * time.Second, RunLease: 5 * time.Second, ScheduleMinInterval: 10 * time.Second, RedisTimeout: 2 * time.Second, MCPSessionsPerPrincipal: 20, MCPListPageSize: 50, MCPToolBudget: 0,
-				TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, RedisURL: "redis://:pw@redis:6379/0",
+				TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, RedisURL: "redis://:pw@redis:6379/0", SchemaProfile: providers.ProfileGemini,
 				OAuthApps: map[string]connections.OAuthApp{"github": {ClientID: "Iv1.abc", ClientSecret: "s3cret",
 					AuthURL: "https://ghe.example.com/login/oauth/authorize", TokenURL: "https://ghe.example.com/login/oauth/access_token"}}},
 		},
@@ -63,6 +65,7 @@ func TestLoadConfig(t *testing.T) {
 			env:  map[string]string{"SWITCHBOARD_DATA_DIR": "/tmp/sb"},
 			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 200, MCPToolBudget: 128},
 		},
+		{name: "unknown schema profile", env: map[string]string{"SWITCHBOARD_SCHEMA_PROFILE": "strict"}, wantVar: "SWITCHBOARD_SCHEMA_PROFILE"},
 		{name: "addr without port", env: map[string]string{"SWITCHBOARD_ADDR": "localhost"}, wantVar: "SWITCHBOARD_ADDR"},
 		{name: "schedule minimum under a second", env: map[string]string{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL": "500ms"}, wantVar: "SWITCHBOARD_SCHEDULE_MIN_INTERVAL"},
 		{name: "schedule minimum over a minute", env: map[string]string{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL": "5m"}, wantVar: "SWITCHBOARD_SCHEDULE_MIN_INTERVAL"},

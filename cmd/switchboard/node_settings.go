@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"net/url"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/switchboard-hub/switchboard/events"
 	"github.com/switchboard-hub/switchboard/fleet"
 	"github.com/switchboard-hub/switchboard/keyring"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 // nodeSettings returns what this node publishes about its settings for its peers to
@@ -22,6 +24,7 @@ func nodeSettings(cfg config, publicURL string, kr keyring.Rotator) func(context
 		"public_url":                 publicURL,
 		"keyring":                    cfg.Keyring,
 		"allowed_origins":            strings.Join(cfg.AllowedOrigins, ","),
+		"schema_profile":             string(cmp.Or(cfg.SchemaProfile, providers.DefaultSchemaProfile)),
 		"remote_mcp.allow_private":   strconv.FormatBool(cfg.RemoteMCPAllowPrivate),
 		"remote_mcp.allow_cidrs":     strings.Join(cfg.RemoteMCPAllowCIDRs, ","),
 		"refresh_interval":           cfg.RefreshInterval.String(),

@@ -220,6 +220,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	adapter = mcpadapter.New(mcpadapter.Options{
 		Router: rtr, Auth: tenantStore, Tokens: oauth, Agents: agentService, Remote: remote, Logger: log, PublicURL: publicURL, Version: version(),
 		AllowedOrigins: cfg.AllowedOrigins,
+		SchemaProfile:  cfg.SchemaProfile,
 		Sessions:       sessions.NewStore(db),
 		SessionLimits:  sessions.Limits{PerPrincipal: cfg.MCPSessionsPerPrincipal},
 		ListPageSize:   cfg.MCPListPageSize,

@@ -128,6 +128,9 @@ func (t *Tools) runAsync() providers.Op {
 	return op
 }
 
+// StartsTool marks switchboard_run_async as starting the tool its arguments name.
+func (runAsyncOp) StartsTool() {}
+
 // Confirmation says whether the tool asked for needs the person's confirmation under
 // the caller's policy, and what it will do.
 func (o runAsyncOp) Confirmation(ctx context.Context, c *providers.Call, args json.RawMessage) (string, bool, error) {

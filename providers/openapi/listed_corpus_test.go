@@ -17,7 +17,7 @@ import (
 // output schemas, which stay on each tool for the REST catalog. Each tool's listed
 // output must be its lean form, and its listed input must accept what its full input
 // accepts (listedAccepts).
-func listedCorpus(t *testing.T, file string) (tools, listed, full int) {
+func listedCorpus(t *testing.T, file string) (tools []*providers.Tool, listed, portable, full int) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(requireCorpus(t), file))
 	if err != nil {
@@ -39,6 +39,12 @@ func listedCorpus(t *testing.T, file string) (tools, listed, full int) {
 			t.Fatal(err)
 		}
 		listed += len(entry)
+		pin, pout := tool.ListedFor(providers.ProfilePortable)
+		pentry, err := json.Marshal(map[string]any{"name": tool.Name, "description": tool.DescriptionFor(providers.ProfilePortable), "inputSchema": pin, "outputSchema": pout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		portable += len(pentry)
 		full += len(tool.OutputSchema)
 		if len(tool.OutputSchema) > 0 {
 			if want, err := providers.ListedOutput(tool.OutputSchema); err == nil && string(out) != string(want) {
@@ -47,12 +53,12 @@ func listedCorpus(t *testing.T, file string) (tools, listed, full int) {
 		}
 		checked += listedAccepts(t, tool.Name, tool.InputSchema, in)
 	}
-	t.Logf("%s: %d tools: %d bytes listed; their full output schemas %d bytes; %d arguments the full input schemas accept, all accepted by the listed ones",
-		file, len(all), listed, full, checked)
+	t.Logf("%s: %d tools: %d bytes listed (%d under the portable profile); their full output schemas %d bytes; %d arguments the full input schemas accept, all accepted by the listed ones",
+		file, len(all), listed, portable, full, checked)
 	if checked < len(all) {
 		t.Errorf("%d arguments checked for %d tools: too few for the check to mean anything", checked, len(all))
 	}
-	return len(all), listed, full
+	return all, listed, portable, full
 }
 
 // listedAccepts checks that the listed input accepts the arguments the full one
@@ -157,17 +163,23 @@ func fillIn(s map[string]any, variant, depth int) any {
 // 452 tools in at most 1 MB (1,000,000 bytes) of tools/list: every output schema in
 // its lean form (16.3 MB listed when they went in full), every input schema without
 // the boilerplate ListedInput leaves out (1.11 MB listed with it), and each listed
-// input accepting the arguments its full one accepts. The full output schemas stay on
-// each tool for the REST catalog.
+// input accepting the arguments its full one accepts; under the portable profile it
+// lists in at most 1.2 MB, every tool one each vendor accepts (vendorsAccept). The full output schemas stay on each tool for the REST catalog.
 func TestStripeListsLean(t *testing.T) {
 	t.Parallel()
-	tools, listed, full := listedCorpus(t, "stripe.com.json")
-	if tools < 400 {
-		t.Fatalf("%d tools, want Stripe's 400 and more", tools)
+	tools, listed, portable, full := listedCorpus(t, "stripe.com.json")
+	if len(tools) < 400 {
+		t.Fatalf("%d tools, want Stripe's 400 and more", len(tools))
 	}
 	if listed > 1_000_000 {
 		t.Errorf("Stripe's tools list in %d bytes, want at most 1 MB (1,000,000 bytes)", listed)
 	}
+	if portable > 1_200_000 {
+		// Strict mode's closed objects and required lists, and a null for each
+		// optional property, cost some 200 KB over the lean listing.
+		t.Errorf("Stripe's tools list in %d bytes under the portable profile, want at most 1,200,000", portable)
+	}
+	vendorsAccept(t, tools)
 	if full < 1<<20 {
 		t.Errorf("the full output schemas hold %d bytes: the catalog lost them", full)
 	}
@@ -175,13 +187,15 @@ func TestStripeListsLean(t *testing.T) {
 
 // TestGitHubRESTLists: GitHub's REST description (845 operations), whose inputs are
 // already plain, lists in what it did (1.04 MB), each listed input accepting the
-// arguments its full one accepts.
+// arguments its full one accepts, and each tool under the portable profile one every
+// vendor accepts (vendorsAccept).
 func TestGitHubRESTLists(t *testing.T) {
 	t.Parallel()
-	tools, listed, _ := listedCorpus(t, filepath.Join("github.com", "api.github.com.json"))
-	if tools < 800 {
-		t.Fatalf("%d tools, want GitHub's 800 and more", tools)
+	tools, listed, _, _ := listedCorpus(t, filepath.Join("github.com", "api.github.com.json"))
+	if len(tools) < 800 {
+		t.Fatalf("%d tools, want GitHub's 800 and more", len(tools))
 	}
+	vendorsAccept(t, tools)
 	if listed > 1_050_000 {
 		t.Errorf("GitHub's REST tools list in %d bytes, want at most 1,050,000", listed)
 	}
