@@ -413,10 +413,7 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 			continue
 		}
 		if strings.TrimSpace(ti.ConnectionID) == "" {
-			if _, ok := s.reg.Tool(ti.Tool); !ok {
-				return switchboard.Invalid(field+".tool", fmt.Sprintf("%q is not a tool of this hub nor a saved workflow of this tenant (a tool of a connection's own needs its connection_id)", ti.Tool))
-			}
-			return switchboard.Invalid(field+".connection_id", "is required: every tool is bound to one connection")
+			return switchboard.Invalid(field+".connection_id", fmt.Sprintf("is required: %s runs on a connection (only the hub's own tools and this tenant's saved workflows take none, and none of them is named so)", ti.Tool))
 		}
 		c, err := s.conns.Get(ctx, p, ti.ConnectionID)
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {

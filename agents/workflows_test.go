@@ -93,7 +93,8 @@ func TestAgentsSelectWorkflows(t *testing.T) {
 			tools []agents.ToolInput
 			field string
 		}{
-			{name: "unknown workflow", p: r.member, tools: []agents.ToolInput{{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "workflow_nope"}}, field: "tools[1].tool"},
+			// No saved workflow has that name, so it is taken for a tool of a connection.
+			{name: "unknown workflow", p: r.member, tools: []agents.ToolInput{{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "workflow_nope"}}, field: "tools[1].connection_id"},
 			{name: "workflow the creator may not run", p: r.member, tools: []agents.ToolInput{{Tool: "workflow_owners_only"}}, field: "tools[0].tool"},
 			// The admin may run owners_only, but the agent acts for its creator, the member.
 			{name: "admin adds what the creator may not run", p: r.a, tools: []agents.ToolInput{{Tool: "workflow_owners_only"}}, field: "tools[0].tool"},

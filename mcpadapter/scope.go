@@ -203,10 +203,11 @@ func (s *scope) refresh(ctx context.Context) error {
 			runTools = agent.EffectiveRunTools(settings).Serves(agent.EffectiveConfirm(settings))
 			fp = append(fp, fmt.Sprintf("agent=%s@%d", agent.ID, agent.Version))
 		}
-		if s.agentID == "" && settings.UpdatedAt.IsZero() && a.opts.ToolBudget > 0 && len(bindings) > a.opts.ToolBudget {
+		if n := onConnections(bindings); s.agentID == "" && settings.UpdatedAt.IsZero() && a.opts.ToolBudget > 0 && n > a.opts.ToolBudget {
 			// A tenant that never chose a tool mode, with more tools than a list
-			// should hold: its tenant URL serves them through search.
-			st.mode, st.overBudget = agents.ToolModeSearch, len(bindings)
+			// should hold: its tenant URL serves them through search (the hub's own
+			// stay listed beside the search tools, and are not counted).
+			st.mode, st.overBudget = agents.ToolModeSearch, n
 		}
 	} else if s.agentID != "" {
 		return switchboard.NotFound("agent")
@@ -354,6 +355,17 @@ func jsonDigest(v any) string {
 		return "unmarshalable:" + err.Error() // never the same as a served definition
 	}
 	return digest([]string{string(b)})
+}
+
+// onConnections counts the tools that run on a connection.
+func onConnections(bindings []router.Binding) int {
+	n := 0
+	for _, b := range bindings {
+		if !b.Tool.Provider.Connectionless {
+			n++
+		}
+	}
+	return n
 }
 
 // scopeBindings are the tools a scope serves of the principal's: at an agent URL the
