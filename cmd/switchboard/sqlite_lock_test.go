@@ -13,8 +13,8 @@ import (
 )
 
 // TestSecondServeOnOneSQLiteDatabase checks that a second serve on the data directory
-// a running serve uses refuses to start, naming the first one's pid and the database,
-// and that once the first has stopped a new one starts.
+// a running serve uses with SQLite refuses to start, naming the first one's pid, the
+// directory and the database, and that once the first has stopped a new one starts.
 func TestSecondServeOnOneSQLiteDatabase(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
@@ -32,7 +32,7 @@ func TestSecondServeOnOneSQLiteDatabase(t *testing.T) {
 		t.Fatalf("second serve: exit %d, want %d; stderr %s", code, exitFailed, stderr.String())
 	}
 	db := filepath.Join(dir, "switchboard.db")
-	for _, want := range []string{"another switchboard serve (pid " + strconv.Itoa(os.Getpid()) + ")", db, "SWITCHBOARD_DATA_DIR"} {
+	for _, want := range []string{"another switchboard serve (pid " + strconv.Itoa(os.Getpid()) + ")", "data directory " + dir, db, "SWITCHBOARD_DATA_DIR"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("second serve's stderr lacks %q:\n%s", want, stderr.String())
 		}
