@@ -186,7 +186,7 @@ const neighbourWindow = 5 * time.Second
 // reported are the quiet tenant's p50 and p99 over all three of each, the worst pair's
 // ratio of p99s, and the hub's CPU time in each. SWITCHBOARD_BENCH_NOISY_CALLERS sets
 // how many callers the noisy tenant has instead (the quiet tenant's p99 against how much
-// its neighbour is answered, as BENCHMARKS.md tabulates it).
+// its neighbour is answered).
 func BenchmarkNoisyNeighbour(b *testing.B) {
 	const quietCallers, thinkTime, pairs = 8, 5 * time.Millisecond, 3
 	noisyCallers := 10 * quietCallers

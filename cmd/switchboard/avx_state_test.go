@@ -22,8 +22,8 @@ var wideVector = regexp.MustCompile(`(^|[^\w·])[YZ](1[0-5]|[0-9])\b`)
 // instructions then pays a transition penalty on each switch: Go's SHA-NI SHA-256 took
 // 15 µs instead of 0.2 µs for a call's audit HMAC after github.com/segmentio/asm's
 // AVX2 ASCII checks (no VZEROUPPER, still so in v1.2.1) had decoded its upstream
-// answer, 10 µs of the hub's CPU per tool call (BENCHMARKS.md, "The AVX upper halves
-// left dirty").
+// answer, 10 µs of the hub's CPU per tool call (docs/performance.md, "What limits each
+// figure").
 func TestNoDependencyLeavesTheAVXUpperHalvesDirty(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f",
 		`{{if and .SFiles (not .Standard)}}{{$d := .Dir}}{{range .SFiles}}{{$d}}{{"\n"}}{{.}}{{"\n"}}{{end}}{{end}}`,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net"
@@ -19,11 +20,68 @@ import (
 	"github.com/switchboard-hub/switchboard/telemetry"
 )
 
-// envVar documents one configuration variable for `switchboard -h` and the README.
+// envVar is one configuration variable: `switchboard -h` and
+// docs/reference/configuration.md (configDoc) print it, and loadConfig takes its
+// default from it.
 type envVar struct {
-	Name    string
+	Name string
+	// Default is the value the server uses when the variable is unset or empty, written
+	// as it would be set; "" when there is none, or when the server works it out from
+	// other settings (derivedDefaults says how).
 	Default string
 	Help    string
+}
+
+// shownDefault is the default as help and the reference show it: the value itself,
+// how it is worked out, or "none".
+func (v envVar) shownDefault() string {
+	if v.Default != "" {
+		return v.Default
+	}
+	if d, ok := derivedDefaults()[v.Name]; ok {
+		return d
+	}
+	return "none"
+}
+
+// derivedDefaults says, for the variables without a fixed default, what the server
+// does when they are unset.
+func derivedDefaults() map[string]string {
+	return map[string]string{
+		"SWITCHBOARD_DATABASE_URL":               "sqlite:DATA_DIR/switchboard.db",
+		"SWITCHBOARD_KEY_FILE":                   "DATA_DIR/master.key",
+		"SWITCHBOARD_VAULT_TOKEN":                "$VAULT_TOKEN",
+		"SWITCHBOARD_PUBLIC_URL":                 "http://ADDR",
+		"SWITCHBOARD_<PROVIDER>_BASE_URL":        "the provider's public API",
+		"SWITCHBOARD_ADMIN_ADDR":                 "off",
+		"OTEL_EXPORTER_OTLP_ENDPOINT":            "off",
+		"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL":  "the provider's",
+		"SWITCHBOARD_OAUTH_<PROVIDER>_TOKEN_URL": "the provider's",
+		"SWITCHBOARD_MAX_INFLIGHT":               "4 per CPU (at least 8)",
+		"SWITCHBOARD_MAX_ADMITTED":               "32 × SWITCHBOARD_MAX_INFLIGHT",
+		"SWITCHBOARD_UPSTREAM_MAX_ADMITTED":      "SWITCHBOARD_MAX_ADMITTED",
+		"SWITCHBOARD_UPSTREAM_SLOW":              "1s (half SWITCHBOARD_ADMISSION_WAIT, if that is under 2 s)",
+		"SWITCHBOARD_TENANT_MAX_ADMITTED":        "4 × SWITCHBOARD_MAX_INFLIGHT",
+		"SWITCHBOARD_ADMISSION_WAIT":             "2s",
+		"SWITCHBOARD_UPSTREAM_READ_TIMEOUT":      "the provider's (30 s)",
+		"SWITCHBOARD_UPSTREAM_WRITE_TIMEOUT":     "the provider's (60 s)",
+	}
+}
+
+// tableDefault returns the table's default for name ("" when it has none), matching
+// a provider's variable (SWITCHBOARD_GITHUB_BASE_URL) to its <PROVIDER> row.
+func tableDefault(vars []envVar, name string) string {
+	for _, v := range vars {
+		if v.Name == name {
+			return v.Default
+		}
+	}
+	for _, v := range vars {
+		if pre, suf, ok := strings.Cut(v.Name, "<PROVIDER>"); ok && len(name) > len(pre)+len(suf) && strings.HasPrefix(name, pre) && strings.HasSuffix(name, suf) {
+			return v.Default
+		}
+	}
+	return ""
 }
 
 // envVars are every variable the server reads, in the order help lists them. A name
@@ -34,38 +92,38 @@ func envVars() []envVar {
 	return append([]envVar{
 		{"SWITCHBOARD_ADDR", "127.0.0.1:8080", "host:port to listen on; 0.0.0.0:8080 listens on every interface"},
 		{"SWITCHBOARD_DATA_DIR", "./data", "directory for the SQLite database and the key file, created 0700"},
-		{"SWITCHBOARD_DATABASE_URL", "sqlite:DATA_DIR/switchboard.db", "sqlite:PATH (or a file path) for SQLite; postgres://user:pass@host:5432/db?sslmode=… for PostgreSQL"},
-		{"SWITCHBOARD_KEY_FILE", "DATA_DIR/master.key", "the local key that seals connection credentials, created 0600 on first start; keep it and back it up"},
+		{"SWITCHBOARD_DATABASE_URL", "", "sqlite:PATH (or a file path) for SQLite; postgres://user:pass@host:5432/db?sslmode=… for PostgreSQL"},
+		{"SWITCHBOARD_KEY_FILE", "", "the local key that seals connection credentials, created 0600 on first start; keep it and back it up"},
 		{"SWITCHBOARD_KEYRING", "file", "what seals credentials: file (the local key file) or vault (HashiCorp Vault Transit, envelope encryption)"},
-		{"SWITCHBOARD_VAULT_ADDR", "none", "with SWITCHBOARD_KEYRING=vault: Vault's URL, for example https://vault.internal:8200"},
-		{"SWITCHBOARD_VAULT_TOKEN", "$VAULT_TOKEN", "with SWITCHBOARD_KEYRING=vault: a Vault token that may use the transit key (datakey, decrypt, hmac, read; rotate for keys rotate)"},
-		{"SWITCHBOARD_VAULT_TRANSIT_KEY", "none", "with SWITCHBOARD_KEYRING=vault: the name of the transit key (create it with vault write -f transit/keys/NAME)"},
+		{"SWITCHBOARD_VAULT_ADDR", "", "with SWITCHBOARD_KEYRING=vault: Vault's URL, for example https://vault.internal:8200"},
+		{"SWITCHBOARD_VAULT_TOKEN", "", "with SWITCHBOARD_KEYRING=vault: a Vault token that may use the transit key (datakey, decrypt, hmac, read; rotate for keys rotate)"},
+		{"SWITCHBOARD_VAULT_TRANSIT_KEY", "", "with SWITCHBOARD_KEYRING=vault: the name of the transit key (create it with vault write -f transit/keys/NAME)"},
 		{"SWITCHBOARD_VAULT_TRANSIT_MOUNT", "transit", "with SWITCHBOARD_KEYRING=vault: the path the transit secrets engine is mounted at"},
-		{"SWITCHBOARD_PUBLIC_URL", "http://ADDR", "the URL people and MCP clients reach this server at (behind a proxy: its https URL); MCP URLs and links start with it"},
-		{"SWITCHBOARD_<PROVIDER>_BASE_URL", "the provider's public API", "API base URL of one provider (<PROVIDER>: " + every + "), e.g. SWITCHBOARD_GITHUB_BASE_URL=https://HOST/api/v3 for GitHub Enterprise Server, or a test double's URL"},
-		{"SWITCHBOARD_OPENAPI_DIR", "none", "a directory of OpenAPI 3 or Swagger 2 descriptions (NAME.json, NAME.yaml), each made the provider NAME at start-up, its options (base_url, auth, operations, tags, title) in NAME.options.json"},
+		{"SWITCHBOARD_PUBLIC_URL", "", "the URL people and MCP clients reach this server at (behind a proxy: its https URL); MCP URLs and links start with it"},
+		{"SWITCHBOARD_<PROVIDER>_BASE_URL", "", "API base URL of one provider (<PROVIDER>: " + every + "), e.g. SWITCHBOARD_GITHUB_BASE_URL=https://HOST/api/v3 for GitHub Enterprise Server, or a test double's URL"},
+		{"SWITCHBOARD_OPENAPI_DIR", "", "a directory of OpenAPI 3 or Swagger 2 descriptions (NAME.json, NAME.yaml), each made the provider NAME at start-up, its options (base_url, auth, operations, tags, title) in NAME.options.json"},
 		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs go to stderr"},
-		{"SWITCHBOARD_LOG_FORMAT", "text", "text or json (one JSON object a line); request lines carry trace_id, and an error repeated within 10 s is summarised"},
-		{"SWITCHBOARD_ADMIN_ADDR", "off", "host:port of the admin listener: Prometheus metrics at /metrics and pprof at /debug/pprof/; keep it private (never the public port)"},
-		{telemetry.AdminHostsEnv, "none", "comma-separated host names (metrics.internal) the admin listener answers to besides IP addresses and localhost; a request with any other Host gets 421, so a web page cannot reach it by DNS rebinding"},
-		{"OTEL_EXPORTER_OTLP_ENDPOINT", "off", "OTLP/HTTP collector URL (http://collector:4318) to export traces to; the other OTEL_* exporter variables apply; unset: no tracing"},
-		{"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_ID", "none", "the deployment's OAuth app client ID for a provider that connects with OAuth (<PROVIDER>: " + oauth + "); register PUBLIC_URL/oauth/callback as its callback URL"},
-		{"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_SECRET", "none", "that app's client secret; both or neither"},
-		{"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL", "the provider's", "overrides a provider's OAuth authorization endpoint (GitHub Enterprise Server: https://HOST/login/oauth/authorize)"},
-		{"SWITCHBOARD_OAUTH_<PROVIDER>_TOKEN_URL", "the provider's", "overrides a provider's OAuth token endpoint (GitHub Enterprise Server: https://HOST/login/oauth/access_token)"},
+		{"SWITCHBOARD_LOG_FORMAT", telemetry.LogText, "text or json (one JSON object a line); request lines carry trace_id, and an error repeated within 10 s is summarised"},
+		{"SWITCHBOARD_ADMIN_ADDR", "", "host:port of the admin listener: Prometheus metrics at /metrics and pprof at /debug/pprof/; keep it private (never the public port)"},
+		{telemetry.AdminHostsEnv, "", "comma-separated host names (metrics.internal) the admin listener answers to besides IP addresses and localhost; a request with any other Host gets 421, so a web page cannot reach it by DNS rebinding"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "", "OTLP/HTTP collector URL (http://collector:4318) to export traces to; the other OTEL_* exporter variables apply; unset: no tracing"},
+		{"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_ID", "", "the deployment's OAuth app client ID for a provider that connects with OAuth (<PROVIDER>: " + oauth + "); register PUBLIC_URL/oauth/callback as its callback URL"},
+		{"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_SECRET", "", "that app's client secret; both or neither"},
+		{"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL", "", "overrides a provider's OAuth authorization endpoint (GitHub Enterprise Server: https://HOST/login/oauth/authorize)"},
+		{"SWITCHBOARD_OAUTH_<PROVIDER>_TOKEN_URL", "", "overrides a provider's OAuth token endpoint (GitHub Enterprise Server: https://HOST/login/oauth/access_token)"},
 		{"SWITCHBOARD_REFRESH_INTERVAL", "1m", "how often the background refresher looks for OAuth tokens expiring within 10 minutes"},
 		{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "1m", "the shortest time a workflow's schedule may leave between two firings, from 1s to 1m: a shorter @every is refused when saved and does not fire"},
 		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
 		{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100", "how many live MCP sessions one API key (user or agent) may hold; a new one beyond it ends the least recently used"},
 		{"SWITCHBOARD_MCP_LIST_PAGE_SIZE", strconv.Itoa(mcpadapter.DefaultListPageSize), "how many tools, prompts or resources one MCP list answer holds; longer lists come in pages linked by nextCursor (the default keeps a page under 1 MB with large imported APIs)"},
 		{"SWITCHBOARD_MCP_TOOL_BUDGET", strconv.Itoa(mcpadapter.DefaultToolBudget), "the most tools a tenant URL lists: a tenant with more that has not chosen a tool mode in its MCP settings is served there through search_tools, describe_tool and call_tool (agent URLs list their selection); 0 turns the budget off"},
-		{"SWITCHBOARD_ALLOWED_ORIGINS", "none", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own, with CORS (preflights answered, Mcp-Session-Id and WWW-Authenticate exposed); other origins get no CORS headers and their preflights 403; * allows any"},
+		{"SWITCHBOARD_ALLOWED_ORIGINS", "", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own, with CORS (preflights answered, Mcp-Session-Id and WWW-Authenticate exposed); other origins get no CORS headers and their preflights 403; * allows any"},
 		{"SWITCHBOARD_SCHEMA_PROFILE", "portable", "how tools/list writes tools' input schemas: portable (the subset OpenAI strict mode, Anthropic and Gemini's parametersJsonSchema all accept: closed objects, every property required and an optional one nullable, free-form values as JSON text, descriptions cut at 1,024 characters), gemini (portable for Gemini's OpenAPI parameters: no additionalProperties) or full (every JSON Schema keyword); calls are checked against the full schemas whatever it is"},
 		{egress.AllowPrivateEnv, "false", "true lets outgoing requests (remote MCP servers, tenants' APIs, OAuth endpoints, providers' redirects) reach private, loopback and link-local addresses (refused by default: SSRF; a provider's configured base and OAuth URLs are always reached)"},
-		{egress.AllowCIDRsEnv, "none", "comma-separated CIDR ranges (10.1.0.0/16) outgoing requests may reach although private"},
-		{"SWITCHBOARD_REDIS_URL", "none", "redis://[:password@]host:6379/0 (or rediss:// for TLS): connections' rate limits, upstream Retry-After windows and tenants' run bounds are shared by every node using it; unset: kept per process (one node)"},
+		{egress.AllowCIDRsEnv, "", "comma-separated CIDR ranges (10.1.0.0/16) outgoing requests may reach although private"},
+		{"SWITCHBOARD_REDIS_URL", "", "redis://[:password@]host:6379/0 (or rediss:// for TLS): connections' rate limits, upstream Retry-After windows and tenants' run bounds are shared by every node using it; unset: kept per process (one node)"},
 		{"SWITCHBOARD_REDIS_TIMEOUT", "250ms", "the longest one Redis round trip may take before the node decides on its own share of the limit (and tries Redis again 1 s later); a tool call never waits longer on Redis"},
-		{"SWITCHBOARD_TRUSTED_PROXIES", "none", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client; sign-in and unknown API keys are throttled per client address"},
+		{"SWITCHBOARD_TRUSTED_PROXIES", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client; sign-in and unknown API keys are throttled per client address"},
 	}, overloadVars()...)
 }
 
@@ -145,28 +203,30 @@ func (e *configError) Error() string { return e.Name + ": " + e.Reason }
 // loadConfig reads the configuration through getenv, applies the defaults, and checks
 // every value; an error names the variable at fault.
 func loadConfig(getenv func(string) string) (config, error) {
-	get := func(name, def string) string {
+	vars := envVars()
+	// get returns the variable's value, or the table's default when it is unset.
+	get := func(name string) string {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
 			return v
 		}
-		return def
+		return tableDefault(vars, name)
 	}
 	c := config{
-		Addr:    get("SWITCHBOARD_ADDR", "127.0.0.1:8080"),
-		DataDir: get("SWITCHBOARD_DATA_DIR", "./data"),
+		Addr:    get("SWITCHBOARD_ADDR"),
+		DataDir: get("SWITCHBOARD_DATA_DIR"),
 	}
 	if err := checkAddr(c.Addr); err != nil {
 		return config{}, &configError{"SWITCHBOARD_ADDR", err.Error()}
 	}
-	c.DatabaseURL = get("SWITCHBOARD_DATABASE_URL", "sqlite:"+filepath.Join(c.DataDir, "switchboard.db"))
+	c.DatabaseURL = cmp.Or(get("SWITCHBOARD_DATABASE_URL"), "sqlite:"+filepath.Join(c.DataDir, "switchboard.db"))
 	if err := checkDatabaseURL(c.DatabaseURL); err != nil {
 		return config{}, &configError{"SWITCHBOARD_DATABASE_URL", err.Error()}
 	}
-	c.KeyFile = get("SWITCHBOARD_KEY_FILE", filepath.Join(c.DataDir, "master.key"))
+	c.KeyFile = cmp.Or(get("SWITCHBOARD_KEY_FILE"), filepath.Join(c.DataDir, "master.key"))
 	if err := loadKeyringConfig(&c, get); err != nil {
 		return config{}, err
 	}
-	if v := get("SWITCHBOARD_PUBLIC_URL", ""); v != "" {
+	if v := get("SWITCHBOARD_PUBLIC_URL"); v != "" {
 		u, err := checkHTTPURL(v)
 		if err != nil {
 			return config{}, &configError{"SWITCHBOARD_PUBLIC_URL", err.Error()}
@@ -175,7 +235,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	for _, spec := range all.Specs() {
 		name := "SWITCHBOARD_" + strings.ToUpper(spec.Name) + "_BASE_URL"
-		v := get(name, "")
+		v := get(name)
 		if v == "" {
 			continue
 		}
@@ -188,42 +248,42 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.BaseURLs[spec.Name] = u
 	}
-	c.OpenAPIDir = get("SWITCHBOARD_OPENAPI_DIR", "")
+	c.OpenAPIDir = get("SWITCHBOARD_OPENAPI_DIR")
 	apps, err := loadOAuthApps(get)
 	if err != nil {
 		return config{}, err
 	}
 	c.OAuthApps = apps
-	c.RefreshInterval, err = time.ParseDuration(get("SWITCHBOARD_REFRESH_INTERVAL", "1m"))
+	c.RefreshInterval, err = time.ParseDuration(get("SWITCHBOARD_REFRESH_INTERVAL"))
 	if err != nil || c.RefreshInterval < time.Second {
 		return config{}, &configError{"SWITCHBOARD_REFRESH_INTERVAL", "must be a duration of at least 1s, such as 30s or 1m"}
 	}
-	c.RunLease, err = time.ParseDuration(get("SWITCHBOARD_RUN_LEASE", "30s"))
+	c.RunLease, err = time.ParseDuration(get("SWITCHBOARD_RUN_LEASE"))
 	if err != nil || c.RunLease < time.Second {
 		return config{}, &configError{"SWITCHBOARD_RUN_LEASE", "must be a duration of at least 1s, such as 30s"}
 	}
-	c.ScheduleMinInterval, err = time.ParseDuration(get("SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "1m"))
+	c.ScheduleMinInterval, err = time.ParseDuration(get("SWITCHBOARD_SCHEDULE_MIN_INTERVAL"))
 	if err != nil || c.ScheduleMinInterval < time.Second || c.ScheduleMinInterval > time.Minute {
 		return config{}, &configError{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "must be a duration from 1s to 1m, such as 1m"}
 	}
-	c.MCPSessionsPerPrincipal, err = strconv.Atoi(get("SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100"))
+	c.MCPSessionsPerPrincipal, err = strconv.Atoi(get("SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL"))
 	if err != nil || c.MCPSessionsPerPrincipal < 1 || c.MCPSessionsPerPrincipal > 100000 {
 		return config{}, &configError{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "must be a whole number from 1 to 100000, such as 100"}
 	}
-	c.MCPListPageSize, err = strconv.Atoi(get("SWITCHBOARD_MCP_LIST_PAGE_SIZE", strconv.Itoa(mcpadapter.DefaultListPageSize)))
+	c.MCPListPageSize, err = strconv.Atoi(get("SWITCHBOARD_MCP_LIST_PAGE_SIZE"))
 	if err != nil || c.MCPListPageSize < 1 || c.MCPListPageSize > 10000 {
 		return config{}, &configError{"SWITCHBOARD_MCP_LIST_PAGE_SIZE", fmt.Sprintf("must be a whole number from 1 to 10000, such as %d", mcpadapter.DefaultListPageSize)}
 	}
-	c.MCPToolBudget, err = strconv.Atoi(get("SWITCHBOARD_MCP_TOOL_BUDGET", strconv.Itoa(mcpadapter.DefaultToolBudget)))
+	c.MCPToolBudget, err = strconv.Atoi(get("SWITCHBOARD_MCP_TOOL_BUDGET"))
 	if err != nil || c.MCPToolBudget < 0 || c.MCPToolBudget > 100000 {
 		return config{}, &configError{"SWITCHBOARD_MCP_TOOL_BUDGET", fmt.Sprintf("must be a whole number from 0 (no budget) to 100000, such as %d", mcpadapter.DefaultToolBudget)}
 	}
-	if v := get("SWITCHBOARD_SCHEMA_PROFILE", ""); v != "" {
+	if v := get("SWITCHBOARD_SCHEMA_PROFILE"); v != "" {
 		if c.SchemaProfile, err = providers.ParseSchemaProfile(strings.ToLower(v)); err != nil {
 			return config{}, &configError{"SWITCHBOARD_SCHEMA_PROFILE", "must be portable, gemini or full"}
 		}
 	}
-	for o := range strings.SplitSeq(get("SWITCHBOARD_ALLOWED_ORIGINS", ""), ",") {
+	for o := range strings.SplitSeq(get("SWITCHBOARD_ALLOWED_ORIGINS"), ",") {
 		o = strings.TrimSpace(o)
 		if o == "" {
 			continue
@@ -238,14 +298,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.AllowedOrigins = append(c.AllowedOrigins, norm)
 	}
-	if v := get(egress.AllowPrivateEnv, ""); v != "" {
+	if v := get(egress.AllowPrivateEnv); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return config{}, &configError{egress.AllowPrivateEnv, "must be true or false"}
 		}
 		c.RemoteMCPAllowPrivate = b
 	}
-	for cidr := range strings.SplitSeq(get(egress.AllowCIDRsEnv, ""), ",") {
+	for cidr := range strings.SplitSeq(get(egress.AllowCIDRsEnv), ",") {
 		if cidr = strings.TrimSpace(cidr); cidr != "" {
 			c.RemoteMCPAllowCIDRs = append(c.RemoteMCPAllowCIDRs, cidr)
 		}
@@ -253,7 +313,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if _, err := egress.NewGuard(c.RemoteMCPAllowPrivate, c.RemoteMCPAllowCIDRs); err != nil {
 		return config{}, &configError{egress.AllowCIDRsEnv, err.Error()}
 	}
-	for p := range strings.SplitSeq(get("SWITCHBOARD_TRUSTED_PROXIES", ""), ",") {
+	for p := range strings.SplitSeq(get("SWITCHBOARD_TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			c.TrustedProxies = append(c.TrustedProxies, p)
 		}
@@ -261,25 +321,25 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if _, err := limits.NewSources(c.TrustedProxies); err != nil {
 		return config{}, &configError{"SWITCHBOARD_TRUSTED_PROXIES", err.Error()}
 	}
-	if c.RedisURL = get("SWITCHBOARD_REDIS_URL", ""); c.RedisURL != "" {
+	if c.RedisURL = get("SWITCHBOARD_REDIS_URL"); c.RedisURL != "" {
 		r, err := limits.NewRedis(limits.RedisOptions{URL: c.RedisURL})
 		if err != nil {
 			return config{}, &configError{"SWITCHBOARD_REDIS_URL", "must be a redis:// or rediss:// URL, such as redis://redis:6379/0"}
 		}
 		_ = r.Close() // parsed only: it never connected
 	}
-	c.RedisTimeout, err = time.ParseDuration(get("SWITCHBOARD_REDIS_TIMEOUT", "250ms"))
+	c.RedisTimeout, err = time.ParseDuration(get("SWITCHBOARD_REDIS_TIMEOUT"))
 	if err != nil || c.RedisTimeout < time.Millisecond || c.RedisTimeout > time.Minute {
 		return config{}, &configError{"SWITCHBOARD_REDIS_TIMEOUT", "must be a duration from 1ms to 1m, such as 250ms"}
 	}
-	if err := c.LogLevel.UnmarshalText([]byte(get("SWITCHBOARD_LOG_LEVEL", "info"))); err != nil {
+	if err := c.LogLevel.UnmarshalText([]byte(get("SWITCHBOARD_LOG_LEVEL"))); err != nil {
 		return config{}, &configError{"SWITCHBOARD_LOG_LEVEL", fmt.Sprintf("%q is not a level; use debug, info, warn or error", getenv("SWITCHBOARD_LOG_LEVEL"))}
 	}
-	c.LogFormat = strings.ToLower(get("SWITCHBOARD_LOG_FORMAT", telemetry.LogText))
+	c.LogFormat = strings.ToLower(get("SWITCHBOARD_LOG_FORMAT"))
 	if c.LogFormat != telemetry.LogText && c.LogFormat != telemetry.LogJSON {
 		return config{}, &configError{"SWITCHBOARD_LOG_FORMAT", fmt.Sprintf("%q is not a format; use text or json", c.LogFormat)}
 	}
-	if c.AdminAddr = get("SWITCHBOARD_ADMIN_ADDR", ""); c.AdminAddr != "" {
+	if c.AdminAddr = get("SWITCHBOARD_ADMIN_ADDR"); c.AdminAddr != "" {
 		if err := checkAddr(c.AdminAddr); err != nil {
 			return config{}, &configError{"SWITCHBOARD_ADMIN_ADDR", err.Error()}
 		}
@@ -287,7 +347,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return config{}, &configError{"SWITCHBOARD_ADMIN_ADDR", fmt.Sprintf("%q would share the public listener SWITCHBOARD_ADDR (%s); give the admin listener a port of its own", c.AdminAddr, c.Addr)}
 		}
 	}
-	for h := range strings.SplitSeq(get(telemetry.AdminHostsEnv, ""), ",") {
+	for h := range strings.SplitSeq(get(telemetry.AdminHostsEnv), ",") {
 		if h = strings.TrimSpace(h); h == "" {
 			continue
 		}
@@ -312,14 +372,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 // loadOAuthApps reads the deployment's OAuth app of every provider that supports OAuth:
 // SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET (both or neither), and the
 // optional _AUTH_URL and _TOKEN_URL endpoint overrides.
-func loadOAuthApps(get func(name, def string) string) (map[string]connections.OAuthApp, error) {
+func loadOAuthApps(get func(name string) string) (map[string]connections.OAuthApp, error) {
 	apps := map[string]connections.OAuthApp{}
 	for _, spec := range all.Specs() {
 		if spec.OAuth == nil {
 			continue
 		}
 		prefix := "SWITCHBOARD_OAUTH_" + strings.ToUpper(spec.Name) + "_"
-		app := connections.OAuthApp{ClientID: get(prefix+"CLIENT_ID", ""), ClientSecret: get(prefix+"CLIENT_SECRET", "")}
+		app := connections.OAuthApp{ClientID: get(prefix + "CLIENT_ID"), ClientSecret: get(prefix + "CLIENT_SECRET")}
 		switch {
 		case app.ClientID != "" && app.ClientSecret == "":
 			return nil, &configError{prefix + "CLIENT_SECRET", "is required when " + prefix + "CLIENT_ID is set"}
@@ -330,7 +390,7 @@ func loadOAuthApps(get func(name, def string) string) (map[string]connections.OA
 			name string
 			val  *string
 		}{{prefix + "AUTH_URL", &app.AuthURL}, {prefix + "TOKEN_URL", &app.TokenURL}} {
-			raw := get(v.name, "")
+			raw := get(v.name)
 			if raw == "" {
 				continue
 			}
@@ -352,8 +412,8 @@ func loadOAuthApps(get func(name, def string) string) (map[string]connections.OA
 
 // loadKeyringConfig reads the keyring's variables; a Vault keyring needs its address,
 // token and key.
-func loadKeyringConfig(c *config, get func(name, def string) string) error {
-	c.Keyring = get("SWITCHBOARD_KEYRING", "file")
+func loadKeyringConfig(c *config, get func(name string) string) error {
+	c.Keyring = get("SWITCHBOARD_KEYRING")
 	switch c.Keyring {
 	case "file":
 		return nil
@@ -361,7 +421,7 @@ func loadKeyringConfig(c *config, get func(name, def string) string) error {
 	default:
 		return &configError{"SWITCHBOARD_KEYRING", fmt.Sprintf("%q is not a keyring; use file or vault", c.Keyring)}
 	}
-	addr := get("SWITCHBOARD_VAULT_ADDR", "")
+	addr := get("SWITCHBOARD_VAULT_ADDR")
 	if addr == "" {
 		return &configError{"SWITCHBOARD_VAULT_ADDR", "is required with SWITCHBOARD_KEYRING=vault"}
 	}
@@ -370,18 +430,18 @@ func loadKeyringConfig(c *config, get func(name, def string) string) error {
 		return &configError{"SWITCHBOARD_VAULT_ADDR", err.Error()}
 	}
 	c.VaultAddr = u
-	c.VaultToken = get("SWITCHBOARD_VAULT_TOKEN", get("VAULT_TOKEN", ""))
+	c.VaultToken = cmp.Or(get("SWITCHBOARD_VAULT_TOKEN"), get("VAULT_TOKEN"))
 	if c.VaultToken == "" {
 		return &configError{"SWITCHBOARD_VAULT_TOKEN", "is required with SWITCHBOARD_KEYRING=vault (or set VAULT_TOKEN)"}
 	}
-	c.VaultTransitKey = get("SWITCHBOARD_VAULT_TRANSIT_KEY", "")
+	c.VaultTransitKey = get("SWITCHBOARD_VAULT_TRANSIT_KEY")
 	if c.VaultTransitKey == "" {
 		return &configError{"SWITCHBOARD_VAULT_TRANSIT_KEY", "is required with SWITCHBOARD_KEYRING=vault"}
 	}
 	if strings.ContainsAny(c.VaultTransitKey, "/: ") {
 		return &configError{"SWITCHBOARD_VAULT_TRANSIT_KEY", fmt.Sprintf("%q must be a bare key name, without / or :", c.VaultTransitKey)}
 	}
-	mount := get("SWITCHBOARD_VAULT_TRANSIT_MOUNT", "transit")
+	mount := get("SWITCHBOARD_VAULT_TRANSIT_MOUNT")
 	c.VaultTransitMount = strings.Trim(mount, "/")
 	if c.VaultTransitMount == "" || strings.ContainsAny(c.VaultTransitMount, ": ") {
 		return &configError{"SWITCHBOARD_VAULT_TRANSIT_MOUNT", fmt.Sprintf("%q is not a mount path", mount)}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"testing"
 
@@ -108,28 +107,37 @@ func TestLinksUseTheServersURL(t *testing.T) {
 	}
 }
 
-// TestConfigurationTable checks that README.md's configuration table lists exactly the
-// variables `switchboard -h` prints, with the same defaults.
-func TestConfigurationTable(t *testing.T) {
+// TestConfigurationReference checks that docs/reference/configuration.md is what the
+// table of variables (envVars) generates, and that `switchboard -h` lists that table
+// with every provider named.
+func TestConfigurationReference(t *testing.T) {
 	t.Parallel()
+	var want bytes.Buffer
+	if err := writeConfigDoc(&want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join("..", "..", configDocPath))
+	if err != nil {
+		t.Fatalf("read %s: %v; create it with: go generate ./cmd/switchboard", configDocPath, err)
+	}
+	if diff := cmp.Diff(want.String(), string(got)); diff != "" {
+		t.Errorf("%s differs from envVars(); regenerate it with: go generate ./cmd/switchboard (-generated +file):\n%s", configDocPath, diff)
+	}
+
 	var stdout bytes.Buffer
 	if code := run(context.Background(), []string{"-h"}, nil, &stdout, io.Discard); code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
-	var help []string
+	var help, table []string
 	for _, m := range regexp.MustCompile(`(?m)^  ([A-Z][A-Z0-9_<>]+) \(default (.*)\)$`).FindAllStringSubmatch(stdout.String(), -1) {
 		help = append(help, m[1]+" = "+m[2])
 	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatalf("read README.md: %v", err)
+	for _, v := range envVars() {
+		table = append(table, v.Name+" = "+v.shownDefault())
 	}
-	var table []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z][A-Z0-9_<>]+)` \\| ([^|]+) \\|").FindAllStringSubmatch(string(readme), -1) {
-		table = append(table, m[1]+" = "+strings.ReplaceAll(strings.TrimSpace(m[2]), "`", ""))
+	if diff := cmp.Diff(table, help); diff != "" {
+		t.Errorf("switchboard -h (-envVars +help):\n%s", diff)
 	}
-	// The help names every provider, and every one that connects with OAuth among the
-	// OAuth variables.
 	for _, title := range providerTitles() {
 		if !strings.Contains(stdout.String(), title) {
 			t.Errorf("switchboard -h does not name %s", title)
@@ -138,12 +146,76 @@ func TestConfigurationTable(t *testing.T) {
 	if want := "(<PROVIDER>: " + strings.Join(providerNames(true), ", ") + ")"; !strings.Contains(stdout.String(), want) {
 		t.Errorf("switchboard -h lacks the OAuth providers %s", want)
 	}
-	if len(help) != len(envVars()) {
-		t.Fatalf("-h lists %d variables, envVars %d:\n%s", len(help), len(envVars()), stdout.String())
+}
+
+// TestConfigDocCommand checks that `switchboard config-doc FILE` writes the reference
+// the test above compares with.
+func TestConfigDocCommand(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "configuration.md")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"config-doc", path}, nil, io.Discard, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	slices.Sort(help)
-	slices.Sort(table)
-	if diff := cmp.Diff(help, table); diff != "" {
-		t.Errorf("README.md's configuration table (-switchboard -h +README):\n%s", diff)
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := writeConfigDoc(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(got); got != want.String() || !strings.Contains(got, "| `SWITCHBOARD_ADDR` | `127.0.0.1:8080` |") {
+		t.Errorf("config-doc wrote:\n%s", got)
+	}
+	if code := run(context.Background(), []string{"config-doc", "a", "b"}, nil, io.Discard, io.Discard); code != exitUsage {
+		t.Errorf("config-doc with two files: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestDefaultsComeFromTheTable checks that every default the table states is the one
+// loadConfig applies: setting a variable to its table default changes nothing, and a
+// variable loadConfig reads but the table lacks would have no default at all.
+func TestDefaultsComeFromTheTable(t *testing.T) {
+	t.Parallel()
+	base, err := loadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range envVars() {
+		if v.Default == "" {
+			if _, derived := derivedDefaults()[v.Name]; !derived && v.shownDefault() != "none" {
+				t.Errorf("%s: no default and no description of one", v.Name)
+			}
+			continue
+		}
+		n++
+		got, err := loadConfig(func(k string) string {
+			if k == v.Name {
+				return v.Default
+			}
+			return ""
+		})
+		if err != nil {
+			t.Errorf("%s=%s (its table default): %v", v.Name, v.Default, err)
+			continue
+		}
+		if diff := cmp.Diff(base, got); diff != "" {
+			t.Errorf("%s=%s (its table default) changes the configuration (-unset +set):\n%s", v.Name, v.Default, diff)
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d variables have a default in the table", n)
+	}
+	// The table is where they come from: without it, loadConfig would see none.
+	if base.Addr != tableDefault(envVars(), "SWITCHBOARD_ADDR") || base.Overload.DrainLead != defaultDrainLead ||
+		base.RunLease.String() != tableDefault(envVars(), "SWITCHBOARD_RUN_LEASE") {
+		t.Errorf("loadConfig's defaults %+v are not the table's", base)
+	}
+	for _, name := range []string{"SWITCHBOARD_GITHUB_BASE_URL", "SWITCHBOARD_OAUTH_SLACK_CLIENT_ID"} {
+		if d := tableDefault([]envVar{{"SWITCHBOARD_<PROVIDER>_BASE_URL", "b", ""}, {"SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_ID", "c", ""}}, name); d == "" {
+			t.Errorf("tableDefault(%s) found no <PROVIDER> row", name)
+		}
 	}
 }

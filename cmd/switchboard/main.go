@@ -63,6 +63,8 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		}
 		fmt.Fprintln(stdout, "switchboard", v)
 		return exitOK
+	case "config-doc":
+		return configDocCommand(args, stdout, stderr)
 	case "serve", "migrate", "tenant", "user", "keys", "probe":
 	default:
 		fmt.Fprintf(stderr, "switchboard: unknown command %q\n\n", cmd)
@@ -158,12 +160,14 @@ Usage:
   switchboard probe /readyz  ask this node's /readyz (or /healthz) at SWITCHBOARD_ADDR and exit 0
                              when it answers 200: a container healthcheck for an image without curl
   switchboard version        print the version
+  switchboard config-doc [FILE]
+                             write the configuration reference (Markdown) to FILE or stdout
   switchboard -h             print this help
 
 Configuration (environment variables):
 `)
 	for _, v := range envVars() {
-		fmt.Fprintf(w, "  %s (default %s)\n      %s\n", v.Name, v.Default, v.Help)
+		fmt.Fprintf(w, "  %s (default %s)\n      %s\n", v.Name, v.shownDefault(), v.Help)
 	}
 	fmt.Fprint(w, `
 On first start, serve creates the tenant "default" and prints its MCP URL, an admin

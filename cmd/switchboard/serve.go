@@ -95,6 +95,11 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 
 // serve runs the hub until ctx ends, then shuts it down gracefully.
 func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) error {
+	unlockSQLite, err := lockSQLite(cfg)
+	if err != nil {
+		return err
+	}
+	defer unlockSQLite()
 	db, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err

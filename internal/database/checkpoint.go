@@ -17,8 +17,8 @@ import (
 // last one. By default the connection whose commit takes the log past 1,000 pages runs
 // it, inside that commit: the audit writer's group commit, which every answered tool
 // call waits for, then waited for the checkpoint too. On the benchmark machine that
-// was 5–80 ms every 100–200 ms, the largest part of a tool call's p99 (BENCHMARKS.md,
-// "the audit commit's checkpoints").
+// was 5–80 ms every 100–200 ms, the largest part of a tool call's p99 (docs/performance.md,
+// "What limits each figure").
 //
 // So the pool's connections never checkpoint (wal_autocheckpoint(0)), and a
 // checkpointer does it beside them, on a connection of its own:

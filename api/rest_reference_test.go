@@ -16,14 +16,14 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 )
 
-// TestREADMEEndpoints checks that the REST API table of README.md lists exactly the
+// TestRESTReferenceEndpoints checks that the table of docs/reference/rest.md lists exactly the
 // routes the API serves: a route added without a row, or a row for a route that is
 // gone, fails.
-func TestREADMEEndpoints(t *testing.T) {
+func TestRESTReferenceEndpoints(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/reference/rest.md")
 	if err != nil {
-		t.Fatalf("read README.md: %v", err)
+		t.Fatalf("read docs/reference/rest.md: %v", err)
 	}
 	params := regexp.MustCompile(`\{[^}]*\}|:[a-z_]+`)
 	norm := func(method, path string) string { return method + " " + params.ReplaceAllString(path, "{}") }
@@ -44,18 +44,18 @@ func TestREADMEEndpoints(t *testing.T) {
 		slices.Sort(list)
 	}
 	if diff := cmp.Diff(served, documented); diff != "" {
-		t.Errorf("README.md's endpoint table (-served by the API +documented):\n%s", diff)
+		t.Errorf("docs/reference/rest.md's endpoint table (-served by the API +documented):\n%s", diff)
 	}
 }
 
-// TestREADMEWhoMayCall checks the "Who" column of README.md's endpoint table against
-// an agent's key: an endpoint README opens to "any key" answers an agent, and one it
+// TestRESTReferenceWhoMayCall checks the "Who" column of docs/reference/rest.md's table against
+// an agent's key: an endpoint the reference opens to "any key" answers an agent, and one it
 // keeps for users, admins, owners or the operator refuses an agent as such.
-func TestREADMEWhoMayCall(t *testing.T) {
+func TestRESTReferenceWhoMayCall(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/reference/rest.md")
 	if err != nil {
-		t.Fatalf("read README.md: %v", err)
+		t.Fatalf("read docs/reference/rest.md: %v", err)
 	}
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
@@ -75,7 +75,7 @@ func TestREADMEWhoMayCall(t *testing.T) {
 		params := regexp.MustCompile(`\{[^}]*\}`)
 		rows := row.FindAllStringSubmatch(string(readme), -1)
 		if len(rows) < 30 {
-			t.Fatalf("README.md's endpoint table has %d /api rows", len(rows))
+			t.Fatalf("docs/reference/rest.md's endpoint table has %d /api rows", len(rows))
 		}
 		for _, m := range rows {
 			method, path, who := m[1], params.ReplaceAllString(m[2], "nothere"), strings.TrimSpace(m[3])
@@ -86,7 +86,7 @@ func TestREADMEWhoMayCall(t *testing.T) {
 			status, b := w.do(agentKey, method, path, body)
 			refused := status == http.StatusForbidden && strings.Contains(string(b), "an agent's API key cannot")
 			if open := who == "any key"; open == refused {
-				t.Errorf("%s %s (README: %s): an agent's key gets %d %s", m[1], m[2], who, status, b)
+				t.Errorf("%s %s (docs/reference/rest.md: %s): an agent's key gets %d %s", m[1], m[2], who, status, b)
 			}
 		}
 	})

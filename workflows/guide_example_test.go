@@ -25,22 +25,21 @@ func (c allCatalog) Tools(context.Context, switchboard.Principal) ([]router.Bind
 	return out, nil
 }
 
-// TestREADMEExampleIsValid checks that the workflow README.md shows is one a save
+// TestGuideExampleIsValid checks that the workflow docs/guide/workflows.md shows is one a save
 // accepts, against the real providers' tools.
-func TestREADMEExampleIsValid(t *testing.T) {
+func TestGuideExampleIsValid(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/guide/workflows.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "### Workflows")
+	_, rest, ok := strings.Cut(string(readme), "```yaml\n")
 	if !ok {
-		t.Fatal("README.md has no Workflows section")
+		t.Fatal("docs/guide/workflows.md has no YAML example")
 	}
-	_, rest, _ = strings.Cut(rest, "```yaml\n")
 	example, _, ok := strings.Cut(rest, "```")
 	if !ok {
-		t.Fatal("the Workflows section has no YAML example")
+		t.Fatal("docs/guide/workflows.md's YAML example does not end")
 	}
 	reg := providers.NewRegistry()
 	if err := all.Register(reg); err != nil {
