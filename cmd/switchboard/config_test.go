@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
@@ -22,7 +23,7 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 200, MCPToolBudget: 128},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable},
 		},
 		{
 			name: "everything set",
@@ -51,19 +52,19 @@ func TestLoadConfig(t *testing.T) {
 				"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "https://vault.internal:8200/", "SWITCHBOARD_VAULT_TOKEN": "hvs.abc",
 				"SWITCHBOARD_VAULT_TRANSIT_KEY": "switchboard", "SWITCHBOARD_VAULT_TRANSIT_MOUNT": "/kms/transit/", "VAULT_TOKEN": "hvs.ignored",
 			},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 200, MCPToolBudget: 128,
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable,
 				Keyring: "vault", VaultAddr: "https://vault.internal:8200", VaultToken: "hvs.abc", VaultTransitKey: "switchboard", VaultTransitMount: "kms/transit"},
 		},
 		{
 			name: "vault token from VAULT_TOKEN",
 			env:  map[string]string{"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "http://127.0.0.1:8200", "VAULT_TOKEN": "hvs.env", "SWITCHBOARD_VAULT_TRANSIT_KEY": "sb"},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 200, MCPToolBudget: 128,
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable,
 				Keyring: "vault", VaultAddr: "http://127.0.0.1:8200", VaultToken: "hvs.env", VaultTransitKey: "sb", VaultTransitMount: "transit"},
 		},
 		{
 			name: "data dir moves the defaults",
 			env:  map[string]string{"SWITCHBOARD_DATA_DIR": "/tmp/sb"},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: 200, MCPToolBudget: 128},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable},
 		},
 		{name: "unknown schema profile", env: map[string]string{"SWITCHBOARD_SCHEMA_PROFILE": "strict"}, wantVar: "SWITCHBOARD_SCHEMA_PROFILE"},
 		{name: "addr without port", env: map[string]string{"SWITCHBOARD_ADDR": "localhost"}, wantVar: "SWITCHBOARD_ADDR"},
