@@ -44,7 +44,9 @@ func (t *hubTool) tool() mcp.Tool {
 // router validates.
 func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
 	connID := t.single
-	if connID == "" && len(t.binding.Connections) > 0 {
+	if connID == "" && len(t.binding.Connections) > 0 || t.single != "" && t.namesConnection(args) {
+		// Several accounts: the call names one. One account: a call may still name it,
+		// and one naming another is refused rather than run on this one.
 		var err error
 		if args, connID, err = takeConnection(args, t.binding.Connections); err != nil {
 			return router.Request{}, err
@@ -55,6 +57,22 @@ func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
 		return router.Request{}, switchboard.Invalid("arguments", err.Error())
 	}
 	return router.Request{Tool: t.binding.Tool.Name, ConnectionID: connID, Args: args}, nil
+}
+
+// namesConnection reports whether a call's arguments carry the connection argument the
+// scope adds, which the tool does not take itself.
+func (t *hubTool) namesConnection(args json.RawMessage) bool {
+	if in := t.binding.Tool.Input; in != nil {
+		if _, own := in.Properties[connectionArg]; own {
+			return false
+		}
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return false
+	}
+	_, ok := m[connectionArg]
+	return ok
 }
 
 // needsReconnect lists the labels of the tool's connections that need reconnecting.
