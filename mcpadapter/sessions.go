@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -25,31 +24,11 @@ import (
 // one, so the client initializes again). Requests of the stateless 2026-07-28 version
 // carry no session and pass as they are.
 func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal) {
-	var body []byte
-	var msg mcptransport.Message
-	var env mcptransport.Envelope
-	if r.Method == http.MethodPost {
-		var err error
-		body, err = io.ReadAll(r.Body)
-		if err != nil {
-			mcptransport.WriteRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.PARSE_ERROR,
-				fmt.Sprintf("the request body is unreadable or over %d bytes", a.opts.MaxBodyBytes))
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		env = mcptransport.DecodeEnvelope(body)
-		if msg, err = mcptransport.ReadMessage(env, body); err != nil {
-			msg = mcptransport.Message{}
-		}
+	in, ok := mcptransport.ReadIncoming(w, r, a.opts.MaxBodyBytes)
+	if !ok {
+		return
 	}
-	header := r.Header.Get(mcp.HeaderProtocolVersion)
-	modern := mcp.IsModernProtocol(header) || mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
-	if r.Method == http.MethodPost {
-		if fault := mcptransport.CheckEnvelope(env, modern); fault != nil {
-			fault.Write(w)
-			return
-		}
-	}
+	body, msg, modern := in.Body, in.Msg, in.Modern
 	if modern {
 		a.serveModern(w, r, s, p, msg, body)
 		return
@@ -58,52 +37,15 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		a.initialize(w, r, s, p, msg)
 		return
 	}
-	id := r.Header.Get(server.HeaderKeySessionID)
-	if id == "" {
-		msg.Refuse(w, http.StatusBadRequest, mcp.INVALID_REQUEST,
-			"the Mcp-Session-Id header is required: send the session id that initialize returned, or initialize first")
+	open, ok := a.records.Open(w, r, msg, s.ep, p, s.agentID, a.opts.Now, sessionsUnavailable)
+	if !ok {
 		return
 	}
-	now := a.opts.Now()
-	rec, err := a.records.Live(r.Context(), p, s.agentID, id, now)
-	if err != nil {
-		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-			msg.Refuse(w, http.StatusNotFound, sessionNotFound,
-				"session not found: it ended or expired; initialize a new session")
-			return
-		}
-		a.opts.Logger.ErrorContext(r.Context(), "read MCP session", "tenant", p.TenantID, "err", err)
-		sessionsUnavailable(w, msg.ID, err)
-		return
-	}
-	if r.Method == http.MethodDelete {
-		a.records.End(r.Context(), p.TenantID, id)
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	if msg.Method == string(mcp.MethodNotificationInitialized) && len(msg.ID) == 0 {
-		// The end of initialize, which mcp-go does nothing with: the session is not
-		// restored for it, so a client that stops here holds no memory either.
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	// A node restoring the session reads its record afresh: another node may have
-	// changed it (a log level) since this node's copy was read.
-	load := func() (sessions.Record, error) { return a.opts.Sessions.Get(r.Context(), p.TenantID, id) }
-	if err := s.ep.Begin(r.Context(), id, now, load); err != nil {
-		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
-			msg.Refuse(w, http.StatusNotFound, sessionNotFound, "session not found: it ended or expired; initialize a new session")
-			return
-		}
-		a.opts.Logger.ErrorContext(r.Context(), "restore MCP session", "tenant", p.TenantID, "err", err)
-		msg.Refuse(w, http.StatusInternalServerError, mcp.INTERNAL_ERROR, "internal error")
-		return
-	}
-	defer func() { s.ep.End(id, a.opts.Now()) }()
+	defer open.Close()
+	id, rec := open.ID, open.Record
 	if a.held.Load() > int64(a.opts.MaxHeldSessions) {
 		a.trimHeld() // this session is in use, so it stays
 	}
-	a.records.Touch(r.Context(), p.TenantID, id, now)
 	r = r.WithContext(mcptransport.WithSessionCall(r.Context(), &mcptransport.SessionCall{ID: id, Validated: true}))
 	if s.serveCachedList(w, r, id, msg) {
 		return
@@ -164,9 +106,6 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		}
 	}
 }
-
-// sessionNotFound is the JSON-RPC error code of an unknown session, as the official SDKs use it.
-const sessionNotFound = -32001
 
 // initialize serves an initialize with an id the hub issues, and records the session
 // only when the initialize succeeded: a refused one (a bad jsonrpc version, bad
