@@ -32,14 +32,12 @@ func (a *Adapter) checkOrigin(r *http.Request) *switchboard.Error {
 // originAllowed reports whether a browser origin may call: the deployment's own, a
 // configured one, or (on a loopback listener) a loopback origin.
 func (a *Adapter) originAllowed(origin string, r *http.Request) bool {
+	if a.originListed(origin) {
+		return true
+	}
 	norm, ok := normalizeOrigin(origin)
 	if !ok {
 		return false
-	}
-	for _, allowed := range a.opts.AllowedOrigins {
-		if allowed == "*" || allowed == norm {
-			return true
-		}
 	}
 	if own, ok := normalizeOrigin(a.opts.PublicURL); ok && own == norm {
 		return true
