@@ -2,7 +2,6 @@ package mcpadapter
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -224,16 +223,4 @@ func inputRequired(v runs.View, shown, approval string, person bool) *mcp.CallTo
 	res := mcp.NewToolResultError(strings.Join(lines, "\n"))
 	res.Meta = mcp.NewMetaFromMap(map[string]any{"switchboard/run_id": v.ID, "switchboard/state": string(v.State), "switchboard/approval_url": approval})
 	return res
-}
-
-// viewResult renders a run as a tool result: its JSON as structured content and text.
-func viewResult(v any) (*mcp.CallToolResult, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode run: %w", err)
-	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(raw))},
-		StructuredContent: json.RawMessage(raw),
-	}, nil
 }

@@ -46,24 +46,6 @@ type Extension struct {
 	// TaskSupport marks every hub tool as accepting task-augmented calls (MCP tasks);
 	// the extension's WrapTool runs them (it sees req.Params.Task).
 	TaskSupport bool
-
-	// tasks is set on the runs extension: it runs the task-augmented calls of other
-	// extensions' tools as runs (Scope.runAsTask).
-	tasks *runsExt
-}
-
-// taskRunner is the extension that runs task-augmented calls as runs (nil when no
-// extension does, and the scope's tools then accept no task).
-func (sc Scope) taskRunner() *runsExt {
-	if sc.s == nil {
-		return nil
-	}
-	for _, e := range sc.s.adapter.opts.Extensions {
-		if e.tasks != nil {
-			return e.tasks
-		}
-	}
-	return nil
 }
 
 // Scope is one MCP endpoint as an extension sees it: the principal it serves and, at

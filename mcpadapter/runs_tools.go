@@ -73,7 +73,6 @@ func RunsExtension(o RunsOptions) Extension {
 		ResourceTemplates: x.templates,
 		WrapTool:          x.wrap,
 		TaskSupport:       true,
-		tasks:             x,
 	}
 }
 
@@ -90,27 +89,6 @@ const (
 // DescribeError is the message a failed tools/call gives for err: what a failed run
 // records, so both say the same (runs.Options.Describe).
 func (a *Adapter) DescribeError(err error) string { return a.errorText(err) }
-
-// decodeRunArgs decodes a call's arguments into v, naming the field at fault.
-func decodeRunArgs(req mcp.CallToolRequest, v any) error {
-	raw, err := rawArguments(req)
-	if err != nil {
-		return switchboard.Invalid("arguments", "must be a JSON object")
-	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return switchboard.Invalid(typeErr.Field, "must be a JSON "+typeErr.Value+" of the documented type")
-		}
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return switchboard.Invalid(strings.Trim(name, `"`), "is not a known argument")
-		}
-		return switchboard.Invalid("arguments", "must be a JSON object")
-	}
-	return nil
-}
 
 // toolError is the tool result of a failed runs tool; an internal error's cause, which
 // the agent is not shown, is logged.
