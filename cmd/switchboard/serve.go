@@ -306,7 +306,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		BodyBudget:    bodies,
 		OwnBodies:     []string{mcpadapter.Prefix},
 	})
-	mcp := gin.WrapH(adapter)
+	// Open MCP streams carry a heartbeat, which keeps proxies from closing them and ends
+	// those whose client is gone.
+	streams := &mcptransport.KeepAlive{Every: cfg.MCPHeartbeat}
+	if err := tel.Metrics().OpenStreams(streams.Open); err != nil {
+		return err
+	}
+	mcp := gin.WrapH(streams.Handler(adapter))
 	engine.Any(mcpadapter.Prefix+":tenant", mcp)
 	engine.Any(mcpadapter.Prefix+":tenant/agents/:agent", mcp)
 	// Every MCP URL's OAuth protected resource metadata (RFC 9728), and the
