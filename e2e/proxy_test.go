@@ -142,6 +142,7 @@ func (p *rrProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header()[name] = vs
 		}
 		w.WriteHeader(resp.StatusCode)
+		_ = http.NewResponseController(w).Flush() // the headers go at once, as the backend sent them
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := resp.Body.Read(buf)

@@ -167,8 +167,10 @@ func TestKeepAliveEndsTheRequestWhenTheClientIsGone(t *testing.T) {
 func holdingProxy(t *testing.T, backend string) *httptest.Server {
 	t.Helper()
 	tr := &http.Transport{DisableCompression: true}
+	// The connections to the backend end with the proxy, not with their clients.
+	life, endLife := context.WithCancel(context.Background())
 	p := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		out, _ := http.NewRequestWithContext(context.WithoutCancel(r.Context()), r.Method, backend+r.URL.Path, nil)
+		out, _ := http.NewRequestWithContext(life, r.Method, backend+r.URL.Path, nil)
 		resp, err := tr.RoundTrip(out)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
@@ -179,6 +181,7 @@ func holdingProxy(t *testing.T, backend string) *httptest.Server {
 			w.Header()[k] = v
 		}
 		w.WriteHeader(resp.StatusCode)
+		_ = http.NewResponseController(w).Flush() // the headers go at once, as the backend sent them
 		buf := make([]byte, 4096)
 		for {
 			n, err := resp.Body.Read(buf)
@@ -196,6 +199,7 @@ func holdingProxy(t *testing.T, backend string) *httptest.Server {
 		}
 	}))
 	t.Cleanup(func() {
+		endLife()
 		p.Close()
 		tr.CloseIdleConnections()
 	})
@@ -206,6 +210,7 @@ func TestKeepAliveReapsStreamsAbandonedBehindAProxy(t *testing.T) {
 	// Not parallel: it counts goroutines.
 	relay := NewLocalRelay()
 	k := &KeepAlive{Every: 10 * time.Millisecond}
+	ended := make(chan struct{}) // closed when the test ends, before the servers wait for their handlers
 	node := httptest.NewServer(k.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A GET stream as the adapter serves one: a subscription held until the
 		// request ends.
@@ -214,10 +219,14 @@ func TestKeepAliveReapsStreamsAbandonedBehindAProxy(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
-		<-r.Context().Done()
+		select {
+		case <-r.Context().Done():
+		case <-ended:
+		}
 	})))
 	defer node.Close()
 	proxy := holdingProxy(t, node.URL)
+	t.Cleanup(func() { close(ended) })
 	subscribed := func() int {
 		relay.mu.Lock()
 		defer relay.mu.Unlock()
