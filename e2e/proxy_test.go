@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -30,6 +31,10 @@ type rrProxy struct {
 	// request, such as an elicitation) to another backend than the one that served the
 	// last tools/call: the answer must cross nodes.
 	answerAway bool
+	// hold keeps the connection to the backend when the client leaves, until passing on
+	// what the backend writes fails, as HAProxy does in tunnel mode (an SSE stream):
+	// the node learns that the client is gone only when it writes.
+	hold bool
 }
 
 // proxied is one request the proxy forwarded: to which backend, and what it was (the
@@ -111,7 +116,11 @@ func (p *rrProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	first := p.pick(k)
 	for i := range p.backends {
 		b := (first + i) % len(p.backends)
-		out := r.Clone(r.Context())
+		ctx := r.Context()
+		if p.hold {
+			ctx = context.WithoutCancel(ctx)
+		}
+		out := r.Clone(ctx)
 		out.RequestURI = ""
 		out.URL.Scheme, out.URL.Host = p.backends[b].Scheme, p.backends[b].Host
 		out.Body = io.NopCloser(bytes.NewReader(body))
@@ -133,7 +142,7 @@ func (p *rrProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header()[name] = vs
 		}
 		w.WriteHeader(resp.StatusCode)
-		flusher, _ := w.(http.Flusher)
+		_ = http.NewResponseController(w).Flush() // the headers go at once, as the backend sent them
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := resp.Body.Read(buf)
@@ -141,8 +150,8 @@ func (p *rrProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				if _, werr := w.Write(buf[:n]); werr != nil {
 					return
 				}
-				if flusher != nil {
-					flusher.Flush()
+				if err := http.NewResponseController(w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+					return
 				}
 			}
 			if err != nil {

@@ -88,11 +88,15 @@ func New(o Options) *Membership {
 	return &Membership{o: o, started: o.Now().UTC().Truncate(time.Microsecond)}
 }
 
-// staleAfter is how long a row outlives its last heartbeat before a beat deletes it.
-const staleAfter = time.Hour
+// deadAfter is how many heartbeat intervals a peer may stay silent before a beat of
+// another node removes its row: twice the three after which it no longer counts as
+// live, so a node that was only slow for a while is not taken for dead.
+const deadAfter = 6
 
 // Beat writes this node's row with its current settings and a new heartbeat, and
-// deletes rows of nodes silent for an hour.
+// removes the rows of peers silent for deadAfter intervals (killed, or cut off): the
+// node whose delete removed a row logs that peer's departure, so it is logged once
+// across the fleet.
 func (m *Membership) Beat(ctx context.Context) error {
 	s, err := m.o.Settings(ctx)
 	if err != nil {
@@ -114,8 +118,8 @@ func (m *Membership) Beat(ctx context.Context) error {
 	m.mu.Lock()
 	m.last = maps.Clone(s)
 	m.mu.Unlock()
-	if err := m.o.DB.WithContext(ctx).Where("heartbeat_at < ?", now.Add(-staleAfter)).Delete(&row{}).Error; err != nil {
-		return fmt.Errorf("forget silent nodes: %w", err)
+	if err := m.pruneDead(ctx, now); err != nil {
+		return err
 	}
 	var live int64
 	if err := m.o.DB.WithContext(ctx).Model(&row{}).Where("heartbeat_at >= ?", now.Add(-3*m.o.Interval)).Count(&live).Error; err != nil {
@@ -124,6 +128,29 @@ func (m *Membership) Beat(ctx context.Context) error {
 	m.mu.Lock()
 	m.live = int(live)
 	m.mu.Unlock()
+	return nil
+}
+
+// pruneDead removes the rows of peers silent for deadAfter intervals. Each is deleted
+// on its own, still silent: of the nodes pruning at once only one deletes it (and logs
+// its departure), and a peer that beat again meanwhile keeps its row.
+func (m *Membership) pruneDead(ctx context.Context, now time.Time) error {
+	cutoff := now.Add(-deadAfter * m.o.Interval)
+	var dead []row
+	if err := m.o.DB.WithContext(ctx).Where("id <> ? AND heartbeat_at < ?", m.o.Node, cutoff).Order("id").Find(&dead).Error; err != nil {
+		return fmt.Errorf("find silent nodes: %w", err)
+	}
+	for _, d := range dead {
+		res := m.o.DB.WithContext(ctx).Where("id = ? AND heartbeat_at < ?", d.ID, cutoff).Delete(&row{})
+		if res.Error != nil {
+			return fmt.Errorf("forget silent node %s: %w", d.ID, res.Error)
+		}
+		if res.RowsAffected == 1 {
+			m.o.Logger.Warn("a node stopped without leaving the fleet (killed or cut off): its row is removed",
+				"node", d.ID, "version", d.Version, "started_at", d.StartedAt.UTC(), "last_heartbeat_at", d.HeartbeatAt.UTC(),
+				"silent_for", now.Sub(d.HeartbeatAt).Round(time.Second).String())
+		}
+	}
 	return nil
 }
 
@@ -150,7 +177,9 @@ func (m *Membership) Run(ctx context.Context) {
 			defer cancel()
 			if err := m.o.DB.WithContext(leaveCtx).Where("id = ?", m.o.Node).Delete(&row{}).Error; err != nil {
 				m.o.Logger.Warn("leave the fleet", "err", err)
+				return
 			}
+			m.o.Logger.Info("this node left the fleet", "node", m.o.Node)
 			return
 		case <-t.C:
 		}

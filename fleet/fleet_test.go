@@ -2,6 +2,9 @@ package fleet_test
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/fleet"
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testlog"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
@@ -173,6 +177,65 @@ func TestLive(t *testing.T) {
 		}
 		if got := a.Live(); got != 2 {
 			t.Errorf("node c silent: Live = %d, want 2", got)
+		}
+	})
+}
+
+// TestDeadNodesPruned: a peer silent for six intervals (killed) loses its row at the
+// next beats of the others, and exactly one of them logs its departure; a peer silent
+// for less keeps its row.
+func TestDeadNodesPruned(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		clk := &clock{t: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+		var logs testlog.Buffer
+		log := slog.New(slog.NewJSONHandler(&logs, nil))
+		s := fleet.Settings{"public_url": "https://hub.example.com"}
+		nodes := map[string]*fleet.Membership{}
+		for _, id := range []string{"node_a", "node_b", "node_dead", "node_slow"} {
+			nodes[id] = fleet.New(fleet.Options{DB: db, Node: id, Version: "v1", Interval: 10 * time.Second, Now: clk.now, Logger: log,
+				Settings: func(context.Context) (fleet.Settings, error) { return s, nil }})
+			if err := nodes[id].Beat(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.advance(30 * time.Second)
+		for _, id := range []string{"node_a", "node_b", "node_slow"} {
+			if err := nodes[id].Beat(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.advance(31 * time.Second) // node_dead: 61 s silent; node_slow: 31 s
+		var wg sync.WaitGroup
+		for _, id := range []string{"node_a", "node_b"} {
+			wg.Go(func() {
+				if err := nodes[id].Beat(ctx); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		var ids []string
+		if err := db.Table("nodes").Order("id").Pluck("id", &ids).Error; err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"node_a", "node_b", "node_slow"}, ids); diff != "" {
+			t.Errorf("nodes rows (-want +got):\n%s", diff)
+		}
+		var departures []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			var rec map[string]any
+			if line == "" || json.Unmarshal([]byte(line), &rec) != nil {
+				continue
+			}
+			if rec["node"] != nil && strings.Contains(rec["msg"].(string), "without leaving") {
+				departures = append(departures, rec)
+			}
+		}
+		if len(departures) != 1 || departures[0]["node"] != "node_dead" || departures[0]["last_heartbeat_at"] != "2026-11-24T09:00:00Z" {
+			t.Errorf("departures logged = %v, want node_dead's, once", departures)
 		}
 	})
 }

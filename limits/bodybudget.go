@@ -47,6 +47,7 @@ const (
 type BodyBudget struct {
 	total, perRequest, perSource int64
 	pool, poolPerSource          int64
+	hook                         refusalHook
 
 	mu       sync.Mutex
 	used     int64
@@ -121,6 +122,11 @@ func (b *BodyBudget) reserve(w http.ResponseWriter, r *http.Request, limit int64
 		source = (&Sources{}).Of(r)
 	}
 	if err := b.take(source, pool, n, limit); err != nil {
+		if err == busySource {
+			b.hook.refused(RefusedBodyAddress)
+		} else {
+			b.hook.refused(RefusedBodyBudget)
+		}
 		return nil, err
 	}
 	// A body longer than it reserved cannot be read past the reservation.
@@ -128,6 +134,10 @@ func (b *BodyBudget) reserve(w http.ResponseWriter, r *http.Request, limit int64
 	var once sync.Once
 	return func() { once.Do(func() { b.give(source, pool, n) }) }, nil
 }
+
+// OnRefusal has fn called with the kind of every refusal (RefusedBodyAddress,
+// RefusedBodyBudget), for a metric.
+func (b *BodyBudget) OnRefusal(fn func(kind string)) { b.hook.set(fn) }
 
 // take counts n bytes of source's body, in pool ("" for none) of a route that takes at
 // most limit, or says which bound they would pass.

@@ -65,6 +65,7 @@ func (o *KeyMissOptions) defaults() {
 type KeyMisses struct {
 	o      KeyMissOptions
 	source shape
+	hook   refusalHook
 
 	mu      sync.Mutex
 	missing *table[time.Time] // by the key's SHA-256, in hex: until when
@@ -97,6 +98,7 @@ func (k *KeyMisses) Recall(sum [32]byte, source string) error {
 	}
 	if b, ok := k.sources.get(source); ok && source != "" {
 		if wait := b.wait(k.source, now); wait > 0 {
+			k.hook.refused(RefusedUnknownKey)
 			return refusedKey(wait)
 		}
 	}
@@ -122,10 +124,14 @@ func (k *KeyMisses) Missing(sum [32]byte, source string) error {
 		k.sources.put(source, b, func(b *bucket) bool { return b.full(k.source, now) })
 	}
 	if wait, ok := b.take(k.source, now); !ok {
+		k.hook.refused(RefusedUnknownKey)
 		return refusedKey(wait)
 	}
 	return nil
 }
+
+// OnRefusal has fn called with RefusedUnknownKey at every refusal (a metric).
+func (k *KeyMisses) OnRefusal(fn func(kind string)) { k.hook.set(fn) }
 
 // refusedKey is the answer to an unknown key from an address that has run out.
 func refusedKey(wait time.Duration) error {

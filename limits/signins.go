@@ -84,6 +84,7 @@ type SignIns struct {
 	o      SignInOptions
 	source shape
 	slots  chan struct{}
+	hook   refusalHook
 
 	mu       sync.Mutex
 	accounts *table[*account]
@@ -126,10 +127,12 @@ func (s *SignIns) Begin(ctx context.Context, name, source string) (*SignInAttemp
 	a, _ := s.accounts.get(name)
 	if a != nil && now.Before(a.until) {
 		s.mu.Unlock()
+		s.hook.refused(RefusedSignInAccount)
 		return nil, rateLimited("too many failed sign-ins to this account", a.until.Sub(now), "or ask an admin for a password link")
 	}
 	if s.queued >= s.o.Checks+s.o.Waiting {
 		s.mu.Unlock()
+		s.hook.refused(RefusedSignInBusy)
 		return nil, &switchboard.Error{Code: switchboard.CodeUnavailable, Message: "the server is checking too many sign-ins at once; try again in a few seconds", RetryAfter: 2 * time.Second}
 	}
 	if source != "" {
@@ -140,6 +143,7 @@ func (s *SignIns) Begin(ctx context.Context, name, source string) (*SignInAttemp
 		}
 		if wait, ok := b.take(s.source, now); !ok {
 			s.mu.Unlock()
+			s.hook.refused(RefusedSignInAddress)
 			return nil, rateLimited("too many failed sign-ins from your network", wait, "")
 		}
 	}
@@ -161,6 +165,10 @@ func (s *SignIns) Begin(ctx context.Context, name, source string) (*SignInAttemp
 		return nil, ctx.Err()
 	}
 }
+
+// OnRefusal has fn called with the kind of every refusal (RefusedSignInAccount,
+// RefusedSignInAddress, RefusedSignInBusy), for a metric.
+func (s *SignIns) OnRefusal(fn func(kind string)) { s.hook.set(fn) }
 
 // lockedUntil is when an account with this many failures in a row may try again.
 func (s *SignIns) lockedUntil(failures int, now time.Time) time.Time {

@@ -71,7 +71,9 @@ func (e *Endpoint) Attach(srv *server.MCPServer) {
 		// The hub checks Host and Origin itself, allowing the public URL's host on a
 		// loopback listener (behind a local proxy).
 		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(HideSessionIDs(e.logger)),
+		// A client's answer to a request pending on another node is relayed there, not
+		// an error here.
+		server.WithStreamableHTTPLogger(HideSessionIDs(QuietRelayedAnswers(e.logger))),
 		server.WithEventStore(e.Events),
 		// The hub issues, checks and records session ids itself.
 		server.WithSessionIdManagerResolver(SessionIDs{}),

@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"errors"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -75,6 +76,17 @@ func fullMetrics(t *testing.T) (*telemetry.Metrics, *describingRegistry) {
 	}
 	if _, err := telemetry.NewRefusals(m); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := telemetry.NewThrottles(m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.HTTPStatuses(http.NotFoundHandler()); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{m.Draining(func() bool { return false }), m.OpenStreams(func() int64 { return 0 })} {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	return m, reg
 }

@@ -52,7 +52,8 @@ func TestServeAdminListener(t *testing.T) {
 		t.Fatalf("admin /metrics: %d %s", status, body)
 	}
 	for _, want := range []string{"switchboard_mcp_sessions 0", "switchboard_audit_queue_depth ", `switchboard_admission_calls{state="running"} 0`, `go_sql_open_connections{db_name="main"}`,
-		"go_goroutines "} {
+		"go_goroutines ", "switchboard_draining 0", "switchboard_mcp_open_streams 0", `switchboard_throttle_refusals_total{kind="unknown_key"} 0`,
+		`switchboard_http_responses_total{class="2xx",group="api"} 1`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("admin /metrics lacks %q", want)
 		}

@@ -115,6 +115,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "1m", "the shortest time a workflow's schedule may leave between two firings, from 1s to 1m: a shorter @every is refused when saved and does not fire"},
 		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
 		{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100", "how many live MCP sessions one API key (user or agent) may hold; a new one beyond it ends the least recently used"},
+		{"SWITCHBOARD_MCP_HEARTBEAT", "25s", "how often an open MCP stream (a GET stream, a call answering with a stream) carries an SSE comment that clients ignore: it keeps proxies from closing a quiet stream, and a stream whose client is gone (a proxy kept the connection) ends at the first one the connection does not take. 0s sends none"},
 		{"SWITCHBOARD_MCP_LIST_PAGE_SIZE", strconv.Itoa(mcpadapter.DefaultListPageSize), "how many tools, prompts or resources one MCP list answer holds; longer lists come in pages linked by nextCursor (the default keeps a page under 1 MB with large imported APIs)"},
 		{"SWITCHBOARD_MCP_TOOL_BUDGET", strconv.Itoa(mcpadapter.DefaultToolBudget), "the most tools a tenant URL lists: a tenant with more that has not chosen a tool mode in its MCP settings is served there through search_tools, describe_tool and call_tool (agent URLs list their selection); 0 turns the budget off"},
 		{"SWITCHBOARD_ALLOWED_ORIGINS", "", "comma-separated browser origins (https://app.example.com) allowed to call the MCP URLs besides PUBLIC_URL's own, with CORS (preflights answered, Mcp-Session-Id and WWW-Authenticate exposed); other origins get no CORS headers and their preflights 403; * allows any"},
@@ -164,6 +165,8 @@ type config struct {
 	// ScheduleMinInterval is the shortest time a workflow's schedule may leave between
 	// two firings.
 	ScheduleMinInterval time.Duration
+	// MCPHeartbeat is how often an open MCP stream carries a heartbeat (0: none).
+	MCPHeartbeat time.Duration
 	// MCPSessionsPerPrincipal caps the live MCP sessions of one principal.
 	MCPSessionsPerPrincipal int
 	// MCPListPageSize is how many items one MCP list answer holds.
@@ -265,6 +268,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.ScheduleMinInterval, err = time.ParseDuration(get("SWITCHBOARD_SCHEDULE_MIN_INTERVAL"))
 	if err != nil || c.ScheduleMinInterval < time.Second || c.ScheduleMinInterval > time.Minute {
 		return config{}, &configError{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "must be a duration from 1s to 1m, such as 1m"}
+	}
+	c.MCPHeartbeat, err = time.ParseDuration(get("SWITCHBOARD_MCP_HEARTBEAT"))
+	if err != nil || (c.MCPHeartbeat != 0 && c.MCPHeartbeat < 10*time.Millisecond) {
+		return config{}, &configError{"SWITCHBOARD_MCP_HEARTBEAT", "must be a duration of at least 10ms, such as 25s, or 0s for none"}
 	}
 	c.MCPSessionsPerPrincipal, err = strconv.Atoi(get("SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL"))
 	if err != nil || c.MCPSessionsPerPrincipal < 1 || c.MCPSessionsPerPrincipal > 100000 {

@@ -151,6 +151,16 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		return err
 	}
 	tenantStore := tenants.NewStore(db)
+	// The per-client throttles count their refusals: a valid caller refused by one shows
+	// in switchboard_throttle_refusals_total.
+	throttles, err := telemetry.NewThrottles(tel.Metrics())
+	if err != nil {
+		return err
+	}
+	signIns, keyMisses := limits.NewSignIns(limits.SignInOptions{}), limits.NewKeyMisses(limits.KeyMissOptions{})
+	signIns.OnRefusal(throttles.Refused)
+	keyMisses.OnRefusal(throttles.Refused)
+	tenantStore.SetThrottles(signIns, keyMisses)
 	connStore := connections.NewStore(db, keyring)
 	connService := connections.NewService(connStore, reg, transports, auditWriter)
 	connService.ConfigureOAuth(connections.OAuthConfig{RedirectURL: publicURL + api.CallbackPath, Apps: cfg.OAuthApps, Logger: log, Metrics: tel.Metrics()})
@@ -222,6 +232,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// Request bodies in flight share one budget; the MCP URLs reserve theirs once the
 	// caller is authenticated, as /api does.
 	bodies := limits.NewBodyBudget(0, 0)
+	bodies.OnRefusal(throttles.Refused)
 	adapter = mcpadapter.New(mcpadapter.Options{
 		Router: rtr, Auth: tenantStore, Tokens: oauth, Agents: agentService, Remote: remote, Logger: log, PublicURL: publicURL, Version: version(),
 		AllowedOrigins: cfg.AllowedOrigins,
@@ -284,6 +295,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// leaving is set at SIGTERM: /readyz answers 503 from then on, while calls are still
 	// accepted for the drain lead (see the end of serve).
 	var leaving atomic.Bool
+	if err := tel.Metrics().Draining(func() bool { return leaving.Load() || rtr.Draining() }); err != nil {
+		return err
+	}
 	engine := api.New(api.Options{
 		Registry:    reg,
 		Tenants:     tenantStore,
@@ -314,7 +328,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		BodyBudget:    bodies,
 		OwnBodies:     []string{mcpadapter.Prefix},
 	})
-	mcp := gin.WrapH(adapter)
+	// Open MCP streams carry a heartbeat, which keeps proxies from closing them and ends
+	// those whose client is gone.
+	streams := &mcptransport.KeepAlive{Every: cfg.MCPHeartbeat}
+	if err := tel.Metrics().OpenStreams(streams.Open); err != nil {
+		return err
+	}
+	mcp := gin.WrapH(streams.Handler(adapter))
 	engine.Any(mcpadapter.Prefix+":tenant", mcp)
 	engine.Any(mcpadapter.Prefix+":tenant/agents/:agent", mcp)
 	// Every MCP URL's OAuth protected resource metadata (RFC 9728), and the
@@ -358,8 +378,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
+	// Every answer is counted by route group and status class.
+	counted, err := tel.Metrics().HTTPStatuses(engine)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
-		Handler:           tel.Handler(sources.Handler(engine)),
+		Handler:           tel.Handler(sources.Handler(counted)),
 		ReadHeaderTimeout: 10 * time.Second,
 		// No ReadTimeout or WriteTimeout: MCP streams (SSE) stay open for long. Bodies
 		// are bounded by size in the handlers, and those read before any credential is
