@@ -53,8 +53,10 @@ func TestAgentServesItsWorkflow(t *testing.T) {
 			Field string `json:"field"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(body, &refused); status != http.StatusBadRequest || err != nil || refused.Error.Field != "tools[1].tool" {
-		t.Errorf("an agent naming workflow_nope: %d %s; want 400 naming tools[1].tool", status, body)
+	// No saved workflow is named so, so it is taken for a tool of a connection, which
+	// needs one.
+	if err := json.Unmarshal(body, &refused); status != http.StatusBadRequest || err != nil || refused.Error.Field != "tools[1].connection_id" {
+		t.Errorf("an agent naming workflow_nope: %d %s; want 400 naming tools[1].connection_id", status, body)
 	}
 
 	agentSession := func(name string, tools []map[string]string) *client.Client {

@@ -1026,7 +1026,9 @@
     let providers;
     let callable;
     try {
-      [providers, callable] = await Promise.all([catalog((p) => name.startsWith(`${p.name}_`) || p.connectionless), callableTools()]);
+      [providers, callable] = await Promise.all([catalog((p) => name.startsWith(`${p.name}_`)), callableTools()]);
+      // The hub's own tools (saved workflows, run tools) are not named after a provider.
+      if (!findTool(providers, name)) providers = await catalog((p) => p.connectionless);
     } catch (err) {
       fill($('#tool-info'), el('p', { class: 'error', text: describe(err) }));
       return;
