@@ -1,7 +1,3 @@
-// Package mcpadapter serves the registry's operations as MCP tools over Streamable HTTP:
-// one URL per tenant (/mcp/{tenant}) listing exactly the tools of the connections the
-// caller may use, and one per agent (/mcp/{tenant}/agents/{agent}) listing exactly the
-// agent's tools, each authenticated by a bearer API key.
 package mcpadapter
 
 import (
