@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash"
 	"log/slog"
+	"net"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -196,6 +197,22 @@ func (r *Router) Prepare(ctx context.Context, p switchboard.Principal, req Reque
 	return pc, err
 }
 
+// logUnreachable tells the operator, when a call's upstream could not be reached,
+// where the hub dialled and what the network said (refused, no such host, timed out),
+// whatever the provider made of the failure in its answer.
+func (r *Router) logUnreachable(ctx context.Context, tool *providers.Tool, conn *connections.Connection, err error) {
+	var oe *net.OpError
+	if !errors.As(err, &oe) {
+		return
+	}
+	addr := ""
+	if oe.Addr != nil {
+		addr = oe.Addr.String()
+	}
+	r.log.WarnContext(ctx, "upstream could not be reached", "provider", tool.Provider.Name, "tool", tool.Name, "connection", conn.ID,
+		"op", oe.Op, "addr", addr, "err", oe.Err)
+}
+
 // Execute runs a tool call for the principal. Errors are *switchboard.Error or
 // *providers.UpstreamError (see switchboard.CodeOf); internal failures are logged
 // here with detail and returned with a generic message. A call the principal's
@@ -261,6 +278,7 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 		if ctx.Err() != nil {
 			return nil, r.stopped(ctx, err)
 		}
+		r.logUnreachable(ctx, tool, conn, err)
 		// A request that changes something, sent in full, whose answer was lost: it
 		// may have taken effect. Saying "retry" would invite a duplicate.
 		sent := status.wrote.Load() && !hints.Retryable()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -297,5 +298,26 @@ func TestDatabaseOutageIsUnavailable(t *testing.T) {
 	}
 	if len(up.requests()) != 0 {
 		t.Errorf("the upstream got %q", up.requests())
+	}
+}
+
+// TestUnreachableUpstreamIsLoggedWithItsAddress: a call whose upstream refuses the
+// connection answers that the provider could not be reached, and the log tells the
+// operator where the hub dialled and what the network said.
+func TestUnreachableUpstreamIsLoggedWithItsAddress(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close() // nothing listens there now
+	r, _, logs := deskRouter(t, "http://"+addr, providers.Deadlines{}, providers.Deadlines{})
+	_, err = r.Execute(context.Background(), alice, Request{Tool: "desk_read_ticket", ConnectionID: "con_a1", Args: json.RawMessage(`{"title":"x"}`)})
+	if switchboard.CodeOf(err) != switchboard.CodeUpstream {
+		t.Fatalf("answer = %v; want upstream", err)
+	}
+	if got := logs.String(); !strings.Contains(got, "upstream could not be reached") || !strings.Contains(got, "addr="+addr) || !strings.Contains(got, "connection refused") {
+		t.Errorf("the log does not name the address and the refusal:\n%s", got)
 	}
 }
