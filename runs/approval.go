@@ -32,6 +32,8 @@ type Approval struct {
 	State     State
 	// Action is the answer given (accept, decline, cancel), once given.
 	Action    string
+	// Error is why the run failed or was canceled, once it has.
+	Error     string
 	ExpiresAt *time.Time
 	CreatedAt time.Time
 }
@@ -172,7 +174,7 @@ func (e *Executor) linked(v View) View {
 func approvalOf(r *Run, account string) Approval {
 	return Approval{
 		RunID: r.ID, Tool: r.Tool, ConnectionID: r.ConnectionID, Account: account, Requester: r.Principal,
-		Message: r.ElicitationMessage, State: r.State, Action: r.ElicitationAction, ExpiresAt: r.ElicitationExpiresAt, CreatedAt: r.CreatedAt,
+		Message: r.ElicitationMessage, State: r.State, Action: r.ElicitationAction, Error: r.ErrorMessage, ExpiresAt: r.ElicitationExpiresAt, CreatedAt: r.CreatedAt,
 	}
 }
 

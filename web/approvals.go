@@ -26,11 +26,12 @@ type Approval struct {
 	RunID     string
 	Tool      string
 	Account   string // the account it runs as
-	Requester string // "agent:…" or "user:…"
+	Requester string // who asked, as people know them: a person's email, an agent's name
 	Message   string // what will happen
 	Arguments string // the call's arguments, as JSON
 	State     string // input_required while it waits; then working, completed, failed or canceled
 	Action    string // the answer given, once given
+	Error     string // why the run failed or was canceled, once it has
 	ExpiresAt *time.Time
 	CreatedAt time.Time
 }

@@ -130,7 +130,35 @@ func TestApprovalPage(t *testing.T) {
 		t.Errorf("answers (-want +got):\n%s", diff)
 	}
 	res, body = do(t, c, http.MethodGet, srv.URL+"/approvals/run_wait", nil, sessionCookie(token))
-	if res.StatusCode != http.StatusOK || strings.Contains(body, `value="accept"`) || !strings.Contains(body, "Approved: the run is working.") {
+	if res.StatusCode != http.StatusOK || strings.Contains(body, `value="accept"`) || !strings.Contains(body, "Approved: it runs now") {
 		t.Errorf("after the answer the page still offers the form or does not say it: %d\n%s", res.StatusCode, body)
+	}
+}
+
+// TestApprovalPageSaysWhyARunFailed: an approved run that failed says why on its page,
+// and one still running says where its result will be.
+func TestApprovalPageSaysWhyARunFailed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		state, err, want string
+	}{
+		{"failed", "notes answered 404: no such note", "Approved: the run failed: notes answered 404: no such note"},
+		{"working", "", "Approved: it runs now; its result will be among the runs in Activity."},
+		{"completed", "", "Approved: the run completed."},
+	} {
+		ap := &fakeApprovals{run: web.Approval{RunID: "run_wait", Tool: "notes_delete_note", Account: "Notes", Requester: "owner@acme.test",
+			Message: "Confirm: Delete note.", State: tc.state, Action: "accept", Error: tc.err}}
+		acc := newFakeAccounts()
+		h, err := web.Handler(web.Options{PublicURL: "https://hub.test", DefaultTenant: "acme", Accounts: acc, Approvals: ap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		token := acc.session(t)
+		res, body := do(t, client(nil), http.MethodGet, srv.URL+"/approvals/run_wait", nil, sessionCookie(token))
+		srv.Close()
+		if res.StatusCode != http.StatusOK || !strings.Contains(body, tc.want) || !strings.Contains(body, "owner@acme.test") {
+			t.Errorf("%s run: %d, want the page to say %q and who asked:\n%s", tc.state, res.StatusCode, tc.want, body)
+		}
 	}
 }
