@@ -31,7 +31,7 @@ type Approval struct {
 	Arguments string
 	State     State
 	// Action is the answer given (accept, decline, cancel), once given.
-	Action    string
+	Action string
 	// Error is why the run failed or was canceled, once it has.
 	Error     string
 	ExpiresAt *time.Time
