@@ -1,9 +1,11 @@
 package hub_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
+	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/workflows"
@@ -38,5 +40,27 @@ func TestSpecRegisters(t *testing.T) {
 		if err := json.Unmarshal(in, &s); err != nil || s["type"] != "object" {
 			t.Errorf("%s input schema %s", name, in)
 		}
+	}
+}
+
+// TestRunAsyncTakesTheAccountFromTheArguments: the account an MCP URL lists among a
+// tool's arguments is taken out of them as the run's connection, for a tool the
+// registry does not hold as well (one a connection brings), without failing.
+func TestRunAsyncTakesTheAccountFromTheArguments(t *testing.T) {
+	reg := providers.NewRegistry()
+	tools := &hub.Tools{Registry: reg}
+	if err := tools.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	call, err := tools.AsyncCallForTest(context.Background(), switchboard.Principal{TenantID: "ten_a"},
+		hub.RunAsyncInput{Tool: "docs_search", Arguments: map[string]any{"query": "q", "connection": "Work docs"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if call.Tool != "docs_search" || string(call.Args) != `{"query":"q"}` {
+		t.Errorf("run of %s with %s; want docs_search with the connection taken out of its arguments", call.Tool, call.Args)
+	}
+	if _, err := tools.AsyncCallForTest(context.Background(), switchboard.Principal{TenantID: "ten_a"}, hub.RunAsyncInput{Tool: hub.RunAsync}); switchboard.AsError(err).Field != "tool" {
+		t.Errorf("run_async of itself: %v; want refused naming tool", err)
 	}
 }

@@ -142,8 +142,10 @@ func (o runAsyncOp) Confirmation(ctx context.Context, c *providers.Call, args js
 	if err != nil {
 		return "", false, nil
 	}
-	if rt, err := o.t.Registry.TenantTool(ctx, c.Tenant, call.Tool); err == nil && workflows.IsTool(rt) {
-		return o.t.Workflows.Confirmation(ctx, principal(c), rt.Info.Name, call.Args)
+	if o.t.Registry != nil && o.t.Workflows != nil {
+		if rt, err := o.t.Registry.TenantTool(ctx, c.Tenant, call.Tool); err == nil && workflows.IsTool(rt) {
+			return o.t.Workflows.Confirmation(ctx, principal(c), rt.Info.Name, call.Args)
+		}
 	}
 	if o.t.Connections == nil {
 		return "", false, nil
@@ -167,7 +169,7 @@ func (t *Tools) takesOwn(ctx context.Context, p switchboard.Principal, tool, arg
 	rt, ok := t.Registry.Tool(tool)
 	if !ok {
 		var err error
-		if rt, err = t.Registry.TenantTool(ctx, p.TenantID, tool); err != nil {
+		if rt, err = t.Registry.TenantTool(ctx, p.TenantID, tool); err != nil || rt == nil {
 			return false
 		}
 	}
