@@ -63,7 +63,9 @@ try {
     const cell = summary.tools[tool];
     try {
       await page.goto(`${BASE}/tools/${tool}`);
-      await page.waitForSelector('#try-run, #not-found');
+      // The form is the page's once the tool is found and its fields drawn (the run
+      // button is in the page before that, without its handler).
+      await page.waitForFunction(() => document.querySelector('#not-found') || (document.querySelector('#try-fields') || {}).childElementCount > 0);
       if (await page.$('#not-found')) {
         cell.error = `the page says: ${(await page.textContent('#main')).trim().slice(0, 200)}`;
         continue;
