@@ -17,7 +17,7 @@ import (
 
 // connectionArg is the argument a tool takes when the caller has several connections
 // of its provider.
-const connectionArg = "connection"
+const connectionArg = providers.ConnectionArgument
 
 // hubTool is one of the registry's tools as a scope serves it: the binding (the
 // connections it may run on), how a call's arguments pick the connection, and its
@@ -62,10 +62,8 @@ func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
 // namesConnection reports whether a call's arguments carry the connection argument the
 // scope adds, which the tool does not take itself.
 func (t *hubTool) namesConnection(args json.RawMessage) bool {
-	if in := t.binding.Tool.Input; in != nil {
-		if _, own := in.Properties[connectionArg]; own {
-			return false
-		}
+	if t.binding.Tool.TakesArgument(connectionArg) {
+		return false
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {

@@ -48,6 +48,19 @@ func (t *Tool) Listed() (input, output json.RawMessage) {
 	return input, output
 }
 
+// ConnectionArgument is the argument a surface adds to a tool for a caller with several
+// accounts of its provider, naming the one to run as (by label or id).
+const ConnectionArgument = "connection"
+
+// TakesArgument reports whether the tool's own input has an argument of that name.
+func (t *Tool) TakesArgument(name string) bool {
+	if t == nil || t.Input == nil {
+		return false
+	}
+	_, ok := t.Input.Properties[name]
+	return ok
+}
+
 // Validate checks arguments against the tool's input schema; a failure is an invalid
 // error that names the field.
 func (t *Tool) Validate(args json.RawMessage) error { return t.validator.Validate(args) }

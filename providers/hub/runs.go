@@ -157,11 +157,8 @@ func (o runAsyncOp) Confirmation(ctx context.Context, c *providers.Call, args js
 	return runs.Summary(prep.Tool, prep.Account()) + " Arguments: " + clip(string(call.Args), 1000), true, nil
 }
 
-// connectionArg is the argument an MCP URL adds to a tool for a caller with several
-// accounts of its provider.
-const connectionArg = "connection"
-
-// takesOwn reports whether the named tool has an argument of that name of its own.
+// takesOwn reports whether the named tool (registered, or one of the tenant's own) has
+// an argument of that name of its own.
 func (t *Tools) takesOwn(ctx context.Context, p switchboard.Principal, tool, arg string) bool {
 	if t.Registry == nil {
 		return false
@@ -169,15 +166,11 @@ func (t *Tools) takesOwn(ctx context.Context, p switchboard.Principal, tool, arg
 	rt, ok := t.Registry.Tool(tool)
 	if !ok {
 		var err error
-		if rt, err = t.Registry.TenantTool(ctx, p.TenantID, tool); err != nil || rt == nil {
+		if rt, err = t.Registry.TenantTool(ctx, p.TenantID, tool); err != nil {
 			return false
 		}
 	}
-	if rt.Input == nil {
-		return false
-	}
-	_, own := rt.Input.Properties[arg]
-	return own
+	return rt.TakesArgument(arg)
 }
 
 // clip cuts s to its first n bytes, marking the cut.
@@ -199,7 +192,7 @@ func (t *Tools) asyncCall(ctx context.Context, p switchboard.Principal, in RunAs
 		return runs.Call{}, switchboard.Invalid("tool", "is switchboard_run_async itself; name the tool to run in the background")
 	}
 	named := strings.TrimSpace(in.Connection)
-	if c, ok := in.Arguments[connectionArg].(string); ok && !t.takesOwn(ctx, p, in.Tool, connectionArg) {
+	if c, ok := in.Arguments[providers.ConnectionArgument].(string); ok && !t.takesOwn(ctx, p, in.Tool, providers.ConnectionArgument) {
 		// The tool as an MCP URL lists it for a caller with several accounts of its
 		// provider: the account among its arguments.
 		if named == "" {
@@ -207,7 +200,7 @@ func (t *Tools) asyncCall(ctx context.Context, p switchboard.Principal, in RunAs
 		}
 		args := make(map[string]any, len(in.Arguments))
 		for k, v := range in.Arguments {
-			if k != connectionArg {
+			if k != providers.ConnectionArgument {
 				args[k] = v
 			}
 		}
