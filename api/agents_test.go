@@ -324,10 +324,37 @@ func TestAgentKeyCallsOnlyItsTools(t *testing.T) {
 		if res.ConnectionID != conn {
 			t.Errorf("the agent's call ran on %s, want %s", res.ConnectionID, conn)
 		}
+		// Tool search over REST searches and calls the agent's tools only.
+		var found struct {
+			Result struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			} `json:"result"`
+		}
+		w.want(agent, http.MethodPost, "/api/tools/search_tools/call", `{"arguments":{"query":"issue"}}`, http.StatusOK, &found)
+		if len(found.Result.Tools) == 0 || found.Result.Tools[0].Name != "github_get_issue" {
+			t.Errorf("the agent's search found %+v, want github_get_issue first", found.Result.Tools)
+		}
+		for _, tl := range found.Result.Tools[1:] {
+			if strings.HasPrefix(tl.Name, "github_") {
+				t.Errorf("the agent's search found %s, which it did not select", tl.Name)
+			}
+		}
+		var called struct {
+			Result struct {
+				Title string `json:"title"`
+			} `json:"result"`
+		}
+		w.want(agent, http.MethodPost, "/api/tools/call_tool/call", `{"arguments":{"name":"github_get_issue","arguments":{"owner":"octo-org","repo":"hello","issue_number":7}}}`, http.StatusOK, &called)
+		if called.Result.Title == "" {
+			t.Errorf("call_tool answered %+v, want the issue", called)
+		}
 		refused := []struct {
 			name, path, body string
 			status           int
 		}{
+			{name: "call_tool of a tool the agent did not select", path: "/api/tools/call_tool/call", body: `{"arguments":{"name":"github_create_issue","arguments":{"owner":"o","repo":"r","title":"t"}}}`, status: http.StatusBadRequest},
 			{name: "a tool the agent did not select", path: "/api/tools/github_create_issue/call", body: `{"arguments":{"owner":"o","repo":"r","title":"t"}}`, status: http.StatusNotFound},
 			{name: "its tool on another connection", path: "/api/tools/github_get_issue/call", body: `{"connection_id":"` + other + `","arguments":{"owner":"octo-org","repo":"hello","issue_number":7}}`, status: http.StatusBadRequest},
 			{name: "a run of a tool the agent did not select", path: "/api/runs", body: `{"tool":"github_create_issue","arguments":{"owner":"o","repo":"r","title":"t"}}`, status: http.StatusNotFound},

@@ -49,9 +49,10 @@ func TestCatalog(t *testing.T) {
 			want = append(want, row{p.Name, p.Title, len(reg.Tools(p.Name)), true})
 		}
 		// Then the hub's own tools, which run on no connection (nothing to connect): the
-		// tenant's saved workflows (none yet), the run tools every caller has, and the
-		// workflows' management.
-		want = append(want, row{"workflows", "Workflows", 0, false}, row{hubtools.Provider, "Switchboard", 5, false}, row{hubtools.WorkflowsProvider, "Manage workflows", 4, false})
+		// tenant's saved workflows (none yet), tool search and the run tools every caller
+		// has, and the workflows' management.
+		want = append(want, row{"workflows", "Workflows", 0, false}, row{hubtools.SearchProvider, "Tool search", 3, false}, row{hubtools.Provider, "Switchboard", 5, false},
+			row{hubtools.WorkflowsProvider, "Manage workflows", 4, false})
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("catalog (-want +got):\n%s", diff)
 		}

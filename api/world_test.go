@@ -221,7 +221,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	if err := reg.Register(wfService.Spec()); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
-	if err := (&hubtools.Tools{Runs: w.runs, Workflows: wfService, Registry: reg, Connections: rtr}).Register(reg); err != nil { // as serve registers it
+	if err := (&hubtools.Tools{Runs: w.runs, Workflows: wfService, Registry: reg, Connections: rtr, Search: rtr}).Register(reg); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
 	engine := api.New(api.Options{

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -189,6 +190,9 @@ func newEnvWith(t *testing.T, opt func(*Options), ropts ...func(*router.Options)
 		f(&ro)
 	}
 	rtr := router.New(ro)
+	if err := reg.Register(hub.SearchSpec(rtr)); err != nil {
+		t.Fatal(err)
+	}
 	o := Options{Router: rtr, Auth: keys{"key-alice": alice, "key-bob": bob, "key-triage": triage, "key-bob-agent": bobAgent}, Agents: e.agents,
 		PublicURL: "https://hub.test", AllowedOrigins: []string{"https://app.example.com"}}
 	if opt != nil {

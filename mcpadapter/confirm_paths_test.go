@@ -198,6 +198,14 @@ func TestConfirmPolicyThroughCallTool(t *testing.T) {
 		e.policy.set(agentP, router.ConfirmDestructive)
 		c := e.connectTo(t, "/mcp/"+e.ann.TenantSlug+"/agents/agt_search", "key-search", mcp.LATEST_LEGACY_PROTOCOL_VERSION, nil)
 		id := e.up.Put("found by search")
+		// The search tools are tools like any other: run through the router, audited.
+		from := e.audit.count()
+		if found := call(t, c, searchToolName, map[string]any{"query": "delete note"}); found.IsError || !strings.Contains(text(found), `"notes_delete_note"`) {
+			t.Errorf("search_tools: %q", text(found))
+		}
+		if got := e.audit.rowsFrom(t, from, 1); len(got) != 1 || got[0] != "tool_call ok search_tools" {
+			t.Errorf("audit rows of search_tools: %q", got)
+		}
 		res := call(t, c, callToolName, map[string]any{"name": "notes_delete_note", "arguments": map[string]any{"id": id}})
 		runID, _ := res.Meta.AdditionalFields["switchboard/run_id"].(string)
 		if !res.IsError || runID == "" || !e.up.Has(id) {

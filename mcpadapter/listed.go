@@ -33,12 +33,7 @@ func (a *Adapter) ListedTools(ctx context.Context, p switchboard.Principal, draf
 		runTools = draft.EffectiveRunTools(settings).Serves(draft.EffectiveConfirm(settings))
 	}
 	var tools []mcp.Tool
-	if mode == agents.ToolModeSearch {
-		for _, t := range (&scope{}).searchTools() {
-			tools = append(tools, a.listedAs(t).Tool)
-		}
-	}
-	for _, b := range scopeBindings(bindings, &draft, runTools) {
+	for _, b := range modeBindings(scopeBindings(bindings, &draft, runTools), mode) {
 		if mode == agents.ToolModeSearch && !b.Tool.Provider.Connectionless {
 			continue // found through the search tools
 		}

@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -96,6 +97,9 @@ func contentResult(r *providers.ContentResult) *mcp.CallToolResult {
 	}
 	if len(r.StructuredContent) > 0 {
 		res.StructuredContent = r.StructuredContent
+	}
+	if len(r.Meta) > 0 {
+		res.Meta = mcp.NewMetaFromMap(maps.Clone(r.Meta))
 	}
 	return res
 }

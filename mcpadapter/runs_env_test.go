@@ -245,7 +245,7 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 	e.workflows = &workflows.Service{Store: wfStore, Runs: e.exec, Router: rtr}
 	hub.Service = e.workflows
 	// As serve registers them; without workflows, the hub's tools are the runs tools.
-	ht := &hubtools.Tools{Runs: e.exec, Registry: reg, Connections: rtr}
+	ht := &hubtools.Tools{Runs: e.exec, Registry: reg, Connections: rtr, Search: rtr}
 	if withWorkflows {
 		if err := reg.Register(e.workflows.Spec()); err != nil {
 			t.Fatal(err)

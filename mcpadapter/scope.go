@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/mcptransport"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -61,8 +62,8 @@ type scopeState struct {
 	// and instrument): one per refresh, not one per tool.
 	handler server.ToolHandlerFunc
 	mode    agents.ToolMode
-	agent   *agents.Agent // at an agent URL
-	index   *searchIndex  // in search mode
+	agent   *agents.Agent          // at an agent URL
+	index   *providers.SearchIndex // in search mode
 	// overBudget is the number of hub tools of a tenant URL served in search mode
 	// because they exceed the tool budget (0 otherwise), for the instructions.
 	overBudget int
@@ -212,7 +213,7 @@ func (s *scope) refresh(ctx context.Context) error {
 	} else if s.agentID != "" {
 		return switchboard.NotFound("agent")
 	}
-	bindings = scopeBindings(bindings, st.agent, runTools)
+	bindings = modeBindings(scopeBindings(bindings, st.agent, runTools), st.mode)
 	fp = append(fp, "mode="+string(st.mode))
 	sc := s.Scope()
 	sc.Agent = st.agent // the agent as just read, not as last built
@@ -299,20 +300,16 @@ func (s *scope) refresh(ctx context.Context) error {
 	}
 	listed := mgmt
 	if st.mode == agents.ToolModeSearch {
+		// The search tools stand for the tools that run on a connection; those that
+		// run on none (the search tools, the hub's own, saved workflows) are listed.
 		st.index = newSearchIndex(st)
-		// The tools that run on no connection (the hub's own, saved workflows) stay
-		// listed beside the search tools.
-		search := s.searchTools()
-		for i := range search {
-			search[i] = a.listedAs(search[i])
-		}
 		var direct []server.ServerTool
 		for _, name := range st.order {
 			if t := st.hub[name]; t.binding.Tool.Provider.Connectionless {
 				direct = append(direct, server.ServerTool{Tool: t.tool(), Handler: st.handler})
 			}
 		}
-		listed = slices.Concat(search, direct, listed)
+		listed = slices.Concat(direct, listed)
 	} else {
 		hubTools := make([]server.ServerTool, 0, len(st.order)+len(mgmt))
 		for _, name := range st.order {

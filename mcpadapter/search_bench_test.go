@@ -3,13 +3,16 @@ package mcpadapter
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
 )
 
@@ -24,7 +27,7 @@ func BenchmarkSearchTools(b *testing.B) {
 	for i := range ops {
 		area, verb := areas[i%len(areas)], verbs[(i/len(areas))%len(verbs)]
 		ops[i] = &providers.Operation[noteIn, noteOut]{
-			Name:        fmt.Sprintf("%s_%s_%03d", verb, words(area)[0], i),
+			Name:        fmt.Sprintf("%s_%s_%03d", verb, strings.Fields(area)[0], i),
 			Title:       fmt.Sprintf("%s %s %d", verb, area, i),
 			Description: fmt.Sprintf("%s a %s in the account's workspace (variant %d).", verb, area, i),
 			Hints:       providers.Hints{ReadOnly: verb == "get" || verb == "list"},
@@ -37,7 +40,11 @@ func BenchmarkSearchTools(b *testing.B) {
 	conns.set(connections.Connection{ID: "con_a", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "bulk", AccountLabel: "a", Status: connections.StatusActive})
 	ag := newMemAgents()
 	ag.setSettings(agents.Settings{TenantID: "ten_a", Confirm: agents.ConfirmNever, ToolMode: agents.ToolModeSearch})
-	a := New(Options{Router: router.New(router.Options{Registry: reg, Connections: conns}), Agents: ag})
+	rtr := router.New(router.Options{Registry: reg, Connections: conns})
+	if err := reg.Register(hub.SearchSpec(rtr)); err != nil {
+		b.Fatal(err)
+	}
+	a := New(Options{Router: rtr, Agents: ag})
 	s := a.newScope(alice, "")
 	defer s.close(context.Background())
 	if err := s.refresh(context.Background()); err != nil {
@@ -46,10 +53,11 @@ func BenchmarkSearchTools(b *testing.B) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = searchToolName
 	req.Params.Arguments = map[string]any{"query": "create pull request", "limit": 10}
+	ctx := switchboard.WithPrincipal(context.Background(), alice)
 	var answer int
 	b.ResetTimer()
 	for range b.N {
-		res, err := s.handleSearch(context.Background(), req)
+		res, err := s.state.Load().handler(ctx, req)
 		if err != nil || res.IsError {
 			b.Fatalf("search: %v %v", err, res)
 		}

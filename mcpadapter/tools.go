@@ -153,6 +153,9 @@ func (s *scope) callHub(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		return a.toolError(err), nil
 	}
 	rreq.Confirmed = confirmedFrom(ctx)
+	if searchesScope(t.binding) {
+		ctx = providers.WithToolScope(ctx, scopeCall{s: s, st: s.state.Load(), req: req})
+	}
 	var ref router.AuditRef
 	out, err := a.opts.Router.Execute(router.WithAuditRef(ctx, &ref), p, rreq)
 	if err != nil {

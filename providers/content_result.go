@@ -16,6 +16,9 @@ type ContentResult struct {
 	Content           []json.RawMessage `json:"content"`
 	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
 	IsError           bool              `json:"isError,omitempty"`
+	// Meta is the result's _meta where the hub made it (the run a call started, named
+	// for the client), never a remote server's.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // Text is the text of the result's text blocks, one per line.

@@ -39,6 +39,8 @@ type Info struct {
 type Op interface {
 	Info() Info
 	// InputSchema and OutputSchema reflect the Go types; the Registry calls them once.
+	// An operation that answers in content of no one schema (the result of another
+	// tool it calls) has no output schema: nil.
 	InputSchema() (*jsonschema.Schema, error)
 	OutputSchema() (*jsonschema.Schema, error)
 	// Invoke decodes the (already validated) arguments, runs the operation and returns its output.

@@ -147,16 +147,21 @@ func newTool(spec *Spec, op Op) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("operation %s output: %w", info.Name, err)
 	}
-	if in.Type != "object" || out.Type != "object" {
+	if in.Type != "object" || out != nil && out.Type != "object" {
 		return nil, fmt.Errorf("operation %s: input and output must be structs", info.Name)
 	}
 	inRaw, err := json.Marshal(in)
 	if err != nil {
 		return nil, err
 	}
-	outRaw, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
+	var outRaw, listedOut json.RawMessage // none: the operation answers in content of no one schema
+	if out != nil {
+		if outRaw, err = json.Marshal(out); err != nil {
+			return nil, err
+		}
+		if listedOut, err = ListedOutput(outRaw); err != nil {
+			return nil, fmt.Errorf("operation %s output: %w", info.Name, err)
+		}
 	}
 	v, err := NewValidator(inRaw)
 	if err != nil {
@@ -165,10 +170,6 @@ func newTool(spec *Spec, op Op) (*Tool, error) {
 	listedIn, err := ListedInput(inRaw)
 	if err != nil {
 		return nil, fmt.Errorf("operation %s input: %w", info.Name, err)
-	}
-	listedOut, err := ListedOutput(outRaw)
-	if err != nil {
-		return nil, fmt.Errorf("operation %s output: %w", info.Name, err)
 	}
 	return &Tool{Name: name, Provider: spec, Op: op, Info: info, InputSchema: inRaw, OutputSchema: outRaw,
 		ListedInputSchema: listedIn, ListedOutputSchema: listedOut, Input: in, validator: v, profiles: &profiles{}}, nil

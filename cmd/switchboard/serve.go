@@ -224,9 +224,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err := reg.Register(wfService.Spec()); err != nil {
 		return err
 	}
-	// The hub's own tools (runs, workflows' management) are tools of their provider,
-	// run through the router as the caller.
-	if err := (&hub.Tools{Runs: runExec, Workflows: wfService, Registry: reg, Connections: rtr}).Register(reg); err != nil {
+	// The hub's own tools (runs, workflows' management, tool search) are tools of
+	// their providers, run through the router as the caller.
+	if err := (&hub.Tools{Runs: runExec, Workflows: wfService, Registry: reg, Connections: rtr, Search: rtr}).Register(reg); err != nil {
 		return err
 	}
 	// Request bodies in flight share one budget; the MCP URLs reserve theirs once the

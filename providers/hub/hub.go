@@ -1,7 +1,9 @@
 // Package hub is the provider of the hub's own tools: runs in the background
-// (switchboard_run_async and the tools that follow a run) and saved workflows'
-// management (run_workflow, list_workflows, create_workflow, cancel_workflow). They
-// run on no connection, as the caller, through the router like any other tool.
+// (switchboard_run_async and the tools that follow a run), saved workflows'
+// management (run_workflow, list_workflows, create_workflow, cancel_workflow) and tool
+// search mode's tools (search_tools, describe_tool, call_tool). They run on no
+// connection, as the caller, through the router like any other tool. Start from Tools
+// and its Register.
 package hub
 
 import (
@@ -42,6 +44,9 @@ type Tools struct {
 	// Connections picks the connection a run started with switchboard_run_async runs
 	// on: the caller's only one for its tool (the router).
 	Connections ConnectionPicker
+	// Search, when set, adds tool search mode's tools (SearchSpec): without a surface's
+	// scope they search and call the caller's tools as it binds them (the router).
+	Search Router
 }
 
 // ConnectionPicker picks the connection a call of a tool runs on, and checks a call
@@ -66,9 +71,15 @@ func (t *Tools) Spec() providers.Spec {
 		Operations: []providers.Op{t.runAsync(), t.getRun(), t.cancelRun(), t.listRuns(), t.submitElicitation()}}
 }
 
-// Register registers the hub's providers in reg: the run tools, and with Workflows the
-// workflows' management tools.
+// Register registers the hub's providers in reg: with Search tool search mode's
+// tools, the run tools, and with Workflows the workflows' management tools.
 func (t *Tools) Register(reg *providers.Registry) error {
+	if t.Search != nil {
+		// First: in search mode its tools head the list.
+		if err := reg.Register(SearchSpec(t.Search)); err != nil {
+			return err
+		}
+	}
 	if err := reg.Register(t.Spec()); err != nil {
 		return err
 	}

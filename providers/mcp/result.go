@@ -11,9 +11,9 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
-// contentResult is a remote tool's result as the hub's typed one: each content block
+// ContentResult is an MCP tool result as the hub's typed one: each content block
 // as the server's JSON, its structured content, and its isError.
-func contentResult(res *mcpgo.CallToolResult) (*providers.ContentResult, error) {
+func ContentResult(res *mcpgo.CallToolResult) (*providers.ContentResult, error) {
 	out := &providers.ContentResult{Content: make([]json.RawMessage, 0, len(res.Content)), IsError: res.IsError}
 	for _, c := range res.Content {
 		raw, err := json.Marshal(c)

@@ -374,7 +374,7 @@ func (s *Service) callTool(ctx context.Context, tenant switchboard.TenantID, id,
 		for i, c := range res.Content {
 			res.Content[i] = hubContent(sess.name, c)
 		}
-		out, err := contentResult(res)
+		out, err := ContentResult(res)
 		if err != nil {
 			return nil, &switchboard.Error{Code: switchboard.CodeUpstream, Message: fmt.Sprintf("the remote MCP server %s answered %s with content the hub cannot read", sess.name, remote), Err: err}
 		}
