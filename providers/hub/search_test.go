@@ -159,7 +159,9 @@ type scopeStub struct{ called []string }
 func (s *scopeStub) SearchTools(string, int) []providers.ScopedTool {
 	return []providers.ScopedTool{{Name: "listed_here", Description: "as this URL lists it", Score: 1}}
 }
-func (s *scopeStub) DescribeTool(name string) (any, bool) { return map[string]string{"name": name}, true }
+func (s *scopeStub) DescribeTool(name string) (any, bool) {
+	return map[string]string{"name": name}, true
+}
 func (s *scopeStub) CallTool(_ context.Context, name string, _ json.RawMessage, _ bool) (any, error) {
 	s.called = append(s.called, name)
 	return &providers.ContentResult{}, nil
