@@ -262,7 +262,7 @@ func (w *world) newUser(tenant switchboard.TenantID, email string, role switchbo
 }
 
 // do sends a request with the actor's key (none for a zero actor) and returns the
-// status and raw body.
+// status and raw body, after holding both to docs/reference/openapi.yaml.
 func (w *world) do(who actor, method, path, body string) (int, []byte) {
 	w.t.Helper()
 	var r io.Reader
@@ -291,6 +291,7 @@ func (w *world) do(who actor, method, path, body string) (int, []byte) {
 	w.mu.Lock()
 	w.bodies = append(w.bodies, b)
 	w.mu.Unlock()
+	checkExchange(w.t, method, req.URL.Path, []byte(body), res, b)
 	return res.StatusCode, b
 }
 
