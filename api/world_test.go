@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/internal/notrun"
 	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -38,7 +39,7 @@ import (
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode)
-	m.Run()
+	notrun.Main(m)
 }
 
 // The tokens the fake GitHub knows. Every response body a test reads is checked for them.
