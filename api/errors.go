@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 // errorBody is the JSON every failed request answers with.
@@ -36,6 +37,14 @@ func (s *server) fail(c *gin.Context, err error) {
 	}
 	if msg == "" {
 		msg = http.StatusText(e.Code.HTTPStatus())
+	}
+	if dial := providers.DialFailure(err); dial != "" && e.Code == switchboard.CodeUpstream {
+		// Where the hub dialled and what the network said go to the log, and to the
+		// deployment's operator, who set the base URL; a tenant's people get the message.
+		s.log.WarnContext(c.Request.Context(), "upstream could not be reached", "method", c.Request.Method, "path", c.FullPath(), "err", dial)
+		if p, perr := principal(c); perr == nil && p.Operator {
+			msg += " (" + dial + ")"
+		}
 	}
 	body := errorBody{Error: errorDetail{Code: e.Code, Message: msg, Field: e.Field}}
 	if e.RetryAfter > 0 {

@@ -232,6 +232,9 @@ func (h *oauthHub) send(c *http.Client, who actor, method, u string, body string
 	h.mu.Lock()
 	h.bodies = append(h.bodies, b)
 	h.mu.Unlock()
+	if strings.HasPrefix(u, h.srv.URL+"/") {
+		checkExchange(h.t, method, req.URL.Path, []byte(body), resp, b)
+	}
 	return resp, b
 }
 

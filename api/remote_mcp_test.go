@@ -168,6 +168,7 @@ func keyedRequests(t *testing.T, srv *httptest.Server, secrets ...string) func(k
 		}
 		defer res.Body.Close()
 		raw, _ := io.ReadAll(res.Body)
+		checkExchange(t, method, req.URL.Path, []byte(body), res, raw)
 		for _, secret := range secrets {
 			if strings.Contains(string(raw), secret) {
 				t.Errorf("%s %s answered a credential: %s", method, path, raw)

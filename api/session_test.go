@@ -64,6 +64,7 @@ func (w *world) doBrowser(b browser, csrf, method, path, body string) (int, stri
 	w.mu.Lock()
 	w.bodies = append(w.bodies, out)
 	w.mu.Unlock()
+	checkExchange(w.t, method, req.URL.Path, []byte(body), res, out)
 	return res.StatusCode, string(out)
 }
 

@@ -39,6 +39,7 @@ func (w *world) hook(path, body string, header map[string]string) (int, string) 
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
+	checkExchange(w.t, http.MethodPost, req.URL.Path, []byte(body), res, b)
 	return res.StatusCode, string(b)
 }
 

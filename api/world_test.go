@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/identity"
 	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/internal/notrun"
 	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/mcpadapter"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -38,7 +39,7 @@ import (
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode)
-	m.Run()
+	notrun.Main(m)
 }
 
 // The tokens the fake GitHub knows. Every response body a test reads is checked for them.
@@ -262,7 +263,7 @@ func (w *world) newUser(tenant switchboard.TenantID, email string, role switchbo
 }
 
 // do sends a request with the actor's key (none for a zero actor) and returns the
-// status and raw body.
+// status and raw body, after holding both to docs/reference/openapi.yaml.
 func (w *world) do(who actor, method, path, body string) (int, []byte) {
 	w.t.Helper()
 	var r io.Reader
@@ -291,6 +292,7 @@ func (w *world) do(who actor, method, path, body string) (int, []byte) {
 	w.mu.Lock()
 	w.bodies = append(w.bodies, b)
 	w.mu.Unlock()
+	checkExchange(w.t, method, req.URL.Path, []byte(body), res, b)
 	return res.StatusCode, b
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/internal/notrun"
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
@@ -29,24 +30,7 @@ func requireNode(t *testing.T) {
 	if problem == "" {
 		return
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s; CI=true, so a missing Node.js is a failure (%s)", nodeMissing, problem)
-	}
-	msg := fmt.Sprintf("%s (%s)", nodeMissing, problem)
-	announce(msg)
-	t.Skip(msg)
-}
-
-// announce writes msg to the terminal go test runs in, when there is one: in package
-// list mode (go test ./...) go test hides a passing package's output, skips included,
-// and this suite not running must not go unnoticed.
-func announce(msg string) {
-	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
-	if err != nil {
-		return // no terminal (CI, IDE): the skip message is what reports it
-	}
-	defer tty.Close()
-	_, _ = fmt.Fprintf(tty, "\n*** %s ***\n\n", msg)
+	notrun.Skip(t, fmt.Sprintf("%s (%s)", nodeMissing, problem))
 }
 
 // clientDir is e2e/client, where run.mjs and its package.json live.

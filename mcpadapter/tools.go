@@ -165,7 +165,13 @@ func (s *scope) callHub(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 				return withAuditID(contentResult(ue.Result), ref.ID), nil // a remote MCP server's error, as the server gave it
 			}
 		}
-		return withAuditID(a.toolError(err), ref.ID), nil
+		res := a.toolError(err)
+		if dial := providers.DialFailure(err); dial != "" && p.Operator {
+			// The deployment's operator, who set the provider's base URL, is told where
+			// the hub dialled and what the network said (the router logs it for everyone).
+			res = mcp.NewToolResultError(a.errorText(err) + " (" + dial + ")")
+		}
+		return withAuditID(res, ref.ID), nil
 	}
 	if res, ok := out.(*providers.ContentResult); ok {
 		return withAuditID(contentResult(res), ref.ID), nil // a remote MCP server's result, as the server gave it

@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/egress"
 	"github.com/switchboard-hub/switchboard/identity"
+	"github.com/switchboard-hub/switchboard/internal/notrun"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
 	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/limits"
@@ -42,7 +43,7 @@ import (
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode)
-	m.Run()
+	notrun.Main(m)
 }
 
 // victimToken is the GitHub token of the victim's private connection. The fake GitHub

@@ -10,13 +10,14 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchboard-hub/switchboard/internal/notrun"
 )
 
 // Server is a running redis-server.
@@ -37,11 +38,7 @@ func Binary(tb testing.TB) string {
 	if err == nil {
 		return path
 	}
-	msg := "redis-server is not installed (apt-get install -y redis-server); the tests of limits shared through Redis did not run"
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("%s; CI=true, so this is a failure", msg)
-	}
-	tb.Skip(msg)
+	notrun.Skip(tb, "redis-server is not installed (apt-get install -y redis-server); the tests of limits shared through Redis did not run")
 	return ""
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/internal/notrun"
 	"github.com/switchboard-hub/switchboard/migrations"
 )
 
@@ -39,8 +40,14 @@ func Postgres(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
 		t.Run("postgres", func(t *testing.T) {
 			fn(t, openPostgres(t, base, true))
 		})
+		return
 	}
+	notrun.Note(t, postgresNotRun)
 }
+
+// postgresNotRun is what a test without SWITCHBOARD_TEST_DATABASE_URL logs, and its
+// package's summary counts (see notrun).
+const postgresNotRun = "PostgreSQL (" + EnvPostgresURL + " is not set; SQLite only)"
 
 // OpenPostgres returns a fresh migrated schema of the database that
 // SWITCHBOARD_TEST_DATABASE_URL names, dropped when tb ends; nil when it is not set
@@ -70,7 +77,9 @@ func each(t *testing.T, migrate bool, fn func(t *testing.T, db *gorm.DB)) {
 		t.Run("postgres", func(t *testing.T) {
 			fn(t, openPostgres(t, base, migrate))
 		})
+		return
 	}
+	notrun.Note(t, postgresNotRun)
 }
 
 // SQLite returns a fresh migrated SQLite database in a temporary file, closed when the

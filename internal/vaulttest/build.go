@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"testing"
+
+	"github.com/switchboard-hub/switchboard/internal/notrun"
 )
 
 // pkg is the server tools/vault builds by default.
@@ -45,7 +47,7 @@ func Main(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "vaulttest: no Vault binary for the tests: %v\n", err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	notrun.Main(m)
 }
 
 // Prebuild starts the build of the cached Vault binary if it is missing and no one is
