@@ -90,6 +90,17 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 			return nil, err
 		}
 	}
+	for provider, rate := range cfg.RateLimits {
+		spec, ok := reg.Provider(provider)
+		if !ok {
+			return nil, fmt.Errorf("set rate limit: unknown provider %q", provider)
+		}
+		rl := spec.RateLimit
+		rl.PerSecond, rl.Burst = rate.PerSecond, rate.Burst
+		if err := reg.SetRateLimit(provider, rl); err != nil {
+			return nil, err
+		}
+	}
 	return reg, nil
 }
 
