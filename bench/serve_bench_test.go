@@ -1,0 +1,337 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/database"
+	"github.com/switchboard-hub/switchboard/internal/testproc"
+)
+
+// The serve benchmarks run what an operator runs: the `switchboard serve` binary, built
+// from this tree, in a process of its own; the fake GitHub in another (envUpstream);
+// the callers here. Rate limits are on (each connection's bucket set by
+// SWITCHBOARD_GITHUB_RATE_LIMIT), with the node's admission control, key throttle and
+// audit as shipped.
+const (
+	// envServePostgres is the PostgreSQL server the PostgreSQL half runs on (a fresh
+	// database is made on it for each run); unset, servePostgresDefault.
+	envServePostgres     = "SWITCHBOARD_BENCH_POSTGRES_URL"
+	servePostgresDefault = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	// serveKeys and serveConnections are how many API keys the callers share and how
+	// many GitHub accounts the tenant has connected (each caller names one of them).
+	serveKeys, serveConnections = 32, 32
+	// serveRateLimit is each connection's bucket: on, and above what one connection's
+	// share of the callers asks of it on 2 cores, so that it refuses only bursts.
+	serveRateLimit = "200:400"
+	serveWindow    = 3 * time.Second
+)
+
+// BenchmarkServe drives github_get_issue through `switchboard serve` with 1, 64, 256
+// and 1,024 closed-loop callers, on SQLite and on PostgreSQL. The callers hold 32 API
+// keys of the tenant's owner and name one of the owner's 32 GitHub connections in each
+// call (the tool's connection argument). Reported per database and caller count:
+// answered calls a second, p50 and p99, refusals (every one carries Retry-After, or the
+// benchmark fails, as any other failed call does) and the share of the 64-caller
+// figure at 256 and 1,024; at one caller, the p50 of the same request sent straight to
+// the fake GitHub, and the p50 the hub adds to it. Run with
+//
+//	go test -run '^$' -bench BenchmarkServe -benchtime 1x -timeout 30m ./bench/
+//
+// (SWITCHBOARD_BENCH_POSTGRES_URL names another PostgreSQL server than the local one.)
+func BenchmarkServe(b *testing.B) {
+	bin := buildSwitchboard(b)
+	upstream := startUpstreamProcess(b)
+	pg := os.Getenv(envServePostgres)
+	if pg == "" {
+		pg = servePostgresDefault
+	}
+	for _, db := range []string{"sqlite", "postgres"} {
+		b.Run("db="+db, func(b *testing.B) {
+			dbURL := ""
+			if db == "postgres" {
+				dbURL = freshPostgresDB(b, pg)
+			}
+			for range b.N {
+				benchServe(b, bin, upstream, dbURL)
+			}
+		})
+	}
+}
+
+// benchServe is one run of BenchmarkServe on a fresh node and database.
+func benchServe(b *testing.B, bin, upstream, dbURL string) {
+	srv := startServe(b, bin, upstream, dbURL)
+	sessions := srv.callers(b, 1024)
+	closedLoop(b, sessions, 2*time.Second) // warm up: key cache, pooled clients, database connections
+
+	direct := directLatency(b, upstream, 500)
+	counts := []int{1, 64, 256, 1024}
+	rate := map[int]float64{}
+	for _, c := range counts {
+		outs, w := closedLoop(b, sessions[:c], serveWindow)
+		lat, refused := merge(outs)
+		var r refusals
+		r.addAll(refused)
+		rate[c] = float64(len(lat)) / w.Seconds()
+		b.ReportMetric(rate[c], fmt.Sprintf("c%d-answered/s", c))
+		b.ReportMetric(micros(pct(lat, 0.50)), fmt.Sprintf("c%d-p50-µs", c))
+		b.ReportMetric(micros(pct(lat, 0.99)), fmt.Sprintf("c%d-p99-µs", c))
+		b.ReportMetric(float64(r.total()), fmt.Sprintf("c%d-refused", c))
+		if c == 1 {
+			b.ReportMetric(micros(direct), "c1-direct-p50-µs")
+			b.ReportMetric(micros(pct(lat, 0.50)-direct), "c1-added-p50-µs")
+		}
+	}
+	b.ReportMetric(100*rate[256]/rate[64], "c256-vs-c64-%")
+	b.ReportMetric(100*rate[1024]/rate[64], "c1024-vs-c64-%")
+	b.ReportMetric(0, "failed") // any failed call has failed the benchmark
+}
+
+// servedNode is a `switchboard serve` process as its callers see it.
+type servedNode struct {
+	base, mcpURL, admin string
+	client              *http.Client
+}
+
+// buildSwitchboard builds ./cmd/switchboard into a temporary directory.
+func buildSwitchboard(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "switchboard")
+	cmd := testproc.Command(b.Context(), "go", "build", "-o", bin, "./cmd/switchboard")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build ./cmd/switchboard: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startUpstreamProcess starts the fake GitHub in a process of its own and returns its URL.
+func startUpstreamProcess(b *testing.B) string {
+	b.Helper()
+	_, lines := startChild(b, envUpstream+"=1")
+	for line := range lines {
+		if u, ok := strings.CutPrefix(line, "upstream "); ok {
+			return u
+		}
+		b.Fatalf("the upstream process said %q", line)
+	}
+	b.Fatal("the upstream process ended before it was ready")
+	return ""
+}
+
+// freshPostgresDB makes a database of its own on the server base names, dropped when
+// the benchmark ends, and returns its URL.
+func freshPostgresDB(b *testing.B, base string) string {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := database.Open(ctx, base)
+	if err != nil {
+		b.Fatalf("open %s: %v", base, err)
+	}
+	name := "sb_bench_" + strings.ToLower(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, switchboard.RandomToken(10)))
+	if err := admin.WithContext(ctx).Exec("CREATE DATABASE " + name).Error; err != nil {
+		_ = database.Close(admin)
+		b.Fatalf("create database %s: %v", name, err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = admin.WithContext(ctx).Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").Error
+		_ = database.Close(admin)
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+var (
+	serveMCPURL   = regexp.MustCompile(`MCP URL \(tenant default\): (\S+)`)
+	serveAdminKey = regexp.MustCompile(`Admin API key \(shown once, store it now\): (sbk_\S+)`)
+)
+
+// startServe starts `switchboard serve` on a free port with GitHub at upstream and the
+// database dbURL (SQLite in a temporary directory when empty), stopped when the
+// benchmark ends, and returns once it is ready.
+func startServe(b *testing.B, bin, upstream, dbURL string) *servedNode {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := b.TempDir()
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SWITCHBOARD_ADDR=" + addr, "SWITCHBOARD_DATA_DIR=" + filepath.Join(dir, "data"),
+		"SWITCHBOARD_GITHUB_BASE_URL=" + upstream, "SWITCHBOARD_GITHUB_RATE_LIMIT=" + serveRateLimit,
+		"SWITCHBOARD_LOG_LEVEL=error", "SWITCHBOARD_DRAIN_LEAD=0s"}
+	if dbURL != "" {
+		cmd.Env = append(cmd.Env, "SWITCHBOARD_DATABASE_URL="+dbURL)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	exited := make(chan struct{})
+	n := &servedNode{base: "http://" + addr, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, MaxIdleConns: 4096}}}
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		close(lines)
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	b.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		if b.Failed() {
+			b.Logf("switchboard serve stderr:\n%s", stderr.String())
+		}
+	})
+	deadline := time.After(time.Minute)
+	for n.mcpURL == "" || n.admin == "" {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				b.Fatalf("switchboard serve ended before it printed its MCP URL and admin key: %s", stderr.String())
+			}
+			if m := serveMCPURL.FindStringSubmatch(line); m != nil {
+				n.mcpURL = m[1]
+			}
+			if m := serveAdminKey.FindStringSubmatch(line); m != nil {
+				n.admin = m[1]
+			}
+		case <-deadline:
+			b.Fatal("switchboard serve printed no MCP URL and admin key within a minute")
+		}
+	}
+	for {
+		resp, err := n.client.Get(n.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return n
+			}
+		}
+		select {
+		case <-deadline:
+			b.Fatalf("switchboard serve not ready within a minute: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// api sends a REST request as the admin and decodes a 2xx answer into out.
+func (n *servedNode) api(b *testing.B, method, path string, body, out any) {
+	b.Helper()
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, n.base+path, bytes.NewReader(raw))
+	req.Header.Set("Authorization", "Bearer "+n.admin)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := n.client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		b.Fatalf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, got)
+	}
+	if out != nil {
+		if err := json.Unmarshal(got, out); err != nil {
+			b.Fatalf("%s %s: %v: %s", method, path, err, got)
+		}
+	}
+}
+
+// callers connects serveConnections GitHub accounts (mem-0, mem-1, …), makes serveKeys
+// API keys, and opens n MCP sessions spread over the keys, session i calling on
+// account mem-(i mod serveConnections).
+func (n *servedNode) callers(b *testing.B, count int) []*session {
+	b.Helper()
+	for i := range serveConnections {
+		n.api(b, http.MethodPost, "/api/connections", map[string]any{"provider": "github", "token": fmt.Sprintf("ghp_mem-%d", i)}, nil)
+	}
+	hubs := make([]*hub, serveKeys)
+	for i := range hubs {
+		var k struct {
+			Key string `json:"key"`
+		}
+		n.api(b, http.MethodPost, "/api/keys", map[string]any{"name": fmt.Sprintf("caller %d", i)}, &k)
+		if k.Key == "" {
+			b.Fatal("POST /api/keys answered no key")
+		}
+		hubs[i] = &hub{mcpURL: n.mcpURL, key: k.Key, base: n.base, client: n.client}
+	}
+	sessions := make([]*session, count)
+	for i := range sessions {
+		sessions[i] = hubs[i%serveKeys].session(b)
+		sessions[i].call = fmt.Sprintf(`{"name":"github_get_issue","arguments":{"connection":"mem-%d","owner":"octocat","repo":"Hello-World","issue_number":1347}}`, i%serveConnections)
+	}
+	return sessions
+}
+
+// directLatency is the p50 of n requests for the issue sent straight to the fake
+// GitHub, one at a time: what a call costs without the hub.
+func directLatency(b *testing.B, upstream string, n int) time.Duration {
+	b.Helper()
+	c := &http.Client{Transport: &http.Transport{}}
+	lat := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		resp, err := c.Get(upstream + "/repos/octocat/Hello-World/issues/1347")
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		lat = append(lat, time.Since(t0))
+	}
+	runtime.KeepAlive(c)
+	return pct(lat, 0.50)
+}
