@@ -192,7 +192,10 @@ func startServe(b *testing.B, bin, upstream, dbURL string) *servedNode {
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SWITCHBOARD_ADDR=" + addr, "SWITCHBOARD_DATA_DIR=" + filepath.Join(dir, "data"),
 		"SWITCHBOARD_GITHUB_BASE_URL=" + upstream, "SWITCHBOARD_GITHUB_RATE_LIMIT=" + serveRateLimit,
-		"SWITCHBOARD_LOG_LEVEL=error", "SWITCHBOARD_DRAIN_LEAD=0s"}
+		"SWITCHBOARD_LOG_LEVEL=error", "SWITCHBOARD_DRAIN_LEAD=0s",
+		// The keys are all the owner's, and 1,024 sessions of one principal are more than the
+		// default of 100 it may hold.
+		"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL=1100"}
 	if dbURL != "" {
 		cmd.Env = append(cmd.Env, "SWITCHBOARD_DATABASE_URL="+dbURL)
 	}

@@ -125,6 +125,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_SCHEMA_PROFILE", "portable", "how tools/list writes tools' input schemas: portable (the subset OpenAI strict mode, Anthropic and Gemini's parametersJsonSchema all accept: closed objects, every property required and an optional one nullable, free-form values as JSON text, descriptions cut at 1,024 characters), gemini (portable for Gemini's OpenAPI parameters: no additionalProperties) or full (every JSON Schema keyword); calls are checked against the full schemas whatever it is"},
 		{egress.AllowPrivateEnv, "false", "true lets outgoing requests (remote MCP servers, tenants' APIs, OAuth endpoints, providers' redirects) reach private, loopback and link-local addresses (refused by default: SSRF; a provider's configured base and OAuth URLs are always reached)"},
 		{egress.AllowCIDRsEnv, "", "comma-separated CIDR ranges (10.1.0.0/16) outgoing requests may reach although private"},
+		{"SWITCHBOARD_AUDIT_SYNCHRONOUS_COMMIT", "on", "PostgreSQL only: off writes audit rows with synchronous_commit off, saving the WAL flush each call waits for (about 3 ms a call on a local disk): a row is still committed before its call's answer or upstream request and survives the node's crash, but a crash of the PostgreSQL server itself may lose the last fraction of a second of audit rows. Other writes stay synchronous"},
 		{"SWITCHBOARD_REDIS_URL", "", "redis://[:password@]host:6379/0 (or rediss:// for TLS): connections' rate limits, upstream Retry-After windows and tenants' run bounds are shared by every node using it; unset: kept per process (one node)"},
 		{"SWITCHBOARD_REDIS_TIMEOUT", "250ms", "the longest one Redis round trip may take before the node decides on its own share of the limit (and tries Redis again 1 s later); a tool call never waits longer on Redis"},
 		{"SWITCHBOARD_TRUSTED_PROXIES", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client; sign-in and unknown API keys are throttled per client address"},
@@ -147,6 +148,8 @@ type config struct {
 	PublicURL string
 	// BaseURLs overrides providers' API base URLs, by provider name.
 	BaseURLs map[string]string
+	// AuditAsyncCommit writes audit rows with PostgreSQL's synchronous_commit off.
+	AuditAsyncCommit bool
 	// RateLimits overrides the token bucket of each connection of a provider, by
 	// provider name (the provider's wait for it stays).
 	RateLimits map[string]limits.Rate
@@ -271,6 +274,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 			c.RateLimits = map[string]limits.Rate{}
 		}
 		c.RateLimits[spec.Name] = rl
+	}
+	switch v := get("SWITCHBOARD_AUDIT_SYNCHRONOUS_COMMIT"); v {
+	case "on":
+	case "off":
+		if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+			return config{}, &configError{"SWITCHBOARD_AUDIT_SYNCHRONOUS_COMMIT", "off applies to PostgreSQL only; SWITCHBOARD_DATABASE_URL is not a postgres:// URL"}
+		}
+		c.AuditAsyncCommit = true
+	default:
+		return config{}, &configError{"SWITCHBOARD_AUDIT_SYNCHRONOUS_COMMIT", fmt.Sprintf("%q: want on or off", v)}
 	}
 	c.OpenAPIDir = get("SWITCHBOARD_OPENAPI_DIR")
 	apps, err := loadOAuthApps(get)

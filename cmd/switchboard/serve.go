@@ -157,7 +157,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		return err
 	}
 	transports := &providers.Transports{Wrap: tel.UpstreamTransport, New: providerTransports(guard, reg, cfg.OAuthApps)}
-	auditWriter := audit.NewWriter(db, audit.WriterOptions{Logger: log, Metrics: tel.Metrics()})
+	auditDB, closeAuditDB, err := openAuditDB(ctx, cfg, db)
+	if err != nil {
+		return err
+	}
+	defer closeAuditDB()
+	auditWriter := audit.NewWriter(auditDB, audit.WriterOptions{Logger: log, Metrics: tel.Metrics()})
 	if err := tel.Metrics().AuditQueue(auditWriter.QueueLen); err != nil {
 		return err
 	}
