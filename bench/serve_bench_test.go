@@ -42,6 +42,9 @@ const (
 	// share of the callers asks of it on 2 cores, so that it refuses only bursts.
 	serveRateLimit = "200:400"
 	serveWindow    = 3 * time.Second
+	// envServeProfile, set to a directory, has BenchmarkServe write there the hub's CPU
+	// profile of the 1,024-caller window, taken from its admin listener.
+	envServeProfile = "SWITCHBOARD_BENCH_SERVE_PROFILE"
 )
 
 // BenchmarkServe drives github_get_issue through `switchboard serve` with 1, 64, 256
@@ -63,22 +66,34 @@ func BenchmarkServe(b *testing.B) {
 	if pg == "" {
 		pg = servePostgresDefault
 	}
-	for _, db := range []string{"sqlite", "postgres"} {
-		b.Run("db="+db, func(b *testing.B) {
-			dbURL := ""
-			if db == "postgres" {
-				dbURL = freshPostgresDB(b, pg)
-			}
+	for _, v := range []struct {
+		name     string
+		postgres bool
+		env      []string
+	}{
+		{name: "db=sqlite"},
+		{name: "db=postgres", postgres: true},
+		{name: "db=postgres-audit-async", postgres: true, env: []string{"SWITCHBOARD_AUDIT_SYNCHRONOUS_COMMIT=off"}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
 			for range b.N {
-				benchServe(b, bin, upstream, dbURL)
+				dbURL := ""
+				if v.postgres {
+					dbURL = freshPostgresDB(b, pg)
+				}
+				benchServe(b, bin, upstream, dbURL, v.env...)
 			}
 		})
 	}
 }
 
 // benchServe is one run of BenchmarkServe on a fresh node and database.
-func benchServe(b *testing.B, bin, upstream, dbURL string) {
-	srv := startServe(b, bin, upstream, dbURL)
+func benchServe(b *testing.B, bin, upstream, dbURL string, env ...string) {
+	profile := os.Getenv(envServeProfile)
+	if profile != "" {
+		env = append(env, "SWITCHBOARD_ADMIN_ADDR=127.0.0.1:0")
+	}
+	srv := startServe(b, bin, upstream, dbURL, env...)
 	sessions := srv.callers(b, 1024)
 	closedLoop(b, sessions, 2*time.Second) // warm up: key cache, pooled clients, database connections
 
@@ -86,7 +101,18 @@ func benchServe(b *testing.B, bin, upstream, dbURL string) {
 	counts := []int{1, 64, 256, 1024}
 	rate := map[int]float64{}
 	for _, c := range counts {
+		var prof chan []byte
+		if profile != "" && c == counts[len(counts)-1] {
+			prof = make(chan []byte, 1)
+			go func() { prof <- srv.cpuProfile(serveWindow - 500*time.Millisecond) }()
+		}
 		outs, w := closedLoop(b, sessions[:c], serveWindow)
+		if prof != nil {
+			path := filepath.Join(profile, strings.ReplaceAll(b.Name(), "/", "_")+fmt.Sprintf("-c%d.pprof", c))
+			if err := os.WriteFile(path, <-prof, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
 		lat, refused := merge(outs)
 		var r refusals
 		r.addAll(refused)
@@ -108,6 +134,7 @@ func benchServe(b *testing.B, bin, upstream, dbURL string) {
 // servedNode is a `switchboard serve` process as its callers see it.
 type servedNode struct {
 	base, mcpURL, admin string
+	adminAddr           string // the admin listener's host:port, when it has one
 	client              *http.Client
 }
 
@@ -172,14 +199,15 @@ func freshPostgresDB(b *testing.B, base string) string {
 }
 
 var (
-	serveMCPURL   = regexp.MustCompile(`MCP URL \(tenant default\): (\S+)`)
-	serveAdminKey = regexp.MustCompile(`Admin API key \(shown once, store it now\): (sbk_\S+)`)
+	serveMCPURL    = regexp.MustCompile(`MCP URL \(tenant default\): (\S+)`)
+	serveAdminKey  = regexp.MustCompile(`Admin API key \(shown once, store it now\): (sbk_\S+)`)
+	serveAdminAddr = regexp.MustCompile(`Admin listener \(metrics, pprof\): http://(\S+)`)
 )
 
 // startServe starts `switchboard serve` on a free port with GitHub at upstream and the
 // database dbURL (SQLite in a temporary directory when empty), stopped when the
 // benchmark ends, and returns once it is ready.
-func startServe(b *testing.B, bin, upstream, dbURL string) *servedNode {
+func startServe(b *testing.B, bin, upstream, dbURL string, env ...string) *servedNode {
 	b.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -199,6 +227,7 @@ func startServe(b *testing.B, bin, upstream, dbURL string) *servedNode {
 	if dbURL != "" {
 		cmd.Env = append(cmd.Env, "SWITCHBOARD_DATABASE_URL="+dbURL)
 	}
+	cmd.Env = append(cmd.Env, env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -248,6 +277,9 @@ func startServe(b *testing.B, bin, upstream, dbURL string) *servedNode {
 			}
 			if m := serveAdminKey.FindStringSubmatch(line); m != nil {
 				n.admin = m[1]
+			}
+			if m := serveAdminAddr.FindStringSubmatch(line); m != nil {
+				n.adminAddr = m[1]
 			}
 		case <-deadline:
 			b.Fatal("switchboard serve printed no MCP URL and admin key within a minute")
@@ -337,4 +369,15 @@ func directLatency(b *testing.B, upstream string, n int) time.Duration {
 	}
 	runtime.KeepAlive(c)
 	return pct(lat, 0.50)
+}
+
+// cpuProfile takes the hub's CPU profile for d from its admin listener.
+func (n *servedNode) cpuProfile(d time.Duration) []byte {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", n.adminAddr, max(1, int(d.Seconds()))))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return raw
 }
