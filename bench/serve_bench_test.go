@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,7 +41,7 @@ const (
 	serveKeys, serveConnections = 32, 32
 	// serveRateLimit is each connection's bucket: on, and above what one connection's
 	// share of the callers asks of it on 2 cores, so that it refuses only bursts.
-	serveRateLimit = "200:400"
+	serveRateLimit = "1000:2000"
 	serveWindow    = 3 * time.Second
 	// envServeProfile, set to a directory, has BenchmarkServe write there the hub's CPU
 	// profile of the 1,024-caller window, taken from its admin listener.
@@ -109,7 +110,11 @@ func benchServe(b *testing.B, bin, upstream, dbURL string, env ...string) {
 		outs, w := closedLoop(b, sessions[:c], serveWindow)
 		if prof != nil {
 			path := filepath.Join(profile, strings.ReplaceAll(b.Name(), "/", "_")+fmt.Sprintf("-c%d.pprof", c))
-			if err := os.WriteFile(path, <-prof, 0o644); err != nil {
+			raw := <-prof
+			if raw == nil {
+				b.Fatalf("no CPU profile from the admin listener at %s", srv.adminAddr)
+			}
+			if err := os.WriteFile(path, raw, 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -266,7 +271,8 @@ func startServe(b *testing.B, bin, upstream, dbURL string, env ...string) *serve
 		}
 	})
 	deadline := time.After(time.Minute)
-	for n.mcpURL == "" || n.admin == "" {
+	wantAdmin := slices.ContainsFunc(env, func(v string) bool { return strings.HasPrefix(v, "SWITCHBOARD_ADMIN_ADDR=") })
+	for n.mcpURL == "" || n.admin == "" || wantAdmin && n.adminAddr == "" {
 		select {
 		case line, ok := <-lines:
 			if !ok {
@@ -371,7 +377,8 @@ func directLatency(b *testing.B, upstream string, n int) time.Duration {
 	return pct(lat, 0.50)
 }
 
-// cpuProfile takes the hub's CPU profile for d from its admin listener.
+// cpuProfile takes the hub's CPU profile for d from its admin listener (nil if it
+// could not, which the benchmark reports).
 func (n *servedNode) cpuProfile(d time.Duration) []byte {
 	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", n.adminAddr, max(1, int(d.Seconds()))))
 	if err != nil {
@@ -379,5 +386,8 @@ func (n *servedNode) cpuProfile(d time.Duration) []byte {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
 	return raw
 }
