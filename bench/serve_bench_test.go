@@ -107,7 +107,9 @@ func benchServe(b *testing.B, bin, upstream, dbURL string, env ...string) {
 			prof = make(chan []byte, 1)
 			go func() { prof <- srv.cpuProfile(serveWindow - 500*time.Millisecond) }()
 		}
+		cpu0 := (&hubProcess{pid: srv.pid}).cpu(b)
 		outs, w := closedLoop(b, sessions[:c], serveWindow)
+		cpu := (&hubProcess{pid: srv.pid}).cpu(b) - cpu0
 		if prof != nil {
 			path := filepath.Join(profile, strings.ReplaceAll(b.Name(), "/", "_")+fmt.Sprintf("-c%d.pprof", c))
 			raw := <-prof
@@ -126,6 +128,8 @@ func benchServe(b *testing.B, bin, upstream, dbURL string, env ...string) {
 		b.ReportMetric(micros(pct(lat, 0.50)), fmt.Sprintf("c%d-p50-µs", c))
 		b.ReportMetric(micros(pct(lat, 0.99)), fmt.Sprintf("c%d-p99-µs", c))
 		b.ReportMetric(float64(r.total()), fmt.Sprintf("c%d-refused", c))
+		b.ReportMetric(micros(cpu/time.Duration(max(len(lat), 1))), fmt.Sprintf("c%d-hub-cpu-µs/answered", c))
+		b.ReportMetric(100*cpu.Seconds()/w.Seconds(), fmt.Sprintf("c%d-hub-cpu-%%", c))
 		if c == 1 {
 			b.ReportMetric(micros(direct), "c1-direct-p50-µs")
 			b.ReportMetric(micros(pct(lat, 0.50)-direct), "c1-added-p50-µs")
@@ -134,12 +138,21 @@ func benchServe(b *testing.B, bin, upstream, dbURL string, env ...string) {
 	b.ReportMetric(100*rate[256]/rate[64], "c256-vs-c64-%")
 	b.ReportMetric(100*rate[1024]/rate[64], "c1024-vs-c64-%")
 	b.ReportMetric(0, "failed") // any failed call has failed the benchmark
+	if raw, err := os.ReadFile("/proc/loadavg"); err == nil {
+		// The machine's load when the run ended: on a shared machine, what the figures
+		// competed with.
+		var load float64
+		if _, err := fmt.Sscan(string(raw), &load); err == nil {
+			b.ReportMetric(load, "loadavg-1m")
+		}
+	}
 }
 
 // servedNode is a `switchboard serve` process as its callers see it.
 type servedNode struct {
 	base, mcpURL, admin string
 	adminAddr           string // the admin listener's host:port, when it has one
+	pid                 int
 	client              *http.Client
 }
 
@@ -244,7 +257,7 @@ func startServe(b *testing.B, bin, upstream, dbURL string, env ...string) *serve
 		b.Fatal(err)
 	}
 	exited := make(chan struct{})
-	n := &servedNode{base: "http://" + addr, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, MaxIdleConns: 4096}}}
+	n := &servedNode{pid: cmd.Process.Pid, base: "http://" + addr, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4096, MaxIdleConns: 4096}}}
 	lines := make(chan string, 16)
 	go func() {
 		sc := bufio.NewScanner(out)
