@@ -39,8 +39,9 @@ const (
 	// serveKeys and serveConnections are how many API keys the callers share and how
 	// many GitHub accounts the tenant has connected (each caller names one of them).
 	serveKeys, serveConnections = 32, 32
-	// serveRateLimit is each connection's bucket: on, and above what one connection's
-	// share of the callers asks of it on 2 cores, so that it refuses only bursts.
+	// serveRateLimit is each connection's bucket: on, and above what even a lone caller
+	// asks of its connection on 2 cores, so that the figures are the hub's, not the
+	// bucket's (with 200:400 the lone caller waited for tokens).
 	serveRateLimit = "1000:2000"
 	serveWindow    = 3 * time.Second
 	// envServeProfile, set to a directory, has BenchmarkServe write there the hub's CPU
