@@ -26,7 +26,11 @@ type outcome struct {
 // reason (see refusalReason), or a failure (anything else, which fails the benchmark:
 // every call must be one of the two).
 func (s *session) callOrRefusal() (refusedFor time.Duration, reason string, err error) {
-	res, err := s.rpc("tools/call", `{"name":"github_get_issue","arguments":{"owner":"octocat","repo":"Hello-World","issue_number":1347}}`)
+	call := s.call
+	if call == "" {
+		call = `{"name":"github_get_issue","arguments":{"owner":"octocat","repo":"Hello-World","issue_number":1347}}`
+	}
+	res, err := s.rpc("tools/call", call)
 	if hr := (*httpRefusal)(nil); errors.As(err, &hr) {
 		// Refused at the door, before the request was read: its advice is the header's.
 		secs, cerr := strconv.Atoi(hr.retryAfter)

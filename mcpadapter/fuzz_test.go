@@ -94,11 +94,12 @@ func FuzzTakeConnection(f *testing.F) {
 		{ID: "con_2", Label: "Home", Account: "acme"},
 		{ID: "con_3", Label: "con_1", Account: "other"},
 	}
+	conns := router.NewConnectionIndex(refs)
 	for _, s := range []string{`{"connection":"Work","text":"x"}`, `{"connection":"con_2"}`, `{"connection":"acme"}`, `{"connection":7}`, `{}`, `[]`, `null`, `{"connection":"con_1","connection":"Home"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, args []byte) {
-		rest, id, err := takeConnection(args, refs)
+		rest, id, err := takeConnection(args, conns)
 		if err != nil {
 			e := switchboard.AsError(err)
 			if e.Code != switchboard.CodeInvalid || (e.Field != "arguments" && e.Field != connectionArg) {

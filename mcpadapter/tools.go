@@ -25,6 +25,7 @@ const connectionArg = providers.ConnectionArgument
 type hubTool struct {
 	binding router.Binding
 	single  string                  // the connection id, when there is only one (else the call names one)
+	conns   *router.ConnectionIndex // the connections a call may name, by every name it may use
 	profile providers.SchemaProfile // how the scope lists the tool's input
 	def     *toolDef                // shared by every scope; never written
 	own     *mcp.Tool               // this scope's definition where it differs from def's, else nil
@@ -48,7 +49,7 @@ func (t *hubTool) request(args json.RawMessage) (router.Request, error) {
 		// Several accounts: the call names one. One account: a call may still name it,
 		// and one naming another is refused rather than run on this one.
 		var err error
-		if args, connID, err = takeConnection(args, t.binding.Connections); err != nil {
+		if args, connID, err = takeConnection(args, t.conns); err != nil {
 			return router.Request{}, err
 		}
 	}
@@ -94,6 +95,9 @@ func (a *Adapter) hubTool(b router.Binding) (*hubTool, error) {
 	t := &hubTool{binding: b, profile: a.opts.SchemaProfile, def: a.defs.def(b.Tool, a.taskSupport(), a.opts.SchemaProfile)}
 	if len(b.Connections) == 1 {
 		t.single = b.Connections[0].ID
+	}
+	if len(b.Connections) > 0 {
+		t.conns = router.NewConnectionIndex(b.Connections)
 	}
 	var own *mcp.Tool
 	if len(b.Connections) > 1 {
@@ -291,21 +295,23 @@ func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
 }
 
 // takeConnection removes the connection argument and resolves it to one of the tool's
-// connections (see router.PickConnection).
-func takeConnection(args json.RawMessage, refs []router.ConnectionRef) (json.RawMessage, string, error) {
+// connections (see router.PickConnection). Its cost does not grow with the number of
+// connections: the index is built when the tool is bound, and their labels are listed
+// only in the error of a call that names none.
+func takeConnection(args json.RawMessage, conns *router.ConnectionIndex) (json.RawMessage, string, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(args, &m); err != nil {
 		return nil, "", switchboard.Invalid("arguments", "must be a JSON object")
 	}
 	raw, ok := m[connectionArg]
 	if !ok {
-		return nil, "", switchboard.Invalid(connectionArg, "is required; one of "+router.QuotedLabels(refs))
+		return nil, "", switchboard.Invalid(connectionArg, "is required; one of "+router.QuotedLabels(conns.Refs()))
 	}
 	var named string
 	if err := json.Unmarshal(raw, &named); err != nil {
 		return nil, "", switchboard.Invalid(connectionArg, "must be a string")
 	}
-	id, err := router.PickConnection(refs, connectionArg, named)
+	id, err := conns.Pick(connectionArg, named)
 	if err != nil {
 		return nil, "", err
 	}

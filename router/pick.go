@@ -49,3 +49,49 @@ func QuotedLabels(refs []ConnectionRef) string {
 	}
 	return strings.Join(labels, ", ")
 }
+
+// ConnectionIndex resolves a connection named by a call among a tool's connections as
+// PickConnection does, in time that does not grow with how many there are: the names
+// a call may use (ids, labels, account labels only one of them carries) are looked up
+// in a map built once, when the tool is bound. A name it does not hold goes to
+// PickConnection, which says what is wrong with it.
+type ConnectionIndex struct {
+	refs   []ConnectionRef
+	byName map[string]string
+}
+
+// NewConnectionIndex indexes refs, which it keeps and never changes.
+func NewConnectionIndex(refs []ConnectionRef) *ConnectionIndex {
+	x := &ConnectionIndex{refs: refs, byName: make(map[string]string, 2*len(refs))}
+	accounts := make(map[string]int, len(refs))
+	for _, r := range refs {
+		accounts[r.Account]++
+	}
+	for _, r := range refs {
+		if accounts[r.Account] == 1 {
+			x.byName[r.Account] = r.ID
+		}
+	}
+	labels := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		if !labels[r.Label] {
+			labels[r.Label] = true // the first connection with a label takes it
+			x.byName[r.Label] = r.ID
+		}
+	}
+	for _, r := range refs {
+		x.byName[r.ID] = r.ID // an id wins over any label
+	}
+	return x
+}
+
+// Refs are the connections indexed.
+func (x *ConnectionIndex) Refs() []ConnectionRef { return x.refs }
+
+// Pick returns the id of the connection named, or PickConnection's error.
+func (x *ConnectionIndex) Pick(field, named string) (string, error) {
+	if id, ok := x.byName[named]; ok {
+		return id, nil
+	}
+	return PickConnection(x.refs, field, named)
+}

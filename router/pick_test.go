@@ -30,21 +30,29 @@ func TestPickConnection(t *testing.T) {
 		{name: "a lone account label", refs: []ConnectionRef{{ID: "con_1", Label: "Home (con_1)", Account: "Home"}, mine}, named: "Home", want: "con_1"},
 		{name: "a shared account label", refs: []ConnectionRef{{ID: "con_x", Label: "Home (con_x)", Account: "Home"}, {ID: "con_y", Label: "Home (con_y)", Account: "Home"}}, named: "Home",
 			says: "(con_x, con_y)"},
+		{name: "a label wins over another's lone account label", refs: []ConnectionRef{{ID: "con_1", Label: "Home (con_1)", Account: "Work"}, {ID: "con_2", Label: "Work", Account: "Other"}}, named: "Work", want: "con_2"},
+		{name: "the first of two equal labels", refs: []ConnectionRef{{ID: "con_1", Label: "Work", Account: "a"}, {ID: "con_2", Label: "Work", Account: "b"}}, named: "Work", want: "con_1"},
 		{name: "an unknown name", refs: []ConnectionRef{squat, mine}, named: "Home", says: `use one of "con_mine", "Work Slack", or a connection id`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := PickConnection(tt.refs, "connection", tt.named)
-			if tt.want != "" {
-				if err != nil || got != tt.want {
-					t.Fatalf("PickConnection(%q) = %q, %v; want %q", tt.named, got, err, tt.want)
-				}
-				return
+			pickers := map[string]func() (string, error){
+				"PickConnection":  func() (string, error) { return PickConnection(tt.refs, "connection", tt.named) },
+				"ConnectionIndex": func() (string, error) { return NewConnectionIndex(tt.refs).Pick("connection", tt.named) },
 			}
-			e, ok := err.(*switchboard.Error)
-			if !ok || e.Code != switchboard.CodeInvalid || e.Field != "connection" || !strings.Contains(e.Message, tt.says) {
-				t.Fatalf("PickConnection(%q) = %q, %v; want an invalid connection error saying %q", tt.named, got, err, tt.says)
+			for name, pick := range pickers {
+				got, err := pick()
+				if tt.want != "" {
+					if err != nil || got != tt.want {
+						t.Fatalf("%s(%q) = %q, %v; want %q", name, tt.named, got, err, tt.want)
+					}
+					continue
+				}
+				e, ok := err.(*switchboard.Error)
+				if !ok || e.Code != switchboard.CodeInvalid || e.Field != "connection" || !strings.Contains(e.Message, tt.says) {
+					t.Fatalf("%s(%q) = %q, %v; want an invalid connection error saying %q", name, tt.named, got, err, tt.says)
+				}
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -53,6 +54,7 @@ func derivedDefaults() map[string]string {
 		"SWITCHBOARD_VAULT_TOKEN":                "$VAULT_TOKEN",
 		"SWITCHBOARD_PUBLIC_URL":                 "http://ADDR",
 		"SWITCHBOARD_<PROVIDER>_BASE_URL":        "the provider's public API",
+		"SWITCHBOARD_<PROVIDER>_RATE_LIMIT":      "the provider's (GitHub 10:50, Slack 1:10)",
 		"SWITCHBOARD_ADMIN_ADDR":                 "off",
 		"OTEL_EXPORTER_OTLP_ENDPOINT":            "off",
 		"SWITCHBOARD_OAUTH_<PROVIDER>_AUTH_URL":  "the provider's",
@@ -101,6 +103,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_VAULT_TRANSIT_MOUNT", "transit", "with SWITCHBOARD_KEYRING=vault: the path the transit secrets engine is mounted at"},
 		{"SWITCHBOARD_PUBLIC_URL", "", "the URL people and MCP clients reach this server at (behind a proxy: its https URL); MCP URLs and links start with it"},
 		{"SWITCHBOARD_<PROVIDER>_BASE_URL", "", "API base URL of one provider (<PROVIDER>: " + every + "), e.g. SWITCHBOARD_GITHUB_BASE_URL=https://HOST/api/v3 for GitHub Enterprise Server, or a test double's URL"},
+		{"SWITCHBOARD_<PROVIDER>_RATE_LIMIT", "", "the token bucket each connection of one provider gets, as PER_SECOND:BURST (SWITCHBOARD_GITHUB_RATE_LIMIT=1.4:100 is GitHub's 5,000 an hour); a call that would wait longer than the provider's wait for it is refused with rate_limited and Retry-After, as is every call while the upstream says its limit is spent (Retry-After, X-RateLimit-Remaining: 0)"},
 		{"SWITCHBOARD_OPENAPI_DIR", "", "a directory of OpenAPI 3 or Swagger 2 descriptions (NAME.json, NAME.yaml), each made the provider NAME at start-up, its options (base_url, auth, operations, tags, title) in NAME.options.json"},
 		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs go to stderr"},
 		{"SWITCHBOARD_LOG_FORMAT", telemetry.LogText, "text or json (one JSON object a line); request lines carry trace_id, and an error repeated within 10 s is summarised"},
@@ -122,6 +125,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_SCHEMA_PROFILE", "portable", "how tools/list writes tools' input schemas: portable (the subset OpenAI strict mode, Anthropic and Gemini's parametersJsonSchema all accept: closed objects, every property required and an optional one nullable, free-form values as JSON text, descriptions cut at 1,024 characters), gemini (portable for Gemini's OpenAPI parameters: no additionalProperties) or full (every JSON Schema keyword); calls are checked against the full schemas whatever it is"},
 		{egress.AllowPrivateEnv, "false", "true lets outgoing requests (remote MCP servers, tenants' APIs, OAuth endpoints, providers' redirects) reach private, loopback and link-local addresses (refused by default: SSRF; a provider's configured base and OAuth URLs are always reached)"},
 		{egress.AllowCIDRsEnv, "", "comma-separated CIDR ranges (10.1.0.0/16) outgoing requests may reach although private"},
+		{"SWITCHBOARD_AUDIT_SYNCHRONOUS_COMMIT", "on", "PostgreSQL only: off writes audit rows with synchronous_commit off, saving the WAL flush each call waits for (about 3 ms a call on a local disk): a row is still committed before its call's answer or upstream request and survives the node's crash, but a crash of the PostgreSQL server itself may lose the last fraction of a second of audit rows. Other writes stay synchronous"},
 		{"SWITCHBOARD_REDIS_URL", "", "redis://[:password@]host:6379/0 (or rediss:// for TLS): connections' rate limits, upstream Retry-After windows and tenants' run bounds are shared by every node using it; unset: kept per process (one node)"},
 		{"SWITCHBOARD_REDIS_TIMEOUT", "250ms", "the longest one Redis round trip may take before the node decides on its own share of the limit (and tries Redis again 1 s later); a tool call never waits longer on Redis"},
 		{"SWITCHBOARD_TRUSTED_PROXIES", "", "comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For names the client; sign-in and unknown API keys are throttled per client address"},
@@ -144,6 +148,11 @@ type config struct {
 	PublicURL string
 	// BaseURLs overrides providers' API base URLs, by provider name.
 	BaseURLs map[string]string
+	// AuditAsyncCommit writes audit rows with PostgreSQL's synchronous_commit off.
+	AuditAsyncCommit bool
+	// RateLimits overrides the token bucket of each connection of a provider, by
+	// provider name (the provider's wait for it stays).
+	RateLimits map[string]limits.Rate
 	// OpenAPIDir holds API descriptions each made a provider at start-up ("" for none).
 	OpenAPIDir string
 	LogLevel   slog.Level
@@ -250,6 +259,31 @@ func loadConfig(getenv func(string) string) (config, error) {
 			c.BaseURLs = map[string]string{}
 		}
 		c.BaseURLs[spec.Name] = u
+	}
+	for _, spec := range all.Specs() {
+		name := "SWITCHBOARD_" + strings.ToUpper(spec.Name) + "_RATE_LIMIT"
+		v := get(name)
+		if v == "" {
+			continue
+		}
+		rl, err := parseRateLimit(v)
+		if err != nil {
+			return config{}, &configError{name, err.Error()}
+		}
+		if c.RateLimits == nil {
+			c.RateLimits = map[string]limits.Rate{}
+		}
+		c.RateLimits[spec.Name] = rl
+	}
+	switch v := get("SWITCHBOARD_AUDIT_SYNCHRONOUS_COMMIT"); v {
+	case "on":
+	case "off":
+		if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+			return config{}, &configError{"SWITCHBOARD_AUDIT_SYNCHRONOUS_COMMIT", "off applies to PostgreSQL only; SWITCHBOARD_DATABASE_URL is not a postgres:// URL"}
+		}
+		c.AuditAsyncCommit = true
+	default:
+		return config{}, &configError{"SWITCHBOARD_AUDIT_SYNCHRONOUS_COMMIT", fmt.Sprintf("%q: want on or off", v)}
 	}
 	c.OpenAPIDir = get("SWITCHBOARD_OPENAPI_DIR")
 	apps, err := loadOAuthApps(get)
@@ -538,4 +572,21 @@ func toolBudget(n int) int {
 		return -1
 	}
 	return n
+}
+
+// parseRateLimit reads a token bucket written PER_SECOND:BURST (10:50, 0.5:5).
+func parseRateLimit(v string) (limits.Rate, error) {
+	rate, burst, ok := strings.Cut(v, ":")
+	if !ok {
+		return limits.Rate{}, fmt.Errorf("%q: want PER_SECOND:BURST, such as 10:50", v)
+	}
+	perSecond, err := strconv.ParseFloat(rate, 64)
+	if err != nil || perSecond <= 0 || math.IsInf(perSecond, 0) || math.IsNaN(perSecond) {
+		return limits.Rate{}, fmt.Errorf("%q: the rate before the colon must be a number of requests a second above 0, such as 10 or 0.5", v)
+	}
+	b, err := strconv.Atoi(burst)
+	if err != nil || b < 1 {
+		return limits.Rate{}, fmt.Errorf("%q: the burst after the colon must be a whole number of requests of at least 1, such as 50", v)
+	}
+	return limits.Rate{PerSecond: perSecond, Burst: b}, nil
 }

@@ -90,6 +90,17 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 			return nil, err
 		}
 	}
+	for provider, rate := range cfg.RateLimits {
+		spec, ok := reg.Provider(provider)
+		if !ok {
+			return nil, fmt.Errorf("set rate limit: unknown provider %q", provider)
+		}
+		rl := spec.RateLimit
+		rl.PerSecond, rl.Burst = rate.PerSecond, rate.Burst
+		if err := reg.SetRateLimit(provider, rl); err != nil {
+			return nil, err
+		}
+	}
 	return reg, nil
 }
 
@@ -146,7 +157,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		return err
 	}
 	transports := &providers.Transports{Wrap: tel.UpstreamTransport, New: providerTransports(guard, reg, cfg.OAuthApps)}
-	auditWriter := audit.NewWriter(db, audit.WriterOptions{Logger: log, Metrics: tel.Metrics()})
+	auditDB, closeAuditDB, err := openAuditDB(ctx, cfg, db)
+	if err != nil {
+		return err
+	}
+	defer closeAuditDB()
+	auditWriter := audit.NewWriter(auditDB, audit.WriterOptions{Logger: log, Metrics: tel.Metrics()})
 	if err := tel.Metrics().AuditQueue(auditWriter.QueueLen); err != nil {
 		return err
 	}
