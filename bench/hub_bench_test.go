@@ -198,7 +198,7 @@ type session struct {
 	// call is the tools/call params callOrRefusal sends ("" for github_get_issue on the
 	// caller's only connection).
 	call string
-	n  atomic.Int64
+	n    atomic.Int64
 	// answer is list's buffer, kept from one list to the next as a client that lists
 	// often would keep it, so the client's own allocations do not weigh on the figures.
 	answer bytes.Buffer

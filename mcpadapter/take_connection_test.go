@@ -12,7 +12,7 @@ import (
 func manyConnections(n int) *router.ConnectionIndex {
 	refs := make([]router.ConnectionRef, n)
 	for i := range refs {
-		refs[i] = router.ConnectionRef{ID: fmt.Sprintf("con_%04d", i), Label: fmt.Sprintf("account %d", i), Account: fmt.Sprintf("account %d", i)}
+		refs[i] = router.ConnectionRef{ID: fmt.Sprintf("con_%04d", i), Label: fmt.Sprintf("account %04d", i), Account: fmt.Sprintf("account %04d", i)}
 	}
 	return router.NewConnectionIndex(refs)
 }
@@ -23,7 +23,7 @@ func manyConnections(n int) *router.ConnectionIndex {
 func TestTakeConnectionCostIsFlat(t *testing.T) {
 	allocs := func(n int) float64 {
 		conns := manyConnections(n)
-		args := json.RawMessage(fmt.Sprintf(`{"connection":"account %d","owner":"octocat","repo":"Hello-World","issue_number":1347}`, n-1))
+		args := json.RawMessage(fmt.Sprintf(`{"connection":"account %04d","owner":"octocat","repo":"Hello-World","issue_number":1347}`, n-1))
 		return testing.AllocsPerRun(200, func() {
 			_, id, err := takeConnection(args, conns)
 			if err != nil || id != fmt.Sprintf("con_%04d", n-1) {
@@ -31,8 +31,10 @@ func TestTakeConnectionCostIsFlat(t *testing.T) {
 			}
 		})
 	}
+	// The race detector's instrumentation adds or spares an allocation now and then, so
+	// the figures may differ by that; a cost per connection would add 198.
 	few, many := allocs(2), allocs(200)
-	if many != few {
+	if many > few+2 {
 		t.Fatalf("allocations per call: %v with 2 connections, %v with 200; want the same", few, many)
 	}
 }
@@ -43,7 +45,7 @@ func BenchmarkTakeConnection(b *testing.B) {
 	for _, n := range []int{1, 200} {
 		b.Run(fmt.Sprintf("connections=%d", n), func(b *testing.B) {
 			conns := manyConnections(n)
-			args := json.RawMessage(fmt.Sprintf(`{"connection":"account %d","owner":"octocat","repo":"Hello-World","issue_number":1347}`, n-1))
+			args := json.RawMessage(fmt.Sprintf(`{"connection":"account %04d","owner":"octocat","repo":"Hello-World","issue_number":1347}`, n-1))
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, _, err := takeConnection(args, conns); err != nil {
