@@ -2,6 +2,8 @@
 // (switchboard_run_async and the tools that follow a run) and saved workflows'
 // management (run_workflow, list_workflows, create_workflow, cancel_workflow). They
 // run on no connection, as the caller, through the router like any other tool.
+//
+// Start from [Tools], which registers the hub's tools with a registry.
 package hub
 
 import (
