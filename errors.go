@@ -1,5 +1,8 @@
 // Package switchboard holds the domain types shared by every layer of Switchboard:
 // tenant and principal identities, identifiers, and the error type with codes.
+//
+// Start from [Principal] (who calls: [TenantID], [PrincipalKind], [Role]), [Error] with
+// its [Code], and [NewID].
 package switchboard
 
 import (

@@ -3,6 +3,10 @@
 // and a tool mode, reachable at its own MCP URL with its own API keys. It also owns
 // the tenant's MCP settings (the defaults an agent inherits). Every store call takes
 // the tenant.
+//
+// Start from [Service], which creates, changes and lists agents and the tenant's
+// [Settings] over its [Store]; an [Agent] holds its [Tool] bindings and policies
+// ([Confirm], [ToolMode], [RunTools]).
 package agents
 
 import (

@@ -2,6 +2,10 @@
 // operation's schemas, connections, tenants, users, API keys and the audit log, plus the
 // /healthz and /readyz probes. Every /api request is authenticated by a bearer API key,
 // and every answer about another tenant's objects is the same as for a missing one.
+//
+// Start from [New], which builds the gin engine from [Options]; the interfaces Options
+// holds ([ToolRunner], [RunService], [WorkflowService], [ToolLister], …) are what the
+// API needs of the rest of the hub. docs/reference/openapi.yaml describes every route.
 package api
 
 import (

@@ -1,5 +1,8 @@
 // Package audit records one event per tool call and per security-relevant action, in
 // batches off the request path, and lists them per tenant.
+//
+// Start from [Writer] (the batched writer behind [Recorder]), [Event] (one row, of a
+// [Kind]) and [Store] (the listing, by [ListOptions]).
 package audit
 
 import (

@@ -2,6 +2,10 @@
 // keyring.Keyring and bound to their row and tenant, token checks against the provider
 // when a connection is made, the OAuth connect flow, the refreshing token source and
 // refresher, and the events that tell the rest of the hub a connection changed.
+//
+// Start from [Service] (connect, reconnect, disconnect, the OAuth flow from
+// [Service.Authorize] to its callback) and [Connection] (one record, with its [Status]);
+// [Store] keeps them with their [Credentials] sealed.
 package connections
 
 import (

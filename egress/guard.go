@@ -2,6 +2,10 @@
 // remote MCP server, a tenant's API, an OAuth or OIDC endpoint or a document it fetches
 // dials through its address guard and follows redirects by its policy, so credentials
 // never reach an origin they were not given for.
+//
+// Start from [Guard] (the address guard, from [Options]), [NewTransport] and [Client],
+// which dial through it, and [CheckRedirect] for the redirect policy; a refusal is a
+// [RefusedError].
 package egress
 
 import (

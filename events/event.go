@@ -5,6 +5,9 @@
 // everything (a Gap) after it was disconnected, since it may have missed events then.
 //
 // Events carry ids, never secrets or contents: a subscriber re-reads what it needs.
+//
+// Start from [Bus] (publish and subscribe) and its two kinds, [Local] and [Postgres]; an
+// [Event] carries a [Kind]; [PublishAfterCommit] publishes once a transaction commits.
 package events
 
 import (

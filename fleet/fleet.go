@@ -3,6 +3,9 @@
 // settings (its OAuth apps' client IDs, its keyring's key IDs, its public URL, …) and a
 // heartbeat, so that a node can tell when it runs with other settings than its live
 // peers: the mistake of a rolling deploy that reaches one node only.
+//
+// Start from [Membership] (this node's row and heartbeat, from [Options]), [Settings]
+// and their [Fingerprint], and [Difference] (what differs from a live peer).
 package fleet
 
 import (

@@ -4,6 +4,9 @@
 // per-purpose secrets from the current key, rotates the key file, and re-seals under
 // the newest key every record of the stores that seal with it: each store describes
 // its sealed columns as SealedRecords (a SealedTable, mostly) and Rotate walks them.
+//
+// Start from [Keyring] and its two kinds, [LocalKeyring] and [VaultKeyring]; [Rotator]
+// re-seals the [SealedRecords] of every store under the newest key.
 package keyring
 
 import "context"

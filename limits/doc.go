@@ -14,4 +14,7 @@
 // each tenant's bound on executing runs (Slots). Local keeps them in one process, for a
 // deployment of one node; Redis shares them between every node through atomic scripts,
 // and falls back to each node's share of a limit while Redis cannot be reached.
+//
+// Start from [Admission] (bounds per node, tenant and upstream), [Local] and [Redis]
+// (rates kept in process or shared), [BodyBudget] and [KeyMisses].
 package limits

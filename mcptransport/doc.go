@@ -3,4 +3,8 @@
 // sessions as database rows, the SSE streams of calls and their event store for
 // resumption, the renumbering of server-to-client request ids, and the relay that
 // carries session messages between the nodes of one deployment.
+//
+// Start from [Incoming] (a posted request read), [SessionStore] and [SessionCache]
+// (sessions as rows), [CallStream] and [EventStore] (a call's SSE stream and its
+// resumption), and [Relay] (messages between nodes).
 package mcptransport

@@ -1,6 +1,8 @@
 // Package migrations holds the schema's numbered, append-only migrations and runs the
 // pending ones at start-up. Each migration has its own frozen copy of the structs it
 // creates, so later changes to the domain types never rewrite history.
+//
+// Start from [Run], [Applied] and [Versions].
 package migrations
 
 import (

@@ -5,6 +5,9 @@
 // so the router, agents, runs and the UI treat them like any provider's. Descriptions
 // and base URLs come from tenants: fetching a description and every request to the API
 // go through the SSRF guard.
+//
+// Start from [Service] (from [Options]) over its [Store]: [AddInput] is a tenant's
+// request to add an API, [View] the answer, [API] the stored record.
 package openapis
 
 import (

@@ -1,6 +1,11 @@
 // Package providers is the provider SDK: a provider is a Spec with typed operations;
 // the Registry reflects their schemas once and names them as tools; Call carries what
 // an operation needs to reach its upstream through the shared HTTP client kit.
+//
+// Start from [Spec] (a provider), [Operation] (a typed operation, an [Op] to the
+// [Registry]), [Registry] (which names them as [Tool]s) and [Call]; an upstream's
+// refusal is an [UpstreamError], and [JSONRequest] sends one request through the client
+// kit.
 package providers
 
 import (

@@ -2,6 +2,9 @@
 // that the connection belongs to the principal's tenant and that the principal may use
 // it, opens the credentials, takes the connection's pooled client, runs the operation
 // and leaves an audit record.
+//
+// Start from [Router] (built by [New] from [Options]) and its Execute; a [Request] is
+// one call, a [Binding] a tool on a connection, [Prepared] a call checked and ready.
 package router
 
 import (

@@ -4,6 +4,9 @@
 // per-tenant concurrency bound, and keeps its state, sealed input and sealed output in
 // the database, so it survives a restart. A run may first wait for a person's
 // confirmation (input_required) before it executes.
+//
+// Start from [Executor] (built by [NewExecutor] from [Options]), which runs them, and
+// [Store], which keeps them; a [Run] answers as a [View] in a [State].
 package runs
 
 import (

@@ -2,6 +2,8 @@
 // hub and kept as a row (who it belongs to, what the client negotiated, when it was
 // last used), so any node can serve any session, an unknown or ended id is refused,
 // and sessions are bounded per principal and expire when abandoned.
+//
+// Start from [Store] (rows, within [Limits]) and [Memory]; a [Record] is one session.
 package sessions
 
 import (

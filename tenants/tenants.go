@@ -1,6 +1,9 @@
 // Package tenants owns tenants, their users and their API keys: creating them,
 // listing them per tenant, and authenticating a bearer API key to a principal on the
 // hot path of every MCP call.
+//
+// Start from [Store]: [Tenant], [User], [APIKey] and [Session] are its records,
+// [Invitation] a pending one.
 package tenants
 
 import (

@@ -2,6 +2,8 @@
 // by html/template, each a shell that a small plain-JavaScript file fills from the REST
 // API with the browser's session cookie. The package itself handles only what happens
 // before and around a session: signing in and out, and one-time invitation links.
+//
+// Start from [Handler], built from [Options].
 package web
 
 import (

@@ -2,6 +2,10 @@
 // call tools on named connections with arguments built by CEL expressions from the
 // parameters and earlier steps' outputs), validates them, and runs them as durable runs
 // of the runs package, step by step through the router.
+//
+// Start from [Definition] (a workflow as written and checked, [Problems] when it is
+// not), [Service] (save, dry-run, start), [Engine] (the steps of a run) and [Hub] (runs
+// on the runs executor); [Store] keeps definitions and [StepRecord]s.
 package workflows
 
 import (

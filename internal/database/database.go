@@ -1,6 +1,8 @@
 // Package database opens the hub's gorm database: SQLite (pure Go) by default, PostgreSQL
 // in production, both tuned for the hub's load and with a logger that never prints SQL
 // values (they may be sealed credentials or key hashes).
+//
+// Start from [Open], [Ping] and [Close].
 package database
 
 import (

@@ -1,5 +1,7 @@
 // Package feedtest is a change feed for tests: a bus on which a test plays another
 // node, delivering events as if they came from elsewhere, and sees what was published.
+//
+// Start from [Bus].
 package feedtest
 
 import (

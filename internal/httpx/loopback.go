@@ -1,5 +1,8 @@
 // Package httpx holds small HTTP helpers that more than one of Switchboard's HTTP
 // front ends (the REST API and the MCP adapter) need and that belong to neither.
+//
+// Start from [AllowOrigin] and [AnswerPreflight] (CORS), [AcceptsGzip], and
+// [IsLoopbackHost].
 package httpx
 
 import (

@@ -2,6 +2,8 @@
 // confirmations): "notes", whose operations reach an httptest upstream that answers
 // like a REST API (201, 200, 204, 404, 429 with Retry-After) and records every
 // request it received.
+//
+// Start from [Spec] (the provider) and [Upstream] (the fake API its operations reach).
 package notesfake
 
 import (

@@ -2,6 +2,8 @@
 // Node.js 20+ and npm are here (a test without them is skipped, and fails under
 // CI=true, where every Node suite must run), and installs a directory's packages with
 // `npm ci` when its node_modules does not hold exactly what its package-lock.json pins.
+//
+// Start from [Require], [Install] and [Problem].
 package npmtest
 
 import (

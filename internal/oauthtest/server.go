@@ -5,6 +5,9 @@
 // deletion, Slack auth.revoke), and a GitHub issue endpoint that only a valid access
 // token may read. Redirect URIs must match exactly; GitHub style requires PKCE S256.
 // Refreshes rotate the refresh token and revoke the old access and refresh tokens.
+//
+// Start from [Server], built from [Options] in a [Style] (GitHub's or Slack's); [OIDC]
+// is an OpenID provider for sign-in.
 package oauthtest
 
 import (

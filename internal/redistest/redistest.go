@@ -2,6 +2,8 @@
 // (apt-get install redis-server), on a free loopback port, with no persistence, stopped
 // when the test ends. Without the binary a test is skipped with a message saying so,
 // except in CI (CI=true), where a missing redis-server fails it.
+//
+// Start from [Start], which answers a running [Server], and [Binary].
 package redistest
 
 import (

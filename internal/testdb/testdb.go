@@ -1,5 +1,7 @@
 // Package testdb gives tests a fresh, migrated database: a SQLite file always, and a
 // PostgreSQL schema of its own when SWITCHBOARD_TEST_DATABASE_URL is set.
+//
+// Start from [Each] (SQLite, and PostgreSQL when set), [Postgres] and [SQLite].
 package testdb
 
 import (

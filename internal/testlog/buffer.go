@@ -1,5 +1,7 @@
 // Package testlog holds what tests use to read the logs of code that writes them from
 // several goroutines.
+//
+// Start from [Buffer].
 package testlog
 
 import (

@@ -7,6 +7,8 @@
 // it before the child binds it. Ports here come from below the ephemeral range, which
 // the kernel never hands out by itself, picked at random so that parallel test
 // processes seldom try the same one, and each is checked free by binding it.
+//
+// Start from [Free] and [Addr].
 package testport
 
 import (

@@ -3,6 +3,8 @@
 // started (npm's node, node's chromium, a shell's server) lives on, keeps the output
 // pipe open, and cmd.Wait (so CombinedOutput, Output, Run) waits for that pipe, past
 // the context's deadline and the test's, until go test's -timeout kills the package.
+//
+// Start from [Command] and [Kill].
 package testproc
 
 import (

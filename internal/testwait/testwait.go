@@ -2,6 +2,8 @@
 // from a channel, a WaitGroup. Each gives up after Timeout and fails the test naming
 // what it waited for, so a test whose other side never makes progress fails in half a
 // minute instead of hanging until go test's -timeout kills the whole package.
+//
+// Start from [Until], [Recv] and [Wait].
 package testwait
 
 import (

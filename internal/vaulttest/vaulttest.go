@@ -12,6 +12,8 @@
 // not stop it, so the next run finds the binary. A test package that uses Start calls
 // Main from its TestMain, which waits for the build within the test timeout's budget
 // and fails, saying so, if it is not done by then; tests never skip for want of Vault.
+//
+// Start from [Main] (a TestMain that has the binary built first), [Ensure] and [Server].
 package vaulttest
 
 import (

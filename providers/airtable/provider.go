@@ -1,6 +1,8 @@
 // Package airtable is the Airtable provider: bases, their schemas and the records of
 // their tables through the Airtable Web API (https://airtable.com/developers/web/api),
 // with a personal access token.
+//
+// Start from [Spec].
 package airtable
 
 import (

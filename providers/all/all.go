@@ -1,5 +1,7 @@
 // Package all is the explicit list of every provider Switchboard ships. Wiring code
 // calls Register on a fresh registry; nothing registers itself.
+//
+// Start from [Register] and [Specs].
 package all
 
 import (

@@ -1,6 +1,8 @@
 // Package github is the GitHub provider: repositories, contents, issues and pull
 // requests through the GitHub REST API (https://docs.github.com/rest), on github.com
 // or on GitHub Enterprise Server (base URL https://HOST/api/v3).
+//
+// Start from [Spec].
 package github
 
 import (

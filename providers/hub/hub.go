@@ -2,8 +2,10 @@
 // (switchboard_run_async and the tools that follow a run), saved workflows'
 // management (run_workflow, list_workflows, create_workflow, cancel_workflow) and tool
 // search mode's tools (search_tools, describe_tool, call_tool). They run on no
-// connection, as the caller, through the router like any other tool. Start from Tools
-// and its Register.
+// connection, as the caller, through the router like any other tool.
+//
+// Start from [Tools], which registers the hub's tools with a registry, and
+// [SearchSpec].
 package hub
 
 import (

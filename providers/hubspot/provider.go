@@ -3,6 +3,8 @@
 // property definitions, through HubSpot's CRM v3 API
 // (https://developers.hubspot.com/docs/api/crm/understanding-the-crm), with an OAuth
 // app's token or a private app's access token.
+//
+// Start from [Spec].
 package hubspot
 
 import (

@@ -1,6 +1,8 @@
 // Package jira is the Jira Cloud provider: issues, comments, transitions and projects
 // through the Jira Cloud REST API v3, reached with an Atlassian OAuth 2.0 (3LO) token
 // through the Atlassian API gateway (https://api.atlassian.com/ex/jira/{cloud_id}).
+//
+// Start from [Spec].
 package jira
 
 import (

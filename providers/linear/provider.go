@@ -1,6 +1,8 @@
 // Package linear is the Linear provider: issues, comments, teams and projects through
 // Linear's GraphQL API (https://linear.app/developers/graphql), with a personal API key
 // or an OAuth token.
+//
+// Start from [Spec].
 package linear
 
 import (

@@ -3,6 +3,9 @@
 // credentials, or the OAuth authorization code flow of the MCP authorization spec) as a
 // connection of provider "mcp", and its tools join the tenant's tool list as
 // <name>_<tool>, run through the router over one pooled session per connection.
+//
+// Start from [Service] (from [Options]), which registers servers ([RegisterInput],
+// answering [Registered]) and keeps their sessions, and [Spec], the provider "mcp".
 package mcp
 
 import (

@@ -1,6 +1,8 @@
 // Package notion is the Notion provider: search, pages, databases, blocks and comments
 // through the Notion API (https://developers.notion.com/reference), with a public
 // integration's OAuth token or an internal integration's secret.
+//
+// Start from [Spec].
 package notion
 
 import (

@@ -4,6 +4,9 @@
 // from its method, and the credential put where the description's securitySchemes say.
 // Its requests go through the provider SDK's client (rate limit, retries, size bound,
 // upstream errors) like any provider's.
+//
+// Start from [New] and [FromDocument] (a provider from a description, by [Options]) and
+// [LoadDir] (the operator's directory, by [FileOptions]).
 package openapi
 
 import (

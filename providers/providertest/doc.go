@@ -9,4 +9,7 @@
 //	call := providertest.NewCall(t, &slack.Spec, up.URL, "xoxb-test")
 //	out, err := op.Run(ctx, call, in)
 //	id := providertest.SlackDescription(t).CheckRequest(t, up.Last(t))
+//
+// Start from [Upstream] (the fake, recording what was sent), [NewCall] and [Invoke],
+// [APIDescription] with [CheckJSONRequest], and [GoldenSchemas].
 package providertest

@@ -2,6 +2,9 @@
 // vendor documents for function (tool) schemas, so a test can show that every tool
 // the hub lists is one each vendor's API accepts. Each checker encodes one vendor's
 // documented rules and cites them; it reports every place a schema breaks one.
+//
+// Start from [Checker] with its [Rules], and [Tools]; a [Violation] names the rule a
+// schema breaks.
 package schemacheck
 
 import (

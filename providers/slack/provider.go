@@ -1,6 +1,8 @@
 // Package slack is the Slack provider: its Spec (bot or user tokens, the Web API base
 // URL, a per-connection rate limit) and its operations over the Slack Web API, one file
 // per API area.
+//
+// Start from [Spec].
 package slack
 
 import (

@@ -1,4 +1,6 @@
 // Package telemetrytest helps tests read what the hub's telemetry recorded.
+//
+// Start from [Samples].
 package telemetrytest
 
 import (
