@@ -258,7 +258,7 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 	status := &upstreamStatus{}
 	ctx, span := r.startSpan(ctx, p, req)
 	var tool *providers.Tool // the tool that ran, for the metrics' labels
-	var row audit.Event // the call's audit row, written in flight, then completed
+	var row audit.Event      // the call's audit row, written in flight, then completed
 	if r.audit != nil {
 		row = r.event(ctx, callAuditID(ctx, start), p, req, start)
 	}
