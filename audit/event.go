@@ -79,7 +79,22 @@ type Event struct {
 	LatencyMicros  int64                `json:"latency_us,omitempty"`
 	ArgsHash       string               `gorm:"size:64" json:"args_sha256,omitempty"`
 	Detail         string               `gorm:"size:500" json:"detail,omitempty"`
+	// Node is the node that sent the call's upstream request, on a row written before
+	// it left (OutcomeInFlight): if that node goes away before the row is completed,
+	// the row is marked OutcomeUnknown (MarkUnfinished).
+	Node string `gorm:"size:64;not null;default:''" json:"-"`
 }
+
+// The outcomes of a tool call's row besides "ok" and the error codes.
+const (
+	// OutcomeInFlight is the outcome of a call's row written before its upstream
+	// request leaves; the call's completion overwrites it.
+	OutcomeInFlight = "in_flight"
+	// OutcomeUnknown is the outcome of a call whose request may have reached its
+	// upstream but whose answer was lost: its node stopped (killed, or shut down with
+	// the call under way), or the connection broke.
+	OutcomeUnknown = string(switchboard.CodeOutcomeUnknown)
+)
 
 // Recorder takes events; the batched Writer is the production one.
 type Recorder interface {

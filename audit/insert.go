@@ -14,7 +14,16 @@ import (
 
 // columns are audit_events' columns in the order insert binds them.
 var columns = []string{"id", "tenant_id", "at", "kind", "principal", "key_id", "tool", "connection_id",
-	"outcome", "upstream_status", "latency_micros", "args_hash", "detail"}
+	"outcome", "upstream_status", "latency_micros", "args_hash", "detail", "node"}
+
+// completes is the upsert clause of every INSERT: a call's row is written in flight
+// before its upstream request leaves, and its completion, a row of the same id,
+// overwrites the outcome. Only a completion does (never a row in flight, which may
+// come late when its caller stopped waiting for it), and only of a row not completed
+// yet (a recovered row, outcome_unknown, is completed when its call did finish).
+const completes = ` ON CONFLICT (id) DO UPDATE SET outcome = excluded.outcome, upstream_status = excluded.upstream_status, ` +
+	`latency_micros = excluded.latency_micros, detail = excluded.detail ` +
+	`WHERE excluded.outcome <> '` + OutcomeInFlight + `' AND audit_events.outcome IN ('` + OutcomeInFlight + `', '` + OutcomeUnknown + `')`
 
 // exactRows is the most rows a batch may have to be written by one INSERT of exactly
 // its size. Most batches are that small (a call's row and those of the calls that
@@ -44,7 +53,8 @@ func newStatements(db *gorm.DB) *statements {
 	return &statements{db: db, postgres: db.Dialector.Name() == "postgres", prepared: map[int]*sql.Stmt{}}
 }
 
-// sql is the INSERT of n rows, with the dialect's placeholders.
+// sql is the INSERT of n rows, with the dialect's placeholders, completing rows in
+// flight.
 func (s *statements) sql(n int) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO audit_events (")
@@ -69,6 +79,7 @@ func (s *statements) sql(n int) string {
 		}
 		b.WriteByte(')')
 	}
+	b.WriteString(completes)
 	return b.String()
 }
 
@@ -128,7 +139,7 @@ func (s *statements) insert(ctx context.Context, batch []pending) error {
 		for i := range rows {
 			e := &rows[i].e
 			args = append(args, e.ID, string(e.TenantID), e.At, string(e.Kind), e.Principal, e.KeyID, e.Tool, e.ConnectionID,
-				e.Outcome, e.UpstreamStatus, e.LatencyMicros, e.ArgsHash, e.Detail)
+				e.Outcome, e.UpstreamStatus, e.LatencyMicros, e.ArgsHash, e.Detail, e.Node)
 		}
 		return args
 	}

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -352,10 +351,9 @@ func (w *Writer) write(ctx context.Context, batch []pending) {
 
 func (w *Writer) writeEach(ctx context.Context, batch []pending, batchErr error) {
 	for i := range batch {
-		err := w.db.WithContext(ctx).Create(&batch[i].e).Error
-		if errors.Is(err, gorm.ErrDuplicatedKey) {
-			err = nil
-		}
+		// The batch's own statement for one row: a row already written (a retry) or in
+		// flight (its completion) is completed, not refused as a duplicate.
+		err := w.stmts.insert(ctx, batch[i:i+1])
 		if err != nil {
 			w.opts.Logger.Error("audit: event refused by the database", "id", batch[i].e.ID, "tenant", batch[i].e.TenantID, "kind", batch[i].e.Kind, "err", err, "batch_err", batchErr)
 			err = fmt.Errorf("write audit event %s: %w", batch[i].e.ID, err)

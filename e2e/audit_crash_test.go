@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,11 +19,16 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
-// TestAnsweredCallsKeepTheirAuditRows drives tool calls into a real server, kills it
-// with SIGKILL mid-load, starts another on the same database, and checks that every
-// call whose answer reached the client has its audit row: the row is committed before
-// the answer leaves. Each answer names its row (audit_id), which is how the client
-// matches them.
+// TestAnsweredCallsKeepTheirAuditRows drives tool calls (reads and issue creations)
+// into a real server, holds the upstream's answers once enough calls were answered,
+// kills the server with SIGKILL while every caller's request waits at GitHub, starts
+// another on the same database, and checks the audit log against what GitHub got:
+// every call whose answer reached the client has its row (the row is committed before
+// the answer leaves; each answer names its row, audit_id), and there are exactly as
+// many rows as requests GitHub received (each row is on record before its request
+// leaves). The calls cut by the kill are outcome_unknown once a node knows their node
+// is gone: at the restart on SQLite (one node), once the killed node is no longer live
+// on PostgreSQL, in flight until then.
 func TestAnsweredCallsKeepTheirAuditRows(t *testing.T) {
 	t.Parallel()
 	bin := buildServer(t)
@@ -29,20 +36,39 @@ func TestAnsweredCallsKeepTheirAuditRows(t *testing.T) {
 }
 
 func runAuditCrash(t *testing.T, bin, dbURL string) {
-	var upstreamCalls atomic.Int64
+	var upstreamCalls, heldCalls atomic.Int64
+	hold := make(chan struct{}) // closed: requests wait for the kill unanswered
+	stop := make(chan struct{}) // closed when the test ends: held requests let go
+	issues := fmt.Sprintf("/repos/%s/%s/issues", githubOwner, githubRepo)
 	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-OAuth-Scopes", githubFakeScopes)
-		switch {
-		case r.Method == http.MethodGet && r.URL.Path == "/user":
+		if r.Method == http.MethodGet && r.URL.Path == "/user" {
 			writeJSON(w, http.StatusOK, githubUser(githubLogin))
-		case r.Method == http.MethodGet && r.URL.Path == fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum):
-			upstreamCalls.Add(1)
+			return
+		}
+		upstreamCalls.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body) // read whole, the request's context ends when the hub goes
+		select {
+		case <-hold:
+			heldCalls.Add(1)
+			select {
+			case <-r.Context().Done(): // the hub was killed
+			case <-stop:
+			}
+			return
+		default:
+		}
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == fmt.Sprintf("%s/%d", issues, githubIssueNum):
 			writeJSON(w, http.StatusOK, githubIssue(githubIssueTitle, nil, githubLogin))
+		case r.Method == http.MethodPost && r.URL.Path == issues:
+			writeJSON(w, http.StatusCreated, githubIssue("Filed under load", nil, githubLogin))
 		default:
 			writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"})
 		}
 	}))
 	t.Cleanup(gh.Close)
+	t.Cleanup(func() { close(stop) }) // before gh.Close, which waits for the handlers
 	env := map[string]string{
 		"SWITCHBOARD_DATABASE_URL":    dbURL,
 		"SWITCHBOARD_KEY_FILE":        filepath.Join(t.TempDir(), "master.key"),
@@ -55,19 +81,24 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 		t.Fatalf("connect github: %d %s", status, body)
 	}
 
-	// Callers in closed loops, each bounded; a caller stops at its first failure
-	// (the kill).
+	// Callers in closed loops, each bounded, half reading and half creating issues; a
+	// caller stops at its first failure (the kill).
 	const callers, maxCalls = 8, 20000
 	var mu sync.Mutex
 	var answered []string
 	enough := make(chan struct{})
 	var wg sync.WaitGroup
-	args, _ := json.Marshal(map[string]any{"arguments": map[string]any{"owner": githubOwner, "repo": githubRepo, "issue_number": githubIssueNum}})
-	for range callers {
+	read, _ := json.Marshal(map[string]any{"arguments": map[string]any{"owner": githubOwner, "repo": githubRepo, "issue_number": githubIssueNum}})
+	create, _ := json.Marshal(map[string]any{"arguments": map[string]any{"owner": githubOwner, "repo": githubRepo, "title": "Filed under load"}})
+	for i := range callers {
+		tool, args := "github_get_issue", read
+		if i%2 == 1 {
+			tool, args = "github_create_issue", create
+		}
 		wg.Go(func() {
-			client := &http.Client{Timeout: 30 * time.Second}
+			client := &http.Client{Timeout: 2 * time.Minute}
 			for range maxCalls {
-				req, _ := http.NewRequest(http.MethodPost, first.BaseURL+"/api/tools/github_get_issue/call", bytes.NewReader(args))
+				req, _ := http.NewRequest(http.MethodPost, first.BaseURL+"/api/tools/"+tool+"/call", bytes.NewReader(args))
 				req.Header.Set("Authorization", "Bearer "+first.AdminKey)
 				req.Header.Set("Content-Type", "application/json")
 				resp, err := client.Do(req)
@@ -83,7 +114,7 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 					AuditID string `json:"audit_id"`
 				}
 				if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &v) != nil || v.AuditID == "" {
-					t.Errorf("a call answered %d %s, want 200 with its audit_id", resp.StatusCode, body)
+					t.Errorf("a call of %s answered %d %s, want 200 with its audit_id", tool, resp.StatusCode, body)
 					return
 				}
 				mu.Lock()
@@ -91,7 +122,7 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 				n := len(answered)
 				mu.Unlock()
 				if n == 300 {
-					close(enough) // the kill follows this answer at once, before any timed flush
+					close(enough)
 				}
 			}
 		})
@@ -100,7 +131,10 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 	case <-enough:
 	case <-time.After(2 * time.Minute):
 	}
-	first.kill() // mid-load: the callers are still calling
+	close(hold)
+	// Every caller's next request waits at GitHub: none is between its row and GitHub.
+	testwait.Until(t, "every caller's request to wait at GitHub", func() bool { return heldCalls.Load() == callers })
+	first.kill()
 	testwait.Wait(t, "the callers to stop once the server was killed", wg.Wait)
 	if len(answered) < 300 {
 		t.Fatalf("only %d calls answered before the kill", len(answered))
@@ -108,17 +142,18 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 
 	second := startServer(t, bin, env)
 	api = &apiClient{base: second.BaseURL, key: first.AdminKey}
-	rows := map[string]bool{}
+	outcomes := map[string]string{}
 	cursor := ""
 	for {
-		q := url.Values{"kind": {"tool_call"}, "tool": {"github_get_issue"}, "limit": {"500"}}
+		q := url.Values{"kind": {"tool_call"}, "tool": {"github_"}, "limit": {"500"}}
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
 		status, body := api.do(t, http.MethodGet, "/api/audit?"+q.Encode(), nil)
 		var page struct {
 			Events []struct {
-				ID string `json:"id"`
+				ID      string `json:"id"`
+				Outcome string `json:"outcome"`
 			} `json:"events"`
 			Next string `json:"next_cursor"`
 		}
@@ -126,7 +161,7 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 			t.Fatalf("GET /api/audit: %d %s", status, body)
 		}
 		for _, e := range page.Events {
-			rows[e.ID] = true
+			outcomes[e.ID] = e.Outcome
 		}
 		if page.Next == "" {
 			break
@@ -135,12 +170,33 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 	}
 	missing := 0
 	for _, id := range answered {
-		if !rows[id] {
+		if outcomes[id] != "ok" {
 			missing++
 		}
 	}
-	t.Logf("%d calls answered before the kill, %d rows after the restart, %d upstream calls", len(answered), len(rows), upstreamCalls.Load())
+	unfinished := map[string]int{}
+	for _, o := range outcomes {
+		if o != "ok" {
+			unfinished[o]++
+		}
+	}
+	t.Logf("%d calls answered before the kill, %d rows after the restart (%v not ok), %d upstream requests", len(answered), len(outcomes), unfinished, upstreamCalls.Load())
 	if missing > 0 {
-		t.Errorf("%d of %d answered calls have no audit row after the crash", missing, len(answered))
+		t.Errorf("%d of %d answered calls have no audit row ok after the crash", missing, len(answered))
+	}
+	if got, want := int64(len(outcomes)), upstreamCalls.Load(); got != want {
+		t.Errorf("%d audit rows, GitHub got %d requests: want one row per request", got, want)
+	}
+	want := map[string]int{"outcome_unknown": callers}
+	if strings.HasPrefix(dbURL, "postgres") {
+		// The killed node still looks live for a while: its calls stay in flight until
+		// a peer sees it gone.
+		want = map[string]int{"in_flight": callers}
+		if unfinished["outcome_unknown"] > 0 {
+			want = map[string]int{"outcome_unknown": callers}
+		}
+	}
+	if !maps.Equal(unfinished, want) {
+		t.Errorf("the rows not ok: %v, want %v (the calls held at GitHub at the kill)", unfinished, want)
 	}
 }

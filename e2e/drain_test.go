@@ -123,3 +123,86 @@ func postCall(t *testing.T, srv *server, tool string, args map[string]any) *http
 	resp.Body.Close()
 	return resp
 }
+
+// TestDrainCutAnswersOutcomeUnknown sends SIGTERM to a real server while an MCP
+// client's issue creation waits at GitHub past SWITCHBOARD_DRAIN_TIMEOUT: the call is
+// stopped, and its client gets its JSON-RPC answer on the stream, a tool error saying
+// the outcome is unknown (not a bare end of stream, not "canceled"); its audit row,
+// read by the next server on the database, says outcome_unknown.
+func TestDrainCutAnswersOutcomeUnknown(t *testing.T) {
+	t.Parallel()
+	bin := buildServer(t)
+	gh := newHeldGitHub(t)
+	env := map[string]string{
+		"SWITCHBOARD_DATABASE_URL":    "sqlite:" + filepath.Join(t.TempDir(), "switchboard.db"),
+		"SWITCHBOARD_KEY_FILE":        filepath.Join(t.TempDir(), "master.key"),
+		"SWITCHBOARD_GITHUB_BASE_URL": gh.URL,
+		"SWITCHBOARD_DRAIN_TIMEOUT":   "500ms",
+	}
+	srv := startServer(t, bin, env)
+	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
+	if status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
+		t.Fatalf("connect github: %d %s", status, body)
+	}
+	session := initSession(t, srv.MCPURL, srv.AdminKey)
+	answer := make(chan string, 1)
+	go func() {
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"github_create_issue","arguments":{"owner":"` + githubOwner + `","repo":"` + githubRepo + `","title":"Filed at the drain"}}}`
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.MCPURL, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+srv.AdminKey)
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("MCP-Protocol-Version", mcpVersion)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answer <- "error: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			b = append(b, []byte("\nread error: "+err.Error())...)
+		}
+		answer <- string(b)
+	}()
+	if got := testwait.Recv(t, gh.arrived, "the issue creation to reach GitHub"); !strings.HasPrefix(got, http.MethodPost) {
+		t.Fatalf("GitHub got %q, want the creation", got)
+	}
+	exited := srv.terminate()
+	got := testwait.Recv(t, answer, "the cut call's answer")
+	var res struct {
+		ID     int `json:"id"`
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	found := false
+	for _, line := range strings.Split(got, "\n") {
+		data := strings.TrimPrefix(line, "data: ")
+		if json.Unmarshal([]byte(data), &res) == nil && res.ID == 7 {
+			found = true
+			break
+		}
+	}
+	if !found || !res.Result.IsError || len(res.Result.Content) == 0 || !strings.Contains(res.Result.Content[0].Text, "the outcome is unknown") {
+		t.Fatalf("the cut call's answer: %q, want its JSON-RPC answer saying the outcome is unknown", got)
+	}
+	if err := testwait.Recv(t, exited, "the server to exit after the cut"); err != nil {
+		t.Errorf("the server exited with %v", err)
+	}
+	next := startServer(t, bin, env)
+	api = &apiClient{base: next.BaseURL, key: srv.AdminKey}
+	status, body := api.do(t, http.MethodGet, "/api/audit?kind=tool_call&tool=github_create_issue", nil)
+	var page struct {
+		Events []struct {
+			Outcome string `json:"outcome"`
+		} `json:"events"`
+	}
+	if status != http.StatusOK || json.Unmarshal(body, &page) != nil || len(page.Events) != 1 || page.Events[0].Outcome != "outcome_unknown" {
+		t.Errorf("the cut call's audit rows: %d %s, want one, outcome_unknown", status, body)
+	}
+}

@@ -74,7 +74,9 @@ type Membership struct {
 
 	mu   sync.Mutex
 	last Settings
-	live int // live nodes, this one included, as of the last beat
+	live []string // the live nodes' ids, as of the last beat
+	// beat is when the last beat read them.
+	beat time.Time
 }
 
 // New returns a Membership; call Beat (or Run) to publish this node's settings.
@@ -124,12 +126,12 @@ func (m *Membership) Beat(ctx context.Context) error {
 	if err := m.pruneDead(ctx, now); err != nil {
 		return err
 	}
-	var live int64
-	if err := m.o.DB.WithContext(ctx).Model(&row{}).Where("heartbeat_at >= ?", now.Add(-3*m.o.Interval)).Count(&live).Error; err != nil {
-		return fmt.Errorf("count live nodes: %w", err)
+	var live []string
+	if err := m.o.DB.WithContext(ctx).Model(&row{}).Where("heartbeat_at >= ?", now.Add(-3*m.o.Interval)).Order("id").Pluck("id", &live).Error; err != nil {
+		return fmt.Errorf("list live nodes: %w", err)
 	}
 	m.mu.Lock()
-	m.live = int(live)
+	m.live, m.beat = live, now
 	m.mu.Unlock()
 	return nil
 }
@@ -162,7 +164,22 @@ func (m *Membership) pruneDead(ctx context.Context, now time.Time) error {
 func (m *Membership) Live() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return max(m.live, 1)
+	return max(len(m.live), 1)
+}
+
+// LiveNodes are the ids of the nodes live at the last beat, this one always among them;
+// nil when no beat read them within two intervals (a peer that joined since would be
+// missing).
+func (m *Membership) LiveNodes() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.beat.IsZero() || m.o.Now().Sub(m.beat) > 2*m.o.Interval {
+		return nil
+	}
+	if !slices.Contains(m.live, m.o.Node) {
+		return append(slices.Clone(m.live), m.o.Node)
+	}
+	return slices.Clone(m.live)
 }
 
 // Run beats every interval until ctx ends, then deletes this node's row (it left the

@@ -50,6 +50,9 @@ type auditLog struct {
 }
 
 func (a *auditLog) Record(e audit.Event) {
+	if e.Outcome == audit.OutcomeInFlight {
+		return // the call's completed row, of the same id, follows: that one is kept
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.events = append(a.events, e)

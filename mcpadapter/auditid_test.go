@@ -20,6 +20,9 @@ type committedRows struct {
 func (c *committedRows) Record(e audit.Event) { _ = c.Commit(context.Background(), e) }
 
 func (c *committedRows) Commit(_ context.Context, e audit.Event) error {
+	if e.Outcome == audit.OutcomeInFlight {
+		return nil // the call's completed row, of the same id, follows: that one is kept
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rows = append(c.rows, e)

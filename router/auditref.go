@@ -31,6 +31,15 @@ func auditID(ctx context.Context) string {
 	return ref.ID
 }
 
+// callAuditID is the id of the row of a call that sends upstream requests: its row
+// is written before they leave and completed after, so it has an id either way.
+func callAuditID(ctx context.Context, start time.Time) string {
+	if id := auditID(ctx); id != "" {
+		return id
+	}
+	return switchboard.NewOrderedID("aud", start)
+}
+
 type auditDetailKey struct{}
 
 // WithAuditDetail returns ctx asking Execute to write detail in the call's audit row:

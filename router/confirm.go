@@ -111,12 +111,14 @@ func (r *Router) RecordConfirmation(c Confirmation) {
 // Refused leaves the audit row of a call refused before it reached the router (its
 // arguments could not even be read), so every call of a tool leaves one row.
 func (r *Router) Refused(p switchboard.Principal, req Request, err error) {
-	r.record(context.Background(), p, req, r.now(), 0, err)
+	ctx := context.Background()
+	r.record(ctx, r.event(ctx, "", p, req, r.now()), 0, err)
 }
 
 // Ran records the audit row of a call that ran without Execute, from start until now:
 // a saved workflow's run started as a run, which the workflows engine executes step by
 // step (each step audited as a call of its own).
 func (r *Router) Ran(ctx context.Context, p switchboard.Principal, req Request, start time.Time, err error) {
-	r.record(context.WithoutCancel(ctx), p, req, start, 0, err)
+	ctx = context.WithoutCancel(ctx)
+	r.record(ctx, r.event(ctx, auditID(ctx), p, req, start), 0, err)
 }

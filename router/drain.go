@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,6 +13,21 @@ import (
 // takes it.
 var errDraining = &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: time.Second,
 	Message: "this server is shutting down; nothing was run; retry in 1 s (another server will take the call)"}
+
+// errCut is the cause of a call stopped by Cut.
+var errCut = errors.New("the node's drain ended with the call under way")
+
+// errCutUnsent answers a call Cut stopped before it sent anything that changes anything.
+var errCutUnsent = &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: time.Second,
+	Message: "this server shut down before the call finished; nothing that changes anything was sent; retry in 1 s (another server will take the call)"}
+
+// Cut stops the calls still under way (call it once Drain gave up): each is answered,
+// outcome_unknown when it had sent a request that changes something, and its audit
+// row completed so. Wait for them with Drain again.
+func (r *Router) Cut() {
+	r.draining.Store(true)
+	r.cutAll(errCut)
+}
 
 // Draining reports whether Drain was called: the node is shutting down.
 func (r *Router) Draining() bool { return r.draining.Load() }

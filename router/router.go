@@ -90,6 +90,11 @@ type Router struct {
 	// active counts the calls under way; draining refuses new ones (see Drain).
 	active   atomic.Int64
 	draining atomic.Bool
+	// cut ends when the calls still under way at the end of a drain are stopped (Cut).
+	cut    context.Context
+	cutAll context.CancelCauseFunc
+	// node names this node in the rows of calls in flight.
+	node string
 }
 
 // Options configure a Router.
@@ -124,6 +129,10 @@ type Options struct {
 	// Deadlines, where set, override every provider's deadlines (Spec.Deadlines) of
 	// read-only and of other operations.
 	Deadlines providers.Deadlines
+	// Node is this node's id in the fleet: a call's audit row, written before its
+	// upstream request leaves, names it until the call completes, so that the row of a
+	// call whose node stopped meanwhile is marked outcome_unknown (audit.MarkUnfinished).
+	Node string
 }
 
 // New returns a Router.
@@ -151,7 +160,9 @@ func New(o Options) *Router {
 		admit:     o.Admission,
 		refusals:  o.Refusals,
 		deadlines: o.Deadlines,
+		node:      o.Node,
 	}
+	r.cut, r.cutAll = context.WithCancelCause(context.Background())
 	r.macs.New = func() any { return hmac.New(sha256.New, r.argsKey) }
 	return r
 }
@@ -195,7 +206,7 @@ func (r *Router) Prepare(ctx context.Context, p switchboard.Principal, req Reque
 	start := r.now()
 	pc, err := r.prepare(ctx, p, req)
 	if err != nil {
-		r.record(ctx, p, req, start, 0, err)
+		r.record(ctx, r.event(ctx, auditID(ctx), p, req, start), 0, err)
 	}
 	return pc, err
 }
@@ -250,8 +261,12 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 	status := &upstreamStatus{}
 	ctx, span := r.startSpan(ctx, p, req)
 	var tool *providers.Tool // the tool that ran, for the metrics' labels
+	var row audit.Event      // the call's audit row, written in flight, then completed
+	if r.audit != nil {
+		row = r.event(ctx, callAuditID(ctx, start), p, req, start)
+	}
 	defer func() {
-		if aerr := r.record(ctx, p, req, start, int(status.code.Load()), err); aerr != nil && err == nil {
+		if aerr := r.record(ctx, row, int(status.code.Load()), err); aerr != nil && err == nil {
 			// No answer leaves without its audit row.
 			out, err = nil, &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: auditRetry, Err: aerr,
 				Message: "the call ran, but its audit record could not be written, so its answer is withheld; check its effect before retrying"}
@@ -273,18 +288,37 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 	conn := &pc.entry.conn
 	call := &providers.Call{Tenant: p.TenantID, Principal: p, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: pc.entry.client, Meta: conn.Meta, Limiter: pc.entry.lim}
 	hints := tool.Info.Hints
+	// The call's row is on record before anything of it leaves: a node killed while
+	// the request is under way leaves the row in flight, which recovery marks
+	// outcome_unknown.
+	if err := r.intent(ctx, row); err != nil {
+		return nil, err
+	}
 	deadline := tool.Provider.Deadlines.For(hints, r.deadlines)
-	opCtx, cancel := context.WithTimeoutCause(ctx, deadline, errDeadline)
+	// A call still under way when the node's drain ends is stopped (Cut), and answered.
+	cutCtx, cutCall := context.WithCancelCause(ctx)
+	stopCut := context.AfterFunc(r.cut, func() { cutCall(errCut) })
+	defer func() {
+		stopCut()
+		cutCall(nil)
+	}()
+	opCtx, cancel := context.WithTimeoutCause(cutCtx, deadline, errDeadline)
 	defer cancel()
 	out, err = tool.Op.Invoke(withStatus(opCtx, status), call, req.Args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, r.stopped(ctx, err)
 		}
-		r.logUnreachable(ctx, tool, conn, err)
 		// A request that changes something, sent in full, whose answer was lost: it
 		// may have taken effect. Saying "retry" would invite a duplicate.
 		sent := status.wrote.Load() && !hints.Retryable()
+		if context.Cause(opCtx) == errCut {
+			if sent {
+				return nil, outcomeUnknown(tool, "this server shut down while the call was under way", err)
+			}
+			return nil, errCutUnsent
+		}
+		r.logUnreachable(ctx, tool, conn, err)
 		if context.Cause(opCtx) == errDeadline {
 			if sent {
 				return nil, outcomeUnknown(tool, fmt.Sprintf("%s did not answer within %s", tool.Provider.Title, deadline), err)
@@ -480,9 +514,50 @@ type committer interface {
 	Commit(ctx context.Context, e audit.Event) error
 }
 
-// record leaves the call's audit row and, when the recorder can, waits until it is
-// committed: the error says it could not be.
-func (r *Router) record(ctx context.Context, p switchboard.Principal, req Request, start time.Time, upstream int, err error) error {
+// event is the audit row of a call begun at start, before its outcome is known.
+func (r *Router) event(ctx context.Context, id string, p switchboard.Principal, req Request, start time.Time) audit.Event {
+	if r.audit == nil {
+		return audit.Event{}
+	}
+	mac := r.macs.Get().(hash.Hash)
+	mac.Reset()
+	mac.Write(req.Args)
+	var sum [sha256.Size]byte
+	argsHash := hex.EncodeToString(mac.Sum(sum[:0]))
+	r.macs.Put(mac)
+	return audit.Event{
+		ID:           id,
+		TenantID:     p.TenantID,
+		At:           start,
+		Kind:         audit.KindToolCall,
+		Principal:    p.ID(),
+		KeyID:        p.KeyID,
+		Tool:         req.Tool,
+		ConnectionID: req.ConnectionID,
+		ArgsHash:     argsHash,
+		Detail:       auditDetail(ctx),
+	}
+}
+
+// intent writes the row of a call about to send its upstream requests, in flight, and
+// waits until it is committed: the error refuses the call, nothing sent.
+func (r *Router) intent(ctx context.Context, e audit.Event) error {
+	if r.audit == nil {
+		return nil
+	}
+	e.Outcome = audit.OutcomeInFlight
+	e.Node = r.node
+	if err := r.commit(ctx, e); err != nil {
+		r.log.ErrorContext(ctx, "audit row of a tool call in flight not committed", "tool", e.Tool, "err", err)
+		return &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: auditRetry, Err: err,
+			Message: fmt.Sprintf("the audit log could not record the call before it ran (its database is slow or down), so nothing was sent; retry in %d s", int(auditRetry/time.Second))}
+	}
+	return nil
+}
+
+// record completes the call's audit row e with its outcome and, when the recorder can,
+// waits until it is committed: the error says it could not be.
+func (r *Router) record(ctx context.Context, e audit.Event, upstream int, err error) error {
 	if r.audit == nil {
 		return nil
 	}
@@ -497,27 +572,18 @@ func (r *Router) record(ctx context.Context, p switchboard.Principal, req Reques
 			upstream = ue.Status
 		}
 	}
-	mac := r.macs.Get().(hash.Hash)
-	mac.Reset()
-	mac.Write(req.Args)
-	var sum [sha256.Size]byte
-	argsHash := hex.EncodeToString(mac.Sum(sum[:0]))
-	r.macs.Put(mac)
-	e := audit.Event{
-		ID:             auditID(ctx),
-		TenantID:       p.TenantID,
-		At:             start,
-		Kind:           audit.KindToolCall,
-		Principal:      p.ID(),
-		KeyID:          p.KeyID,
-		Tool:           req.Tool,
-		ConnectionID:   req.ConnectionID,
-		Outcome:        outcome,
-		UpstreamStatus: upstream,
-		LatencyMicros:  r.now().Sub(start).Microseconds(),
-		ArgsHash:       argsHash,
-		Detail:         auditDetail(ctx),
+	e.Outcome = outcome
+	e.UpstreamStatus = upstream
+	e.LatencyMicros = r.now().Sub(e.At).Microseconds()
+	if cerr := r.commit(ctx, e); cerr != nil {
+		r.log.ErrorContext(ctx, "audit row of a tool call not committed", "tool", e.Tool, "err", cerr)
+		return cerr
 	}
+	return nil
+}
+
+// commit writes e and, when the recorder can say so, waits until it is committed.
+func (r *Router) commit(ctx context.Context, e audit.Event) error {
 	c, ok := r.audit.(committer)
 	if !ok {
 		r.audit.Record(e)
@@ -529,13 +595,9 @@ func (r *Router) record(ctx context.Context, p switchboard.Principal, req Reques
 	// to another call meanwhile, which joins the same group commit.
 	slot := limits.SlotFrom(ctx)
 	slot.Pause()
-	cerr := c.Commit(wctx, e)
+	err := c.Commit(wctx, e)
 	slot.Resume()
-	if cerr != nil {
-		r.log.ErrorContext(ctx, "audit row of a tool call not committed", "tool", req.Tool, "err", cerr)
-		return cerr
-	}
-	return nil
+	return err
 }
 
 // needsReconnect marks a connection whose credentials the provider refused, so its

@@ -78,16 +78,38 @@ func (m *memConns) MarkNeedsReconnect(_ context.Context, p switchboard.Principal
 	return nil
 }
 
+// memAudit keeps rows as the audit table does: a row of an id already held (a call's
+// completion after its row in flight) replaces it; written holds every row as written.
 type memAudit struct {
-	full   bool
-	mu     sync.Mutex
-	events []audit.Event
+	full    bool
+	mu      sync.Mutex
+	events  []audit.Event
+	written []audit.Event
 }
 
 func (m *memAudit) Record(e audit.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.written = append(m.written, e)
+	for i := range m.events {
+		if e.ID != "" && m.events[i].ID == e.ID {
+			m.events[i] = e
+			return
+		}
+	}
 	m.events = append(m.events, e)
+}
+
+// row returns the row of id as it stands.
+func (m *memAudit) row(id string) (audit.Event, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.events {
+		if e.ID == id {
+			return e, true
+		}
+	}
+	return audit.Event{}, false
 }
 
 func (m *memAudit) Saturated() bool { return m.full }

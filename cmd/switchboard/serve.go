@@ -211,7 +211,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	}
 	rtr := router.New(router.Options{Registry: reg, Connections: connService, Audit: auditWriter, Transports: transports, Logger: log, ArgsKey: derived.args, Policies: agentService, Agents: agentService, Telemetry: tel, Limits: shared.upstream,
 		Admission: admission, Refusals: refusals,
-		Deadlines: providers.Deadlines{Read: cfg.Overload.UpstreamReadTimeout, Write: cfg.Overload.UpstreamWriteTimeout}})
+		Deadlines: providers.Deadlines{Read: cfg.Overload.UpstreamReadTimeout, Write: cfg.Overload.UpstreamWriteTimeout},
+		Node:      node})
 	// A failed run says what a failed tools/call says (rate-limit advice, reconnect link).
 	var adapter *mcpadapter.Adapter
 	// Workflow runs are runs: the executor's runner sends them to the workflow engine
@@ -295,6 +296,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err := members.Beat(ctx); err != nil {
 		log.Warn("publish this node's settings", "err", err)
 	}
+	unfinished := unfinishedCalls{db: db, node: node, members: members, log: log}
+	unfinished.mark(ctx)
 
 	tenant, adminKey, created, err := tenantStore.Bootstrap(ctx)
 	if err != nil {
@@ -382,6 +385,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	scheduler := &workflows.Scheduler{Store: wfStore, Start: wfService.StartAs, Logger: log, MinInterval: cfg.ScheduleMinInterval}
 	background.Go(func() { scheduler.Run(runCtx, 0) })
 	background.Go(func() { members.Run(runCtx) })
+	background.Go(func() { unfinished.run(runCtx) })
 	background.Go(func() { oauth.Run(runCtx) })
 	defer func() {
 		stopRun()
@@ -462,7 +466,15 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	log.Info("shutting down: draining the tool calls under way", "drain_timeout", cfg.Overload.drain().String())
 	drainCtx, cancelDrain := context.WithTimeout(context.Background(), cfg.Overload.drain())
 	if err := rtr.Drain(drainCtx); err != nil {
+		// Each call still running is stopped and answered (outcome_unknown when it
+		// sent a write), its audit row completed so, before the listener closes.
 		log.Warn("drain timed out; stopping the calls still running", "err", err)
+		rtr.Cut()
+		cutCtx, cancelCut := context.WithTimeout(context.Background(), cutWait)
+		if err := rtr.Drain(cutCtx); err != nil {
+			log.Error("calls stopped at the end of the drain did not finish", "err", err)
+		}
+		cancelCut()
 	}
 	cancelDrain()
 	log.Info("shutting down")

@@ -46,6 +46,9 @@ type memAudit struct {
 }
 
 func (m *memAudit) Record(e audit.Event) {
+	if e.Outcome == audit.OutcomeInFlight {
+		return // the call's completed row, of the same id, follows: that one is kept
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.events = append(m.events, e)
