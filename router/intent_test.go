@@ -53,6 +53,38 @@ func TestRowInFlightBeforeTheRequestLeaves(t *testing.T) {
 	}
 }
 
+// TestReadRowWrittenOnItsAnswer: a read, which changes nothing, does not pay a commit
+// before its request leaves: its one row is written on its answer.
+func TestReadRowWrittenOnItsAnswer(t *testing.T) {
+	t.Parallel()
+	var seen []audit.Event
+	var mu sync.Mutex
+	var rec *memAudit
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.mu.Lock()
+		rows := append([]audit.Event(nil), rec.events...)
+		rec.mu.Unlock()
+		mu.Lock()
+		seen = rows
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(ticketOut{ID: 7})
+	}))
+	t.Cleanup(up.Close)
+	r, rec, _ := deskRouter(t, up.URL, providers.Deadlines{}, providers.Deadlines{})
+	ref := &AuditRef{}
+	if _, err := r.Execute(WithAuditRef(context.Background(), ref), alice, Request{Tool: "desk_read_ticket", ConnectionID: "con_a1", Args: json.RawMessage(`{"title":"t"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 0 {
+		t.Errorf("rows when the read's request arrived: %+v, want none yet", seen)
+	}
+	if row, ok := rec.row(ref.ID); !ok || row.Outcome != "ok" || len(rec.events) != 1 {
+		t.Errorf("the read's row after its answer: %+v (%d rows), want its one row ok", row, len(rec.events))
+	}
+}
+
 // TestRowNotOnRecordNothingSent: a call whose row in flight cannot be committed is
 // refused with Retry-After, and its upstream never asked.
 func TestRowNotOnRecordNothingSent(t *testing.T) {

@@ -288,11 +288,14 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 	conn := &pc.entry.conn
 	call := &providers.Call{Tenant: p.TenantID, Principal: p, ConnectionID: conn.ID, BaseURL: r.registry.BaseURL(conn.Provider), HTTP: pc.entry.client, Meta: conn.Meta, Limiter: pc.entry.lim}
 	hints := tool.Info.Hints
-	// The call's row is on record before anything of it leaves: a node killed while
-	// the request is under way leaves the row in flight, which recovery marks
-	// outcome_unknown.
-	if err := r.intent(ctx, row); err != nil {
-		return nil, err
+	// The row of a call that may change something is on record before anything of it
+	// leaves: a node killed while the request is under way leaves the row in flight,
+	// which recovery marks outcome_unknown. A read's row is written on its answer: a
+	// read cut short changed nothing, and it spares the call a commit.
+	if !hints.ReadOnly {
+		if err := r.intent(ctx, row); err != nil {
+			return nil, err
+		}
 	}
 	deadline := tool.Provider.Deadlines.For(hints, r.deadlines)
 	// A call still under way when the node's drain ends is stopped (Cut), and answered.
