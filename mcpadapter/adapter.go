@@ -135,6 +135,8 @@ type Adapter struct {
 	open   openRequests
 	modern mcptransport.Cancels // the stateless requests in flight, for their cancellation
 	asks   callRequests         // the requests sent on calls' streams, waiting for answers
+	// pending are the stateless calls held while their clients answer a remote's requests.
+	pending pendingCalls
 	defs   toolDefs             // the registry tools' definitions, shared by the scopes
 	// listings are the surface's own tools' inputs as the schema profile lists them.
 	listings listings

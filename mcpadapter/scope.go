@@ -222,7 +222,7 @@ func (s *scope) refresh(ctx context.Context) error {
 			handler = e.WrapTool(sc, handler)
 		}
 	}
-	st.handler = s.instrument(handler)
+	st.handler = s.roundTrips(s.instrument(handler))
 	// The fingerprint keeps a digest of the tools and their connections, not the text.
 	parts := make([]string, 0, len(bindings))
 	for _, b := range bindings {

@@ -1,0 +1,244 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/mcpadapter"
+	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
+	"github.com/switchboard-hub/switchboard/tenants"
+)
+
+// hubURL serves the rig's router at an MCP adapter and returns the tenant URL of r.a
+// with a key of theirs.
+func hubURL(t *testing.T, r *rig, ts *tenants.Store) (string, string) {
+	t.Helper()
+	adapter := mcpadapter.New(mcpadapter.Options{Router: r.router, Auth: ts})
+	r.conns.Subscribe(adapter.ConnectionChanged)
+	hub := httptest.NewServer(adapter)
+	t.Cleanup(func() { testwait.CloseServer(t, hub) })
+	key, _, err := ts.CreateKey(context.Background(), r.a.TenantID, r.a.UserID, "test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hub.URL + mcpadapter.Prefix + r.a.TenantSlug, key
+}
+
+// TestRemoteRequestsReachTheClientOnEveryVersion: a remote MCP server's elicitation,
+// sampling and roots requests during a call reach a client of the official Go SDK
+// through the hub on each protocol version (on 2026-07-28 as the call's
+// inputRequests, which the SDK answers by calling again), and the client's answers
+// reach the remote, which reports them in its result.
+func TestRemoteRequestsReachTheClientOnEveryVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.SQLite(t)
+	r := newRig(t, db)
+	ts := tenants.NewStore(db)
+	t.Cleanup(ts.Close)
+	if _, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "up", URL: sdkAsker(t)}); err != nil {
+		t.Fatal(err)
+	}
+	url, key := hubURL(t, r, ts)
+	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			var mu sync.Mutex
+			var asked []string
+			note := func(s string) {
+				mu.Lock()
+				asked = append(asked, s)
+				mu.Unlock()
+			}
+			c := sdk.NewClient(&sdk.Implementation{Name: "go-sdk", Version: "1.8.0"}, &sdk.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					note("elicit " + req.Params.Message)
+					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+				},
+				CreateMessageHandler: func(_ context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+					text, _ := req.Params.Messages[0].Content.(*sdk.TextContent)
+					note("sample " + text.Text)
+					return &sdk.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &sdk.TextContent{Text: "hi"}}, nil
+				},
+			})
+			c.AddRoots(&sdk.Root{URI: "file:///work/project", Name: "project"})
+			cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer(key)}, DisableStandaloneSSE: true},
+				&sdk.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			for _, tc := range []struct{ tool, want, asked string }{
+				{"up_ask", "accept Ada", "elicit Your name?"},
+				{"up_sample", "test-model: hi", "sample Say hi"},
+				{"up_roots", "roots file:///work/project", ""},
+			} {
+				if tc.tool == "up_roots" && version == "2026-07-28" {
+					// The SDK (v1.8.0) reads a roots/list input request only with a params
+					// member, which the request may leave out and mcp-go does; the hub's
+					// roots/list on this version is checked in TestRemoteRequestsAsInputRequests.
+					continue
+				}
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tc.tool, Arguments: map[string]any{}})
+				if err != nil {
+					t.Errorf("%s: %v", tc.tool, err)
+					continue
+				}
+				text := ""
+				if len(res.Content) > 0 {
+					if tx, ok := res.Content[0].(*sdk.TextContent); ok {
+						text = tx.Text
+					}
+				}
+				if res.IsError || text != tc.want {
+					t.Errorf("%s = %q (error %v), want %q: the client's answer back at the remote", tc.tool, text, res.IsError, tc.want)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got, want := strings.Join(asked, "|"), "elicit Your name?|sample Say hi"; got != want {
+				t.Errorf("the client was asked %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestRemoteRequestsAsInputRequests: on 2026-07-28 the hub answers a call whose remote
+// asks something with resultType input_required, the remote's request in
+// inputRequests and a requestState; the call again with the answer in inputResponses
+// and that requestState gets the remote's result. A requestState the hub did not give,
+// one given for another call, or one used already, is refused naming requestState.
+func TestRemoteRequestsAsInputRequests(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.SQLite(t)
+	r := newRig(t, db)
+	ts := tenants.NewStore(db)
+	t.Cleanup(ts.Close)
+	if _, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "up", URL: sdkAsker(t)}); err != nil {
+		t.Fatal(err)
+	}
+	url, key := hubURL(t, r, ts)
+	call := func(tool string, extra map[string]any, caps map[string]any) map[string]any {
+		t.Helper()
+		params := map[string]any{"name": tool, "arguments": map[string]any{}, "_meta": map[string]any{
+			mcpgo.MetaKeyProtocolVersion:    mcpgo.ProtocolVersion20260728,
+			mcpgo.MetaKeyClientInfo:         map[string]any{"name": "raw", "version": "1"},
+			mcpgo.MetaKeyClientCapabilities: caps,
+		}}
+		for k, v := range extra {
+			params[k] = v
+		}
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcpgo.HeaderProtocolVersion, mcpgo.ProtocolVersion20260728)
+		req.Header.Set(mcpgo.HeaderMethod, "tools/call")
+		req.Header.Set(mcpgo.HeaderName, tool)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var msg struct {
+			Result map[string]any `json:"result"`
+		}
+		if err := json.Unmarshal(raw, &msg); err != nil || msg.Result == nil {
+			t.Fatalf("%s: status %d %s", tool, resp.StatusCode, raw)
+		}
+		return msg.Result
+	}
+	text := func(res map[string]any) string {
+		content, _ := res["content"].([]any)
+		if len(content) == 0 {
+			return ""
+		}
+		first, _ := content[0].(map[string]any)
+		s, _ := first["text"].(string)
+		return s
+	}
+	form := map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
+
+	first := call("up_ask", nil, form)
+	if first["resultType"] != "input_required" {
+		t.Fatalf("up_ask = %v, want resultType input_required", first)
+	}
+	requests, _ := first["inputRequests"].(map[string]any)
+	state, _ := first["requestState"].(string)
+	if len(requests) != 1 || state == "" {
+		t.Fatalf("up_ask = %v, want one input request and a requestState", first)
+	}
+	var id string
+	for k, v := range requests {
+		id = k
+		req, _ := v.(map[string]any)
+		params, _ := req["params"].(map[string]any)
+		if req["method"] != "elicitation/create" || params["message"] != "Your name?" {
+			t.Errorf("input request %s = %v, want the remote's elicitation/create", k, v)
+		}
+	}
+	// Another tool cannot use the state.
+	if res := call("up_sample", map[string]any{"requestState": state, "inputResponses": map[string]any{id: map[string]any{"action": "accept"}}}, form); res["isError"] != true || !strings.Contains(text(res), "requestState") {
+		t.Errorf("up_sample with up_ask's requestState = %v, want a refusal naming requestState", res)
+	}
+	answer := map[string]any{"requestState": state, "inputResponses": map[string]any{id: map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}}}}
+	if res := call("up_ask", answer, form); res["isError"] == true || text(res) != "accept Grace" {
+		t.Errorf("up_ask answered = %v, want the remote's result with the answer", res)
+	}
+	if res := call("up_ask", answer, form); res["isError"] != true || !strings.Contains(text(res), "requestState") {
+		t.Errorf("up_ask answered twice = %v, want a refusal naming requestState", res)
+	}
+	if res := call("up_ask", map[string]any{"requestState": "held.forged", "inputResponses": map[string]any{id: map[string]any{"action": "accept"}}}, form); res["isError"] != true || !strings.Contains(text(res), "requestState") {
+		t.Errorf("up_ask with a forged requestState = %v, want a refusal naming requestState", res)
+	}
+	// A client that declared no elicitation: the remote learns why.
+	if res := call("up_ask", nil, map[string]any{}); res["isError"] != true || !strings.Contains(text(res), "does not support elicitation") {
+		t.Errorf("up_ask from a client without elicitation = %v", res)
+	}
+	// Sampling and roots come the same way.
+	samp := call("up_sample", nil, map[string]any{"sampling": map[string]any{}})
+	sreqs, _ := samp["inputRequests"].(map[string]any)
+	for k, v := range sreqs {
+		if m, _ := v.(map[string]any); m["method"] != "sampling/createMessage" {
+			t.Errorf("sampling input request = %v", v)
+		}
+		res := call("up_sample", map[string]any{"requestState": samp["requestState"], "inputResponses": map[string]any{k: map[string]any{
+			"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "yo"}}}}, map[string]any{"sampling": map[string]any{}})
+		if text(res) != "m: yo" {
+			t.Errorf("up_sample answered = %v", res)
+		}
+	}
+	if len(sreqs) != 1 {
+		t.Errorf("up_sample = %v, want one input request", samp)
+	}
+	roots := map[string]any{"roots": map[string]any{}}
+	rl := call("up_roots", nil, roots)
+	rreqs, _ := rl["inputRequests"].(map[string]any)
+	for k, v := range rreqs {
+		if m, _ := v.(map[string]any); m["method"] != "roots/list" {
+			t.Errorf("roots input request = %v", v)
+		}
+		res := call("up_roots", map[string]any{"requestState": rl["requestState"], "inputResponses": map[string]any{k: map[string]any{
+			"roots": []any{map[string]any{"uri": "file:///srv/a"}}}}}, roots)
+		if text(res) != "roots file:///srv/a" {
+			t.Errorf("up_roots answered = %v", res)
+		}
+	}
+	if len(rreqs) != 1 {
+		t.Errorf("up_roots = %v, want one input request", rl)
+	}
+}
