@@ -137,7 +137,7 @@ type Adapter struct {
 	asks   callRequests         // the requests sent on calls' streams, waiting for answers
 	// pending are the stateless calls held while their clients answer a remote's requests.
 	pending pendingCalls
-	defs   toolDefs             // the registry tools' definitions, shared by the scopes
+	defs    toolDefs // the registry tools' definitions, shared by the scopes
 	// listings are the surface's own tools' inputs as the schema profile lists them.
 	listings listings
 
@@ -389,7 +389,9 @@ func (a *Adapter) refreshWhere(match func(*scope) bool) {
 					return
 				}
 				a.opts.Logger.Error("refresh MCP tools", "tenant", s.principal.TenantID, "principal", s.principal.ID(), "err", err)
+				return
 			}
+			s.connectionsUpdated()
 		}()
 	}
 }

@@ -62,7 +62,7 @@ func TestCapabilitiesFollowTheNegotiatedVersion(t *testing.T) {
 			}
 			return sortedCopy(names)
 		}
-		legacy := []string{"completions", "logging", "prompts", "prompts.listChanged", "resources", "resources.listChanged", "tools", "tools.listChanged"}
+		legacy := []string{"completions", "logging", "prompts", "prompts.listChanged", "resources", "resources.listChanged", "resources.subscribe", "tools", "tools.listChanged"}
 		for _, tt := range []struct {
 			version string
 			want    []string

@@ -251,6 +251,9 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 		if n.Method == string(mcpgo.MethodNotificationProgress) {
 			sess.relayProgress(n.Params.AdditionalFields)
 		}
+		if n.Method == string(mcpgo.MethodNotificationResourceUpdated) {
+			s.resourceUpdated(sess, n)
+		}
 	}
 	c.OnNotification(handle)
 	c.OnConnectionLost(func(error) { sess.lost.Store(true) })

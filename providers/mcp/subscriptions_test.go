@@ -1,0 +1,131 @@
+package mcp_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/mcpadapter"
+	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
+	"github.com/switchboard-hub/switchboard/tenants"
+)
+
+// sdkWatched is a remote MCP server of the official Go SDK with one resource,
+// file:///watched.txt, that clients may subscribe to; it returns the server and the
+// URIs its clients subscribed to.
+func sdkWatched(t *testing.T) (*sdk.Server, string, chan string) {
+	t.Helper()
+	subscribed := make(chan string, 8)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "watched", Version: "1"}, &sdk.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+			subscribed <- req.Params.URI
+			return nil
+		},
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+	})
+	srv.AddResource(&sdk.Resource{URI: "file:///watched.txt", Name: "watched", MIMEType: "text/plain"},
+		func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "v1"}}}, nil
+		})
+	h := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(func() { testwait.CloseServer(t, h) })
+	return srv, h.URL, subscribed
+}
+
+// TestResourceSubscriptions: a client subscribed (resources/subscribe) to a remote
+// server's resource hears notifications/resources/updated, with the hub's URI, when
+// the server updates it (the hub subscribed on the server too); one subscribed to the
+// hub's own switchboard://connections hears of a change of the connections; after
+// resources/unsubscribe it hears no more.
+func TestResourceSubscriptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.SQLite(t)
+	r := newRig(t, db)
+	ts := tenants.NewStore(db)
+	t.Cleanup(ts.Close)
+	up, upURL, subscribed := sdkWatched(t)
+	if _, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "up", URL: upURL}); err != nil {
+		t.Fatal(err)
+	}
+	adapter := mcpadapter.New(mcpadapter.Options{Router: r.router, Auth: ts, Remote: r.remote})
+	r.conns.Subscribe(adapter.ConnectionChanged)
+	r.remote.OnResourceUpdated(adapter.ResourceUpdated)
+	hub := httptest.NewServer(adapter)
+	t.Cleanup(func() { testwait.CloseServer(t, hub) })
+	key, _, err := ts.CreateKey(ctx, r.a.TenantID, r.a.UserID, "test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcpClient(t, hub.URL+mcpadapter.Prefix+r.a.TenantSlug, key, true)
+	updates := make(chan string, 16)
+	c.OnNotification(func(n mcpgo.JSONRPCNotification) {
+		if n.Method == string(mcpgo.MethodNotificationResourceUpdated) {
+			uri, _ := n.Params.AdditionalFields["uri"].(string)
+			updates <- uri
+		}
+	})
+	init, err := c.ListResources(ctx, mcpgo.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubURI := remotemcp.HubURI("up", "file:///watched.txt")
+	found := false
+	for _, res := range init.Resources {
+		found = found || res.URI == hubURI
+	}
+	if !found {
+		t.Fatalf("resources = %+v, want %s", init.Resources, hubURI)
+	}
+	subscribe := func(uri string) {
+		t.Helper()
+		req := mcpgo.SubscribeRequest{}
+		req.Params.URI = uri
+		if err := c.Subscribe(ctx, req); err != nil {
+			t.Fatalf("resources/subscribe %s: %v", uri, err)
+		}
+	}
+	subscribe(hubURI)
+	if got := testwait.Recv(t, subscribed, "the hub's subscription at the remote server"); got != "file:///watched.txt" {
+		t.Errorf("the hub subscribed to %q at the remote, want its own URI file:///watched.txt", got)
+	}
+	if err := up.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "file:///watched.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testwait.Recv(t, updates, "notifications/resources/updated of the remote's resource"); got != hubURI {
+		t.Errorf("updated %q, want the hub's URI %q", got, hubURI)
+	}
+
+	// The hub's own resource: a change of the connections.
+	subscribe("switchboard://connections")
+	more, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "more", URL: sdkAsker(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testwait.Recv(t, updates, "notifications/resources/updated of switchboard://connections"); got != "switchboard://connections" {
+		t.Errorf("updated %q, want switchboard://connections", got)
+	}
+
+	// Unsubscribed: nothing more of the remote's resource.
+	unsub := mcpgo.UnsubscribeRequest{}
+	unsub.Params.URI = hubURI
+	if err := c.Unsubscribe(ctx, unsub); err != nil {
+		t.Fatal(err)
+	}
+	if err := up.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "file:///watched.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	// The next update is the hub's own resource's: the remote's did not pass.
+	if err := r.conns.Delete(ctx, r.a, more.Connection.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := testwait.Recv(t, updates, "notifications/resources/updated after the connection's deletion"); got != "switchboard://connections" {
+		t.Errorf("updated %q after resources/unsubscribe of it, want only switchboard://connections", got)
+	}
+}
