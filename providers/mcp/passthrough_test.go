@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -240,5 +242,72 @@ func TestRemoteRequestsAsInputRequests(t *testing.T) {
 	}
 	if len(rreqs) != 1 {
 		t.Errorf("up_roots = %v, want one input request", rl)
+	}
+}
+
+// rooter answers roots/list with one root.
+type rooter struct{}
+
+func (rooter) ListRoots(context.Context, mcpgo.ListRootsRequest) (*mcpgo.ListRootsResult, error) {
+	return &mcpgo.ListRootsResult{Roots: []mcpgo.Root{{URI: "file:///work/mcp-go", Name: "work"}}}, nil
+}
+
+// TestRemoteRequestsReachAnMCPGoClient: mcp-go's client, on each era it speaks,
+// answers a remote server's elicitation, sampling and roots requests through the hub
+// (on 2026-07-28 it fulfils the call's inputRequests and calls again).
+func TestRemoteRequestsReachAnMCPGoClient(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.SQLite(t)
+	r := newRig(t, db)
+	ts := tenants.NewStore(db)
+	t.Cleanup(ts.Close)
+	if _, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "up", URL: sdkAsker(t)}); err != nil {
+		t.Fatal(err)
+	}
+	url, key := hubURL(t, r, ts)
+	for _, version := range []string{mcpgo.LATEST_LEGACY_PROTOCOL_VERSION, mcpgo.ProtocolVersion20260728} {
+		t.Run(version, func(t *testing.T) {
+			p := &person{}
+			tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := client.NewClient(tr, client.WithElicitationHandler(p), client.WithSamplingHandler(p), client.WithRootsHandler(rooter{}))
+			t.Cleanup(func() { _ = c.Close() })
+			if err := c.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			init := mcpgo.InitializeRequest{}
+			init.Params.ClientInfo = mcpgo.Implementation{Name: "mcp-go", Version: "1.2.1"}
+			init.Params.ProtocolVersion = version
+			res, err := c.Initialize(ctx, init)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ProtocolVersion != version {
+				t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, version)
+			}
+			for _, tc := range []struct{ tool, want string }{
+				{"up_ask", "accept Ada"}, {"up_sample", "test-model: hi"}, {"up_roots", "roots file:///work/mcp-go"},
+			} {
+				req := mcpgo.CallToolRequest{}
+				req.Params.Name = tc.tool
+				out, err := c.CallTool(ctx, req)
+				if err != nil {
+					t.Errorf("%s: %v", tc.tool, err)
+					continue
+				}
+				text := ""
+				if len(out.Content) > 0 {
+					if tx, ok := out.Content[0].(mcpgo.TextContent); ok {
+						text = tx.Text
+					}
+				}
+				if out.IsError || text != tc.want {
+					t.Errorf("%s = %q (error %v), want %q", tc.tool, text, out.IsError, tc.want)
+				}
+			}
+		})
 	}
 }
