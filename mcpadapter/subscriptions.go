@@ -2,6 +2,8 @@ package mcpadapter
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 )
 
@@ -189,4 +192,46 @@ func (a *Adapter) ResourceUpdated(tenant switchboard.TenantID, connection, uri s
 		}
 		s.notifyUpdated(func(u string) bool { return u == uri })
 	}
+}
+
+// refuseSubscription answers a resources/subscribe the scope offers no updates for,
+// and reports whether it did: only its connections (switchboard://connections and
+// each of its connections by ID) and the resources of the remote servers it serves
+// may be subscribed to; any other URI, another principal's included, is not found.
+func (s *scope) refuseSubscription(w http.ResponseWriter, msg mcptransport.Message) bool {
+	if msg.Method != string(mcp.MethodResourcesSubscribe) {
+		return false
+	}
+	var p struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(msg.RawParams, &p)
+	if p.URI == "" || s.subscribable(p.URI) {
+		return false // mcp-go refuses a missing uri, naming it
+	}
+	mcptransport.WriteRPCError(w, http.StatusOK, msg.ID, mcp.RESOURCE_NOT_FOUND,
+		"resource not found: "+p.URI+" is not a resource of this endpoint that offers updates ("+connectionsURI+
+			", one of its connections, or a remote MCP server's resource)")
+	return true
+}
+
+// subscribable reports whether the scope offers updates of the resource uri.
+func (s *scope) subscribable(uri string) bool {
+	st := s.state.Load()
+	if st == nil {
+		return false
+	}
+	if uri == connectionsURI {
+		return true
+	}
+	if id, ok := strings.CutPrefix(uri, connectionsURI+"/"); ok {
+		for _, c := range s.connectionsOf(st) {
+			if c.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	srv, _, ok := remotemcp.SplitHubURI(uri)
+	return ok && st.remote.servers[srv] != ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -40,7 +41,8 @@ func sdkWatched(t *testing.T) (*sdk.Server, string, chan string) {
 
 // TestResourceSubscriptions: a client subscribed (resources/subscribe) to a remote
 // server's resource hears notifications/resources/updated, with the hub's URI, when
-// the server updates it (the hub subscribed on the server too); one subscribed to the
+// the server updates it (the hub subscribed on the server too), and a URI that is not
+// one of the endpoint's is not found; one subscribed to the
 // hub's own switchboard://connections hears of a change of the connections; after
 // resources/unsubscribe it hears no more.
 func TestResourceSubscriptions(t *testing.T) {
@@ -89,6 +91,14 @@ func TestResourceSubscriptions(t *testing.T) {
 		req.Params.URI = uri
 		if err := c.Subscribe(ctx, req); err != nil {
 			t.Fatalf("resources/subscribe %s: %v", uri, err)
+		}
+	}
+	// A resource that offers no updates here (not the endpoint's) is not found.
+	for _, uri := range []string{"test://watched-resource", remotemcp.HubURI("elsewhere", "file:///watched.txt"), "switchboard://connections/con_other"} {
+		req := mcpgo.SubscribeRequest{}
+		req.Params.URI = uri
+		if err := c.Subscribe(ctx, req); err == nil || !strings.Contains(err.Error(), "resource not found") {
+			t.Errorf("resources/subscribe %s = %v, want resource not found", uri, err)
 		}
 	}
 	subscribe(hubURI)
