@@ -33,13 +33,6 @@ func versionCapabilities() server.ServerOption {
 				return
 			}
 			res.Capabilities.Logging = nil
-			if r := res.Capabilities.Resources; r != nil && r.Subscribe {
-				// resources/subscribe is gone on this version, and the hub keeps no
-				// subscriptions of subscriptions/listen.
-				narrowed := *r
-				narrowed.Subscribe = false
-				res.Capabilities.Resources = &narrowed
-			}
 			if t := res.Capabilities.Tasks; t != nil {
 				// Tasks are an extension on this version, negotiated in
 				// capabilities.extensions (tasks/list is gone).

@@ -94,7 +94,7 @@ func TestCapabilitiesFollowTheNegotiatedVersion(t *testing.T) {
 			discover := modern("server/discover")
 			got := capabilities(discover)
 			// Tasks are the tasks extension on this version, not a core capability.
-			want := []string{"completions", "extensions", "extensions.io.modelcontextprotocol/tasks", "prompts", "prompts.listChanged", "resources", "resources.listChanged", "tools", "tools.listChanged"}
+			want := []string{"completions", "extensions", "extensions.io.modelcontextprotocol/tasks", "prompts", "prompts.listChanged", "resources", "resources.listChanged", "resources.subscribe", "tools", "tools.listChanged"}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("server/discover (-want +got):\n%s", diff)
 			}

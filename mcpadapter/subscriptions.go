@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -28,11 +29,33 @@ type RemoteSubscriptions interface {
 const maxSubscriptionsPerSession = 256
 
 // subscriptions are the resources the sessions of a scope subscribed to on this node
-// (resources/subscribe, before 2026-07-28): session ids by resource URI.
+// (resources/subscribe before 2026-07-28, subscriptions/listen on it): session ids (or
+// listen streams' keys) by resource URI.
 type subscriptions struct {
 	mu sync.Mutex
 	m  map[string]map[string]struct{}
 	n  map[string]int // subscriptions per session
+	// listeners are the open subscriptions/listen streams (2026-07-28) by the key
+	// they are subscribed under: the session mcp-go serves the stream with.
+	listeners map[string]server.ClientSession
+}
+
+// listenKey names a subscriptions/listen stream among the subscribers.
+func listenKey(sess server.ClientSession) string { return fmt.Sprintf("listen:%p", sess) }
+
+func (c *subscriptions) listen(key string, sess server.ClientSession) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.listeners == nil {
+		c.listeners = map[string]server.ClientSession{}
+	}
+	c.listeners[key] = sess
+}
+
+func (c *subscriptions) listener(key string) server.ClientSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.listeners[key]
 }
 
 func (c *subscriptions) add(uri, session string) bool {
@@ -80,6 +103,7 @@ func (c *subscriptions) forget(session string) {
 		}
 	}
 	delete(c.n, session)
+	delete(c.listeners, session)
 }
 
 // matching returns the subscribed URIs that match, with their sessions.
@@ -128,6 +152,32 @@ func (s *scope) subscriptionHooks() server.ServerOption {
 		hooks.AddOnUnregisterSession(func(_ context.Context, sess server.ClientSession) {
 			s.subs.forget(sess.SessionID())
 		})
+		// On 2026-07-28 the resources are named in subscriptions/listen's filter; the
+		// stream acknowledges only those the scope offers updates of, and hears of
+		// them while it is open.
+		hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, _ any, req *mcp.SubscriptionsListenRequest) {
+			want := req.Params.Notifications.ResourceSubscriptions
+			if len(want) == 0 {
+				return
+			}
+			sess := server.ClientSessionFromContext(ctx)
+			var keep []string
+			for _, uri := range want {
+				if sess != nil && s.subscribable(uri) && s.subs.add(uri, listenKey(sess)) {
+					keep = append(keep, uri)
+					s.subscribeRemote(ctx, uri)
+				}
+			}
+			if len(keep) > 0 {
+				s.subs.listen(listenKey(sess), sess)
+			}
+			req.Params.Notifications.ResourceSubscriptions = keep
+		})
+		hooks.AddAfterSubscriptionsListen(func(ctx context.Context, _ any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
+			if sess := server.ClientSessionFromContext(ctx); sess != nil {
+				s.subs.forget(listenKey(sess))
+			}
+		})
 	}
 }
 
@@ -158,6 +208,16 @@ func (s *scope) notifyUpdated(match func(uri string) bool) {
 	for uri, sessions := range s.subs.matching(match) {
 		for _, id := range sessions {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if l := s.subs.listener(id); l != nil {
+				n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+					Method: string(mcp.MethodNotificationResourceUpdated), Params: mcp.NotificationParams{AdditionalFields: map[string]any{"uri": uri}}}}
+				select {
+				case l.NotificationChannel() <- n:
+				case <-ctx.Done():
+				}
+				cancel()
+				continue
+			}
 			queue(ctx, func() error {
 				return s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
 			})

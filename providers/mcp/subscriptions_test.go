@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -44,7 +46,8 @@ func sdkWatched(t *testing.T) (*sdk.Server, string, chan string) {
 // the server updates it (the hub subscribed on the server too), and a URI that is not
 // one of the endpoint's is not found; one subscribed to the
 // hub's own switchboard://connections hears of a change of the connections; after
-// resources/unsubscribe it hears no more.
+// resources/unsubscribe it hears no more. On 2026-07-28 a subscriptions/listen stream
+// that names the remote's resource hears of its updates.
 func TestResourceSubscriptions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -137,5 +140,50 @@ func TestResourceSubscriptions(t *testing.T) {
 	}
 	if got := testwait.Recv(t, updates, "notifications/resources/updated after the connection's deletion"); got != "switchboard://connections" {
 		t.Errorf("updated %q after resources/unsubscribe of it, want only switchboard://connections", got)
+	}
+
+	// 2026-07-28: the resources named in subscriptions/listen's filter, on its stream;
+	// the acknowledgement names only those the endpoint offers updates of.
+	tr, err := transport.NewStreamableHTTP(hub.URL+mcpadapter.Prefix+r.a.TenantSlug, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := client.NewClient(tr)
+	t.Cleanup(func() { _ = mc.Close() })
+	if err := mc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	minit := mcpgo.InitializeRequest{}
+	minit.Params.ClientInfo = mcpgo.Implementation{Name: "mcp-go", Version: "1.2.1"}
+	minit.Params.ProtocolVersion = mcpgo.ProtocolVersion20260728
+	if res, err := mc.Initialize(ctx, minit); err != nil || res.ProtocolVersion != mcpgo.ProtocolVersion20260728 {
+		t.Fatalf("initialize on 2026-07-28: %+v, %v", res, err)
+	}
+	acked := make(chan []any, 1)
+	modern := make(chan string, 16)
+	mc.OnNotification(func(n mcpgo.JSONRPCNotification) {
+		switch n.Method {
+		case string(mcpgo.MethodNotificationSubscriptionsAcknowledged):
+			f, _ := n.Params.AdditionalFields["notifications"].(map[string]any)
+			uris, _ := f["resourceSubscriptions"].([]any)
+			acked <- uris
+		case string(mcpgo.MethodNotificationResourceUpdated):
+			uri, _ := n.Params.AdditionalFields["uri"].(string)
+			modern <- uri
+		}
+	})
+	stop, err := mc.ListenAsync(ctx, mcpgo.SubscriptionFilter{ResourceSubscriptions: []string{hubURI, "test://watched-resource"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	if got := testwait.Recv(t, acked, "subscriptions/acknowledged"); len(got) != 1 || got[0] != hubURI {
+		t.Errorf("acknowledged resource subscriptions %v, want only %s", got, hubURI)
+	}
+	if err := up.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "file:///watched.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testwait.Recv(t, modern, "notifications/resources/updated on the listen stream"); got != hubURI {
+		t.Errorf("updated %q on the listen stream, want %q", got, hubURI)
 	}
 }
