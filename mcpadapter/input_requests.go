@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -55,6 +56,9 @@ type pendingCall struct {
 	waiting *inputAsk
 	key     string
 	expiry  *time.Timer
+	// answered is set once the call's first request was answered (input_required):
+	// the call's progress and log notifications have no stream to go to after it.
+	answered atomic.Bool
 }
 
 // inputAsk is a request of the remote server waiting for the client's answer.
@@ -232,6 +236,7 @@ func (s *scope) awaitPending(ctx context.Context, pc *pendingCall) (*mcp.CallToo
 			return s.awaitPending(ctx, pc)
 		}
 		pc.round++
+		pc.answered.Store(true)
 		pc.waiting, pc.key = a, fmt.Sprintf("upstream_%d", pc.round)
 		pc.expiry = time.AfterFunc(pendingLifetime, func() {
 			s.adapter.pending.drop(state)

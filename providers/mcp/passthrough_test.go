@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -309,5 +311,97 @@ func TestRemoteRequestsReachAnMCPGoClient(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHeldCallOutlivesItsFirstStream: a remote tool that, once the client answered its
+// elicitation on 2026-07-28, sends many progress notifications still finishes: the
+// notifications of a held call whose first request was answered have no stream, and
+// are dropped rather than waited on.
+func TestHeldCallOutlivesItsFirstStream(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.SQLite(t)
+	r := newRig(t, db)
+	ts := tenants.NewStore(db)
+	t.Cleanup(ts.Close)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "chatty", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "ask_then_count", Description: "Ask, then count.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Mode: "form", Message: "Go?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}})
+			if err != nil {
+				return nil, err
+			}
+			for i := range 300 {
+				if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 300}); err != nil {
+					return nil, err
+				}
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "counted after " + res.Action}}}, nil
+		})
+	h := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(func() { testwait.CloseServer(t, h) })
+	if _, err := r.remote.Register(ctx, r.a, remotemcp.RegisterInput{Name: "up", URL: h.URL}); err != nil {
+		t.Fatal(err)
+	}
+	url, key := hubURL(t, r, ts)
+	hc := &http.Client{Timeout: time.Minute}
+	call := func(extra map[string]any) map[string]any {
+		t.Helper()
+		params := map[string]any{"name": "up_ask_then_count", "arguments": map[string]any{}, "_meta": map[string]any{
+			"progressToken":                 "p1",
+			mcpgo.MetaKeyProtocolVersion:    mcpgo.ProtocolVersion20260728,
+			mcpgo.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}}},
+		}}
+		for k, v := range extra {
+			params[k] = v
+		}
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcpgo.HeaderProtocolVersion, mcpgo.ProtocolVersion20260728)
+		req.Header.Set(mcpgo.HeaderMethod, "tools/call")
+		req.Header.Set(mcpgo.HeaderName, "up_ask_then_count")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("tools/call: %v", err)
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("tools/call: %v", err)
+		}
+		// The answer may come as SSE, after progress events: its last data line.
+		var result map[string]any
+		for _, line := range strings.Split(string(raw), "\n") {
+			line = strings.TrimPrefix(strings.TrimSpace(line), "data: ")
+			var msg struct {
+				Result map[string]any `json:"result"`
+			}
+			if json.Unmarshal([]byte(line), &msg) == nil && msg.Result != nil {
+				result = msg.Result
+			}
+		}
+		if result == nil {
+			t.Fatalf("tools/call: no result in %s", raw)
+		}
+		return result
+	}
+	first := call(nil)
+	state, _ := first["requestState"].(string)
+	requests, _ := first["inputRequests"].(map[string]any)
+	if state == "" || len(requests) != 1 {
+		t.Fatalf("first answer = %v, want the remote's elicitation", first)
+	}
+	var id string
+	for k := range requests {
+		id = k
+	}
+	res := call(map[string]any{"requestState": state, "inputResponses": map[string]any{id: map[string]any{"action": "accept", "content": map[string]any{}}}})
+	content, _ := res["content"].([]any)
+	if len(content) != 1 || !strings.Contains(fmt.Sprint(content[0]), "counted after accept") {
+		t.Errorf("the answered call = %v, want the remote's result", res)
 	}
 }
