@@ -41,6 +41,10 @@ func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) 
 	if pc := pendingFrom(c.ctx); pc != nil {
 		return pc.ask(rctx, method, params)
 	}
+	if info := server.RequestProtocolInfoFromContext(c.ctx); info != nil && info.Modern {
+		// A task's run on 2026-07-28: no request of the client's waits for an answer.
+		return nil, fmt.Errorf("switchboard cannot relay %s to a 2026-07-28 client during a task; call the tool without a task", method)
+	}
 	var res any
 	var err error
 	switch method {
