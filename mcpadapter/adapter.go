@@ -135,7 +135,9 @@ type Adapter struct {
 	open   openRequests
 	modern mcptransport.Cancels // the stateless requests in flight, for their cancellation
 	asks   callRequests         // the requests sent on calls' streams, waiting for answers
-	defs   toolDefs             // the registry tools' definitions, shared by the scopes
+	// pending are the stateless calls held while their clients answer a remote's requests.
+	pending pendingCalls
+	defs    toolDefs // the registry tools' definitions, shared by the scopes
 	// listings are the surface's own tools' inputs as the schema profile lists them.
 	listings listings
 
@@ -387,7 +389,9 @@ func (a *Adapter) refreshWhere(match func(*scope) bool) {
 					return
 				}
 				a.opts.Logger.Error("refresh MCP tools", "tenant", s.principal.TenantID, "principal", s.principal.ID(), "err", err)
+				return
 			}
+			s.connectionsUpdated()
 		}()
 	}
 }

@@ -28,11 +28,23 @@ func (c caller) Log(params map[string]any) {
 }
 
 // Ask sends the remote's request to the client and returns the client's answer. The
-// request ends with ctx (the remote's) or with the call.
+// request ends with ctx (the remote's) or with the call. On 2026-07-28 the request
+// goes back to the client as the call's input_required answer (roundTrips); before,
+// as a request of the hub's own during the call.
 func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	rctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
+	if err := clientTakes(c.ctx, method); err != nil {
+		return nil, err
+	}
+	if pc := pendingFrom(c.ctx); pc != nil {
+		return pc.ask(rctx, method, params)
+	}
+	if info := server.RequestProtocolInfoFromContext(c.ctx); info != nil && info.Modern {
+		// A task's run on 2026-07-28: no request of the client's waits for an answer.
+		return nil, fmt.Errorf("switchboard cannot relay %s to a 2026-07-28 client during a task; call the tool without a task", method)
+	}
 	var res any
 	var err error
 	switch method {
@@ -41,18 +53,8 @@ func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) 
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, fmt.Errorf("elicitation/create params: %w", err)
 		}
-		if !canElicit(c.ctx) {
-			return nil, errors.New("the calling client does not support elicitation")
-		}
 		res, err = c.s.mcp.RequestElicitation(rctx, mcp.ElicitationRequest{Request: mcp.Request{Method: method}, Params: p})
-	case string(mcp.MethodSamplingCreateMessage):
-		var p mcp.CreateMessageParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, fmt.Errorf("sampling/createMessage params: %w", err)
-		}
-		if !canSample(c.ctx) {
-			return nil, errors.New("the calling client does not support sampling")
-		}
+	case string(mcp.MethodSamplingCreateMessage), string(mcp.MethodListRoots):
 		if cs := mcptransport.CallStreamFrom(c.ctx); cs != nil {
 			// On the call's stream, before its result (mcp-go would use the GET stream).
 			raw, err := c.s.adapter.askOnStream(rctx, cs, method, params)
@@ -60,9 +62,15 @@ func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) 
 				return raw, err
 			}
 		}
+		if method == string(mcp.MethodListRoots) {
+			res, err = c.s.mcp.RequestRoots(rctx, mcp.ListRootsRequest{Request: mcp.Request{Method: method}})
+			break
+		}
+		var p mcp.CreateMessageParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("sampling/createMessage params: %w", err)
+		}
 		res, err = c.s.mcp.RequestSampling(rctx, mcp.CreateMessageRequest{Request: mcp.Request{Method: method}, CreateMessageParams: p})
-	default:
-		return nil, fmt.Errorf("switchboard does not relay %s to the calling client", method)
 	}
 	if err != nil {
 		return nil, err
@@ -70,13 +78,32 @@ func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) 
 	return json.Marshal(res)
 }
 
-// canSample reports whether the client of this request declared sampling when its
-// session was initialized. (2026-07-28 has no requests from the server during a
-// call.)
-func canSample(ctx context.Context) bool {
+// clientTakes returns an error, naming what is missing, unless the client of this
+// request declared the capability a request of the method needs: in the request's
+// metadata on 2026-07-28, when its session was initialized before.
+func clientTakes(ctx context.Context, method string) error {
+	var caps *mcp.ClientCapabilities
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		return false
+		caps = info.ClientCapabilities
+	} else if ci, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		cc := ci.GetClientCapabilities()
+		caps = &cc
 	}
-	ci, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
-	return ok && ci.GetClientCapabilities().Sampling != nil
+	switch method {
+	case string(mcp.MethodElicitationCreate):
+		if !canElicit(ctx) {
+			return errors.New("the calling client does not support elicitation")
+		}
+	case string(mcp.MethodSamplingCreateMessage):
+		if caps == nil || caps.Sampling == nil {
+			return errors.New("the calling client does not support sampling")
+		}
+	case string(mcp.MethodListRoots):
+		if caps == nil || caps.Roots == nil {
+			return errors.New("the calling client does not support roots")
+		}
+	default:
+		return fmt.Errorf("switchboard does not relay %s to the calling client", method)
+	}
+	return nil
 }

@@ -14,7 +14,8 @@ const tasksSince = mcp.ProtocolVersion20251125
 // the negotiated version serves: mcp-go advertises one set to every version, so a
 // 2025-06-18 session was told of tasks its version does not define, and a
 // 2026-07-28 client of logging and tasks.list, whose methods (logging/setLevel,
-// tasks/list) that version removed and mcp-go answers with -32601.
+// tasks/list) that version removed and mcp-go answers with -32601, and of tasks as a
+// capability of the core protocol rather than the extension that version makes them.
 func versionCapabilities() server.ServerOption {
 	return func(srv *server.MCPServer) {
 		hooks := srv.GetHooks()
@@ -33,9 +34,17 @@ func versionCapabilities() server.ServerOption {
 			}
 			res.Capabilities.Logging = nil
 			if t := res.Capabilities.Tasks; t != nil {
+				// Tasks are an extension on this version, negotiated in
+				// capabilities.extensions (tasks/list is gone).
 				narrowed := *t
 				narrowed.List = nil
-				res.Capabilities.Tasks = &narrowed
+				ext := make(map[string]any, len(res.Capabilities.Extensions)+1)
+				for k, v := range res.Capabilities.Extensions {
+					ext[k] = v
+				}
+				ext[TasksExtension] = narrowed
+				res.Capabilities.Extensions = ext
+				res.Capabilities.Tasks = nil
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -17,7 +18,9 @@ import (
 // TestCapabilitiesFollowTheNegotiatedVersion checks what initialize and
 // server/discover advertise against what each version serves: tasks from 2025-11-25
 // on, and on 2026-07-28 neither logging nor tasks.list (that version removed
-// logging/setLevel and tasks/list, which answer -32601).
+// logging/setLevel and tasks/list, which answer -32601), with tasks as the tasks
+// extension, whose requests need the client to declare it (-32021); ping, which
+// that version removed, is method not found with or without _meta.
 func TestCapabilitiesFollowTheNegotiatedVersion(t *testing.T) {
 	t.Parallel()
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
@@ -59,7 +62,7 @@ func TestCapabilitiesFollowTheNegotiatedVersion(t *testing.T) {
 			}
 			return sortedCopy(names)
 		}
-		legacy := []string{"completions", "logging", "prompts", "prompts.listChanged", "resources", "resources.listChanged", "tools", "tools.listChanged"}
+		legacy := []string{"completions", "logging", "prompts", "prompts.listChanged", "resources", "resources.listChanged", "resources.subscribe", "tools", "tools.listChanged"}
 		for _, tt := range []struct {
 			version string
 			want    []string
@@ -76,22 +79,46 @@ func TestCapabilitiesFollowTheNegotiatedVersion(t *testing.T) {
 			})
 		}
 		t.Run("2026-07-28", func(t *testing.T) {
-			modern := func(method string) map[string]any {
-				return post(t, `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{"level":"info","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`+
-					`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`,
+			modernWith := func(method, caps string) map[string]any {
+				return post(t, `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{"level":"info","taskId":"tsk_none","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`+
+					`"io.modelcontextprotocol/clientCapabilities":`+caps+`,"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`,
 					map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: method})
 			}
-			got := capabilities(modern("server/discover"))
-			want := []string{"completions", "prompts", "prompts.listChanged", "resources", "resources.listChanged", "tasks", "tasks.cancel", "tasks.requests", "tools", "tools.listChanged"}
+			withTasks := `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+			modern := func(method string) map[string]any { return modernWith(method, withTasks) }
+			code := func(msg map[string]any) int {
+				errObj, _ := msg["error"].(map[string]any)
+				c, _ := errObj["code"].(float64)
+				return int(c)
+			}
+			discover := modern("server/discover")
+			got := capabilities(discover)
+			// Tasks are the tasks extension on this version, not a core capability.
+			want := []string{"completions", "extensions", "extensions.io.modelcontextprotocol/tasks", "prompts", "prompts.listChanged", "resources", "resources.listChanged", "resources.subscribe", "tools", "tools.listChanged"}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("server/discover (-want +got):\n%s", diff)
 			}
+			raw, _ := json.Marshal(discover["result"])
+			if !strings.Contains(string(raw), `"io.modelcontextprotocol/tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}`) {
+				t.Errorf("server/discover = %s, want the tasks extension's settings (cancel, tools/call)", raw)
+			}
 			// What the version removed is indeed not served, so it must not be advertised.
 			for _, method := range []string{"logging/setLevel", "tasks/list"} {
-				msg := modern(method)
-				errObj, _ := msg["error"].(map[string]any)
-				if code, _ := errObj["code"].(float64); int(code) != mcp.METHOD_NOT_FOUND {
+				if msg := modern(method); code(msg) != mcp.METHOD_NOT_FOUND {
 					t.Errorf("%s on 2026-07-28 = %v, want -32601 (else advertise it)", method, msg)
+				}
+			}
+			// A tasks request of a client that did not declare the extension.
+			if msg := modernWith("tasks/get", `{}`); code(msg) != mcp.MISSING_REQUIRED_CLIENT_CAPABILITY || !strings.Contains(fmt.Sprint(msg), "io.modelcontextprotocol/tasks") {
+				t.Errorf("tasks/get without the extension = %v, want -32021 naming it", msg)
+			}
+			if msg := modern("tasks/get"); code(msg) == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY || code(msg) == 0 {
+				t.Errorf("tasks/get of an unknown task with the extension = %v, want the task refused as unknown", msg)
+			}
+			// ping, removed by the version: method not found, with or without _meta.
+			for _, body := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`} {
+				if msg := post(t, body, map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "ping"}); code(msg) != mcp.METHOD_NOT_FOUND {
+					t.Errorf("%s on 2026-07-28 = %v, want -32601", body, msg)
 				}
 			}
 		})

@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -215,4 +216,30 @@ func TestConfirmPolicyThroughCallTool(t *testing.T) {
 			t.Errorf("run = %+v, want input_required", v)
 		}
 	})
+}
+
+// TestConfirmationFormErrorIsTheCallsAnswer: a client that answers the confirmation
+// form with an error (it could not show it) gets the call's result saying so, nothing
+// run, rather than a JSON-RPC internal error about round trips; an audit row records
+// the answer.
+func TestConfirmationFormErrorIsTheCallsAnswer(t *testing.T) {
+	t.Parallel()
+	e := newRunsEnv(t, testdb.SQLite(t))
+	e.policy.set(e.ann, router.ConfirmDestructive)
+	el := &elicitor{fail: errors.New("no display to show the form on")}
+	c := e.connect(t, e.ann, keyAnn, mcp.LATEST_LEGACY_PROTOCOL_VERSION, el)
+	id := e.up.Put("kept")
+	res := call(t, c, "notes_delete_note", map[string]any{"id": id})
+	if !res.IsError || !strings.Contains(text(res), "could not ask the person to confirm notes_delete_note") || !strings.Contains(text(res), "no display to show the form on") {
+		t.Errorf("the call = %q, want a tool error naming the client's error", text(res))
+	}
+	if strings.Contains(text(res), "multi round-trip") {
+		t.Errorf("the call = %q, names the hub's internals", text(res))
+	}
+	if !e.up.Has(id) {
+		t.Error("the note was deleted without a confirmation")
+	}
+	if got := el.asked(); len(got) != 1 {
+		t.Errorf("the client was asked %q, want the form once", got)
+	}
 }

@@ -15,8 +15,9 @@
 //   - adapter.go: Options, New, ServeHTTP (auth, origin, admission), scopes' lifetime
 //   - origin.go, cors.go, refusal.go: the door (DNS rebinding, browsers' CORS, refusals
 //     read cheaply)
-//   - sessions.go, modern.go, relay.go: dispatch of a request by protocol era, after
-//     mcptransport's session rules; answers and cancellations from other nodes
+//   - sessions.go, modern.go, modern_refusals.go, relay.go: dispatch of a request by
+//     protocol era, after mcptransport's session rules (what 2026-07-28 removed, the
+//     tasks extension's negotiation); answers and cancellations from other nodes
 //   - scope.go: a scope's tool list from the router's bindings (an agent's selection,
 //     the run-tools setting, tool search mode, the tool budget) and its refresh
 //   - tools.go, tool_defs.go, listed_profile.go, listed.go, pages.go: tools as listed
@@ -29,10 +30,13 @@
 //     request_state.go: the runs extension (confirmations in the client's form or by
 //     approval page, MCP tasks as runs)
 //   - search.go: tool search mode (search_tools, describe_tool, call_tool)
-//   - caller.go, notify.go, session_levels.go, capabilities.go: what a call asks of its
-//     client (progress, logging, sampling, elicitation) and what a session negotiated
-//   - prompts.go, resources.go, remote_content.go, instructions.go: prompts, resources
-//     and instructions, remote servers' included
+//   - caller.go, input_requests.go, notify.go, session_levels.go, capabilities.go: what
+//     a call asks of its client (progress, logging, a remote server's elicitation,
+//     sampling and roots requests, on 2026-07-28 as the call's inputRequests) and what
+//     a session negotiated
+//   - prompts.go, resources.go, remote_content.go, subscriptions.go, instructions.go:
+//     prompts, resources (and subscriptions to them) and instructions, remote servers'
+//     included
 //   - tools_list_cache.go, telemetry.go, result.go, unavailable.go: the tools/list cache,
 //     spans and metrics, tool errors, answers during an outage
 package mcpadapter

@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -155,7 +156,7 @@ func confirmInForm(ctx context.Context, states requestStates, rec confirmRecorde
 		rec.Refused(call.p, call.rreq, err)
 		return mcp.NewToolResultError(errorText(err)), false, true
 	}
-	if answer != nil {
+	decide := func(answer *mcp.ElicitationResult) (*mcp.CallToolResult, bool, bool) {
 		if accepted(string(answer.Action), answer.Content) {
 			step(router.KindConfirmationAccepted, "accept (the client's form)")
 			return nil, true, true
@@ -167,15 +168,38 @@ func confirmInForm(ctx context.Context, states requestStates, rec confirmRecorde
 		step(router.KindConfirmationDeclined, how+" (the client's form)")
 		return declined(call.rreq.Tool, string(answer.Action)), false, true
 	}
+	if answer != nil {
+		return decide(answer)
+	}
 	if !canElicit(ctx) {
 		return nil, false, false
 	}
 	step(router.KindConfirmationAsked, "the client's form")
-	return server.NewInputRequestBuilder(states.issue(call)).Elicit(confirmKey, mcp.ElicitationParams{
-		Mode:            mcp.ElicitationModeForm,
-		Message:         shown,
-		RequestedSchema: confirmForm,
-	}).ToolResult(), false, true
+	params := mcp.ElicitationParams{Mode: mcp.ElicitationModeForm, Message: shown, RequestedSchema: confirmForm}
+	if info := server.RequestProtocolInfoFromContext(ctx); info == nil || !info.Modern {
+		// Before 2026-07-28 the hub sends the elicitation/create itself, so that a
+		// client's error to it is the call's answer, saying what happened (mcp-go's
+		// bridge of input requests made it a JSON-RPC internal error).
+		if srv := server.ServerFromContext(ctx); srv != nil {
+			answer, err := srv.RequestElicitation(ctx, mcp.ElicitationRequest{Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)}, Params: params})
+			if err == nil && answer == nil {
+				err = errors.New("no answer")
+			}
+			if err != nil {
+				step(router.KindConfirmationDeclined, "error (the client's form): "+clipText(err.Error(), 200))
+				return formFailed(call.rreq.Tool, err), false, true
+			}
+			return decide(answer)
+		}
+	}
+	return server.NewInputRequestBuilder(states.issue(call)).Elicit(confirmKey, params).ToolResult(), false, true
+}
+
+// formFailed is the result of a call whose confirmation form the client answered with
+// an error (it could not show it, or the person closed it in a way the client reports
+// as one).
+func formFailed(tool string, err error) *mcp.CallToolResult {
+	return mcp.NewToolResultError(fmt.Sprintf("The client could not ask the person to confirm %s (%s), so nothing was run. Ask the person whether to run it, then call again.", tool, clipText(err.Error(), 300)))
 }
 
 // answer returns the client's answer to the confirmation of the call, when it answers

@@ -113,7 +113,9 @@ func TestGoSDKClientRunsATask(t *testing.T) {
 				t.Parallel()
 				e := newRunsEnv(t, db)
 				ctx := context.Background()
-				client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-tasks", Version: "1"}, nil)
+				// On 2026-07-28 tasks are an extension the client declares.
+				client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-tasks", Version: "1"}, &sdk.ClientOptions{
+					Capabilities: &sdk.ClientCapabilities{Extensions: map[string]any{TasksExtension: map[string]any{}}}})
 				client.AddSendingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 					return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 						p, ok := req.GetParams().(*sdk.CallToolParams)

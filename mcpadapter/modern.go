@@ -26,6 +26,9 @@ func modernCallKey(p switchboard.Principal, s *scope, id json.RawMessage) string
 func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg mcptransport.Message, body []byte) {
 	if r.Method != http.MethodPost || !msg.IsNotification() {
 		if r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "" {
+			if a.modernRefusal(w, msg) {
+				return
+			}
 			// On 2026-07-28 the end of a request's stream is its cancellation (there is
 			// no session to resume it in): the connection's end cancels it here.
 			ctx, cancel := context.WithCancel(r.Context())

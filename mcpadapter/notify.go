@@ -142,6 +142,9 @@ func firstText(res *mcp.CallToolResult) string {
 // the context to send with: on the call's own stream when the request is a call of a
 // session (mcptransport.CallStream), on the session's queue otherwise (see queue).
 func (s *scope) deliver(ctx context.Context, send func(context.Context) error) {
+	if pc := pendingFrom(ctx); pc != nil && pc.answered.Load() {
+		return // a held call's request was answered: its stream is gone (input_requests.go)
+	}
 	if cs := mcptransport.CallStreamFrom(ctx); cs != nil {
 		if sess := server.ClientSessionFromContext(ctx); sess != nil {
 			rs := &routedSession{ClientSession: sess, ch: make(chan mcp.JSONRPCNotification, 1)}

@@ -292,12 +292,16 @@ type elicitor struct {
 	action   mcp.ElicitationResponseAction
 	content  any
 	messages []string
+	fail     error // the client's error to every form, when set
 }
 
 func (el *elicitor) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	el.mu.Lock()
 	defer el.mu.Unlock()
 	el.messages = append(el.messages, req.Params.Message)
+	if el.fail != nil {
+		return nil, el.fail
+	}
 	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: el.action, Content: el.content}}, nil
 }
 

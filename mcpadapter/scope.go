@@ -52,6 +52,8 @@ type scope struct {
 	// plain is what the adapter's own answer to a plain tools/call needs of the
 	// server (plain_calls.go).
 	plain plainServer
+	// subs are the resources the scope's sessions subscribed to on this node.
+	subs subscriptions
 }
 
 // scopeState is one refresh's view of the scope.
@@ -140,7 +142,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithPromptCapabilities(true),
-		server.WithResourceCapabilities(false, true),
+		server.WithResourceCapabilities(true, true),
 		server.WithLogging(),
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(promptCompleter{s}),
@@ -156,7 +158,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 	}
 	s.ep = mcptransport.NewEndpoint(mcptransport.EndpointOptions{Principal: p, Path: path, Held: &a.held,
 		EventsPerStream: eventsPerStream, Now: a.opts.Now, Logger: a.opts.Logger})
-	opts = append(opts, s.ep.ServerOption(), s.levelHooks(), s.instructionsHook(instructions), versionCapabilities())
+	opts = append(opts, s.ep.ServerOption(), s.levelHooks(), s.instructionsHook(instructions), versionCapabilities(), s.subscriptionHooks())
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
 	s.ep.Attach(s.mcp)
 	s.listCacheable = listCacheable(s.mcp, a.ownBeforeAny())
@@ -223,7 +225,7 @@ func (s *scope) refresh(ctx context.Context) error {
 			handler = e.WrapTool(sc, handler)
 		}
 	}
-	st.handler = s.instrument(handler)
+	st.handler = s.roundTrips(s.instrument(handler))
 	// The fingerprint keeps a digest of the tools and their connections, not the text.
 	parts := make([]string, 0, len(bindings))
 	for _, b := range bindings {

@@ -6,15 +6,16 @@ import (
 )
 
 // Caller is the MCP client a call came from, for an upstream that turns to it during
-// the call: a remote MCP server's log messages, and its elicitation and sampling
-// requests, go to the client that made the call (the MCP adapter sets it, remotemcp
+// the call: a remote MCP server's log messages, and its elicitation, sampling
+// and roots requests, go to the client that made the call (the MCP adapter sets it, remotemcp
 // relays to it).
 type Caller interface {
 	// Log sends the client a log message: the params of a notifications/message
 	// (level, logger, data), at the client's chosen log level.
 	Log(params map[string]any)
-	// Ask sends the client a request made during the call (elicitation/create or
-	// sampling/createMessage) with its params, and returns the client's result.
+	// Ask sends the client a request made during the call (elicitation/create,
+	// sampling/createMessage or roots/list) with its params, and returns the client's
+	// result.
 	Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 

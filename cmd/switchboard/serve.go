@@ -276,6 +276,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	}
 	connService.Subscribe(rtr.Forget)
 	connService.Subscribe(adapter.ConnectionChanged)
+	remote.OnResourceUpdated(adapter.ResourceUpdated)
 	connService.Subscribe(remote.ConnectionChanged)
 	agentService.Subscribe(adapter.AgentChanged)
 	tenantStore.OnKeysRevoked(adapter.KeysRevoked)

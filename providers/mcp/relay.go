@@ -12,8 +12,8 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
-// relay hands what a remote server asks during a call (elicitation and sampling
-// requests; mcp-go's client gives them the context of the call they came with) to the
+// relay hands what a remote server asks during a call (elicitation, sampling and
+// roots requests; mcp-go's client gives them the context of the call they came with) to the
 // calling client, through the call's providers.Caller. A request that came outside a
 // call, or during a call with no MCP client behind it, is refused.
 type relay struct{}
@@ -29,6 +29,14 @@ func (relay) Elicit(ctx context.Context, req mcpgo.ElicitationRequest) (*mcpgo.E
 func (relay) CreateMessage(ctx context.Context, req mcpgo.CreateMessageRequest) (*mcpgo.CreateMessageResult, error) {
 	var res mcpgo.CreateMessageResult
 	if err := ask(ctx, string(mcpgo.MethodSamplingCreateMessage), req.CreateMessageParams, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (relay) ListRoots(ctx context.Context, _ mcpgo.ListRootsRequest) (*mcpgo.ListRootsResult, error) {
+	var res mcpgo.ListRootsResult
+	if err := ask(ctx, string(mcpgo.MethodListRoots), struct{}{}, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil

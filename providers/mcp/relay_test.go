@@ -61,6 +61,18 @@ func sdkAsker(t *testing.T) string {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Model + ": " + text.Text}}}, nil
 		})
+	srv.AddTool(&sdk.Tool{Name: "roots", Description: "Roots.", InputSchema: object},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "roots failed: " + err.Error()}}}, nil
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "roots " + strings.Join(uris, " ")}}}, nil
+		})
 	h := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(func() {
 		testwait.CloseServer(t, h)

@@ -74,6 +74,7 @@ type Service struct {
 	sessions map[string]*session    // by connection id
 	opening  map[string]*sync.Mutex // one open at a time per connection
 	changed  func(switchboard.TenantID, string)
+	updated  []func(switchboard.TenantID, string, string) // OnResourceUpdated's
 	// names, when set, refuses a name another kind of the tenant's providers uses as its
 	// tools' prefix (its APIs added by their description); set while wiring.
 	names func(ctx context.Context, p switchboard.Principal, name string) error

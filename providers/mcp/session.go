@@ -226,14 +226,14 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 		if err != nil {
 			return nil, switchboard.Invalid("url", err.Error())
 		}
-		c = client.NewClient(tr, client.WithElicitationHandler(relay{}), client.WithSamplingHandler(relay{}))
+		c = client.NewClient(tr, client.WithElicitationHandler(relay{}), client.WithSamplingHandler(relay{}), client.WithRootsHandler(relay{}))
 	default:
 		tr, err := transport.NewStreamableHTTP(ep.url, transport.WithHTTPBasicClient(hc), transport.WithHTTPLogger(s.log))
 		if err != nil {
 			return nil, switchboard.Invalid("url", err.Error())
 		}
 		patient = &patientTransport{StreamableHTTP: tr}
-		c = client.NewClient(patient, client.WithElicitationHandler(relay{}), client.WithSamplingHandler(relay{}))
+		c = client.NewClient(patient, client.WithElicitationHandler(relay{}), client.WithSamplingHandler(relay{}), client.WithRootsHandler(relay{}))
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	sess := &session{name: ep.name, host: origin.Host, client: c, cancel: cancel, tenant: ep.tenant, id: ep.id, version: ep.version}
@@ -250,6 +250,9 @@ func (s *Service) dial(ctx context.Context, ep endpoint, onToolsChanged func(*se
 		}
 		if n.Method == string(mcpgo.MethodNotificationProgress) {
 			sess.relayProgress(n.Params.AdditionalFields)
+		}
+		if n.Method == string(mcpgo.MethodNotificationResourceUpdated) {
+			s.resourceUpdated(sess, n)
 		}
 	}
 	c.OnNotification(handle)
