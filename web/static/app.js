@@ -91,7 +91,7 @@
     try { data = await res.json(); } catch (err) { data = null; }
     if (!res.ok) {
       if (res.status === 401) {
-        location.assign('/signin?next=' + encodeURIComponent(location.pathname));
+        location.assign('/signin?next=' + encodeURIComponent(location.pathname + location.search));
       }
       throw new APIError(res.status, data);
     }
@@ -1114,23 +1114,36 @@
           return;
         }
       }
-      // A tool that changes something asks first, saying what and on which account.
-      if (kind !== 'reads') {
-        const account = $('#try-conn') ? $('#try-conn').selectedOptions[0].textContent : 'your account';
+      const body = { arguments: args };
+      if ($('#try-conn')) body.connection_id = $('#try-conn').value;
+      // A call that would be refused (an argument the tool takes only with another,
+      // nothing to change) is named before anyone is asked to confirm it; the check
+      // also says whether the confirm policy wants a person's confirmation.
+      let checked;
+      try {
+        checked = await api('POST', `/api/tools/${encodeURIComponent(name)}/call`, { ...body, check: true });
+      } catch (err) {
+        if (err.field && err.field !== 'arguments') markField(err.field, describe(err));
+        else showError('#try-error', err);
+        return;
+      }
+      // A tool that changes something asks once, saying what and on which account; the
+      // answer is the person's confirmation, so a call the policy holds runs on it
+      // without a second step.
+      if (kind !== 'reads' || checked.needs_confirmation) {
+        const account = checked.account || ($('#try-conn') ? $('#try-conn').selectedOptions[0].textContent : 'your account');
         const yes = await ask({ title: `Run ${name}?`, ok: `Run ${name}`, danger: kind === 'destroys',
-          body: `${kind === 'destroys' ? 'This tool deletes or overwrites' : 'This tool changes'} data on ${account}, with these arguments.`,
+          body: `${kind === 'destroys' ? 'This tool deletes or overwrites' : kind === 'reads' ? 'This tool reads' : 'This tool changes'} data on ${account}, with these arguments.`,
           details: { label: 'Arguments', text: JSON.stringify(args, null, 2) } });
         if (!yes) return;
       }
-      const body = { arguments: args };
-      if ($('#try-conn')) body.connection_id = $('#try-conn').value;
       $('#try-result').hidden = true;
       busy(true);
       aborter = new AbortController();
       const started = performance.now();
       try {
-        if ($('#try-async').checked) {
-          await runAsync(name, body, (id) => { runID = id; });
+        if ($('#try-async').checked || checked.needs_confirmation) {
+          await runAsync(name, body, (id) => { runID = id; }, checked.needs_confirmation);
           return;
         }
         const res = await api('POST', `/api/tools/${encodeURIComponent(name)}/call`, body, aborter.signal);
@@ -1139,10 +1152,6 @@
       } catch (err) {
         if (err.code === 'aborted') {
           showError('#try-error', new APIError(0, { error: { code: 'canceled', message: 'Canceled: the page stopped waiting. If the call reached the provider it may still have taken effect; Activity shows how it ended.' } }));
-        } else if (err.code === 'confirmation_required') {
-          const n = $('#try-error');
-          n.textContent = 'This tool needs a person\'s confirmation under your confirm policy: tick "Run in the background" and run it again, then approve it on the page its run links to.';
-          n.hidden = false;
         } else if (err.field && err.field !== 'arguments') markField(err.field, describe(err));
         else showError('#try-error', err);
       } finally {
@@ -1163,11 +1172,19 @@
   }
   // runAsync starts the call as an async run and follows its state until it ends;
   // started learns the run's id, so Cancel can cancel it.
-  async function runAsync(name, body, started) {
+  // confirmed says the person confirmed the call in this page: a run that waits for
+  // that confirmation is answered on its approval page at once.
+  async function runAsync(name, body, started, confirmed) {
     const t0 = performance.now();
     let run = await api('POST', '/api/runs', { tool: name, ...body });
     const id = run.run_id || run.id;
     started(id);
+    if (confirmed && run.state === 'input_required') {
+      const form = new URLSearchParams({ csrf: CSRF, action: 'accept' });
+      const res = await fetch(`/approvals/${encodeURIComponent(id)}`, { method: 'POST', credentials: 'same-origin', body: form });
+      if (!res.ok) throw new APIError(res.status, { error: { code: 'approval', message: `the confirmation could not be given (the approval page answered ${res.status}); answer it on /approvals/${id}` } });
+      run = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
+    }
     const show = () => {
       const shown = { run_id: id, state: run.state };
       if (run.output !== undefined) shown.output = run.output;
