@@ -68,6 +68,13 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
     await audit(page, 'workflow editor problems');
   await shot(page, '09-workflow-problems');
 
+  step('workflows: a bad name, a misspelt tool and a bad argument are reported in one pass');
+  await page.fill('#wf-definition', TRIAGE('qq').replace('name: triage_issue', 'name: Triage-Issue').replace('tool: github_get_issue', 'tool: github_get_isue'));
+  await page.click('#wf-save');
+  await page.waitForSelector('#wf-steps .wfstep.invalid[data-step=read]');
+  const allAtOnce = await page.$$eval('#wf-steps .wfstep.invalid .problems li', (ns) => ns.map((n) => `${n.closest('.wfstep').dataset.step || ''}:${n.dataset.field}`));
+  check(allAtOnce.includes(':name') && allAtOnce.includes('read:tool') && allAtOnce.includes('search:args.qq'), `one Save reported ${JSON.stringify(allAtOnce)}, want the name, read's tool and search's qq`);
+
   step('workflows: a dry run, then save, and the graph the server draws');
   await page.fill('#wf-definition', TRIAGE('q'));
   await page.fill('#wf-params', '{"number": 1347}');
@@ -75,6 +82,8 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
   await waitUntil(page, () => document.querySelector('#wf-summary').textContent.startsWith('Dry run passed'), undefined, 'the dry run did not pass');
   const planned = await page.$$eval('#wf-steps .wfstep', (ns) => ns.map((n) => `${n.dataset.step}:${n.querySelector('.badge') ? n.querySelector('.badge').textContent : ''}:${n.classList.contains('invalid')}`));
   check(planned.join(',') === 'read:reads:false,search:reads:false', `after the dry run the steps show ${planned.join(', ')}`);
+  const accounts = await page.$$eval('#wf-steps .wfstep .plan-account', (ns) => ns.map((n) => n.textContent));
+  check(accounts.length === 2 && accounts.every((a) => a.startsWith('on ') && !/con_[a-z0-9]/.test(a)), `the dry run's plan names the accounts ${JSON.stringify(accounts)}`);
   await audit(page, 'workflow editor dry run');
   await page.click('#wf-save');
   await page.waitForURL(`${BASE}/workflows/triage_issue`);

@@ -108,7 +108,7 @@ outputs:
       if (s.foreach) facts.push(el('span', {}, 'for each of ', el('code', { text: s.foreach })));
       if (planned) {
         facts.push(el('span', { class: `badge ${planned.read_only ? 'reads' : planned.destructive ? 'destroys' : 'writes'}`, text: planned.read_only ? 'reads' : planned.destructive ? 'destroys' : 'writes' }));
-        if (planned.connection_id) facts.push(el('span', {}, 'on ', el('code', { text: planned.connection_id })));
+        if (planned.account || planned.connection_id) facts.push(el('span', { class: 'plan-account' }, 'on ', el('strong', { text: planned.account || planned.connection_id })));
       }
       return el('li', { class: `wfstep${problems.length ? ' invalid' : ''}`, 'data-step': s.name, 'aria-labelledby': `${id}-name` },
         el('h3', { id: `${id}-name`, tabindex: '-1' }, head, problems.length ? el('span', { class: 'sr', text: `, ${problems.length} problem${problems.length === 1 ? '' : 's'}` }) : ''),
