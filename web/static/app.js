@@ -549,7 +549,23 @@
     } catch (err) {
       fill($('#catalog'), el('p', { class: 'error', text: describe(err) }));
     }
-    await loadConnections();
+    const all = await loadConnections();
+    // Back from a provider's sign-in: say what it connected, once (a reload does not
+    // say it again).
+    const back = new URLSearchParams(location.search);
+    const made = back.get('connected') && (all || []).find((c) => c.id === back.get('connected'));
+    if (made) {
+      const p = providers.find((x) => x.name === made.provider);
+      const title = p ? p.title : made.provider;
+      flash(back.get('renewed') ? `Your ${title} account was already connected, as ${made.account_label}: that connection was renewed with this sign-in, keeping its name and its agents.`
+        : `Connected your ${title} account ${made.account_label}. Its tools are ready for your agents.`);
+      history.replaceState(null, '', '/#connections');
+    }
+    if (back.get('added')) {
+      const n = Number(back.get('tools')) || 0;
+      flash(`Added ${back.get('added')}: ${n} tool${n === 1 ? '' : 's'}. Connect it from the catalog.`);
+      history.replaceState(null, '', '/');
+    }
     if (location.hash === '#connections') $('#connections').scrollIntoView();
   }
 
