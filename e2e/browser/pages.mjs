@@ -291,6 +291,26 @@ try {
   const flashed = await page.textContent('#flash');
   check(!/con_[a-z0-9]/.test(flashed), `the page names the connection by id: ${flashed}`);
 
+  step('the first-run checklist on Integrations: what is done is ticked, the next step is marked, linked and in view');
+  for (const width of [1366, 390]) {
+    await page.setViewportSize({ width, height: width > 800 ? 900 : 844 });
+    await page.goto(`${BASE}/`);
+    await settle(page);
+    await page.waitForSelector('#first-run:not([hidden]) #first-run-steps li');
+    const fr = await page.evaluate(() => {
+      const items = [...document.querySelectorAll('#first-run-steps li')];
+      const next = document.querySelector('#first-run-steps li[aria-current=step]');
+      const r = next ? next.getBoundingClientRect() : null;
+      return { steps: items.map((n) => `${n.dataset.step}:${n.className}`), next: next && next.dataset.step, href: next && next.querySelector('a') && next.querySelector('a').getAttribute('href'),
+        inView: r && r.top >= 0 && r.bottom <= window.innerHeight };
+    });
+    // The workspace has an account, an agent and its key; the agent has made no call.
+    check(fr.steps.join(',') === 'connect:done,agent:done,client:done,call:next' && fr.next === 'call' && fr.href === `/agents/${AGENT_ID}` && fr.inView,
+      `at ${width} px the checklist reads ${JSON.stringify(fr)}`);
+  }
+  await axeCheck(page, 'first-run checklist');
+  await page.setViewportSize({ width: 1366, height: 900 });
+
   step('an API added by its description is said to be added after the page loads again');
   await page.goto(`${BASE}/`);
   await settle(page);

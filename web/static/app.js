@@ -366,6 +366,29 @@
     let providers = [];
     let conns = [];
     let tools = [];
+    // firstRun shows the first-run checklist until every step is done: connect an
+    // account, build an agent, paste its URL into a client (a key made for it), its
+    // first call. The next step is marked and linked.
+    async function firstRun() {
+      let agents = [];
+      try { agents = (await api('GET', '/api/agents')).agents || []; } catch (err) { return; }
+      const withKey = agents.find((a) => (a.active_keys || 0) > 0);
+      const used = agents.find((a) => a.last_used_at);
+      const first = withKey || agents[0];
+      const steps = [
+        { id: 'connect', done: conns.length > 0, text: 'Connect an account', href: '#catalog-title', how: 'pick a provider in the catalog below' },
+        { id: 'agent', done: agents.length > 0, text: 'Build an agent', href: '/agents/new', how: 'pick the tools it may call' },
+        { id: 'client', done: !!withKey, text: 'Paste it into an MCP client', href: first ? `/agents/${encodeURIComponent(first.id)}#agent-connect` : '/agents', how: 'make a key on the agent\'s page and add it to Claude, Cursor or VS Code' },
+        { id: 'call', done: !!used, text: 'Make a first call', href: first ? `/agents/${encodeURIComponent(first.id)}` : '/agents', how: 'ask your client to use one of the agent\'s tools' },
+      ];
+      const next = steps.find((st) => !st.done);
+      $('#first-run').hidden = !next;
+      if (!next) return;
+      fill($('#first-run-steps'), steps.map((st) => el('li', { 'data-step': st.id, class: st.done ? 'done' : st === next ? 'next' : '', 'aria-current': st === next ? 'step' : undefined },
+        st.done ? el('span', {}, el('span', { class: 'sr', text: 'Done: ' }), st.text)
+          : st === next ? el('span', {}, el('strong', { text: 'Next: ' }), el('a', { href: st.href, text: st.text }), ` (${st.how})`) : el('span', { text: st.text }))));
+    }
+
     async function loadConnections() {
       const list = $('#connection-list');
       try {
@@ -378,6 +401,7 @@
       }
       renderCatalog($('#catalog-search').value);
       renderRemote();
+      firstRun();
       const accounts = conns.filter((c) => !c.remote);
       if (!accounts.length) {
         fill(list, el('p', { class: 'muted', text: 'No account connected yet. Pick a provider below and connect it.' }));
