@@ -46,6 +46,17 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
   await page.click('#new-workflow');
   await page.waitForURL(`${BASE}/workflows/new`);
   await waitUntil(page, () => document.querySelector('#wf-definition').value.includes('steps:'), undefined, 'the editor did not start with a definition');
+  step('workflows: the editor offers tool names, a tool\'s connection labels and its arguments, and adds a step');
+  await waitUntil(page, () => [...document.querySelectorAll('#wf-helper-tools option')].some((o) => o.value === 'github_get_issue'), undefined, 'the editor does not offer github_get_issue');
+  await page.fill('#wf-helper-tool', 'github_get_issue');
+  await waitUntil(page, () => /owner \(required\)/.test(document.querySelector('#wf-helper-args').textContent), undefined, 'the editor does not list github_get_issue\'s arguments');
+  const helped = await page.evaluate(() => ({ args: document.querySelector('#wf-helper-args').textContent,
+    conns: [...document.querySelectorAll('#wf-helper-conns option')].map((o) => o.value) }));
+  check(['owner (required)', 'repo (required)', 'issue_number (required)'].every((a) => helped.args.includes(a)) && helped.conns.length > 0 && helped.conns.every((c) => c && !/^con_/.test(c)),
+    `the editor's help for github_get_issue: ${JSON.stringify(helped)}`);
+  await page.click('#wf-helper-add');
+  const added = await page.inputValue('#wf-definition');
+  check(/- name: get_issue\n    tool: github_get_issue\n    args:\n      owner: ""\n      repo: ""\n      issue_number: ""\n/.test(added), `Add the step wrote ${added}`);
   await page.fill('#wf-definition', TRIAGE('qq'));
   await page.click('#wf-save');
   await page.waitForSelector('#wf-steps .wfstep.invalid[data-step=search]');
