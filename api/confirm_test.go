@@ -97,3 +97,47 @@ func TestApprovalSetting(t *testing.T) {
 		}
 	})
 }
+
+// TestCallCheck: a call made with check runs nothing and says whether it would be
+// taken and whether a person must confirm it first: an update that changes nothing is
+// refused naming the arguments (before anyone could be asked), a real one is taken, on
+// the account's label, needing a confirmation under confirm "destructive"; GitHub hears
+// of neither.
+func TestCallCheck(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		w := newWorld(t, db)
+		conn := w.connect(w.admin, goodToken, true)
+		var created agentBody
+		w.want(w.admin, http.MethodPost, "/api/agents", agentJSON(t, map[string]any{
+			"name": "Careful", "confirm": "destructive",
+			"tools": []map[string]string{{"tool": "github_update_issue", "connection_id": conn}},
+		}), http.StatusCreated, &created)
+		var key struct {
+			Key string `json:"key"`
+		}
+		w.want(w.admin, http.MethodPost, "/api/agents/"+created.ID+"/keys", `{"name":"careful"}`, http.StatusCreated, &key)
+		agentKey := actor{key: key.Key, userID: w.admin.userID, tenant: w.a.ID}
+
+		status, b := w.do(agentKey, http.MethodPost, "/api/tools/github_update_issue/call", `{"check":true,"arguments":{"owner":"octo-org","repo":"hello","issue_number":7}}`)
+		if e := decodeError(t, b); status != http.StatusBadRequest || e.Error.Code != "invalid" || !strings.Contains(e.Error.Message, "at least one field to change") {
+			t.Errorf("check of an update that changes nothing: %d %s, want 400 invalid", status, b)
+		}
+		var got struct {
+			Tool              string `json:"tool"`
+			ConnectionID      string `json:"connection_id"`
+			Account           string `json:"account"`
+			NeedsConfirmation bool   `json:"needs_confirmation"`
+		}
+		w.want(agentKey, http.MethodPost, "/api/tools/github_update_issue/call", `{"check":true,"arguments":{"owner":"octo-org","repo":"hello","issue_number":7,"state":"closed"}}`, http.StatusOK, &got)
+		if got.ConnectionID != conn || got.Account == "" || strings.HasPrefix(got.Account, "con_") || !got.NeedsConfirmation {
+			t.Errorf("check of a real update = %+v, want taken on %s by its label, needing a confirmation", got, conn)
+		}
+		for _, r := range w.github.requests() {
+			if strings.HasPrefix(r, "PATCH ") {
+				t.Errorf("a check reached GitHub: %q", r)
+			}
+		}
+	})
+}

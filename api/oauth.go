@@ -3,6 +3,7 @@ package api
 import (
 	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -81,7 +82,10 @@ func (s *server) authorize(c *gin.Context) {
 var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}} · Switchboard</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="/static/style.css"></head>
+<link rel="stylesheet" href="/static/style.css">
+{{- with .Return}}
+<meta http-equiv="refresh" content="2;url={{.}}">
+{{- end}}</head>
 <body>
 <header class="top"><a class="brand" href="{{.Back}}">Switchboard</a></header>
 <main id="main" class="narrow">
@@ -99,7 +103,10 @@ type callbackView struct {
 	Title   string
 	Message string
 	Back    string
-	Failed  bool
+	// Return is where the browser goes on its own after a moment: the app's
+	// Integrations page, which says what was connected.
+	Return string
+	Failed bool
 }
 
 // callback finishes a flow the provider redirected back. It answers JSON to clients
@@ -141,10 +148,18 @@ func (s *server) callback(c *gin.Context) {
 		c.JSON(http.StatusCreated, s.viewConnection(conn))
 		return
 	}
-	s.callbackPage(c, http.StatusOK, callbackView{
-		Title:   "Connected",
-		Message: "Your " + conn.Provider + " account " + conn.AccountLabel + " is connected. Its tools are available to your MCP clients now; you can close this window.",
-	})
+	// A connection the flow made is at version 1; one it renewed in place (the
+	// owner's connection of the same account) is past it, and keeps its label.
+	renewed := conn.Version > 1
+	msg := "Your " + conn.Provider + " account " + conn.AccountLabel + " is connected. Its tools are available to your MCP clients now; taking you back to Switchboard."
+	if renewed {
+		msg = "Your " + conn.Provider + " account was already connected, as " + conn.AccountLabel + ": that connection was renewed in place with this sign-in, keeping its name and the agents that use it. Taking you back to Switchboard."
+	}
+	back := url.Values{"connected": {conn.ID}}
+	if renewed {
+		back.Set("renewed", "1")
+	}
+	s.callbackPage(c, http.StatusOK, callbackView{Title: "Connected", Message: msg, Return: s.PublicURL + "/?" + back.Encode() + "#connections"})
 }
 
 func (s *server) callbackFailed(c *gin.Context, err error) {

@@ -27,6 +27,8 @@ type ToolRunner interface {
 	// ConnectionFor is the connection a call runs on: the one named, or the caller's
 	// only connection the tool can run on (none for a tool that needs none).
 	ConnectionFor(ctx context.Context, p switchboard.Principal, tool, named string) (string, error)
+	// Check checks a call as Execute would, without running or auditing it.
+	Check(ctx context.Context, p switchboard.Principal, req router.Request) (router.Prepared, error)
 }
 
 // toolConnection is a connection a tool may run on.
@@ -83,6 +85,18 @@ func (s *server) listTools(c *gin.Context) {
 type callToolRequest struct {
 	ConnectionID string          `json:"connection_id"`
 	Arguments    json.RawMessage `json:"arguments"`
+	// Check asks only whether the call would be taken (tool, connection, arguments) and
+	// whether a person must confirm it; nothing runs.
+	Check bool `json:"check"`
+}
+
+// checkResult answers a call made with check: it would be taken, on that account, and
+// whether the caller's confirm policy wants a person's confirmation first.
+type checkResult struct {
+	Tool              string `json:"tool"`
+	ConnectionID      string `json:"connection_id,omitempty"`
+	Account           string `json:"account,omitempty"`
+	NeedsConfirmation bool   `json:"needs_confirmation"`
 }
 
 // callResult is the answer to a tool call: the operation's structured output.
@@ -116,6 +130,15 @@ func (s *server) callTool(c *gin.Context) {
 	if err != nil {
 		s.tools().Refused(p, router.Request{Tool: name, Args: args}, err)
 		s.fail(c, err)
+		return
+	}
+	if req.Check {
+		pc, err := s.tools().Check(ctx, p, router.Request{Tool: name, ConnectionID: connID, Args: args})
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, checkResult{Tool: name, ConnectionID: connID, Account: pc.Account(), NeedsConfirmation: pc.NeedsConfirm})
 		return
 	}
 	var ref router.AuditRef
@@ -169,6 +192,10 @@ func (noTools) Tools(context.Context, switchboard.Principal) ([]router.Binding, 
 }
 
 func (noTools) Refused(switchboard.Principal, router.Request, error) {}
+
+func (noTools) Check(context.Context, switchboard.Principal, router.Request) (router.Prepared, error) {
+	return router.Prepared{}, switchboard.Errorf(switchboard.CodeUnavailable, "this server runs no tools")
+}
 
 func (noTools) Execute(context.Context, switchboard.Principal, router.Request) (any, error) {
 	return nil, switchboard.Errorf(switchboard.CodeUnavailable, "this server runs no tools")

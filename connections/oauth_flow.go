@@ -306,16 +306,16 @@ func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePa
 	if payload.ConnectionID != "" {
 		c, err = s.reconnectOAuth(ctx, row.TenantID, payload, spec, acct, conn, creds)
 	} else {
-		c, reconnected, err = s.store.connectOAuth(ctx, row.TenantID, conn, creds)
+		c, reconnected, err = s.store.connectOAuth(ctx, row.TenantID, conn, creds, payload.Label != "")
 	}
 	if err != nil {
 		return Connection{}, err
 	}
-	detail := spec.Name + " " + c.AccountLabel + " (oauth)"
 	if reconnected {
-		detail += " reconnected"
+		s.record(p, audit.KindConnectionReconnected, c.ID, "", spec.Name+" "+c.AccountLabel+" (oauth)")
+	} else {
+		s.record(p, audit.KindConnectionCreated, c.ID, "", spec.Name+" "+c.AccountLabel+" (oauth)")
 	}
-	s.record(p, audit.KindConnectionCreated, c.ID, "", detail)
 	kind := events.ConnectionAdded
 	if reconnected {
 		kind = events.ConnectionChanged

@@ -178,9 +178,11 @@ func (s *Store) Delete(ctx context.Context, tenant switchboard.TenantID, id stri
 func scopes(ss []string) string { return strings.Join(ss, " ") }
 
 // connectOAuth stores the connection an OAuth flow made: when the owner already has a
-// connection of the same provider account, it is reconnected (new credentials, scopes,
-// label and meta, active again, at the next version); otherwise c is created.
-func (s *Store) connectOAuth(ctx context.Context, tenant switchboard.TenantID, c Connection, creds Credentials) (Connection, bool, error) {
+// connection of the same provider account, it is reconnected (new credentials, scopes
+// and meta, active again, at the next version), keeping its label unless relabel (the
+// person typed one for this flow), so neither it nor the Activity rows that name it
+// change name behind the person's back; otherwise c is created.
+func (s *Store) connectOAuth(ctx context.Context, tenant switchboard.TenantID, c Connection, creds Credentials, relabel bool) (Connection, bool, error) {
 	var existing Connection
 	err := s.db.WithContext(ctx).
 		Where("tenant_id = ? AND provider = ? AND account_id = ? AND owner_user_id = ?", tenant, c.Provider, c.AccountID, c.OwnerUserID).
@@ -193,6 +195,9 @@ func (s *Store) connectOAuth(ctx context.Context, tenant switchboard.TenantID, c
 		return c, false, nil
 	case err != nil:
 		return Connection{}, false, switchboard.Internal(fmt.Errorf("find connection to reconnect: %w", err))
+	}
+	if !relabel {
+		c.AccountLabel = existing.AccountLabel
 	}
 	got, err := s.renew(ctx, tenant, existing, c, creds)
 	if err != nil {

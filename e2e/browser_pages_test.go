@@ -127,7 +127,7 @@ func TestBrowserPages(t *testing.T) {
 	cmd := testproc.Command(ctx, "node", filepath.Join(dir, "pages.mjs"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "BASE_URL="+srv.BaseURL, "ADMIN_LINK="+srv.AdminLink, "MEMBER_LINK="+inv.URL, "SCREENSHOT_DIR="+shots, "CHROMIUM="+chromiumPath,
-		"AGENT_ID="+agent.ID, "CONNECTION_ID="+conn.ID, "WORKFLOW_RUN_ID="+workflowRunID)
+		"AGENT_ID="+agent.ID, "CONNECTION_ID="+conn.ID, "GITHUB_URL="+gh.URL, "WORKFLOW_RUN_ID="+workflowRunID)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -243,16 +243,19 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("after the reconnect: GitHub saw the renewed token %v; connection %q then %q; the agent's call answered %q",
 			renewed, sum.Reconnect.ConnectionID, sum.Reconnect.AfterID, sum.Reconnect.CallText)
 	}
-	// The destructive call the policy held reached GitHub once, after the person
-	// approved it on its page; the direct call before it sent nothing.
+	// The destructive calls the policy held reached GitHub once each, after the person
+	// confirmed them: Try it's on its one confirmation in the page, the script's run on
+	// its approval page; the update that changed nothing sent nothing.
 	var patches []string
 	for _, r := range ghRec.all() {
 		if r.Method == http.MethodPatch {
 			patches = append(patches, r.Path+" "+r.Body)
 		}
 	}
-	if want := []string{fmt.Sprintf("/repos/%s/%s/issues/%d {\"state\":\"closed\"}", githubOwner, githubRepo, githubIssueNum)}; fmt.Sprint(patches) != fmt.Sprint(want) {
-		t.Errorf("GitHub got PATCHes %q, want only the approved one %q", patches, want)
+	issue := fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum)
+	longBody := strings.TrimSpace(strings.Repeat("Steps to reproduce. ", 120))
+	if want := []string{issue + ` {"state":"closed"}`, issue + ` {"body":"` + longBody + `","state":"closed"}`}; fmt.Sprint(patches) != fmt.Sprint(want) {
+		t.Errorf("GitHub got PATCHes %q, want Try it's and the approved run's %q", patches, want)
 	}
 	if sum.Clipboard != sum.AgentMCPURL || !strings.HasPrefix(sum.AgentMCPURL, srv.BaseURL+"/mcp/default/agents/") {
 		t.Errorf("copied %q, agent URL %q", sum.Clipboard, sum.AgentMCPURL)

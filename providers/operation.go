@@ -99,6 +99,34 @@ func (o *Operation[In, Out]) Invoke(ctx context.Context, c *Call, args json.RawM
 	return out, nil
 }
 
+// Checker is an operation that checks its arguments beyond what its input schema can
+// say (at least one field to change, fields that go together), so a call that would
+// fail is refused with the schema's checks, before anyone is asked to confirm it or it
+// is queued. Tool.Validate runs it after the schema.
+type Checker interface {
+	Check(args json.RawMessage) error
+}
+
+// InputChecker is an input type with a check of its own; an Operation whose In (or
+// *In) is one is a Checker.
+type InputChecker interface {
+	Check() error
+}
+
+// Check decodes args and runs In's own check, if In has one.
+func (o *Operation[In, Out]) Check(args json.RawMessage) error {
+	var in In
+	if _, ok := any(&in).(InputChecker); !ok {
+		return nil
+	}
+	if len(args) > 0 && !bytes.Equal(args, []byte("null")) {
+		if err := json.Unmarshal(args, &in); err != nil {
+			return nil // the schema's check, or Invoke, says what is wrong
+		}
+	}
+	return any(&in).(InputChecker).Check()
+}
+
 type retryableKey struct{}
 
 func withRetryable(ctx context.Context, ok bool) context.Context {

@@ -61,9 +61,17 @@ func (t *Tool) TakesArgument(name string) bool {
 	return ok
 }
 
-// Validate checks arguments against the tool's input schema; a failure is an invalid
-// error that names the field.
-func (t *Tool) Validate(args json.RawMessage) error { return t.validator.Validate(args) }
+// Validate checks arguments against the tool's input schema, then by the operation's
+// own check (Checker) if it has one; a failure is an invalid error that names the field.
+func (t *Tool) Validate(args json.RawMessage) error {
+	if err := t.validator.Validate(args); err != nil {
+		return err
+	}
+	if c, ok := t.Op.(Checker); ok {
+		return c.Check(args)
+	}
+	return nil
+}
 
 // Registry holds every provider and its tools. It is built at start-up and read-only
 // afterwards, so it needs no lock.

@@ -211,6 +211,13 @@ func (r *Router) Prepare(ctx context.Context, p switchboard.Principal, req Reque
 	return pc, err
 }
 
+// Check is Prepare without an audit row: a page's look at a call before it asks a
+// person to confirm it (the tool, the connection, the arguments, whether the confirm
+// policy covers it). It runs nothing; the call itself, made next, is audited.
+func (r *Router) Check(ctx context.Context, p switchboard.Principal, req Request) (Prepared, error) {
+	return r.prepare(ctx, p, req)
+}
+
 // logUnreachable tells the operator, when a call's upstream could not be reached,
 // where the hub dialled and what the network said (refused, no such host, timed out),
 // whatever the provider made of the failure in its answer.

@@ -88,7 +88,7 @@ func (e *Executor) Approval(ctx context.Context, p switchboard.Principal, id str
 	if err != nil {
 		return Approval{}, switchboard.Internal(fmt.Errorf("open the input of run %s: %w", id, err))
 	}
-	a.Arguments = clip(string(input))
+	a.Arguments = string(input) // whole: the person approves every argument, not the start of them
 	clear(input)
 	return a, nil
 }

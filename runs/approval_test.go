@@ -199,3 +199,25 @@ func TestConfirmationTimesOut(t *testing.T) {
 		}
 	})
 }
+
+// TestApprovalShowsTheArgumentsWhole: arguments longer than a message's column are
+// shown whole on the approval page, not cut, since the person approves every one.
+func TestApprovalShowsTheArgumentsWhole(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		r := newRig(t, db, nil)
+		ctx := context.Background()
+		agent := switchboard.Principal{TenantID: r.ann.TenantID, Kind: switchboard.PrincipalAgent, UserID: r.ann.UserID, AgentID: "agt_bot", KeyID: "key_bot"}
+		r.policy.set(agent, router.Policy{Confirm: router.ConfirmDestructive, Approval: router.ApprovalPerson})
+		r.agents.set(agent.AgentID, router.Selected{Tool: "notes_delete_note", ConnectionID: r.connA})
+		long := strings.Repeat("x", 5000)
+		v, err := r.exec.Start(ctx, agent, Call{Tool: "notes_delete_note", ConnectionID: r.connA, Args: json.RawMessage(`{"id":"` + long + `"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, err := r.exec.Approval(ctx, r.bob, v.ID); err != nil || a.Arguments != `{"id":"`+long+`"}` {
+			t.Errorf("the approval page of a call with long arguments shows %d bytes of them (%v), want all %d", len(a.Arguments), err, len(long)+9)
+		}
+	})
+}

@@ -43,7 +43,7 @@ func (a Approval) Waiting() bool { return a.State == "input_required" }
 func (h *handler) approvalPage(w http.ResponseWriter, r *http.Request) {
 	token, p, ok := h.session(r)
 	if !ok {
-		http.Redirect(w, r, "/signin?next="+urlQueryEscape(r.URL.Path), http.StatusSeeOther)
+		http.Redirect(w, r, "/signin?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return
 	}
 	d := h.approvalData(r, token, p)

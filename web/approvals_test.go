@@ -81,6 +81,11 @@ func TestApprovalPage(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/signin?next=%2Fapprovals%2Frun_wait" {
 		t.Errorf("without a session: %d to %q, want 303 to sign-in", res.StatusCode, res.Header.Get("Location"))
 	}
+	// A deep link keeps its query through sign-in.
+	res, _ = do(t, c, http.MethodGet, srv.URL+"/approvals/run_wait?from=mail", nil)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/signin?next=%2Fapprovals%2Frun_wait%3Ffrom%3Dmail" {
+		t.Errorf("a deep link without a session: %d to %q, want 303 to sign-in, coming back with its query", res.StatusCode, res.Header.Get("Location"))
+	}
 	res, _ = do(t, c, http.MethodPost, srv.URL+"/approvals/run_wait", url.Values{"action": {"accept"}})
 	if res.StatusCode != http.StatusSeeOther {
 		t.Errorf("answer without a session: %d, want 303 to sign-in", res.StatusCode)

@@ -21,6 +21,9 @@ type Catalog interface {
 type Bound struct {
 	Tool         *providers.Tool
 	ConnectionID string
+	// Account is the connection as the caller knows it: its label (with its id only
+	// where two of the caller's connections share the label).
+	Account string
 }
 
 // Bindings are the steps of a program resolved for one principal, by step name.
@@ -69,7 +72,7 @@ func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Princi
 			k.add(s.Name, "connection", "%s", msg)
 			continue
 		}
-		k.bound[s.Name] = Bound{Tool: b.Tool, ConnectionID: conn}
+		k.bound[s.Name] = Bound{Tool: b.Tool, ConnectionID: conn, Account: labelOf(b.Connections, conn)}
 		if s.OnError == OnErrorRetry && !b.Tool.Info.Hints.Retryable() {
 			k.add(s.Name, "on_error", "retry is only for read-only or idempotent tools, and %s changes data (a retry could repeat its effect); use abort or continue", s.Tool)
 		}
@@ -101,6 +104,16 @@ func pickConnection(b router.Binding, named string) (string, string) {
 		return "", e.Message
 	}
 	return id, ""
+}
+
+// labelOf is the label of the connection of that id among refs.
+func labelOf(refs []router.ConnectionRef, id string) string {
+	for _, c := range refs {
+		if c.ID == id {
+			return c.Label
+		}
+	}
+	return ""
 }
 
 type checker struct {

@@ -1,7 +1,9 @@
 package workflows
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -93,25 +95,67 @@ func (s *StepProgram) backoff(n int) time.Duration {
 // and compiles its expressions; every problem found is returned, each naming its step
 // and field.
 func Compile(def *Definition) (*Program, error) {
-	e, err := sharedEnvs()
+	prog, ps, err := compile(def)
 	if err != nil {
 		return nil, err
 	}
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	return prog, nil
+}
+
+// compile compiles def and returns every problem it found. The program is returned,
+// with problems, when its steps compiled whole and only the workflow's own fields (its
+// name, description, bounds, triggers) are at fault, so a check against the caller's
+// tools can still report the steps' problems in the same answer; else it is nil.
+func compile(def *Definition) (*Program, Problems, error) {
+	e, err := sharedEnvs()
+	if err != nil {
+		return nil, nil, err
+	}
 	c := compiler{env: e, p: &Program{Def: def, byName: map[string]*StepProgram{}}}
 	c.top()
+	before := len(c.ps)
 	c.steps()
-	if len(c.ps) == 0 {
+	if len(c.ps) == before {
 		c.cycles()
 	}
-	if len(c.ps) == 0 {
+	if len(c.ps) == before {
 		c.expressions()
 	}
+	stepsWhole := len(c.ps) == before
 	c.triggers()
 	c.secrets()
-	if len(c.ps) > 0 {
-		return nil, c.ps
+	if !stepsWhole {
+		return nil, c.ps, nil
 	}
-	return c.p, nil
+	return c.p, c.ps, nil
+}
+
+// CompileAndCheck compiles def and checks it against p's tools (Check), reporting
+// the problems of both in one answer: a definition with a bad name, a misspelt tool
+// and a missing argument hears of all three at once.
+func CompileAndCheck(ctx context.Context, def *Definition, cat Catalog, p switchboard.Principal) (*Program, Bindings, error) {
+	prog, ps, err := compile(def)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prog == nil {
+		return nil, nil, ps
+	}
+	bound, err := Check(ctx, prog, cat, p)
+	if err != nil {
+		var more Problems
+		if !errors.As(err, &more) {
+			return nil, nil, err
+		}
+		ps = append(ps, more...)
+	}
+	if len(ps) > 0 {
+		return nil, nil, ps
+	}
+	return prog, bound, nil
 }
 
 type compiler struct {

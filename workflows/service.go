@@ -245,11 +245,8 @@ func (s *Service) Create(ctx context.Context, p switchboard.Principal, def *Defi
 	if p.Kind != switchboard.PrincipalUser {
 		return Workflow{}, false, switchboard.AgentForbidden("save workflows")
 	}
-	prog, err := Compile(def)
+	prog, _, err := CompileAndCheck(ctx, def, s.Router, p)
 	if err != nil {
-		return Workflow{}, false, asInvalid(err)
-	}
-	if _, err := Check(ctx, prog, s.Router, p); err != nil {
 		return Workflow{}, false, asInvalid(err)
 	}
 	if len(def.Triggers) > 0 && p.Kind != switchboard.PrincipalUser {
@@ -334,6 +331,9 @@ func (s *Service) LastRun(ctx context.Context, p switchboard.Principal, name str
 // DryRunDefinition checks an unsaved definition and parameters for the principal, as
 // a save and a run would, without saving or running anything.
 func (s *Service) DryRunDefinition(ctx context.Context, p switchboard.Principal, def *Definition, params json.RawMessage) (Plan, error) {
+	if _, _, err := CompileAndCheck(ctx, def, s.Router, p); err != nil {
+		return Plan{}, asInvalid(err)
+	}
 	prog, err := Compile(def)
 	if err != nil {
 		return Plan{}, asInvalid(err)
@@ -400,12 +400,14 @@ type Plan struct {
 
 // PlanStep is one step of a plan.
 type PlanStep struct {
-	Name         string   `json:"name"`
-	Tool         string   `json:"tool"`
-	ConnectionID string   `json:"connection_id"`
-	Needs        []string `json:"needs,omitempty"`
-	ReadOnly     bool     `json:"read_only"`
-	Destructive  bool     `json:"destructive"`
+	Name         string `json:"name"`
+	Tool         string `json:"tool"`
+	ConnectionID string `json:"connection_id"`
+	// Account is the connection's label, as the caller knows the account.
+	Account     string   `json:"account,omitempty"`
+	Needs       []string `json:"needs,omitempty"`
+	ReadOnly    bool     `json:"read_only"`
+	Destructive bool     `json:"destructive"`
 }
 
 // DryRun checks a saved workflow and parameters for the principal without running
@@ -438,7 +440,7 @@ func (s *Service) plan(ctx context.Context, p switchboard.Principal, prog *Progr
 	for _, st := range prog.Steps {
 		bd := bound[st.Name]
 		h := bd.Tool.Info.Hints
-		plan.Steps = append(plan.Steps, PlanStep{Name: st.Name, Tool: bd.Tool.Name, ConnectionID: bd.ConnectionID, Needs: st.Needs, ReadOnly: h.ReadOnly, Destructive: h.Destructive})
+		plan.Steps = append(plan.Steps, PlanStep{Name: st.Name, Tool: bd.Tool.Name, ConnectionID: bd.ConnectionID, Account: bd.Account, Needs: st.Needs, ReadOnly: h.ReadOnly, Destructive: h.Destructive})
 		if !h.ReadOnly {
 			what := fmt.Sprintf("%s: %s (%s)", st.Name, bd.Tool.Info.Title, bd.Tool.Name)
 			if h.Destructive {

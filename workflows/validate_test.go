@@ -242,3 +242,31 @@ func TestStepConnectionIDWinsOverLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryProblemInOnePass: a definition with a bad name, a misspelt tool in one step
+// and a missing argument in another hears of all three in one answer, not in rounds.
+func TestEveryProblemInOnePass(t *testing.T) {
+	t.Parallel()
+	src := edit("name: triage", "name: Triage-1", "tool: flow_read", "tool: flow_reed", `      text: "failed: ${{ item }} (${{ index }})"
+`, ``)
+	def, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = CompileAndCheck(context.Background(), def, testCatalog(t), alice)
+	var got []string
+	for _, p := range ProblemsOf(err) {
+		got = append(got, p.Step+" "+p.Field)
+	}
+	if want := []string{" name", "fetch tool", "note args.text"}; !cmp.Equal(got, want) {
+		t.Errorf("problems %v (%v), want %v in one answer", got, err, want)
+	}
+	// A good definition compiles and checks.
+	def, err = Parse([]byte(goodYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prog, bound, err := CompileAndCheck(context.Background(), def, testCatalog(t), alice); err != nil || prog == nil || len(bound) != 3 {
+		t.Errorf("the good definition: %v, %d steps bound", err, len(bound))
+	}
+}

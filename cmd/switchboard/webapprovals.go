@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/switchboard-hub/switchboard"
@@ -45,7 +47,7 @@ func (a webApprovals) webApproval(ctx context.Context, p switchboard.Principal, 
 		return web.Approval{}
 	}
 	return web.Approval{
-		RunID: v.RunID, Tool: v.Tool, Account: v.Account, Requester: a.requester(ctx, p, v.Requester), Message: v.Message, Arguments: v.Arguments,
+		RunID: v.RunID, Tool: v.Tool, Account: v.Account, Requester: a.requester(ctx, p, v.Requester), Message: v.Message, Arguments: indented(v.Arguments),
 		State: string(v.State), Action: v.Action, Error: v.Error, ExpiresAt: v.ExpiresAt, CreatedAt: v.CreatedAt,
 	}
 }
@@ -65,4 +67,14 @@ func (a webApprovals) requester(ctx context.Context, p switchboard.Principal, wh
 		}
 	}
 	return who
+}
+
+// indented lays the arguments out one per line, for the person to read them whole;
+// what is not JSON is shown as it is.
+func indented(args string) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(args), "", "  "); err != nil {
+		return args
+	}
+	return b.String()
 }

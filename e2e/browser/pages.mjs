@@ -282,6 +282,58 @@ try {
   check(rowKinds.filter((k) => k === 'connection reconnected').length === 2, `Activity lists the events ${JSON.stringify(rowKinds)}`);
   await axeCheck(page, 'activity with a canceled call');
 
+  step('back from a provider\'s sign-in, Integrations says what was connected, once');
+  await page.goto(`${BASE}/?connected=${CONNECTION_ID}&renewed=1#connections`);
+  await settle(page);
+  await waitUntil(page, () => /already connected, as .+: that connection was renewed/.test(document.querySelector('#flash').textContent), undefined,
+    'back from a sign-in that renewed a connection, Integrations does not say so');
+  check(new URL(page.url()).search === '', `the page keeps ${page.url()}, so a reload would say it again`);
+  const flashed = await page.textContent('#flash');
+  check(!/con_[a-z0-9]/.test(flashed), `the page names the connection by id: ${flashed}`);
+
+  step('the first-run checklist on Integrations: what is done is ticked, the next step is marked, linked and in view');
+  for (const width of [1366, 390]) {
+    await page.setViewportSize({ width, height: width > 800 ? 900 : 844 });
+    await page.goto(`${BASE}/`);
+    await settle(page);
+    await page.waitForSelector('#first-run:not([hidden]) #first-run-steps li');
+    const fr = await page.evaluate(() => {
+      const items = [...document.querySelectorAll('#first-run-steps li')];
+      const next = document.querySelector('#first-run-steps li[aria-current=step]');
+      const r = next ? next.getBoundingClientRect() : null;
+      return { steps: items.map((n) => `${n.dataset.step}:${n.className}`), next: next && next.dataset.step, href: next && next.querySelector('a') && next.querySelector('a').getAttribute('href'),
+        inView: r && r.top >= 0 && r.bottom <= window.innerHeight };
+    });
+    // The workspace has an account, an agent and its key; the agent has made no call.
+    check(fr.steps.join(',') === 'connect:done,agent:done,client:done,call:next' && fr.next === 'call' && fr.href === `/agents/${AGENT_ID}` && fr.inView,
+      `at ${width} px the checklist reads ${JSON.stringify(fr)}`);
+  }
+  await axeCheck(page, 'first-run checklist');
+  await page.setViewportSize({ width: 1366, height: 900 });
+
+  step('an API added by its description is said to be added after the page loads again');
+  await page.goto(`${BASE}/`);
+  await settle(page);
+  await page.click('#openapi-add');
+  await page.fill('#openapi-name', 'petstore');
+  await page.fill('#openapi-description', 'openapi: 3.0.3\ninfo: {title: Petstore, version: "1"}\npaths:\n  /pets:\n    get: {operationId: listPets, summary: List pets, responses: {"200": {description: The pets}}}\n');
+  await page.fill('#openapi-base-url', env('GITHUB_URL'));
+  await page.click('#openapi-form button[type=submit]');
+  await page.waitForSelector('#openapi-list li[data-api=petstore]');
+  await waitUntil(page, () => document.querySelector('#flash').textContent.startsWith('Added Petstore: 1 tool.'), undefined, 'after the page loaded again, "Added Petstore" is gone');
+  check(new URL(page.url()).search === '', `the page keeps ${page.url()}, so a reload would say it again`);
+
+  step('a signed-out deep link comes back with its query after sign-in');
+  {
+    const ctxD = await browser.newContext({ viewport: { width: 1366, height: 900 } });
+    const pageD = await newPage(ctxD);
+    await pageD.goto(`${BASE}/activity?kind=tool_call`);
+    await pageD.waitForURL(/\/signin\?next=/);
+    const next = new URL(pageD.url()).searchParams.get('next');
+    check(next === '/activity?kind=tool_call', `signing out sends the deep link to sign-in as next=${next}`);
+    await ctxD.close();
+  }
+
   step('dark mode: the workflow graph is dark like the page');
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.goto(`${BASE}/workflows/triage_issue`);

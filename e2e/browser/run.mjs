@@ -590,7 +590,7 @@ try {
   await page.keyboard.press('Escape');
   await audit(page, 'activity');
 
-  step('a person approves a destructive call on its approval page');
+  step('Try it on a destructive tool the policy holds is one step; a call that would fail is named before anyone is asked');
   await page.click('nav >> text=Settings');
   // The defaults are enabled once the page has filled them with the saved values.
   await page.waitForSelector('#defaults-form:not([aria-busy]) #default-approval:enabled');
@@ -603,21 +603,33 @@ try {
   await page.fill('[data-path=owner] input', 'octo-org');
   await page.fill('[data-path=repo] input', 'hello-world');
   await page.fill('[data-path=issue_number] input', '1347');
+  await page.click('#try-run');
+  await page.waitForSelector('#try-error:not([hidden])');
+  check((await page.textContent('#try-error')).includes('at least one field to change') && !(await page.$('#confirm-dialog[open]')),
+    `an update that changes nothing said ${await page.textContent('#try-error')}, or asked for a confirmation first`);
   await page.selectOption('[data-path=state] select', '"closed"');
   await page.click('#try-run');
-  await confirmInPage(page);
-  await page.waitForSelector('#try-error:not([hidden])');
-  check((await page.textContent('#try-error')).includes('confirmation'), `a direct destructive call under the policy said: ${await page.textContent('#try-error')}`);
-  await page.check('#try-async');
-  await page.click('#try-run');
-  await confirmInPage(page);
-  await page.waitForFunction(() => /"state": "input_required"/.test(document.querySelector('#try-output').textContent));
-  const waiting = JSON.parse(await page.textContent('#try-output'));
-  check(waiting.approval_url === `${BASE}/approvals/${waiting.run_id}`, `the waiting run links ${waiting.approval_url}`);
+  const asked = await confirmInPage(page);
+  check(!/con_[a-z0-9]/.test(asked.text) && asked.text.includes('"state": "closed"'), `the confirmation names the connection by id or leaves out the arguments: ${asked.text}`);
+  await page.waitForFunction(() => /"state": "(completed|failed|canceled|input_required)"/.test(document.querySelector('#try-output').textContent));
+  const oneStep = JSON.parse(await page.textContent('#try-output'));
+  check(oneStep.state === 'completed' && oneStep.output && oneStep.output.state === 'closed' && (await page.isHidden('#try-error')),
+    `after one confirmation the call is ${JSON.stringify(oneStep)}; the page says ${await page.textContent('#try-error')}`);
+  check(!/tick "Run in the background"|waits for a person's confirmation/.test(await page.textContent('body')), 'Try it still sends the person to "Run in the background" or to an approval page');
+
+  step('a person approves a run a script started on its approval page, which names the account and shows the arguments whole');
+  const longBody = 'Steps to reproduce. '.repeat(120).trim();
+  const waiting = await page.evaluate(async (body) => (await fetch('/api/runs', { method: 'POST', credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content },
+    body: JSON.stringify({ tool: 'github_update_issue', arguments: { owner: 'octo-org', repo: 'hello-world', issue_number: 1347, state: 'closed', body } }) })).json(), longBody);
+  waiting.run_id = waiting.run_id || waiting.id;
+  check(waiting.state === 'input_required' && waiting.approval_url === `${BASE}/approvals/${waiting.run_id}`, `the waiting run is ${JSON.stringify(waiting)}`);
   await page.click('nav >> text=Activity');
   await page.click(`#pending-approvals a[href="/approvals/${waiting.run_id}"]`);
   await page.waitForSelector('#approval-arguments');
-  check((await page.textContent('#approval-arguments')).includes('"state":"closed"'), 'the approval page does not show the arguments');
+  const shownArgs = JSON.parse(await page.textContent('#approval-arguments'));
+  check(shownArgs.state === 'closed' && shownArgs.body === longBody, `the approval page shows the arguments ${JSON.stringify(shownArgs).slice(0, 200)}…, not whole`);
+  check(!/con_[a-z0-9]/.test(await page.textContent('main')), `the approval page names the connection by id: ${await page.textContent('main')}`);
   await audit(page, 'approval');
   await shot(page, '05b-approval');
   await page.click('button[value=accept]');

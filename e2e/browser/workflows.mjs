@@ -46,6 +46,17 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
   await page.click('#new-workflow');
   await page.waitForURL(`${BASE}/workflows/new`);
   await waitUntil(page, () => document.querySelector('#wf-definition').value.includes('steps:'), undefined, 'the editor did not start with a definition');
+  step('workflows: the editor offers tool names, a tool\'s connection labels and its arguments, and adds a step');
+  await waitUntil(page, () => [...document.querySelectorAll('#wf-helper-tools option')].some((o) => o.value === 'github_get_issue'), undefined, 'the editor does not offer github_get_issue');
+  await page.fill('#wf-helper-tool', 'github_get_issue');
+  await waitUntil(page, () => /owner \(required\)/.test(document.querySelector('#wf-helper-args').textContent), undefined, 'the editor does not list github_get_issue\'s arguments');
+  const helped = await page.evaluate(() => ({ args: document.querySelector('#wf-helper-args').textContent,
+    conns: [...document.querySelectorAll('#wf-helper-conns option')].map((o) => o.value) }));
+  check(['owner (required)', 'repo (required)', 'issue_number (required)'].every((a) => helped.args.includes(a)) && helped.conns.length > 0 && helped.conns.every((c) => c && !/^con_/.test(c)),
+    `the editor's help for github_get_issue: ${JSON.stringify(helped)}`);
+  await page.click('#wf-helper-add');
+  const added = await page.inputValue('#wf-definition');
+  check(/- name: get_issue\n    tool: github_get_issue\n    args:\n      owner: ""\n      repo: ""\n      issue_number: ""\n/.test(added), `Add the step wrote ${added}`);
   await page.fill('#wf-definition', TRIAGE('qq'));
   await page.click('#wf-save');
   await page.waitForSelector('#wf-steps .wfstep.invalid[data-step=search]');
@@ -68,6 +79,13 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
     await audit(page, 'workflow editor problems');
   await shot(page, '09-workflow-problems');
 
+  step('workflows: a bad name, a misspelt tool and a bad argument are reported in one pass');
+  await page.fill('#wf-definition', TRIAGE('qq').replace('name: triage_issue', 'name: Triage-Issue').replace('tool: github_get_issue', 'tool: github_get_isue'));
+  await page.click('#wf-save');
+  await page.waitForSelector('#wf-steps .wfstep.invalid[data-step=read]');
+  const allAtOnce = await page.$$eval('#wf-steps .wfstep.invalid .problems li', (ns) => ns.map((n) => `${n.closest('.wfstep').dataset.step || ''}:${n.dataset.field}`));
+  check(allAtOnce.includes(':name') && allAtOnce.includes('read:tool') && allAtOnce.includes('search:args.qq'), `one Save reported ${JSON.stringify(allAtOnce)}, want the name, read's tool and search's qq`);
+
   step('workflows: a dry run, then save, and the graph the server draws');
   await page.fill('#wf-definition', TRIAGE('q'));
   await page.fill('#wf-params', '{"number": 1347}');
@@ -75,6 +93,8 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
   await waitUntil(page, () => document.querySelector('#wf-summary').textContent.startsWith('Dry run passed'), undefined, 'the dry run did not pass');
   const planned = await page.$$eval('#wf-steps .wfstep', (ns) => ns.map((n) => `${n.dataset.step}:${n.querySelector('.badge') ? n.querySelector('.badge').textContent : ''}:${n.classList.contains('invalid')}`));
   check(planned.join(',') === 'read:reads:false,search:reads:false', `after the dry run the steps show ${planned.join(', ')}`);
+  const accounts = await page.$$eval('#wf-steps .wfstep .plan-account', (ns) => ns.map((n) => n.textContent));
+  check(accounts.length === 2 && accounts.every((a) => a.startsWith('on ') && !/con_[a-z0-9]/.test(a)), `the dry run's plan names the accounts ${JSON.stringify(accounts)}`);
   await audit(page, 'workflow editor dry run');
   await page.click('#wf-save');
   await page.waitForURL(`${BASE}/workflows/triage_issue`);

@@ -134,6 +134,21 @@ type UpdateIssueInput struct {
 	Assignees   *[]string `json:"assignees,omitempty" jsonschema:"Logins that replace all current assignees; [] removes every assignee" schema:"maxItems=10"`
 }
 
+// Check refuses an update that changes nothing or gives fields that do not go
+// together, before the call is confirmed or sent.
+func (in *UpdateIssueInput) Check() error {
+	if in.Title == nil && in.Body == nil && in.State == nil && in.StateReason == nil && in.Labels == nil && in.Assignees == nil {
+		return switchboard.Invalid("arguments", "give at least one field to change: title, body, state, state_reason, labels or assignees")
+	}
+	if in.Title != nil && strings.TrimSpace(*in.Title) == "" {
+		return switchboard.Invalid("title", "must not be blank")
+	}
+	if in.StateReason != nil && in.State == nil {
+		return switchboard.Invalid("state_reason", "is used only with state: give state too (closed with completed or not_planned, open with reopened)")
+	}
+	return nil
+}
+
 // AddIssueCommentInput is the input of add_issue_comment.
 type AddIssueCommentInput struct {
 	Owner       string `json:"owner" jsonschema:"Owner's login, e.g. octocat" schema:"minLength=1,maxLength=100,example=octocat"`
@@ -306,14 +321,8 @@ func updateIssue(ctx context.Context, c *providers.Call, in UpdateIssueInput) (I
 		return Issue{}, err
 	}
 	body := updateIssueBody{Title: in.Title, Body: in.Body, State: in.State, StateReason: in.StateReason, Labels: in.Labels, Assignees: in.Assignees}
-	if body == (updateIssueBody{}) {
-		return Issue{}, switchboard.Invalid("arguments", "give at least one field to change: title, body, state, state_reason, labels or assignees")
-	}
-	if in.Title != nil && strings.TrimSpace(*in.Title) == "" {
-		return Issue{}, switchboard.Invalid("title", "must not be blank")
-	}
-	if in.StateReason != nil && in.State == nil {
-		return Issue{}, switchboard.Invalid("state_reason", "is used only with state: give state too (closed with completed or not_planned, open with reopened)")
+	if err := in.Check(); err != nil {
+		return Issue{}, err
 	}
 	// Send [] rather than null for an empty set: null is not a list GitHub takes.
 	if body.Labels != nil && *body.Labels == nil {

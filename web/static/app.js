@@ -91,7 +91,7 @@
     try { data = await res.json(); } catch (err) { data = null; }
     if (!res.ok) {
       if (res.status === 401) {
-        location.assign('/signin?next=' + encodeURIComponent(location.pathname));
+        location.assign('/signin?next=' + encodeURIComponent(location.pathname + location.search));
       }
       throw new APIError(res.status, data);
     }
@@ -366,6 +366,29 @@
     let providers = [];
     let conns = [];
     let tools = [];
+    // firstRun shows the first-run checklist until every step is done: connect an
+    // account, build an agent, paste its URL into a client (a key made for it), its
+    // first call. The next step is marked and linked.
+    async function firstRun() {
+      let agents = [];
+      try { agents = (await api('GET', '/api/agents')).agents || []; } catch (err) { return; }
+      const withKey = agents.find((a) => (a.active_keys || 0) > 0);
+      const used = agents.find((a) => a.last_used_at);
+      const first = withKey || agents[0];
+      const steps = [
+        { id: 'connect', done: conns.length > 0, text: 'Connect an account', href: '#catalog-title', how: 'pick a provider in the catalog below' },
+        { id: 'agent', done: agents.length > 0, text: 'Build an agent', href: '/agents/new', how: 'pick the tools it may call' },
+        { id: 'client', done: !!withKey, text: 'Paste it into an MCP client', href: first ? `/agents/${encodeURIComponent(first.id)}#agent-connect` : '/agents', how: 'make a key on the agent\'s page and add it to Claude, Cursor or VS Code' },
+        { id: 'call', done: !!used, text: 'Make a first call', href: first ? `/agents/${encodeURIComponent(first.id)}` : '/agents', how: 'ask your client to use one of the agent\'s tools' },
+      ];
+      const next = steps.find((st) => !st.done);
+      $('#first-run').hidden = !next;
+      if (!next) return;
+      fill($('#first-run-steps'), steps.map((st) => el('li', { 'data-step': st.id, class: st.done ? 'done' : st === next ? 'next' : '', 'aria-current': st === next ? 'step' : undefined },
+        st.done ? el('span', {}, el('span', { class: 'sr', text: 'Done: ' }), st.text)
+          : st === next ? el('span', {}, el('strong', { text: 'Next: ' }), el('a', { href: st.href, text: st.text }), ` (${st.how})`) : el('span', { text: st.text }))));
+    }
+
     async function loadConnections() {
       const list = $('#connection-list');
       try {
@@ -378,6 +401,7 @@
       }
       renderCatalog($('#catalog-search').value);
       renderRemote();
+      firstRun();
       const accounts = conns.filter((c) => !c.remote);
       if (!accounts.length) {
         fill(list, el('p', { class: 'muted', text: 'No account connected yet. Pick a provider below and connect it.' }));
@@ -549,7 +573,23 @@
     } catch (err) {
       fill($('#catalog'), el('p', { class: 'error', text: describe(err) }));
     }
-    await loadConnections();
+    const all = await loadConnections();
+    // Back from a provider's sign-in: say what it connected, once (a reload does not
+    // say it again).
+    const back = new URLSearchParams(location.search);
+    const made = back.get('connected') && (all || []).find((c) => c.id === back.get('connected'));
+    if (made) {
+      const p = providers.find((x) => x.name === made.provider);
+      const title = p ? p.title : made.provider;
+      flash(back.get('renewed') ? `Your ${title} account was already connected, as ${made.account_label}: that connection was renewed with this sign-in, keeping its name and its agents.`
+        : `Connected your ${title} account ${made.account_label}. Its tools are ready for your agents.`);
+      history.replaceState(null, '', '/#connections');
+    }
+    if (back.get('added')) {
+      const n = Number(back.get('tools')) || 0;
+      flash(`Added ${back.get('added')}: ${n} tool${n === 1 ? '' : 's'}. Connect it from the catalog.`);
+      history.replaceState(null, '', '/');
+    }
     if (location.hash === '#connections') $('#connections').scrollIntoView();
   }
 
@@ -1114,23 +1154,36 @@
           return;
         }
       }
-      // A tool that changes something asks first, saying what and on which account.
-      if (kind !== 'reads') {
-        const account = $('#try-conn') ? $('#try-conn').selectedOptions[0].textContent : 'your account';
+      const body = { arguments: args };
+      if ($('#try-conn')) body.connection_id = $('#try-conn').value;
+      // A call that would be refused (an argument the tool takes only with another,
+      // nothing to change) is named before anyone is asked to confirm it; the check
+      // also says whether the confirm policy wants a person's confirmation.
+      let checked;
+      try {
+        checked = await api('POST', `/api/tools/${encodeURIComponent(name)}/call`, { ...body, check: true });
+      } catch (err) {
+        if (err.field && err.field !== 'arguments') markField(err.field, describe(err));
+        else showError('#try-error', err);
+        return;
+      }
+      // A tool that changes something asks once, saying what and on which account; the
+      // answer is the person's confirmation, so a call the policy holds runs on it
+      // without a second step.
+      if (kind !== 'reads' || checked.needs_confirmation) {
+        const account = checked.account || ($('#try-conn') ? $('#try-conn').selectedOptions[0].textContent : 'your account');
         const yes = await ask({ title: `Run ${name}?`, ok: `Run ${name}`, danger: kind === 'destroys',
-          body: `${kind === 'destroys' ? 'This tool deletes or overwrites' : 'This tool changes'} data on ${account}, with these arguments.`,
+          body: `${kind === 'destroys' ? 'This tool deletes or overwrites' : kind === 'reads' ? 'This tool reads' : 'This tool changes'} data on ${account}, with these arguments.`,
           details: { label: 'Arguments', text: JSON.stringify(args, null, 2) } });
         if (!yes) return;
       }
-      const body = { arguments: args };
-      if ($('#try-conn')) body.connection_id = $('#try-conn').value;
       $('#try-result').hidden = true;
       busy(true);
       aborter = new AbortController();
       const started = performance.now();
       try {
-        if ($('#try-async').checked) {
-          await runAsync(name, body, (id) => { runID = id; });
+        if ($('#try-async').checked || checked.needs_confirmation) {
+          await runAsync(name, body, (id) => { runID = id; }, checked.needs_confirmation);
           return;
         }
         const res = await api('POST', `/api/tools/${encodeURIComponent(name)}/call`, body, aborter.signal);
@@ -1139,10 +1192,6 @@
       } catch (err) {
         if (err.code === 'aborted') {
           showError('#try-error', new APIError(0, { error: { code: 'canceled', message: 'Canceled: the page stopped waiting. If the call reached the provider it may still have taken effect; Activity shows how it ended.' } }));
-        } else if (err.code === 'confirmation_required') {
-          const n = $('#try-error');
-          n.textContent = 'This tool needs a person\'s confirmation under your confirm policy: tick "Run in the background" and run it again, then approve it on the page its run links to.';
-          n.hidden = false;
         } else if (err.field && err.field !== 'arguments') markField(err.field, describe(err));
         else showError('#try-error', err);
       } finally {
@@ -1163,11 +1212,19 @@
   }
   // runAsync starts the call as an async run and follows its state until it ends;
   // started learns the run's id, so Cancel can cancel it.
-  async function runAsync(name, body, started) {
+  // confirmed says the person confirmed the call in this page: a run that waits for
+  // that confirmation is answered on its approval page at once.
+  async function runAsync(name, body, started, confirmed) {
     const t0 = performance.now();
     let run = await api('POST', '/api/runs', { tool: name, ...body });
     const id = run.run_id || run.id;
     started(id);
+    if (confirmed && run.state === 'input_required') {
+      const form = new URLSearchParams({ csrf: CSRF, action: 'accept' });
+      const res = await fetch(`/approvals/${encodeURIComponent(id)}`, { method: 'POST', credentials: 'same-origin', body: form });
+      if (!res.ok) throw new APIError(res.status, { error: { code: 'approval', message: `the confirmation could not be given (the approval page answered ${res.status}); answer it on /approvals/${id}` } });
+      run = await api('GET', `/api/runs/${encodeURIComponent(id)}`);
+    }
     const show = () => {
       const shown = { run_id: id, state: run.state };
       if (run.output !== undefined) shown.output = run.output;

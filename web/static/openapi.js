@@ -67,8 +67,9 @@
     try {
       const added = await api('POST', '/api/openapi-providers', body);
       dialog.close();
-      flash(`Added ${added.title}: ${added.tools.length} tools. Connect it from the catalog.`);
-      location.reload();
+      // The page loads again to list the new API in the catalog; it says what was
+      // added once it has.
+      location.assign(`/?${new URLSearchParams({ added: added.title, tools: String(added.tools.length) })}`);
     } catch (err) {
       error.textContent = describe(err);
       error.hidden = false;

@@ -54,6 +54,52 @@ outputs:
   const outlineOf = (def) => ((def && def.steps) || []).map((s) => ({ name: s.name, tool: s.tool, needs: s.needs || [], if: s.if || '', foreach: s.foreach || '' }));
   const graphAlt = (steps) => `The steps as a graph: ${steps.map((s) => `${s.name} (${s.tool})${s.needs.length ? ` after ${s.needs.join(' and ')}` : ''}`).join('; ')}.`;
 
+  // stepHelper offers, beside the definition, the tools the person may call, the
+  // labels of a tool's connections and its arguments (from its input schema), and adds
+  // a step that uses them to the definition.
+  async function stepHelper(text) {
+    const toolIn = $('#wf-helper-tool');
+    const connIn = $('#wf-helper-conn');
+    const said = $('#wf-helper-args');
+    let tools = [];
+    try { tools = (await api('GET', '/api/tools')).tools || []; } catch (err) { said.textContent = describe(err); return; }
+    fill($('#wf-helper-tools'), tools.map((t) => el('option', { value: t.tool })));
+    const ops = new Map(); // provider → its operations, fetched once
+    let schema = null;
+    const chosen = () => tools.find((t) => t.tool === toolIn.value.trim());
+    toolIn.addEventListener('input', async () => {
+      const t = chosen();
+      schema = null;
+      fill($('#wf-helper-conns'), t ? t.connections.map((c) => el('option', { value: c.label })) : []);
+      if (!t) { said.textContent = 'Type or pick a tool: its arguments are listed here.'; return; }
+      if (t.connections.length === 1) connIn.value = t.connections[0].label;
+      try {
+        if (!ops.has(t.provider)) ops.set(t.provider, (await api('GET', `/api/providers/${enc(t.provider)}/operations`)).operations || []);
+      } catch (err) { said.textContent = describe(err); return; }
+      const op = ops.get(t.provider).find((o) => o.tool === t.tool);
+      schema = (op && op.input_schema) || { properties: {} };
+      const req = new Set(schema.required || []);
+      const names = Object.keys(schema.properties || {});
+      said.textContent = names.length ? `Arguments of ${t.tool}: ${names.map((n) => (req.has(n) ? `${n} (required)` : n)).join(', ')}.` : `${t.tool} takes no arguments.`;
+    });
+    $('#wf-helper-add').addEventListener('click', () => {
+      const t = chosen();
+      if (!t) { said.textContent = 'Pick one of the tools listed first.'; toolIn.focus(); return; }
+      const base = t.tool.startsWith(`${t.provider}_`) ? t.tool.slice(t.provider.length + 1) : t.tool;
+      let name = base;
+      for (let i = 2; new RegExp(`^\\s*- name: ${name}\\s*$`, 'm').test(text.value); i++) name = `${base}_${i}`;
+      const lines = [`  - name: ${name}`, `    tool: ${t.tool}`];
+      if (connIn.value.trim() && t.connections.length > 1) lines.push(`    connection: ${JSON.stringify(connIn.value.trim())}`);
+      const req = (schema && schema.required) || [];
+      if (req.length) lines.push('    args:', ...req.map((n) => `      ${n}: ""`));
+      const at = text.value.search(/^outputs:/m);
+      const block = `${lines.join('\n')}\n`;
+      text.value = at >= 0 ? `${text.value.slice(0, at)}${block}${text.value.slice(at)}` : `${text.value.replace(/\n*$/, '\n')}${block}`;
+      text.dispatchEvent(new Event('input'));
+      said.textContent = `Added the step ${name}${req.length ? `: fill in ${req.join(', ')}` : ''}.`;
+    });
+  }
+
   async function editorPage(name) {
     const text = $('#wf-definition');
     const paramsBox = $('#wf-params');
@@ -68,6 +114,7 @@ outputs:
     } else {
       text.value = STARTER;
     }
+    stepHelper(text);
     let savedText = saved ? text.value : '';
     window.addEventListener('beforeunload', (ev) => {
       if (text.value === savedText || (!saved && text.value === STARTER)) return;
@@ -108,7 +155,7 @@ outputs:
       if (s.foreach) facts.push(el('span', {}, 'for each of ', el('code', { text: s.foreach })));
       if (planned) {
         facts.push(el('span', { class: `badge ${planned.read_only ? 'reads' : planned.destructive ? 'destroys' : 'writes'}`, text: planned.read_only ? 'reads' : planned.destructive ? 'destroys' : 'writes' }));
-        if (planned.connection_id) facts.push(el('span', {}, 'on ', el('code', { text: planned.connection_id })));
+        if (planned.account || planned.connection_id) facts.push(el('span', { class: 'plan-account' }, 'on ', el('strong', { text: planned.account || planned.connection_id })));
       }
       return el('li', { class: `wfstep${problems.length ? ' invalid' : ''}`, 'data-step': s.name, 'aria-labelledby': `${id}-name` },
         el('h3', { id: `${id}-name`, tabindex: '-1' }, head, problems.length ? el('span', { class: 'sr', text: `, ${problems.length} problem${problems.length === 1 ? '' : 's'}` }) : ''),
