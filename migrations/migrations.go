@@ -45,6 +45,7 @@ func all() []migration {
 		{Version: 22, Name: "openapi_oauth_apps", Up: up0022OpenAPIOAuthApps},
 		{Version: 23, Name: "sso_links", Up: up0023SSOLinks},
 		{Version: 24, Name: "mcp_session_keys", Up: up0024MCPSessionKeys},
+		{Version: 25, Name: "run_kinds", Up: up0025RunKinds},
 	}
 }
 

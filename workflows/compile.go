@@ -130,7 +130,7 @@ func (c *compiler) top() {
 	case d.Name == "":
 		c.add("", "name", "is required")
 	case !nameRE.MatchString(d.Name):
-		c.add("", "name", "must start with a lowercase letter and hold only lowercase letters, digits and _ (at most 55 characters); %q does not", d.Name)
+		c.add("", "name", "must start with a lowercase letter and hold only lowercase letters, digits and _ (at most 48 characters); %q does not", d.Name)
 	}
 	if len(d.Description) > 1000 {
 		c.add("", "description", "must be at most 1000 characters")

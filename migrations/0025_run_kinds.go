@@ -1,0 +1,69 @@
+package migrations
+
+import (
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// runKind0025 is migration 0025's frozen copy of the columns it adds. Never edit it.
+type runKind0025 struct {
+	Kind            string `gorm:"size:16;not null;default:''"`
+	Workflow        string `gorm:"size:64;not null;default:''"`
+	WorkflowVersion int64  `gorm:"not null;default:0"`
+	Context         string `gorm:"size:2000;not null;default:''"`
+}
+
+func (runKind0025) TableName() string { return "runs" }
+
+// workflowLifecycle0025 is migration 0025's frozen copy of the workflows columns it
+// adds. Never edit it.
+type workflowLifecycle0025 struct {
+	Deactivated   bool `gorm:"not null;default:false"`
+	DeactivatedAt *time.Time
+	DeletedAt     *time.Time
+}
+
+func (workflowLifecycle0025) TableName() string { return "workflows" }
+
+// workflowSettings0025 is migration 0025's frozen copy of workflow_settings. Never
+// edit it.
+type workflowSettings0025 struct {
+	TenantID    string     `gorm:"primaryKey;size:40"`
+	Tenant      tenant0001 `gorm:"foreignKey:TenantID;constraint:OnDelete:CASCADE"`
+	ToolAliases bool       `gorm:"not null;default:false"`
+	UpdatedAt   time.Time  `gorm:"not null"`
+}
+
+func (workflowSettings0025) TableName() string { return "workflow_settings" }
+
+// up0025RunKinds adds runs.kind, workflow, workflow_version and context: a saved
+// workflow's run says so on its row (its kind, the workflow and the version it ran)
+// rather than by its tool's name, and keeps the caller's context. Runs recorded
+// before are read by their tool's name once: those of a tool workflow_<name> are
+// marked as that workflow's. It adds the workflows' lifecycle (deactivated, deleted:
+// their tools stay listed, marked, for a while) and workflow_settings (a tenant's
+// choice to keep the workflow_<name> tools).
+func up0025RunKinds(tx *gorm.DB) error {
+	for _, col := range []string{"Deactivated", "DeactivatedAt", "DeletedAt"} {
+		if err := tx.Migrator().AddColumn(&workflowLifecycle0025{}, col); err != nil {
+			return fmt.Errorf("add workflows.%s: %w", col, err)
+		}
+	}
+	if err := tx.Migrator().CreateTable(&workflowSettings0025{}); err != nil {
+		return fmt.Errorf("create workflow_settings: %w", err)
+	}
+	for _, col := range []string{"Kind", "Workflow", "WorkflowVersion", "Context"} {
+		if err := tx.Migrator().AddColumn(&runKind0025{}, col); err != nil {
+			return fmt.Errorf("add runs.%s: %w", col, err)
+		}
+	}
+	if err := tx.Exec(`UPDATE runs SET kind = 'workflow', workflow = substr(tool, 10) WHERE tool LIKE 'workflow\_%' ESCAPE '\'`).Error; err != nil {
+		return fmt.Errorf("mark workflow runs: %w", err)
+	}
+	if err := tx.Exec(`CREATE INDEX IF NOT EXISTS idx_runs_workflow ON runs (tenant_id, kind, workflow)`).Error; err != nil {
+		return fmt.Errorf("index runs by workflow: %w", err)
+	}
+	return nil
+}
