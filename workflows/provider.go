@@ -253,7 +253,7 @@ func (o *flowOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMes
 		return nil, err
 	}
 	// The router records this call: the run it starts is not recorded again.
-	so := StartOptions{Confirmed: c.Confirmed, Audited: true, Version: o.version, Context: fc.raw()}
+	so := StartOptions{Confirmed: c.Confirmed, Audited: true, Version: o.version, Context: fc.raw(), Tool: FlowToolName(o.kind, o.name, o.version)}
 	switch o.kind {
 	case KindRunAsync:
 		return o.svc.StartFlow(ctx, c.Principal, o.name, params, so)

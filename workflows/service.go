@@ -84,7 +84,7 @@ func (h *Hub) StartOwn(ctx context.Context, p switchboard.Principal, c runs.Call
 		h.Router.Refused(p, router.Request{Tool: c.Tool, Args: c.Args}, err)
 		return runs.View{}, true, err
 	}
-	v, err := h.Service.Start(ctx, p, ref.Name, params, StartOptions{Confirmed: c.Confirmed, Origin: c.Origin, Version: ref.Version, Context: fc.raw()})
+	v, err := h.Service.Start(ctx, p, ref.Name, params, StartOptions{Confirmed: c.Confirmed, Origin: c.Origin, Version: ref.Version, Context: fc.raw(), Tool: t.Name})
 	return v, true, err
 }
 
@@ -397,6 +397,9 @@ type StartOptions struct {
 	// Version, when set, is the version the caller's tool runs: a run of another is
 	// refused.
 	Version int64
+	// Tool is the workflow's tool the caller named, which the run is recorded under
+	// (default its run_flow__<name>).
+	Tool string
 }
 
 // Plan is what a run of a workflow will do, as a dry run answers it.
@@ -507,7 +510,11 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 	if origin == "" {
 		origin = runs.OriginAsync
 	}
-	call := runs.Call{Tool: RunToolName(w.Name, 0), Args: input, Origin: origin, Confirmed: o.Confirmed, Nested: depth > 0,
+	tool := o.Tool
+	if tool == "" {
+		tool = RunToolName(w.Name, 0)
+	}
+	call := runs.Call{Tool: tool, Args: input, Origin: origin, Confirmed: o.Confirmed, Nested: depth > 0,
 		Kind: runs.KindWorkflow, Workflow: w.Name, WorkflowVersion: w.Version, Context: o.Context}
 	ctx = context.WithValue(ctx, serviceStart{}, true) // the Hub's Prepare passes only these
 	if plan.NeedsConfirm && !o.Confirmed {
