@@ -42,7 +42,8 @@ func (workflowSettings0025) TableName() string { return "workflow_settings" }
 // workflow's run says so on its row (its kind, the workflow and the version it ran)
 // rather than by its tool's name, and keeps the caller's context. Runs recorded
 // before are read by their tool's name once: those of a tool workflow_<name> are
-// marked as that workflow's. It adds the workflows' lifecycle (deactivated, deleted:
+// marked as that workflow's and recorded under its run_flow__<name>, the name that
+// agents' selections now use too. It adds the workflows' lifecycle (deactivated, deleted:
 // their tools stay listed, marked, for a while) and workflow_settings (a tenant's
 // choice to keep the workflow_<name> tools).
 func up0025RunKinds(tx *gorm.DB) error {
@@ -59,8 +60,12 @@ func up0025RunKinds(tx *gorm.DB) error {
 			return fmt.Errorf("add runs.%s: %w", col, err)
 		}
 	}
-	if err := tx.Exec(`UPDATE runs SET kind = 'workflow', workflow = substr(tool, 10) WHERE tool LIKE 'workflow\_%' ESCAPE '\'`).Error; err != nil {
+	if err := tx.Exec(`UPDATE runs SET kind = 'workflow', workflow = substr(tool, 10), tool = 'run_flow__' || substr(tool, 10) WHERE tool LIKE 'workflow\_%' ESCAPE '\'`).Error; err != nil {
 		return fmt.Errorf("mark workflow runs: %w", err)
+	}
+	// An agent's selected workflow is now its tool run_flow__<name>.
+	if err := tx.Exec(`UPDATE agent_tools SET tool = 'run_flow__' || substr(tool, 10) WHERE tool LIKE 'workflow\_%' ESCAPE '\'`).Error; err != nil {
+		return fmt.Errorf("rename agents' workflow tools: %w", err)
 	}
 	if err := tx.Exec(`CREATE INDEX IF NOT EXISTS idx_runs_workflow ON runs (tenant_id, kind, workflow)`).Error; err != nil {
 		return fmt.Errorf("index runs by workflow: %w", err)
