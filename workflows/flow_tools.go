@@ -296,6 +296,12 @@ func (s *Service) SetActive(ctx context.Context, p switchboard.Principal, name s
 	return nil
 }
 
+// ToolAliases reports whether the principal's tenant keeps each workflow's tool
+// workflow_<name>.
+func (s *Service) ToolAliases(ctx context.Context, p switchboard.Principal) (bool, error) {
+	return s.Store.ToolAliases(ctx, p.TenantID)
+}
+
 // SetToolAliases sets whether the tenant keeps each workflow's tool workflow_<name>;
 // only an admin may.
 func (s *Service) SetToolAliases(ctx context.Context, p switchboard.Principal, on bool) error {
