@@ -48,6 +48,9 @@ func TestFlowToolsOverMCP(t *testing.T) {
 			if res.IsError || started.InstanceID == "" {
 				t.Fatalf("%s: async = %s", version, text(res))
 			}
+			if !e.audit.hasDetail("run_flow_async__note", `_context {"thread_id":"th_9","environment_id":"live"}`) {
+				t.Errorf("%s: the call's audit row does not record its _context", version)
+			}
 			v := e.waitRun(t, e.ann, started.InstanceID)
 			if v.State != runs.StateCompleted || string(v.Context) != `{"thread_id":"th_9","environment_id":"live"}` {
 				t.Errorf("%s: run = %+v", version, v)
@@ -76,4 +79,16 @@ func TestFlowToolsOverMCP(t *testing.T) {
 			}
 		}
 	})
+}
+
+// hasDetail reports whether a recorded call of the tool has that detail.
+func (m *memAudit) hasDetail(tool, detail string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.events {
+		if e.Tool == tool && e.Detail == detail {
+			return true
+		}
+	}
+	return false
 }

@@ -3,8 +3,9 @@ package router
 import (
 	"context"
 	"encoding/json"
-	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"testing"
+
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // TestAuditDetailAndRef checks that a caller that asks for it gets the id of the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
 
@@ -251,6 +252,9 @@ func (o *flowOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMes
 	params, fc, err := SplitContext(args)
 	if err != nil {
 		return nil, err
+	}
+	if raw := fc.raw(); raw != nil {
+		router.NoteAudit(ctx, "_context "+string(raw))
 	}
 	// The router records this call: the run it starts is not recorded again.
 	so := StartOptions{Confirmed: c.Confirmed, Audited: true, Version: o.version, Context: fc.raw(), Tool: FlowToolName(o.kind, o.name, o.version)}
