@@ -38,6 +38,29 @@ type workflowSettings0025 struct {
 
 func (workflowSettings0025) TableName() string { return "workflow_settings" }
 
+// workflowVersion0025 is migration 0025's frozen copy of workflow_versions: the kept
+// versions of each workflow's definition. Never edit it.
+type workflowVersion0025 struct {
+	ID         string     `gorm:"primaryKey;size:40"`
+	TenantID   string     `gorm:"size:40;not null;uniqueIndex:idx_workflow_versions_version,priority:1"`
+	Tenant     tenant0001 `gorm:"foreignKey:TenantID;constraint:OnDelete:CASCADE"`
+	WorkflowID string     `gorm:"size:40;not null;uniqueIndex:idx_workflow_versions_version,priority:2"`
+	Version    int64      `gorm:"not null;uniqueIndex:idx_workflow_versions_version,priority:3"`
+	Definition string     `gorm:"type:text;not null"`
+	CreatedBy  string     `gorm:"size:64;not null"`
+	CreatedAt  time.Time  `gorm:"not null"`
+}
+
+func (workflowVersion0025) TableName() string { return "workflow_versions" }
+
+// workflowLive0025 is migration 0025's frozen copy of workflows.live_version. Never
+// edit it.
+type workflowLive0025 struct {
+	LiveVersion int64 `gorm:"not null;default:0"`
+}
+
+func (workflowLive0025) TableName() string { return "workflows" }
+
 // up0025RunKinds adds runs.kind, workflow, workflow_version and context: a saved
 // workflow's run says so on its row (its kind, the workflow and the version it ran)
 // rather than by its tool's name, and keeps the caller's context. Runs recorded
@@ -45,7 +68,9 @@ func (workflowSettings0025) TableName() string { return "workflow_settings" }
 // marked as that workflow's and recorded under its run_flow__<name>, the name that
 // agents' selections now use too. It adds the workflows' lifecycle (deactivated, deleted:
 // their tools stay listed, marked, for a while) and workflow_settings (a tenant's
-// choice to keep the workflow_<name> tools).
+// choice to keep the workflow_<name> tools), workflow_versions (the kept versions of
+// each definition, the current one kept for each workflow saved before) and
+// workflows.live_version (the version live runs run; the current one before).
 func up0025RunKinds(tx *gorm.DB) error {
 	for _, col := range []string{"Deactivated", "DeactivatedAt", "DeletedAt"} {
 		if err := tx.Migrator().AddColumn(&workflowLifecycle0025{}, col); err != nil {
@@ -54,6 +79,20 @@ func up0025RunKinds(tx *gorm.DB) error {
 	}
 	if err := tx.Migrator().CreateTable(&workflowSettings0025{}); err != nil {
 		return fmt.Errorf("create workflow_settings: %w", err)
+	}
+	if err := tx.Migrator().CreateTable(&workflowVersion0025{}); err != nil {
+		return fmt.Errorf("create workflow_versions: %w", err)
+	}
+	if err := tx.Migrator().AddColumn(&workflowLive0025{}, "LiveVersion"); err != nil {
+		return fmt.Errorf("add workflows.live_version: %w", err)
+	}
+	// Each workflow's current version is kept and live.
+	if err := tx.Exec(`INSERT INTO workflow_versions (id, tenant_id, workflow_id, version, definition, created_by, created_at)
+		SELECT 'wfv_' || id, tenant_id, id, version, definition, updated_by, updated_at FROM workflows`).Error; err != nil {
+		return fmt.Errorf("keep the workflows' versions: %w", err)
+	}
+	if err := tx.Exec(`UPDATE workflows SET live_version = version`).Error; err != nil {
+		return fmt.Errorf("publish the workflows' versions: %w", err)
 	}
 	for _, col := range []string{"Kind", "Workflow", "WorkflowVersion", "Context"} {
 		if err := tx.Migrator().AddColumn(&runKind0025{}, col); err != nil {

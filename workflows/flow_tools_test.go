@@ -90,7 +90,8 @@ func decode(t *testing.T, raw json.RawMessage) map[string]any {
 // model_name, kind), the workflow's parameters plus _context as input and its
 // declared outputs as output; the async tool answers an instance_id at once, the query
 // tool its status and output, the sync tool waits for them; the run records the
-// caller's _context, and a query of another flow's instance is not found.
+// caller's _context, and a query of another flow's instance is not found. Each kept
+// version has its tools; draft runs the latest version, live the published one.
 func TestFlowToolsTrio(t *testing.T) {
 	t.Parallel()
 	svc, _, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
@@ -191,16 +192,60 @@ func TestFlowToolsTrio(t *testing.T) {
 		t.Fatalf("run_flow__notes = %v", got)
 	}
 
-	// A new version: its own tools; the old version's tool no longer runs.
+	// A new version: its own tools, and version 1's kept. draft (the default) runs the
+	// latest, live the published one (version 1 until the workflow is activated again).
 	if _, _, err := svc.Create(ctx, r.p, def, flowDef, true); err != nil {
 		t.Fatal(err)
 	}
 	now := flowTools(t, svc, r.p.TenantID)
-	if now["run_flow__notes_2"] == nil || now["run_flow__notes_1"] != nil || now["run_flow__notes"].Meta["version"] != "2" {
+	if now["run_flow__notes_2"] == nil || now["run_flow__notes_1"] == nil || now["run_flow__notes"].Meta["version"] != "2" || now["run_flow__notes_1"].Meta["version"] != "1" {
 		t.Fatalf("tools after version 2: %v", toolNamesOf(now))
 	}
+	ranVersion := func(tool, args string) int64 {
+		t.Helper()
+		started, _, err := invokeFlow(t, now[tool], r.p, args)
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		r.caller.next(t).answer(map[string]any{"value": "n1"}, nil)
+		v, err := svc.Runs.Wait(ctx, r.p, started["instance_id"].(string), 10*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.WorkflowVersion
+	}
+	for _, c := range []struct {
+		tool, args string
+		want       int64
+	}{
+		{"run_flow_async__notes", `{"key":"k"}`, 2},
+		{"run_flow_async__notes", `{"key":"k","_context":{"environment_id":"draft"}}`, 2},
+		{"run_flow_async__notes", `{"key":"k","_context":{"environment_id":"live"}}`, 1},
+		{"run_flow_async__notes_1", `{"key":"k"}`, 1},
+	} {
+		if got := ranVersion(c.tool, c.args); got != c.want {
+			t.Errorf("%s %s ran version %d, want %d", c.tool, c.args, got, c.want)
+		}
+	}
+	if err := svc.SetActive(ctx, r.p, "notes", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := ranVersion("run_flow_async__notes", `{"key":"k","_context":{"environment_id":"live"}}`); got != 2 {
+		t.Errorf("live after activating version 2 ran version %d", got)
+	}
+	// Only the newest versions and the live one are kept: version 1's tool then
+	// answers that it is no longer kept.
+	for range KeptVersions {
+		if _, _, err := svc.Create(ctx, r.p, def, flowDef, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := flowTools(t, svc, r.p.TenantID)
+	if last["run_flow__notes_1"] != nil || last["run_flow__notes_2"] == nil || last["run_flow__notes_7"] == nil || last["run_flow__notes_3"] == nil {
+		t.Errorf("tools after version 7: %v", toolNamesOf(last))
+	}
 	if _, _, err := invokeFlow(t, tools["run_flow__notes_1"], r.p, `{"key":"k"}`); switchboard.CodeOf(err) != switchboard.CodeNotFound {
-		t.Errorf("run of version 1 after version 2 = %v; want not found", err)
+		t.Errorf("run of version 1 once it is no longer kept = %v; want not found", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -44,6 +45,8 @@ type toolCache struct {
 }
 
 type cachedTools struct {
+	id      string
+	kept    []int64
 	version int64
 	state   string
 	aliases bool
@@ -61,6 +64,10 @@ func (s *Service) tenantTools(ctx context.Context, tenant switchboard.TenantID) 
 	if err != nil {
 		return nil, err
 	}
+	kept, err := s.Store.keptVersions(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*providers.Tool, 0, 3*len(ws))
 	seen := map[string]bool{}
 	s.cache.mu.Lock()
@@ -70,9 +77,10 @@ func (s *Service) tenantTools(ctx context.Context, tenant switchboard.TenantID) 
 	}
 	for _, w := range ws {
 		key := string(tenant) + "\x00" + w.Name
+		versions := keptOf(w, kept[w.ID])
 		c, ok := s.cache.tools[key]
-		if !ok || c.version != w.Version || c.state != w.lifecycle() || c.aliases != aliases {
-			c = cachedTools{version: w.Version, state: w.lifecycle(), aliases: aliases, tools: s.Tools(w, aliases)}
+		if !ok || c.id != w.ID || c.version != w.Version || c.state != w.lifecycle() || c.aliases != aliases || !slices.Equal(c.kept, versionNumbers(versions)) {
+			c = cachedTools{id: w.ID, version: w.Version, state: w.lifecycle(), aliases: aliases, kept: versionNumbers(versions), tools: s.Tools(w, aliases, versions...)}
 			s.cache.tools[key] = c
 		}
 		for _, t := range c.tools {
@@ -131,15 +139,43 @@ func ToolSchema(w Workflow) (input json.RawMessage, description string) {
 	return input, desc
 }
 
-// Tools are a saved workflow's tools: the trio of its latest version and of its
-// version, and workflow_<name> with aliases. A tool whose name would be too long is
-// left out.
-func (s *Service) Tools(w Workflow, aliases bool) []*providers.Tool {
+// keptOf is the workflow's kept versions, its current one among them.
+func keptOf(w Workflow, kept []Version) []Version {
+	for _, v := range kept {
+		if v.Version == w.Version {
+			return kept
+		}
+	}
+	return append(kept, Version{WorkflowID: w.ID, Version: w.Version, Definition: w.Definition})
+}
+
+func versionNumbers(vs []Version) []int64 {
+	out := make([]int64, len(vs))
+	for i, v := range vs {
+		out[i] = v.Version
+	}
+	return out
+}
+
+// Tools are a saved workflow's tools: the trio of its latest version, the trio of
+// each kept version (its current one when none is given), and workflow_<name> with
+// aliases. A tool whose name would be too long is left out.
+func (s *Service) Tools(w Workflow, aliases bool, kept ...Version) []*providers.Tool {
 	var out []*providers.Tool
 	kinds := []string{KindRun, KindRunAsync, KindQuery}
-	for _, version := range []int64{0, w.Version} {
+	for _, kind := range kinds {
+		if t, err := s.flowTool(w, kind, 0); err == nil {
+			out = append(out, t)
+		}
+	}
+	if len(kept) == 0 {
+		kept = []Version{{Version: w.Version, Definition: w.Definition}}
+	}
+	for _, v := range kept {
+		wv := w
+		wv.Definition = v.Definition
 		for _, kind := range kinds {
-			if t, err := s.flowTool(w, kind, version); err == nil {
+			if t, err := s.flowTool(wv, kind, v.Version); err == nil {
 				out = append(out, t)
 			}
 		}

@@ -481,8 +481,24 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 	if w.Deactivated {
 		return runs.View{}, switchboard.Errorf(switchboard.CodeConflict, "workflow %s is deactivated; a person activates it again before it runs", name)
 	}
-	if o.Version > 0 && o.Version != w.Version {
-		return runs.View{}, switchboard.NotFound(fmt.Sprintf("version %d of workflow %s (its version now is %d)", o.Version, name, w.Version))
+	version := o.Version
+	if version == 0 && environment(o.Context) == "live" {
+		version = w.LiveVersion
+	}
+	if version > 0 && version != w.Version {
+		// An earlier kept version: its definition as it was saved.
+		kept, err := s.Store.Version(ctx, p.TenantID, w, version)
+		if err != nil {
+			return runs.View{}, err
+		}
+		def, err := Parse([]byte(kept.Definition))
+		if err != nil {
+			return runs.View{}, asInvalid(err)
+		}
+		if prog, err = Compile(def); err != nil {
+			return runs.View{}, asInvalid(err)
+		}
+		w.Definition, w.Version = kept.Definition, version
 	}
 	plan, err := s.plan(ctx, p, prog, params)
 	if err != nil {
@@ -521,6 +537,15 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 		return s.Runs.StartConfirm(ctx, p, call, ConfirmMessage(w.Name, plan))
 	}
 	return s.Runs.Start(ctx, p, call)
+}
+
+// environment is the environment_id of a run's recorded _context ("" when none).
+func environment(raw json.RawMessage) string {
+	var c Context
+	if len(raw) == 0 || json.Unmarshal(raw, &c) != nil {
+		return ""
+	}
+	return c.EnvironmentID
 }
 
 // ConfirmMessage asks once for the whole run, listing what it will change.
