@@ -14,7 +14,7 @@ import (
 // TestRunKindsBackfill checks migration 0025 on both databases: a run of a tool
 // workflow_<name> recorded before is marked as that workflow's run and recorded under
 // its run_flow__<name>, an agent's selected workflow_<name> becomes run_flow__<name>,
-// and nothing else changes.
+// a workflow's current version is kept and live, and nothing else changes.
 func TestRunKindsBackfill(t *testing.T) {
 	t.Parallel()
 	testdb.EachEmpty(t, func(t *testing.T, db *gorm.DB) {
@@ -33,6 +33,7 @@ func TestRunKindsBackfill(t *testing.T) {
 			`INSERT INTO agents (id, tenant_id, name, created_by, version, created_at, updated_at) VALUES ('agt_a', 'ten_a', 'a', 'usr_a', 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)`,
 			`INSERT INTO agent_tools (agent_id, tool, tenant_id, connection_id, position) VALUES ('agt_a', 'workflow_triage', 'ten_a', '', 0)`,
 			`INSERT INTO agent_tools (agent_id, tool, tenant_id, connection_id, position) VALUES ('agt_a', 'notes_workflow_x', 'ten_a', 'con_1', 1)`,
+			`INSERT INTO workflows (id, tenant_id, name, definition, source, created_by, updated_by, version, created_at, updated_at) VALUES ('wf_1', 'ten_a', 'triage', '{"name":"triage"}', 'x', 'user:usr_a', 'user:usr_a', 3, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)`,
 			run("run_w", "workflow_triage"),
 			run("run_t", "notes_workflow_x"),
 		} {
@@ -58,6 +59,22 @@ func TestRunKindsBackfill(t *testing.T) {
 		}
 		if diff := cmp.Diff([]string{"run_flow__triage", "notes_workflow_x"}, tools); diff != "" {
 			t.Errorf("agent tools (-want +got):\n%s", diff)
+		}
+		type kept struct {
+			WorkflowID string
+			Version    int64
+			Definition string
+		}
+		var versions []kept
+		if err := db.Raw(`SELECT workflow_id, version, definition FROM workflow_versions`).Scan(&versions).Error; err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]kept{{"wf_1", 3, `{"name":"triage"}`}}, versions); diff != "" {
+			t.Errorf("kept versions (-want +got):\n%s", diff)
+		}
+		var live int64
+		if err := db.Raw(`SELECT live_version FROM workflows WHERE id = 'wf_1'`).Scan(&live).Error; err != nil || live != 3 {
+			t.Errorf("live version = %d, %v; want 3", live, err)
 		}
 	})
 }
