@@ -154,11 +154,11 @@ func SplitContext(args json.RawMessage) (json.RawMessage, *Context, error) {
 
 // FlowStatus is a flow run's status as the flow tools answer it.
 type FlowStatus struct {
-	InstanceID string `json:"instance_id"`
-	Name       string `json:"name"`
-	State      string `json:"state"`
-	CreatedAt  string `json:"created_at"`
-	UpdatedAt  string `json:"updated_at"`
+	InstanceID string `json:"instance_id" jsonschema:"Flow run ID"`
+	Name       string `json:"name" jsonschema:"Flow name"`
+	State      string `json:"state" jsonschema:"Run state" schema:"enum=working|input_required|completed|failed"`
+	CreatedAt  string `json:"created_at" jsonschema:"ISO 8601 create time"`
+	UpdatedAt  string `json:"updated_at" jsonschema:"ISO 8601 last update time"`
 }
 
 // FlowAnswer is what run_flow__<name> and query_flow__<name> answer: the run's status,
@@ -184,10 +184,15 @@ func flowState(v runs.View) string {
 	return "working"
 }
 
+// StatusOf is a workflow run's status as the flow tools answer it.
+func StatusOf(v runs.View) FlowStatus {
+	return FlowStatus{InstanceID: v.ID, Name: v.Workflow, State: flowState(v),
+		CreatedAt: v.CreatedAt.UTC().Format(isoMillis), UpdatedAt: v.UpdatedAt.UTC().Format(isoMillis)}
+}
+
 // flowAnswer renders a workflow run as a flow tool answers it.
 func (s *Service) flowAnswer(ctx context.Context, p switchboard.Principal, v runs.View) (*providers.ContentResult, error) {
-	ans := FlowAnswer{Status: FlowStatus{InstanceID: v.ID, Name: v.Workflow, State: flowState(v),
-		CreatedAt: v.CreatedAt.UTC().Format(isoMillis), UpdatedAt: v.UpdatedAt.UTC().Format(isoMillis)}}
+	ans := FlowAnswer{Status: StatusOf(v)}
 	var text string
 	isErr := false
 	switch ans.Status.State {

@@ -223,3 +223,45 @@ func checkFields(t *testing.T, what string, got map[string]any, fields []field) 
 		}
 	}
 }
+
+// TestFlowManagementTools: list_flows lists the caller's own flow instances as their
+// statuses; cancel_flow cancels one the caller started, recording the reason, answers
+// a finished one's status, and another person's instance is not found to them.
+func TestFlowManagementTools(t *testing.T) {
+	t.Parallel()
+	svc, p, _ := workflows.ServiceForTest(t)
+	reg := hubRegistry(t, svc)
+	ctx := switchboard.WithPrincipal(context.Background(), p)
+	src := "name: echo\nparameters: {type: object, properties: {k: {type: string}}, required: [k]}\nsteps:\n  - {name: one, tool: flow_read, args: {key: \"${{ params.k }}\"}}\n"
+	if got := callTool(t, ctx, reg, p, "create_workflow", map[string]any{"definition": src}); got["status"] != "created" {
+		t.Fatalf("create = %v", got)
+	}
+	v, err := svc.Start(ctx, p, "echo", json.RawMessage(`{"k":"a"}`), workflows.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := callTool(t, ctx, reg, p, "list_flows", map[string]any{"name": "echo"})
+	flows, _ := listed["flows"].([]any)
+	if len(flows) != 1 || flows[0].(map[string]any)["instance_id"] != v.ID || flows[0].(map[string]any)["state"] != "working" || flows[0].(map[string]any)["name"] != "echo" {
+		t.Fatalf("list_flows = %v", listed)
+	}
+	other := p
+	other.UserID = "usr_other"
+	octx := switchboard.WithPrincipal(context.Background(), other)
+	if got := callTool(t, octx, reg, other, "list_flows", map[string]any{}); fmtJSON(got["flows"]) != "[]" {
+		t.Errorf("another person's list_flows = %v; want none", got)
+	}
+	if got := callTool(t, octx, reg, other, "cancel_flow", map[string]any{"instance_id": v.ID}); got["error_text"] == nil {
+		t.Errorf("another person's cancel_flow = %v; want refused", got)
+	}
+	canceled := callTool(t, ctx, reg, p, "cancel_flow", map[string]any{"instance_id": v.ID, "reason": "no longer needed"})
+	if canceled["state"] != "failed" || canceled["instance_id"] != v.ID {
+		t.Errorf("cancel_flow = %v", canceled)
+	}
+	if got, err := svc.Runs.Get(ctx, p, v.ID); err != nil || got.State != "canceled" || !strings.Contains(got.Error.Message, "no longer needed") {
+		t.Errorf("the canceled instance = %+v, %v", got, err)
+	}
+	if again := callTool(t, ctx, reg, p, "cancel_flow", map[string]any{"instance_id": v.ID}); again["error_text"] != nil || again["state"] != "failed" {
+		t.Errorf("cancel_flow of a finished instance = %v; want its status", again)
+	}
+}
