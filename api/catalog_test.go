@@ -51,7 +51,7 @@ func TestCatalog(t *testing.T) {
 		// Then the hub's own tools, which run on no connection (nothing to connect): the
 		// tenant's saved workflows (none yet), the run tools every caller has, and the
 		// workflows' management.
-		want = append(want, row{"workflows", "Workflows", 0, false}, row{hubtools.Provider, "Switchboard", 5, false}, row{hubtools.WorkflowsProvider, "Manage workflows", 4, false})
+		want = append(want, row{"workflows", "Workflows", 0, false}, row{hubtools.Provider, "Switchboard", 5, false}, row{hubtools.WorkflowsProvider, "Manage workflows", 6, false})
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("catalog (-want +got):\n%s", diff)
 		}
