@@ -98,8 +98,8 @@ func TestAgentServesItsWorkflow(t *testing.T) {
 	// selected too, each on the connection the steps use.
 	flows := agentSession("Flows", []map[string]string{{"tool": "github_get_issue", "connection_id": conns["github"]},
 		{"tool": "slack_post_message", "connection_id": conns["slack"]}, {"tool": "run_flow__issue_to_slack"}})
-	if names := listed(flows); !slices.Equal(names, []string{"github_get_issue", "slack_post_message", "run_flow__issue_to_slack"}) {
-		t.Fatalf("the agent with run_flow__issue_to_slack lists %q; want github_get_issue, slack_post_message and run_flow__issue_to_slack", names)
+	if names := listed(flows); !slices.Equal(names, []string{"github_get_issue", "run_flow__issue_to_slack", "slack_post_message"}) {
+		t.Fatalf("the agent with run_flow__issue_to_slack lists %q; want github_get_issue, run_flow__issue_to_slack and slack_post_message", names)
 	}
 	var refusedRun struct {
 		Status       string `json:"status"`
