@@ -363,3 +363,34 @@ func TestFlowLifecycle(t *testing.T) {
 		t.Errorf("saved again, description = %q", d)
 	}
 }
+
+// TestOutputSchemaIsChecked: a definition's output_schema must be an object schema
+// that describes only declared outputs; each problem names the field.
+func TestOutputSchemaIsChecked(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, schema, want string
+	}{
+		{"not an object schema", `{type: string}`, `must be a JSON Schema with "type": "object"`},
+		{"an undeclared output", `{type: object, properties: {value: {type: string}, other: {type: string}}}`, "describes other, which is not one of the outputs"},
+		{"not a schema", `{type: object, properties: {value: {type: 12}}}`, "is not a valid JSON Schema"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := strings.Replace(flowDef, "output_schema: {type: object, properties: {value: {type: string, enum: [n1, n2]}}}", "output_schema: "+tt.schema, 1)
+			def, err := Parse([]byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Compile(def)
+			ps := ProblemsOf(err)
+			if len(ps) != 1 || ps[0].Field != "output_schema" || !strings.Contains(ps[0].Message, tt.want) {
+				t.Errorf("problems = %v; want output_schema: %s", err, tt.want)
+			}
+		})
+	}
+	def, _ := Parse([]byte(flowDef))
+	if _, err := Compile(def); err != nil {
+		t.Errorf("a good output_schema: %v", err)
+	}
+}
