@@ -29,7 +29,7 @@ func TestSelection(t *testing.T) {
 		flows.saved = map[string][]string{"triage": {r.a.UserID}}
 		r.svc.SetWorkflows(flows)
 		a, err := r.svc.Create(ctx, r.a, agents.Input{Name: "Scribe", Tools: []agents.ToolInput{
-			{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "github_create_gist", ConnectionID: r.private}, {Tool: "workflow_triage"}}})
+			{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "github_create_gist", ConnectionID: r.private}, {Tool: "run_flow__triage"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestSelection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []router.Selected{{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "github_create_gist", ConnectionID: r.private}, {Tool: "workflow_triage"}}
+		want := []router.Selected{{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "github_create_gist", ConnectionID: r.private}, {Tool: "run_flow__triage"}}
 		byTool := cmpopts.SortSlices(func(a, b router.Selected) bool { return a.Tool < b.Tool })
 		if diff := cmp.Diff(want, got, byTool); diff != "" {
 			t.Errorf("the agent's selection (-want +got):\n%s", diff)

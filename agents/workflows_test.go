@@ -25,7 +25,7 @@ type fakeWorkflows struct {
 }
 
 // spec is the workflows provider over the fake's saved workflows, each a tool of the
-// tenant's (workflow_<name>), as serve registers workflows.Service.Spec.
+// tenant's (run_flow__<name> and the rest of its tools), as serve registers workflows.Service.Spec.
 func (f *fakeWorkflows) spec() providers.Spec {
 	return providers.Spec{Name: workflows.Provider, Title: "Workflows", Connectionless: true, ConfirmsItself: true,
 		TenantTools: func(context.Context, switchboard.TenantID) ([]*providers.Tool, error) {
@@ -55,7 +55,7 @@ func (f *fakeWorkflows) Runnable(_ context.Context, p switchboard.Principal, nam
 	return nil
 }
 
-// TestAgentsSelectWorkflows: an agent's tools may include workflow_<name> with no
+// TestAgentsSelectWorkflows: an agent's tools may include run_flow__<name> with no
 // connection, checked at save against the agent's creator; an unknown workflow, one
 // the creator may not run, or a connection on a workflow tool is refused naming
 // tools[i], and nothing changes.
@@ -68,20 +68,20 @@ func TestAgentsSelectWorkflows(t *testing.T) {
 		r := newRig(t, db, flows.spec())
 		flows.saved = map[string][]string{"triage": {r.a.UserID, r.member.UserID}, "owners_only": {r.a.UserID}}
 		// Without a workflows service, a workflow tool is refused.
-		_, err := r.svc.Create(ctx, r.a, agents.Input{Name: "Early", Tools: []agents.ToolInput{{Tool: "workflow_triage"}}})
+		_, err := r.svc.Create(ctx, r.a, agents.Input{Name: "Early", Tools: []agents.ToolInput{{Tool: "run_flow__triage"}}})
 		if e := switchboard.AsError(err); e.Code != switchboard.CodeInvalid || e.Field != "tools[0].tool" {
 			t.Fatalf("a workflow tool without workflows: %v", err)
 		}
 		r.svc.SetWorkflows(flows)
 
 		a, err := r.svc.Create(ctx, r.member, agents.Input{Name: "Triage", Tools: []agents.ToolInput{
-			{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "workflow_triage"}}})
+			{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "run_flow__triage"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, err := r.svc.Get(ctx, r.member, a.ID)
-		if err != nil || len(got.Tools) != 2 || got.Tools[1].Tool != "workflow_triage" || got.Tools[1].ConnectionID != "" {
-			t.Fatalf("saved agent tools = %+v, %v; want github_get_issue and workflow_triage without a connection", got.Tools, err)
+		if err != nil || len(got.Tools) != 2 || got.Tools[1].Tool != "run_flow__triage" || got.Tools[1].ConnectionID != "" {
+			t.Fatalf("saved agent tools = %+v, %v; want github_get_issue and run_flow__triage without a connection", got.Tools, err)
 		}
 		if _, err := r.svc.ForNewKey(ctx, r.member, a.ID); err != nil {
 			t.Errorf("a key for the agent with a workflow tool: %v", err)
@@ -94,12 +94,12 @@ func TestAgentsSelectWorkflows(t *testing.T) {
 			field string
 		}{
 			// No saved workflow has that name, so it is taken for a tool of a connection.
-			{name: "unknown workflow", p: r.member, tools: []agents.ToolInput{{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "workflow_nope"}}, field: "tools[1].connection_id"},
-			{name: "workflow the creator may not run", p: r.member, tools: []agents.ToolInput{{Tool: "workflow_owners_only"}}, field: "tools[0].tool"},
+			{name: "unknown workflow", p: r.member, tools: []agents.ToolInput{{Tool: "github_get_issue", ConnectionID: r.connA}, {Tool: "run_flow__nope"}}, field: "tools[1].connection_id"},
+			{name: "workflow the creator may not run", p: r.member, tools: []agents.ToolInput{{Tool: "run_flow__owners_only"}}, field: "tools[0].tool"},
 			// The admin may run owners_only, but the agent acts for its creator, the member.
-			{name: "admin adds what the creator may not run", p: r.a, tools: []agents.ToolInput{{Tool: "workflow_owners_only"}}, field: "tools[0].tool"},
-			{name: "workflow with a connection", p: r.member, tools: []agents.ToolInput{{Tool: "workflow_triage", ConnectionID: r.connA}}, field: "tools[0].connection_id"},
-			{name: "workflow twice", p: r.member, tools: []agents.ToolInput{{Tool: "workflow_triage"}, {Tool: "workflow_triage"}}, field: "tools[1].tool"},
+			{name: "admin adds what the creator may not run", p: r.a, tools: []agents.ToolInput{{Tool: "run_flow__owners_only"}}, field: "tools[0].tool"},
+			{name: "workflow with a connection", p: r.member, tools: []agents.ToolInput{{Tool: "run_flow__triage", ConnectionID: r.connA}}, field: "tools[0].connection_id"},
+			{name: "workflow twice", p: r.member, tools: []agents.ToolInput{{Tool: "run_flow__triage"}, {Tool: "run_flow__triage"}}, field: "tools[1].tool"},
 		}
 		for _, tt := range refused {
 			_, err := r.svc.Update(ctx, tt.p, a.ID, a.Version, agents.Input{Name: "Triage", Tools: tt.tools})

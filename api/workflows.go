@@ -33,6 +33,9 @@ type WorkflowService interface {
 	Cancel(ctx context.Context, p switchboard.Principal, runID string) (runs.View, error)
 	SetWebhookSecret(ctx context.Context, p switchboard.Principal, name, provider, secret string) error
 	Webhook(ctx context.Context, tenant switchboard.TenantID, name, provider string, h http.Header, read func() ([]byte, error), now time.Time) (workflows.HookAnswer, error)
+	SetActive(ctx context.Context, p switchboard.Principal, name string, active bool) error
+	ToolAliases(ctx context.Context, p switchboard.Principal) (bool, error)
+	SetToolAliases(ctx context.Context, p switchboard.Principal, on bool) error
 }
 
 // WebhookPath starts the URLs providers deliver a workflow's webhook events to:
@@ -108,17 +111,19 @@ func (s *server) webhook(c *gin.Context) {
 
 // workflowView is a saved workflow as the API answers it.
 type workflowView struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Category    string          `json:"category,omitempty"`
-	Tool        string          `json:"tool"`
-	Version     int64           `json:"version"`
-	Definition  json.RawMessage `json:"definition,omitempty"`
-	Source      string          `json:"source,omitempty"`
-	CreatedBy   string          `json:"created_by"`
-	UpdatedBy   string          `json:"updated_by"`
-	CreatedAt   time.Time       `json:"created_at"`
-	UpdatedAt   time.Time       `json:"updated_at"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Category    string `json:"category,omitempty"`
+	Tool        string `json:"tool"`
+	Version     int64  `json:"version"`
+	// State is active, or deactivated: it does not run until activated again.
+	State      string          `json:"state"`
+	Definition json.RawMessage `json:"definition,omitempty"`
+	Source     string          `json:"source,omitempty"`
+	CreatedBy  string          `json:"created_by"`
+	UpdatedBy  string          `json:"updated_by"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
 	// Triggers and LastRun are in lists only.
 	Triggers []string   `json:"triggers,omitempty"`
 	LastRun  *runs.View `json:"last_run,omitempty"`
@@ -146,8 +151,8 @@ func triggersOf(w workflows.Workflow) []string {
 }
 
 func viewWorkflow(w workflows.Workflow, full bool) workflowView {
-	v := workflowView{Name: w.Name, Description: w.Description, Category: w.Category, Tool: workflows.ToolPrefix + w.Name,
-		Version: w.Version, CreatedBy: w.CreatedBy, UpdatedBy: w.UpdatedBy, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+	v := workflowView{Name: w.Name, Description: w.Description, Category: w.Category, Tool: workflows.RunToolName(w.Name, 0),
+		Version: w.Version, State: w.Lifecycle(), CreatedBy: w.CreatedBy, UpdatedBy: w.UpdatedBy, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 	if full {
 		v.Definition, v.Source = json.RawMessage(w.Definition), w.Source
 	}
@@ -578,4 +583,71 @@ func (s *server) workflowRoutes(a *gin.RouterGroup) {
 	a.GET("/workflow-runs/:id", s.getWorkflowRun)
 	a.POST("/workflow-runs/:id/cancel", s.cancelWorkflowRun)
 	a.PUT("/workflows/:name/webhooks/:provider", s.setWebhookSecret)
+	a.POST("/workflows/:name/activate", s.activateWorkflow(true))
+	a.POST("/workflows/:name/deactivate", s.activateWorkflow(false))
+	a.GET("/workflow-settings", s.getWorkflowSettings)
+	a.PUT("/workflow-settings", s.putWorkflowSettings)
+}
+
+// activateWorkflow activates or deactivates a workflow and answers it: a deactivated
+// one does not run, and its tools say so for a while before they go.
+func (s *server) activateWorkflow(active bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p, ok := s.workflowEditor(c)
+		if !ok {
+			return
+		}
+		ctx := c.Request.Context()
+		if err := s.Workflows.SetActive(ctx, p, c.Param("name"), active); err != nil {
+			s.fail(c, err)
+			return
+		}
+		w, err := s.Workflows.Get(ctx, p, c.Param("name"))
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, viewWorkflow(w, false))
+	}
+}
+
+// workflowSettings is the tenant's settings of its workflows' tools.
+type workflowSettings struct {
+	// ToolAliases keeps each workflow's tool workflow_<name> beside its run_flow__,
+	// run_flow_async__ and query_flow__ tools.
+	ToolAliases *bool `json:"tool_aliases"`
+}
+
+func (s *server) getWorkflowSettings(c *gin.Context) {
+	p, ok := s.workflowEditor(c)
+	if !ok {
+		return
+	}
+	on, err := s.Workflows.ToolAliases(c.Request.Context(), p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, workflowSettings{ToolAliases: &on})
+}
+
+func (s *server) putWorkflowSettings(c *gin.Context) {
+	p, ok := s.workflowEditor(c)
+	if !ok {
+		return
+	}
+	var req workflowSettings
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.ToolAliases == nil {
+		s.fail(c, switchboard.Invalid("tool_aliases", "is required: true keeps each workflow's tool workflow_<name>"))
+		return
+	}
+	if err := s.Workflows.SetToolAliases(c.Request.Context(), p, *req.ToolAliases); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, req)
 }

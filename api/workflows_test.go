@@ -67,7 +67,7 @@ func TestWorkflowsAPI(t *testing.T) {
 			Source  string `json:"source"`
 		}
 		w.want(w.admin, http.MethodPost, "/api/workflows", string(good), http.StatusCreated, &saved)
-		if saved.Tool != "workflow_issue_to_slack" || saved.Version != 1 || saved.Source != issueToSlack {
+		if saved.Tool != "run_flow__issue_to_slack" || saved.Version != 1 || saved.Source != issueToSlack {
 			t.Fatalf("saved %+v", saved)
 		}
 		var plan workflows.Plan
@@ -123,5 +123,52 @@ func TestWorkflowsAPI(t *testing.T) {
 			t.Fatalf("member delete: %d", status)
 		}
 		w.want(w.admin, http.MethodDelete, "/api/workflows/issue_to_slack", "", http.StatusNoContent, nil)
+	})
+}
+
+// TestWorkflowLifecycleAPI: a workflow is deactivated and activated again through the
+// API (a deactivated one does not start), and an admin sets whether the tenant keeps
+// the workflow_<name> tools; tool_aliases left out is refused by name.
+func TestWorkflowLifecycleAPI(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		w := newWorld(t, db)
+		w.connect(w.admin, goodToken, false)
+		w.connectSlack(w.admin, slackMemberToken, false)
+		good, _ := json.Marshal(map[string]any{"definition": issueToSlack})
+		w.want(w.admin, http.MethodPost, "/api/workflows", string(good), http.StatusCreated, nil)
+		var view struct {
+			State string `json:"state"`
+		}
+		w.want(w.admin, http.MethodPost, "/api/workflows/issue_to_slack/deactivate", "", http.StatusOK, &view)
+		if view.State != "deactivated" {
+			t.Fatalf("deactivated state = %q", view.State)
+		}
+		if status, body := w.do(w.admin, http.MethodPost, "/api/workflows/issue_to_slack/runs", `{"parameters":{"number":7,"channel":"C0123ABCD"}}`); status != http.StatusConflict || !strings.Contains(string(body), "deactivated") {
+			t.Fatalf("run of a deactivated workflow: %d %s", status, body)
+		}
+		w.want(w.admin, http.MethodPost, "/api/workflows/issue_to_slack/activate", "", http.StatusOK, &view)
+		if view.State != "active" {
+			t.Fatalf("activated state = %q", view.State)
+		}
+		if status, body := w.do(w.admin, http.MethodPost, "/api/workflows/nope/activate", ""); status != http.StatusNotFound {
+			t.Fatalf("activate an unknown workflow: %d %s", status, body)
+		}
+		var settings struct {
+			ToolAliases *bool `json:"tool_aliases"`
+		}
+		w.want(w.admin, http.MethodGet, "/api/workflow-settings", "", http.StatusOK, &settings)
+		if settings.ToolAliases == nil || *settings.ToolAliases {
+			t.Fatalf("default settings = %+v", settings)
+		}
+		if status, body := w.do(w.admin, http.MethodPut, "/api/workflow-settings", `{}`); status != http.StatusBadRequest || !strings.Contains(string(body), "tool_aliases") {
+			t.Fatalf("settings without tool_aliases: %d %s", status, body)
+		}
+		w.want(w.admin, http.MethodPut, "/api/workflow-settings", `{"tool_aliases":true}`, http.StatusOK, nil)
+		w.want(w.admin, http.MethodGet, "/api/workflow-settings", "", http.StatusOK, &settings)
+		if settings.ToolAliases == nil || !*settings.ToolAliases {
+			t.Fatalf("settings after the change = %+v", settings)
+		}
 	})
 }

@@ -81,6 +81,16 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 			_, _ = io.WriteString(w, issue7)
 			return
 		}
+		if r.Method == http.MethodGet && r.URL.Path == "/repos/octo-org/hello/actions/runs" && r.URL.Query().Get("branch") == "main" {
+			// GitHub's list of workflow runs: the branch's latest failed.
+			_, _ = io.WriteString(w, `{"total_count":1,"workflow_runs":[{"id":30433642,"name":"CI","display_title":"Fix the build","status":"completed","conclusion":"failure","head_branch":"main","head_sha":"acb5820ced9479c074f688cc328bf03f341a511d","event":"push","actor":{"login":"octocat","id":583231},"run_number":562,"run_attempt":1,"html_url":"https://github.com/octo-org/hello/actions/runs/30433642","created_at":"2026-05-04T10:11:12Z","updated_at":"2026-05-04T10:15:12Z"}]}`)
+			return
+		}
+		if r.Method == http.MethodPost && r.URL.Path == "/repos/octo-org/hello/actions/runs/30433642/rerun" {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{}`)
+			return
+		}
 		if r.Method == http.MethodPost && r.URL.Path == "/repos/octo-org/hello/issues" {
 			// GitHub's "Validation Failed" (components/responses/validation_failed in its
 			// OpenAPI description) for an assignee who cannot be assigned.

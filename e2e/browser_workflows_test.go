@@ -62,8 +62,8 @@ func checkBrowserWorkflows(t *testing.T, sum browserSummary, gh *recorder, srv *
 	if titles != 1 {
 		t.Errorf("GitHub was searched for %q, want once for the issue's title %q (the workflow's second step)", searched, githubIssueTitle)
 	}
-	if len(w.AgentTools) != 1 || w.AgentTools[0] != "workflow_triage_issue@" {
-		t.Errorf("the agent picked %v, want workflow_triage_issue without a connection", w.AgentTools)
+	if len(w.AgentTools) != 1 || w.AgentTools[0] != "run_flow__triage_issue@" {
+		t.Errorf("the agent picked %v, want run_flow__triage_issue without a connection", w.AgentTools)
 	}
 	for page, wt := range w.Weights {
 		t.Logf("page weight %s: %d bytes cold, %d bytes warm", page, wt.Cold, wt.Warm)

@@ -214,7 +214,7 @@ func (r *matrixRig) workflowCells(t *testing.T) {
 			t.Fatalf("connect: %v", err)
 		}
 		ctx, cancel := callCtx(r)
-		text, isErr, err := s.call(ctx, "workflow_matrix_fails", map[string]any{})
+		text, isErr, err := s.call(ctx, "run_flow__matrix_fails", map[string]any{})
 		cancel()
 		t.Run("owner / failing workflow tool / MCP tenant URL "+v+": isError", func(t *testing.T) {
 			if err != nil || !isErr {
@@ -231,7 +231,7 @@ func (r *matrixRig) workflowCells(t *testing.T) {
 	}
 	before := s.progress.Load()
 	ctx, cancel := callCtx(r)
-	text, isErr, err := s.call(ctx, "workflow_matrix_me", map[string]any{})
+	text, isErr, err := s.call(ctx, "run_flow__matrix_me", map[string]any{})
 	cancel()
 	t.Run("owner / workflow tool / MCP tenant URL 2025-06-18: progress notified", func(t *testing.T) {
 		if err != nil || isErr {

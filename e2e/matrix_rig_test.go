@@ -135,7 +135,7 @@ func newMatrixRig(t *testing.T, bin string) *matrixRig {
 	}
 	r.must(owner, http.MethodPost, "/api/remote-mcp", map[string]any{"name": "docs", "url": remoteURL, "auth": "bearer", "token": remoteMCPToken, "shared": true}, http.StatusCreated, &remote)
 	r.docsConn = remote.Connection.ID
-	r.saveWorkflow(owner, "matrix_me", "steps:\n  - {name: me, tool: github_get_me, connection: "+r.shared+"}\n")
+	r.saveWorkflow(owner, "matrix_me", "steps:\n  - {name: me, tool: github_get_me, connection: "+r.shared+"}\noutputs: {login: \"${{ steps.me.output.login }}\"}\n")
 	// A workflow whose step fails: GitHub has no issue 999.
 	if status, body := r.saveWorkflow(owner, "matrix_fails", "steps:\n  - {name: missing, tool: github_get_issue, connection: "+r.shared+
 		", args: {owner: "+githubOwner+", repo: "+githubRepo+", issue_number: 999}}\n"); status != http.StatusCreated && status != http.StatusOK {
@@ -146,7 +146,7 @@ func newMatrixRig(t *testing.T, bin string) *matrixRig {
 		{"tool": "github_get_me", "connection_id": r.shared},
 		{"tool": "notes_list_notes", "connection_id": r.notesConn},
 		{"tool": "docs_search", "connection_id": r.docsConn},
-		{"tool": "workflow_matrix_me", "connection_id": ""},
+		{"tool": "run_flow__matrix_me", "connection_id": ""},
 		{"tool": "list_workflows", "connection_id": ""}, // the hub's tools are picked too (the run tools every agent has)
 	}
 	r.stepSaved = map[string]string{}
@@ -156,7 +156,7 @@ func newMatrixRig(t *testing.T, bin string) *matrixRig {
 	// too: its runs are still refused.
 	for _, k := range append(append([]toolKind{}, matrixKinds...), outsideKind) {
 		if r.stepSaved[k.step] == "" {
-			selection = append(selection, map[string]string{"tool": "workflow_" + k.step, "connection_id": ""})
+			selection = append(selection, map[string]string{"tool": "run_flow__" + k.step, "connection_id": ""})
 		}
 	}
 	r.agentID, r.agentURL, r.keys[agentKey] = r.agent("matrix", selection, nil)

@@ -95,7 +95,7 @@ var matrixKinds = []toolKind{
 		reached: func(*matrixRig, mark, string) (bool, string) { return true, "" },
 	},
 	{
-		name: "workflow tool", tool: "workflow_matrix_me", step: "step_workflow",
+		name: "workflow tool", tool: "run_flow__matrix_me", step: "step_workflow",
 		conn:    func(*matrixRig) string { return "" },
 		args:    noArgs,
 		answer:  func(string) string { return githubLogin },
@@ -228,8 +228,10 @@ func mcpCall(version string, agentURL bool) func(r *matrixRig, principal string,
 			o.text = text
 			o.confirm = asksConfirmation(text)
 		default:
-			// A workflow held for its confirmation answers with its status.
-			o.answered, o.text, o.confirm = true, text, strings.Contains(text, `"status":"input_required"`)
+			// A workflow held for its confirmation answers with its status (a flow
+			// tool's status.state, run_workflow's status).
+			o.answered, o.text = true, text
+			o.confirm = strings.Contains(text, `"status":"input_required"`) || strings.Contains(text, `"state":"input_required"`)
 		}
 		return o
 	}

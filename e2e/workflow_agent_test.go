@@ -46,7 +46,7 @@ func TestAgentServesItsWorkflow(t *testing.T) {
 	}
 
 	status, body := api.do(t, http.MethodPost, "/api/agents", map[string]any{"name": "Unknown", "tools": []map[string]string{
-		{"tool": "github_get_issue", "connection_id": conns["github"]}, {"tool": "workflow_nope"}}})
+		{"tool": "github_get_issue", "connection_id": conns["github"]}, {"tool": "run_flow__nope"}}})
 	var refused struct {
 		Error struct {
 			Code  string `json:"code"`
@@ -56,7 +56,7 @@ func TestAgentServesItsWorkflow(t *testing.T) {
 	// No saved workflow is named so, so it is taken for a tool of a connection, which
 	// needs one.
 	if err := json.Unmarshal(body, &refused); status != http.StatusBadRequest || err != nil || refused.Error.Field != "tools[1].connection_id" {
-		t.Errorf("an agent naming workflow_nope: %d %s; want 400 naming tools[1].connection_id", status, body)
+		t.Errorf("an agent naming run_flow__nope: %d %s; want 400 naming tools[1].connection_id", status, body)
 	}
 
 	agentSession := func(name string, tools []map[string]string) *client.Client {
@@ -97,27 +97,29 @@ func TestAgentServesItsWorkflow(t *testing.T) {
 	// A workflow runs for an agent on the agent's own tools: its steps' tools are
 	// selected too, each on the connection the steps use.
 	flows := agentSession("Flows", []map[string]string{{"tool": "github_get_issue", "connection_id": conns["github"]},
-		{"tool": "slack_post_message", "connection_id": conns["slack"]}, {"tool": "workflow_issue_to_slack"}})
-	if names := listed(flows); !slices.Equal(names, []string{"github_get_issue", "slack_post_message", "workflow_issue_to_slack"}) {
-		t.Fatalf("the agent with workflow_issue_to_slack lists %q; want github_get_issue, slack_post_message and workflow_issue_to_slack", names)
+		{"tool": "slack_post_message", "connection_id": conns["slack"]}, {"tool": "run_flow__issue_to_slack"}})
+	if names := listed(flows); !slices.Equal(names, []string{"github_get_issue", "run_flow__issue_to_slack", "slack_post_message"}) {
+		t.Fatalf("the agent with run_flow__issue_to_slack lists %q; want github_get_issue, run_flow__issue_to_slack and slack_post_message", names)
 	}
 	var refusedRun struct {
 		Status       string `json:"status"`
 		ErrorMessage string `json:"error_message"`
 	}
 	// Without a step's tool, the agent's run of the workflow is refused, naming it.
-	partial := agentSession("Partial", []map[string]string{{"tool": "github_get_issue", "connection_id": conns["github"]}, {"tool": "workflow_issue_to_slack"}})
-	if err := callTool(ctx, partial, "workflow_issue_to_slack", map[string]any{"number": githubIssueNum}, &refusedRun); err == nil {
-		t.Errorf("the agent without slack_post_message ran workflow_issue_to_slack: %+v", refusedRun)
+	partial := agentSession("Partial", []map[string]string{{"tool": "github_get_issue", "connection_id": conns["github"]}, {"tool": "run_flow__issue_to_slack"}})
+	if err := callTool(ctx, partial, "run_flow__issue_to_slack", map[string]any{"number": githubIssueNum}, &refusedRun); err == nil {
+		t.Errorf("the agent without slack_post_message ran run_flow__issue_to_slack: %+v", refusedRun)
 	} else if !strings.Contains(err.Error(), "slack_post_message is not one of this agent's tools") {
 		t.Errorf("the agent without slack_post_message: %v; want the refusal to name slack_post_message", err)
 	}
 	var run struct {
-		Status  string         `json:"status"`
-		Outputs map[string]any `json:"outputs"`
+		Status struct {
+			State string `json:"state"`
+		} `json:"status"`
+		Output map[string]any `json:"output"`
 	}
-	if err := callTool(ctx, flows, "workflow_issue_to_slack", map[string]any{"number": githubIssueNum}, &run); err != nil || run.Status != "success" || run.Outputs["ts"] != slackTS || run.Outputs["title"] != githubIssueTitle {
-		t.Fatalf("workflow_issue_to_slack at the agent URL: %+v, %v", run, err)
+	if err := callTool(ctx, flows, "run_flow__issue_to_slack", map[string]any{"number": githubIssueNum}, &run); err != nil || run.Status.State != "completed" || run.Output["ts"] != slackTS || run.Output["title"] != githubIssueTitle {
+		t.Fatalf("run_flow__issue_to_slack at the agent URL: %+v, %v", run, err)
 	}
 	gets, posts := 0, 0
 	for _, r := range ghRec.all() {

@@ -125,7 +125,7 @@ func runWorkflowCrash(t *testing.T, bin, dbURL string) {
 		Status string `json:"status"`
 		Tool   string `json:"tool"`
 	}
-	if err := callTool(ctx, c, "create_workflow", map[string]any{"definition": crashWorkflow}, &created); err != nil || created.Status != "created" || created.Tool != "workflow_issue_to_slack" {
+	if err := callTool(ctx, c, "create_workflow", map[string]any{"definition": crashWorkflow}, &created); err != nil || created.Status != "created" || created.Tool != "run_flow__issue_to_slack" {
 		t.Fatalf("create_workflow: %+v, %v", created, err)
 	}
 
@@ -153,12 +153,12 @@ func runWorkflowCrash(t *testing.T, bin, dbURL string) {
 	}
 	runID := ""
 	for _, r := range listed.Runs {
-		if r.Tool == "workflow_issue_to_slack" && r.State == "working" {
+		if r.Tool == "run_flow__issue_to_slack" && r.State == "working" {
 			runID = r.ID
 		}
 	}
 	if runID == "" {
-		t.Fatalf("GET /api/runs lists no working workflow_issue_to_slack run: %+v", listed.Runs)
+		t.Fatalf("GET /api/runs lists no working run_flow__issue_to_slack run: %+v", listed.Runs)
 	}
 
 	first.kill()

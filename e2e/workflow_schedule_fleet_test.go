@@ -102,8 +102,8 @@ func TestScheduleFiresOncePerFleet(t *testing.T) {
 	testwait.Until(t, "a run for every firing, and every run of ping to end", func() bool {
 		var firings, runs, open int64
 		return db.Raw(`SELECT count(*) FROM workflow_firings`).Scan(&firings).Error == nil &&
-			db.Raw(`SELECT count(*) FROM runs WHERE tool = 'workflow_ping'`).Scan(&runs).Error == nil &&
-			db.Raw(`SELECT count(*) FROM runs WHERE tool = 'workflow_ping' AND state NOT IN ('completed', 'failed', 'canceled')`).Scan(&open).Error == nil &&
+			db.Raw(`SELECT count(*) FROM runs WHERE kind = 'workflow' AND workflow = 'ping'`).Scan(&runs).Error == nil &&
+			db.Raw(`SELECT count(*) FROM runs WHERE kind = 'workflow' AND workflow = 'ping' AND state NOT IN ('completed', 'failed', 'canceled')`).Scan(&open).Error == nil &&
 			firings == runs && open == 0
 	})
 	for _, n := range nodes {
@@ -129,7 +129,7 @@ func TestScheduleFiresOncePerFleet(t *testing.T) {
 	var runs []struct {
 		State string
 	}
-	if err := db.Raw(`SELECT state FROM runs WHERE tool = 'workflow_ping'`).Scan(&runs).Error; err != nil {
+	if err := db.Raw(`SELECT state FROM runs WHERE kind = 'workflow' AND workflow = 'ping'`).Scan(&runs).Error; err != nil {
 		t.Fatal(err)
 	}
 	reads := 0

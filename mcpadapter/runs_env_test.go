@@ -246,6 +246,13 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 		}
 	}
 	e.workflows = &workflows.Service{Store: wfStore, Runs: e.exec, Router: rtr}
+	// The tenants keep each workflow's tool workflow_<name> (their setting) beside its
+	// run_flow__ trio: the tests of this environment call it.
+	for _, ten := range []switchboard.TenantID{e.ann.TenantID, e.bea.TenantID} {
+		if err := wfStore.SetToolAliases(ctx, ten, true); err != nil {
+			t.Fatal(err)
+		}
+	}
 	hub.Service = e.workflows
 	// As serve registers them; without workflows, the hub's tools are the runs tools.
 	ht := &hubtools.Tools{Runs: e.exec, Registry: reg, Connections: rtr, Search: rtr}

@@ -74,6 +74,9 @@ func newToolDef(t *providers.Tool, taskSupport bool, profile providers.SchemaPro
 			OpenWorldHint:   mcp.ToBoolPtr(!h.ClosedWorld),
 		},
 	}
+	if t.Meta != nil {
+		tool.Meta = mcp.NewMetaFromMap(t.Meta)
+	}
 	if taskSupport {
 		tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
 	}

@@ -166,7 +166,7 @@ func TestCanceledWorkflowAnswersIsError(t *testing.T) {
 		answered := make(chan *mcp.CallToolResult, 1)
 		go func() { answered <- call(t, c, "workflow_hold", map[string]any{}) }()
 		testwait.Recv(t, e.up.Waiting(), "the workflow's step to reach the upstream")
-		list, _, err := e.exec.List(context.Background(), e.ann, runs.ListOptions{Tool: "workflow_hold"})
+		list, _, err := e.exec.List(context.Background(), e.ann, runs.ListOptions{Workflow: "hold"})
 		if err != nil || len(list) != 1 {
 			t.Fatalf("runs of workflow_hold: %+v, %v", list, err)
 		}
@@ -262,7 +262,7 @@ func TestWorkflowStepsRunWorkflowsAndHubTools(t *testing.T) {
 		if !res.IsError {
 			t.Fatalf("workflow_loop = %s; want it failed", text(res))
 		}
-		list, _, err := e.exec.List(context.Background(), e.ann, runs.ListOptions{Tool: "workflow_loop", Limit: 50})
+		list, _, err := e.exec.List(context.Background(), e.ann, runs.ListOptions{Workflow: "loop", Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}

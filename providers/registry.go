@@ -28,7 +28,11 @@ type Tool struct {
 	ListedOutputSchema json.RawMessage
 	// Input is the input schema as a value, for callers that extend it (the MCP
 	// adapter adds a connection argument); treat it as read-only.
-	Input     *jsonschema.Schema
+	Input *jsonschema.Schema
+	// Meta is what the tool says of itself in its definition's _meta (a saved
+	// workflow's tool: the model's id, version, name and the tool's kind); nil when
+	// nothing. Treat it as read-only.
+	Meta      map[string]any
 	validator *Validator
 	// profiles keeps the input's listings under the schema profiles (ListedFor),
 	// made on first use; copies of the Tool share them.

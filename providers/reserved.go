@@ -9,11 +9,26 @@ const HubToolPrefix = "switchboard"
 // WorkflowToolPrefix starts the tool of each saved workflow (workflow_<name>).
 const WorkflowToolPrefix = "workflow_"
 
+// FlowToolPrefixes start the names of each saved workflow's flow tools
+// (run_flow__<name>, run_flow_async__<name>, query_flow__<name>): no tool a connection
+// brings may take such a name.
+var FlowToolPrefixes = []string{"run_flow_", "query_flow_"}
+
+// flowToolName reports whether name starts as a saved workflow's flow tools do.
+func flowToolName(name string) bool {
+	for _, p := range FlowToolPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // IsWorkflowTool reports whether name is one of the hub's tools that manage
 // workflows, on every MCP URL.
 func IsWorkflowTool(name string) bool {
 	switch name {
-	case "run_workflow", "list_workflows", "create_workflow", "cancel_workflow":
+	case "run_workflow", "list_workflows", "create_workflow", "cancel_workflow", "list_flows", "cancel_flow":
 		return true
 	}
 	return false
@@ -37,11 +52,11 @@ func IsSearchTool(name string) bool {
 
 // ReservedToolName reports whether a tool name belongs to the hub: a registered
 // provider's tool, one of the hub's own tools (the workflow tools, tool search mode's),
-// or one starting with HubToolPrefix or WorkflowToolPrefix. A tool a connection brings
+// or one starting with HubToolPrefix, WorkflowToolPrefix or a FlowToolPrefixes one. A tool a connection brings
 // itself (a remote MCP server's) under such a name is left out, so a tool of the hub's
 // is never shadowed.
 func (r *Registry) ReservedToolName(name string) bool {
-	if strings.HasPrefix(name, HubToolPrefix) || strings.HasPrefix(name, WorkflowToolPrefix) || IsWorkflowTool(name) || IsSearchTool(name) {
+	if strings.HasPrefix(name, HubToolPrefix) || strings.HasPrefix(name, WorkflowToolPrefix) || flowToolName(name) || IsWorkflowTool(name) || IsSearchTool(name) {
 		return true
 	}
 	_, ok := r.tools[name]
@@ -61,6 +76,12 @@ func (r *Registry) ReservedPrefix(prefix string) (string, bool) {
 	}
 	if w := strings.TrimSuffix(WorkflowToolPrefix, "_"); prefix == w || strings.HasPrefix(prefix, WorkflowToolPrefix) {
 		return w, true
+	}
+	for _, p := range FlowToolPrefixes {
+		// A server named run_flow names its tools run_flow_<tool>.
+		if w := strings.TrimSuffix(p, "_"); prefix == w || strings.HasPrefix(prefix, p) {
+			return w, true
+		}
 	}
 	for _, name := range r.order {
 		if r.specs[name].PerConnection() {

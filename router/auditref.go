@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
@@ -48,8 +49,53 @@ func WithAuditDetail(ctx context.Context, detail string) context.Context {
 	return context.WithValue(ctx, auditDetailKey{}, detail)
 }
 
-// auditDetail is the detail the caller asked for, "" when none.
+// auditDetail is the detail the caller asked for, and what the tool noted
+// (NoteAudit), "" when none.
 func auditDetail(ctx context.Context) string {
 	d, _ := ctx.Value(auditDetailKey{}).(string)
+	if n, ok := ctx.Value(auditNoteKey{}).(*auditNote); ok {
+		n.mu.Lock()
+		note := n.text
+		n.mu.Unlock()
+		if note != "" && d != "" {
+			d += "; "
+		}
+		d += note
+	}
+	if len(d) > maxAuditDetail {
+		cut := maxAuditDetail - 3
+		for cut > 0 && (d[cut]&0xC0) == 0x80 {
+			cut--
+		}
+		d = d[:cut] + "..."
+	}
 	return d
+}
+
+// maxAuditDetail bounds an audit row's detail to its column.
+const maxAuditDetail = 500
+
+// auditNote is what a running tool notes for its call's audit row.
+type auditNote struct {
+	mu   sync.Mutex
+	text string
+}
+
+type auditNoteKey struct{}
+
+// withAuditNote returns ctx in which the tool Execute runs may note what its call's
+// audit row should say (NoteAudit).
+func withAuditNote(ctx context.Context) context.Context {
+	return context.WithValue(ctx, auditNoteKey{}, &auditNote{})
+}
+
+// NoteAudit records, in the audit row of the tool call running in ctx, what the call
+// carried that its arguments' hash does not show (a flow tool's _context). Outside a
+// call Execute runs it does nothing.
+func NoteAudit(ctx context.Context, note string) {
+	if n, ok := ctx.Value(auditNoteKey{}).(*auditNote); ok {
+		n.mu.Lock()
+		n.text = note
+		n.mu.Unlock()
+	}
 }

@@ -266,6 +266,7 @@ func (r *Router) Execute(ctx context.Context, p switchboard.Principal, req Reque
 	}
 	start := r.now()
 	status := &upstreamStatus{}
+	ctx = withAuditNote(ctx)
 	ctx, span := r.startSpan(ctx, p, req)
 	var tool *providers.Tool // the tool that ran, for the metrics' labels
 	var row audit.Event      // the call's audit row, written in flight, then completed

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -185,6 +186,13 @@ type Call struct {
 	// nested run takes none of its own, else nested runs could wait for slots their
 	// parents hold. They still count against the tenant's queued runs.
 	Nested bool
+	// Kind, Workflow and WorkflowVersion say what the run executes when it is not a
+	// plain tool call (a saved workflow's run); they are recorded on the run.
+	Kind            Kind
+	Workflow        string
+	WorkflowVersion int64
+	// Context is the caller's context of the run (JSON), recorded on the run.
+	Context json.RawMessage
 }
 
 // Start stores a new run of the call for the principal and starts it; it answers at
@@ -306,6 +314,7 @@ func (e *Executor) newRun(ctx context.Context, p switchboard.Principal, c Call) 
 		ID: switchboard.NewID("run"), TenantID: p.TenantID, Principal: p.ID(), PrincipalKind: p.Kind,
 		UserID: p.UserID, AgentID: p.AgentID, KeyID: p.KeyID, Role: p.Role,
 		Tool: c.Tool, ConnectionID: c.ConnectionID, Origin: c.Origin,
+		Kind: c.Kind, Workflow: c.Workflow, WorkflowVersion: c.WorkflowVersion, Context: string(c.Context),
 		Resumable: prep.Tool.Info.Hints.Retryable(),
 	}, args, prep, nil
 }
@@ -598,7 +607,17 @@ var canceledByCaller = &switchboard.Error{Code: switchboard.CodeCanceled, Messag
 // executes, an executing one is stopped (its upstream request may still have taken
 // effect). A run that already ended is a conflict.
 func (e *Executor) Cancel(ctx context.Context, p switchboard.Principal, id string) (View, error) {
-	ok, err := e.store.cancel(ctx, p, id, "canceled", "canceled by the caller")
+	return e.CancelBecause(ctx, p, id, "")
+}
+
+// CancelBecause cancels as Cancel does, recording the caller's reason (when one is
+// given) as the run's error message.
+func (e *Executor) CancelBecause(ctx context.Context, p switchboard.Principal, id, reason string) (View, error) {
+	message := "canceled by the caller"
+	if reason = strings.TrimSpace(reason); reason != "" {
+		message += ": " + reason
+	}
+	ok, err := e.store.cancel(ctx, p, id, "canceled", message)
 	if err != nil {
 		return View{}, err
 	}

@@ -46,6 +46,12 @@ const (
 	OriginConfirm Origin = "confirm"
 )
 
+// Kind is what a run executes.
+type Kind string
+
+// KindWorkflow is a saved workflow's run.
+const KindWorkflow Kind = "workflow"
+
 // Run is one row of the runs table. Input and output are sealed with the keyring (they
 // may hold personal data); the principal's fields are kept so the run executes as the
 // one who started it, also after a restart.
@@ -62,6 +68,14 @@ type Run struct {
 	ConnectionID  string                    `gorm:"size:40;not null"`
 	Origin        Origin                    `gorm:"size:16;not null"`
 	State         State                     `gorm:"size:16;not null"`
+	// Kind says what the run executes: KindWorkflow for a saved workflow's run (its
+	// name and version in Workflow and WorkflowVersion), empty for a tool call.
+	Kind            Kind   `gorm:"size:16;not null;default:''"`
+	Workflow        string `gorm:"size:64;not null;default:''"`
+	WorkflowVersion int64  `gorm:"not null;default:0"`
+	// Context is the caller's context of the run as it gave it (a flow tool's
+	// _context: thread, environment, channel, agent), as JSON; empty when none.
+	Context string `gorm:"size:2000;not null;default:''"`
 	// Resumable is set for operations that may run twice (read-only or idempotent):
 	// such a run is run again when the process running it died.
 	Resumable    bool   `gorm:"not null"`
@@ -100,13 +114,18 @@ func (r *Run) principal() switchboard.Principal {
 // View is a run as callers see it: its state, timestamps, and the output once
 // completed (or the error once failed). It never holds the input.
 type View struct {
-	ID           string           `json:"run_id"`
-	Tool         string           `json:"tool"`
-	ConnectionID string           `json:"connection_id"`
-	State        State            `json:"state"`
-	Output       json.RawMessage  `json:"output,omitempty"`
-	Error        *ErrorView       `json:"error,omitempty"`
-	Elicitation  *ElicitationView `json:"elicitation,omitempty"`
+	ID           string `json:"run_id"`
+	Tool         string `json:"tool"`
+	ConnectionID string `json:"connection_id"`
+	State        State  `json:"state"`
+	// Kind is workflow for a saved workflow's run, whose name and version follow.
+	Kind            Kind             `json:"kind,omitempty"`
+	Workflow        string           `json:"workflow,omitempty"`
+	WorkflowVersion int64            `json:"workflow_version,omitempty"`
+	Context         json.RawMessage  `json:"context,omitempty"`
+	Output          json.RawMessage  `json:"output,omitempty"`
+	Error           *ErrorView       `json:"error,omitempty"`
+	Elicitation     *ElicitationView `json:"elicitation,omitempty"`
 	// ApprovalURL is the page where a person approves or declines the run, while it
 	// waits for its confirmation.
 	ApprovalURL string     `json:"approval_url,omitempty"`
@@ -133,10 +152,14 @@ type ElicitationView struct {
 func (r *Run) view(output json.RawMessage) View {
 	v := View{
 		ID: r.ID, Tool: r.Tool, ConnectionID: r.ConnectionID, State: r.State,
+		Kind: r.Kind, Workflow: r.Workflow, WorkflowVersion: r.WorkflowVersion,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 	}
 	if r.State == StateCompleted {
 		v.Output = output
+	}
+	if r.Context != "" {
+		v.Context = json.RawMessage(r.Context)
 	}
 	if r.ErrorCode != "" {
 		v.Error = &ErrorView{Code: r.ErrorCode, Message: r.ErrorMessage}

@@ -79,8 +79,12 @@ func (s *Store) get(ctx context.Context, tenant switchboard.TenantID, id string)
 
 // ListOptions narrow and page a list of runs.
 type ListOptions struct {
-	State  State  // only runs in this state, when set
-	Tool   string // only runs of this tool, when set
+	State State  // only runs in this state, when set
+	Tool  string // only runs of this tool, when set
+	// Workflow, when set, keeps only the runs of the saved workflow of that name.
+	Workflow string
+	// Kind, when set, keeps only the runs of that kind.
+	Kind   Kind
 	Limit  int    // at most this many (1 to 100; 0 means 50)
 	Cursor string // the next_cursor of the previous page
 }
@@ -106,6 +110,12 @@ func (s *Store) List(ctx context.Context, p switchboard.Principal, o ListOptions
 	}
 	if o.Tool != "" {
 		q = q.Where("tool = ?", o.Tool)
+	}
+	if o.Workflow != "" {
+		q = q.Where("kind = ? AND workflow = ?", KindWorkflow, o.Workflow)
+	}
+	if o.Kind != "" {
+		q = q.Where("kind = ?", o.Kind)
 	}
 	if o.Cursor != "" {
 		at, id, err := decodeCursor(o.Cursor)

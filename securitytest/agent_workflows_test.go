@@ -103,7 +103,7 @@ func TestAgentKeyWorkflowsStayInItsSelection(t *testing.T) {
 		h.want(at.owner, http.MethodPost, "/api/workflows", workflowBody(mine), http.StatusCreated, nil)
 		update, _ := json.Marshal(map[string]any{"name": "reader", "version": 1, "tools": toolInputs([][2]string{
 			{"github_get_me", private}, {"github_list_issues", private}, {"github_get_issue", private},
-			{"workflow_escape", ""}, {"workflow_mine", ""}})})
+			{"run_flow__escape", ""}, {"run_flow__mine", ""}})})
 		h.want(at.owner, http.MethodPut, "/api/agents/"+agentID, string(update), http.StatusOK, nil)
 
 		for _, path := range []string{"/api/workflows/escape/runs", "/api/workflows/escape/dry-run"} {
@@ -121,15 +121,15 @@ func TestAgentKeyWorkflowsStayInItsSelection(t *testing.T) {
 				{"name": "repo", "tool": "github_create_repository", "connection": shared, "args": map[string]any{"name": "h3-repo"}},
 				{"name": "gist", "tool": "github_create_gist", "connection": private, "args": map[string]any{"files": []map[string]string{{"filename": "a.txt", "content": "x"}}}},
 			}}}
-		asRun, _ := json.Marshal(map[string]any{"tool": "workflow_escape", "arguments": crafted})
+		asRun, _ := json.Marshal(map[string]any{"tool": "run_flow__escape", "arguments": crafted})
 		asCall, _ := json.Marshal(map[string]any{"arguments": crafted})
 		if status, _, b := h.do(agentKey, http.MethodPost, "/api/runs", string(asRun), nil); status != http.StatusBadRequest ||
 			!strings.Contains(string(b), "github_create_repository is not one of this agent's tools") || !strings.Contains(string(b), "github_create_gist is not one of this agent's tools") {
-			t.Errorf("POST /api/runs of workflow_escape with the agent's own definition: %d %s; want 400 naming both steps' tools as not the agent's", status, b)
+			t.Errorf("POST /api/runs of run_flow__escape with the agent's own definition: %d %s; want 400 naming both steps' tools as not the agent's", status, b)
 		}
-		if status, _, b := h.do(agentKey, http.MethodPost, "/api/tools/workflow_escape/call", string(asCall), nil); status != http.StatusBadRequest ||
+		if status, _, b := h.do(agentKey, http.MethodPost, "/api/tools/run_flow__escape/call", string(asCall), nil); status != http.StatusBadRequest ||
 			!strings.Contains(string(b), "github_create_repository is not one of this agent's tools") || !strings.Contains(string(b), "github_create_gist is not one of this agent's tools") {
-			t.Errorf("POST /api/tools/workflow_escape/call with the agent's own definition: %d %s; want 400 naming both steps' tools as not the agent's", status, b)
+			t.Errorf("POST /api/tools/run_flow__escape/call with the agent's own definition: %d %s; want 400 naming both steps' tools as not the agent's", status, b)
 		}
 
 		// The agent's own tools still run through a workflow it selected.

@@ -202,6 +202,10 @@ var routes = map[string]route{
 		return "/api/workflows/victim_flow/graph.svg?run=" + f.wfRunID, ""
 	}},
 	"PUT /api/workflows/:name/webhooks/:provider": {mode: onVictim, request: fixed("/api/workflows/victim_flow/webhooks/github", `{"secret":"attacker-secret-0123456789"}`)},
+	"POST /api/workflows/:name/activate":          {mode: onVictim, request: fixed("/api/workflows/victim_flow/activate", "")},
+	"POST /api/workflows/:name/deactivate":        {mode: onVictim, request: fixed("/api/workflows/victim_flow/deactivate", "")},
+	"GET /api/workflow-settings":                  {mode: ownScope, usersOnly: true, request: fixed("/api/workflow-settings", "")},
+	"PUT /api/workflow-settings":                  {mode: ownScope, usersOnly: true, adminOnly: true, request: fixed("/api/workflow-settings", `{"tool_aliases":false}`)},
 	"POST /hooks/workflows/:tenant/:name/:provider": {mode: public, request: func(f *fixture) (string, string) {
 		return "/hooks/workflows/" + f.victimSlug + "/victim_flow/github", `{"action":"opened"}`
 	}},

@@ -3,41 +3,66 @@ package workflows
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
 
-// ResultSchema is the output schema of every workflow's tool: how its run ended, or
-// where it is when it has not ended within the call.
+// ResultSchema is the output schema of run_workflow (and of workflow_<name>): how the
+// run ended, or where it is when it has not ended within the call. Times are in
+// seconds.
 const ResultSchema = `{"type":"object","properties":{` +
-	`"status":{"type":"string","enum":["success","failed","partial","canceled","working","input_required"],"description":"How the run ended, or where it is when it has not ended within the call"},` +
-	`"workflow_id":{"type":"string","description":"The run's id: follow it with switchboard_get_run, stop it with cancel_workflow"},` +
-	`"steps_completed":{"type":"integer"},"steps_total":{"type":"integer"},` +
-	`"step_results":{"type":"array","items":{"type":"object","properties":{"step_name":{"type":"string"},"status":{"type":"string"},"output":{},"duration":{"type":"integer","description":"Milliseconds"},"execution_time":{"type":"string","format":"date-time"},"error_message":{"type":"string"}}}},` +
-	`"outputs":{"type":"object"},"error_message":{"type":"string"},"message":{"type":"string"},"plan":{"type":"object"}},"required":["status"]}`
+	`"status":{"type":"string","enum":["success","failed","partial","canceled","working","input_required"],"description":"Overall status: success, failed or partial once it ended, or where it is when it has not ended within the call"},` +
+	`"workflow_id":{"type":"string","description":"Unique identifier of this execution: follow it with switchboard_get_run, stop it with cancel_workflow"},` +
+	`"steps_completed":{"type":"integer","description":"Number of steps completed"},"steps_total":{"type":"integer","description":"Total number of steps"},` +
+	`"step_results":{"type":"array","description":"Results from each step","items":{"type":"object","properties":{"step_name":{"type":"string","description":"Name of the step"},"status":{"type":"string","description":"Step status"},"output":{"description":"Step output data"},"duration":{"type":"number","description":"Step execution time in seconds"},"started_at":{"type":"string","format":"date-time"},"error_message":{"type":"string"}}}},` +
+	`"execution_time":{"type":"number","description":"Total execution time in seconds"},` +
+	`"outputs":{"type":"object"},"error_message":{"type":"string","description":"Error details if status is failed"},"message":{"type":"string"},"plan":{"type":"object"}},"required":["status"]}`
 
 // Answer is a workflow run as its tool answers it (ResultSchema).
 type Answer struct {
-	Status         string         `json:"status"`
-	WorkflowID     string         `json:"workflow_id"`
-	StepsCompleted *int           `json:"steps_completed,omitempty"`
-	StepsTotal     *int           `json:"steps_total,omitempty"`
-	StepResults    []StepStatus   `json:"step_results,omitempty"`
-	Outputs        map[string]any `json:"outputs,omitempty"`
-	ErrorMessage   string         `json:"error_message,omitempty"`
-	Message        string         `json:"message,omitempty"`
+	Status         string       `json:"status"`
+	WorkflowID     string       `json:"workflow_id"`
+	StepsCompleted int          `json:"steps_completed"`
+	StepsTotal     int          `json:"steps_total"`
+	StepResults    []StepStatus `json:"step_results"`
+	// ExecutionTime is how long the run took, in seconds (so far, while it runs).
+	ExecutionTime float64        `json:"execution_time"`
+	Outputs       map[string]any `json:"outputs,omitempty"`
+	ErrorMessage  string         `json:"error_message,omitempty"`
+	Message       string         `json:"message,omitempty"`
 	// IsError says the run ended failed, canceled or partial (EndedInError).
 	IsError bool `json:"-"`
+}
+
+// runTime is how long a run took, in seconds: from its start (else its creation) to
+// its end, or to now while it has not ended.
+func runTime(v runs.View, now time.Time) float64 {
+	from := v.CreatedAt
+	if v.StartedAt != nil {
+		from = *v.StartedAt
+	}
+	to := now
+	if v.FinishedAt != nil {
+		to = *v.FinishedAt
+	}
+	if to.Before(from) {
+		return 0
+	}
+	return seconds(to.Sub(from))
 }
 
 // Answer renders one of the principal's workflow runs as the workflow tools answer it:
 // how it ended with its steps and outputs, or where it waits and what to do about it.
 func (s *Service) Answer(ctx context.Context, p switchboard.Principal, v runs.View) Answer {
-	out := Answer{WorkflowID: v.ID, IsError: EndedInError(v)}
+	out := Answer{WorkflowID: v.ID, IsError: EndedInError(v), StepResults: []StepStatus{}, ExecutionTime: runTime(v, time.Now())}
 	if st, err := s.Status(ctx, p, v.ID); err == nil {
-		out.StepsCompleted, out.StepsTotal, out.StepResults = &st.StepsCompleted, &st.StepsTotal, st.Steps
+		out.StepsCompleted, out.StepsTotal = st.StepsCompleted, st.StepsTotal
+		if st.Steps != nil {
+			out.StepResults = st.Steps
+		}
 	}
 	switch v.State {
 	case runs.StateCompleted:

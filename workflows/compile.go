@@ -174,7 +174,7 @@ func (c *compiler) top() {
 	case d.Name == "":
 		c.add("", "name", "is required")
 	case !nameRE.MatchString(d.Name):
-		c.add("", "name", "must start with a lowercase letter and hold only lowercase letters, digits and _ (at most 55 characters); %q does not", d.Name)
+		c.add("", "name", "must start with a lowercase letter and hold only lowercase letters, digits and _ (at most 48 characters); %q does not", d.Name)
 	}
 	if len(d.Description) > 1000 {
 		c.add("", "description", "must be at most 1000 characters")
@@ -204,6 +204,33 @@ func (c *compiler) top() {
 			return
 		}
 		c.p.params, c.p.pschema = v, s
+	}
+	c.outputSchema()
+}
+
+// outputSchema checks the definition's output_schema: an object schema, valid, whose
+// properties are outputs the definition declares.
+func (c *compiler) outputSchema() {
+	d := c.p.Def
+	if len(d.OutputSchema) == 0 || string(d.OutputSchema) == "null" {
+		return
+	}
+	var s struct {
+		Type       any                        `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(d.OutputSchema, &s); err != nil || s.Type != "object" {
+		c.add("", "output_schema", `must be a JSON Schema with "type": "object"`)
+		return
+	}
+	if _, err := providers.NewValidator(d.OutputSchema); err != nil {
+		c.add("", "output_schema", "is not a valid JSON Schema: %v", err)
+		return
+	}
+	for _, k := range sortedKeys(s.Properties) {
+		if _, ok := d.Outputs[k]; !ok {
+			c.add("", "output_schema", "describes %s, which is not one of the outputs", k)
+		}
 	}
 }
 

@@ -32,6 +32,9 @@ type Definition struct {
 	// Outputs are the workflow's results: values whose strings may hold ${{ }}
 	// expressions over params and steps.
 	Outputs map[string]any `json:"outputs,omitempty"`
+	// OutputSchema is a JSON Schema object of the outputs: the output schema of the
+	// workflow's tools (an object with a property per output when left out).
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	// ParallelLimit bounds the steps that run at once (default 4).
 	ParallelLimit int `json:"parallel_limit,omitempty"`
 	// Timeout bounds the whole run (default 10 minutes).
@@ -142,8 +145,9 @@ const (
 	MaxSteps             = 200
 )
 
-// nameRE is what workflow and step names may be: their tool is workflow_<name>.
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,54}$`)
+// nameRE is what workflow and step names may be: a workflow's tools are named
+// run_flow_async__<name> and the like, at most 64 characters.
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
 
 // The fields each level of a definition may have; anything else is a mistake
 // (most often a misspelt field) and is named as such.

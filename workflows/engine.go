@@ -110,11 +110,15 @@ type StepResult struct {
 	StepName string    `json:"step_name"`
 	Status   StepState `json:"status"`
 	Output   any       `json:"output,omitempty"`
-	// Duration is how long the step took, in milliseconds.
-	Duration      int64      `json:"duration"`
-	ExecutionTime *time.Time `json:"execution_time,omitempty"`
-	ErrorMessage  string     `json:"error_message,omitempty"`
+	// Duration is how long the step took, in seconds.
+	Duration float64 `json:"duration"`
+	// StartedAt is when the step started.
+	StartedAt    *time.Time `json:"started_at,omitempty"`
+	ErrorMessage string     `json:"error_message,omitempty"`
 }
+
+// seconds is a duration in seconds, to the millisecond.
+func seconds(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 }
 
 // Run is one execution of a program (or its resumption).
 type Run struct {
@@ -289,9 +293,9 @@ func (x *execution) result(ctx context.Context) (*Result, error) {
 	}
 	for _, s := range x.prog.Steps {
 		o := x.done[s.Name]
-		sr := StepResult{StepName: s.Name, Status: o.state, Output: o.output, ErrorMessage: o.errMsg, ExecutionTime: o.start}
+		sr := StepResult{StepName: s.Name, Status: o.state, Output: o.output, ErrorMessage: o.errMsg, StartedAt: o.start}
 		if o.start != nil && o.end != nil {
-			sr.Duration = o.end.Sub(*o.start).Milliseconds()
+			sr.Duration = seconds(o.end.Sub(*o.start))
 		}
 		switch o.state {
 		case StepCompleted, StepSkipped:

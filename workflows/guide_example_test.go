@@ -57,3 +57,29 @@ func TestGuideExampleIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGuideShowsTheExamples checks that the example workflows the guide shows are the
+// ones the tests save and run (testdata/examples), word for word.
+func TestGuideShowsTheExamples(t *testing.T) {
+	t.Parallel()
+	guide, err := os.ReadFile("../docs/guide/workflows.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ci_pipeline", "purchase_approval"} {
+		src, err := os.ReadFile("testdata/examples/" + name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(guide), "```yaml\n"+string(src)+"```") {
+			t.Errorf("docs/guide/workflows.md does not show testdata/examples/%s.yaml as it is", name)
+		}
+		def, err := Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Compile(def); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -71,7 +71,8 @@ func toolNames(t *testing.T, ctx context.Context, reg *providers.Registry, p swi
 
 // TestHubToolsCreateListAndRunAWorkflow: create_workflow names each problem of a bad
 // definition by step and field, saves a good one, which becomes the tenant's tool
-// workflow_echo; list_workflows lists it; its tool runs it and answers its outputs.
+// trio run_flow__echo, run_flow_async__echo and query_flow__echo (and the same for its
+// version 1); list_workflows lists it; run_workflow runs it and answers its outputs.
 func TestHubToolsCreateListAndRunAWorkflow(t *testing.T) {
 	t.Parallel()
 	svc, p, answer := workflows.ServiceForTest(t)
@@ -85,19 +86,21 @@ func TestHubToolsCreateListAndRunAWorkflow(t *testing.T) {
 		t.Fatalf("a refused definition left tools %s", names)
 	}
 	src := "name: echo\nparameters: {type: object, properties: {k: {type: string}}, required: [k]}\nsteps:\n  - {name: one, tool: flow_read, args: {key: \"${{ params.k }}\"}}\noutputs: {value: \"${{ steps.one.output.value }}\"}\n"
-	if got := callTool(t, ctx, reg, p, "create_workflow", map[string]any{"definition": src}); got["status"] != "created" || got["tool"] != "workflow_echo" {
+	if got := callTool(t, ctx, reg, p, "create_workflow", map[string]any{"definition": src}); got["status"] != "created" || got["tool"] != "run_flow__echo" || got["workflow_path"] != "/api/workflows/echo" {
 		t.Fatalf("create = %v", got)
 	}
-	if names := toolNames(t, ctx, reg, p); names != "workflow_echo" {
+	if names := toolNames(t, ctx, reg, p); names != "run_flow__echo,run_flow_async__echo,query_flow__echo,run_flow__echo_1,run_flow_async__echo_1,query_flow__echo_1" {
 		t.Fatalf("tools after create: %s", names)
 	}
 	if got := callTool(t, ctx, reg, p, "list_workflows", map[string]any{"include_running": true}); fmtJSON(got["workflows"]) == "[]" || got["running_count"] != float64(0) {
 		t.Fatalf("list = %v", got)
 	}
 	done := make(chan map[string]any, 1)
-	go func() { done <- callTool(t, ctx, reg, p, "workflow_echo", map[string]any{"k": "hello"}) }()
+	go func() {
+		done <- callTool(t, ctx, reg, p, "run_workflow", map[string]any{"workflow_name": "echo", "parameters": map[string]any{"k": "hello"}})
+	}()
 	answer(map[string]any{"value": "HELLO", "items": []string{}, "count": 0})
-	got := testwait.Recv(t, done, "workflow_echo to answer")
+	got := testwait.Recv(t, done, "run_workflow to answer")
 	if got["status"] != "success" || fmtJSON(got["outputs"]) != `{"value":"HELLO"}` || got["steps_completed"] != float64(1) || got["workflow_id"] == "" {
 		t.Fatalf("run = %v", got)
 	}

@@ -11,9 +11,10 @@ import (
 )
 
 // TestWorkflowsAreToolsOfTheirProvider: a tenant's saved workflow is the tool
-// workflow_<name> of the connectionless workflows provider, with the workflow's
-// parameters as its input schema, listed for its tenant only; invoking it runs the
-// workflow as the call's principal and answers its result, isError when it failed.
+// run_flow__<name> of the connectionless workflows provider, with the workflow's
+// parameters (and _context) as its input schema, listed for its tenant only; invoking
+// it runs the workflow as the call's principal and answers its status and output,
+// isError when it failed.
 func TestWorkflowsAreToolsOfTheirProvider(t *testing.T) {
 	t.Parallel()
 	svc, _, r, _ := serviceRig(t, router.Policy{Confirm: router.ConfirmNever})
@@ -29,9 +30,9 @@ func TestWorkflowsAreToolsOfTheirProvider(t *testing.T) {
 	if tools, err := reg.TenantTools(ctx, "ten_x"); err != nil || len(tools) != 0 {
 		t.Fatalf("another tenant's tools = %v, %v; want none", tools, err)
 	}
-	tool, err := reg.TenantTool(ctx, r.p.TenantID, "workflow_notes")
+	tool, err := reg.TenantTool(ctx, r.p.TenantID, "run_flow__notes")
 	if err != nil || tool == nil {
-		t.Fatalf("workflow_notes = %v, %v", tool, err)
+		t.Fatalf("run_flow__notes = %v, %v", tool, err)
 	}
 	if !IsTool(tool) || !tool.Provider.Connectionless || !tool.Provider.ConfirmsItself {
 		t.Fatalf("workflow_notes provider = %+v", tool.Provider)
@@ -64,16 +65,18 @@ func TestWorkflowsAreToolsOfTheirProvider(t *testing.T) {
 		r.caller.next(t).answer(map[string]any{"removed": true}, nil)
 	})
 	var ans struct {
-		Status  string         `json:"status"`
-		Outputs map[string]any `json:"outputs"`
+		Status struct {
+			State string `json:"state"`
+		} `json:"status"`
+		Output map[string]any `json:"output"`
 	}
-	if err := json.Unmarshal(res.StructuredContent, &ans); err != nil || res.IsError || ans.Status != "success" || ans.Outputs["removed"] != true {
+	if err := json.Unmarshal(res.StructuredContent, &ans); err != nil || res.IsError || ans.Status.State != "completed" || ans.Output["removed"] != true {
 		t.Errorf("result = %s (isError %t), %v; want success with removed", res.StructuredContent, res.IsError, err)
 	}
 	res = invoke(func() {
 		r.caller.next(t).answer(nil, switchboard.Invalid("key", "no such note"))
 	})
-	if err := json.Unmarshal(res.StructuredContent, &ans); err != nil || !res.IsError || ans.Status != "failed" {
+	if err := json.Unmarshal(res.StructuredContent, &ans); err != nil || !res.IsError || ans.Status.State != "failed" {
 		t.Errorf("result = %s (isError %t), %v; want failed, isError", res.StructuredContent, res.IsError, err)
 	}
 }

@@ -241,7 +241,7 @@ func TestTriggeredRunsRunAsTheSaver(t *testing.T) {
 		t.Fatalf("step got %v", c.args)
 	}
 	c.answer(map[string]any{"value": "v", "items": []string{}, "count": 0}, nil)
-	list, _, err := svc.Runs.List(ctx, r.p, runs.ListOptions{Tool: "workflow_nightly"})
+	list, _, err := svc.Runs.List(ctx, r.p, runs.ListOptions{Workflow: "nightly"})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("the saver's runs: %v, %v", list, err)
 	}

@@ -54,10 +54,7 @@ var (
 // Answer renders a workflow's run as its tool answers it (Service.Answer: failed,
 // canceled and partial runs as failed results); handled is false for any other run.
 func (h *Hub) Answer(ctx context.Context, p switchboard.Principal, v runs.View) (*providers.ContentResult, bool) {
-	if h.Service == nil {
-		return nil, false
-	}
-	if t, err := h.workflow(ctx, p.TenantID, v.Tool); err != nil || t == nil {
+	if h.Service == nil || v.Kind != runs.KindWorkflow {
 		return nil, false
 	}
 	ans := h.Service.Answer(ctx, p, v)
@@ -81,7 +78,13 @@ func (h *Hub) StartOwn(ctx context.Context, p switchboard.Principal, c runs.Call
 		h.Router.Refused(p, router.Request{Tool: c.Tool, ConnectionID: c.ConnectionID, Args: c.Args}, err)
 		return runs.View{}, true, err
 	}
-	v, err := h.Service.Start(ctx, p, t.Info.Name, c.Args, StartOptions{Confirmed: c.Confirmed, Origin: c.Origin})
+	ref, _ := FlowOf(t)
+	params, fc, err := SplitContext(c.Args)
+	if err != nil {
+		h.Router.Refused(p, router.Request{Tool: c.Tool, Args: c.Args}, err)
+		return runs.View{}, true, err
+	}
+	v, err := h.Service.Start(ctx, p, ref.Name, params, StartOptions{Confirmed: c.Confirmed, Origin: c.Origin, Version: ref.Version, Context: fc.raw(), Tool: t.Name})
 	return v, true, err
 }
 
@@ -215,6 +218,9 @@ type Service struct {
 	// its run to end before it answers with the run's id to follow (default
 	// DefaultToolWait).
 	ToolWait time.Duration
+	// ToolGrace is how long the tools of a deactivated or deleted workflow stay listed,
+	// marked (default DefaultToolGrace).
+	ToolGrace time.Duration
 
 	cache toolCache // the workflows' tools (Spec)
 }
@@ -316,12 +322,12 @@ func (s *Service) RunsOf(ctx context.Context, p switchboard.Principal, name, cur
 	if _, err := s.Store.Get(ctx, p.TenantID, name); err != nil {
 		return nil, "", err
 	}
-	return s.Runs.List(ctx, p, runs.ListOptions{Tool: ToolPrefix + name, Cursor: cursor})
+	return s.Runs.List(ctx, p, runs.ListOptions{Workflow: name, Cursor: cursor})
 }
 
 // LastRun is the principal's newest run of a workflow (nil when there is none).
 func (s *Service) LastRun(ctx context.Context, p switchboard.Principal, name string) (*runs.View, error) {
-	list, _, err := s.Runs.List(ctx, p, runs.ListOptions{Tool: ToolPrefix + name, Limit: 1})
+	list, _, err := s.Runs.List(ctx, p, runs.ListOptions{Workflow: name, Limit: 1})
 	if err != nil || len(list) == 0 {
 		return nil, err
 	}
@@ -386,6 +392,14 @@ type StartOptions struct {
 	// the workflow's tool, or run_workflow, through the router); else the run's end is
 	// recorded as the call of the workflow's tool.
 	Audited bool
+	// Context is the caller's _context (Context), recorded on the run.
+	Context json.RawMessage
+	// Version, when set, is the version the caller's tool runs: a run of another is
+	// refused.
+	Version int64
+	// Tool is the workflow's tool the caller named, which the run is recorded under
+	// (default its run_flow__<name>).
+	Tool string
 }
 
 // Plan is what a run of a workflow will do, as a dry run answers it.
@@ -466,6 +480,28 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 	if err != nil {
 		return runs.View{}, err
 	}
+	if w.Deactivated {
+		return runs.View{}, switchboard.Errorf(switchboard.CodeConflict, "workflow %s is deactivated; a person activates it again before it runs", name)
+	}
+	version := o.Version
+	if version == 0 && environment(o.Context) == "live" {
+		version = w.LiveVersion
+	}
+	if version > 0 && version != w.Version {
+		// An earlier kept version: its definition as it was saved.
+		kept, err := s.Store.Version(ctx, p.TenantID, w, version)
+		if err != nil {
+			return runs.View{}, err
+		}
+		def, err := Parse([]byte(kept.Definition))
+		if err != nil {
+			return runs.View{}, asInvalid(err)
+		}
+		if prog, err = Compile(def); err != nil {
+			return runs.View{}, asInvalid(err)
+		}
+		w.Definition, w.Version = kept.Definition, version
+	}
 	plan, err := s.plan(ctx, p, prog, params)
 	if err != nil {
 		return runs.View{}, err
@@ -492,12 +528,26 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 	if origin == "" {
 		origin = runs.OriginAsync
 	}
-	call := runs.Call{Tool: ToolPrefix + w.Name, Args: input, Origin: origin, Confirmed: o.Confirmed, Nested: depth > 0}
+	tool := o.Tool
+	if tool == "" {
+		tool = RunToolName(w.Name, 0)
+	}
+	call := runs.Call{Tool: tool, Args: input, Origin: origin, Confirmed: o.Confirmed, Nested: depth > 0,
+		Kind: runs.KindWorkflow, Workflow: w.Name, WorkflowVersion: w.Version, Context: o.Context}
 	ctx = context.WithValue(ctx, serviceStart{}, true) // the Hub's Prepare passes only these
 	if plan.NeedsConfirm && !o.Confirmed {
 		return s.Runs.StartConfirm(ctx, p, call, ConfirmMessage(w.Name, plan))
 	}
 	return s.Runs.Start(ctx, p, call)
+}
+
+// environment is the environment_id of a run's recorded _context ("" when none).
+func environment(raw json.RawMessage) string {
+	var c Context
+	if len(raw) == 0 || json.Unmarshal(raw, &c) != nil {
+		return ""
+	}
+	return c.EnvironmentID
 }
 
 // ConfirmMessage asks once for the whole run, listing what it will change.
@@ -515,10 +565,15 @@ func ConfirmMessage(name string, plan Plan) string {
 // Cancel cancels one of the principal's workflow runs: the steps in flight stop and
 // no more start.
 func (s *Service) Cancel(ctx context.Context, p switchboard.Principal, runID string) (runs.View, error) {
+	return s.CancelBecause(ctx, p, runID, "")
+}
+
+// CancelBecause cancels as Cancel does, recording the caller's reason on the run.
+func (s *Service) CancelBecause(ctx context.Context, p switchboard.Principal, runID, reason string) (runs.View, error) {
 	if _, err := s.workflowRun(ctx, p, runID); err != nil {
 		return runs.View{}, err
 	}
-	return s.Runs.Cancel(ctx, p, runID)
+	return s.Runs.CancelBecause(ctx, p, runID, reason)
 }
 
 // RunStatus is a workflow run with its steps.
@@ -556,8 +611,8 @@ func (s *Service) Status(ctx context.Context, p switchboard.Principal, runID str
 	if err != nil {
 		return RunStatus{}, err
 	}
-	st := RunStatus{Run: v, Workflow: strings.TrimPrefix(v.Tool, ToolPrefix)}
-	if _, prog, err := s.Program(ctx, p, strings.TrimPrefix(v.Tool, ToolPrefix)); err == nil {
+	st := RunStatus{Run: v, Workflow: v.Workflow}
+	if _, prog, err := s.Program(ctx, p, v.Workflow); err == nil {
 		st.StepsTotal = len(prog.Steps)
 	}
 	for i := range recs {
@@ -565,10 +620,10 @@ func (s *Service) Status(ctx context.Context, p switchboard.Principal, runID str
 		if r.Item != wholeStep {
 			continue
 		}
-		sr := StepStatus{StepResult: StepResult{StepName: r.Step, Status: r.State, ExecutionTime: r.StartedAt, ErrorMessage: r.ErrorMessage},
+		sr := StepStatus{StepResult: StepResult{StepName: r.Step, Status: r.State, StartedAt: r.StartedAt, ErrorMessage: r.ErrorMessage},
 			Tool: r.Tool, ConnectionID: r.ConnectionID, Attempts: r.Attempts, FinishedAt: r.FinishedAt}
 		if r.StartedAt != nil && r.FinishedAt != nil {
-			sr.Duration = r.FinishedAt.Sub(*r.StartedAt).Milliseconds()
+			sr.Duration = seconds(r.FinishedAt.Sub(*r.StartedAt))
 		}
 		if raw, err := s.Store.Input(ctx, r); err == nil && raw != nil {
 			sr.Input = json.RawMessage(raw)
@@ -587,7 +642,7 @@ func (s *Service) Status(ctx context.Context, p switchboard.Principal, runID str
 // EndedInError reports whether v is a workflow run that ended failed, canceled or
 // partial (a step with on_error: continue failed): what its callers get as an error.
 func EndedInError(v runs.View) bool {
-	if !strings.HasPrefix(v.Tool, ToolPrefix) {
+	if v.Kind != runs.KindWorkflow {
 		return false
 	}
 	switch v.State {
@@ -626,7 +681,7 @@ func (s *Service) workflowRun(ctx context.Context, p switchboard.Principal, runI
 	if err != nil {
 		return runs.View{}, err
 	}
-	if !strings.HasPrefix(v.Tool, ToolPrefix) {
+	if v.Kind != runs.KindWorkflow {
 		return runs.View{}, switchboard.NotFound("workflow run")
 	}
 	return v, nil

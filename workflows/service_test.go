@@ -100,7 +100,7 @@ func TestServiceRunsAWorkflowAsARun(t *testing.T) {
 		t.Fatalf("start without key = %v, want parameters.key", err)
 	}
 	v, err := svc.Start(ctx, r.p, "notes", json.RawMessage(`{"key":"k"}`), StartOptions{})
-	if err != nil || v.State != runs.StateWorking || v.Tool != "workflow_notes" {
+	if err != nil || v.State != runs.StateWorking || v.Kind != runs.KindWorkflow || v.Workflow != "notes" || v.WorkflowVersion != 1 {
 		t.Fatalf("start = %+v, %v", v, err)
 	}
 	r.caller.next(t).answer(map[string]any{"value": "n1", "items": []string{}, "count": 0}, nil)
@@ -125,8 +125,8 @@ func TestServiceRunsAWorkflowAsARun(t *testing.T) {
 	}
 	// Started as a run, it has no call of its tool of its own: its end is recorded as
 	// that call, once.
-	if got := fr.recorded(); len(got) != 1 || got[0] != "workflow_notes " {
-		t.Errorf("recorded %q; want the run's end recorded once as a call of workflow_notes", got)
+	if got := fr.recorded(); len(got) != 1 || got[0] != "run_flow__notes " {
+		t.Errorf("recorded %q; want the run's end recorded once as a call of run_flow__notes", got)
 	}
 	// Another principal of another tenant sees none of it.
 	other := switchboard.Principal{TenantID: "ten_x", Kind: switchboard.PrincipalUser, UserID: "usr_x"}

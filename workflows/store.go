@@ -30,7 +30,94 @@ type Workflow struct {
 	Version   int64     `gorm:"not null"`
 	CreatedAt time.Time `gorm:"not null"`
 	UpdatedAt time.Time `gorm:"not null"`
+	// Deactivated says the workflow does not run until it is activated again; its
+	// tools stay listed, marked, for a while (Service.ToolGrace).
+	Deactivated   bool `gorm:"not null;default:false"`
+	DeactivatedAt *time.Time
+	// DeletedAt is when it was deleted: it is no longer found, and its tools stay
+	// listed, marked, for a while; a save of its name starts it anew.
+	DeletedAt *time.Time
+	// LiveVersion is the version runs in the live environment run: the first save's,
+	// then the one current when it was last activated (Service.SetActive).
+	LiveVersion int64 `gorm:"not null;default:0"`
 }
+
+// KeptVersions is how many versions of a workflow's definition are kept (and have
+// their tools): the newest ones, and the live one.
+const KeptVersions = 5
+
+// Version is one kept version of a workflow's definition: one row of
+// workflow_versions.
+type Version struct {
+	ID         string               `gorm:"primaryKey;size:40"`
+	TenantID   switchboard.TenantID `gorm:"size:40;not null"`
+	WorkflowID string               `gorm:"size:40;not null"`
+	Version    int64                `gorm:"not null"`
+	Definition string               `gorm:"type:text;not null"`
+	CreatedBy  string               `gorm:"size:64;not null"`
+	CreatedAt  time.Time            `gorm:"not null"`
+}
+
+// TableName is the table versions live in.
+func (Version) TableName() string { return "workflow_versions" }
+
+// keep records the workflow's current version and forgets the ones no longer kept.
+func keep(tx *gorm.DB, w *Workflow, live int64, now time.Time) error {
+	v := Version{ID: switchboard.NewID("wfv"), TenantID: w.TenantID, WorkflowID: w.ID, Version: w.Version, Definition: w.Definition, CreatedBy: w.UpdatedBy, CreatedAt: now}
+	if err := tx.Create(&v).Error; err != nil {
+		return err
+	}
+	return tx.Where("tenant_id = ? AND workflow_id = ? AND version <= ? AND version <> ?", w.TenantID, w.ID, w.Version-KeptVersions, live).Delete(&Version{}).Error
+}
+
+// Version returns a kept version of the tenant's workflow.
+func (s *Store) Version(ctx context.Context, tenant switchboard.TenantID, w Workflow, version int64) (Version, error) {
+	var v Version
+	err := s.db.WithContext(ctx).Where("tenant_id = ? AND workflow_id = ? AND version = ?", tenant, w.ID, version).Take(&v).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return Version{}, switchboard.NotFound(fmt.Sprintf("version %d of workflow %s (its version now is %d; the %d newest and the live one are kept)", version, w.Name, w.Version, KeptVersions))
+	case err != nil:
+		return Version{}, switchboard.Internal(fmt.Errorf("read version %d of workflow %s: %w", version, w.Name, err))
+	}
+	return v, nil
+}
+
+// keptVersions lists the kept versions of the tenant's workflows, oldest first, by
+// workflow id.
+func (s *Store) keptVersions(ctx context.Context, tenant switchboard.TenantID) (map[string][]Version, error) {
+	var rows []Version
+	if err := s.db.WithContext(ctx).Where("tenant_id = ?", tenant).Order("workflow_id, version").Find(&rows).Error; err != nil {
+		return nil, switchboard.Internal(fmt.Errorf("list workflow versions: %w", err))
+	}
+	out := map[string][]Version{}
+	for _, r := range rows {
+		out[r.WorkflowID] = append(out[r.WorkflowID], r)
+	}
+	return out, nil
+}
+
+// The lifecycle states of a workflow, as its tools show them.
+const (
+	LifecycleActive      = "active"
+	LifecycleDeactivated = "deactivated"
+	LifecycleDeleted     = "deleted"
+)
+
+// lifecycle is the workflow's state: active, deactivated or deleted.
+func (w Workflow) lifecycle() string {
+	switch {
+	case w.DeletedAt != nil:
+		return LifecycleDeleted
+	case w.Deactivated:
+		return LifecycleDeactivated
+	}
+	return LifecycleActive
+}
+
+// Lifecycle is the workflow's state: LifecycleActive, LifecycleDeactivated or
+// LifecycleDeleted.
+func (w Workflow) Lifecycle() string { return w.lifecycle() }
 
 // TableName is the table workflows live in.
 func (Workflow) TableName() string { return "workflows" }
@@ -101,11 +188,32 @@ func (s *Store) Save(ctx context.Context, tenant switchboard.TenantID, w *Workfl
 		switch {
 		case errors.Is(err, gorm.ErrRecordNotFound):
 			w.ID, w.TenantID, w.Version, w.CreatedAt, w.UpdatedAt = switchboard.NewID("wf"), tenant, 1, now, now
-			w.UpdatedBy = w.CreatedBy
+			w.UpdatedBy, w.LiveVersion = w.CreatedBy, 1
 			created = true
-			return tx.Create(w).Error
+			if err := tx.Create(w).Error; err != nil {
+				return err
+			}
+			return keep(tx, w, w.LiveVersion, now)
 		case err != nil:
 			return err
+		case old.DeletedAt != nil:
+			// A deleted workflow's name is free: the new one replaces its row,
+			// counting on from its version so its tools' versions never repeat.
+			created = true
+			res := tx.Model(&Workflow{}).Where("tenant_id = ? AND id = ?", tenant, old.ID).Updates(map[string]any{
+				"description": w.Description, "category": w.Category, "definition": w.Definition, "source": w.Source, "scheduled": w.Scheduled,
+				"created_by": w.CreatedBy, "updated_by": w.CreatedBy, "version": old.Version + 1, "created_at": now, "updated_at": now,
+				"deleted_at": nil, "deactivated": false, "deactivated_at": nil, "live_version": old.Version + 1,
+			})
+			if res.Error != nil {
+				return res.Error
+			}
+			w.ID, w.TenantID, w.Version, w.CreatedAt, w.UpdatedAt, w.UpdatedBy, w.LiveVersion = old.ID, tenant, old.Version+1, now, now, w.CreatedBy, old.Version+1
+			// The deleted workflow's versions are not this one's.
+			if err := tx.Where("tenant_id = ? AND workflow_id = ?", tenant, old.ID).Delete(&Version{}).Error; err != nil {
+				return err
+			}
+			return keep(tx, w, w.LiveVersion, now)
 		case !overwrite:
 			return switchboard.Errorf(switchboard.CodeConflict, "a workflow named %s exists already; pass overwrite to replace it", w.Name)
 		}
@@ -121,7 +229,8 @@ func (s *Store) Save(ctx context.Context, tenant switchboard.TenantID, w *Workfl
 		}
 		w.UpdatedBy = w.CreatedBy
 		w.ID, w.TenantID, w.Version, w.CreatedAt, w.UpdatedAt, w.CreatedBy = old.ID, tenant, old.Version+1, old.CreatedAt, now, old.CreatedBy
-		return nil
+		w.LiveVersion, w.Deactivated, w.DeactivatedAt = old.LiveVersion, old.Deactivated, old.DeactivatedAt
+		return keep(tx, w, w.LiveVersion, now)
 	})
 	if err != nil {
 		if se := (*switchboard.Error)(nil); errors.As(err, &se) {
@@ -141,7 +250,7 @@ func (s *Store) Save(ctx context.Context, tenant switchboard.TenantID, w *Workfl
 // Get returns the tenant's workflow of that name.
 func (s *Store) Get(ctx context.Context, tenant switchboard.TenantID, name string) (Workflow, error) {
 	var w Workflow
-	err := s.db.WithContext(ctx).Where("tenant_id = ? AND name = ?", tenant, name).Take(&w).Error
+	err := s.db.WithContext(ctx).Where("tenant_id = ? AND name = ? AND deleted_at IS NULL", tenant, name).Take(&w).Error
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
 		return Workflow{}, switchboard.NotFound("workflow " + name)
@@ -154,7 +263,7 @@ func (s *Store) Get(ctx context.Context, tenant switchboard.TenantID, name strin
 // List returns the tenant's workflows by name, only those of the category when one
 // is given.
 func (s *Store) List(ctx context.Context, tenant switchboard.TenantID, category string) ([]Workflow, error) {
-	q := s.db.WithContext(ctx).Where("tenant_id = ?", tenant)
+	q := s.db.WithContext(ctx).Where("tenant_id = ? AND deleted_at IS NULL", tenant)
 	if category != "" {
 		q = q.Where("category = ?", category)
 	}
@@ -165,9 +274,95 @@ func (s *Store) List(ctx context.Context, tenant switchboard.TenantID, category 
 	return ws, nil
 }
 
-// Delete removes the tenant's workflow of that name (its runs stay, with their steps).
+// listForTools returns the tenant's workflows whose tools are listed: every one not
+// deleted, and those deleted or deactivated within grace.
+func (s *Store) listForTools(ctx context.Context, tenant switchboard.TenantID, grace time.Duration) ([]Workflow, error) {
+	since := s.now().Add(-grace)
+	var ws []Workflow
+	err := s.db.WithContext(ctx).Where("tenant_id = ?", tenant).
+		Where("(deleted_at IS NULL AND (deactivated = ? OR deactivated_at IS NULL OR deactivated_at > ?)) OR deleted_at > ?", false, since, since).
+		Order("name").Find(&ws).Error
+	if err != nil {
+		return nil, switchboard.Internal(fmt.Errorf("list workflows' tools: %w", err))
+	}
+	return ws, nil
+}
+
+// SetActive activates (publishing its current version as the live one) or
+// deactivates the tenant's workflow of that name; changed says whether it was not so
+// already.
+func (s *Store) SetActive(ctx context.Context, tenant switchboard.TenantID, name string, active bool) (changed bool, err error) {
+	var at *time.Time
+	if !active {
+		now := s.now()
+		at = &now
+	}
+	updates := map[string]any{"deactivated": !active, "deactivated_at": at}
+	q := s.db.WithContext(ctx).Model(&Workflow{}).Where("tenant_id = ? AND name = ? AND deleted_at IS NULL", tenant, name)
+	if active {
+		// Activating publishes the current version: live runs run it from now on.
+		updates["live_version"] = gorm.Expr("version")
+		q = q.Where("deactivated = ? OR live_version <> version", true)
+	} else {
+		q = q.Where("deactivated = ?", false)
+	}
+	res := q.Updates(updates)
+	if res.Error != nil {
+		return false, switchboard.Internal(fmt.Errorf("set workflow %s active: %w", name, res.Error))
+	}
+	if res.RowsAffected == 0 {
+		if _, err := s.Get(ctx, tenant, name); err != nil {
+			return false, err
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// Settings is a tenant's settings of its workflows' tools: one row of
+// workflow_settings.
+type Settings struct {
+	TenantID switchboard.TenantID `gorm:"primaryKey;size:40"`
+	// ToolAliases keeps each workflow's tool workflow_<name> beside its run_flow__,
+	// run_flow_async__ and query_flow__ tools.
+	ToolAliases bool      `gorm:"not null;default:false"`
+	UpdatedAt   time.Time `gorm:"not null"`
+}
+
+// TableName is the table the settings live in.
+func (Settings) TableName() string { return "workflow_settings" }
+
+// ToolAliases reports whether the tenant keeps the tool workflow_<name> of each
+// workflow (false until it chose to).
+func (s *Store) ToolAliases(ctx context.Context, tenant switchboard.TenantID) (bool, error) {
+	var st Settings
+	err := s.db.WithContext(ctx).Where("tenant_id = ?", tenant).Take(&st).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return false, nil
+	case err != nil:
+		return false, switchboard.Internal(fmt.Errorf("read workflow settings: %w", err))
+	}
+	return st.ToolAliases, nil
+}
+
+// SetToolAliases sets whether the tenant keeps the tool workflow_<name> of each
+// workflow.
+func (s *Store) SetToolAliases(ctx context.Context, tenant switchboard.TenantID, on bool) error {
+	st := Settings{TenantID: tenant, ToolAliases: on, UpdatedAt: s.now()}
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "tenant_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"tool_aliases", "updated_at"})}).Create(&st).Error
+	if err != nil {
+		return switchboard.Internal(fmt.Errorf("save workflow settings: %w", err))
+	}
+	return nil
+}
+
+// Delete removes the tenant's workflow of that name (its runs stay, with their steps):
+// it is no longer found, and its tools stay listed, marked deleted, for a while.
 func (s *Store) Delete(ctx context.Context, tenant switchboard.TenantID, name string) error {
-	res := s.db.WithContext(ctx).Where("tenant_id = ? AND name = ?", tenant, name).Delete(&Workflow{})
+	res := s.db.WithContext(ctx).Model(&Workflow{}).Where("tenant_id = ? AND name = ? AND deleted_at IS NULL", tenant, name).
+		Updates(map[string]any{"deleted_at": s.now(), "scheduled": false})
 	if res.Error != nil {
 		return switchboard.Internal(fmt.Errorf("delete workflow %s: %w", name, res.Error))
 	}
@@ -326,7 +521,7 @@ func (Firing) TableName() string { return "workflow_firings" }
 // schedulers' scan, the one read across tenants.
 func (s *Store) scheduledWorkflows(ctx context.Context) ([]Workflow, error) {
 	var ws []Workflow
-	if err := s.db.WithContext(ctx).Where("scheduled = ?", true).Order("tenant_id, name").Find(&ws).Error; err != nil {
+	if err := s.db.WithContext(ctx).Where("scheduled = ? AND deleted_at IS NULL AND deactivated = ?", true, false).Order("tenant_id, name").Find(&ws).Error; err != nil {
 		return nil, fmt.Errorf("list scheduled workflows: %w", err)
 	}
 	return ws, nil

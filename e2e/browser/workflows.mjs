@@ -212,18 +212,18 @@ export async function workflowsUI({ page, browser, ctx, BASE, step, check, audit
   await page.waitForSelector('[data-provider=workflows]');
   await page.fill('#agent-name', 'Workflow bot');
   await page.click('[data-provider=workflows] > summary');
-  await page.check('#pick-workflow_triage_issue');
-  check((await page.textContent('#selection')).includes('workflow_triage_issue'), 'the selection does not name the picked workflow');
+  await page.check('#pick-run_flow__triage_issue');
+  check((await page.textContent('#selection')).includes('run_flow__triage_issue'), 'the selection does not name the picked workflow');
   await axeCheck(page, 'agent builder workflows');
   await page.click('#agent-save');
   await page.waitForURL(/\/agents\/agt_/);
   const agentID = page.url().split('/').pop();
   const agent = await page.evaluate(async (id) => (await fetch(`/api/agents/${id}`, { credentials: 'same-origin' })).json(), agentID);
   out.agent_tools = (agent.tools || []).map((t) => `${t.tool}@${t.connection_id || ''}`);
-  check(out.agent_tools.join(',') === 'workflow_triage_issue@', `the saved agent's tools are ${out.agent_tools.join(', ')}`);
+  check(out.agent_tools.join(',') === 'run_flow__triage_issue@', `the saved agent's tools are ${out.agent_tools.join(', ')}`);
   await page.reload();
-  await page.waitForSelector('#pick-workflow_triage_issue', { state: 'attached' });
-  check(await page.isChecked('#pick-workflow_triage_issue'), 'the saved workflow is not picked when the agent is opened again');
+  await page.waitForSelector('#pick-run_flow__triage_issue', { state: 'attached' });
+  check(await page.isChecked('#pick-run_flow__triage_issue'), 'the saved workflow is not picked when the agent is opened again');
 
   step('workflows: narrow and dark');
   const pages = ['/workflows', '/workflows/triage_issue', `/workflow-runs/${out.run_id}`];

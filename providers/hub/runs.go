@@ -144,7 +144,11 @@ func (o runAsyncOp) Confirmation(ctx context.Context, c *providers.Call, args js
 	}
 	if o.t.Registry != nil && o.t.Workflows != nil {
 		if rt, err := o.t.Registry.TenantTool(ctx, c.Tenant, call.Tool); err == nil && workflows.IsTool(rt) {
-			return o.t.Workflows.Confirmation(ctx, principal(c), rt.Info.Name, call.Args)
+			params, _, err := workflows.SplitContext(call.Args)
+			if err != nil {
+				return "", false, nil // the call itself names what is wrong
+			}
+			return o.t.Workflows.Confirmation(ctx, principal(c), rt.Info.Name, params)
 		}
 	}
 	if o.t.Connections == nil {

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -19,8 +20,8 @@ type RunWorkflowInput struct {
 	Name          string         `json:"workflow_name" jsonschema:"The workflow's name"`
 	Parameters    map[string]any `json:"parameters,omitempty" jsonschema:"Its parameters, as its parameters schema says"`
 	DryRun        bool           `json:"dry_run,omitempty" jsonschema:"Check and plan only"`
-	Timeout       int            `json:"timeout,omitempty" jsonschema:"Bound of the whole run, in seconds" schema:"minimum=1,maximum=86400"`
-	ParallelLimit int            `json:"parallel_limit,omitempty" jsonschema:"Steps at once" schema:"minimum=1,maximum=32"`
+	Timeout       *int           `json:"timeout,omitempty" jsonschema:"Overall workflow timeout, in seconds" schema:"minimum=1,maximum=86400"`
+	ParallelLimit *int           `json:"parallel_limit,omitempty" jsonschema:"Max concurrent parallel steps" schema:"minimum=1,maximum=32"`
 }
 
 // Params are the run's parameters as JSON (nil when none were given).
@@ -37,7 +38,25 @@ func (in RunWorkflowInput) Params() json.RawMessage {
 
 // StartOptions are the run's options.
 func (in RunWorkflowInput) StartOptions() workflows.StartOptions {
-	return workflows.StartOptions{ParallelLimit: in.ParallelLimit, Timeout: time.Duration(in.Timeout) * time.Second}
+	var o workflows.StartOptions
+	if in.ParallelLimit != nil {
+		o.ParallelLimit = *in.ParallelLimit
+	}
+	if in.Timeout != nil {
+		o.Timeout = time.Duration(*in.Timeout) * time.Second
+	}
+	return o
+}
+
+// check refuses a timeout or parallel_limit out of its range, naming the field.
+func (in RunWorkflowInput) check() error {
+	if in.ParallelLimit != nil && (*in.ParallelLimit < 1 || *in.ParallelLimit > workflows.MaxParallelLimit) {
+		return switchboard.Invalid("parallel_limit", fmt.Sprintf("must be between 1 and %d, not %d", workflows.MaxParallelLimit, *in.ParallelLimit))
+	}
+	if in.Timeout != nil && (*in.Timeout < 1 || *in.Timeout > 86400) {
+		return switchboard.Invalid("timeout", fmt.Sprintf("must be between 1 and 86400 seconds, not %d", *in.Timeout))
+	}
+	return nil
 }
 
 // ListWorkflowsInput is the input of list_workflows.
@@ -48,8 +67,18 @@ type ListWorkflowsInput struct {
 
 // WorkflowList is the answer of list_workflows.
 type WorkflowList struct {
-	Workflows    []WorkflowItem `json:"workflows" jsonschema:"The saved workflows"`
-	RunningCount *int           `json:"running_count,omitempty" jsonschema:"How many of your workflow runs are under way (include_running)"`
+	Workflows    []WorkflowItem `json:"workflows" jsonschema:"List of workflow definitions"`
+	RunningCount int            `json:"running_count" jsonschema:"Number of your workflow runs under way"`
+	Running      []RunningItem  `json:"running,omitempty" jsonschema:"Your workflow runs under way (include_running)"`
+}
+
+// RunningItem is one workflow run under way, as list_workflows answers it.
+type RunningItem struct {
+	WorkflowID string    `json:"workflow_id" jsonschema:"The run's id"`
+	Workflow   string    `json:"workflow" jsonschema:"The workflow it runs"`
+	Version    int64     `json:"version" jsonschema:"The workflow's version it runs"`
+	State      string    `json:"state" jsonschema:"working, or input_required while it waits for a person"`
+	CreatedAt  time.Time `json:"created_at" jsonschema:"When it started"`
 }
 
 // WorkflowItem is one saved workflow as list_workflows answers it.
@@ -57,10 +86,15 @@ type WorkflowItem struct {
 	Name        string    `json:"name" jsonschema:"The workflow's name"`
 	Description string    `json:"description" jsonschema:"What it does"`
 	Category    string    `json:"category" jsonschema:"Its category"`
-	Tool        string    `json:"tool" jsonschema:"The workflow's own tool"`
+	Tool        string    `json:"tool" jsonschema:"The workflow's own tool, which runs it and waits"`
 	Version     int64     `json:"version" jsonschema:"Its version, counting its saves"`
+	State       string    `json:"state" jsonschema:"active, or deactivated: it does not run" schema:"enum=active|deactivated"`
+	Path        string    `json:"workflow_path" jsonschema:"Path to the saved workflow"`
 	UpdatedAt   time.Time `json:"updated_at" jsonschema:"When it was last saved"`
 }
+
+// WorkflowPath is where a saved workflow is: its REST resource.
+func WorkflowPath(name string) string { return "/api/workflows/" + name }
 
 // CreateWorkflowInput is the input of create_workflow.
 type CreateWorkflowInput struct {
@@ -72,6 +106,7 @@ type CreateWorkflowInput struct {
 // Created is the answer of create_workflow.
 type Created struct {
 	Status   string              `json:"status" jsonschema:"created, updated, or error when it was not saved" schema:"enum=created|updated|error"`
+	Path     string              `json:"workflow_path,omitempty" jsonschema:"Path to the saved workflow"`
 	Name     string              `json:"name,omitempty" jsonschema:"The workflow's name"`
 	Tool     string              `json:"tool,omitempty" jsonschema:"The workflow's own tool"`
 	Version  int64               `json:"version,omitempty" jsonschema:"Its version"`
@@ -87,8 +122,12 @@ type CancelWorkflowInput struct {
 
 // Canceled is the answer of cancel_workflow.
 type Canceled struct {
-	Status         string `json:"status" jsonschema:"The run's state"`
-	StepsCompleted *int   `json:"steps_completed,omitempty" jsonschema:"How many steps ended completed or skipped"`
+	Status         string `json:"status" jsonschema:"cancelled, or error when the run was not cancelled (it had finished)" schema:"enum=cancelled|error"`
+	StepsCompleted int    `json:"steps_completed" jsonschema:"Steps completed before cancellation"`
+	// State is the run's state after the call; Message says what happened to a run
+	// that had finished.
+	State   string `json:"state,omitempty" jsonschema:"The run's state: canceled, or how it finished"`
+	Message string `json:"message,omitempty" jsonschema:"What happened, when the run had finished already"`
 }
 
 // runWorkflowOp is run_workflow: it answers in the workflow's result, failed when the
@@ -121,6 +160,9 @@ func (o runWorkflowOp) OutputSchema() (*jsonschema.Schema, error) {
 func (o runWorkflowOp) Invoke(ctx context.Context, c *providers.Call, args json.RawMessage) (any, error) {
 	in, err := readRunWorkflow(args)
 	if err != nil {
+		return nil, err
+	}
+	if err := in.check(); err != nil {
 		return nil, err
 	}
 	if in.DryRun {
@@ -170,7 +212,7 @@ func (t *Tools) DryRun(ctx context.Context, p switchboard.Principal, in RunWorkf
 func (t *Tools) listWorkflows() providers.Op {
 	return &providers.Operation[ListWorkflowsInput, WorkflowList]{
 		Name: ListWorkflows, Title: "List workflows",
-		Description: "List the saved workflows of this tenant (each is also a tool named workflow_<name>), and how many of your workflow runs are under way.",
+		Description: "List the saved workflows of this tenant (each is also a tool run_flow__<name>, with run_flow_async__<name> and query_flow__<name>), and how many of your workflow runs are under way; include_running lists them too.",
 		Hints:       providers.Hints{ReadOnly: true, Idempotent: true, ClosedWorld: true},
 		Run: func(ctx context.Context, c *providers.Call, in ListWorkflowsInput) (WorkflowList, error) {
 			return t.ListWorkflows(ctx, c.Principal, in)
@@ -188,24 +230,20 @@ func (t *Tools) ListWorkflows(ctx context.Context, p switchboard.Principal, in L
 	out := WorkflowList{Workflows: make([]WorkflowItem, 0, len(ws))}
 	for _, w := range ws {
 		out.Workflows = append(out.Workflows, WorkflowItem{Name: w.Name, Description: w.Description, Category: w.Category,
-			Tool: workflows.ToolPrefix + w.Name, Version: w.Version, UpdatedAt: w.UpdatedAt})
+			Tool: workflows.RunToolName(w.Name, 0), Version: w.Version, State: w.Lifecycle(), Path: WorkflowPath(w.Name), UpdatedAt: w.UpdatedAt})
 	}
-	if !in.IncludeRunning {
-		return out, nil
-	}
-	n := 0
 	for _, st := range []runs.State{runs.StateWorking, runs.StateInputRequired} {
-		vs, _, err := t.Runs.List(ctx, p, runs.ListOptions{State: st, Limit: runs.MaxListLimit})
+		vs, _, err := t.Runs.List(ctx, p, runs.ListOptions{State: st, Kind: runs.KindWorkflow, Limit: runs.MaxListLimit})
 		if err != nil {
 			return WorkflowList{}, err
 		}
-		for _, v := range vs {
-			if rt, err := t.Registry.TenantTool(ctx, p.TenantID, v.Tool); err == nil && workflows.IsTool(rt) {
-				n++
+		out.RunningCount += len(vs)
+		if in.IncludeRunning {
+			for _, v := range vs {
+				out.Running = append(out.Running, RunningItem{WorkflowID: v.ID, Workflow: v.Workflow, Version: v.WorkflowVersion, State: string(v.State), CreatedAt: v.CreatedAt})
 			}
 		}
 	}
-	out.RunningCount = &n
 	return out, nil
 }
 
@@ -261,27 +299,43 @@ func (t *Tools) CreateWorkflow(ctx context.Context, p switchboard.Principal, in 
 	if created {
 		status = "created"
 	}
-	return Created{Status: status, Name: w.Name, Tool: workflows.ToolPrefix + w.Name, Version: w.Version}, nil
+	return Created{Status: status, Path: WorkflowPath(w.Name), Name: w.Name, Tool: workflows.RunToolName(w.Name, 0), Version: w.Version}, nil
 }
 
 func (t *Tools) cancelWorkflow() providers.Op {
 	return &providers.Operation[CancelWorkflowInput, Canceled]{
 		Name: CancelWorkflow, Title: "Cancel a workflow run",
-		Description: "Cancel one of your workflow runs: the steps in flight are stopped (their upstream requests may have taken effect) and no more start.",
+		Description: "Cancel one of your workflow runs: the steps in flight are stopped (their upstream requests may have taken effect) and no more start. The reason is recorded on the run. A run that had finished is left as it is, and the answer says how it finished.",
 		Hints:       providers.Hints{Idempotent: true, ClosedWorld: true},
 		Run: func(ctx context.Context, c *providers.Call, in CancelWorkflowInput) (Canceled, error) {
-			if strings.TrimSpace(in.ID) == "" {
-				return Canceled{}, switchboard.Invalid("workflow_id", "is required")
-			}
-			v, err := t.Workflows.Cancel(ctx, c.Principal, in.ID)
-			if err != nil {
-				return Canceled{}, err
-			}
-			out := Canceled{Status: string(v.State)}
-			if st, err := t.Workflows.Status(ctx, c.Principal, v.ID); err == nil {
-				out.StepsCompleted = &st.StepsCompleted
-			}
-			return out, nil
+			return t.CancelWorkflow(ctx, c.Principal, in)
 		},
 	}
+}
+
+// CancelWorkflow cancels one of the principal's workflow runs, recording the reason. A
+// run that had finished answers so, as information (status error, its state and a
+// message), not as a failure.
+func (t *Tools) CancelWorkflow(ctx context.Context, p switchboard.Principal, in CancelWorkflowInput) (Canceled, error) {
+	if strings.TrimSpace(in.ID) == "" {
+		return Canceled{}, switchboard.Invalid("workflow_id", "is required")
+	}
+	v, err := t.Workflows.CancelBecause(ctx, p, in.ID, in.Reason)
+	if switchboard.CodeOf(err) == switchboard.CodeConflict {
+		st, serr := t.Workflows.Status(ctx, p, in.ID)
+		if serr != nil {
+			return Canceled{}, err
+		}
+		out := Canceled{Status: "error", StepsCompleted: st.StepsCompleted, State: string(st.Run.State),
+			Message: fmt.Sprintf("workflow run %s had already finished (%s); nothing was cancelled", in.ID, st.Run.State)}
+		return out, nil
+	}
+	if err != nil {
+		return Canceled{}, err
+	}
+	out := Canceled{Status: "cancelled", State: string(v.State)}
+	if st, err := t.Workflows.Status(ctx, p, v.ID); err == nil {
+		out.StepsCompleted = st.StepsCompleted
+	}
+	return out, nil
 }

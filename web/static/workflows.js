@@ -10,7 +10,8 @@
   const enc = encodeURIComponent;
   const FINAL = new Set(['completed', 'failed', 'canceled']);
   const stateBadge = (s) => el('span', { class: `status ${s}`, text: String(s).replace('_', ' ') });
-  const took = (n) => (n < 1000 ? `${n} ms` : `${(n / 1000).toFixed(n < 10000 ? 2 : 1)} s`);
+  // took renders a step's duration, given in seconds.
+  const took = (s) => (s < 1 ? `${Math.round(s * 1000)} ms` : `${s.toFixed(s < 10 ? 2 : 1)} s`);
   const pretty = (v) => JSON.stringify(v, null, 2);
   // jsonBlock shows a JSON value in a block keyboard users can focus and scroll.
   const jsonBlock = (label, v) => el('pre', { tabindex: '0', role: 'region', 'aria-label': label }, el('code', { text: v === undefined ? '—' : pretty(v) }));
@@ -409,7 +410,7 @@ outputs:
         return el('li', { class: 'wfstep', 'data-step': n, 'data-state': state, 'aria-labelledby': `rs${i}` },
           el('h3', { id: `rs${i}` }, el('code', { text: n }), ' ', el('span', { class: `status ${state.replace(' ', '_')}`, text: state })),
           el('p', { class: 'small' }, (r && r.tool) || def.tool ? ['calls ', el('code', { text: (r && r.tool) || def.tool })] : '',
-            r && r.execution_time ? ` · started ${fmtTime(r.execution_time)}` : '',
+            r && r.started_at ? ` · started ${fmtTime(r.started_at)}` : '',
             r && r.finished_at ? ` · took ${took(r.duration)}` : r && r.status === 'running' ? ' · running' : '',
             r && r.attempts > 1 ? ` · ${r.attempts} attempts` : ''),
           r && r.error_message ? el('p', { class: 'error small', text: r.error_message }) : '',
