@@ -586,6 +586,7 @@ func (r *Router) record(ctx context.Context, e audit.Event, upstream int, err er
 	e.Outcome = outcome
 	e.UpstreamStatus = upstream
 	e.LatencyMicros = r.now().Sub(e.At).Microseconds()
+	e.Detail = auditDetail(ctx) // with what the tool noted while it ran (NoteAudit)
 	if cerr := r.commit(ctx, e); cerr != nil {
 		r.log.ErrorContext(ctx, "audit row of a tool call not committed", "tool", e.Tool, "err", cerr)
 		return cerr
