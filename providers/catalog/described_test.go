@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp/syntax"
 	"sort"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ func TestCatalogToolsAgainstTheirDescriptions(t *testing.T) {
 					t.Errorf("no tool %s_%s", p.Name, pt.Name)
 					continue
 				}
-				args, err := json.Marshal(sample(schemaOf(t, tool), 0))
+				args, err := json.Marshal(arguments(t, tool, doc, pt.Operation))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -94,6 +95,91 @@ func TestCatalogToolsAgainstTheirDescriptions(t *testing.T) {
 			up.check(t)
 		})
 	}
+}
+
+// arguments are the least arguments of a tool: its required parameters from its input
+// schema, and a body generated from the request body schema of the description's
+// operation, each required property set.
+func arguments(t *testing.T, tool *providers.Tool, doc *openapi3.T, operationID string) map[string]any {
+	schema := schemaOf(t, tool)
+	args, _ := sample(schema, 0).(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.OperationID != operationID || op.RequestBody == nil || op.RequestBody.Value == nil {
+				continue
+			}
+			for _, name := range []string{"request_body", "body"} {
+				if _, ok := props[name]; !ok {
+					continue
+				}
+				for _, ct := range sortedKeys(op.RequestBody.Value.Content) {
+					args[name] = generate(op.RequestBody.Value.Content[ct].Schema, 0, true)
+					break
+				}
+				break
+			}
+		}
+	}
+	return args
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// fromPattern is the shortest string a regular expression matches.
+func fromPattern(pattern string) (string, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	var walk func(*syntax.Regexp) bool
+	walk = func(r *syntax.Regexp) bool {
+		switch r.Op {
+		case syntax.OpLiteral:
+			b.WriteString(string(r.Rune))
+		case syntax.OpCharClass:
+			if len(r.Rune) == 0 {
+				return false
+			}
+			b.WriteRune(r.Rune[0])
+		case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+			b.WriteByte('x')
+		case syntax.OpCapture:
+			return walk(r.Sub[0])
+		case syntax.OpConcat:
+			for _, sub := range r.Sub {
+				if !walk(sub) {
+					return false
+				}
+			}
+		case syntax.OpAlternate:
+			return walk(r.Sub[0])
+		case syntax.OpPlus:
+			return walk(r.Sub[0])
+		case syntax.OpRepeat:
+			for range r.Min {
+				if !walk(r.Sub[0]) {
+					return false
+				}
+			}
+		case syntax.OpStar, syntax.OpQuest, syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		default:
+			return false
+		}
+		return true
+	}
+	if !walk(re) {
+		return "", false
+	}
+	return b.String(), true
 }
 
 // schemaOf is a tool's input schema as JSON values.
@@ -198,6 +284,11 @@ func sample(s map[string]any, depth int) any {
 			return "eA=="
 		}
 		v := "x"
+		if p, ok := s["pattern"].(string); ok {
+			if g, ok := fromPattern(p); ok {
+				return g
+			}
+		}
 		if n, ok := s["minLength"].(float64); ok && n > 1 {
 			v = strings.Repeat("x", int(n))
 		}
@@ -217,7 +308,7 @@ func sample(s map[string]any, depth int) any {
 	case "boolean":
 		return true
 	case "array":
-		n := 0
+		n := 1
 		if m, ok := s["minItems"].(float64); ok {
 			n = int(m)
 		}
@@ -275,7 +366,7 @@ func newFake(t *testing.T, doc *openapi3.T, prefix string) *fake {
 			http.Error(w, err.Error(), http.StatusNotFound)
 			return
 		}
-		opts := &openapi3filter.Options{AuthenticationFunc: credentialPresent, MultiError: true}
+		opts := &openapi3filter.Options{AuthenticationFunc: credentialPresent, MultiError: true, SkipSettingDefaults: true}
 		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: opts}
 		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
 			f.problem(fmt.Sprintf("%s %s?%s %s: %v", r.Method, r.URL.Path, r.URL.RawQuery, body, err))
@@ -347,7 +438,7 @@ func answerFor(op *openapi3.Operation) (int, string, []byte) {
 		}
 		for _, ct := range []string{"application/json", "application/json; charset=utf-8"} {
 			if mt := ref.Value.Content.Get(ct); mt != nil {
-				raw, _ := json.Marshal(generate(mt.Schema, 0))
+				raw, _ := json.Marshal(generate(mt.Schema, 0, false))
 				return status, "application/json", raw
 			}
 		}
@@ -358,7 +449,7 @@ func answerFor(op *openapi3.Operation) (int, string, []byte) {
 		sort.Strings(keys)
 		mt := ref.Value.Content[keys[0]]
 		if strings.Contains(keys[0], "json") {
-			raw, _ := json.Marshal(generate(mt.Schema, 0))
+			raw, _ := json.Marshal(generate(mt.Schema, 0, false))
 			return status, keys[0], raw
 		}
 		return status, keys[0], []byte("x")
@@ -366,9 +457,10 @@ func answerFor(op *openapi3.Operation) (int, string, []byte) {
 	return http.StatusOK, "application/json", []byte("{}")
 }
 
-// generate is a value of a response schema: each required property, one item of a
-// required array, the first alternative of oneOf and anyOf.
-func generate(ref *openapi3.SchemaRef, depth int) any {
+// generate is a value of a schema: each required property (but those read-only in a
+// request, or write-only in an answer), one item of an array, the first alternative of
+// oneOf and anyOf, the shortest string a pattern admits.
+func generate(ref *openapi3.SchemaRef, depth int, request bool) any {
 	if ref == nil || ref.Value == nil || depth > 20 {
 		return map[string]any{}
 	}
@@ -377,35 +469,52 @@ func generate(ref *openapi3.SchemaRef, depth int) any {
 		return s.Enum[0]
 	}
 	if len(s.OneOf) > 0 {
-		return generate(s.OneOf[0], depth+1)
+		return generate(s.OneOf[0], depth+1, request)
 	}
 	if len(s.AnyOf) > 0 {
-		return generate(s.AnyOf[0], depth+1)
+		return generate(s.AnyOf[0], depth+1, request)
 	}
-	if len(s.AllOf) > 0 {
-		merged := map[string]any{}
-		for _, a := range s.AllOf {
-			if m, ok := generate(a, depth+1).(map[string]any); ok {
-				for k, v := range m {
-					merged[k] = v
+	if len(s.AllOf) > 0 || s.Type == nil && len(s.Properties) > 0 || s.Type != nil && s.Type.Includes("object") {
+		props, required := map[string]*openapi3.SchemaRef{}, []string{}
+		var gather func(*openapi3.Schema, int)
+		gather = func(s *openapi3.Schema, d int) {
+			if s == nil || d > 20 {
+				return
+			}
+			for k, v := range s.Properties {
+				if _, ok := props[k]; !ok {
+					props[k] = v
+				}
+			}
+			required = append(required, s.Required...)
+			for _, a := range s.AllOf {
+				if a != nil {
+					gather(a.Value, d+1)
 				}
 			}
 		}
-		return merged
+		gather(s, 0)
+		if len(props) > 0 || len(required) > 0 || s.Type == nil || s.Type.Includes("object") {
+			out := map[string]any{}
+			for _, name := range required {
+				p := props[name]
+				if p != nil && p.Value != nil && (request && p.Value.ReadOnly || !request && p.Value.WriteOnly) {
+					continue
+				}
+				out[name] = generate(p, depth+1, request)
+			}
+			return out
+		}
 	}
 	switch {
-	case s.Type == nil || s.Type.Is("object") || (s.Type.Includes("object") && len(s.Properties) > 0):
-		out := map[string]any{}
-		for _, name := range s.Required {
-			out[name] = generate(s.Properties[name], depth+1)
-		}
-		return out
-	case s.Type.Includes("array"):
+	case s.Type == nil && s.Items != nil, s.Type != nil && s.Type.Includes("array"):
 		out := []any{}
-		for i := uint64(0); i < s.MinItems; i++ {
-			out = append(out, generate(s.Items, depth+1))
+		for i := uint64(0); i < max(1, s.MinItems); i++ {
+			out = append(out, generate(s.Items, depth+1, request))
 		}
 		return out
+	case s.Type == nil:
+		return map[string]any{}
 	case s.Type.Includes("string"):
 		switch s.Format {
 		case "date":
@@ -420,6 +529,9 @@ func generate(ref *openapi3.SchemaRef, depth int) any {
 			return "https://example.com/x"
 		case "byte":
 			return "eA=="
+		}
+		if g, ok := fromPattern(s.Pattern); ok && s.Pattern != "" {
+			return g
 		}
 		return strings.Repeat("x", max(1, int(s.MinLength)))
 	case s.Type.Includes("integer"), s.Type.Includes("number"):
