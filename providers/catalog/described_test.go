@@ -104,7 +104,8 @@ func TestCatalogToolsAgainstTheirDescriptions(t *testing.T) {
 // operation, each required property set.
 func arguments(t *testing.T, tool *providers.Tool, doc *openapi3.T, operationID string) map[string]any {
 	schema := schemaOf(t, tool)
-	args, _ := sample(schema, 0).(map[string]any)
+	defs, _ := schema["$defs"].(map[string]any)
+	args, _ := sample(resolveDefs(schema, defs, 0).(map[string]any), 0).(map[string]any)
 	props, _ := schema["properties"].(map[string]any)
 	for _, item := range doc.Paths.Map() {
 		for _, op := range item.Operations() {
@@ -229,6 +230,31 @@ func forFake(t *testing.T, data []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// resolveDefs replaces a schema's references to its own $defs with what they name.
+func resolveDefs(v any, defs map[string]any, depth int) any {
+	if depth > 30 {
+		return map[string]any{}
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if r, ok := v["$ref"].(string); ok && strings.HasPrefix(r, "#/$defs/") {
+			return resolveDefs(defs[strings.TrimPrefix(r, "#/$defs/")], defs, depth+1)
+		}
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = resolveDefs(x, defs, depth+1)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = resolveDefs(x, defs, depth+1)
+		}
+		return out
+	}
+	return v
 }
 
 // schemaOf is a tool's input schema as JSON values.
@@ -524,8 +550,12 @@ func generate(ref *openapi3.SchemaRef, depth int, request bool) any {
 		return generate(s.AnyOf[0], depth+1, request)
 	}
 	if len(s.AllOf) > 0 || s.Type == nil && len(s.Properties) > 0 || s.Type != nil && s.Type.Includes("object") {
-		if s.Type == nil && len(s.Properties) == 0 && len(s.Required) == 0 && len(s.AllOf) == 1 {
-			return generate(s.AllOf[0], depth+1, request)
+		if s.Type == nil && len(s.Properties) == 0 && len(s.Required) == 0 {
+			for _, a := range s.AllOf { // a typed value refined by allOf (Box's sequence_id)
+				if a != nil && a.Value != nil && a.Value.Type != nil && !a.Value.Type.Includes("object") {
+					return generate(a, depth+1, request)
+				}
+			}
 		}
 		props, required := map[string]*openapi3.SchemaRef{}, []string{}
 		var gather func(*openapi3.Schema, int)
