@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"encoding/json"
+	"runtime"
 	"testing"
 
 	"github.com/switchboard-hub/switchboard/providers"
@@ -34,7 +36,13 @@ func TestCatalogRegisters(t *testing.T) {
 		if n := len(tools); n < 8 || n > 30 || n != len(p.Tools) {
 			t.Errorf("%s has %d tools, its preset %d; want 8 to 30", p.Name, n, len(p.Tools))
 		}
-		names := map[string]bool{}
+		names, curated := map[string]bool{}, map[string]bool{}
+		for _, pt := range p.Tools {
+			if curated[pt.Name] {
+				t.Errorf("%s: two tools named %s", p.Name, pt.Name)
+			}
+			curated[pt.Name] = true
+		}
 		for _, tl := range tools {
 			names[tl.Name] = true
 		}
@@ -44,4 +52,46 @@ func TestCatalogRegisters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkCatalogRegister builds and registers every catalog API (the start-up cost
+// SWITCHBOARD_CATALOG=on adds) and reports the heap the registered catalog holds and
+// the bytes its default tools take in a tools/list answer.
+func BenchmarkCatalogRegister(b *testing.B) {
+	b.ReportAllocs()
+	var reg *providers.Registry
+	for b.Loop() {
+		reg = providers.NewRegistry()
+		if err := Register(b.Context(), reg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	var before, after runtime.MemStats
+	reg = nil
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	reg = providers.NewRegistry()
+	if err := Register(b.Context(), reg); err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MB")
+	tools, size := 0, 0
+	for _, spec := range reg.Providers() {
+		for _, tl := range reg.Tools(spec.Name) {
+			in, out := tl.ListedFor(providers.ProfilePortable)
+			entry, err := json.Marshal(map[string]any{"name": tl.Name, "title": tl.Info.Title, "description": tl.DescriptionFor(providers.ProfilePortable),
+				"inputSchema": in, "outputSchema": out, "annotations": map[string]bool{"readOnlyHint": tl.Info.Hints.ReadOnly, "destructiveHint": tl.Info.Hints.Destructive, "idempotentHint": tl.Info.Hints.Idempotent, "openWorldHint": true}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tools++
+			size += len(entry)
+		}
+	}
+	b.ReportMetric(float64(tools), "tools")
+	b.ReportMetric(float64(size)/1024, "tools/list-KB")
+	runtime.KeepAlive(reg)
 }
