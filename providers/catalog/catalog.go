@@ -20,9 +20,11 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -219,19 +221,34 @@ func build(ctx context.Context, p Preset, data []byte) (providers.Spec, error) {
 	return spec, nil
 }
 
-// Specs builds every catalog API's provider.
+// Specs builds every catalog API's provider, as many at once as there are CPUs.
 func Specs(ctx context.Context) ([]providers.Spec, error) {
 	presets, err := Presets()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]providers.Spec, 0, len(presets))
-	for _, p := range presets {
-		spec, err := Spec(ctx, p)
+	out := make([]providers.Spec, len(presets))
+	errs := make([]error, len(presets))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(presets)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = Spec(ctx, presets[i])
+			}
+		}()
+	}
+	for i := range presets {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("catalog API %s: %w", p.Name, err)
+			return nil, fmt.Errorf("catalog API %s: %w", presets[i].Name, err)
 		}
-		out = append(out, spec)
 	}
 	return out, nil
 }
