@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -28,6 +29,10 @@ type providerView struct {
 	TokenHelp  string   `json:"token_help,omitempty"`
 	DocsURL    string   `json:"docs_url,omitempty"`
 	Operations int      `json:"operations"`
+	// Catalog marks an API of the built-in catalog (a public description and a preset,
+	// with a curated default tool set); Logo is its icon as an SVG data URL.
+	Catalog bool   `json:"catalog,omitempty"`
+	Logo    string `json:"logo,omitempty"`
 	// OpenAPI marks one of the tenant's own APIs, added by its OpenAPI description.
 	OpenAPI bool `json:"openapi,omitempty"`
 	// Remote marks a remote MCP server the caller may use: its tools, named after it,
@@ -132,6 +137,7 @@ func (s *server) listProviders(c *gin.Context) {
 		out = append(out, providerView{
 			Name: sp.Name, Title: sp.Title, Description: sp.Description, AuthKinds: kinds, OAuthReady: ready[sp.Name],
 			Scopes: s.providerScopes(sp.Name), TokenHelp: sp.TokenHelp, DocsURL: sp.DocsURL, Operations: len(s.Registry.Tools(sp.Name)),
+			Catalog: sp.Catalog, Logo: logoURL(sp.Logo),
 		})
 	}
 	if s.OpenAPI != nil { // the tenant's own APIs, added by their OpenAPI description
@@ -233,4 +239,12 @@ func (s *server) listOperations(c *gin.Context) {
 		})
 	}
 	c.JSON(http.StatusOK, gin.H{"provider": name, "operations": out})
+}
+
+// logoURL is an SVG document as a data URL, or "" for none.
+func logoURL(svg string) string {
+	if svg == "" {
+		return ""
+	}
+	return "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(svg))
 }

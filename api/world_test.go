@@ -146,6 +146,7 @@ type actor struct {
 // world is a running API on a migrated database: tenant A (the bootstrapped default,
 // with its operator-owner and a member) and tenant B (an owner), and a fake GitHub.
 type world struct {
+	reg     *providers.Registry // the providers the world's server serves
 	t       *testing.T
 	db      *gorm.DB
 	srv     *httptest.Server
@@ -176,6 +177,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	if err := all.Register(reg); err != nil {
 		t.Fatal(err)
 	}
+	w.reg = reg
 	if err := reg.SetBaseURL("github", w.github.URL); err != nil {
 		t.Fatal(err)
 	}

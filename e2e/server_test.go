@@ -116,8 +116,9 @@ func startServer(t testing.TB, bin string, env map[string]string) *server {
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = filepath.Dir(s.DataDir)
 	// A node stops at once (SWITCHBOARD_DRAIN_LEAD=0s) unless env says otherwise: a test
-	// with no balancer watching has nothing to wait for.
-	cmd.Env = append(withoutSwitchboardEnv(os.Environ()), "SWITCHBOARD_ADDR="+addr, "SWITCHBOARD_DATA_DIR="+s.DataDir, "SWITCHBOARD_DRAIN_LEAD=0s")
+	// with no balancer watching has nothing to wait for. The built-in catalog is off
+	// unless env turns it on: a test starts many nodes, and only the catalog's own use it.
+	cmd.Env = append(withoutSwitchboardEnv(os.Environ()), "SWITCHBOARD_ADDR="+addr, "SWITCHBOARD_DATA_DIR="+s.DataDir, "SWITCHBOARD_DRAIN_LEAD=0s", "SWITCHBOARD_CATALOG=off")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

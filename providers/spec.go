@@ -126,6 +126,11 @@ type Spec struct {
 	// GitHub's moved repositories ask; without it such a redirect is answered as it is.
 	// A redirect to another origin never carries them (see egress.CheckRedirect).
 	SameOriginRedirects bool
+	// Catalog marks an API of the built-in catalog, made from a public API description
+	// and a preset: ready to connect, listed beside the curated providers. Logo is its
+	// icon, an SVG document, or "".
+	Catalog bool
+	Logo    string
 	// Verify checks the credential the Call carries and returns the account it belongs to.
 	Verify func(ctx context.Context, c *Call) (Account, error)
 	// Operations are the provider's operations; each becomes the tool Name_opname.

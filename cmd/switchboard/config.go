@@ -105,6 +105,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_<PROVIDER>_BASE_URL", "", "API base URL of one provider (<PROVIDER>: " + every + "), e.g. SWITCHBOARD_GITHUB_BASE_URL=https://HOST/api/v3 for GitHub Enterprise Server, or a test double's URL"},
 		{"SWITCHBOARD_<PROVIDER>_RATE_LIMIT", "", "the token bucket each connection of one provider gets, as PER_SECOND:BURST (SWITCHBOARD_GITHUB_RATE_LIMIT=1.4:100 is GitHub's 5,000 an hour); a call that would wait longer than the provider's wait for it is refused with rate_limited and Retry-After, as is every call while the upstream says its limit is spent (Retry-After, X-RateLimit-Remaining: 0)"},
 		{"SWITCHBOARD_OPENAPI_DIR", "", "a directory of OpenAPI 3 or Swagger 2 descriptions (NAME.json, NAME.yaml), each made the provider NAME at start-up, its options (base_url, auth, operations, tags, title) in NAME.options.json"},
+		{"SWITCHBOARD_CATALOG", "on", "on or off: on registers the built-in catalog of public APIs (Gmail, Stripe, …), each with its curated default tools, beside the curated providers; off leaves it out (a faster start, less memory)"},
 		{"SWITCHBOARD_LOG_LEVEL", "info", "debug, info, warn or error; logs go to stderr"},
 		{"SWITCHBOARD_LOG_FORMAT", telemetry.LogText, "text or json (one JSON object a line); request lines carry trace_id, and an error repeated within 10 s is summarised"},
 		{"SWITCHBOARD_ADMIN_ADDR", "", "host:port of the admin listener: Prometheus metrics at /metrics and pprof at /debug/pprof/; keep it private (never the public port)"},
@@ -155,7 +156,9 @@ type config struct {
 	RateLimits map[string]limits.Rate
 	// OpenAPIDir holds API descriptions each made a provider at start-up ("" for none).
 	OpenAPIDir string
-	LogLevel   slog.Level
+	// Catalog registers the built-in catalog of public APIs (providers/catalog).
+	Catalog  bool
+	LogLevel slog.Level
 	// LogFormat is "text" or "json".
 	LogFormat string
 	// AdminAddr is the admin listener's host:port (metrics, pprof); empty: none.
@@ -286,6 +289,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return config{}, &configError{"SWITCHBOARD_AUDIT_SYNCHRONOUS_COMMIT", fmt.Sprintf("%q: want on or off", v)}
 	}
 	c.OpenAPIDir = get("SWITCHBOARD_OPENAPI_DIR")
+	switch v := get("SWITCHBOARD_CATALOG"); v {
+	case "on":
+		c.Catalog = true
+	case "off":
+	default:
+		return config{}, &configError{"SWITCHBOARD_CATALOG", fmt.Sprintf("%q: want on or off", v)}
+	}
 	apps, err := loadOAuthApps(get)
 	if err != nil {
 		return config{}, err

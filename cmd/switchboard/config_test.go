@@ -23,7 +23,7 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPHeartbeat: 25 * time.Second, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", Keyring: "file", Catalog: true, LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPHeartbeat: 25 * time.Second, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable},
 		},
 		{
 			name: "everything set",
@@ -41,7 +41,7 @@ func TestLoadConfig(t *testing.T) {
 			},
 			want: config{Addr: "0.0.0.0:9000", DataDir: "/var/lib/sb", DatabaseURL: "postgres://sb:pw@db:5432/sb?sslmode=disable",
 				KeyFile: "/run/secrets/key", PublicURL: "https://hub.example.com",
-				BaseURLs: map[string]string{"github": "https://ghe.example.com/api/v3", "slack": "http://127.0.0.1:9999/api"}, Keyring: "file", LogLevel: slog.LevelDebug, LogFormat: "json", AdminAddr: "127.0.0.1:9090", AdminHosts: []string{"metrics.internal", "sb-1.example.com."}, TracesEndpoint: "http://collector:4318/v1/traces", RefreshInterval: 30 * time.Second, RunLease: 5 * time.Second, ScheduleMinInterval: 10 * time.Second, RedisTimeout: 2 * time.Second, MCPHeartbeat: 5 * time.Second, MCPSessionsPerPrincipal: 20, MCPListPageSize: 50, MCPToolBudget: 0,
+				BaseURLs: map[string]string{"github": "https://ghe.example.com/api/v3", "slack": "http://127.0.0.1:9999/api"}, Keyring: "file", Catalog: true, LogLevel: slog.LevelDebug, LogFormat: "json", AdminAddr: "127.0.0.1:9090", AdminHosts: []string{"metrics.internal", "sb-1.example.com."}, TracesEndpoint: "http://collector:4318/v1/traces", RefreshInterval: 30 * time.Second, RunLease: 5 * time.Second, ScheduleMinInterval: 10 * time.Second, RedisTimeout: 2 * time.Second, MCPHeartbeat: 5 * time.Second, MCPSessionsPerPrincipal: 20, MCPListPageSize: 50, MCPToolBudget: 0,
 				TrustedProxies: []string{"10.0.0.0/8", "192.0.2.7"}, RedisURL: "redis://:pw@redis:6379/0", SchemaProfile: providers.ProfileGemini,
 				OAuthApps: map[string]connections.OAuthApp{"github": {ClientID: "Iv1.abc", ClientSecret: "s3cret",
 					AuthURL: "https://ghe.example.com/login/oauth/authorize", TokenURL: "https://ghe.example.com/login/oauth/access_token"}}},
@@ -52,18 +52,23 @@ func TestLoadConfig(t *testing.T) {
 				"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "https://vault.internal:8200/", "SWITCHBOARD_VAULT_TOKEN": "hvs.abc",
 				"SWITCHBOARD_VAULT_TRANSIT_KEY": "switchboard", "SWITCHBOARD_VAULT_TRANSIT_MOUNT": "/kms/transit/", "VAULT_TOKEN": "hvs.ignored",
 			},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPHeartbeat: 25 * time.Second, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable,
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", Catalog: true, LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPHeartbeat: 25 * time.Second, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable,
 				Keyring: "vault", VaultAddr: "https://vault.internal:8200", VaultToken: "hvs.abc", VaultTransitKey: "switchboard", VaultTransitMount: "kms/transit"},
 		},
 		{
 			name: "vault token from VAULT_TOKEN",
 			env:  map[string]string{"SWITCHBOARD_KEYRING": "vault", "SWITCHBOARD_VAULT_ADDR": "http://127.0.0.1:8200", "VAULT_TOKEN": "hvs.env", "SWITCHBOARD_VAULT_TRANSIT_KEY": "sb"},
-			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPHeartbeat: 25 * time.Second, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable,
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", Catalog: true, LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPHeartbeat: 25 * time.Second, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable,
 				Keyring: "vault", VaultAddr: "http://127.0.0.1:8200", VaultToken: "hvs.env", VaultTransitKey: "sb", VaultTransitMount: "transit"},
 		},
 		{
 			name: "data dir moves the defaults",
 			env:  map[string]string{"SWITCHBOARD_DATA_DIR": "/tmp/sb"},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", Keyring: "file", Catalog: true, LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPHeartbeat: 25 * time.Second, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable},
+		},
+		{
+			name: "the catalog off",
+			env:  map[string]string{"SWITCHBOARD_DATA_DIR": "/tmp/sb", "SWITCHBOARD_CATALOG": "off"},
 			want: config{Addr: "127.0.0.1:8080", DataDir: "/tmp/sb", DatabaseURL: "sqlite:/tmp/sb/switchboard.db", KeyFile: "/tmp/sb/master.key", Keyring: "file", LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPHeartbeat: 25 * time.Second, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable},
 		},
 		{name: "unknown schema profile", env: map[string]string{"SWITCHBOARD_SCHEMA_PROFILE": "strict"}, wantVar: "SWITCHBOARD_SCHEMA_PROFILE"},
@@ -74,6 +79,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "admin host a URL", env: map[string]string{"SWITCHBOARD_ADMIN_HOSTS": "http://metrics.internal"}, wantVar: "SWITCHBOARD_ADMIN_HOSTS"},
 		{name: "trusted proxy not an address", env: map[string]string{"SWITCHBOARD_TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, wantVar: "SWITCHBOARD_TRUSTED_PROXIES"},
 		{name: "addr with bad port", env: map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:http"}, wantVar: "SWITCHBOARD_ADDR"},
+		{name: "catalog neither on nor off", env: map[string]string{"SWITCHBOARD_CATALOG": "yes"}, wantVar: "SWITCHBOARD_CATALOG"},
 		{name: "addr port out of range", env: map[string]string{"SWITCHBOARD_ADDR": "127.0.0.1:70000"}, wantVar: "SWITCHBOARD_ADDR"},
 		{name: "database scheme", env: map[string]string{"SWITCHBOARD_DATABASE_URL": "mysql://db/sb"}, wantVar: "SWITCHBOARD_DATABASE_URL"},
 		{name: "empty sqlite path", env: map[string]string{"SWITCHBOARD_DATABASE_URL": "sqlite:"}, wantVar: "SWITCHBOARD_DATABASE_URL"},

@@ -36,6 +36,7 @@ import (
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/providers/catalog"
 	"github.com/switchboard-hub/switchboard/providers/hub"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/providers/openapi"
@@ -73,6 +74,11 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 	reg := providers.NewRegistry()
 	if err := all.Register(reg); err != nil {
 		return nil, err
+	}
+	if cfg.Catalog {
+		if err := catalog.Register(context.Background(), reg); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.OpenAPIDir != "" {
 		specs, err := openapi.LoadDir(cfg.OpenAPIDir)

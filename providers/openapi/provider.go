@@ -42,6 +42,18 @@ type Options struct {
 	// tag); both empty expose them all.
 	Operations []string
 	Tags       []string
+	// Tools rename and redescribe operations, by operationId: a catalog's curated
+	// tools. The operations they name are chosen like Operations'.
+	Tools map[string]Tool
+}
+
+// Tool is what a curated tool says of its operation instead of the description: its
+// name (without the provider's prefix), its description, and the OAuth scopes it needs.
+// Empty fields keep what the description gives.
+type Tool struct {
+	Name        string
+	Description string
+	Scopes      []string
 }
 
 var providerName = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
@@ -171,6 +183,9 @@ func operations(ctx context.Context, doc *openapi3.T, spec *providers.Spec, o Op
 	for _, id := range o.Operations {
 		wantIDs[id] = true
 	}
+	for id := range o.Tools {
+		wantIDs[id] = true
+	}
 	seen := map[string]bool{}
 	var out []providers.Op
 	for _, path := range paths {
@@ -187,7 +202,7 @@ func operations(ctx context.Context, doc *openapi3.T, spec *providers.Spec, o Op
 				continue
 			}
 			seen[op.OperationID] = true
-			built, err := buildOperation(spec, names, method, path, item, op)
+			built, err := buildOperation(spec, names, method, path, item, op, o.Tools[op.OperationID])
 			if err != nil {
 				return nil, switchboard.Invalid("description", fmt.Sprintf("operation %s %s: %v", method, path, err))
 			}
@@ -197,6 +212,11 @@ func operations(ctx context.Context, doc *openapi3.T, spec *providers.Spec, o Op
 	for _, id := range o.Operations {
 		if !seen[id] {
 			return nil, switchboard.Invalid("operations", fmt.Sprintf("%q is not an operationId of the description", id))
+		}
+	}
+	for id := range o.Tools {
+		if !seen[id] {
+			return nil, switchboard.Invalid("tools", fmt.Sprintf("%q is not an operationId of the description", id))
 		}
 	}
 	if len(out) == 0 {
@@ -223,10 +243,13 @@ func chosen(op *openapi3.Operation, ids map[string]bool, tags []string) bool {
 
 // buildOperation builds one operation's tool: its name, description, hints, schemas and
 // where each argument goes.
-func buildOperation(spec *providers.Spec, names *namer, method, path string, item *openapi3.PathItem, op *openapi3.Operation) (*operation, error) {
+func buildOperation(spec *providers.Spec, names *namer, method, path string, item *openapi3.PathItem, op *openapi3.Operation, curated Tool) (*operation, error) {
 	id := op.OperationID
 	if id == "" {
 		id = strings.ToLower(method) + " " + path
+	}
+	if curated.Name != "" {
+		id = curated.Name
 	}
 	name := strings.TrimPrefix(names.name(id), spec.Name+"_")
 	title := strings.TrimSpace(op.Summary)
@@ -237,7 +260,10 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 	if desc == "" {
 		desc = fmt.Sprintf("%s %s of %s.", method, path, spec.Title)
 	}
-	info := providers.Info{Name: name, Title: title, Description: desc, Hints: hints(method, op)}
+	if curated.Description != "" {
+		desc = curated.Description
+	}
+	info := providers.Info{Name: name, Title: title, Description: desc, Hints: hints(method, op), Scopes: curated.Scopes}
 	if op.ExternalDocs != nil {
 		info.DocsURL = LinkURL(op.ExternalDocs.URL)
 	}
