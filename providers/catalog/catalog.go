@@ -6,6 +6,8 @@
 // to make a token, pagination, and the curated default tools, named and described for
 // agents. Each becomes a provider a tenant member connects like a curated one. The
 // descriptions and presets are built by build.py from sources.json.
+//
+// Start from [Register], which adds every catalog API to a registry, and [Preset].
 package catalog
 
 import (
