@@ -90,7 +90,7 @@ func (r *Registry) Register(s Spec) error {
 	if !toolNamePattern.MatchString(s.Name) {
 		return fmt.Errorf("register provider %q: name must be lower-case snake_case", s.Name)
 	}
-	if _, dup := r.specs[s.Name]; dup {
+	if _, dup := r.specs[s.Name]; dup || r.isDeferred(s.Name) {
 		return fmt.Errorf("register provider %q: already registered", s.Name)
 	}
 	if s.Verify == nil && s.Tools == nil && !s.Connectionless {

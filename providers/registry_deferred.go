@@ -43,7 +43,8 @@ func (r *Registry) Defer(sources map[string]string) error {
 // Load builds and registers the deferred providers, one by one in name order, then
 // releases every lookup waiting on them. A provider that fails keeps its error
 // (LoadError) and stays out of the registry; report is told of each failure. Call it
-// once, after Defer, typically on its own goroutine.
+// once, after Defer and every other Register and Set call (it reads the eager part to
+// keep their tool names apart), typically on its own goroutine.
 func (r *Registry) Load(build func(name string) (Spec, error), report func(name, source string, err error)) {
 	d := r.late
 	defer close(d.done)

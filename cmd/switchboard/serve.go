@@ -166,7 +166,6 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
-	go loadOpenAPIDir(cfg, reg, log)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -466,6 +465,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "version", version())
 
+	// The registry's wiring is done: the OpenAPI directory's providers may join it.
+	go loadOpenAPIDir(cfg, reg, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
