@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -31,9 +30,6 @@ type Tool struct {
 	// adapter adds a connection argument); treat it as read-only.
 	Input     *jsonschema.Schema
 	validator *Validator
-	// lazy, when set, makes the validator and the listed schemas on first use instead
-	// (providers loaded late, from large descriptions: see Defer).
-	lazy *lazyForms
 	// profiles keeps the input's listings under the schema profiles (ListedFor),
 	// made on first use; copies of the Tool share them.
 	profiles *profiles
@@ -43,10 +39,6 @@ type Tool struct {
 // ones for a Tool built without them.
 func (t *Tool) Listed() (input, output json.RawMessage) {
 	input, output = t.ListedInputSchema, t.ListedOutputSchema
-	if t.lazy != nil {
-		f := t.lazy.get(t)
-		input, output = f.listedIn, f.listedOut
-	}
 	if input == nil {
 		input = t.InputSchema
 	}
@@ -71,41 +63,7 @@ func (t *Tool) TakesArgument(name string) bool {
 
 // Validate checks arguments against the tool's input schema; a failure is an invalid
 // error that names the field.
-func (t *Tool) Validate(args json.RawMessage) error {
-	if t.validator == nil && t.lazy != nil {
-		f := t.lazy.get(t)
-		if f.err != nil {
-			return f.err
-		}
-		return f.validator.Validate(args)
-	}
-	return t.validator.Validate(args)
-}
-
-// lazyForms are a Tool's validator and listed schemas, made on first use.
-type lazyForms struct {
-	once                sync.Once
-	validator           *Validator
-	err                 error
-	listedIn, listedOut json.RawMessage
-}
-
-func (f *lazyForms) get(t *Tool) *lazyForms {
-	f.once.Do(func() {
-		if f.validator, f.err = NewValidator(t.InputSchema); f.err != nil {
-			f.err = fmt.Errorf("tool %s: compile input schema: %w", t.Name, f.err)
-		}
-		if f.listedIn, _ = ListedInput(t.InputSchema); f.listedIn == nil {
-			f.listedIn = t.InputSchema // as listed in full when it cannot be made lean
-		}
-		if len(t.OutputSchema) > 0 {
-			if f.listedOut, _ = ListedOutput(t.OutputSchema); f.listedOut == nil {
-				f.listedOut = t.OutputSchema
-			}
-		}
-	})
-	return f
-}
+func (t *Tool) Validate(args json.RawMessage) error { return t.validator.Validate(args) }
 
 // Registry holds every provider and its tools. It is built at start-up and read-only
 // afterwards, so it needs no lock; providers deferred while wiring (Defer) are added by
@@ -119,9 +77,6 @@ type Registry struct {
 	baseURLs map[string]string
 	// perTenant are the connectionless providers whose tools exist per tenant.
 	perTenant []*Spec
-	// lazyTools makes Register leave each tool's validator and listed schemas to their
-	// first use (a scratch registry of Load's).
-	lazyTools bool
 	late      *deferred
 }
 
@@ -156,7 +111,7 @@ func (r *Registry) Register(s Spec) error {
 	spec := &s
 	tools := make([]*Tool, 0, len(s.Operations))
 	for _, op := range s.Operations {
-		t, err := newTool(spec, op, r.lazyTools)
+		t, err := newTool(spec, op)
 		if err != nil {
 			return fmt.Errorf("register provider %q: %w", s.Name, err)
 		}
@@ -175,7 +130,7 @@ func (r *Registry) Register(s Spec) error {
 	return nil
 }
 
-func newTool(spec *Spec, op Op, lazy bool) (*Tool, error) {
+func newTool(spec *Spec, op Op) (*Tool, error) {
 	info := op.Info()
 	name := spec.Name + "_" + info.Name
 	if spec.OwnNames {
@@ -207,12 +162,6 @@ func newTool(spec *Spec, op Op, lazy bool) (*Tool, error) {
 		if outRaw, err = json.Marshal(out); err != nil {
 			return nil, err
 		}
-	}
-	if lazy {
-		return &Tool{Name: name, Provider: spec, Op: op, Info: info, InputSchema: inRaw, OutputSchema: outRaw,
-			Input: in, lazy: &lazyForms{}, profiles: &profiles{}}, nil
-	}
-	if out != nil {
 		if listedOut, err = ListedOutput(outRaw); err != nil {
 			return nil, fmt.Errorf("operation %s output: %w", info.Name, err)
 		}

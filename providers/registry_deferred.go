@@ -85,7 +85,6 @@ func (r *Registry) loadOne(name string, build func(string) (Spec, error)) error 
 	// The tools must not shadow an eager one: check on a scratch registry first, so a
 	// failure leaves nothing half-registered.
 	scratch := NewRegistry()
-	scratch.lazyTools = true // a large description's tools are many: each is compiled on first use
 	if err := scratch.Register(s); err != nil {
 		return err
 	}

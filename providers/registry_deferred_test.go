@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/switchboard-hub/switchboard"
 )
 
 // TestRegistryDeferred: providers named while wiring and loaded later are waited for by
@@ -85,20 +83,6 @@ func TestRegistryDeferred(t *testing.T) {
 	spec, ok := r.Provider("inventory")
 	if !ok || spec.RateLimit != (RateLimit{PerSecond: 2, Burst: 3, MaxWait: 7}) || r.BaseURL("inventory") != "https://stock.example.test" {
 		t.Errorf("inventory = %v %+v %s, want its rate limit and base URL overrides", ok, spec, r.BaseURL("inventory"))
-	}
-	// Its tools, compiled on first use, check and list as an eager one's do.
-	tool, _ := r.Tool("inventory_echo")
-	eager, _ := r.Tool("fake_echo")
-	if err := tool.Validate([]byte(`{"text":"a","times":0}`)); switchboard.CodeOf(err) != switchboard.CodeInvalid {
-		t.Errorf("a late tool's arguments below their minimum: %v, want invalid", err)
-	}
-	if err := tool.Validate([]byte(`{"text":"a"}`)); err != nil {
-		t.Errorf("a late tool's valid arguments: %v", err)
-	}
-	li, lo := tool.Listed()
-	ei, eo := eager.Listed()
-	if string(li) != string(ei) || string(lo) != string(eo) {
-		t.Errorf("a late tool lists %s %s, an eager one of the same operation %s %s", li, lo, ei, eo)
 	}
 	if got := len(r.Providers()); got != 2 {
 		t.Errorf("%d providers, want fake and inventory", got)
