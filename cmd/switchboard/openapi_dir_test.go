@@ -176,7 +176,8 @@ func TestServeOpenAPIDirInBackground(t *testing.T) {
 	}
 	mu.Unlock()
 
-	// The broken description: its tools answer why, naming the file, and the log says so.
+	// The broken description: its tools and its catalog entry answer why, naming the
+	// file, and the log says so.
 	var failure struct {
 		Error struct {
 			Code    switchboard.Code `json:"code"`
@@ -184,8 +185,12 @@ func TestServeOpenAPIDirInBackground(t *testing.T) {
 		} `json:"error"`
 	}
 	code, body = n.raw(t, http.MethodPost, "/api/tools/broken_list_items/call", admin, `{}`)
-	if err := json.Unmarshal(body, &failure); err != nil || code != http.StatusServiceUnavailable || !strings.Contains(string(body), "broken.json") {
+	if err := json.Unmarshal(body, &failure); err != nil || code != http.StatusServiceUnavailable || failure.Error.Code != switchboard.CodeUnavailable || !strings.Contains(failure.Error.Message, "broken.json") {
 		t.Errorf("a tool of the broken description: %d %s, want 503 naming broken.json", code, body)
+	}
+	code, body = n.raw(t, http.MethodGet, "/api/providers/broken/operations", admin, "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "broken.json") {
+		t.Errorf("the broken description's operations: %d %s, want 503 naming broken.json", code, body)
 	}
 	if code := stop(); code != exitOK {
 		t.Fatalf("second serve exit %d", code)
