@@ -40,12 +40,13 @@ func (r *Registry) Defer(sources map[string]string) error {
 	return nil
 }
 
-// Load builds and registers the deferred providers, one by one in name order, then
+// Load builds and registers the deferred providers (build is given each one's name and
+// source), one by one in name order, then
 // releases every lookup waiting on them. A provider that fails keeps its error
 // (LoadError) and stays out of the registry; report is told of each failure. Call it
 // once, after Defer and every other Register and Set call (it reads the eager part to
 // keep their tool names apart), typically on its own goroutine.
-func (r *Registry) Load(build func(name string) (Spec, error), report func(name, source string, err error)) {
+func (r *Registry) Load(build func(name, source string) (Spec, error), report func(name, source string, err error)) {
 	d := r.late
 	defer close(d.done)
 	names := make([]string, 0, len(d.sources))
@@ -64,9 +65,9 @@ func (r *Registry) Load(build func(name string) (Spec, error), report func(name,
 	}
 }
 
-func (r *Registry) loadOne(name string, build func(string) (Spec, error)) error {
+func (r *Registry) loadOne(name string, build func(name, source string) (Spec, error)) error {
 	d := r.late
-	s, err := build(name)
+	s, err := build(name, d.sources[name])
 	if err != nil {
 		return err
 	}

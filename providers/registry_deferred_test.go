@@ -58,7 +58,7 @@ func TestRegistryDeferred(t *testing.T) {
 	var reported []string
 	go func() {
 		<-release
-		r.Load(func(name string) (Spec, error) {
+		r.Load(func(name, _ string) (Spec, error) {
 			switch name {
 			case "broken":
 				return Spec{}, errors.New("no info object")

@@ -121,13 +121,12 @@ func loadOpenAPIDir(cfg config, reg *providers.Registry, log *slog.Logger) {
 	}
 	beforeOpenAPILoad()
 	start := time.Now()
-	files, _ := openapi.DirFiles(cfg.OpenAPIDir) // newRegistry read it already
-	reg.Load(func(name string) (providers.Spec, error) {
-		return openapi.LoadFile(files[name])
+	reg.Load(func(_, file string) (providers.Spec, error) {
+		return openapi.LoadFile(file)
 	}, func(name, file string, err error) {
 		log.Error("an OpenAPI description did not load; its provider is unavailable", "provider", name, "file", file, "err", err)
 	})
-	log.Info("OpenAPI directory loaded", "dir", cfg.OpenAPIDir, "providers", len(files), "took", time.Since(start).Round(time.Millisecond).String())
+	log.Info("OpenAPI directory loaded", "dir", cfg.OpenAPIDir, "took", time.Since(start).Round(time.Millisecond).String())
 }
 
 // serve runs the hub until ctx ends, then shuts it down gracefully.
