@@ -76,6 +76,9 @@ func (s *server) operationsOf(c *gin.Context, p switchboard.Principal, name stri
 		}
 		return s.Registry.Tools(name), nil
 	}
+	if err := s.Registry.LoadError(name); err != nil { // an operator's description that did not load
+		return nil, &switchboard.Error{Code: switchboard.CodeUnavailable, Message: err.Error(), Err: err}
+	}
 	own, err := s.tenantAPI(c, p, name)
 	if err != nil {
 		return nil, err

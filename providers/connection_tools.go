@@ -81,7 +81,7 @@ func (r *Registry) PerConnection() bool {
 // so a built-in tool is never shadowed whatever a connection calls its tools. An
 // unknown provider offers none.
 func (r *Registry) ConnectionTools(ctx context.Context, c Connection) ([]*Tool, error) {
-	spec, ok := r.specs[c.Provider]
+	spec, ok := r.Provider(c.Provider)
 	if !ok {
 		return nil, nil
 	}
@@ -105,12 +105,12 @@ func (r *Registry) ConnectionTools(ctx context.Context, c Connection) ([]*Tool, 
 // ConnectionTool returns the connection's tool of that name (see ConnectionTools), or
 // nil when the connection offers none by that name.
 func (r *Registry) ConnectionTool(ctx context.Context, c Connection, name string) (*Tool, error) {
-	spec, ok := r.specs[c.Provider]
+	spec, ok := r.Provider(c.Provider)
 	if !ok {
 		return nil, nil
 	}
 	if !spec.PerConnection() {
-		if t, ok := r.tools[name]; ok && t.Provider == spec {
+		if t, ok := r.Tool(name); ok && t.Provider == spec {
 			return t, nil
 		}
 		return nil, nil

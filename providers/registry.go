@@ -78,7 +78,9 @@ func (t *Tool) Validate(args json.RawMessage) error {
 }
 
 // Registry holds every provider and its tools. It is built at start-up and read-only
-// afterwards, so it needs no lock.
+// afterwards, so it needs no lock; providers deferred while wiring (Defer) are added by
+// Load into a part of their own, read once the load is over, and lookups that need one
+// wait for it.
 type Registry struct {
 	specs    map[string]*Spec
 	order    []string
@@ -87,6 +89,7 @@ type Registry struct {
 	baseURLs map[string]string
 	// perTenant are the connectionless providers whose tools exist per tenant.
 	perTenant []*Spec
+	late      *deferred
 }
 
 // NewRegistry returns an empty registry.
@@ -99,7 +102,7 @@ func (r *Registry) Register(s Spec) error {
 	if !toolNamePattern.MatchString(s.Name) {
 		return fmt.Errorf("register provider %q: name must be lower-case snake_case", s.Name)
 	}
-	if _, dup := r.specs[s.Name]; dup {
+	if _, dup := r.specs[s.Name]; dup || r.isDeferred(s.Name) {
 		return fmt.Errorf("register provider %q: already registered", s.Name)
 	}
 	if s.Verify == nil && s.Tools == nil && !s.Connectionless {
@@ -190,7 +193,7 @@ func newTool(spec *Spec, op Op) (*Tool, error) {
 // SetBaseURL overrides a provider's API base URL (GitHub Enterprise Server, a test
 // upstream). Call it while wiring, before the registry is shared.
 func (r *Registry) SetBaseURL(provider, url string) error {
-	if _, ok := r.specs[provider]; !ok {
+	if _, ok := r.specs[provider]; !ok && !r.isDeferred(provider) {
 		return fmt.Errorf("set base URL: unknown provider %q", provider)
 	}
 	r.baseURLs[provider] = url
@@ -199,9 +202,14 @@ func (r *Registry) SetBaseURL(provider, url string) error {
 
 // SetRateLimit overrides the token bucket each connection of a provider gets (a GitHub
 // Enterprise Server with its own limits, a benchmark). Call it while wiring, before the
-// registry is shared.
+// registry is shared. For a deferred provider (Defer) it sets the rate and burst when
+// the provider loads, and the wait unless rl's is zero.
 func (r *Registry) SetRateLimit(provider string, rl RateLimit) error {
 	s, ok := r.specs[provider]
+	if !ok && r.isDeferred(provider) {
+		r.late.rateLimits[provider] = rl
+		return nil
+	}
 	if !ok {
 		return fmt.Errorf("set rate limit: unknown provider %q", provider)
 	}
@@ -214,32 +222,57 @@ func (r *Registry) BaseURL(provider string) string {
 	if u, ok := r.baseURLs[provider]; ok {
 		return u
 	}
-	if s, ok := r.specs[provider]; ok {
+	if s, ok := r.Provider(provider); ok {
 		return s.BaseURL
 	}
 	return ""
 }
 
 // Provider returns a registered provider.
+// A deferred provider is waited for.
 func (r *Registry) Provider(name string) (*Spec, bool) {
 	s, ok := r.specs[name]
+	if !ok && r.isDeferred(name) {
+		r.late.wait()
+		s, ok = r.late.reg.specs[name]
+	}
 	return s, ok
 }
 
-// Providers returns every provider in registration order.
+// Providers returns every provider in registration order, the deferred ones last
+// (waited for).
 func (r *Registry) Providers() []*Spec {
 	out := make([]*Spec, 0, len(r.order))
 	for _, n := range r.order {
 		out = append(out, r.specs[n])
 	}
+	if r.late != nil {
+		r.late.wait()
+		out = append(out, r.late.reg.Providers()...)
+	}
 	return out
 }
 
 // Tool returns a tool by name.
+// One of a deferred provider's is waited for.
 func (r *Registry) Tool(name string) (*Tool, bool) {
 	t, ok := r.tools[name]
+	if !ok && r.late != nil {
+		if _, ok := r.deferredFor(name); ok {
+			r.late.wait()
+			t, ok = r.late.reg.tools[name]
+			return t, ok
+		}
+	}
 	return t, ok
 }
 
-// Tools returns a provider's tools in the order its Spec lists them.
-func (r *Registry) Tools(provider string) []*Tool { return slices.Clone(r.byProv[provider]) }
+// Tools returns a provider's tools in the order its Spec lists them; a deferred
+// provider's are waited for.
+func (r *Registry) Tools(provider string) []*Tool {
+	if _, ok := r.specs[provider]; !ok && r.isDeferred(provider) {
+		r.late.wait()
+		return slices.Clone(r.late.reg.byProv[provider])
+	}
+	return slices.Clone(r.byProv[provider])
+}

@@ -59,8 +59,11 @@ func (r *Registry) ReservedToolName(name string) bool {
 	if strings.HasPrefix(name, HubToolPrefix) || strings.HasPrefix(name, WorkflowToolPrefix) || flowToolName(name) || IsWorkflowTool(name) || IsSearchTool(name) {
 		return true
 	}
-	_, ok := r.tools[name]
-	return ok
+	if _, ok := r.tools[name]; ok {
+		return true
+	}
+	_, deferred := r.deferredFor(name)
+	return deferred
 }
 
 // ReservedPrefix reports whether a prefix of tool names (a remote MCP server's name,
@@ -89,6 +92,13 @@ func (r *Registry) ReservedPrefix(prefix string) (string, bool) {
 		}
 		if prefix == name || strings.HasPrefix(prefix, name+"_") || strings.HasPrefix(name, prefix+"_") {
 			return name, true
+		}
+	}
+	if r.late != nil {
+		for name := range r.late.sources { // whatever their load makes of them
+			if prefix == name || strings.HasPrefix(prefix, name+"_") || strings.HasPrefix(name, prefix+"_") {
+				return name, true
+			}
 		}
 	}
 	return "", false

@@ -15,6 +15,9 @@ func (r *Router) ConnectionFor(ctx context.Context, p switchboard.Principal, too
 	if named != "" && !labelLike(named) {
 		return named, nil
 	}
+	if err := r.registry.AwaitTool(ctx, tool); err != nil {
+		return "", notLoaded(ctx, err)
+	}
 	bindings, err := r.Tools(ctx, p)
 	if err != nil {
 		return "", err

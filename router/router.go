@@ -398,12 +398,28 @@ func (r *Router) stopped(ctx context.Context, err error) error {
 	return &switchboard.Error{Code: switchboard.CodeCanceled, Message: "the call was canceled by its caller; its upstream request may still have taken effect", Err: err}
 }
 
+// notLoaded answers a call or listing that waited for providers still loading (an
+// operator's API descriptions, read after start-up) and either outlived its context or
+// found its provider failed to load.
+func notLoaded(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &switchboard.Error{Code: switchboard.CodeUnavailable, RetryAfter: time.Second, Message: "the hub is still loading its providers; nothing was sent upstream", Err: err}
+	case ctx.Err() != nil:
+		return &switchboard.Error{Code: switchboard.CodeCanceled, Message: "the call was canceled while the hub was loading its providers; nothing was sent upstream", Err: err}
+	}
+	return &switchboard.Error{Code: switchboard.CodeUnavailable, Message: err.Error() + "; the operator must fix its description", Err: err}
+}
+
 // prepare runs the checks of a call, in the order a caller can act on: the tool, its
 // arguments, the connection (its tenant, the principal's right to use it, its
 // provider and status), then the confirm policy. A tool outside the registry is looked
 // for among the connection's own (a provider whose tools exist per connection), once
 // the connection is known to be the principal's.
 func (r *Router) prepare(ctx context.Context, p switchboard.Principal, req Request) (Prepared, error) {
+	if err := r.registry.AwaitTool(ctx, req.Tool); err != nil {
+		return Prepared{}, notLoaded(ctx, err)
+	}
 	tool, registered := r.registry.Tool(req.Tool)
 	if registered && tool.Provider.Connectionless {
 		return r.prepareConnectionless(ctx, p, req, tool)

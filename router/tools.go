@@ -110,6 +110,9 @@ func (r *Router) Connections(ctx context.Context, p switchboard.Principal, provi
 
 // tools lists the tools of every connection the principal may use (see Tools).
 func (r *Router) tools(ctx context.Context, p switchboard.Principal) ([]Binding, error) {
+	if err := r.registry.Loaded(ctx); err != nil {
+		return nil, notLoaded(ctx, err)
+	}
 	user, err := r.connectionUser(ctx, p)
 	if err != nil {
 		return nil, r.internal(ctx, err, "read whose connections %s may use", p.ID())

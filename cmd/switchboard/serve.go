@@ -69,7 +69,11 @@ func openDatabase(ctx context.Context, cfg config) (*gorm.DB, error) {
 	return db, nil
 }
 
-// newRegistry registers every provider and applies the base URL overrides.
+// newRegistry registers every provider and applies the base URL overrides. The
+// providers of the operator's OpenAPI directory are only named here (the files' names):
+// their descriptions, slow to read when large, are read by loadOpenAPIDir, which serve
+// runs in the background so that the node is ready at once; a call, listing or catalog
+// read that needs one of them waits for it.
 func newRegistry(cfg config) (*providers.Registry, error) {
 	reg := providers.NewRegistry()
 	if err := all.Register(reg); err != nil {
@@ -81,14 +85,12 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 		}
 	}
 	if cfg.OpenAPIDir != "" {
-		specs, err := openapi.LoadDir(cfg.OpenAPIDir)
+		files, err := openapi.DirFiles(cfg.OpenAPIDir)
+		if err == nil {
+			err = reg.Defer(files)
+		}
 		if err != nil {
 			return nil, &configError{"SWITCHBOARD_OPENAPI_DIR", err.Error()}
-		}
-		for _, spec := range specs {
-			if err := reg.Register(spec); err != nil {
-				return nil, &configError{"SWITCHBOARD_OPENAPI_DIR", err.Error()}
-			}
 		}
 	}
 	for provider, u := range cfg.BaseURLs {
@@ -97,17 +99,40 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 		}
 	}
 	for provider, rate := range cfg.RateLimits {
-		spec, ok := reg.Provider(provider)
-		if !ok {
-			return nil, fmt.Errorf("set rate limit: unknown provider %q", provider)
+		var rl providers.RateLimit // a deferred provider's other settings are kept as it loads
+		if !reg.Deferred(provider) {
+			spec, ok := reg.Provider(provider)
+			if !ok {
+				return nil, fmt.Errorf("set rate limit: unknown provider %q", provider)
+			}
+			rl = spec.RateLimit
 		}
-		rl := spec.RateLimit
 		rl.PerSecond, rl.Burst = rate.PerSecond, rate.Burst
 		if err := reg.SetRateLimit(provider, rl); err != nil {
 			return nil, err
 		}
 	}
 	return reg, nil
+}
+
+// beforeOpenAPILoad runs as the OpenAPI directory's load starts (tests hold it there).
+var beforeOpenAPILoad = func() {}
+
+// loadOpenAPIDir reads the OpenAPI directory's descriptions into the registry (see
+// newRegistry). One that cannot make a provider is logged naming its file; its provider
+// stays out and its tools answer that error.
+func loadOpenAPIDir(cfg config, reg *providers.Registry, log *slog.Logger) {
+	if cfg.OpenAPIDir == "" {
+		return
+	}
+	beforeOpenAPILoad()
+	start := time.Now()
+	reg.Load(func(_, file string) (providers.Spec, error) {
+		return openapi.LoadFile(file)
+	}, func(name, file string, err error) {
+		log.Error("an OpenAPI description did not load; its provider is unavailable", "provider", name, "file", file, "err", err)
+	})
+	log.Info("OpenAPI directory loaded", "dir", cfg.OpenAPIDir, "took", time.Since(start).Round(time.Millisecond).String())
 }
 
 // serve runs the hub until ctx ends, then shuts it down gracefully.
@@ -450,6 +475,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "version", version())
 
+	// The registry's wiring is done: the OpenAPI directory's providers may join it.
+	go loadOpenAPIDir(cfg, reg, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 

@@ -30,29 +30,59 @@ type FileOptions struct {
 // NAME.options.json. NAME is the provider's name and its tools' prefix. The first
 // description that cannot make a provider fails the whole load, naming the file.
 func LoadDir(dir string) ([]providers.Spec, error) {
+	files, err := DirFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []providers.Spec
+	for _, name := range names {
+		spec, err := LoadFile(files[name])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, spec)
+	}
+	return out, nil
+}
+
+// DirFiles lists the descriptions in an operator's directory (see LoadDir) by the
+// provider each makes: name → the file's path. It reads no description, so it is
+// quick however large they are; two files of one name (NAME.json, NAME.yaml) are an
+// error.
+func DirFiles(dir string) (map[string]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read OpenAPI directory: %w", err)
 	}
-	var files []string
+	out := map[string]string{}
 	for _, e := range entries {
 		ext := filepath.Ext(e.Name())
 		if e.IsDir() || strings.HasSuffix(e.Name(), ".options.json") || (ext != ".json" && ext != ".yaml" && ext != ".yml") {
 			continue
 		}
-		files = append(files, e.Name())
-	}
-	sort.Strings(files)
-	var out []providers.Spec
-	for _, f := range files {
-		name := strings.TrimSuffix(f, filepath.Ext(f))
-		spec, err := loadFile(dir, f, name)
-		if err != nil {
-			return nil, fmt.Errorf("OpenAPI description %s: %w", filepath.Join(dir, f), err)
+		name := strings.TrimSuffix(e.Name(), ext)
+		if prev, dup := out[name]; dup {
+			return nil, fmt.Errorf("OpenAPI descriptions %s and %s both name the provider %s", prev, filepath.Join(dir, e.Name()), name)
 		}
-		out = append(out, spec)
+		out[name] = filepath.Join(dir, e.Name())
 	}
 	return out, nil
+}
+
+// LoadFile builds the provider a description in an operator's directory makes (see
+// LoadDir), its error naming the file.
+func LoadFile(path string) (providers.Spec, error) {
+	dir, file := filepath.Split(path)
+	spec, err := loadFile(filepath.Clean(dir), file, strings.TrimSuffix(file, filepath.Ext(file)))
+	if err != nil {
+		return providers.Spec{}, fmt.Errorf("OpenAPI description %s: %w", path, err)
+	}
+	return spec, nil
 }
 
 func loadFile(dir, file, name string) (providers.Spec, error) {
