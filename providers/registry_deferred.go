@@ -191,6 +191,9 @@ func (r *Registry) deferredFor(tool string) (string, bool) {
 // Deferred reports whether a provider is one of those Defer named, loaded or not.
 func (r *Registry) Deferred(provider string) bool { return r.isDeferred(provider) }
 
+// HasDeferred reports whether providers were deferred (Defer), so that Load must run.
+func (r *Registry) HasDeferred() bool { return r.late != nil }
+
 func (r *Registry) isDeferred(provider string) bool {
 	if r.late == nil {
 		return false

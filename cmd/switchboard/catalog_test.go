@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"log/slog"
+	"testing"
+)
 
 // TestRegistryCatalog: the registry serve builds holds the built-in catalog's APIs when
 // the catalog is on, and none of them when it is off.
@@ -9,6 +12,10 @@ func TestRegistryCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !on.Deferred("gmail") {
+		t.Errorf("gmail is not deferred: the catalog's descriptions are read before the node is ready")
+	}
+	loadDeferred(on, slog.New(slog.DiscardHandler))
 	catalogAPIs := 0
 	for _, spec := range on.Providers() {
 		if spec.Catalog {

@@ -39,7 +39,7 @@ func TestOpenAPIDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &testlog.Buffer{}
-	loadOpenAPIDir(cfg, reg, slog.New(slog.NewTextHandler(logs, nil)))
+	loadDeferred(reg, slog.New(slog.NewTextHandler(logs, nil)))
 	if _, ok := reg.Tool("inventory_list_items"); !ok {
 		t.Error("the description's operation is not a tool")
 	}

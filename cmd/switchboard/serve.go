@@ -70,26 +70,39 @@ func openDatabase(ctx context.Context, cfg config) (*gorm.DB, error) {
 }
 
 // newRegistry registers every provider and applies the base URL overrides. The
-// providers of the operator's OpenAPI directory are only named here (the files' names):
-// their descriptions, slow to read when large, are read by loadOpenAPIDir, which serve
-// runs in the background so that the node is ready at once; a call, listing or catalog
-// read that needs one of them waits for it.
+// providers built from OpenAPI descriptions, the built-in catalog's and the operator's
+// directory's, are only named here: their descriptions, slow to read, are read by
+// loadDeferred, which serve runs in the background so that the node is ready at once;
+// a call, listing or catalog read that needs one of them waits for it.
 func newRegistry(cfg config) (*providers.Registry, error) {
 	reg := providers.NewRegistry()
 	if err := all.Register(reg); err != nil {
 		return nil, err
 	}
+	deferred := map[string]string{} // provider name → where its description comes from
 	if cfg.Catalog {
-		if err := catalog.Register(context.Background(), reg); err != nil {
+		presets, err := catalog.Presets()
+		if err != nil {
 			return nil, err
+		}
+		for _, p := range presets {
+			deferred[p.Name] = catalogSource + p.Name
 		}
 	}
 	if cfg.OpenAPIDir != "" {
 		files, err := openapi.DirFiles(cfg.OpenAPIDir)
-		if err == nil {
-			err = reg.Defer(files)
-		}
 		if err != nil {
+			return nil, &configError{"SWITCHBOARD_OPENAPI_DIR", err.Error()}
+		}
+		for name, file := range files {
+			if _, taken := deferred[name]; taken {
+				return nil, &configError{"SWITCHBOARD_OPENAPI_DIR", fmt.Sprintf("%s: the built-in catalog has an API named %q; rename the file, or set SWITCHBOARD_CATALOG=off", file, name)}
+			}
+			deferred[name] = file
+		}
+	}
+	if len(deferred) > 0 {
+		if err := reg.Defer(deferred); err != nil {
 			return nil, &configError{"SWITCHBOARD_OPENAPI_DIR", err.Error()}
 		}
 	}
@@ -115,24 +128,31 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 	return reg, nil
 }
 
-// beforeOpenAPILoad runs as the OpenAPI directory's load starts (tests hold it there).
+// beforeOpenAPILoad runs as the deferred providers' load starts (tests hold it there).
 var beforeOpenAPILoad = func() {}
 
-// loadOpenAPIDir reads the OpenAPI directory's descriptions into the registry (see
-// newRegistry). One that cannot make a provider is logged naming its file; its provider
+// catalogSource starts the source of a built-in catalog API among the deferred
+// providers: the rest are files of the operator's OpenAPI directory.
+const catalogSource = "catalog:"
+
+// loadDeferred reads the descriptions of the providers newRegistry only named into the
+// registry. One that cannot make a provider is logged naming its source; its provider
 // stays out and its tools answer that error.
-func loadOpenAPIDir(cfg config, reg *providers.Registry, log *slog.Logger) {
-	if cfg.OpenAPIDir == "" {
+func loadDeferred(reg *providers.Registry, log *slog.Logger) {
+	if !reg.HasDeferred() {
 		return
 	}
 	beforeOpenAPILoad()
 	start := time.Now()
-	reg.Load(func(_, file string) (providers.Spec, error) {
-		return openapi.LoadFile(file)
-	}, func(name, file string, err error) {
-		log.Error("an OpenAPI description did not load; its provider is unavailable", "provider", name, "file", file, "err", err)
+	reg.Load(func(_, source string) (providers.Spec, error) {
+		if name, ok := strings.CutPrefix(source, catalogSource); ok {
+			return catalog.SpecOf(context.Background(), name)
+		}
+		return openapi.LoadFile(source)
+	}, func(name, source string, err error) {
+		log.Error("an OpenAPI description did not load; its provider is unavailable", "provider", name, "file", source, "err", err)
 	})
-	log.Info("OpenAPI directory loaded", "dir", cfg.OpenAPIDir, "took", time.Since(start).Round(time.Millisecond).String())
+	log.Info("OpenAPI descriptions loaded", "took", time.Since(start).Round(time.Millisecond).String())
 }
 
 // serve runs the hub until ctx ends, then shuts it down gracefully.
@@ -476,7 +496,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "version", version())
 
 	// The registry's wiring is done: the OpenAPI directory's providers may join it.
-	go loadOpenAPIDir(cfg, reg, log)
+	go loadDeferred(reg, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 

@@ -122,6 +122,20 @@ func Presets() ([]Preset, error) {
 	return out, nil
 }
 
+// SpecOf builds the provider of the catalog API name.
+func SpecOf(ctx context.Context, name string) (providers.Spec, error) {
+	presets, err := Presets()
+	if err != nil {
+		return providers.Spec{}, err
+	}
+	for _, p := range presets {
+		if p.Name == name {
+			return Spec(ctx, p)
+		}
+	}
+	return providers.Spec{}, fmt.Errorf("the catalog has no API %q", name)
+}
+
 // Description is the shipped (trimmed) description of the catalog API name.
 func Description(name string) ([]byte, error) {
 	raw, err := files.ReadFile(path.Join("descriptions", name+".json.gz"))
