@@ -22,7 +22,6 @@ var (
 	fakeGitHub            = rig.FakeGitHub
 	fakeSlack             = rig.FakeSlack
 	fakeRemoteMCPWith     = rig.FakeRemoteMCPWith
-	fakeRemoteMCP         = rig.FakeRemoteMCP
 	githubAccounts        = rig.GitHubAccounts
 	withoutSwitchboardEnv = rig.WithoutSwitchboardEnv
 	writeJSON             = rig.WriteJSON
@@ -40,24 +39,23 @@ var (
 )
 
 const (
-	envPostgresURL     = rig.EnvPostgresURL
-	chromiumPath       = rig.ChromiumPath
-	personPassword     = rig.PersonPassword
-	remoteMCPToken     = rig.RemoteMCPToken
-	githubToken        = rig.GitHubToken
-	githubBadToken     = rig.GitHubBadToken
-	githubLogin        = rig.GitHubLogin
-	githubBetaToken    = rig.GitHubBetaToken
-	githubRenewedToken = rig.GitHubRenewedToken
-	githubBetaLogin    = rig.GitHubBetaLogin
-	githubOwner        = rig.GitHubOwner
-	githubRepo         = rig.GitHubRepo
-	githubIssueNum     = rig.GitHubIssueNum
-	githubIssueTitle   = rig.GitHubIssueTitle
-	githubCreatedAt    = rig.GitHubCreatedAt
-	slackToken         = rig.SlackToken
-	slackTeam          = rig.SlackTeam
-	slackChannel       = rig.SlackChannel
-	slackTS            = rig.SlackTS
-	githubFakeScopes   = rig.GitHubFakeScopes
+	envPostgresURL   = rig.EnvPostgresURL
+	chromiumPath     = rig.ChromiumPath
+	personPassword   = rig.PersonPassword
+	remoteMCPToken   = rig.RemoteMCPToken
+	githubToken      = rig.GitHubToken
+	githubBadToken   = rig.GitHubBadToken
+	githubLogin      = rig.GitHubLogin
+	githubBetaToken  = rig.GitHubBetaToken
+	githubBetaLogin  = rig.GitHubBetaLogin
+	githubOwner      = rig.GitHubOwner
+	githubRepo       = rig.GitHubRepo
+	githubIssueNum   = rig.GitHubIssueNum
+	githubIssueTitle = rig.GitHubIssueTitle
+	githubCreatedAt  = rig.GitHubCreatedAt
+	slackToken       = rig.SlackToken
+	slackTeam        = rig.SlackTeam
+	slackChannel     = rig.SlackChannel
+	slackTS          = rig.SlackTS
+	githubFakeScopes = rig.GitHubFakeScopes
 )
