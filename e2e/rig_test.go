@@ -12,30 +12,28 @@ type (
 )
 
 var (
-	buildServer           = rig.BuildServer
-	startServer           = rig.StartServer
-	moduleRoot            = rig.ModuleRoot
-	freeAddr              = rig.FreeAddr
-	redactKey             = rig.RedactKey
-	eachDatabase          = rig.EachDatabase
-	freshPostgres         = rig.FreshPostgres
-	fakeGitHub            = rig.FakeGitHub
-	fakeSlack             = rig.FakeSlack
-	fakeRemoteMCPWith     = rig.FakeRemoteMCPWith
-	githubAccounts        = rig.GitHubAccounts
-	withoutSwitchboardEnv = rig.WithoutSwitchboardEnv
-	writeJSON             = rig.WriteJSON
-	githubUser            = rig.GitHubUser
-	githubIssue           = rig.GitHubIssue
-	requireNode           = rig.RequireNode
-	clientDir             = rig.ClientDir
-	ensureClientPackages  = rig.EnsureClientPackages
-	requireChromium       = rig.RequireChromium
-	browserDir            = rig.BrowserDir
-	signedInPerson        = rig.SignedInPerson
-	hidden                = rig.Hidden
-	mustParse             = rig.MustParse
-	mustJSON              = rig.MustJSON
+	buildServer          = rig.BuildServer
+	startServer          = rig.StartServer
+	moduleRoot           = rig.ModuleRoot
+	freeAddr             = rig.FreeAddr
+	redactKey            = rig.RedactKey
+	eachDatabase         = rig.EachDatabase
+	freshPostgres        = rig.FreshPostgres
+	fakeGitHub           = rig.FakeGitHub
+	fakeSlack            = rig.FakeSlack
+	fakeRemoteMCPWith    = rig.FakeRemoteMCPWith
+	writeJSON            = rig.WriteJSON
+	githubUser           = rig.GitHubUser
+	githubIssue          = rig.GitHubIssue
+	requireNode          = rig.RequireNode
+	clientDir            = rig.ClientDir
+	ensureClientPackages = rig.EnsureClientPackages
+	requireChromium      = rig.RequireChromium
+	browserDir           = rig.BrowserDir
+	signedInPerson       = rig.SignedInPerson
+	hidden               = rig.Hidden
+	mustParse            = rig.MustParse
+	mustJSON             = rig.MustJSON
 )
 
 const (
