@@ -84,8 +84,8 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 		"SWITCHBOARD_LOG_LEVEL":       "error",
 	}
 	first := startServer(t, bin, env)
-	api := &apiClient{base: first.BaseURL, key: first.AdminKey}
-	if status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
+	api := &apiClient{Base: first.BaseURL, Key: first.AdminKey}
+	if status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
 		t.Fatalf("connect github: %d %s", status, body)
 	}
 
@@ -142,14 +142,14 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 	close(hold)
 	// Every caller's next request waits at GitHub: none is between its row and GitHub.
 	testwait.Until(t, "every caller's request to wait at GitHub", func() bool { return heldCalls.Load() == callers })
-	first.kill()
+	first.Kill()
 	testwait.Wait(t, "the callers to stop once the server was killed", wg.Wait)
 	if len(answered) < 300 {
 		t.Fatalf("only %d calls answered before the kill", len(answered))
 	}
 
 	second := startServer(t, bin, env)
-	api = &apiClient{base: second.BaseURL, key: first.AdminKey}
+	api = &apiClient{Base: second.BaseURL, Key: first.AdminKey}
 	outcomes := map[string]string{}
 	creations := 0 // rows of issue creations
 	cursor := ""
@@ -158,7 +158,7 @@ func runAuditCrash(t *testing.T, bin, dbURL string) {
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
-		status, body := api.do(t, http.MethodGet, "/api/audit?"+q.Encode(), nil)
+		status, body := api.Do(t, http.MethodGet, "/api/audit?"+q.Encode(), nil)
 		var page struct {
 			Events []struct {
 				ID      string `json:"id"`

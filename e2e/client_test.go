@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,42 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-hub/switchboard/internal/notrun"
-	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
-
-// nodeMissing is the message of a run without Node.js: the suite did not run, and the
-// message says so in words nobody can read as a pass.
-const nodeMissing = "end-to-end MCP client suite DID NOT RUN: Node.js 20+ and npm are required (install them and rerun go test ./e2e)"
-
-// requireNode skips the test when node or npm is missing or Node is older than 20,
-// except in CI (CI=true), where that fails the test: CI always runs this suite.
-func requireNode(t *testing.T) {
-	t.Helper()
-	problem := npmtest.Problem(t.Context())
-	if problem == "" {
-		return
-	}
-	notrun.Skip(t, fmt.Sprintf("%s (%s)", nodeMissing, problem))
-}
-
-// clientDir is e2e/client, where run.mjs and its package.json live.
-func clientDir(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("getwd: %v", err)
-	}
-	return filepath.Join(wd, "client")
-}
-
-// ensureClientPackages runs `npm ci` in e2e/client when node_modules is missing or does
-// not hold exactly the versions package-lock.json pins.
-func ensureClientPackages(t *testing.T) {
-	t.Helper()
-	npmtest.Install(t, clientDir(t))
-}
 
 // clientRun is what one run of run.mjs produced.
 type clientRun struct {

@@ -28,8 +28,8 @@ func TestShutdownDrainsCallsUnderWay(t *testing.T) {
 		"SWITCHBOARD_DRAIN_TIMEOUT":   "2m",
 		"SWITCHBOARD_DRAIN_LEAD":      "5s",
 	})
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
-	if status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
+	if status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
 		t.Fatalf("connect github: %d %s", status, body)
 	}
 	callArgs := map[string]any{"arguments": map[string]any{"owner": githubOwner, "repo": githubRepo, "issue_number": githubIssueNum}}
@@ -39,7 +39,7 @@ func TestShutdownDrainsCallsUnderWay(t *testing.T) {
 	}
 	inFlight := make(chan answer, 1)
 	go func() {
-		status, body := api.do(t, http.MethodPost, "/api/tools/github_get_issue/call", callArgs)
+		status, body := api.Do(t, http.MethodPost, "/api/tools/github_get_issue/call", callArgs)
 		inFlight <- answer{status, body}
 	}()
 	select {
@@ -48,10 +48,10 @@ func TestShutdownDrainsCallsUnderWay(t *testing.T) {
 		t.Fatal("the call did not reach GitHub")
 	}
 
-	exited := srv.terminate()
+	exited := srv.Terminate()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		status, body := api.do(t, http.MethodGet, "/readyz", nil)
+		status, body := api.Do(t, http.MethodGet, "/readyz", nil)
 		if status == http.StatusServiceUnavailable {
 			if !strings.Contains(string(body), "this node is shutting down") {
 				t.Errorf("/readyz while draining: %s", body)
@@ -64,7 +64,7 @@ func TestShutdownDrainsCallsUnderWay(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// Within the lead, a call is still served although /readyz says 503.
-	if status, body := api.do(t, http.MethodPost, "/api/tools/github_get_me/call", map[string]any{"arguments": map[string]any{}}); status != http.StatusOK {
+	if status, body := api.Do(t, http.MethodPost, "/api/tools/github_get_me/call", map[string]any{"arguments": map[string]any{}}); status != http.StatusOK {
 		t.Errorf("a call right after SIGTERM, within the drain lead: %d %s, want it served", status, body)
 	}
 	// After it, new calls are refused with Retry-After while the call under way drains.
@@ -140,8 +140,8 @@ func TestDrainCutAnswersOutcomeUnknown(t *testing.T) {
 		"SWITCHBOARD_DRAIN_TIMEOUT":   "500ms",
 	}
 	srv := startServer(t, bin, env)
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
-	if status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
+	if status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
 		t.Fatalf("connect github: %d %s", status, body)
 	}
 	session := initSession(t, srv.MCPURL, srv.AdminKey)
@@ -169,7 +169,7 @@ func TestDrainCutAnswersOutcomeUnknown(t *testing.T) {
 	if got := testwait.Recv(t, gh.arrived, "the issue creation to reach GitHub"); !strings.HasPrefix(got, http.MethodPost) {
 		t.Fatalf("GitHub got %q, want the creation", got)
 	}
-	exited := srv.terminate()
+	exited := srv.Terminate()
 	got := testwait.Recv(t, answer, "the cut call's answer")
 	var res struct {
 		ID     int `json:"id"`
@@ -195,8 +195,8 @@ func TestDrainCutAnswersOutcomeUnknown(t *testing.T) {
 		t.Errorf("the server exited with %v", err)
 	}
 	next := startServer(t, bin, env)
-	api = &apiClient{base: next.BaseURL, key: srv.AdminKey}
-	status, body := api.do(t, http.MethodGet, "/api/audit?kind=tool_call&tool=github_create_issue", nil)
+	api = &apiClient{Base: next.BaseURL, Key: srv.AdminKey}
+	status, body := api.Do(t, http.MethodGet, "/api/audit?kind=tool_call&tool=github_create_issue", nil)
 	var page struct {
 		Events []struct {
 			Outcome string `json:"outcome"`

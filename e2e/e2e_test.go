@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -20,14 +19,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gorm.io/gorm"
 
-	"github.com/switchboard-hub/switchboard"
-	"github.com/switchboard-hub/switchboard/internal/database"
 	"github.com/switchboard-hub/switchboard/providers/github"
 	"github.com/switchboard-hub/switchboard/providers/slack"
 )
-
-// envPostgresURL names the variable that makes the flow run on PostgreSQL too.
-const envPostgresURL = "SWITCHBOARD_TEST_DATABASE_URL"
 
 // TestEndToEnd runs the whole flow against the real binary: on SQLite always, and on a
 // fresh PostgreSQL database when SWITCHBOARD_TEST_DATABASE_URL is set.
@@ -80,10 +74,10 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 	if want := srv.BaseURL + "/mcp/default"; srv.MCPURL != want {
 		t.Errorf("printed MCP URL = %q, want %q", srv.MCPURL, want)
 	}
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
 
 	// Tenant beta, with an owner key of its own.
-	status, body := api.do(t, http.MethodPost, "/api/tenants", map[string]string{"slug": "beta", "name": "Beta", "owner_email": "owner@beta.test"})
+	status, body := api.Do(t, http.MethodPost, "/api/tenants", map[string]string{"slug": "beta", "name": "Beta", "owner_email": "owner@beta.test"})
 	if status != http.StatusCreated {
 		t.Fatalf("POST /api/tenants: status %d, want 201; body %s", status, body)
 	}
@@ -117,7 +111,7 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 		{name: "slack", provider: "slack", token: slackToken, wantCode: http.StatusCreated, wantLabel: slackTeam},
 	}
 	for _, c := range connects {
-		status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": c.provider, "token": c.token})
+		status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": c.provider, "token": c.token})
 		if strings.Contains(string(body), c.token) {
 			t.Errorf("connect %s: the answer echoes the token", c.name)
 		}
@@ -149,8 +143,8 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 	}
 
 	// Tenant beta's own GitHub account.
-	betaAPI := &apiClient{base: srv.BaseURL, key: betaKey}
-	status, body = betaAPI.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubBetaToken})
+	betaAPI := &apiClient{Base: srv.BaseURL, Key: betaKey}
+	status, body = betaAPI.Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubBetaToken})
 	if status != http.StatusCreated {
 		t.Fatalf("connect beta's github: status %d, want 201; body %s", status, body)
 	}
@@ -162,13 +156,13 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 	}
 	// Beta confirms nothing, so by default its URL would not list the run tools; the runs
 	// flow calls them there to show A's run stays A's.
-	if status, body := betaAPI.do(t, http.MethodPut, "/api/mcp-settings", map[string]string{"confirm": "never", "tool_mode": "all", "run_tools": "on"}); status != http.StatusOK {
+	if status, body := betaAPI.Do(t, http.MethodPut, "/api/mcp-settings", map[string]string{"confirm": "never", "tool_mode": "all", "run_tools": "on"}); status != http.StatusOK {
 		t.Fatalf("PUT beta's /api/mcp-settings: status %d, want 200; body %s", status, body)
 	}
 
 	// Tenant default asks the person before destructive calls (the runs flow of run.mjs
 	// checks it; its other calls are not destructive).
-	if status, body := api.do(t, http.MethodPut, "/api/mcp-settings", map[string]string{"confirm": "destructive", "tool_mode": "all"}); status != http.StatusOK {
+	if status, body := api.Do(t, http.MethodPut, "/api/mcp-settings", map[string]string{"confirm": "destructive", "tool_mode": "all"}); status != http.StatusOK {
 		t.Fatalf("PUT /api/mcp-settings: status %d, want 200; body %s", status, body)
 	}
 
@@ -209,7 +203,7 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 		{Method: "PATCH", Path: fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum), ContentType: "application/json",
 			Authorization: "Bearer " + githubToken, Accept: "application/vnd.github+json", APIVersion: "2022-11-28", Body: `{"state":"closed"}`},
 	}
-	if diff := cmp.Diff(wantGitHub, normalize(ghRec.all())); diff != "" {
+	if diff := cmp.Diff(wantGitHub, normalize(ghRec.All())); diff != "" {
 		t.Errorf("GitHub fake received (-want +got):\n%s", diff)
 	}
 	wantSlack := []received{
@@ -218,7 +212,7 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 			Authorization: "Bearer " + slackToken, Accept: "application/json",
 			Body: url.Values{"channel": {slackChannel}, "text": {"Deploy finished :rocket:"}}.Encode()},
 	}
-	if diff := cmp.Diff(wantSlack, normalize(slRec.all())); diff != "" {
+	if diff := cmp.Diff(wantSlack, normalize(slRec.All())); diff != "" {
 		t.Errorf("Slack fake received (-want +got):\n%s", diff)
 	}
 
@@ -242,7 +236,7 @@ func runFlow(t *testing.T, bin string, env map[string]string, dump func(t *testi
 			t.Errorf("the %s is stored in plain text", s.name)
 		}
 	}
-	logs := srv.stdout.String() + srv.stderr.String()
+	logs := srv.Stdout.String() + srv.Stderr.String()
 	for _, s := range secrets[:3] {
 		if strings.Contains(logs, s.value) {
 			t.Errorf("the server's output holds the %s", s.name)
@@ -278,6 +272,8 @@ func checkSummary(t *testing.T, s summary) {
 	wantTools = append(wantTools, runTools...)
 	// The workflow tools, on every MCP URL (no workflow is saved yet).
 	wantTools = append(wantTools, "cancel_workflow", "create_workflow", "list_workflows", "run_workflow")
+	// The tools of the caller's own flow instances, on every MCP URL.
+	wantTools = append(wantTools, "cancel_flow", "list_flows")
 	slices.Sort(wantTools)
 	if diff := cmp.Diff(wantTools, s.ToolsA); diff != "" {
 		t.Errorf("tenant default's tools (-want +got):\n%s", diff)
@@ -325,7 +321,7 @@ func checkSummary(t *testing.T, s summary) {
 	// Beta sees its GitHub account's tools and none of default's Slack.
 	var wantToolsB []string
 	for _, name := range wantTools {
-		if strings.HasPrefix(name, "github_") || strings.HasPrefix(name, "switchboard_") || strings.HasSuffix(name, "_workflow") || name == "list_workflows" {
+		if strings.HasPrefix(name, "github_") || strings.HasPrefix(name, "switchboard_") || strings.HasSuffix(name, "_workflow") || name == "list_workflows" || name == "cancel_flow" || name == "list_flows" {
 			wantToolsB = append(wantToolsB, name)
 		}
 	}
@@ -357,43 +353,6 @@ func normalize(reqs []received) []received {
 	return out
 }
 
-// apiClient calls the REST API with a bearer key.
-type apiClient struct {
-	base, key string
-}
-
-func (c *apiClient) do(t testing.TB, method, path string, in any) (int, []byte) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			t.Fatalf("encode %s %s: %v", method, path, err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		t.Fatalf("build %s %s: %v", method, path, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: read answer: %v", method, path, err)
-	}
-	return resp.StatusCode, out
-}
-
 // readDataDir returns the bytes of every file under the server's data directory (the
 // SQLite database, its WAL and the key file).
 func readDataDir(t *testing.T, dir string) []byte {
@@ -414,72 +373,6 @@ func readDataDir(t *testing.T, dir string) []byte {
 		t.Fatalf("read data directory %s: %v", dir, err)
 	}
 	return all
-}
-
-// eachDatabase runs run as a parallel subtest on a SQLite file of its own and, when
-// SWITCHBOARD_TEST_DATABASE_URL is set, on a fresh PostgreSQL database, handing it the
-// SWITCHBOARD_DATABASE_URL that the servers it starts should share.
-func eachDatabase(t *testing.T, file string, run func(t *testing.T, dbURL string)) {
-	t.Helper()
-	stores := []struct {
-		name string
-		url  func(t *testing.T) string
-	}{{name: "sqlite", url: func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), file) }}}
-	if base := os.Getenv(envPostgresURL); base != "" {
-		stores = append(stores, struct {
-			name string
-			url  func(t *testing.T) string
-		}{name: "postgres", url: func(t *testing.T) string { u, _ := freshPostgres(t, base); return u }})
-	}
-	for _, st := range stores {
-		t.Run(st.name, func(t *testing.T) {
-			t.Parallel()
-			run(t, st.url(t))
-		})
-	}
-}
-
-// freshPostgres creates a database of its own on the server base names, and drops it
-// (with the server's connections) when the test ends. It returns the new database's URL
-// and a connection to it.
-func freshPostgres(t testing.TB, base string) (string, *gorm.DB) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	admin, err := database.Open(ctx, base)
-	if err != nil {
-		t.Fatalf("open %s: %v", envPostgresURL, err)
-	}
-	name := "sb_e2e_" + strings.ToLower(switchboard.RandomToken(10))
-	name = strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
-			return r
-		}
-		return '_'
-	}, name)
-	if err := admin.WithContext(ctx).Exec("CREATE DATABASE " + name).Error; err != nil {
-		_ = database.Close(admin)
-		t.Fatalf("create database %s: %v", name, err)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("parse %s: %v", envPostgresURL, err)
-	}
-	u.Path = "/" + name
-	db, err := database.Open(ctx, u.String())
-	if err != nil {
-		t.Fatalf("open database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		_ = database.Close(db)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := admin.WithContext(ctx).Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)").Error; err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-		_ = database.Close(admin)
-	})
-	return u.String(), db
 }
 
 // dumpPostgres returns every row of every table of the database's public schema as

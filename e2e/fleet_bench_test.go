@@ -58,7 +58,7 @@ func BenchmarkFleetNodes(b *testing.B) {
 			}
 			newRRProxy(b, l, backends)
 			admin := nodes[0].AdminKey
-			if status, body := (&apiClient{base: proxyURL, key: admin}).do(b, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
+			if status, body := (&apiClient{Base: proxyURL, Key: admin}).Do(b, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
 				b.Fatalf("connect github: status %d, body %s", status, body)
 			}
 			b.SetParallelism(8)

@@ -325,11 +325,11 @@ func TestFleet(t *testing.T) {
 	admin := nodes[0].AdminKey
 	nodes = append(nodes, startServer(t, bin, env), startServer(t, bin, env))
 	proxy := newRRProxy(t, proxyL, []string{nodes[0].BaseURL, nodes[1].BaseURL, nodes[2].BaseURL})
-	api := func(n int) *apiClient { return &apiClient{base: nodes[n].BaseURL, key: admin} }
+	api := func(n int) *apiClient { return &apiClient{Base: nodes[n].BaseURL, Key: admin} }
 	const nodeA, nodeB, nodeC = 0, 1, 2
 
 	connect := func(n int, token string) string {
-		status, body := api(n).do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": token})
+		status, body := api(n).Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": token})
 		var c struct {
 			ID string `json:"id"`
 		}
@@ -376,7 +376,7 @@ func TestFleet(t *testing.T) {
 
 	// A key created on node B and used on node C stops working on node C once revoked
 	// on node A, on its MCP session and its REST calls.
-	status, body := api(nodeB).do(t, http.MethodPost, "/api/keys", map[string]string{"name": "laptop"})
+	status, body := api(nodeB).Do(t, http.MethodPost, "/api/keys", map[string]string{"name": "laptop"})
 	var key struct {
 		ID  string `json:"id"`
 		Key string `json:"key"`
@@ -385,10 +385,10 @@ func TestFleet(t *testing.T) {
 		t.Fatalf("create a key on node B: status %d", status)
 	}
 	cl.do("open", map[string]any{"id": "k", "url": nodes[nodeC].BaseURL + "/mcp/default", "key": key.Key}, nil)
-	if status, _ := (&apiClient{base: nodes[nodeC].BaseURL, key: key.Key}).do(t, http.MethodGet, "/api/tenant", nil); status != http.StatusOK {
+	if status, _ := (&apiClient{Base: nodes[nodeC].BaseURL, Key: key.Key}).Do(t, http.MethodGet, "/api/tenant", nil); status != http.StatusOK {
 		t.Fatalf("the new key on node C: status %d", status)
 	}
-	if status, _ := api(nodeA).do(t, http.MethodDelete, "/api/keys/"+key.ID, nil); status != http.StatusOK && status != http.StatusNoContent {
+	if status, _ := api(nodeA).Do(t, http.MethodDelete, "/api/keys/"+key.ID, nil); status != http.StatusOK && status != http.StatusNoContent {
 		t.Fatalf("revoke the key on node A: status %d", status)
 	}
 	// The bound is under the 30 s the nodes cache a key (cached on node C by the call
@@ -396,7 +396,7 @@ func TestFleet(t *testing.T) {
 	// which a loaded machine running three nodes and a Node.js client could exceed.
 	revoked := time.Now()
 	for {
-		restStatus, _ := (&apiClient{base: nodes[nodeC].BaseURL, key: key.Key}).do(t, http.MethodGet, "/api/tenant", nil)
+		restStatus, _ := (&apiClient{Base: nodes[nodeC].BaseURL, Key: key.Key}).Do(t, http.MethodGet, "/api/tenant", nil)
 		mcpErr := cl.try("tools", map[string]any{"id": "k"}, nil)
 		if restStatus == http.StatusUnauthorized && mcpErr != nil {
 			t.Logf("the key revoked on node A was refused on node C after %s", time.Since(revoked))
@@ -409,7 +409,7 @@ func TestFleet(t *testing.T) {
 	}
 
 	// A confirmation answered through another node than the one running the call.
-	if status, body := api(nodeB).do(t, http.MethodPut, "/api/mcp-settings", map[string]string{"confirm": "destructive", "tool_mode": "all"}); status != http.StatusOK {
+	if status, body := api(nodeB).Do(t, http.MethodPut, "/api/mcp-settings", map[string]string{"confirm": "destructive", "tool_mode": "all"}); status != http.StatusOK {
 		t.Fatalf("PUT /api/mcp-settings on node B: status %d, body %s", status, body)
 	}
 	proxy.mu.Lock()
@@ -440,7 +440,7 @@ func TestFleet(t *testing.T) {
 	if callNode < 0 || answerNode < 0 || callNode == answerNode {
 		t.Errorf("the call went to node %d and the person's answer to node %d; the test wants them on two nodes", callNode, answerNode)
 	}
-	if status, _ := api(nodeB).do(t, http.MethodPut, "/api/mcp-settings", map[string]string{"confirm": "never", "tool_mode": "all"}); status != http.StatusOK {
+	if status, _ := api(nodeB).Do(t, http.MethodPut, "/api/mcp-settings", map[string]string{"confirm": "never", "tool_mode": "all"}); status != http.StatusOK {
 		t.Fatalf("PUT /api/mcp-settings: status %d", status)
 	}
 
@@ -493,7 +493,7 @@ func TestFleet(t *testing.T) {
 	for _, id := range []string{"a", "b"} {
 		before[id] = cl.changed(id)
 	}
-	if status, _ := api(nodeC).do(t, http.MethodDelete, "/api/connections/"+first, nil); status != http.StatusOK && status != http.StatusNoContent {
+	if status, _ := api(nodeC).Do(t, http.MethodDelete, "/api/connections/"+first, nil); status != http.StatusOK && status != http.StatusNoContent {
 		t.Fatalf("delete the connection on node C: status %d", status)
 	}
 	deleted := time.Now()
@@ -523,7 +523,7 @@ func TestFleet(t *testing.T) {
 			victim = p.Backend
 		}
 	}
-	nodes[victim].kill()
+	nodes[victim].Kill()
 	for i := range 3 {
 		if r := cl.call("p", "github_get_issue", issueArgs(nil)); r.IsError || r.Structured["number"] != float64(githubIssueNum) {
 			t.Errorf("call %d after node %d was killed: %+v", i, victim, r)

@@ -160,7 +160,7 @@ func (r *matrixRig) confirmationCells(t *testing.T, nonce func() string) {
 				if len(id) == 0 {
 					t.Fatalf("no run id after /approvals/ in %s", o.text)
 				}
-				res, err := r.person.c.Get(r.srv.BaseURL + "/approvals/" + id[0])
+				res, err := r.person.Client.Get(r.srv.BaseURL + "/approvals/" + id[0])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -251,21 +251,21 @@ func (r *matrixRig) workflowCells(t *testing.T) {
 		if status == http.StatusCreated || status == http.StatusOK {
 			t.Errorf("saved: %d %s", status, body)
 		}
-		if status, body := r.api(agentKey).do(t, http.MethodPost, "/api/workflows/matrix_escape/runs", map[string]any{"parameters": map[string]any{}}); status == http.StatusAccepted {
+		if status, body := r.api(agentKey).Do(t, http.MethodPost, "/api/workflows/matrix_escape/runs", map[string]any{"parameters": map[string]any{}}); status == http.StatusAccepted {
 			var run struct {
 				ID string `json:"run_id"`
 			}
 			_ = json.Unmarshal(body, &run)
 			r.settled(agentKey, run.ID)
 		}
-		for _, q := range r.github.all()[m.github:] {
+		for _, q := range r.github.All()[m.github:] {
 			if q.Method == http.MethodPost || q.Path == "/repos/"+githubOwner+"/"+githubRepo {
 				t.Errorf("GitHub received %s %s (%s)", q.Method, q.Path, q.Authorization)
 			}
 		}
 	})
 	m = r.mark()
-	status, body = r.api(agentKey).do(t, http.MethodPost, "/api/workflows/"+outsideKind.step+"/runs", map[string]any{"parameters": map[string]any{}})
+	status, body = r.api(agentKey).Do(t, http.MethodPost, "/api/workflows/"+outsideKind.step+"/runs", map[string]any{"parameters": map[string]any{}})
 	t.Run("agent key / selected workflow with a step outside its agent / POST /api/workflows/{name}/runs: refused", func(t *testing.T) {
 		if status == http.StatusAccepted {
 			var run struct {
@@ -276,7 +276,7 @@ func (r *matrixRig) workflowCells(t *testing.T) {
 				t.Errorf("the run completed: %s", o.text)
 			}
 		}
-		for _, q := range r.github.all()[m.github:] {
+		for _, q := range r.github.All()[m.github:] {
 			if q.Method == http.MethodPost || q.Authorization == "Bearer "+githubBetaToken || q.Path == "/repos/"+githubOwner+"/"+githubRepo {
 				t.Errorf("GitHub received %s %s (%s)", q.Method, q.Path, q.Authorization)
 			}
@@ -357,7 +357,7 @@ func (r *matrixRig) remoteCells(t *testing.T) {
 // a private address outside the allowed ranges is not followed.
 func (r *matrixRig) redirectCells(t *testing.T) {
 	call := func(tool, conn string, args map[string]any) string {
-		status, body := r.api(owner).do(t, http.MethodPost, "/api/tools/"+tool+"/call", map[string]any{"connection_id": conn, "arguments": args})
+		status, body := r.api(owner).Do(t, http.MethodPost, "/api/tools/"+tool+"/call", map[string]any{"connection_id": conn, "arguments": args})
 		return fmt.Sprintf("%d %s", status, short(string(body)))
 	}
 	answer := call("github_get_repository", r.shared, map[string]any{"owner": githubOwner, "repo": "moved"})

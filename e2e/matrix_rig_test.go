@@ -60,13 +60,13 @@ type matrixRig struct {
 const privateLogin = githubBetaLogin
 
 func (r *matrixRig) api(principal string) *apiClient {
-	return &apiClient{base: r.srv.BaseURL, key: r.keys[principal]}
+	return &apiClient{Base: r.srv.BaseURL, Key: r.keys[principal]}
 }
 
 // must sends a REST request that must answer status, and decodes the answer into out.
 func (r *matrixRig) must(principal, method, path string, in any, status int, out any) {
 	r.t.Helper()
-	got, body := r.api(principal).do(r.t, method, path, in)
+	got, body := r.api(principal).Do(r.t, method, path, in)
 	if got != status {
 		r.t.Fatalf("%s %s as %s: %d, want %d: %s", method, path, principal, got, status, body)
 	}
@@ -174,7 +174,7 @@ func newMatrixRig(t *testing.T, bin string) *matrixRig {
 // saveWorkflow saves the workflow name (steps in YAML) as principal.
 func (r *matrixRig) saveWorkflow(principal, name, steps string) (int, []byte) {
 	r.t.Helper()
-	return r.api(principal).do(r.t, http.MethodPost, "/api/workflows", map[string]any{"definition": "name: " + name + "\n" + steps, "overwrite": true})
+	return r.api(principal).Do(r.t, http.MethodPost, "/api/workflows", map[string]any{"definition": "name: " + name + "\n" + steps, "overwrite": true})
 }
 
 // agent makes an agent of the owner with the tools and settings, and a key of it.
@@ -220,7 +220,7 @@ func (r *matrixRig) oauthToken() string {
 	sum := sha256.Sum256([]byte(verifier))
 	q := url.Values{"response_type": {"code"}, "client_id": {reg.ClientID}, "redirect_uri": {redirect}, "state": {"matrix"},
 		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}, "resource": {r.srv.MCPURL}, "scope": {"mcp"}}
-	back := mustParse(t, r.person.allow(r.srv.BaseURL+"/oauth/authorize?"+q.Encode()))
+	back := mustParse(t, r.person.Allow(r.srv.BaseURL+"/oauth/authorize?"+q.Encode()))
 	code := back.Query().Get("code")
 	if code == "" {
 		t.Fatalf("the consent answer %s carries no code", back)

@@ -41,13 +41,13 @@ type mark struct {
 }
 
 func (r *matrixRig) mark() mark {
-	return mark{github: len(r.github.all()), notes: r.notes.count(), at: time.Now().Truncate(time.Millisecond)}
+	return mark{github: len(r.github.All()), notes: r.notes.count(), at: time.Now().Truncate(time.Millisecond)}
 }
 
 // githubReached is whether GitHub received method path with the token since m.
 func githubReached(method, path, token string) func(r *matrixRig, m mark, nonce string) (bool, string) {
 	return func(r *matrixRig, m mark, _ string) (bool, string) {
-		got := r.github.all()[m.github:]
+		got := r.github.All()[m.github:]
 		var seen []string
 		for _, q := range got {
 			seen = append(seen, q.Method+" "+q.Path+" ("+q.Authorization+")")
@@ -267,12 +267,12 @@ func asksConfirmation(text string) bool {
 }
 
 func restCall(r *matrixRig, principal string, k toolKind, nonce string) outcome {
-	status, body := r.api(principal).do(r.t, http.MethodPost, "/api/tools/"+k.tool+"/call", map[string]any{"connection_id": k.conn(r), "arguments": k.args(nonce)})
+	status, body := r.api(principal).Do(r.t, http.MethodPost, "/api/tools/"+k.tool+"/call", map[string]any{"connection_id": k.conn(r), "arguments": k.args(nonce)})
 	return outcome{answered: status == http.StatusOK, text: fmt.Sprintf("%d %s", status, body)}
 }
 
 func restRun(r *matrixRig, principal string, k toolKind, nonce string) outcome {
-	status, body := r.api(principal).do(r.t, http.MethodPost, "/api/runs", map[string]any{"tool": k.tool, "connection_id": k.conn(r), "arguments": k.args(nonce)})
+	status, body := r.api(principal).Do(r.t, http.MethodPost, "/api/runs", map[string]any{"tool": k.tool, "connection_id": k.conn(r), "arguments": k.args(nonce)})
 	if status != http.StatusAccepted {
 		return outcome{text: fmt.Sprintf("%d %s", status, body)}
 	}
@@ -290,7 +290,7 @@ func (r *matrixRig) settled(principal, id string) outcome {
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		status, body := r.api(principal).do(r.t, http.MethodGet, "/api/runs/"+id, nil)
+		status, body := r.api(principal).Do(r.t, http.MethodGet, "/api/runs/"+id, nil)
 		var v struct {
 			State string `json:"state"`
 		}
@@ -372,7 +372,7 @@ func workflowStep(r *matrixRig, principal string, k toolKind, nonce string) outc
 	if msg := r.stepSaved[k.step]; msg != "" {
 		return outcome{text: "workflow " + k.step + " could not be saved: " + msg}
 	}
-	status, body := r.api(principal).do(r.t, http.MethodPost, "/api/workflows/"+k.step+"/runs", map[string]any{"parameters": map[string]any{"nonce": nonce}})
+	status, body := r.api(principal).Do(r.t, http.MethodPost, "/api/workflows/"+k.step+"/runs", map[string]any{"parameters": map[string]any{"nonce": nonce}})
 	if status != http.StatusAccepted {
 		return outcome{text: fmt.Sprintf("%d %s", status, body)}
 	}

@@ -190,7 +190,7 @@ func runOAuthTwoProcesses(t *testing.T, bin string, env map[string]string) {
 		t.Fatalf("only %d secrets collected; the search would prove little", len(secrets))
 	}
 	time.Sleep(200 * time.Millisecond) // let the last log lines arrive
-	logs := a.stdout.String() + a.stderr.String() + b.stdout.String() + b.stderr.String()
+	logs := a.Stdout.String() + a.Stderr.String() + b.Stdout.String() + b.Stderr.String()
 	bodiesMu.Lock()
 	defer bodiesMu.Unlock()
 	for _, s := range secrets {

@@ -244,14 +244,14 @@ func TestRollingRestartBehindHAProxy(t *testing.T) {
 	nodes := []*server{startServer(t, bin, env(addrs[0]))}
 	admin := nodes[0].AdminKey
 	nodes = append(nodes, startServer(t, bin, env(addrs[1])), startServer(t, bin, env(addrs[2])))
-	if status, body := (&apiClient{base: nodes[0].BaseURL, key: admin}).do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
+	if status, body := (&apiClient{Base: nodes[0].BaseURL, Key: admin}).Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
 		t.Fatalf("connect github: %d %s", status, body)
 	}
 	lb := startHAProxy(t, haproxyBin, []string{nodes[0].BaseURL, nodes[1].BaseURL, nodes[2].BaseURL})
 
 	l := startLoad(lb.url, admin, 8)
 	for i := range nodes {
-		exited := nodes[i].terminate()
+		exited := nodes[i].Terminate()
 		select {
 		case err := <-exited:
 			if err != nil {

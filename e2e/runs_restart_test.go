@@ -96,13 +96,13 @@ func runCrashFlow(t *testing.T, bin, dbURL string) {
 		"SWITCHBOARD_RUN_LEASE":       "2s",
 	}
 	first := startServer(t, bin, env)
-	api := &apiClient{base: first.BaseURL, key: first.AdminKey}
-	if status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
+	api := &apiClient{Base: first.BaseURL, Key: first.AdminKey}
+	if status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
 		t.Fatalf("connect github: %d %s", status, body)
 	}
 	start := func(tool string, args map[string]any) string {
 		t.Helper()
-		status, body := api.do(t, http.MethodPost, "/api/runs", map[string]any{"tool": tool, "arguments": args})
+		status, body := api.Do(t, http.MethodPost, "/api/runs", map[string]any{"tool": tool, "arguments": args})
 		var v struct {
 			ID    string `json:"run_id"`
 			State string `json:"state"`
@@ -122,10 +122,10 @@ func runCrashFlow(t *testing.T, bin, dbURL string) {
 		}
 	}
 
-	first.kill()
+	first.Kill()
 	second := startServer(t, bin, env)
 	gh.release()
-	api = &apiClient{base: second.BaseURL, key: first.AdminKey}
+	api = &apiClient{Base: second.BaseURL, Key: first.AdminKey}
 
 	type run struct {
 		State  string         `json:"state"`
@@ -139,7 +139,7 @@ func runCrashFlow(t *testing.T, bin, dbURL string) {
 		t.Helper()
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			status, body := api.do(t, http.MethodGet, "/api/runs/"+id, nil)
+			status, body := api.Do(t, http.MethodGet, "/api/runs/"+id, nil)
 			var r run
 			if err := json.Unmarshal(body, &r); status != http.StatusOK || err != nil {
 				t.Fatalf("GET /api/runs/%s after the restart: %d %s", id, status, body)

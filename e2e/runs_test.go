@@ -104,7 +104,7 @@ func checkRunsSummary(t *testing.T, s runsSummary) {
 // tenant beta gets the answer of a missing run.
 func checkRunsREST(t *testing.T, owner, other *apiClient, runID string) {
 	t.Helper()
-	status, body := owner.do(t, http.MethodGet, "/api/runs/"+runID, nil)
+	status, body := owner.Do(t, http.MethodGet, "/api/runs/"+runID, nil)
 	var run struct {
 		ID    string `json:"run_id"`
 		State string `json:"state"`
@@ -113,7 +113,7 @@ func checkRunsREST(t *testing.T, owner, other *apiClient, runID string) {
 		t.Errorf("GET /api/runs/%s: %d %s", runID, status, body)
 	}
 	for _, id := range []string{runID, "run_missing"} {
-		status, body := other.do(t, http.MethodGet, "/api/runs/"+id, nil)
+		status, body := other.Do(t, http.MethodGet, "/api/runs/"+id, nil)
 		if status != http.StatusNotFound || !strings.Contains(string(body), `"run not found"`) {
 			t.Errorf("tenant beta's GET /api/runs/%s: %d %s; want 404 run not found", id, status, body)
 		}

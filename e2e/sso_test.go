@@ -27,10 +27,10 @@ func TestSingleSignOn(t *testing.T) {
 	base := "http://" + addr
 	op := oauthtest.NewOIDC(t, oauthtest.OIDCOptions{ClientID: "switchboard", ClientSecret: "idp-secret-0123456789", RedirectURI: base + "/signin/sso/callback"})
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_ADDR": addr, "SWITCHBOARD_REMOTE_MCP_ALLOW_PRIVATE": "true"})
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
 	settings := map[string]any{"issuer": op.Issuer(), "client_id": "switchboard",
 		"client_secret": "idp-secret-0123456789", "allowed_domains": []string{"example.com"}, "local_passwords_off": false}
-	status, body := api.do(t, http.MethodPut, "/api/sso", settings)
+	status, body := api.Do(t, http.MethodPut, "/api/sso", settings)
 	if status != http.StatusOK || strings.Contains(string(body), "idp-secret") {
 		t.Fatalf("PUT /api/sso: %d %s", status, body)
 	}
@@ -67,15 +67,15 @@ func TestSingleSignOn(t *testing.T) {
 			Pending bool   `json:"pending"`
 		} `json:"links"`
 	}
-	status, body = api.do(t, http.MethodGet, "/api/sso/links", nil)
+	status, body = api.Do(t, http.MethodGet, "/api/sso/links", nil)
 	if err := json.Unmarshal(body, &links); status != http.StatusOK || err != nil || len(links.Links) != 1 || !links.Links[0].Pending || links.Links[0].Email != "admin@localhost" {
 		t.Fatalf("GET /api/sso/links: %d %s", status, body)
 	}
-	if status, body = api.do(t, http.MethodPost, "/api/sso/links/"+links.Links[0].ID+"/approve", nil); status != http.StatusOK {
+	if status, body = api.Do(t, http.MethodPost, "/api/sso/links/"+links.Links[0].ID+"/approve", nil); status != http.StatusOK {
 		t.Fatalf("approve the owner's link: %d %s", status, body)
 	}
 	settings["local_passwords_off"] = true
-	if status, body = api.do(t, http.MethodPut, "/api/sso", settings); status != http.StatusOK {
+	if status, body = api.Do(t, http.MethodPut, "/api/sso", settings); status != http.StatusOK {
 		t.Fatalf("PUT /api/sso with passwords off: %d %s", status, body)
 	}
 
@@ -100,7 +100,7 @@ func TestSingleSignOn(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(page, "Sign out") {
 		t.Errorf("/settings after single sign-on: %d, want the page signed in\n%s", res.StatusCode, page)
 	}
-	status, body = api.do(t, http.MethodGet, "/api/users", nil)
+	status, body = api.Do(t, http.MethodGet, "/api/users", nil)
 	if status != http.StatusOK || !strings.Contains(string(body), `"cy@example.com"`) || !strings.Contains(string(body), `"member"`) {
 		t.Errorf("users after the first sign-in: %d %s", status, body)
 	}
@@ -145,7 +145,7 @@ func TestSingleSignOn(t *testing.T) {
 		t.Errorf("the owner's invitation link with passwords off: %d\n%s", res.StatusCode, page)
 	}
 
-	status, body = api.do(t, http.MethodGet, "/api/audit?kind=sso_sign_in", nil)
+	status, body = api.Do(t, http.MethodGet, "/api/audit?kind=sso_sign_in", nil)
 	if status != http.StatusOK || !strings.Contains(string(body), "joined as member by domain") {
 		t.Errorf("the audit log's sso_sign_in events: %d %s", status, body)
 	}

@@ -24,10 +24,10 @@ func TestAgentServesItsWorkflow(t *testing.T) {
 	gh, ghRec := fakeGitHub(t)
 	sl, slRec := fakeSlack(t)
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_SLACK_BASE_URL": sl.URL + "/api"})
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
 	conns := map[string]string{}
 	for provider, token := range map[string]string{"github": githubToken, "slack": slackToken} {
-		status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": provider, "token": token})
+		status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": provider, "token": token})
 		var c struct {
 			ID string `json:"id"`
 		}
@@ -45,7 +45,7 @@ func TestAgentServesItsWorkflow(t *testing.T) {
 		t.Fatalf("create_workflow: %+v, %v", created, err)
 	}
 
-	status, body := api.do(t, http.MethodPost, "/api/agents", map[string]any{"name": "Unknown", "tools": []map[string]string{
+	status, body := api.Do(t, http.MethodPost, "/api/agents", map[string]any{"name": "Unknown", "tools": []map[string]string{
 		{"tool": "github_get_issue", "connection_id": conns["github"]}, {"tool": "run_flow__nope"}}})
 	var refused struct {
 		Error struct {
@@ -61,14 +61,14 @@ func TestAgentServesItsWorkflow(t *testing.T) {
 
 	agentSession := func(name string, tools []map[string]string) *client.Client {
 		t.Helper()
-		status, body := api.do(t, http.MethodPost, "/api/agents", map[string]any{"name": name, "tools": tools})
+		status, body := api.Do(t, http.MethodPost, "/api/agents", map[string]any{"name": name, "tools": tools})
 		var agent struct {
 			ID string `json:"id"`
 		}
 		if status != http.StatusCreated || json.Unmarshal(body, &agent) != nil {
 			t.Fatalf("create agent %s: %d %s", name, status, body)
 		}
-		status, body = api.do(t, http.MethodPost, "/api/agents/"+agent.ID+"/keys", map[string]string{"name": name})
+		status, body = api.Do(t, http.MethodPost, "/api/agents/"+agent.ID+"/keys", map[string]string{"name": name})
 		var key struct {
 			Key string `json:"key"`
 		}
@@ -122,12 +122,12 @@ func TestAgentServesItsWorkflow(t *testing.T) {
 		t.Fatalf("run_flow__issue_to_slack at the agent URL: %+v, %v", run, err)
 	}
 	gets, posts := 0, 0
-	for _, r := range ghRec.all() {
+	for _, r := range ghRec.All() {
 		if r.Method == http.MethodGet && r.Path == fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum) {
 			gets++
 		}
 	}
-	for _, r := range slRec.all() {
+	for _, r := range slRec.All() {
 		if strings.HasSuffix(r.Path, "/chat.postMessage") {
 			posts++
 		}

@@ -111,9 +111,9 @@ func runWorkflowCrash(t *testing.T, bin, dbURL string) {
 		"SWITCHBOARD_RUN_LEASE":       "2s",
 	}
 	first := startServer(t, bin, env)
-	api := &apiClient{base: first.BaseURL, key: first.AdminKey}
+	api := &apiClient{Base: first.BaseURL, Key: first.AdminKey}
 	for _, conn := range []map[string]string{{"provider": "github", "token": githubToken}, {"provider": "slack", "token": slackToken}} {
-		if status, body := api.do(t, http.MethodPost, "/api/connections", conn); status != http.StatusCreated {
+		if status, body := api.Do(t, http.MethodPost, "/api/connections", conn); status != http.StatusCreated {
 			t.Fatalf("connect %s: %d %s", conn["provider"], status, body)
 		}
 	}
@@ -148,7 +148,7 @@ func runWorkflowCrash(t *testing.T, bin, dbURL string) {
 			State string `json:"state"`
 		} `json:"runs"`
 	}
-	if status, body := api.do(t, http.MethodGet, "/api/runs", nil); status != http.StatusOK || json.Unmarshal(body, &listed) != nil {
+	if status, body := api.Do(t, http.MethodGet, "/api/runs", nil); status != http.StatusOK || json.Unmarshal(body, &listed) != nil {
 		t.Fatalf("GET /api/runs: %d %s", status, body)
 	}
 	runID := ""
@@ -161,14 +161,14 @@ func runWorkflowCrash(t *testing.T, bin, dbURL string) {
 		t.Fatalf("GET /api/runs lists no working run_flow__issue_to_slack run: %+v", listed.Runs)
 	}
 
-	first.kill()
+	first.Kill()
 	if err := testwait.Recv(t, callEnded, "the run_workflow call to end with the process"); err == nil {
 		t.Fatalf("run_workflow answered although the process was killed while its step was held")
 	}
 	second := startServer(t, bin, env)
 	gh.release()
 
-	api = &apiClient{base: second.BaseURL, key: first.AdminKey}
+	api = &apiClient{Base: second.BaseURL, Key: first.AdminKey}
 	type stepResult struct {
 		StepName string         `json:"step_name"`
 		Status   string         `json:"status"`
@@ -185,7 +185,7 @@ func runWorkflowCrash(t *testing.T, bin, dbURL string) {
 		} `json:"output"`
 	}
 	testwait.Until(t, "the resumed workflow run to end", func() bool {
-		status, body := api.do(t, http.MethodGet, "/api/runs/"+runID, nil)
+		status, body := api.Do(t, http.MethodGet, "/api/runs/"+runID, nil)
 		if err := json.Unmarshal(body, &run); status != http.StatusOK || err != nil {
 			t.Fatalf("GET /api/runs/%s after the restart: %d %s", runID, status, body)
 		}
@@ -221,7 +221,7 @@ func runWorkflowCrash(t *testing.T, bin, dbURL string) {
 		t.Errorf("GitHub got GET %s %d times, want 2 (once before the crash, once on resuming)", issuePath, gets)
 	}
 	var posts []received
-	for _, r := range slRec.all() {
+	for _, r := range slRec.All() {
 		if strings.HasSuffix(r.Path, "/chat.postMessage") {
 			posts = append(posts, r)
 		}

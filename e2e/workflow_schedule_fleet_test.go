@@ -30,7 +30,7 @@ var firingLine = regexp.MustCompile(`msg="workflow firing (started|already claim
 
 // firingsLogged reads a node's log: the firings it started and those it found claimed.
 func firingsLogged(s *server) (started, claimed []string) {
-	for _, m := range firingLine.FindAllStringSubmatch(s.stderr.String(), -1) {
+	for _, m := range firingLine.FindAllStringSubmatch(s.Stderr.String(), -1) {
 		if m[1] == "started" {
 			started = append(started, m[2])
 		} else {
@@ -64,14 +64,14 @@ func TestScheduleFiresOncePerFleet(t *testing.T) {
 	// the schedule has fired by the time the fleet starts, and keeps firing.
 	setup := startServer(t, bin, env)
 	admin := setup.AdminKey
-	api := &apiClient{base: setup.BaseURL, key: admin}
-	if status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
+	api := &apiClient{Base: setup.BaseURL, Key: admin}
+	if status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
 		t.Fatalf("connect GitHub: %d %s", status, body)
 	}
-	if status, body := api.do(t, http.MethodPost, "/api/workflows", map[string]string{"definition": pingSchedule}); status != http.StatusCreated {
+	if status, body := api.Do(t, http.MethodPost, "/api/workflows", map[string]string{"definition": pingSchedule}); status != http.StatusCreated {
 		t.Fatalf("save the workflow: %d %s", status, body)
 	}
-	testwait.Recv(t, setup.terminate(), "the setup process to stop")
+	testwait.Recv(t, setup.Terminate(), "the setup process to stop")
 
 	nodes := []*server{startServer(t, bin, env), startServer(t, bin, env)}
 	// At least three firings between them: the first can be the only one, crossed at
@@ -87,8 +87,8 @@ func TestScheduleFiresOncePerFleet(t *testing.T) {
 
 	// The schedule is removed, every run ends, and both nodes stop.
 	noSchedule := pingSchedule[:len(pingSchedule)-len("triggers:\n  - schedule: \"@every 1s\"\n")]
-	b := &apiClient{base: nodes[1].BaseURL, key: admin}
-	if status, body := b.do(t, http.MethodPut, "/api/workflows/ping", map[string]string{"definition": noSchedule}); status != http.StatusOK {
+	b := &apiClient{Base: nodes[1].BaseURL, Key: admin}
+	if status, body := b.Do(t, http.MethodPut, "/api/workflows/ping", map[string]string{"definition": noSchedule}); status != http.StatusOK {
 		t.Fatalf("remove the schedule: %d %s", status, body)
 	}
 	// A pass that read the schedule before it was removed may still be claiming firings
@@ -96,7 +96,7 @@ func TestScheduleFiresOncePerFleet(t *testing.T) {
 	// schedule, and a node's passes run one after the other.
 	for _, n := range nodes {
 		testwait.Until(t, "a node's pass that finds no schedule", func() bool {
-			return strings.Contains(n.stderr.String(), `msg="workflow schedules read" scheduled=0`)
+			return strings.Contains(n.Stderr.String(), `msg="workflow schedules read" scheduled=0`)
 		})
 	}
 	testwait.Until(t, "a run for every firing, and every run of ping to end", func() bool {
@@ -107,7 +107,7 @@ func TestScheduleFiresOncePerFleet(t *testing.T) {
 			firings == runs && open == 0
 	})
 	for _, n := range nodes {
-		testwait.Recv(t, n.terminate(), "a node to stop")
+		testwait.Recv(t, n.Terminate(), "a node to stop")
 	}
 
 	var fired []struct{ FireAt time.Time }
@@ -133,7 +133,7 @@ func TestScheduleFiresOncePerFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	reads := 0
-	for _, r := range ghRec.all() {
+	for _, r := range ghRec.All() {
 		if r.Method == http.MethodGet && r.Path == fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum) {
 			reads++
 		}

@@ -3,7 +3,7 @@
 // registers an OAuth client, gets the signed-in person's consent, exchanges the code
 // and speaks JSON-RPC over fetch to the tenant URL (initialize, tools/list,
 // tools/call). The same page served from OTHER_ORIGIN, not listed, cannot call it.
-// Run by go test ./e2e, which passes everything in the environment; the last line
+// Run by go test ./e2e/browser, which passes everything in the environment; the last line
 // of stdout is a JSON summary.
 import crypto from 'node:crypto';
 import { chromium } from 'playwright-core';

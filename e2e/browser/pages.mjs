@@ -1,6 +1,6 @@
 // Opens every page of a live `switchboard serve` in Chromium (playwright-core) at a
 // desktop and a phone width and checks how each is laid out; then walks what a
-// newcomer does next. Run by go test ./e2e (TestBrowserPages), which starts the server
+// newcomer does next. Run by go test ./e2e/browser (TestBrowserPages), which starts the server
 // with data in every table and passes everything in the environment. The last line of
 // stdout is a JSON summary; the exit code is 0 only if every check held.
 import { chromium } from 'playwright-core';

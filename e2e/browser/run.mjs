@@ -2,7 +2,7 @@
 // sign in, connect GitHub with a token, build an agent with two tools, copy its URL,
 // run a tool from Try it, see the call in Activity, approve a destructive call a
 // confirm policy held on its approval page, revoke a key, and check that
-// another tenant's member sees none of it. Run by go test ./e2e (TestBrowser), which
+// another tenant's member sees none of it. Run by go test ./e2e/browser (TestBrowser), which
 // starts the server and the fake GitHub and passes everything in the environment.
 // The last line of stdout is a JSON summary; the exit code is 0 only if every check held.
 import { chromium } from 'playwright-core';

@@ -1,7 +1,7 @@
 // outputs.mjs calls tools of a live `switchboard serve` with the official TypeScript MCP
 // client (@modelcontextprotocol/sdk), which validates every result's structuredContent
 // against the tool's outputSchema from tools/list and throws (-32602) when it does not
-// match. go test ./e2e (TestTypeScriptClientAcceptsMinimalAnswers) starts the server
+// match. go test ./e2e/clients (TestTypeScriptClientAcceptsMinimalAnswers) starts the server
 // with fake upstreams that give the least answers their API descriptions allow; this
 // script prints one JSON summary line: per call, whether the client accepted it.
 //

@@ -1,6 +1,6 @@
 // pages.mjs lists the tools of a live `switchboard serve` with the official TypeScript
 // MCP client (@modelcontextprotocol/sdk), following nextCursor from page to page as a
-// client must when the list is longer than a page. go test ./e2e (TestTypeScriptClientPages)
+// client must when the list is longer than a page. go test ./e2e/clients (TestTypeScriptClientPages)
 // starts the server with a small page size; this script prints one JSON summary line:
 // each page's tool names.
 //

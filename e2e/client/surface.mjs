@@ -2,7 +2,7 @@
 // (@modelcontextprotocol/sdk) to check what the MCP surface promises beyond tool calls:
 // an agent URL lists only its own tools, live sessions get notifications/tools/list_changed
 // when an agent is edited or a connection added (and only sessions of that tenant), and
-// cancelling a call (notifications/cancelled) cancels the upstream request. go test ./e2e
+// cancelling a call (notifications/cancelled) cancels the upstream request. go test ./e2e/clients
 // (TestMCPSurface) starts the server, a fake GitHub whose GET issue blocks until
 // cancelled, and this script; it prints one JSON summary line and exits 1 on a failure.
 //

@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 import (
 	"bytes"
@@ -61,10 +61,10 @@ func TestBrowserPages(t *testing.T) {
 	// The API added by its description below lives on loopback, which the hub refuses
 	// unless told.
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_REMOTE_MCP_ALLOW_CIDRS": "127.0.0.1/32"})
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
 	must := func(method, path string, in any, want int, out any) {
 		t.Helper()
-		status, body := api.do(t, method, path, in)
+		status, body := api.Do(t, method, path, in)
 		if status != want {
 			t.Fatalf("%s %s: status %d, want %d; body %s", method, path, status, want, redactKey(string(body)))
 		}

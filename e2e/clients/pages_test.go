@@ -1,4 +1,4 @@
-package e2e
+package clients
 
 import (
 	"bytes"
@@ -27,8 +27,8 @@ func TestTypeScriptClientPages(t *testing.T) {
 	gh, _ := fakeGitHub(t)
 	list := func(t *testing.T, pageSize string) [][]string {
 		srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_MCP_LIST_PAGE_SIZE": pageSize})
-		api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
-		if status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
+		api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
+		if status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
 			t.Fatalf("connect github: status %d, body %s", status, body)
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)

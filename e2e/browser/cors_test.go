@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 import (
 	"bytes"
@@ -46,8 +46,8 @@ func TestBrowserCORS(t *testing.T) {
 	gh, _ := fakeGitHub(t)
 	allowed, other := clientPage(t), clientPage(t)
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_ALLOWED_ORIGINS": allowed.URL})
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
-	if status, body := api.do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
+	if status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]string{"provider": "github", "token": githubToken}); status != http.StatusCreated {
 		t.Fatalf("connect github: status %d, body %s", status, body)
 	}
 

@@ -1,4 +1,4 @@
-package e2e
+package clients
 
 import (
 	"bytes"
@@ -69,9 +69,9 @@ func TestTypeScriptClientAcceptsMinimalAnswers(t *testing.T) {
 		"/api/users.list":            "users_list",
 	})
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_SLACK_BASE_URL": sl.URL + "/api"})
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
 	for _, c := range []map[string]any{{"provider": "github", "token": githubToken}, {"provider": "slack", "token": slackToken}} {
-		if status, body := api.do(t, http.MethodPost, "/api/connections", c); status != http.StatusCreated {
+		if status, body := api.Do(t, http.MethodPost, "/api/connections", c); status != http.StatusCreated {
 			t.Fatalf("connect %s: %d %s", c["provider"], status, body)
 		}
 	}

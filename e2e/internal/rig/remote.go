@@ -1,4 +1,4 @@
-package e2e
+package rig
 
 import (
 	"context"
@@ -10,20 +10,20 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
-// remoteMCPToken is the bearer token the fake remote MCP server accepts.
-const remoteMCPToken = "remote-mcp-e2e-token-0123456789"
+// RemoteMCPToken is the bearer token the fake remote MCP server accepts.
+const RemoteMCPToken = "remote-mcp-e2e-token-0123456789"
 
-// fakeRemoteMCP is a remote MCP server (mcp-go's Streamable HTTP server) with one tool,
+// FakeRemoteMCP is a remote MCP server (mcp-go's Streamable HTTP server) with one tool,
 // search, behind a bearer token: a request without the token gets 401, as a real
 // server's would. Its URL is the MCP endpoint.
-func fakeRemoteMCP(t *testing.T) string {
+func FakeRemoteMCP(t *testing.T) string {
 	t.Helper()
-	return fakeRemoteMCPWith(t, nil)
+	return FakeRemoteMCPWith(t, nil)
 }
 
-// fakeRemoteMCPWith is fakeRemoteMCP with what more adds to the server (prompts,
+// FakeRemoteMCPWith is FakeRemoteMCP with what more adds to the server (prompts,
 // resources, tools) before it serves.
-func fakeRemoteMCPWith(t *testing.T, more func(*mcpserver.MCPServer)) string {
+func FakeRemoteMCPWith(t *testing.T, more func(*mcpserver.MCPServer)) string {
 	t.Helper()
 	opts := []mcpserver.ServerOption{mcpserver.WithToolCapabilities(false)}
 	if more != nil {
@@ -39,7 +39,7 @@ func fakeRemoteMCPWith(t *testing.T, more func(*mcpserver.MCPServer)) string {
 	}
 	mcpHandler := mcpserver.NewStreamableHTTPServer(s, mcpserver.WithEndpointPath("/mcp"))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+remoteMCPToken {
+		if r.Header.Get("Authorization") != "Bearer "+RemoteMCPToken {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 			http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
 			return

@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 import (
 	"net/url"
@@ -31,7 +31,7 @@ type browserWorkflow struct {
 // each page's weight.
 func checkBrowserWorkflows(t *testing.T, sum browserSummary, gh *recorder, srv *server) {
 	t.Helper()
-	if strings.Contains(srv.stdout.String()+srv.stderr.String(), "e2e-webhook-secret-0123456789") {
+	if strings.Contains(srv.Stdout.String()+srv.Stderr.String(), "e2e-webhook-secret-0123456789") {
 		t.Error("the server logged the webhook secret typed into the workflow page")
 	}
 	if want := srv.BaseURL + "/hooks/workflows/default/triage_issue/github"; sum.Workflow.HookURL != want {
@@ -50,7 +50,7 @@ func checkBrowserWorkflows(t *testing.T, sum browserSummary, gh *recorder, srv *
 	}
 	var searched []string
 	titles := 0
-	for _, r := range gh.all() {
+	for _, r := range gh.All() {
 		if r.Path == "/search/repositories" {
 			q, _ := url.ParseQuery(r.Query)
 			searched = append(searched, q.Get("q"))

@@ -1,4 +1,4 @@
-package e2e
+package clients
 
 import (
 	"bytes"
@@ -97,9 +97,9 @@ func TestMCPSurface(t *testing.T) {
 	bin := buildServer(t)
 	gh := newBlockingGitHub(t)
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL})
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
 
-	status, body := api.do(t, http.MethodPost, "/api/connections", map[string]any{"provider": "github", "token": githubToken, "shared": true})
+	status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]any{"provider": "github", "token": githubToken, "shared": true})
 	if status != http.StatusCreated {
 		t.Fatalf("connect github: %d %s", status, body)
 	}
@@ -107,7 +107,7 @@ func TestMCPSurface(t *testing.T) {
 		ID string `json:"id"`
 	}
 	mustJSON(t, body, &conn)
-	status, body = api.do(t, http.MethodPost, "/api/agents", map[string]any{
+	status, body = api.Do(t, http.MethodPost, "/api/agents", map[string]any{
 		"name": "Filer", "instructions": "File issues.", "tools": []map[string]string{{"tool": "github_create_issue", "connection_id": conn.ID}},
 	})
 	if status != http.StatusCreated {
@@ -121,7 +121,7 @@ func TestMCPSurface(t *testing.T) {
 	if want := srv.BaseURL + "/mcp/default/agents/" + agent.ID; agent.MCPURL != want {
 		t.Errorf("agent mcp_url = %q, want %q", agent.MCPURL, want)
 	}
-	status, body = api.do(t, http.MethodPost, "/api/agents/"+agent.ID+"/keys", map[string]string{"name": "surface"})
+	status, body = api.Do(t, http.MethodPost, "/api/agents/"+agent.ID+"/keys", map[string]string{"name": "surface"})
 	if status != http.StatusCreated {
 		t.Fatalf("create agent key: %d %s", status, redactKey(string(body)))
 	}
@@ -129,7 +129,7 @@ func TestMCPSurface(t *testing.T) {
 		Key string `json:"key"`
 	}
 	mustJSON(t, body, &agentKey)
-	status, body = api.do(t, http.MethodPost, "/api/tenants", map[string]string{"slug": "beta", "name": "Beta", "owner_email": "owner@beta.test"})
+	status, body = api.Do(t, http.MethodPost, "/api/tenants", map[string]string{"slug": "beta", "name": "Beta", "owner_email": "owner@beta.test"})
 	if status != http.StatusCreated {
 		t.Fatalf("create tenant beta: %d %s", status, redactKey(string(body)))
 	}
@@ -181,7 +181,7 @@ func TestMCPSurface(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	for _, secret := range []string{githubToken, githubBetaToken} {
-		if strings.Contains(stdout.String()+stderr.String()+srv.stdout.String()+srv.stderr.String(), secret) {
+		if strings.Contains(stdout.String()+stderr.String()+srv.Stdout.String()+srv.Stderr.String(), secret) {
 			t.Errorf("a GitHub token appears in the output")
 		}
 	}

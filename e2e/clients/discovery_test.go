@@ -1,4 +1,4 @@
-package e2e
+package clients
 
 import (
 	"bytes"
@@ -37,8 +37,8 @@ func TestOAuthDiscovery(t *testing.T) {
 	ensureClientPackages(t)
 	bin := buildServer(t)
 	srv := startServer(t, bin, nil)
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
-	status, body := api.do(t, http.MethodPost, "/api/agents", map[string]any{"name": "Empty", "instructions": "Nothing yet.", "tools": []any{}})
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
+	status, body := api.Do(t, http.MethodPost, "/api/agents", map[string]any{"name": "Empty", "instructions": "Nothing yet.", "tools": []any{}})
 	if status != http.StatusCreated {
 		t.Fatalf("create agent: %d %s", status, body)
 	}
@@ -47,7 +47,7 @@ func TestOAuthDiscovery(t *testing.T) {
 		MCPURL string `json:"mcp_url"`
 	}
 	mustJSON(t, body, &agent)
-	status, body = api.do(t, http.MethodPost, "/api/tenants", map[string]string{"slug": "beta", "name": "Beta", "owner_email": "owner@beta.test"})
+	status, body = api.Do(t, http.MethodPost, "/api/tenants", map[string]string{"slug": "beta", "name": "Beta", "owner_email": "owner@beta.test"})
 	if status != http.StatusCreated {
 		t.Fatalf("create tenant beta: %d %s", status, redactKey(string(body)))
 	}

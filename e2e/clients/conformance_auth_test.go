@@ -1,17 +1,13 @@
-package e2e
+package clients
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"html"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -122,7 +118,7 @@ func TestConformanceAuthorizationServer(t *testing.T) {
 	if q.Get("code_challenge_method") != "S256" || q.Get("resource") != srv.MCPURL || q.Get("redirect_uri") != redirect {
 		t.Errorf("the suite's authorization request %s: want S256, the MCP URL as resource, the registered redirect URI", u)
 	}
-	back := person.allow(u)
+	back := person.Allow(u)
 	if !strings.HasPrefix(back, redirect+"?") {
 		t.Fatalf("the consent answer went to %q, want the suite's callback %s", back, redirect)
 	}
@@ -150,91 +146,4 @@ func TestConformanceAuthorizationServer(t *testing.T) {
 		t.Errorf("the suite reports a failed, skipped or warned check:\n%s", text)
 	}
 	t.Logf("conformance suite, authorization server scenarios:\n%s", text)
-}
-
-// person is a browser that signed in to the UI: it keeps cookies and follows no
-// redirects.
-type person struct {
-	t *testing.T
-	c *http.Client
-}
-
-var hiddenField = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
-
-// personPassword is the password signedInPerson sets.
-const personPassword = "a long enough password"
-
-// signedInPerson sets the admin's password with the one-time link serve printed,
-// which signs them in.
-func signedInPerson(t *testing.T, link string) *person {
-	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	p := &person{t: t, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	page := p.get(link)
-	form := url.Values{"password": {personPassword}, "confirm": {personPassword}}
-	for k, v := range hidden(page) {
-		form.Set(k, v)
-	}
-	res, err := p.c.PostForm(link, form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("set the admin's password: %d", res.StatusCode)
-	}
-	return p
-}
-
-func (p *person) get(u string) string {
-	p.t.Helper()
-	res, err := p.c.Get(u)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		p.t.Fatalf("GET %s: %d %s", u, res.StatusCode, b)
-	}
-	return string(b)
-}
-
-// allow opens the consent page at an authorization URL, allows the client, and
-// returns where the answer sends the browser.
-func (p *person) allow(authURL string) string {
-	p.t.Helper()
-	page := p.get(authURL)
-	form := url.Values{"decision": {"allow"}}
-	for k, v := range hidden(page) {
-		form.Set(k, v)
-	}
-	u := mustParse(p.t, authURL)
-	res, err := p.c.PostForm(u.Scheme+"://"+u.Host+u.Path, form)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther {
-		p.t.Fatalf("allow on the consent page: %d", res.StatusCode)
-	}
-	return res.Header.Get("Location")
-}
-
-// hidden returns a page's hidden form fields.
-func hidden(page string) map[string]string {
-	out := map[string]string{}
-	for _, m := range hiddenField.FindAllStringSubmatch(page, -1) {
-		out[m[1]] = html.UnescapeString(m[2])
-	}
-	return out
-}
-
-func mustParse(t *testing.T, s string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
 }

