@@ -58,13 +58,15 @@ func TestServeThrottles(t *testing.T) {
 	}
 
 	const attacker, other = "198.51.100.1", "198.51.100.2"
+	// The client's bucket holds 30 unknown keys and refills slowly: on a slow machine a
+	// few more may pass before the first refusal, never fewer, and one comes.
 	statuses := map[int]int{}
-	for i := range 31 {
+	for i := 0; i < 100 && statuses[http.StatusTooManyRequests] == 0; i++ {
 		res, _ := send(http.MethodGet, "/api/tenant", attacker, fmt.Sprintf("sbk_%012d_%s", i, strings.Repeat("a", 52)), nil)
 		statuses[res.StatusCode]++
 	}
-	if statuses[http.StatusUnauthorized] != 30 || statuses[http.StatusTooManyRequests] != 1 {
-		t.Errorf("31 unknown keys from one client: statuses %v, want 30 × 401 then 429", statuses)
+	if statuses[http.StatusUnauthorized] < 30 || statuses[http.StatusTooManyRequests] != 1 || len(statuses) != 2 {
+		t.Errorf("unknown keys from one client until refused: statuses %v, want at least 30 × 401, then 429", statuses)
 	}
 	for _, r := range []struct{ method, path string }{{http.MethodGet, "/api/tenant"}, {http.MethodPost, "/mcp/default"}} {
 		path := r.path
