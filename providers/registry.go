@@ -253,6 +253,20 @@ func (r *Registry) Providers() []*Spec {
 	return out
 }
 
+// Registered returns the providers registered so far, in registration order, without
+// waiting: the deferred ones only once their load is over. A caller that needs none of
+// the deferred providers (a principal with no connection of theirs) lists with it.
+func (r *Registry) Registered() []*Spec {
+	out := make([]*Spec, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.specs[n])
+	}
+	if r.late != nil && r.late.over() {
+		out = append(out, r.late.reg.Providers()...)
+	}
+	return out
+}
+
 // Tool returns a tool by name.
 // One of a deferred provider's is waited for.
 func (r *Registry) Tool(name string) (*Tool, bool) {

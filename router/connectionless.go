@@ -49,7 +49,7 @@ func (r *Router) runConnectionless(ctx context.Context, p switchboard.Principal,
 // their registered operations and their tools per tenant, each on no connection.
 func (r *Router) connectionlessBindings(ctx context.Context, p switchboard.Principal) ([]Binding, error) {
 	var out []Binding
-	for _, spec := range r.registry.Providers() {
+	for _, spec := range r.registry.Registered() { // a deferred provider is never connectionless
 		if !spec.Connectionless {
 			continue
 		}

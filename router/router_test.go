@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -462,5 +463,31 @@ func TestForgetEverythingAfterAGap(t *testing.T) {
 	f.router.Forget("", "")
 	if got := call(); got != "Bearer token-after-gap" {
 		t.Errorf("after the gap the upstream saw %q, want the connection read again", got)
+	}
+}
+
+// TestToolsWaitOnlyForProvidersInUse: while deferred providers load (OpenAPI
+// descriptions read after the node is ready), a principal with no connection of theirs
+// gets its tools at once; one with such a connection waits for the load, and is told
+// the hub is still loading when its request's time runs out first.
+func TestToolsWaitOnlyForProvidersInUse(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if err := f.router.registry.Defer(map[string]string{"slowapi": "slowapi.json"}); err != nil {
+		t.Fatal(err)
+	}
+	// The load never ends in this test: any wait lasts until the context's deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bindings, err := f.router.Tools(ctx, alice)
+	if err != nil || len(bindings) == 0 || bindings[0].Tool.Name != "fake_greet" {
+		t.Fatalf("alice's tools while a provider she does not use loads: %v, %v; want fake_greet at once", bindings, err)
+	}
+	// Alice's account becomes one of the loading provider's.
+	f.conns.add(connections.Connection{ID: "con_a1", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "slowapi", AccountLabel: "alice-slow", Status: connections.StatusActive}, "token-a1")
+	expired, stop := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer stop()
+	if _, err := f.router.Tools(expired, alice); switchboard.CodeOf(err) != switchboard.CodeUnavailable {
+		t.Errorf("alice's tools while her provider loads, her time up: %v; want unavailable", err)
 	}
 }

@@ -110,9 +110,6 @@ func (r *Router) Connections(ctx context.Context, p switchboard.Principal, provi
 
 // tools lists the tools of every connection the principal may use (see Tools).
 func (r *Router) tools(ctx context.Context, p switchboard.Principal) ([]Binding, error) {
-	if err := r.registry.Loaded(ctx); err != nil {
-		return nil, notLoaded(ctx, err)
-	}
 	user, err := r.connectionUser(ctx, p)
 	if err != nil {
 		return nil, r.internal(ctx, err, "read whose connections %s may use", p.ID())
@@ -120,6 +117,16 @@ func (r *Router) tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 	conns, err := r.conns.Usable(ctx, user)
 	if err != nil {
 		return nil, r.internal(ctx, err, "list usable connections of %s", p.ID())
+	}
+	// Only a principal with a connection of a provider still loading (an OpenAPI
+	// description read after the node was ready) waits for it.
+	for _, c := range conns {
+		if r.registry.Deferred(c.Provider) {
+			if err := r.registry.Loaded(ctx); err != nil {
+				return nil, notLoaded(ctx, err)
+			}
+			break
+		}
 	}
 	var own, static []connections.Connection
 	for _, c := range conns {
@@ -138,7 +145,7 @@ func (r *Router) tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 		byProvider[c.Provider] = append(byProvider[c.Provider], ConnectionRef{ID: c.ID, Label: label, Account: c.AccountLabel, Owner: c.OwnerUserID, NeedsReconnect: c.Status == connections.StatusNeedsReconnect})
 	}
 	var out []Binding
-	for _, spec := range r.registry.Providers() {
+	for _, spec := range r.registry.Registered() {
 		refs := byProvider[spec.Name]
 		if len(refs) == 0 {
 			continue

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -266,9 +267,14 @@ func startServe(t testing.TB, environ []string, n int) ([]string, func() int) {
 	return lines, stop
 }
 
-// startServeLogs is startServe that also returns serve's stderr (its logs).
+// startServeLogs is startServe that also returns serve's stderr (its logs). The
+// built-in catalog is off unless environ sets it: its load in the background would
+// take CPU from every other test of the package (its own tests turn it on).
 func startServeLogs(t testing.TB, environ []string, n int) ([]string, func() int, *testlog.Buffer) {
 	t.Helper()
+	if !slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, "SWITCHBOARD_CATALOG=") }) {
+		environ = append(slices.Clip(environ), "SWITCHBOARD_CATALOG=off")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	stderr := &testlog.Buffer{}
