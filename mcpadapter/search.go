@@ -3,13 +3,12 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/agents"
 	"github.com/switchboard-hub/switchboard/providers"
+	"github.com/switchboard-hub/switchboard/providers/hub"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
 	"github.com/switchboard-hub/switchboard/router"
 )
@@ -106,7 +105,7 @@ func (c scopeCall) DescribeTool(name string) (any, bool) {
 // not carried over: call_tool confirms itself, by the call it makes.
 func (c scopeCall) CallTool(ctx context.Context, name string, args json.RawMessage, _ bool) (any, error) {
 	if _, ok := c.found(name); !ok {
-		return nil, switchboard.Invalid("name", fmt.Sprintf("%q is not a tool of this endpoint; find one with %s", name, searchToolName))
+		return nil, hub.NotInScope(name)
 	}
 	inner := c.req
 	inner.Params.Name = name

@@ -144,7 +144,7 @@ func describeTool(r Router) providers.Op {
 			}
 			def, ok := s.DescribeTool(in.Name)
 			if !ok {
-				return nil, notInScope(in.Name)
+				return nil, NotInScope(in.Name)
 			}
 			return def, nil
 		},
@@ -172,8 +172,9 @@ func callTool(r Router) providers.Op {
 	}
 }
 
-// notInScope is the error for a name that is none of the endpoint's tools.
-func notInScope(name string) error {
+// NotInScope is the error for a name that is none of the endpoint's tools, whichever
+// scope the search tools act in.
+func NotInScope(name string) error {
 	return switchboard.Invalid("name", fmt.Sprintf("%q is not a tool of this endpoint; find one with %s", name, providers.SearchToolName))
 }
 
@@ -267,7 +268,7 @@ func (s boundScope) DescribeTool(name string) (any, bool) {
 func (s boundScope) CallTool(ctx context.Context, name string, args json.RawMessage, confirmed bool) (any, error) {
 	b, ok := s.find(name)
 	if !ok {
-		return nil, notInScope(name)
+		return nil, NotInScope(name)
 	}
 	var named string
 	if !b.Tool.TakesArgument(providers.ConnectionArgument) {
