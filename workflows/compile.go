@@ -175,6 +175,9 @@ func (c *compiler) top() {
 		c.add("", "name", "is required")
 	case !nameRE.MatchString(d.Name):
 		c.add("", "name", "must start with a lowercase letter and hold only lowercase letters, digits and _ (at most 48 characters); %q does not", d.Name)
+	case versionSuffixRE.MatchString(d.Name):
+		c.add("", "name", "must not end in _ and digits: run_flow__%s would be the name of version %s of workflow %s; rename it, for example %s", d.Name,
+			versionSuffixRE.FindStringSubmatch(d.Name)[1], strings.TrimSuffix(d.Name, versionSuffixRE.FindString(d.Name)), versionSuffixRE.ReplaceAllString(d.Name, "_v$1"))
 	}
 	if len(d.Description) > 1000 {
 		c.add("", "description", "must be at most 1000 characters")

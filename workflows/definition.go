@@ -149,6 +149,10 @@ const (
 // run_flow_async__<name> and the like, at most 64 characters.
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
 
+// versionSuffixRE is the end of a versioned tool's name (run_flow__<name>_<version>),
+// which a workflow's own name may not have, or two workflows' tools could share a name.
+var versionSuffixRE = regexp.MustCompile(`_([0-9]+)$`)
+
 // The fields each level of a definition may have; anything else is a mistake
 // (most often a misspelt field) and is named as such.
 var (
