@@ -127,16 +127,16 @@ func (c *compiler) inputMessage(s *StepProgram) {
 // they answer it (through their MCP client's form, submit_flow_elicitation or the
 // approval page).
 type Elicitation struct {
-	ID         string          `json:"elicitation_id"`
-	InstanceID string          `json:"instance_id"`
-	Step       string          `json:"step"`
-	Message    string          `json:"message"`
-	Schema     json.RawMessage `json:"requested_schema"`
+	ID         string          `json:"elicitation_id" jsonschema:"The question's id, for submit_flow_elicitation"`
+	InstanceID string          `json:"instance_id" jsonschema:"The flow instance that asks"`
+	Step       string          `json:"step" jsonschema:"The step that asks"`
+	Message    string          `json:"message" jsonschema:"What the person is asked"`
+	Schema     json.RawMessage `json:"requested_schema" jsonschema:"The JSON Schema of the answer's content"`
 	// ExpiresAt is when the question stops being shown; after it the answer may still
 	// be submitted, and the run goes on.
-	ExpiresAt time.Time `json:"expires_at"`
+	ExpiresAt time.Time `json:"expires_at" jsonschema:"When the question stops being shown; it may still be answered after"`
 	// TimedOut says ExpiresAt passed.
-	TimedOut bool `json:"timed_out"`
+	TimedOut bool `json:"timed_out" jsonschema:"Whether it was shown for its whole timeout without an answer"`
 
 	workflow string        // the instance's workflow
 	shown    time.Duration // how long the step shows its question
