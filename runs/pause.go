@@ -95,3 +95,14 @@ func (e *Executor) Resume(ctx context.Context, p switchboard.Principal, id strin
 	e.dispatch(run, false)
 	return run.view(nil), nil
 }
+
+// Owner returns the principal one of the runs p may answer on its approval page runs
+// as (the person who started it, or their agent): what answers a question the run
+// paused for are given as. Anyone else gets not_found.
+func (e *Executor) Owner(ctx context.Context, p switchboard.Principal, id string) (switchboard.Principal, error) {
+	r, _, err := e.approverOf(ctx, p, id)
+	if err != nil {
+		return switchboard.Principal{}, err
+	}
+	return r.principal(), nil
+}
