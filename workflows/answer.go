@@ -87,7 +87,7 @@ func (s *Service) Answer(ctx context.Context, p switchboard.Principal, v runs.Vi
 		}
 		if v.Paused() {
 			_, pending, _ := s.Elicitations(ctx, p, v.ID)
-			msg = waitingText(pending)
+			msg = waitingText(pending, v.ApprovalURL)
 		}
 		out.Message = msg
 	default:

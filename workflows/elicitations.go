@@ -227,7 +227,7 @@ func (s *Service) askWhilePaused(ctx context.Context, p switchboard.Principal, n
 }
 
 // waitingText says which questions a flow waits for and how to answer them.
-func waitingText(es []Elicitation) string {
+func waitingText(es []Elicitation, approvalURL string) string {
 	if len(es) == 0 {
 		return "a step asks its person; replay the question with replay_flow_pending_elicitation"
 	}
@@ -243,6 +243,9 @@ func waitingText(es []Elicitation) string {
 		b.WriteString(")")
 	}
 	b.WriteString(". Ask the person and answer with submit_flow_elicitation {instance_id, elicitation_id, response: {action, content}}, or have the question shown again with replay_flow_pending_elicitation.")
+	if approvalURL != "" {
+		b.WriteString(" The person may also answer it on its approval page: " + approvalURL)
+	}
 	return b.String()
 }
 

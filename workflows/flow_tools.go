@@ -220,7 +220,7 @@ func (s *Service) flowAnswer(ctx context.Context, p switchboard.Principal, v run
 		text = "The flow is waiting for user input: " + s.Answer(ctx, p, v).Message
 		if v.Paused() {
 			_, ans.Elicitations, _ = s.Elicitations(ctx, p, v.ID)
-			text = "The flow is waiting for user input: " + waitingText(ans.Elicitations)
+			text = "The flow is waiting for user input: " + waitingText(ans.Elicitations, v.ApprovalURL)
 		}
 	default:
 		text = "The flow is still running; query it with " + FlowToolName(KindQuery, v.Workflow, 0) + "."
