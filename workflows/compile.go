@@ -34,6 +34,7 @@ type StepProgram struct {
 	needs     []*StepProgram
 	ancestors map[string]bool
 	args      *value
+	message   *value // an asking step's message (Input)
 	cond      *expr
 	each      *expr
 }
@@ -261,8 +262,11 @@ func (c *compiler) steps() {
 		s.Name = name
 		c.p.byName[name] = s
 		c.p.Steps = append(c.p.Steps, s)
-		if s.Tool == "" {
-			c.add(name, "tool", "is required")
+		switch {
+		case s.Input != nil:
+			c.inputStep(s)
+		case s.Tool == "":
+			c.add(name, "tool", "is required (or input, for a step that asks the run's person)")
 		}
 		switch s.OnError {
 		case "", OnErrorAbort, OnErrorContinue, OnErrorRetry:
@@ -382,6 +386,9 @@ func (c *compiler) expressions() {
 				c.references(s, "foreach", x)
 				s.each = x
 			}
+		}
+		if s.Input != nil {
+			c.inputMessage(s)
 		}
 		args, errs := compileValue(c.env.of(foreach), "args", toAnyMap(s.Args))
 		for _, e := range errs {

@@ -358,7 +358,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	page, err := web.Handler(web.Options{
 		PublicURL: publicURL, DefaultTenant: tenant.Slug, Version: version(), Accounts: webAccounts{store: tenantStore},
 		SessionLifetime: tenants.SessionLifetime, MinPasswordLength: tenants.MinPasswordLength, Logger: log,
-		Approvals: webApprovals{runs: runExec, users: tenantStore, agents: agentService}, SSO: oauth,
+		Approvals: webApprovals{runs: runExec, users: tenantStore, agents: agentService, flows: wfService}, SSO: oauth,
 	})
 	if err != nil {
 		return err
