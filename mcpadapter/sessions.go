@@ -97,9 +97,13 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		}
 		a.serveRequest(w, r, s, mcptransport.RequestKey(id, msg.ID), nil, stream)
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
-		if cs := s.ep.Events.CallOf(id, r.Header.Get("Last-Event-ID")); cs != nil {
-			cs.Resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
+		last := r.Header.Get("Last-Event-ID")
+		if cs := s.ep.Events.CallOf(id, last); cs != nil {
+			cs.Resume(w, r, last) // a call's stream, which the hub keeps
 			return
+		}
+		if s.ep.Events.ResumeLogged(w, r, id, last) {
+			return // a call's stream another node kept
 		}
 		s.ep.HTTP.ServeHTTP(s.ep.IDs.Writer(w), r)
 	default:
@@ -190,6 +194,11 @@ func (a *Adapter) sweepSessions(ctx context.Context, now time.Time) {
 		}
 	}
 	a.records.Prune(now)
+	if a.opts.StreamLog != nil {
+		if err := a.opts.StreamLog.Prune(ctx, now); err != nil {
+			a.opts.Logger.WarnContext(ctx, "prune kept call streams", "err", err)
+		}
+	}
 }
 
 // trimHeld drops this node's state of its least recently used idle sessions when it
