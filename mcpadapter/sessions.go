@@ -102,6 +102,12 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 			cs.Resume(w, r, last) // a call's stream, which the hub keeps
 			return
 		}
+		if s.ep.Events.Log != nil && !s.ep.Events.Issued(last) {
+			// Another node's event: if it runs the call and has not seen the client
+			// leave, it keeps the call's stream where this node reads it.
+			a.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayKeepStream, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
+				Body: jsonString(last)})
+		}
 		if s.ep.Events.ResumeLogged(w, r, id, last) {
 			return // a call's stream another node kept
 		}
@@ -237,4 +243,10 @@ func (a *Adapter) trimHeld() {
 		}
 		c.s.ep.DropIdle(c.id)
 	}
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
 }

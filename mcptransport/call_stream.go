@@ -147,15 +147,20 @@ func (cs *CallStream) KeepWhenGone(conn context.Context) {
 	if cs.store == nil || cs.store.Log == nil {
 		return
 	}
-	stop := context.AfterFunc(conn, cs.keep)
+	stop := context.AfterFunc(conn, cs.Keep)
 	cs.mu.Lock()
 	cs.unwatch = stop
 	cs.mu.Unlock()
 }
 
-// keep starts keeping the call's stream in the Log: the events the store holds of it,
-// and the last mark if the call has ended meanwhile.
-func (cs *CallStream) keep() {
+// Keep starts keeping the call's stream in the Log: the events the store holds of it,
+// the last mark if the call has ended, and every event from then on. It is done when
+// the POST's connection ends (KeepWhenGone), and when the call's client came back on
+// another node before this one saw it leave (RelayKeepStream).
+func (cs *CallStream) Keep() {
+	if cs.store == nil || cs.store.Log == nil {
+		return
+	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.logged || cs.canceled.Load() {
