@@ -50,6 +50,7 @@ func all() []migration {
 		{Version: 25, Name: "audit_in_flight", Up: up0025AuditInFlight},
 		{Version: 26, Name: "run_kinds", Up: up0026RunKinds},
 		{Version: 27, Name: "mcp_stream_events", Up: up0027MCPStreamEvents},
+		{Version: 28, Name: "connection_rate_limits", Up: up0028ConnectionRateLimits},
 	}
 }
 
