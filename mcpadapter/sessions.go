@@ -102,7 +102,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 			cs.Resume(w, r, last) // a call's stream, which the hub keeps
 			return
 		}
-		if s.ep.Events.Log != nil && !s.ep.Events.Issued(last) {
+		if s.ep.Events.Log != nil && !s.ep.Events.Issued(last) && mcptransport.EventID(last) {
 			// Another node's event: if it runs the call and has not seen the client
 			// leave, it keeps the call's stream where this node reads it.
 			a.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayKeepStream, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,

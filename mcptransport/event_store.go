@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,6 +155,13 @@ func (s *EventStore) CallOf(sessionID, lastEventID string) *CallStream {
 
 // Issued reports whether id is one of this store's event ids.
 func (s *EventStore) Issued(id string) bool { return strings.HasPrefix(id, s.prefix) }
+
+// eventIDShape is the shape of every event id a store issues: its prefix, then a
+// sequence number.
+var eventIDShape = regexp.MustCompile(`^ev[0-9a-z]{1,32}_[0-9]{1,19}$`)
+
+// EventID reports whether id has the shape of an event id some node issued.
+func EventID(id string) bool { return eventIDShape.MatchString(id) }
 
 // callEvents returns the events of the call's stream this store still holds.
 func (s *EventStore) callEvents(cs *CallStream) []storedEvent {

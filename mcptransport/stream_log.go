@@ -57,10 +57,10 @@ func (s *EventStore) logEvents(cs *CallStream, events []sessions.StreamEvent) {
 // ResumeLogged serves a GET that resumes, after lastEventID, a call's stream another
 // node kept in the log: the events that followed it, then the call's next ones as they
 // reach the log, until the stream's end or the client's departure. It reports false,
-// having written nothing, when lastEventID is this store's own or no logged stream of
-// the session holds it.
+// having written nothing, when lastEventID is this store's own, is no event id, or no
+// logged stream of the session holds it.
 func (s *EventStore) ResumeLogged(w http.ResponseWriter, r *http.Request, session, lastEventID string) bool {
-	if s.Log == nil || s.Issued(lastEventID) {
+	if s.Log == nil || s.Issued(lastEventID) || !EventID(lastEventID) {
 		return false
 	}
 	ctx := r.Context()

@@ -88,6 +88,9 @@ func TestCallStreamResumesOnAnotherNodeOnceItsClientLeft(t *testing.T) {
 	cs := nodeA.OpenCall("sess-1", post, true)
 	cs.KeepWhenGone(conn)
 	primed := primingID(t, post.Body.String())
+	if !EventID(primed) || EventID("42") || EventID("ev_1; drop") {
+		t.Errorf("EventID does not tell an issued id (%q) from others", primed)
+	}
 	if nodeB.Issued(primed) || !nodeA.Issued(primed) {
 		t.Fatalf("event id %q is not told apart by the node that issued it", primed)
 	}
