@@ -39,6 +39,9 @@ func (s *server) agentConsole(c *gin.Context) {
 		return
 	}
 	// The agent runs as its keys do: as its creator's agent, with the creator's role.
+	// The person's own credential stands for the key: Activity names it, and the agent
+	// runs on its creator's private connections only when that person is the creator
+	// and saved it last, as with a key they made (agents.Service.PrivateUser).
 	creator, err := s.Tenants.User(ctx, p.TenantID, a.CreatedBy)
 	if err != nil {
 		if switchboard.CodeOf(err) == switchboard.CodeNotFound {
@@ -48,5 +51,5 @@ func (s *server) agentConsole(c *gin.Context) {
 		return
 	}
 	s.Console.ServeConsole(c.Writer, c.Request, switchboard.Principal{TenantID: p.TenantID, TenantSlug: p.TenantSlug,
-		Kind: switchboard.PrincipalAgent, UserID: creator.ID, AgentID: a.ID, Role: creator.Role})
+		Kind: switchboard.PrincipalAgent, UserID: creator.ID, AgentID: a.ID, Role: creator.Role, KeyID: p.KeyID})
 }

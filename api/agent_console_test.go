@@ -97,7 +97,8 @@ func TestAgentConsole(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		t.Parallel()
 		w := newWorld(t, db)
-		conn := w.connect(w.member, goodToken, true)
+		// The member's own, unshared account: the agent's keys the member makes run on it.
+		conn := w.connect(w.member, goodToken, false)
 		var a agentBody
 		w.want(w.member, http.MethodPost, "/api/agents", agentJSON(t, map[string]any{"name": "console", "confirm": "always",
 			"tools": toolList([][2]string{{"github_get_issue", conn}, {"github_create_issue", conn}})}), http.StatusCreated, &a)
@@ -139,8 +140,14 @@ func TestAgentConsole(t *testing.T) {
 		if status != http.StatusOK || asked["resultType"] != "input_required" || state == "" || w.githubCalls(goodToken) != 0 {
 			t.Fatalf("a call under confirm always: %d %s (GitHub called %d times); want the form, nothing run", status, b, w.githubCalls(goodToken))
 		}
-		_, b = call(w.admin, map[string]any{"switchboard_confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}, state)
-		// The requestState is the agent's call, whoever of its managers answers it.
+		accept := map[string]any{"switchboard_confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
+		// The question was the member's: the admin's answer runs nothing (the admin does
+		// not even see the tool, which runs on the member's private account).
+		_, b = call(w.admin, accept, state)
+		if !strings.Contains(string(b), `"error"`) && !strings.Contains(string(b), `"isError":true`) || w.githubCalls(goodToken) != 0 {
+			t.Fatalf("an admin answering the member's question: %s, GitHub called %d times", b, w.githubCalls(goodToken))
+		}
+		_, b = call(w.member, accept, state)
 		done := mcpResult(t, b)
 		if done["isError"] == true || w.githubCalls(goodToken) != 1 {
 			t.Fatalf("the accepted call: %s, GitHub called %d times", b, w.githubCalls(goodToken))
@@ -148,22 +155,52 @@ func TestAgentConsole(t *testing.T) {
 		if sc, _ := done["structuredContent"].(map[string]any); sc == nil || sc["title"] != "Try it works" {
 			t.Errorf("structuredContent = %v", done["structuredContent"])
 		}
+		// An admin manages the agent but does not act through the member's private
+		// account: the admin's console lists what a key the admin made would.
+		_, b = w.mcpDo(w.admin, path, "tools/list", mcpMessage(t, "tools/list", nil))
+		for _, tool := range mcpResult(t, b)["tools"].([]any) {
+			if name := tool.(map[string]any)["name"]; name == "github_get_issue" {
+				t.Errorf("the admin's console lists %s, which runs on the member's private connection", name)
+			}
+		}
 		w.flushAudit()
 		var rows struct {
 			Events []struct {
 				Kind      string `json:"kind"`
 				Principal string `json:"principal"`
+				KeyID     string `json:"key_id"`
 				Tool      string `json:"tool"`
 			} `json:"events"`
 		}
 		w.want(w.admin, http.MethodGet, "/api/audit?tool=github_get_issue", "", http.StatusOK, &rows)
 		var got []string
 		for _, e := range rows.Events {
-			got = append(got, e.Kind+" "+e.Principal)
+			got = append(got, e.Kind+" "+e.Principal+" "+e.KeyID)
 		}
-		want := "tool_call agent:" + a.ID
+		want := "tool_call agent:" + a.ID + " " + memberKeyID(t, w)
 		if !slices.Contains(got, want) {
 			t.Errorf("audit rows %q, want %q", got, want)
 		}
 	})
+}
+
+// memberKeyID is the id of the member's API key, which Activity names for the member's
+// console calls.
+func memberKeyID(t *testing.T, w *world) string {
+	t.Helper()
+	var keys struct {
+		Keys []struct {
+			ID     string  `json:"id"`
+			UserID string  `json:"user_id"`
+			Agent  *string `json:"agent_id"`
+		} `json:"keys"`
+	}
+	w.want(w.member, http.MethodGet, "/api/keys", "", http.StatusOK, &keys)
+	for _, k := range keys.Keys {
+		if k.UserID == w.member.userID && k.Agent == nil {
+			return k.ID
+		}
+	}
+	t.Fatal("the member has no key of their own")
+	return ""
 }
