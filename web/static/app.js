@@ -1403,13 +1403,16 @@
     // showCall shows a tools/call result as a client gets it: isError, each content
     // item, structuredContent.
     const showCall = (res, ms) => {
+      const approval = res._meta && res._meta['switchboard/approval_url'];
       const items = (res.content || []).map((c) => (c.type === 'text' ? el('pre', { tabindex: '0', 'aria-label': 'Text content' }, el('code', { text: c.text }))
         : el('pre', { tabindex: '0', 'aria-label': `${c.type} content` }, el('code', { text: JSON.stringify(c, null, 2) }))));
       fill(out, el('div', { class: 'console-result', 'data-is-error': res.isError ? 'true' : 'false' },
         el('p', {}, res.isError ? el('span', { class: 'outcome bad', text: 'isError: true' }) : el('span', { class: 'outcome ok', text: 'isError: false' }),
           ms === undefined ? '' : ` Took ${Math.round(ms).toLocaleString()} ms.`),
         el('h4', { text: 'content' }), items.length ? items : el('p', { class: 'muted', text: 'none' }),
-        res.structuredContent !== undefined ? [el('h4', { text: 'structuredContent' }), el('pre', { tabindex: '0', 'aria-label': 'structuredContent' }, el('code', { text: JSON.stringify(res.structuredContent, null, 2) }))] : null));
+        res.structuredContent !== undefined ? [el('h4', { text: 'structuredContent' }), el('pre', { tabindex: '0', 'aria-label': 'structuredContent' }, el('code', { text: JSON.stringify(res.structuredContent, null, 2) }))] : null,
+        // A call only a person may approve waits as a run: its approval page answers it.
+        approval ? el('p', {}, el('a', { href: approval.replace(/^https?:\/\/[^/]+/, '') }, 'Approve or decline it on its approval page')) : null));
     };
     f.addEventListener('submit', (ev) => {
       ev.preventDefault();
