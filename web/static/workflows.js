@@ -64,7 +64,10 @@ outputs:
       tools,
       find: (name) => tools.find((t) => t.tool === name),
       async schemaOf(t) {
-        if (!ops.has(t.provider)) ops.set(t.provider, api('GET', `/api/providers/${enc(t.provider)}/operations`).then((r) => r.operations || []));
+        if (!ops.has(t.provider)) {
+          ops.set(t.provider, api('GET', `/api/providers/${enc(t.provider)}/operations`).then((r) => r.operations || [])
+            .catch((err) => { ops.delete(t.provider); throw err; })); // asked again next time
+        }
         const op = (await ops.get(t.provider)).find((o) => o.tool === t.tool);
         return (op && op.input_schema) || { properties: {} };
       },
