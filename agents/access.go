@@ -64,6 +64,15 @@ func (s *Store) privateUser(ctx context.Context, tenant switchboard.TenantID, ag
 		Joins("JOIN api_keys k ON k.tenant_id = a.tenant_id AND k.agent_id = a.id").
 		Where("a.tenant_id = ? AND a.id = ? AND k.id = ?", tenant, agentID, keyID).
 		Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		// Not one of the agent's keys: the agent console, where a person uses the agent
+		// with their own credential (a user key or a browser session), which counts as
+		// a key that person created for it.
+		err = s.db.WithContext(ctx).Raw(`SELECT a.created_by, a.updated_by, c.user_id AS key_created_by FROM agents a
+			JOIN (SELECT tenant_id, user_id FROM api_keys WHERE id = ? AND agent_id IS NULL AND revoked_at IS NULL
+			      UNION ALL SELECT tenant_id, user_id FROM web_sessions WHERE id = ?) c ON c.tenant_id = a.tenant_id
+			WHERE a.tenant_id = ? AND a.id = ?`, keyID, keyID, tenant, agentID).Take(&row).Error
+	}
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
 		return "", nil

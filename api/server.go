@@ -44,6 +44,9 @@ type Options struct {
 	Agents *agents.Service
 	// Lister says what an agent URL would list (POST /api/agents/preview).
 	Lister ToolLister
+	// Console serves agents' MCP URLs to the people who manage them
+	// (POST /api/agents/{id}/mcp, the builder UI's agent console).
+	Console AgentConsole
 	// RemoteMCP registers remote MCP servers (POST /api/remote-mcp).
 	RemoteMCP RemoteMCP
 	// OpenAPI keeps the tenants' APIs added by their description (/api/openapi-providers).
@@ -197,6 +200,7 @@ func New(o Options) *gin.Engine {
 	a.DELETE("/agents/:id", s.deleteAgent)
 	a.GET("/agents/:id/keys", s.listAgentKeys)
 	a.POST("/agents/:id/keys", s.createAgentKey)
+	a.POST("/agents/:id/mcp", s.agentConsole)
 	a.GET("/mcp-settings", s.getMCPSettings)
 	a.PUT("/mcp-settings", s.putMCPSettings)
 

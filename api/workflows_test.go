@@ -75,6 +75,26 @@ func TestWorkflowsAPI(t *testing.T) {
 		if len(plan.Steps) != 2 || len(plan.Changes) != 1 || !strings.HasPrefix(plan.Changes[0], "post:") {
 			t.Fatalf("plan %+v", plan)
 		}
+		// The plan names the accounts each step runs on, by their labels.
+		var conns struct {
+			Connections []struct {
+				ID    string `json:"id"`
+				Label string `json:"account_label"`
+			} `json:"connections"`
+		}
+		w.want(w.admin, http.MethodGet, "/api/connections", "", http.StatusOK, &conns)
+		labels := map[string]string{}
+		for _, c := range conns.Connections {
+			labels[c.ID] = c.Label
+		}
+		for _, st := range plan.Steps {
+			if st.Account == "" || st.Account != labels[st.ConnectionID] || strings.HasPrefix(st.Account, "con_") {
+				t.Errorf("plan step %s runs on %q, want its connection's label %q", st.Name, st.Account, labels[st.ConnectionID])
+			}
+		}
+		if post := plan.Steps[1]; !strings.Contains(plan.Changes[0], " on "+post.Account) {
+			t.Errorf("the plan's change %q does not name the account %q", plan.Changes[0], post.Account)
+		}
 		if status, body := w.do(w.admin, http.MethodPost, "/api/workflows/issue_to_slack/runs", `{"parameters":{"number":"seven"}}`); status != http.StatusBadRequest || !strings.Contains(string(body), "parameters.") {
 			t.Fatalf("bad parameters: %d %s", status, body)
 		}

@@ -237,7 +237,12 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 	if err := (&hubtools.Tools{Runs: w.runs, Workflows: wfService, Registry: reg, Connections: rtr, Search: rtr}).Register(reg); err != nil { // as serve registers it
 		t.Fatal(err)
 	}
+	// The MCP URLs as serve mounts them, so a test compares the agent console with them.
+	adapter := mcpadapter.New(mcpadapter.Options{Router: rtr, Agents: agentService, Auth: w.tenants, Logger: slog.New(slog.DiscardHandler), PublicURL: "https://hub.example.com",
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: w.runs, StateKey: kr.Derive("request-state")})}})
+	t.Cleanup(func() { adapter.Close(context.Background()) })
 	engine := api.New(api.Options{
+		OwnBodies:   []string{mcpadapter.Prefix},
 		Grants:      w.oauth,
 		Registry:    reg,
 		Tenants:     w.tenants,
@@ -247,13 +252,14 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		Runs:        w.runs,
 		Workflows:   wfService,
 		Agents:      agentService,
-		Lister: mcpadapter.New(mcpadapter.Options{Router: rtr, Agents: agentService, Logger: slog.New(slog.DiscardHandler),
-			Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: w.runs, StateKey: kr.Derive("request-state")})}}),
-		Recorder:  w.writer,
-		Database:  func(ctx context.Context) error { return database.Ping(ctx, db) },
-		PublicURL: "https://hub.example.com/",
-		Logger:    slog.New(slog.DiscardHandler),
+		Lister:      adapter,
+		Console:     adapter,
+		Recorder:    w.writer,
+		Database:    func(ctx context.Context) error { return database.Ping(ctx, db) },
+		PublicURL:   "https://hub.example.com/",
+		Logger:      slog.New(slog.DiscardHandler),
 	})
+	engine.Any(mcpadapter.Prefix+":tenant/agents/:agent", gin.WrapH(adapter))
 	w.srv = httptest.NewServer(engine)
 	t.Cleanup(w.srv.Close)
 	t.Cleanup(w.checkNoSecrets)

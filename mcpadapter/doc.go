@@ -13,6 +13,8 @@
 // Files, by what they hold:
 //
 //   - adapter.go: Options, New, ServeHTTP (auth, origin, admission), scopes' lifetime
+//   - console.go: ServeConsole, an agent's URL served statelessly to a caller the REST
+//     API authenticated (the builder UI's agent console)
 //   - origin.go, cors.go, refusal.go: the door (DNS rebinding, browsers' CORS, refusals
 //     read cheaply)
 //   - sessions.go, modern.go, modern_refusals.go, relay.go: dispatch of a request by

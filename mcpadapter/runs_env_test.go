@@ -136,6 +136,7 @@ func (m *memAudit) confirmations() []string {
 // tenant beta (user bea, its own notes connection).
 type runsEnv struct {
 	srv      *httptest.Server
+	adapter  *Adapter // srv's
 	up       *notesfake.Upstream
 	exec     *runs.Executor
 	policy   *policies
@@ -279,6 +280,7 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 		return srv
 	}
 	e.srv = e.node(t, nil, nil)
+	e.adapter = adapter
 	return e
 }
 

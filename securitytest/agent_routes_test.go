@@ -102,6 +102,7 @@ var agentAnswers = map[string]int{
 	"DELETE /api/agents/:id":                agentRefused,
 	"GET /api/agents/:id/keys":              agentRefused,
 	"POST /api/agents/:id/keys":             agentRefused,
+	"POST /api/agents/:id/mcp":              agentRefused,
 	"PUT /api/mcp-settings":                 agentRefused,
 
 	// Workflows: an agent's key manages none, and reads and runs only those its agent

@@ -219,6 +219,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 		Grants:    oauth,
 		SSO:       oauth,
 		Lister:    adapter,
+		Console:   adapter,
 		PublicURL: "https://hub.example.com", Logger: log, NoRoute: ui})
 	// Mounted as serve mounts it.
 	mcp := gin.WrapH(adapter)

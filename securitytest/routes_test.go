@@ -173,6 +173,10 @@ var routes = map[string]route{
 	"POST /api/agents/:id/keys": {mode: onVictim, request: func(f *fixture) (string, string) {
 		return "/api/agents/" + f.agentID + "/keys", `{"name":"stolen"}`
 	}},
+	// The agent console: only the agent's creator or an admin uses the agent's URL here.
+	"POST /api/agents/:id/mcp": {mode: onVictim, request: func(f *fixture) (string, string) {
+		return "/api/agents/" + f.agentID + "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"1"}}}}`
+	}},
 	"GET /api/mcp-settings": {mode: ownScope, request: fixed("/api/mcp-settings", "")},
 	"PUT /api/mcp-settings": {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/mcp-settings", `{"tool_mode":"all"}`)},
 

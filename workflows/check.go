@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/switchboard-hub/switchboard"
@@ -42,14 +43,33 @@ func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Princi
 	if err != nil {
 		return nil, err
 	}
+	k := checker{prog: prog, bound: Bindings{}}
+	k.bind(bs, p, nil)
+	for _, s := range prog.Steps {
+		if bd, ok := k.bound[s.Name]; ok && s.Input == nil {
+			k.args(s, bd.Tool)
+		}
+	}
+	k.outputs()
+	if len(k.ps) > 0 {
+		return nil, k.ps
+	}
+	return k.bound, nil
+}
+
+// bind binds each step to its tool and connection among the bindings bs, naming what
+// does not bind; a step with a problem at its tool (in known) is left out.
+func (k *checker) bind(bs []router.Binding, p switchboard.Principal, known Problems) {
 	byTool := make(map[string]router.Binding, len(bs))
 	for _, b := range bs {
 		byTool[b.Tool.Name] = b
 	}
-	k := checker{prog: prog, bound: Bindings{}}
-	for _, s := range prog.Steps {
+	for _, s := range k.prog.Steps {
 		if s.Input != nil {
 			k.bound[s.Name] = Bound{Tool: inputTool(s.Input)}
+			continue
+		}
+		if s.Tool == "" || slices.ContainsFunc(known, func(q Problem) bool { return q.Step == s.Name && q.Field == "tool" }) {
 			continue
 		}
 		b, ok := byTool[s.Tool]
@@ -81,16 +101,34 @@ func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Princi
 			k.add(s.Name, "on_error", "retry is only for read-only or idempotent tools, and %s changes data (a retry could repeat its effect); use abort or continue", s.Tool)
 		}
 	}
+}
+
+// checkTools checks the steps of a program that did not compile whole (known are its
+// problems so far): each step's tool and connection, and that the arguments its tool
+// requires are given. Their expressions are not followed: they may not compile.
+func checkTools(ctx context.Context, prog *Program, cat Catalog, p switchboard.Principal, known Problems) (Problems, error) {
+	bs, err := cat.Tools(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	k := checker{prog: prog, bound: Bindings{}}
+	k.bind(bs, p, known)
 	for _, s := range prog.Steps {
-		if bd, ok := k.bound[s.Name]; ok && s.Input == nil {
-			k.args(s, bd.Tool)
+		bd, ok := k.bound[s.Name]
+		if !ok || s.Input != nil {
+			continue
+		}
+		in := parseSchema(bd.Tool.InputSchema)
+		if !in.followable() {
+			continue
+		}
+		for _, req := range in.required() {
+			if _, ok := s.Args[req]; !ok {
+				k.add(s.Name, "args."+req, "is required by %s", bd.Tool.Name)
+			}
 		}
 	}
-	k.outputs()
-	if len(k.ps) > 0 {
-		return nil, k.ps
-	}
-	return k.bound, nil
+	return k.ps, nil
 }
 
 // pickConnection finds the connection a step names (see router.PickConnection), or

@@ -96,7 +96,7 @@ func (s *StepProgram) backoff(n int) time.Duration {
 // and compiles its expressions; every problem found is returned, each naming its step
 // and field.
 func Compile(def *Definition) (*Program, error) {
-	prog, ps, err := compile(def)
+	prog, _, ps, err := compile(def)
 	if err != nil {
 		return nil, err
 	}
@@ -106,16 +106,18 @@ func Compile(def *Definition) (*Program, error) {
 	return prog, nil
 }
 
-// compile compiles def and returns every problem it found. The program is returned,
-// with problems, when its steps compiled whole and only the workflow's own fields (its
-// name, description, bounds, triggers) are at fault, so a check against the caller's
-// tools can still report the steps' problems in the same answer; else it is nil.
-func compile(def *Definition) (*Program, Problems, error) {
+// compile compiles def and returns every problem it found. whole says whether its
+// steps compiled whole (only the workflow's own fields, its name, description, bounds,
+// triggers, may be at fault), so a full check against the caller's tools can still
+// report the steps' problems in the same answer; when they did not, the program holds
+// the steps as far as they were read, for a check of their tools alone.
+func compile(def *Definition) (prog *Program, whole bool, ps Problems, err error) {
 	e, err := sharedEnvs()
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	c := compiler{env: e, p: &Program{Def: def, byName: map[string]*StepProgram{}}}
+	c.ps = append(c.ps, def.Unread...)
 	c.top()
 	before := len(c.ps)
 	c.steps()
@@ -125,25 +127,28 @@ func compile(def *Definition) (*Program, Problems, error) {
 	if len(c.ps) == before {
 		c.expressions()
 	}
-	stepsWhole := len(c.ps) == before
+	whole = len(c.ps) == before
 	c.triggers()
 	c.secrets()
-	if !stepsWhole {
-		return nil, c.ps, nil
-	}
-	return c.p, c.ps, nil
+	return c.p, whole, c.ps, nil
 }
 
 // CompileAndCheck compiles def and checks it against p's tools (Check), reporting
-// the problems of both in one answer: a definition with a bad name, a misspelt tool
-// and a missing argument hears of all three at once.
+// the problems of both in one answer: a definition with a bad name, a misspelt tool,
+// an expression that does not compile and a missing argument hears of all of them at
+// once. Steps that did not compile whole still have their tools, connections and
+// required arguments checked.
 func CompileAndCheck(ctx context.Context, def *Definition, cat Catalog, p switchboard.Principal) (*Program, Bindings, error) {
-	prog, ps, err := compile(def)
+	prog, whole, ps, err := compile(def)
 	if err != nil {
 		return nil, nil, err
 	}
-	if prog == nil {
-		return nil, nil, ps
+	if !whole {
+		more, err := checkTools(ctx, prog, cat, p, ps)
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, append(ps, more...)
 	}
 	bound, err := Check(ctx, prog, cat, p)
 	if err != nil {

@@ -42,6 +42,11 @@ type Definition struct {
 	// Triggers start runs without a caller: on a schedule, or on a provider's
 	// webhook. They run as the person who saved the workflow.
 	Triggers []Trigger `json:"triggers,omitempty"`
+
+	// Unread are the fields of the source that are none of a definition's: it was read
+	// without them, and compiling it reports them beside every other problem. They are
+	// never stored or sent.
+	Unread Problems `json:"-" yaml:"-"`
 }
 
 // Trigger is one way a workflow starts by itself: exactly one of Schedule, GitHub
@@ -228,17 +233,18 @@ func FromValue(doc any) (*Definition, error) {
 			}
 		}
 	}
-	if len(ps) > 0 {
-		return nil, ps
-	}
+	// Fields that are none of a definition's do not stop the reading: the definition
+	// is read without them, and compiling it names them with the other problems, so an
+	// editor hears of every problem in one answer.
 	raw, err := json.Marshal(top)
 	if err != nil {
-		return nil, Problems{{Field: "definition", Message: err.Error()}}
+		return nil, append(ps, Problem{Field: "definition", Message: err.Error()})
 	}
 	var def Definition
 	if err := json.Unmarshal(raw, &def); err != nil {
-		return nil, Problems{shapeProblem(top, err)}
+		return nil, append(ps, shapeProblem(top, err))
 	}
+	def.Unread = ps
 	return &def, nil
 }
 

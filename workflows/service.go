@@ -461,6 +461,9 @@ func (s *Service) plan(ctx context.Context, p switchboard.Principal, prog *Progr
 		plan.Steps = append(plan.Steps, PlanStep{Name: st.Name, Tool: bd.Tool.Name, ConnectionID: bd.ConnectionID, Account: bd.Account, Needs: st.Needs, ReadOnly: h.ReadOnly, Destructive: h.Destructive})
 		if !h.ReadOnly {
 			what := fmt.Sprintf("%s: %s (%s)", st.Name, bd.Tool.Info.Title, bd.Tool.Name)
+			if bd.Account != "" {
+				what += " on " + bd.Account // the account as the person named it
+			}
 			if h.Destructive {
 				what += ", may delete or overwrite what cannot be restored"
 			}

@@ -150,7 +150,7 @@ func TestConfirmIsAskedOnceWithTheChanges(t *testing.T) {
 	if err != nil || v.State != runs.StateInputRequired {
 		t.Fatalf("start = %+v, %v; want input_required", v, err)
 	}
-	if v.Elicitation == nil || !strings.Contains(v.Elicitation.Message, "drop: Remove (flow_remove), may delete") || strings.Contains(v.Elicitation.Message, "read:") {
+	if v.Elicitation == nil || !strings.Contains(v.Elicitation.Message, "drop: Remove (flow_remove) on main, may delete") || strings.Contains(v.Elicitation.Message, "read:") {
 		t.Fatalf("confirmation message = %+v", v.Elicitation)
 	}
 	if len(r.caller.calls) != 0 {

@@ -271,3 +271,27 @@ func TestEveryProblemInOnePass(t *testing.T) {
 		t.Errorf("the good definition: %v, %d steps bound", err, len(bound))
 	}
 }
+
+// TestEveryProblemInOnePassAcrossStages: problems that stopped the check early (a field
+// that is none of a definition's, an expression that does not compile) no longer hide
+// the others: a misspelt tool and a missing required argument are named in the same
+// answer, each with its path.
+func TestEveryProblemInOnePassAcrossStages(t *testing.T) {
+	t.Parallel()
+	src := edit("    timeout: 30s", "    timout: 30s", "${{ params.limit + 1 }}", "${{ params.limit + }}",
+		"  - name: note\n    tool: flow_write", "  - name: note\n    tool: flow_wrte", `      text: ${{ string(size(steps.note.output)) + " notes" }}
+`, "      priority: 1\n")
+	def, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatalf("Parse stopped at %v; want the definition read for the rest of the check", err)
+	}
+	_, _, err = CompileAndCheck(context.Background(), def, testCatalog(t), alice)
+	var got []string
+	for _, p := range ProblemsOf(err) {
+		got = append(got, p.Path())
+	}
+	want := []string{"steps.fetch.timout", "steps.fetch.args.n", "steps.note.tool", "steps.summary.args.text"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("problems %q (%v), want %q in one answer", got, err, want)
+	}
+}

@@ -382,6 +382,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Workflows:   wfService,
 		Agents:      agentService,
 		Lister:      adapter,
+		Console:     adapter,
 		RemoteMCP:   remote,
 		OpenAPI:     tenantAPIs,
 		Grants:      oauth,

@@ -900,6 +900,7 @@
     // Its keys are listed and made by its creator or an admin only.
     $('#agent-keys-box').hidden = !mayManageAgent(agent);
     if (mayManageAgent(agent)) loadAgentKeys(agent);
+    if (mayManageAgent(agent)) agentConsole(agent); // its creator or an admin only
     $('#agent-delete').onclick = async () => {
       if (!(await ask({ title: `Delete the agent ${agent.name}?`, body: 'Its keys are revoked and its URL stops answering.', ok: 'Delete', danger: true }))) return;
       try {
@@ -1253,14 +1254,189 @@
     flash(`Run ${id} is ${String(run.state).replace(/_/g, ' ')}. Runs are listed under Activity.`);
   }
 
-  function markField(path, text) {
-    const e = $('#try-error');
+  // markField shows text in the error line (Try it's unless given) and marks and
+  // focuses the field at path, looked up under root (the whole page unless given).
+  function markField(path, text, errLine, root) {
+    const e = errLine || $('#try-error');
+    const within = root || document;
     e.textContent = text;
     e.hidden = false;
     const top = String(path || '').split(/[.[]/)[0];
-    const wrap = document.querySelector(`.field[data-path="${CSS.escape(path)}"]`) || document.querySelector(`.field[data-path="${CSS.escape(top)}"]`);
+    const wrap = within.querySelector(`.field[data-path="${CSS.escape(path)}"]`) || within.querySelector(`.field[data-path="${CSS.escape(top)}"]`);
     const input = wrap && wrap.querySelector('input,select,textarea,button');
     if (input) { input.setAttribute('aria-invalid', 'true'); input.focus(); }
+  }
+
+  // ---- Agent console ------------------------------------------------------------------
+  // The console speaks MCP's stateless version to the agent's URL through
+  // POST /api/agents/{id}/mcp (the person's session stands in for the agent's key):
+  // tools/list as the URL lists it, and tools/call answered as a client that shows
+  // forms answers it. A confirmation comes back as the form the hub sends (its
+  // inputRequests), shown in the page; the call is sent again with the person's answer.
+  const MCP_VERSION = '2026-07-28';
+  const CONSOLE_META = {
+    'io.modelcontextprotocol/protocolVersion': MCP_VERSION,
+    'io.modelcontextprotocol/clientInfo': { name: 'switchboard-console', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+  };
+  let mcpSeq = 0;
+  async function mcpRequest(agent, method, params) {
+    const id = ++mcpSeq;
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'X-CSRF-Token': CSRF,
+      'Mcp-Protocol-Version': MCP_VERSION, 'Mcp-Method': method };
+    if (params && params.name) headers['Mcp-Name'] = params.name;
+    let res;
+    try {
+      res = await fetch(`/api/agents/${encodeURIComponent(agent.id)}/mcp`, { method: 'POST', credentials: 'same-origin', headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: CONSOLE_META } }) });
+    } catch (err) {
+      throw new APIError(0, { error: { code: 'network', message: 'the server did not answer; check that it is running and your network, then try again' } });
+    }
+    if (res.status === 401) location.assign('/signin?next=' + encodeURIComponent(location.pathname + location.search));
+    const text = await res.text();
+    // The answer is JSON, or an event stream whose data lines are messages: the one
+    // with the request's id is the answer (progress and log messages come before it).
+    const msgs = [];
+    for (const chunk of [text, ...text.split('\n')]) {
+      const line = chunk.trim().replace(/^data:\s*/, '');
+      if (!line.startsWith('{')) continue;
+      try { msgs.push(JSON.parse(line)); } catch (err) { /* not a whole message */ }
+    }
+    const answer = msgs.find((m) => m && m.id === id && (m.result || m.error));
+    if (answer && answer.error) throw new APIError(res.status, { error: { code: 'mcp', message: `the agent's URL refused ${method}: ${answer.error.message} (JSON-RPC error ${answer.error.code})` } });
+    if (answer) return answer.result;
+    throw new APIError(res.status, msgs.find((m) => m && m.error && m.error.code && typeof m.error.code === 'string') || null);
+  }
+
+  async function agentConsole(agent) {
+    const box = $('#console-tools');
+    $('#agent-console').hidden = false;
+    const load = async () => {
+      hideError('#console-error');
+      box.setAttribute('aria-busy', 'true');
+      $('#console-count').textContent = 'Loading the tool list…';
+      const tools = [];
+      try {
+        let cursor;
+        do {
+          const page = await mcpRequest(agent, 'tools/list', cursor ? { cursor } : {});
+          tools.push(...(page.tools || []));
+          cursor = page.nextCursor;
+        } while (cursor);
+      } catch (err) {
+        $('#console-count').textContent = '';
+        box.removeAttribute('aria-busy');
+        showError('#console-error', err);
+        return;
+      }
+      $('#console-count').textContent = `The agent's URL lists ${tools.length} tool${tools.length === 1 ? '' : 's'}.`;
+      fill(box, tools.length ? el('ul', { class: 'console-list' }, tools.map((t) => el('li', {}, consoleTool(agent, t))))
+        : el('p', { class: 'muted', text: 'Its URL lists no tool: pick tools above and save.' }));
+    };
+    $('#console-reload').onclick = load;
+    await load();
+  }
+
+  // consoleTool is one listed tool: its definition as listed, a form from its input
+  // schema, and the answers of its calls.
+  function consoleTool(agent, tool) {
+    const slug = tool.name.replace(/[^a-zA-Z0-9_-]/g, '-');
+    const ann = tool.annotations || {};
+    const form = objectFields(tool.inputSchema || {}, '');
+    const err = el('p', { class: 'error', role: 'alert', hidden: true });
+    const out = el('div', { class: 'console-out', 'aria-live': 'polite' });
+    const run = el('button', { type: 'submit', id: `console-call-${slug}` }, `Call ${tool.name}`);
+    const f = el('form', { class: 'stack wide', novalidate: true, 'data-tool': tool.name },
+      form.nodes.length ? form.nodes : el('p', { class: 'muted', text: 'This tool takes no arguments.' }), err, el('div', { class: 'row' }, run));
+    const send = async (args, answer) => {
+      const params = { name: tool.name, arguments: args };
+      if (answer) { params.inputResponses = answer.responses; params.requestState = answer.state; }
+      run.disabled = true;
+      f.setAttribute('aria-busy', 'true');
+      try {
+        const started = performance.now();
+        const res = await mcpRequest(agent, 'tools/call', params);
+        if (res.resultType === 'input_required') { askInPage(res, args); return; }
+        showCall(res, performance.now() - started);
+      } catch (e) {
+        showError(err, e);
+      } finally {
+        run.disabled = false;
+        f.setAttribute('aria-busy', 'false');
+      }
+    };
+    // askInPage shows the hub's form (each input request's message and schema) with
+    // Accept, Decline and Cancel, and sends the call again with the answers.
+    const askInPage = (res, args) => {
+      const reqs = Object.entries(res.inputRequests || {}).filter(([, r]) => r && (r.elicitation || r.params));
+      const panels = reqs.map(([key, r]) => {
+        const p = r.elicitation || r.params || {};
+        const schema = p.requestedSchema || {};
+        const req = new Set(schema.required || []);
+        const fields = Object.entries(schema.properties || {}).map(([n, s]) => {
+          if (typeOf(s) === 'boolean') {
+            const id = `console-${slug}-${key}-${n}`.replace(/[^a-zA-Z0-9_-]/g, '-');
+            const box = el('input', { type: 'checkbox', id, name: n, checked: s.default !== false });
+            return [n, { node: el('div', { class: 'field' }, el('label', { class: 'check', for: id }, box, ` ${s.title || n}`), s.description ? el('p', { class: 'small muted', text: s.description }) : null), read: () => box.checked }];
+          }
+          return [n, field(s, s.title || n, req.has(n), `${key}.${n}`)];
+        });
+        return { key, message: p.message || '', fields };
+      });
+      const reply = (action) => {
+        const responses = {};
+        for (const p of panels) {
+          const a = { action };
+          if (action === 'accept') {
+            a.content = {};
+            for (const [n, fl] of p.fields) { const v = fl.read(); if (v !== undefined) a.content[n] = v; }
+          }
+          responses[p.key] = a;
+        }
+        panel.remove();
+        send(args, { responses, state: res.requestState });
+      };
+      const titleId = `console-ask-${slug}-${++fieldSeq}`;
+      const panel = el('div', { class: 'console-ask', role: 'group', 'aria-labelledby': titleId },
+        el('h4', { id: titleId, text: `The hub asks before running ${tool.name}` }),
+        panels.map((p) => [el('p', { class: 'console-message', text: p.message }), p.fields.map(([, fl]) => fl.node)]),
+        el('div', { class: 'row' },
+          el('button', { type: 'button', class: ann.destructiveHint ? 'danger' : '', 'data-action': 'accept', onclick: () => reply('accept') }, 'Accept'),
+          el('button', { type: 'button', class: 'secondary', 'data-action': 'decline', onclick: () => reply('decline') }, 'Decline'),
+          el('button', { type: 'button', class: 'secondary', 'data-action': 'cancel', onclick: () => reply('cancel') }, 'Dismiss')));
+      fill(out, panel);
+      const first = panel.querySelector('input,select,textarea,button');
+      if (first) first.focus();
+    };
+    // showCall shows a tools/call result as a client gets it: isError, each content
+    // item, structuredContent.
+    const showCall = (res, ms) => {
+      const approval = res._meta && res._meta['switchboard/approval_url'];
+      const items = (res.content || []).map((c) => (c.type === 'text' ? el('pre', { tabindex: '0', 'aria-label': 'Text content' }, el('code', { text: c.text }))
+        : el('pre', { tabindex: '0', 'aria-label': `${c.type} content` }, el('code', { text: JSON.stringify(c, null, 2) }))));
+      fill(out, el('div', { class: 'console-result', 'data-is-error': res.isError ? 'true' : 'false' },
+        el('p', {}, res.isError ? el('span', { class: 'outcome bad', text: 'isError: true' }) : el('span', { class: 'outcome ok', text: 'isError: false' }),
+          ms === undefined ? '' : ` Took ${Math.round(ms).toLocaleString()} ms.`),
+        el('h4', { text: 'content' }), items.length ? items : el('p', { class: 'muted', text: 'none' }),
+        res.structuredContent !== undefined ? [el('h4', { text: 'structuredContent' }), el('pre', { tabindex: '0', 'aria-label': 'structuredContent' }, el('code', { text: JSON.stringify(res.structuredContent, null, 2) }))] : null,
+        // A call only a person may approve waits as a run: its approval page answers it.
+        approval ? el('p', {}, el('a', { href: approval.replace(/^https?:\/\/[^/]+/, '') }, 'Approve or decline it on its approval page')) : null));
+    };
+    f.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      err.hidden = true;
+      for (const n of f.querySelectorAll('[aria-invalid]')) n.removeAttribute('aria-invalid');
+      let args;
+      try { args = form.read(); } catch (e) { markField(e.field, `${e.field}: ${e.message}`, err, f); return; }
+      const left = ((tool.inputSchema && tool.inputSchema.required) || []).find((n) => args[n] === undefined);
+      if (left) { markField(left, `${left}: is required; fill it in`, err, f); return; }
+      send(args);
+    });
+    return el('details', { class: 'console-tool', 'data-tool': tool.name },
+      el('summary', {}, el('code', { text: tool.name }), ' ', kindBadge(ann), tool.title || (ann && ann.title) ? ` ${tool.title || ann.title}` : ''),
+      el('p', { class: 'small', text: tool.description || '' }),
+      el('details', { class: 'small' }, el('summary', { text: 'Definition as listed' }), el('pre', { tabindex: '0', 'aria-label': `${tool.name} as listed` }, el('code', { text: JSON.stringify(tool, null, 2) }))),
+      f, out);
   }
 
   // ---- Activity ---------------------------------------------------------------------

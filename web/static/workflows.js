@@ -55,30 +55,43 @@ outputs:
   const outlineOf = (def) => ((def && def.steps) || []).map((s) => ({ name: s.name, tool: s.tool, needs: s.needs || [], if: s.if || '', foreach: s.foreach || '' }));
   const graphAlt = (steps) => `The steps as a graph: ${steps.map((s) => `${s.name} (${s.tool})${s.needs.length ? ` after ${s.needs.join(' and ')}` : ''}`).join('; ')}.`;
 
+  // toolCatalog is what the editor's helpers offer: the tools the person may call
+  // (each with its connections) and, fetched once per provider, a tool's input schema.
+  async function toolCatalog() {
+    const tools = (await api('GET', '/api/tools')).tools || [];
+    const ops = new Map(); // provider → its operations, fetched once
+    return {
+      tools,
+      find: (name) => tools.find((t) => t.tool === name),
+      async schemaOf(t) {
+        if (!ops.has(t.provider)) {
+          ops.set(t.provider, api('GET', `/api/providers/${enc(t.provider)}/operations`).then((r) => r.operations || [])
+            .catch((err) => { ops.delete(t.provider); throw err; })); // asked again next time
+        }
+        const op = (await ops.get(t.provider)).find((o) => o.tool === t.tool);
+        return (op && op.input_schema) || { properties: {} };
+      },
+    };
+  }
+
   // stepHelper offers, beside the definition, the tools the person may call, the
   // labels of a tool's connections and its arguments (from its input schema), and adds
   // a step that uses them to the definition.
-  async function stepHelper(text) {
+  async function stepHelper(text, cat) {
     const toolIn = $('#wf-helper-tool');
     const connIn = $('#wf-helper-conn');
     const said = $('#wf-helper-args');
-    let tools = [];
-    try { tools = (await api('GET', '/api/tools')).tools || []; } catch (err) { said.textContent = describe(err); return; }
+    const tools = cat.tools;
     fill($('#wf-helper-tools'), tools.map((t) => el('option', { value: t.tool })));
-    const ops = new Map(); // provider → its operations, fetched once
     let schema = null;
-    const chosen = () => tools.find((t) => t.tool === toolIn.value.trim());
+    const chosen = () => cat.find(toolIn.value.trim());
     toolIn.addEventListener('input', async () => {
       const t = chosen();
       schema = null;
       fill($('#wf-helper-conns'), t ? t.connections.map((c) => el('option', { value: c.label })) : []);
       if (!t) { said.textContent = 'Type or pick a tool: its arguments are listed here.'; return; }
       if (t.connections.length === 1) connIn.value = t.connections[0].label;
-      try {
-        if (!ops.has(t.provider)) ops.set(t.provider, (await api('GET', `/api/providers/${enc(t.provider)}/operations`)).operations || []);
-      } catch (err) { said.textContent = describe(err); return; }
-      const op = ops.get(t.provider).find((o) => o.tool === t.tool);
-      schema = (op && op.input_schema) || { properties: {} };
+      try { schema = await cat.schemaOf(t); } catch (err) { said.textContent = describe(err); return; }
       const req = new Set(schema.required || []);
       const names = Object.keys(schema.properties || {});
       said.textContent = names.length ? `Arguments of ${t.tool}: ${names.map((n) => (req.has(n) ? `${n} (required)` : n)).join(', ')}.` : `${t.tool} takes no arguments.`;
@@ -101,6 +114,142 @@ outputs:
     });
   }
 
+  // stepAt returns the lines of the step the line starting at offset belongs to: from
+  // its "- name:" (or "- tool:") line to the next step or top-level field.
+  function stepAt(value, offset) {
+    const lines = value.split('\n');
+    let row = value.slice(0, offset).split('\n').length - 1;
+    const starts = (l) => /^\s*-\s+(name|tool):/.test(l);
+    let from = row;
+    while (from > 0 && !starts(lines[from]) && !/^\S/.test(lines[from])) from--;
+    if (!starts(lines[from])) return null;
+    let to = row + 1;
+    while (to < lines.length && !starts(lines[to]) && !/^\S/.test(lines[to])) to++;
+    const block = lines.slice(from, to);
+    const tool = block.map((l) => /^\s*(?:-\s+)?tool:\s*["']?([\w.@-]+)/.exec(l)).find(Boolean);
+    return { lines: block, tool: tool ? tool[1] : '' };
+  }
+
+  // completionAt says what the text before the caret is completing: a tool's name after
+  // "tool:", a connection's label after "connection:", or an argument's name on a line
+  // under a step's "args:".
+  function completionAt(value, caret) {
+    const lineStart = value.lastIndexOf('\n', caret - 1) + 1;
+    const before = value.slice(lineStart, caret);
+    let m = /^\s*(?:-\s+)?tool:\s*["']?([\w.@-]*)$/.exec(before);
+    if (m) return { kind: 'tool', prefix: m[1], from: caret - m[1].length };
+    m = /^\s*(?:-\s+)?connection:\s*(["']?)([^"'\n]*)$/.exec(before);
+    if (m) return { kind: 'connection', prefix: m[2], from: caret - m[2].length - m[1].length, step: stepAt(value, lineStart) };
+    m = /^(\s+)([A-Za-z_]\w*)?$/.exec(before);
+    if (!m) return null;
+    const lines = value.slice(0, lineStart).split('\n');
+    for (let i = lines.length - 2; i >= 0; i--) {
+      const l = lines[i];
+      if (!l.trim()) continue;
+      const indent = /^\s*/.exec(l)[0].length;
+      if (indent >= m[1].length) continue;
+      if (!/^\s*(?:-\s+)?args:\s*$/.test(l)) return null;
+      const prefix = m[2] || '';
+      return { kind: 'arg', prefix, from: caret - prefix.length, indent: m[1].length, step: stepAt(value, lineStart) };
+    }
+    return null;
+  }
+
+  // definitionAutocomplete offers, in the definition's text area, the tools one may
+  // call after "tool:", the labels of the step's tool's connections after
+  // "connection:", and the step's tool's arguments (from its input schema) under
+  // "args:". Up and Down choose, Enter inserts, Escape closes; a click inserts too.
+  function definitionAutocomplete(text, cat) {
+    const list = $('#wf-suggest');
+    const status = $('#wf-suggest-status');
+    let items = [];
+    let active = -1;
+    let at = null;
+    let seq = 0;
+    let told = '';
+    text.setAttribute('aria-autocomplete', 'list');
+    text.setAttribute('aria-controls', 'wf-suggest');
+    const say = (msg) => { if (msg !== told) { told = msg; status.textContent = msg; } };
+    const close = () => {
+      items = []; active = -1; at = null;
+      fill(list);
+      list.hidden = true;
+      text.removeAttribute('aria-activedescendant');
+    };
+    const mark = (i) => {
+      active = i;
+      for (const [j, li] of [...list.children].entries()) li.setAttribute('aria-selected', j === i ? 'true' : 'false');
+      if (i >= 0) { text.setAttribute('aria-activedescendant', `wf-suggest-${i}`); list.children[i].scrollIntoView({ block: 'nearest' }); } else text.removeAttribute('aria-activedescendant');
+    };
+    const insert = (i) => {
+      const it = items[i];
+      if (!it || !at) return;
+      const caret = text.selectionStart;
+      text.value = text.value.slice(0, at.from) + it.insert + text.value.slice(caret);
+      const pos = at.from + it.insert.length;
+      text.setSelectionRange(pos, pos);
+      say(`Inserted ${it.value}.`);
+      close();
+      text.focus();
+      text.dispatchEvent(new Event('input'));
+    };
+    const suggestions = async (c) => {
+      const p = c.prefix.toLowerCase();
+      const rank = (v) => (v.toLowerCase().startsWith(p) ? 0 : 1);
+      const match = (vs) => vs.filter((v) => v.value.toLowerCase().includes(p)).sort((a, b) => rank(a.value) - rank(b.value) || a.value.localeCompare(b.value)).slice(0, 12);
+      if (c.kind === 'tool') {
+        return match(cat.tools.map((t) => ({ value: t.tool, insert: t.tool, note: t.connections.length ? t.connections.map((x) => x.label).join(', ') : 'no connection' })));
+      }
+      const t = c.step && cat.find(c.step.tool);
+      if (c.kind === 'connection') {
+        const conns = t ? t.connections : [...new Map(cat.tools.flatMap((x) => x.connections).map((x) => [x.label, x])).values()];
+        return match(conns.map((x) => ({ value: x.label, insert: /^[\w.@-]+$/.test(x.label) ? x.label : JSON.stringify(x.label), note: x.owner ? `${x.owner}'s` : (t ? t.provider : '') })));
+      }
+      if (!t) return [];
+      const schema = await cat.schemaOf(t);
+      const req = new Set(schema.required || []);
+      const given = new Set(c.step.lines.map((l) => new RegExp(`^\\s{${c.indent}}(\\w+):`).exec(l)).filter(Boolean).map((x) => x[1]));
+      return match(Object.entries(schema.properties || {}).filter(([n]) => !given.has(n) || n === c.prefix)
+        .map(([n, sc]) => ({ value: n, insert: `${n}: `, note: [req.has(n) ? 'required' : '', sc.type ? String(sc.type) : '', sc.description || ''].filter(Boolean).join(' · ') })));
+    };
+    const update = async () => {
+      const c = completionAt(text.value, text.selectionStart);
+      const mine = ++seq;
+      if (!c || text.selectionStart !== text.selectionEnd) { close(); return; }
+      let found = [];
+      try { found = await suggestions(c); } catch (err) { found = []; }
+      if (mine !== seq) return;
+      if (!found.length || (found.length === 1 && found[0].value === c.prefix)) { close(); return; }
+      at = c;
+      items = found;
+      const what = { tool: 'tools', connection: 'connections', arg: 'arguments' }[c.kind];
+      fill(list, found.map((it, i) => el('li', { id: `wf-suggest-${i}`, role: 'option', 'aria-selected': 'false', 'data-value': it.value,
+        onmousedown: (ev) => ev.preventDefault(), onclick: () => insert(i) }, el('code', { text: it.value }), it.note ? el('span', { class: 'small muted', text: ` ${it.note}` }) : null)));
+      list.setAttribute('aria-label', `Matching ${what}`);
+      list.hidden = false;
+      mark(-1);
+      say(`${found.length} matching ${what}: Down arrow to choose, Enter to insert, Escape to close.`);
+    };
+    text.addEventListener('input', update);
+    text.addEventListener('click', update);
+    text.addEventListener('keyup', (ev) => { if (['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(ev.key)) update(); });
+    text.addEventListener('blur', () => setTimeout(() => { if (document.activeElement !== text) close(); }, 0));
+    text.addEventListener('keydown', (ev) => {
+      if (list.hidden || !items.length) return;
+      if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+        ev.preventDefault();
+        const n = items.length;
+        mark(ev.key === 'ArrowDown' ? (active + 1) % n : (active - 1 + n) % n);
+      } else if (ev.key === 'Enter' && active >= 0) {
+        ev.preventDefault();
+        insert(active);
+      } else if (ev.key === 'Escape') {
+        ev.preventDefault();
+        close();
+      } else if (ev.key === 'Tab') close();
+    });
+  }
+
   async function editorPage(name) {
     const text = $('#wf-definition');
     const paramsBox = $('#wf-params');
@@ -115,7 +264,8 @@ outputs:
     } else {
       text.value = STARTER;
     }
-    stepHelper(text);
+    toolCatalog().then((cat) => { stepHelper(text, cat); definitionAutocomplete(text, cat); })
+      .catch((err) => { $('#wf-helper-args').textContent = describe(err); });
     let savedText = saved ? text.value : '';
     window.addEventListener('beforeunload', (ev) => {
       if (text.value === savedText || (!saved && text.value === STARTER)) return;
