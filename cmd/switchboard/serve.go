@@ -315,8 +315,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Telemetry:  tel,
 		Admission:  admission, // MCP requests are admitted before their bodies are read
 		Bodies:     bodies,
-		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer})},
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer}), mcpadapter.FlowsExtension(wfService, log)},
 	})
+	// A run's state changed on any node: the sessions here subscribed to it hear of it.
+	runs.OnStateChange(feed, adapter.RunChanged)
 	wfService.Changed = adapter.Refresh
 	wfService.User = func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
 		u, err := tenantStore.User(ctx, tenant, id)
