@@ -319,7 +319,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	})
 	// A run's state changed on any node: the sessions here subscribed to it hear of it.
 	runs.OnStateChange(feed, adapter.RunChanged)
-	wfService.Changed = adapter.Refresh
+	// A change of a tenant's workflows' tools, made on any node, refreshes every node's
+	// sessions of the tenant.
+	wfService.Changed = workflows.PublishChanges(feed, log)
+	workflows.OnToolsChanged(feed, adapter.Refresh)
 	wfService.User = func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
 		u, err := tenantStore.User(ctx, tenant, id)
 		if err != nil {
