@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -94,6 +95,7 @@ func TestFlowsAcrossNodes(t *testing.T) {
 		t.Fatalf("save issue_flow: %d %s", status, body)
 	}
 
+	seed := loadSeedTable(t)
 	cl := startFleetClient(t)
 	versions := []string{"2025-03-26", "2025-06-18", "2025-11-25"}
 	for _, v := range versions {
@@ -161,6 +163,13 @@ func TestFlowsAcrossNodes(t *testing.T) {
 			t.Errorf("%s: query_flow__issue_flow of a held flow = %+v", v, q)
 		}
 	}
+	// cancel_workflow of a held flow answers seed 004's fields.
+	extra := cl.call("b"+versions[0], "run_flow_async__issue_flow", issue)
+	extraID, _ := extra.Structured["instance_id"].(string)
+	canceled := seedAnswer(t, cl, seed, "a"+versions[0], "cancel_workflow", map[string]any{"workflow_id": extraID, "reason": "User requested"}, false)
+	if canceled["status"] != "cancelled" {
+		t.Errorf("cancel_workflow of a held flow = %v", canceled)
+	}
 	gh.release()
 	for _, v := range versions {
 		for _, id := range []string{subscribed[v], followed[v]} {
@@ -199,14 +208,32 @@ func TestFlowsAcrossNodes(t *testing.T) {
 			t.Errorf("%s: run_flow__issue_flow = %+v", v, r)
 		}
 	}
+	// Seed 004's tools, through the TypeScript client: every parameter listed with its
+	// type, every answer field with its type.
+	for _, v := range versions {
+		seedListed(t, cl, seed, "a"+v)
+		created := seedAnswer(t, cl, seed, "a"+v, "create_workflow", map[string]any{"name": "issue_copy", "definition": strings.Replace(issueFlow, "name: issue_flow", "name: issue_copy", 1), "overwrite": true}, false)
+		if created["workflow_path"] != "/api/workflows/issue_copy" {
+			t.Errorf("%s: create_workflow = %v", v, created)
+		}
+		ran := seedAnswer(t, cl, seed, "a"+v, "run_workflow", map[string]any{"workflow_name": "issue_flow", "parameters": issue, "dry_run": false, "timeout": 1800, "parallel_limit": 4}, false)
+		steps, _ := ran["step_results"].([]any)
+		if ran["status"] != "success" || len(steps) != 2 {
+			t.Fatalf("%s: run_workflow = %v", v, ran)
+		}
+		for _, step := range steps {
+			seedFieldsIn(t, v+": run_workflow step result", step.(map[string]any), seed.StepResult)
+		}
+		seedAnswer(t, cl, seed, "a"+v, "list_workflows", map[string]any{"category": "", "include_running": true}, false)
+	}
 	posts := 0
 	for _, r := range slRec.All() {
 		if strings.HasSuffix(r.Path, "/chat.postMessage") {
 			posts++
 		}
 	}
-	if want := 3 * len(versions); posts != want {
-		t.Errorf("Slack got %d posts, want %d (two followed flows and one waited for per version)", posts, want)
+	if want := 4 * len(versions); posts != want {
+		t.Errorf("Slack got %d posts, want %d (two followed flows, one waited for and one run_workflow per version)", posts, want)
 	}
 
 	// Lifecycle, changed through one node, heard on both.
@@ -245,4 +272,129 @@ func TestFlowsAcrossNodes(t *testing.T) {
 	lifecycle(nodeB, http.MethodPost, "/api/workflows/issue_flow/deactivate", "[DEACTIVATED]", "flow issue_flow is deactivated")
 	lifecycle(nodeA, http.MethodPost, "/api/workflows/issue_flow/activate", "", "")
 	lifecycle(nodeA, http.MethodDelete, "/api/workflows/issue_flow", "[DELETED]", "flow issue_flow was deleted")
+}
+
+// seedTable is workflows/testdata/seed004_fields.json: the parameters and answer
+// fields of the orchestrator specification's tools, each [name, JSON type] ("" any).
+type seedTable struct {
+	Tools map[string]struct {
+		In         [][2]string `json:"in"`
+		Out        [][2]string `json:"out"`
+		WhenFailed []string    `json:"when_failed"`
+	} `json:"tools"`
+	StepResult [][2]string `json:"step_result"`
+}
+
+func loadSeedTable(t *testing.T) seedTable {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(moduleRoot(t), "workflows", "testdata", "seed004_fields.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st seedTable
+	if err := json.Unmarshal(raw, &st); err != nil || len(st.Tools) != 4 {
+		t.Fatalf("seed004_fields.json: %v", err)
+	}
+	return st
+}
+
+// jsonType is a decoded JSON value's type as a schema names it.
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64:
+		if x == float64(int64(x)) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
+}
+
+// admits reports whether a value's or a schema's type (a string or a list) is typ; an
+// integer is a number too, and "" admits any.
+func admits(got any, typ string) bool {
+	if typ == "" {
+		return true
+	}
+	switch v := got.(type) {
+	case string:
+		return v == typ || typ == "number" && v == "integer"
+	case []any:
+		return slices.ContainsFunc(v, func(e any) bool { return admits(e, typ) })
+	}
+	return false
+}
+
+// seedFieldsIn checks that an answer holds each field with its type.
+func seedFieldsIn(t *testing.T, what string, got map[string]any, fields [][2]string) {
+	t.Helper()
+	for _, f := range fields {
+		if v, ok := got[f[0]]; !ok || !admits(jsonType(v), f[1]) {
+			t.Errorf("%s answered %s = %v; want a %s in %v", what, f[0], v, f[1], got)
+		}
+	}
+}
+
+// seedAnswer calls one of seed 004's tools on session id and checks its answer's fields.
+func seedAnswer(t *testing.T, cl *fleetClient, seed seedTable, id, tool string, args map[string]any, failed bool) map[string]any {
+	t.Helper()
+	r := cl.call(id, tool, args)
+	if r.IsError {
+		t.Fatalf("%s on %s: %s", tool, id, r.Text)
+	}
+	spec := seed.Tools[tool]
+	var fields [][2]string
+	for _, f := range spec.Out {
+		if failed || !slices.Contains(spec.WhenFailed, f[0]) {
+			fields = append(fields, f)
+		}
+	}
+	seedFieldsIn(t, id+": "+tool, r.Structured, fields)
+	return r.Structured
+}
+
+// seedListed checks that session id lists each of seed 004's tools with every
+// parameter the specification names, with its type. The portable schema profile (the
+// default) lists a free-form object as its JSON text, which the hub takes either way.
+func seedListed(t *testing.T, cl *fleetClient, seed seedTable, id string) {
+	t.Helper()
+	var listed struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			InputSchema struct {
+				Properties map[string]map[string]any `json:"properties"`
+			} `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	cl.do("tools", map[string]any{"id": id}, &listed)
+	for name, spec := range seed.Tools {
+		i := slices.IndexFunc(listed.Tools, func(tl struct {
+			Name        string `json:"name"`
+			InputSchema struct {
+				Properties map[string]map[string]any `json:"properties"`
+			} `json:"inputSchema"`
+		}) bool {
+			return tl.Name == name
+		})
+		if i < 0 {
+			t.Errorf("session %s does not list %s", id, name)
+			continue
+		}
+		for _, f := range spec.In {
+			p, ok := listed.Tools[i].InputSchema.Properties[f[0]]
+			desc, _ := p["description"].(string)
+			asText := f[1] == "object" && admits(p["type"], "string") && strings.Contains(desc, "JSON text of an object")
+			if !ok || !admits(p["type"], f[1]) && !asText {
+				t.Errorf("session %s lists %s's %s as %v; want type %s", id, name, f[0], p, f[1])
+			}
+		}
+	}
 }
