@@ -107,3 +107,18 @@ func clientTakes(ctx context.Context, method string) error {
 	}
 	return nil
 }
+
+// SubscribeResource subscribes the calling session to uri's updates, as its own
+// resources/subscribe would (subscribe_flow). A 2026-07-28 client has no session to
+// subscribe: it names the resource in subscriptions/listen.
+func (c caller) SubscribeResource(_ context.Context, uri string) error {
+	sess := server.ClientSessionFromContext(c.ctx)
+	if info := server.RequestProtocolInfoFromContext(c.ctx); sess == nil || info != nil && info.Modern {
+		return errors.New("on protocol version " + mcp.ProtocolVersion20260728 + " a client follows a resource by naming it in subscriptions/listen")
+	}
+	if !c.s.subs.add(uri, sess.SessionID()) {
+		return fmt.Errorf("this session already follows %d resources, the most it may", maxSubscriptionsPerSession)
+	}
+	c.s.relaySubscription(c.ctx, sess, mcp.MethodResourcesSubscribe, uri)
+	return nil
+}

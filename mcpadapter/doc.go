@@ -31,6 +31,8 @@
 //   - extension.go, runs_tools.go, runs_tasks.go, runs_tasklinks.go, elicitation.go,
 //     request_state.go: the runs extension (confirmations in the client's form or by
 //     approval page, MCP tasks as runs)
+//   - flows.go: the flows extension (each flow instance as a resource its starter may
+//     read and follow)
 //   - search.go: tool search mode (search_tools, describe_tool, call_tool)
 //   - caller.go, input_requests.go, notify.go, session_levels.go, capabilities.go: what
 //     a call asks of its client (progress, logging, a remote server's elicitation,

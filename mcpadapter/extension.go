@@ -35,6 +35,11 @@ type Extension struct {
 	Resources func(ctx context.Context, sc Scope) ([]server.ServerResource, error)
 	// ResourceTemplates returns resource templates of a scope.
 	ResourceTemplates func(ctx context.Context, sc Scope) ([]server.ServerResourceTemplate, error)
+	// Subscribable reports whether the scope offers updates of the resource uri, one
+	// of the extension's that the scope's principal may read: resources/subscribe
+	// (and subscriptions/listen) on any other URI is refused as not found. The
+	// updates themselves reach the subscribed sessions through Adapter.RunChanged.
+	Subscribable func(ctx context.Context, sc Scope, uri string) bool
 	// WrapTool wraps the handler of the hub tools of a scope (not management tools):
 	// for example to ask for confirmation before a destructive call. It is called once
 	// per scope refresh, and the handler serves every hub tool of the scope: the tool

@@ -284,6 +284,15 @@ func mcpRequestAt(t *testing.T, u, key, session, body string) (int, string, stri
 // node's server and bus.
 func twoNodes(t *testing.T, e *runsEnv, db *gorm.DB) (a, b *httptest.Server, buses [2]events.Bus) {
 	t.Helper()
+	buses = nodeBuses(t, db)
+	store := sessions.NewStore(db)
+	return e.node(t, store, mcptransport.FeedRelay(buses[0])), e.node(t, store, mcptransport.FeedRelay(buses[1])), buses
+}
+
+// nodeBuses returns the change feeds of two nodes on db: one in-process bus on SQLite,
+// a LISTEN/NOTIFY bus per node on PostgreSQL.
+func nodeBuses(t *testing.T, db *gorm.DB) (buses [2]events.Bus) {
+	t.Helper()
 	if db.Dialector.Name() == "postgres" {
 		sqlDB, err := db.DB()
 		if err != nil {
@@ -301,8 +310,7 @@ func twoNodes(t *testing.T, e *runsEnv, db *gorm.DB) (a, b *httptest.Server, bus
 		local := events.NewLocal("")
 		buses = [2]events.Bus{local, local}
 	}
-	store := sessions.NewStore(db)
-	return e.node(t, store, mcptransport.FeedRelay(buses[0])), e.node(t, store, mcptransport.FeedRelay(buses[1])), buses
+	return buses
 }
 
 // taken returns a channel that receives once bus has delivered an event of kind to the

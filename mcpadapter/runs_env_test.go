@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/events"
 	hubtools "github.com/switchboard-hub/switchboard/providers/hub"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -153,6 +154,8 @@ type runsEnv struct {
 	// them (serveWorkflows).
 	workflows      *workflows.Service
 	serveWorkflows bool
+	// adapters are the nodes' adapters, in the order node started them (e.srv's first).
+	adapters []*Adapter
 }
 
 const (
@@ -180,7 +183,8 @@ func newWorkflowsEnv(t *testing.T, db *gorm.DB) *runsEnv {
 	return buildRunsEnv(t, db, nil, nil, true)
 }
 
-func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) keys, withWorkflows bool) *runsEnv {
+// feed, when given, is the executor's change feed (runs.Options.Feed).
+func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) keys, withWorkflows bool, feed ...events.Bus) *runsEnv {
 	t.Helper()
 	ctx := context.Background()
 	kr, err := keyring.LoadOrCreateKeyFile(filepath.Join(t.TempDir(), "keys.json"))
@@ -231,7 +235,11 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 	// Workflow runs go to the engine, every other run to the router, as serve wires them.
 	wfStore := workflows.NewStore(db, kr)
 	hub := &workflows.Hub{Router: rtr, Registry: reg, Engine: workflows.NewEngine(workflows.EngineOptions{Store: wfStore, Caller: rtr, Catalog: rtr})}
-	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: hub, Registry: reg,
+	var bus events.Bus
+	if len(feed) > 0 {
+		bus = feed[0]
+	}
+	e.exec = runs.NewExecutor(runs.Options{Store: runs.NewStore(db, kr), Runner: hub, Registry: reg, Feed: bus,
 		Describe:    func(err error) string { return adapter.DescribeError(err) },
 		ApprovalURL: func(id string) string { return "https://hub.test" + ApprovalPath + id }})
 	t.Cleanup(func() {
@@ -268,12 +276,16 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 	}
 	e.node = func(t *testing.T, store mcptransport.SessionStore, relay mcptransport.Relay) *httptest.Server {
 		exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey, Answer: hub.Answer})}
+		if e.serveWorkflows {
+			exts = append(exts, FlowsExtension(e.workflows, nil))
+		}
 		a := New(Options{
 			Router: rtr, Auth: auth, Agents: ag, PublicURL: "https://hub.test", Sessions: store, Relay: relay, Extensions: exts,
 		})
 		if adapter == nil {
 			adapter = a
 		}
+		e.adapters = append(e.adapters, a)
 		t.Cleanup(func() { a.Close(context.Background()) })
 		srv := httptest.NewServer(a)
 		t.Cleanup(srv.Close)

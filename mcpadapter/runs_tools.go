@@ -51,7 +51,8 @@ type runsExt struct {
 // RunsExtension returns the extension that serves, at every MCP URL, the management
 // tools switchboard_run_async, switchboard_get_run, switchboard_cancel_run,
 // switchboard_list_runs and switchboard_submit_elicitation, the resource template
-// switchboard://runs/{id} (the caller's own runs only), the confirmation of calls the
+// switchboard://runs/{id} (the caller's own runs only; a session subscribed to one hears
+// of every change of its state, see Adapter.RunChanged), the confirmation of calls the
 // confirm policy names, and task-augmented tools/call. It panics without o.StateKey.
 func RunsExtension(o RunsOptions) Extension {
 	if o.TaskPoll <= 0 {
@@ -71,6 +72,7 @@ func RunsExtension(o RunsOptions) Extension {
 		Name:              "runs",
 		ServerOptions:     []server.ServerOption{server.WithTaskCapabilities(true, true, true), x.taskHooks()},
 		ResourceTemplates: x.templates,
+		Subscribable:      x.subscribable,
 		WrapTool:          x.wrap,
 		TaskSupport:       true,
 	}
@@ -84,6 +86,7 @@ const (
 	toolListRuns          = hub.ListRuns
 	toolSubmitElicitation = hub.SubmitElicitation
 	runsTemplate          = "switchboard://runs/{id}"
+	runURIPrefix          = "switchboard://runs/"
 )
 
 // DescribeError is the message a failed tools/call gives for err: what a failed run
@@ -121,6 +124,16 @@ func (x *runsExt) templates(_ context.Context, _ Scope) ([]server.ServerResource
 	return []server.ServerResourceTemplate{{Template: t, Handler: x.readRun}}, nil
 }
 
+// subscribable reports whether uri is one of the scope's principal's runs.
+func (x *runsExt) subscribable(ctx context.Context, sc Scope, uri string) bool {
+	id, ok := strings.CutPrefix(uri, runURIPrefix)
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return false
+	}
+	_, err := x.o.Runs.Get(ctx, sc.Principal, id)
+	return err == nil
+}
+
 // readRun reads one of the caller's runs as a resource; another's is not found, like
 // a missing one.
 func (x *runsExt) readRun(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
@@ -128,7 +141,7 @@ func (x *runsExt) readRun(ctx context.Context, req mcp.ReadResourceRequest) ([]m
 	if !ok {
 		return nil, errors.New("no principal in context")
 	}
-	id, ok := strings.CutPrefix(req.Params.URI, "switchboard://runs/")
+	id, ok := strings.CutPrefix(req.Params.URI, runURIPrefix)
 	if !ok || id == "" || strings.Contains(id, "/") {
 		return nil, switchboard.NotFound("resource " + req.Params.URI)
 	}

@@ -79,7 +79,7 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		a.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
 			ProtocolVersion: rec.ProtocolVersion, Body: body})
 	case r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "":
-		if s.refuseSubscription(w, msg) {
+		if s.refuseSubscription(r.Context(), w, msg) {
 			return
 		}
 		var stream *streamPlan

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/mcptransport"
 	remotemcp "github.com/switchboard-hub/switchboard/providers/mcp"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // RemoteSubscriptions is what a RemoteContent offers, when it does, for
@@ -143,10 +144,12 @@ func (s *scope) subscriptionHooks() server.ServerOption {
 				return
 			}
 			s.subscribeRemote(ctx, uri)
+			s.relaySubscription(ctx, sess, mcp.MethodResourcesSubscribe, uri)
 		})
 		hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
 			if sess := server.ClientSessionFromContext(ctx); sess != nil {
 				s.subs.remove(req.Params.URI, sess.SessionID())
+				s.relaySubscription(ctx, sess, mcp.MethodResourcesUnsubscribe, req.Params.URI)
 			}
 		})
 		hooks.AddOnUnregisterSession(func(_ context.Context, sess server.ClientSession) {
@@ -163,7 +166,7 @@ func (s *scope) subscriptionHooks() server.ServerOption {
 			sess := server.ClientSessionFromContext(ctx)
 			var keep []string
 			for _, uri := range want {
-				if sess != nil && s.subscribable(uri) && s.subs.add(uri, listenKey(sess)) {
+				if sess != nil && s.subscribable(ctx, uri) && s.subs.add(uri, listenKey(sess)) {
 					keep = append(keep, uri)
 					s.subscribeRemote(ctx, uri)
 				}
@@ -258,7 +261,7 @@ func (a *Adapter) ResourceUpdated(tenant switchboard.TenantID, connection, uri s
 // and reports whether it did: only its connections (switchboard://connections and
 // each of its connections by ID) and the resources of the remote servers it serves
 // may be subscribed to; any other URI, another principal's included, is not found.
-func (s *scope) refuseSubscription(w http.ResponseWriter, msg mcptransport.Message) bool {
+func (s *scope) refuseSubscription(ctx context.Context, w http.ResponseWriter, msg mcptransport.Message) bool {
 	if msg.Method != string(mcp.MethodResourcesSubscribe) {
 		return false
 	}
@@ -266,20 +269,26 @@ func (s *scope) refuseSubscription(w http.ResponseWriter, msg mcptransport.Messa
 		URI string `json:"uri"`
 	}
 	_ = json.Unmarshal(msg.RawParams, &p)
-	if p.URI == "" || s.subscribable(p.URI) {
+	if p.URI == "" || s.subscribable(ctx, p.URI) {
 		return false // mcp-go refuses a missing uri, naming it
 	}
 	mcptransport.WriteRPCError(w, http.StatusOK, msg.ID, mcp.RESOURCE_NOT_FOUND,
 		"resource not found: "+p.URI+" is not a resource of this endpoint that offers updates ("+connectionsURI+
-			", one of its connections, or a remote MCP server's resource)")
+			", one of its connections, a remote MCP server's resource, or one of your runs or flow instances)")
 	return true
 }
 
-// subscribable reports whether the scope offers updates of the resource uri.
-func (s *scope) subscribable(uri string) bool {
+// subscribable reports whether the scope offers updates of the resource uri: its
+// connections, a remote server's resource, or one an extension offers (Subscribable).
+func (s *scope) subscribable(ctx context.Context, uri string) bool {
 	st := s.state.Load()
 	if st == nil {
 		return false
+	}
+	for _, e := range s.adapter.opts.Extensions {
+		if e.Subscribable != nil && e.Subscribable(ctx, s.Scope(), uri) {
+			return true
+		}
 	}
 	if uri == connectionsURI {
 		return true
@@ -294,4 +303,50 @@ func (s *scope) subscribable(uri string) bool {
 	}
 	srv, _, ok := remotemcp.SplitHubURI(uri)
 	return ok && st.remote.servers[srv] != ""
+}
+
+// relaySubscription tells the other nodes that hold the session of its
+// resources/subscribe or unsubscribe of uri, so that the node holding its GET stream,
+// wherever the request came in, keeps the subscription too. A request relayed here
+// (or the hub's own) is not relayed again.
+func (s *scope) relaySubscription(ctx context.Context, sess server.ClientSession, method mcp.MCPMethod, uri string) {
+	if mcptransport.InternalCall(ctx) {
+		return
+	}
+	body, err := json.Marshal(map[string]any{
+		"jsonrpc": mcp.JSONRPC_VERSION, "id": "switchboard-relay-subscription", "method": string(method),
+		"params": map[string]any{"uri": uri},
+	})
+	if err != nil {
+		return
+	}
+	version := ""
+	if v, ok := sess.(interface{ ProtocolVersion() string }); ok {
+		version = v.ProtocolVersion()
+	}
+	s.adapter.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayPost, Tenant: s.principal.TenantID, Session: sess.SessionID(),
+		Principal: s.principal.ID(), AgentID: s.agentID, ProtocolVersion: version, Body: body})
+}
+
+// RunChanged tells the sessions of the tenant on this node subscribed to one of its
+// runs (switchboard://runs/<id>) or flow instances (switchboard://flows/<id>) that
+// its state changed (wire it to runs.OnStateChange: the change may have been made on
+// any node). Only the run's own principal could subscribe (Extension.Subscribable).
+// The notifications are sent in the background: the feed's goroutine does not wait.
+func (a *Adapter) RunChanged(tenant switchboard.TenantID, runID string) {
+	uris := map[string]bool{runURIPrefix + runID: true, workflows.InstanceURI(runID): true}
+	a.mu.Lock()
+	var affected []*scope
+	for _, s := range a.scopes {
+		if s.principal.TenantID == tenant {
+			affected = append(affected, s)
+		}
+	}
+	a.mu.Unlock()
+	for _, s := range affected {
+		if len(s.subs.matching(func(u string) bool { return uris[u] })) == 0 {
+			continue
+		}
+		go s.notifyUpdated(func(u string) bool { return uris[u] })
+	}
 }

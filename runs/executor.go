@@ -87,8 +87,9 @@ type Options struct {
 	// Describe renders a failed call's error as the message an agent reads; the
 	// default uses the error's own message.
 	Describe func(error) string
-	// Feed carries cancellations to the node executing the run; nil stops only runs
-	// this process holds.
+	// Feed carries cancellations to the node executing the run, and every change of a
+	// run's state to every node (StateChanged, OnStateChange); nil stops only runs this
+	// process holds, and tells nobody of changes.
 	Feed events.Bus
 	// Slots, when set, bounds a tenant's executing runs across every node that shares
 	// it (limits.Redis): MaxPerTenant is then the fleet's bound, not each node's. Nil
@@ -162,6 +163,7 @@ func NewExecutor(o Options) *Executor {
 		stop:    make(chan struct{}),
 	}
 	if o.Feed != nil {
+		e.publishStates(o.Feed)
 		o.Feed.Subscribe(func(ev events.Event) {
 			if ev.Kind == events.RunCanceled {
 				e.stopLocalOf(ev.Tenant, ev.ID)

@@ -21,6 +21,9 @@ type Store struct {
 	db  *gorm.DB
 	kr  keyring.Keyring
 	now func() time.Time
+	// changed, when set, hears of every change of a run's state once it is stored (the
+	// executor publishes it to the fleet: state_changes.go).
+	changed func(ctx context.Context, tenant switchboard.TenantID, id string)
 }
 
 // NewStore returns a Store on db that seals inputs and outputs with kr.
@@ -188,7 +191,17 @@ func (s *Store) update(ctx context.Context, tenant switchboard.TenantID, id stri
 	if res.Error != nil {
 		return false, switchboard.Internal(fmt.Errorf("update run %s: %w", id, res.Error))
 	}
+	if _, state := updates["state"]; state && res.RowsAffected == 1 {
+		s.stateChanged(ctx, tenant, id)
+	}
 	return res.RowsAffected == 1, nil
+}
+
+// stateChanged tells changed, when set, that a run's new state is stored.
+func (s *Store) stateChanged(ctx context.Context, tenant switchboard.TenantID, id string) {
+	if s.changed != nil {
+		s.changed(ctx, tenant, id)
+	}
 }
 
 // claim starts an attempt of a working run this process holds the lease of.
@@ -294,6 +307,7 @@ func (s *Store) expireElicitations(ctx context.Context, now time.Time, limit int
 		}
 		if res.RowsAffected == 1 { // not answered meanwhile
 			out = append(out, r)
+			s.stateChanged(ctx, r.TenantID, r.ID)
 		}
 	}
 	return out, nil

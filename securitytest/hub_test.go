@@ -187,9 +187,11 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 		defer cancel()
 		runExec.Close(ctx)
 	})
+	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
 	bodies := limits.NewBodyBudget(0, 0) // shared by the API and the MCP URLs, as serve shares it
 	adapter = mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: h.tenants, Agents: agentService, Remote: remote, Logger: log, PublicURL: "https://hub.example.com", Bodies: bodies,
-		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: kr.Derive("request-state"), Answer: hub.Answer})}})
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: kr.Derive("request-state"), Answer: hub.Answer}),
+			mcpadapter.FlowsExtension(wfService, log)}})
 	t.Cleanup(func() { adapter.Close(context.Background()) })
 	svc.Subscribe(rtr.Forget)
 	svc.Subscribe(adapter.ConnectionChanged)
@@ -204,7 +206,6 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	h.idp = oauthtest.NewOIDC(t, oauthtest.OIDCOptions{ClientID: "victim-sso-client", ClientSecret: victimSSOSecret, RedirectURI: "https://hub.example.com" + identity.SSOCallbackPath})
 	oauth := identity.New(identity.Options{DB: db, Keyring: kr, PublicURL: "https://hub.example.com", Logger: log, Accounts: h.tenants, Audit: h.writer})
 	h.tenants.SetPasswordPolicy(oauth.PasswordsAllowed)
-	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
 	hub.Service = wfService
 	if err := reg.Register(wfService.Spec()); err != nil { // as serve registers it
 		t.Fatal(err)

@@ -37,6 +37,8 @@ var mcpCalls = []mcpCall{
 	{method: "resources/read", params: func(f *fixture) string { return `{"uri":"switchboard://runs/` + f.runID + `"}` }},
 	{method: "resources/subscribe", params: func(f *fixture) string { return `{"uri":"switchboard://runs/` + f.runID + `"}` }},
 	{method: "resources/unsubscribe", params: func(f *fixture) string { return `{"uri":"switchboard://runs/` + f.runID + `"}` }},
+	{method: "resources/read", params: func(f *fixture) string { return `{"uri":"switchboard://flows/` + f.wfRunID + `"}` }},
+	{method: "resources/subscribe", params: func(f *fixture) string { return `{"uri":"switchboard://flows/` + f.wfRunID + `"}` }},
 	{method: "prompts/list", params: params(`{}`)},
 	{method: "prompts/get", params: params(`{"name":"instructions"}`)},
 	{method: "completion/complete", params: func(f *fixture) string {
@@ -178,7 +180,7 @@ func mcpForeignPrincipals(t *testing.T, h *hub) {
 
 	// The member at their own tenant URL, in their own session, naming the victim's ids.
 	for i, c := range mcpCalls {
-		if c.notify || c.method == "initialize" || !strings.Contains(c.params(f), f.runID) && !strings.Contains(c.params(f), f.connID) && !strings.Contains(c.params(f), f.runID[:6]) {
+		if c.notify || c.method == "initialize" || !strings.Contains(c.params(f), f.runID) && !strings.Contains(c.params(f), f.wfRunID) && !strings.Contains(c.params(f), f.connID) && !strings.Contains(c.params(f), f.runID[:6]) {
 			continue
 		}
 		status, _, b := h.mcpPost(f.principals[otherUser], tenantURL, memberSession, c.body(f, 100+i))

@@ -231,6 +231,9 @@ func (s *Service) flowTool(w Workflow, kind string, version int64) (*providers.T
 	if err != nil {
 		return nil, err
 	}
+	// A flow's tools list their output schema whole, as the flow specification shows
+	// them: output typed by the workflow's declared outputs, and the status's fields.
+	t.ListedOutputSchema = output
 	shown := w.Version
 	if version > 0 {
 		shown = version

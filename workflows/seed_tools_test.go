@@ -3,6 +3,8 @@ package workflows_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +19,9 @@ type field struct{ name, typ string }
 
 // hasType reports whether a schema's type (a string or a list) admits typ.
 func hasType(schema map[string]any, typ string) bool {
+	if typ == "" {
+		return true // any type
+	}
 	switch v := schema["type"].(type) {
 	case string:
 		return v == typ || typ == "number" && v == "integer"
@@ -66,8 +71,58 @@ func valueType(v any) string {
 
 // typed reports whether a value is of the type (an integer is a number too).
 func typed(v any, typ string) bool {
+	if typ == "" {
+		return true // any type
+	}
 	got := valueType(v)
 	return got == typ || typ == "number" && got == "integer"
+}
+
+// seedTool is one tool of the orchestrator specification: its parameters and answer
+// fields, each [name, JSON type] ("" for any type).
+type seedTool struct {
+	In         [][2]string `json:"in"`
+	Out        [][2]string `json:"out"`
+	WhenFailed []string    `json:"when_failed"`
+}
+
+// answered is the tool's answer fields a run that did not fail carries too.
+func (st seedTool) answered(failed bool) []field {
+	var out []field
+	for _, f := range fieldsOf(st.Out) {
+		if failed || !slices.Contains(st.WhenFailed, f.name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// seedFields is testdata/seed004_fields.json: the fields the orchestrator
+// specification lists (the MCP adapter's test checks the same table over the wire).
+type seedFields struct {
+	Tools      map[string]seedTool `json:"tools"`
+	StepResult [][2]string         `json:"step_result"`
+}
+
+func loadSeedFields(t *testing.T) seedFields {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/seed004_fields.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sf seedFields
+	if err := json.Unmarshal(raw, &sf); err != nil || len(sf.Tools) != 4 {
+		t.Fatalf("testdata/seed004_fields.json: %v (%d tools)", err, len(sf.Tools))
+	}
+	return sf
+}
+
+func fieldsOf(pairs [][2]string) []field {
+	out := make([]field, 0, len(pairs))
+	for _, p := range pairs {
+		out = append(out, field{p[0], p[1]})
+	}
+	return out
 }
 
 // TestSeedToolsConformance: run_workflow, list_workflows, create_workflow and
@@ -81,15 +136,10 @@ func TestSeedToolsConformance(t *testing.T) {
 	svc, p, answer := workflows.ServiceForTest(t)
 	reg := hubRegistry(t, svc)
 	ctx := switchboard.WithPrincipal(context.Background(), p)
-	spec := map[string]struct{ in, out []field }{
-		"run_workflow": {
-			in: []field{{"workflow_name", "string"}, {"parameters", "object"}, {"dry_run", "boolean"}, {"timeout", "integer"}, {"parallel_limit", "integer"}},
-			out: []field{{"status", "string"}, {"workflow_id", "string"}, {"steps_completed", "integer"}, {"steps_total", "integer"},
-				{"step_results", "array"}, {"execution_time", "number"}, {"error_message", "string"}},
-		},
-		"list_workflows":  {in: []field{{"category", "string"}, {"include_running", "boolean"}}, out: []field{{"workflows", "array"}, {"running_count", "integer"}}},
-		"create_workflow": {in: []field{{"name", "string"}, {"overwrite", "boolean"}}, out: []field{{"status", "string"}, {"workflow_path", "string"}}},
-		"cancel_workflow": {in: []field{{"workflow_id", "string"}, {"reason", "string"}}, out: []field{{"status", "string"}, {"steps_completed", "integer"}}},
+	table := loadSeedFields(t)
+	spec := map[string]struct{ in, out []field }{}
+	for name, st := range table.Tools {
+		spec[name] = struct{ in, out []field }{fieldsOf(st.In), fieldsOf(st.Out)}
 	}
 	for name, s := range spec {
 		tool, ok := reg.Tool(name)
@@ -111,7 +161,7 @@ func TestSeedToolsConformance(t *testing.T) {
 	if _, ok := properties(t, mustTool(t, reg, "create_workflow").InputSchema)["definition"]; !ok {
 		t.Error("create_workflow takes no definition")
 	}
-	stepFields := []field{{"step_name", "string"}, {"status", "string"}, {"duration", "number"}}
+	stepFields := fieldsOf(table.StepResult)
 	var rs struct {
 		Properties struct {
 			StepResults struct {
@@ -160,7 +210,7 @@ func TestSeedToolsConformance(t *testing.T) {
 	}()
 	answer(map[string]any{"value": "abc123", "items": []string{}, "count": 0})
 	ran := testwait.Recv(t, done, "run_workflow to answer")
-	checkFields(t, "run_workflow", ran, spec["run_workflow"].out[:6]) // error_message only when failed
+	checkFields(t, "run_workflow", ran, table.Tools["run_workflow"].answered(false))
 	if ran["status"] != "success" {
 		t.Fatalf("run = %v", ran)
 	}
@@ -168,7 +218,10 @@ func TestSeedToolsConformance(t *testing.T) {
 	if len(steps) != 1 {
 		t.Fatalf("step_results = %v", ran["step_results"])
 	}
-	checkFields(t, "step result", steps[0].(map[string]any), append(stepFields, field{"output", "object"}))
+	checkFields(t, "step result", steps[0].(map[string]any), stepFields)
+	if _, ok := steps[0].(map[string]any)["output"].(map[string]any); !ok {
+		t.Errorf("step result output = %v; want the step's output object", steps[0])
+	}
 	if d := steps[0].(map[string]any)["duration"].(float64); d > 60 {
 		t.Errorf("duration = %v; want seconds", d)
 	}

@@ -318,9 +318,14 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Telemetry:  tel,
 		Admission:  admission, // MCP requests are admitted before their bodies are read
 		Bodies:     bodies,
-		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer})},
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer}), mcpadapter.FlowsExtension(wfService, log)},
 	})
-	wfService.Changed = adapter.Refresh
+	// A run's state changed on any node: the sessions here subscribed to it hear of it.
+	runs.OnStateChange(feed, adapter.RunChanged)
+	// A change of a tenant's workflows' tools, made on any node, refreshes every node's
+	// sessions of the tenant.
+	wfService.Changed = workflows.PublishChanges(feed, log)
+	workflows.OnToolsChanged(feed, adapter.Refresh)
 	wfService.User = func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
 		u, err := tenantStore.User(ctx, tenant, id)
 		if err != nil {

@@ -6,8 +6,10 @@
 // It reads one JSON command a line on stdin and answers each with one JSON line on
 // stdout: {"seq": N, "ok": true, ...} or {"seq": N, "ok": false, "error": "..."}.
 // Commands (id names a session this script holds):
-//   open {id, url, key, elicit?: "accept"|"decline"}  connect and initialize; with elicit,
-//                          the client declares elicitation and answers every request so
+//   open {id, url, key, elicit?: "accept"|"decline", protocolVersion?}  connect and initialize; with elicit,
+//                          the client declares elicitation and answers every request so;
+//                          with protocolVersion, the initialize request asks for that
+//                          version instead of the SDK's latest
 //   tools {id}             tools/list: the tools, sorted by name, as the server sent them
 //   changed {id}           how many notifications/tools/list_changed the session got
 //   waitChanged {id, after, timeoutMs}  wait until more than after arrived; answers the
@@ -16,12 +18,22 @@
 //   callMany {id, tool, args, n}  n calls at once: [{isError, text}]
 //   session {id}           the session id the server issued
 //   elicited {id}          the elicitation requests the session answered
+//   version {id}           the protocol version the server answered
+//   subscribe {id, uri}    resources/subscribe
+//   unsubscribe {id, uri}  resources/unsubscribe
+//   updated {id}           the URIs of the notifications/resources/updated received, in order
+//   waitUpdated {id, uri, timeoutMs}  wait until one for uri arrived: {timedOut}
+//   read {id, uri}         resources/read: {contents: [{uri, text}]}
 //   close {id}
 
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ElicitRequestSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 const reqOpts = { timeout: Number(process.env.TIMEOUT_MS || 30000) };
 const sessions = new Map();
@@ -39,16 +51,38 @@ function session(id) {
   return s;
 }
 
-async function open({ id, url, key, elicit }) {
+// askFor returns a fetch that asks for protocol version v in the initialize request.
+function askFor(v) {
+  return async (input, init) => {
+    if (init?.body && typeof init.body === "string" && init.body.includes('"initialize"')) {
+      const msg = JSON.parse(init.body);
+      if (msg.method === "initialize") {
+        msg.params.protocolVersion = v;
+        init = { ...init, body: JSON.stringify(msg) };
+      }
+    }
+    return fetch(input, init);
+  };
+}
+
+async function open({ id, url, key, elicit, protocolVersion }) {
   const options = elicit ? { capabilities: { elicitation: {} } } : {};
   const client = new Client({ name: "switchboard-e2e-fleet", version: "1.0.0" }, options);
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    ...(protocolVersion ? { fetch: askFor(protocolVersion) } : {}),
   });
-  const s = { client, transport, changed: 0, waiters: [], elicited: [] };
+  const s = { client, transport, changed: 0, waiters: [], elicited: [], updated: [] };
+  const wake = () => {
+    for (const w of s.waiters.splice(0)) w();
+  };
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     s.changed++;
-    for (const w of s.waiters.splice(0)) w();
+    wake();
+  });
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    s.updated.push(n.params.uri);
+    wake();
   });
   if (elicit) {
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
@@ -78,6 +112,23 @@ async function waitChanged({ id, after, timeoutMs }) {
   return { count: s.changed, ms: Date.now() - start, timedOut: false };
 }
 
+async function waitUpdated({ id, uri, timeoutMs }) {
+  const s = session(id);
+  const start = Date.now();
+  while (!s.updated.includes(uri)) {
+    const left = timeoutMs - (Date.now() - start);
+    if (left <= 0) return { timedOut: true, updated: s.updated };
+    await new Promise((resolve) => {
+      const t = setTimeout(resolve, left);
+      s.waiters.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+  return { timedOut: false, updated: s.updated };
+}
+
 async function call({ id, tool, args }) {
   const r = await session(id).client.callTool({ name: tool, arguments: args ?? {} }, undefined, reqOpts);
   return { isError: r.isError ?? false, text: textOf(r), structured: r.structuredContent ?? null };
@@ -102,6 +153,21 @@ const commands = {
   },
   session: async ({ id }) => ({ session: session(id).transport.sessionId ?? null }),
   elicited: async ({ id }) => ({ elicited: session(id).elicited }),
+  version: async ({ id }) => ({ version: session(id).transport.protocolVersion ?? null }),
+  subscribe: async ({ id, uri }) => {
+    await session(id).client.subscribeResource({ uri }, reqOpts);
+    return {};
+  },
+  unsubscribe: async ({ id, uri }) => {
+    await session(id).client.unsubscribeResource({ uri }, reqOpts);
+    return {};
+  },
+  updated: async ({ id }) => ({ updated: session(id).updated }),
+  waitUpdated,
+  read: async ({ id, uri }) => {
+    const r = await session(id).client.readResource({ uri }, reqOpts);
+    return { contents: r.contents.map((c) => ({ uri: c.uri, text: c.text ?? null })) };
+  },
   close: async ({ id }) => {
     const s = session(id);
     sessions.delete(id);
