@@ -74,6 +74,9 @@ func BenchmarkMemoryTenantsCatalog(b *testing.B) {
 				b.Fatal(err)
 			}
 			after := measureMemory(b)
+			if n == sizes[len(sizes)-1] {
+				writeHeapProfile(b)
+			}
 			b.Run(fmt.Sprintf("tenants=%d", n), func(b *testing.B) {
 				reportGrowth(b, before, after, n, "tenant")
 			})
