@@ -7,12 +7,12 @@ import (
 	"gorm.io/gorm"
 )
 
-// operatorOAuthApp0027 is migration 0027's frozen copy of operator_oauth_apps: the
+// operatorOAuthApp0029 is migration 0029's frozen copy of operator_oauth_apps: the
 // deployment's OAuth app for a provider that the operator set in the UI, one per
 // provider, its secret sealed. TenantID is always empty (the app is no tenant's); it is
 // there so that key rotation re-seals the rows like every other sealed table. Never
 // edit it.
-type operatorOAuthApp0027 struct {
+type operatorOAuthApp0029 struct {
 	ID        string    `gorm:"primaryKey;size:40"`
 	TenantID  string    `gorm:"size:40;not null;default:''"`
 	Provider  string    `gorm:"size:64;not null;uniqueIndex:idx_operator_oauth_apps_provider"`
@@ -23,11 +23,11 @@ type operatorOAuthApp0027 struct {
 	UpdatedAt time.Time `gorm:"not null"`
 }
 
-func (operatorOAuthApp0027) TableName() string { return "operator_oauth_apps" }
+func (operatorOAuthApp0029) TableName() string { return "operator_oauth_apps" }
 
-// up0027OperatorOAuthApps creates operator_oauth_apps.
-func up0027OperatorOAuthApps(tx *gorm.DB) error {
-	if err := tx.Migrator().CreateTable(&operatorOAuthApp0027{}); err != nil {
+// up0029OperatorOAuthApps creates operator_oauth_apps.
+func up0029OperatorOAuthApps(tx *gorm.DB) error {
+	if err := tx.Migrator().CreateTable(&operatorOAuthApp0029{}); err != nil {
 		return fmt.Errorf("create operator_oauth_apps: %w", err)
 	}
 	return nil
