@@ -1,12 +1,15 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/providers"
@@ -37,6 +40,10 @@ type connectionView struct {
 	// Remote is the server of a remote MCP server connection (provider "mcp").
 	Remote       *remotemcp.Endpoint `json:"remote,omitempty"`
 	FailingTools []string            `json:"failing_tools,omitempty"`
+	// RateLimit is the token bucket the connection's calls are held to: its own, which
+	// an admin set, or its provider's; absent when there is none (only the upstream's
+	// announced windows apply).
+	RateLimit *rateLimitView `json:"rate_limit,omitempty"`
 	// LastRefreshError is why the last token refresh failed, until one succeeds.
 	LastRefreshError string    `json:"last_refresh_error,omitempty"`
 	CreatedAt        time.Time `json:"created_at"`
@@ -51,6 +58,7 @@ func (s *server) viewConnection(c connections.Connection) connectionView {
 		RefreshedAt: c.RefreshedAt, LastRefreshError: c.LastRefreshError, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 	}
 	v.MissingScopes, v.FailingTools = s.scopeGaps(c.Provider, v.Scopes)
+	v.RateLimit = s.rateLimitOf(c)
 	if ep, ok := remotemcp.EndpointOf(c); ok {
 		v.Remote = &ep
 	}
@@ -205,4 +213,65 @@ func (s *server) deleteConnection(c *gin.Context) {
 		return
 	}
 	c.Status(http.StatusNoContent)
+}
+
+// rateLimitView is a connection's rate limit and where it comes from.
+type rateLimitView struct {
+	PerSecond float64 `json:"per_second"`
+	Burst     int     `json:"burst"`
+	// Source is "connection" for the connection's own, "provider" for its provider's.
+	Source string `json:"source"`
+}
+
+func (s *server) rateLimitOf(c connections.Connection) *rateLimitView {
+	if own, ok := c.OwnRateLimit(); ok {
+		return &rateLimitView{PerSecond: own.PerSecond, Burst: own.Burst, Source: "connection"}
+	}
+	if s.Registry == nil {
+		return nil
+	}
+	if spec, ok := s.Registry.Provider(c.Provider); ok && spec.RateLimit.PerSecond > 0 {
+		return &rateLimitView{PerSecond: spec.RateLimit.PerSecond, Burst: max(spec.RateLimit.Burst, 1), Source: "provider"}
+	}
+	return nil
+}
+
+// updateConnectionRequest changes a connection's settings; only its rate limit today.
+type updateConnectionRequest struct {
+	// RateLimit is the connection's own rate limit; null gives it its provider's again.
+	RateLimit json.RawMessage `json:"rate_limit"`
+}
+
+// updateConnection lets a tenant admin set a connection's own rate limit.
+func (s *server) updateConnection(c *gin.Context) {
+	p, err := asUser(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req updateConnectionRequest
+	if err := decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if len(req.RateLimit) == 0 {
+		s.fail(c, switchboard.Invalid("rate_limit", "is required: an object with per_second and burst, or null for the provider's limit"))
+		return
+	}
+	var rl *connections.RateLimit
+	if string(req.RateLimit) != "null" {
+		rl = &connections.RateLimit{}
+		dec := json.NewDecoder(bytes.NewReader(req.RateLimit))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(rl); err != nil {
+			s.fail(c, switchboard.Invalid("rate_limit", "must be an object with per_second (a number) and burst (a whole number), or null for the provider's limit"))
+			return
+		}
+	}
+	conn, err := s.Connections.SetRateLimit(c.Request.Context(), p, c.Param("id"), rl)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, s.viewConnection(conn))
 }

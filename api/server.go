@@ -143,6 +143,7 @@ func New(o Options) *gin.Engine {
 	a.GET("/connections", s.listConnections)
 	a.GET("/connections/:id", s.getConnection)
 	a.DELETE("/connections/:id", s.deleteConnection)
+	a.PATCH("/connections/:id", s.updateConnection)
 	a.POST("/connections/:id/reconnect", s.reconnectConnection)
 	a.POST("/connections/:id/authorize", s.authorize) // :id is the provider's name here
 	a.POST("/remote-mcp", s.registerRemoteMCP)

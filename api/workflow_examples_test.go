@@ -12,13 +12,15 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // TestExampleWorkflows: the example workflows the guide shows (the orchestrator
 // specification's ci_pipeline and the flow specification's purchase_approval) save
 // and run against the fake GitHub and Slack: ci_pipeline with run_workflow and the
 // specification's arguments re-runs the branch's failed run and tells the channel;
-// purchase_approval's run_flow__ tool answers the typed output and status.
+// purchase_approval's run_flow__ tool waits for its approver's answer, which
+// submit_flow_elicitation gives, and query_flow__ then answers the typed output.
 func TestExampleWorkflows(t *testing.T) {
 	t.Parallel()
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
@@ -58,21 +60,41 @@ func TestExampleWorkflows(t *testing.T) {
 			}
 		}
 
-		var flow struct {
+		type flowAnswer struct {
 			Result struct {
 				Structured struct {
 					Output map[string]any `json:"output"`
 					Status struct {
-						Name  string `json:"name"`
-						State string `json:"state"`
+						InstanceID string `json:"instance_id"`
+						Name       string `json:"name"`
+						State      string `json:"state"`
 					} `json:"status"`
+					Elicitations []struct {
+						ID      string `json:"elicitation_id"`
+						Message string `json:"message"`
+					} `json:"elicitations"`
 				} `json:"structuredContent"`
 			} `json:"result"`
 		}
+		// REST has no form to show: the flow waits for its approver's answer, which
+		// submit_flow_elicitation gives.
+		var flow flowAnswer
 		w.want(w.admin, http.MethodPost, "/api/tools/run_flow__purchase_approval/call",
 			`{"arguments":{"item":"Laptop","amount":899.5,"justification":"Old one broke","_context":{"thread_id":"th_1","environment_id":"live"}}}`, http.StatusOK, &flow)
-		if flow.Result.Structured.Status.State != "completed" || flow.Result.Structured.Status.Name != "purchase_approval" ||
-			cmp.Diff(map[string]any{"approval_status": "approved", "approver": "purchasing-policy", "comments": "Approved: within the 1000 limit"}, flow.Result.Structured.Output) != "" {
+		asked := flow.Result.Structured
+		if asked.Status.State != "input_required" || asked.Status.Name != "purchase_approval" || len(asked.Elicitations) != 1 || asked.Elicitations[0].Message != "Approve the purchase of Laptop for 899.5?" {
+			t.Fatalf("purchase_approval = %+v", flow.Result)
+		}
+		submit, _ := json.Marshal(map[string]any{"arguments": map[string]any{"instance_id": asked.Status.InstanceID, "elicitation_id": asked.Elicitations[0].ID,
+			"response": map[string]any{"action": "accept", "content": map[string]any{"approval_status": "approved", "comments": "Approved"}}}})
+		w.want(w.admin, http.MethodPost, "/api/tools/submit_flow_elicitation/call", string(submit), http.StatusOK, nil)
+		query := `{"arguments":{"instance_id":"` + asked.Status.InstanceID + `"}}`
+		testwait.Until(t, "purchase_approval completes", func() bool {
+			flow = flowAnswer{}
+			w.want(w.admin, http.MethodPost, "/api/tools/query_flow__purchase_approval/call", query, http.StatusOK, &flow)
+			return flow.Result.Structured.Status.State == "completed"
+		})
+		if cmp.Diff(map[string]any{"approval_status": "approved", "approver": "the requester's approver", "comments": "Approved"}, flow.Result.Structured.Output) != "" {
 			t.Fatalf("purchase_approval = %+v", flow.Result)
 		}
 		posted := strings.Join(w.slack.messages(), "\n")

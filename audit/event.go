@@ -30,6 +30,9 @@ const (
 	KindConnectionHandedOver Kind = "connection_handed_over"
 	// KindConnectionRevokeFailed: a disconnect could not revoke the token at the provider.
 	KindConnectionRevokeFailed Kind = "connection_revoke_failed"
+	// KindConnectionRateLimitSet: an admin set a connection's own rate limit, or gave it
+	// its provider's again (the detail says which).
+	KindConnectionRateLimitSet Kind = "connection_rate_limit_set"
 	// KindOAuthConnectFailed: an OAuth connect flow ended without a connection.
 	KindOAuthConnectFailed Kind = "oauth_connect_failed"
 	KindOAuthAppSet        Kind = "oauth_app_set"

@@ -54,9 +54,13 @@ type Connection struct {
 	// connection now, so processes sharing the database refresh it once.
 	RefreshClaim      string     `gorm:"size:40;not null" json:"-"`
 	RefreshClaimUntil *time.Time `json:"-"`
-	Version           int64      `gorm:"not null" json:"version"`
-	CreatedAt         time.Time  `json:"created_at"`
-	UpdatedAt         time.Time  `json:"updated_at"`
+	// RatePerSecond and RateBurst are the connection's own rate limit (OwnRateLimit);
+	// 0 for its provider's.
+	RatePerSecond float64   `gorm:"not null;default:0" json:"-"`
+	RateBurst     int       `gorm:"not null;default:0" json:"-"`
+	Version       int64     `gorm:"not null" json:"version"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // UsableBy reports whether the principal may use the connection: same tenant, and

@@ -273,7 +273,7 @@ func checkSummary(t *testing.T, s summary) {
 	// The workflow tools, on every MCP URL (no workflow is saved yet).
 	wantTools = append(wantTools, "cancel_workflow", "create_workflow", "list_workflows", "run_workflow")
 	// The tools of the caller's own flow instances, on every MCP URL.
-	wantTools = append(wantTools, "cancel_flow", "list_flows")
+	wantTools = append(wantTools, "cancel_flow", "list_flows", "replay_flow_pending_elicitation", "submit_flow_elicitation")
 	slices.Sort(wantTools)
 	if diff := cmp.Diff(wantTools, s.ToolsA); diff != "" {
 		t.Errorf("tenant default's tools (-want +got):\n%s", diff)
@@ -321,7 +321,7 @@ func checkSummary(t *testing.T, s summary) {
 	// Beta sees its GitHub account's tools and none of default's Slack.
 	var wantToolsB []string
 	for _, name := range wantTools {
-		if strings.HasPrefix(name, "github_") || strings.HasPrefix(name, "switchboard_") || strings.HasSuffix(name, "_workflow") || name == "list_workflows" || name == "cancel_flow" || name == "list_flows" {
+		if strings.HasPrefix(name, "github_") || strings.HasPrefix(name, "switchboard_") || strings.HasSuffix(name, "_workflow") || name == "list_workflows" || name == "cancel_flow" || name == "list_flows" || strings.HasSuffix(name, "_flow_elicitation") || strings.HasSuffix(name, "_pending_elicitation") {
 			wantToolsB = append(wantToolsB, name)
 		}
 	}

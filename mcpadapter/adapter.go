@@ -78,6 +78,10 @@ type Options struct {
 	// Relay carries session messages between the nodes serving one database; without
 	// it this node serves alone.
 	Relay mcptransport.Relay
+	// StreamLog keeps the streams of calls whose client left where every node reads
+	// them, so that Last-Event-ID resumes them on any node; without it a call's stream
+	// resumes only on the node that ran it.
+	StreamLog mcptransport.StreamLog
 	// MaxHeldSessions bounds the sessions this node holds in memory (about 10 KiB
 	// each in mcp-go's server); beyond it the least recently used idle ones are dropped
 	// and restored from their records when used again. Default 10,000.

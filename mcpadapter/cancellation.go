@@ -25,6 +25,7 @@ func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope,
 			cs = mcptransport.OpenStatelessCall(sw)
 		} else {
 			cs = s.ep.Events.OpenCall(stream.session, sw, stream.primed)
+			cs.KeepWhenGone(mcptransport.Connection(r.Context()))
 		}
 		cw := mcptransport.NewCallWriter(stream.stateless)
 		out = cw

@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/switchboard-hub/switchboard/mcptransport"
 )
@@ -19,6 +20,20 @@ func (a *Adapter) relayed(m mcptransport.RelayMessage) {
 	case mcptransport.RelayCancel:
 		if mcptransport.ValidID(m.Body) {
 			a.modern.Cancel(mcptransport.CallKey(m.Principal, m.AgentID, m.Body))
+		}
+	case mcptransport.RelayKeepStream:
+		var last string
+		if json.Unmarshal(m.Body, &last) != nil {
+			return
+		}
+		a.mu.Lock()
+		s := a.scopes[string(m.Tenant)+"|"+m.Principal+"|"+m.AgentID]
+		a.mu.Unlock()
+		if s == nil || !s.ep.Events.Issued(last) {
+			return
+		}
+		if cs := s.ep.Events.CallOf(m.Session, last); cs != nil {
+			go cs.Keep() // a write to the database, off the feed's goroutine
 		}
 	case mcptransport.RelayPost:
 		// What the message changes (a log level) is read again from the record.

@@ -97,9 +97,19 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 		}
 		a.serveRequest(w, r, s, mcptransport.RequestKey(id, msg.ID), nil, stream)
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
-		if cs := s.ep.Events.CallOf(id, r.Header.Get("Last-Event-ID")); cs != nil {
-			cs.Resume(w, r, r.Header.Get("Last-Event-ID")) // a call's stream, which the hub keeps
+		last := r.Header.Get("Last-Event-ID")
+		if cs := s.ep.Events.CallOf(id, last); cs != nil {
+			cs.Resume(w, r, last) // a call's stream, which the hub keeps
 			return
+		}
+		if s.ep.Events.Log != nil && !s.ep.Events.Issued(last) && mcptransport.EventID(last) {
+			// Another node's event: if it runs the call and has not seen the client
+			// leave, it keeps the call's stream where this node reads it.
+			a.records.Publish(mcptransport.RelayMessage{Kind: mcptransport.RelayKeepStream, Tenant: p.TenantID, Session: id, Principal: p.ID(), AgentID: s.agentID,
+				Body: jsonString(last)})
+		}
+		if s.ep.Events.ResumeLogged(w, r, id, last) {
+			return // a call's stream another node kept
 		}
 		s.ep.HTTP.ServeHTTP(s.ep.IDs.Writer(w), r)
 	default:
@@ -190,6 +200,11 @@ func (a *Adapter) sweepSessions(ctx context.Context, now time.Time) {
 		}
 	}
 	a.records.Prune(now)
+	if a.opts.StreamLog != nil {
+		if err := a.opts.StreamLog.Prune(ctx, now); err != nil {
+			a.opts.Logger.WarnContext(ctx, "prune kept call streams", "err", err)
+		}
+	}
 }
 
 // trimHeld drops this node's state of its least recently used idle sessions when it
@@ -228,4 +243,10 @@ func (a *Adapter) trimHeld() {
 		}
 		c.s.ep.DropIdle(c.id)
 	}
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/switchboard-hub/switchboard/sessions"
 )
 
 // A tools/call of a session answers on its own POST stream, and what belongs to the
@@ -50,6 +52,9 @@ type CallStream struct {
 	stream string
 	bound  bool
 
+	// key names the call's stream in the store's Log, fleet-unique.
+	key string
+
 	// canceled is set by notifications/cancelled: nothing more is recorded or sent
 	// for the call, so no answer follows its cancellation.
 	canceled atomic.Bool
@@ -59,6 +64,10 @@ type CallStream struct {
 	started bool        // the POST's answer started as an SSE stream
 	closed  bool        // the call's last message was recorded
 	done    chan struct{}
+
+	recorded int         // the events recorded for the call so far
+	logged   bool        // the call's events go to the store's Log (its client left)
+	unwatch  func() bool // stops KeepWhenGone's watch of the POST's connection
 }
 
 // streamConn is a connection a call's events are written to.
@@ -90,12 +99,13 @@ func CallStreamFrom(ctx context.Context) *CallStream {
 // a priming event first when primed (an id and no data, as 2025-11-25 has servers prime
 // a client to reconnect).
 func (s *EventStore) OpenCall(session string, w http.ResponseWriter, primed bool) *CallStream {
-	cs := &CallStream{store: s, session: session, stream: fmt.Sprintf("call-%d", s.calls.Add(1)), done: make(chan struct{})}
+	name := fmt.Sprintf("%scall-%d", s.prefix, s.calls.Add(1))
+	cs := &CallStream{store: s, session: session, stream: name, key: name, done: make(chan struct{})}
 	cs.conn = &streamConn{w: w, post: true, gone: make(chan struct{})}
 	if primed {
 		cs.mu.Lock()
 		defer cs.mu.Unlock()
-		id := s.addCall(cs, "", nil)
+		id := cs.record("", nil)
 		cs.writeLocked(id, nil)
 	}
 	return cs
@@ -115,12 +125,62 @@ func OpenStatelessCall(w http.ResponseWriter) *CallStream {
 }
 
 // record records msg as the call's next event and returns its id; a stateless call
-// records nothing, and its events have no id.
+// records nothing, and its events have no id. Callers hold mu.
 func (cs *CallStream) record(stream string, msg json.RawMessage) string {
 	if cs.store == nil {
 		return ""
 	}
-	return cs.store.addCall(cs, stream, msg)
+	id := cs.store.addCall(cs, stream, msg)
+	cs.recorded++
+	if cs.logged {
+		cs.store.logEvents(cs, []sessions.StreamEvent{{ID: id, Seq: cs.recorded - 1, Message: msg}})
+	}
+	return id
+}
+
+// KeepWhenGone has the call's stream kept in the store's Log from the moment the
+// POST's connection (conn) ends before the call has answered: what was recorded so
+// far, then every event as it comes, and a last mark when the call ends. The client
+// may then resume on any node (EventStore.ResumeLogged). A call whose client stays
+// costs nothing more.
+func (cs *CallStream) KeepWhenGone(conn context.Context) {
+	if cs.store == nil || cs.store.Log == nil {
+		return
+	}
+	stop := context.AfterFunc(conn, cs.Keep)
+	cs.mu.Lock()
+	cs.unwatch = stop
+	cs.mu.Unlock()
+}
+
+// Keep starts keeping the call's stream in the Log: the events the store holds of it,
+// the last mark if the call has ended, and every event from then on. It is done when
+// the POST's connection ends (KeepWhenGone), and when the call's client came back on
+// another node before this one saw it leave (RelayKeepStream).
+func (cs *CallStream) Keep() {
+	if cs.store == nil || cs.store.Log == nil {
+		return
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.logged || cs.canceled.Load() {
+		return
+	}
+	cs.logged = true
+	held := cs.store.callEvents(cs)
+	events := make([]sessions.StreamEvent, 0, len(held)+1)
+	for i, ev := range held {
+		events = append(events, sessions.StreamEvent{ID: ev.id, Seq: cs.recorded - len(held) + i, Message: ev.msg})
+	}
+	if cs.closed {
+		events = append(events, cs.lastMark())
+	}
+	cs.store.logEvents(cs, events)
+}
+
+// lastMark is the Log's record that the call's stream has ended.
+func (cs *CallStream) lastMark() sessions.StreamEvent {
+	return sessions.StreamEvent{ID: cs.key + "_end", Seq: cs.recorded, Last: true}
 }
 
 // add records msg as the call's next event (mcp-go names its stream) and writes it to
@@ -198,6 +258,12 @@ func (cs *CallStream) End(cw *CallWriter) {
 	defer cs.mu.Unlock()
 	defer func() {
 		cs.closed = true
+		if cs.unwatch != nil {
+			cs.unwatch()
+		}
+		if cs.logged {
+			cs.store.logEvents(cs, []sessions.StreamEvent{cs.lastMark()})
+		}
 		close(cs.done)
 		if cs.conn != nil && cs.conn.post {
 			cs.detachLocked()

@@ -45,8 +45,11 @@ type EndpointOptions struct {
 	Held *atomic.Int64
 	// EventsPerStream bounds the events kept per SSE stream for resumption.
 	EventsPerStream int
-	Now             func() time.Time
-	Logger          *slog.Logger
+	// Log, when set, keeps the streams of calls whose client left where every node
+	// reads them (CallStream.KeepWhenGone).
+	Log    StreamLog
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // NewEndpoint returns an Endpoint; Attach gives it its MCP server, whose options must
@@ -56,6 +59,7 @@ func NewEndpoint(o EndpointOptions) *Endpoint {
 	e.Events = NewEventStore(o.EventsPerStream, o.Now)
 	e.Events.IDs = e.IDs
 	e.Events.Notified = e.MarkStreamed
+	e.Events.Log, e.Events.Tenant, e.Events.Logger = o.Log, o.Principal.TenantID, o.Logger
 	return e
 }
 

@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/switchboard-hub/switchboard"
 )
 
 // EventStore is a bounded, in-memory server.EventStore for one scope's streams. With
@@ -33,7 +38,17 @@ type EventStore struct {
 	// mcp-go answers a session's requests as SSE from its first notification on.
 	Notified func(session string)
 
-	calls atomic.Int64 // names the calls' own streams
+	// Log, when set, keeps a call's stream where every node reads it once the call's
+	// client is gone (CallStream.KeepWhenGone), so that Last-Event-ID resumes it on any
+	// node (ResumeLogged); Tenant is the scope's tenant, which every record names.
+	Log    StreamLog
+	Tenant switchboard.TenantID
+	Logger *slog.Logger
+
+	// prefix starts every event id and call stream name this store issues: random,
+	// so that ids are unique across the fleet and a node tells another's from its own.
+	prefix string
+	calls  atomic.Int64 // names the calls' own streams
 
 	mu       sync.Mutex
 	seq      int64
@@ -71,7 +86,7 @@ func NewEventStore(perStream int, now func() time.Time) *EventStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &EventStore{perStream: perStream, now: now, sessions: map[string]*sessionEvents{}}
+	return &EventStore{perStream: perStream, now: now, sessions: map[string]*sessionEvents{}, prefix: "ev" + switchboard.RandomToken(6) + "_"}
 }
 
 // StoreEvent records message as the next event of the stream, dropping the stream's
@@ -87,7 +102,7 @@ func (s *EventStore) StoreEvent(ctx context.Context, sessionID, streamID string,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
-	id := strconv.FormatInt(s.seq, 10)
+	id := s.prefix + strconv.FormatInt(s.seq, 10)
 	// mcp-go writes it, and replays it, through RequestIDs.Writer: recorded as it is.
 	s.appendLocked(sessionID, streamID, storedEvent{id: id, msg: append(json.RawMessage(nil), message...)})
 	return id, nil
@@ -115,7 +130,7 @@ func (s *EventStore) addCall(cs *CallStream, stream string, msg json.RawMessage)
 		cs.bound = true
 	}
 	s.seq++
-	id := strconv.FormatInt(s.seq, 10)
+	id := s.prefix + strconv.FormatInt(s.seq, 10)
 	if msg != nil {
 		msg = append(json.RawMessage(nil), msg...)
 	}
@@ -136,6 +151,27 @@ func (s *EventStore) CallOf(sessionID, lastEventID string) *CallStream {
 		return st.call
 	}
 	return nil
+}
+
+// Issued reports whether id is one of this store's event ids.
+func (s *EventStore) Issued(id string) bool { return strings.HasPrefix(id, s.prefix) }
+
+// eventIDShape is the shape of every event id a store issues: its prefix, then a
+// sequence number.
+var eventIDShape = regexp.MustCompile(`^ev[0-9a-z]{1,32}_[0-9]{1,19}$`)
+
+// EventID reports whether id has the shape of an event id some node issued.
+func EventID(id string) bool { return eventIDShape.MatchString(id) }
+
+// callEvents returns the events of the call's stream this store still holds.
+func (s *EventStore) callEvents(cs *CallStream) []storedEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	se := s.sessions[cs.session]
+	if se == nil || se.streams[cs.stream] == nil {
+		return nil
+	}
+	return append([]storedEvent(nil), se.streams[cs.stream].events...)
 }
 
 // eventsAfter returns the events that followed lastEventID on its stream.

@@ -94,11 +94,12 @@ func TestEventStorePrimedStreamContinuesOnTheCallsStream(t *testing.T) {
 	if _, err := s.StoreEvent(ctx, "sess-1", "mcp-stream", json.RawMessage(`{"answer":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	if s.CallOf("sess-1", "1") != cs {
+	primed := primingID(t, post.Body.String())
+	if s.CallOf("sess-1", primed) != cs {
 		t.Error("the priming event's id does not name the call's stream")
 	}
 	var got []string
-	stream, err := s.ReplayEventsAfter(context.Background(), "sess-1", "1", func(_ string, m json.RawMessage) error {
+	stream, err := s.ReplayEventsAfter(context.Background(), "sess-1", primed, func(_ string, m json.RawMessage) error {
 		got = append(got, string(m))
 		return nil
 	})
@@ -166,13 +167,14 @@ func TestEventStoreBoundsStreamsPerSessionAndExpires(t *testing.T) {
 func TestEventStoreRecordsNothingOfACanceledCall(t *testing.T) {
 	t.Parallel()
 	s := NewEventStore(8, nil)
-	cs := s.OpenCall("sess-1", httptest.NewRecorder(), true)
+	post := httptest.NewRecorder()
+	cs := s.OpenCall("sess-1", post, true)
 	cs.canceled.Store(true)
 	if _, err := s.StoreEvent(WithCallStream(context.Background(), cs), "sess-1", "mcp-stream", json.RawMessage(`{"answer":1}`)); !errors.Is(err, ErrCanceledCall) {
 		t.Errorf("StoreEvent of a canceled call: err = %v, want ErrCanceledCall", err)
 	}
 	var got []string
-	if _, err := s.ReplayEventsAfter(context.Background(), "sess-1", "1", func(_ string, m json.RawMessage) error {
+	if _, err := s.ReplayEventsAfter(context.Background(), "sess-1", primingID(t, post.Body.String()), func(_ string, m json.RawMessage) error {
 		got = append(got, string(m))
 		return nil
 	}); err != nil {
@@ -181,4 +183,14 @@ func TestEventStoreRecordsNothingOfACanceledCall(t *testing.T) {
 	if len(got) != 0 {
 		t.Errorf("replayed %v after the cancellation, want nothing", got)
 	}
+}
+
+// primingID is the id of the priming event that starts an SSE stream.
+func primingID(t *testing.T, stream string) string {
+	t.Helper()
+	id, ok := strings.CutPrefix(strings.SplitN(stream, "\n", 2)[0], "id: ")
+	if !ok {
+		t.Fatalf("the stream does not start with a priming event: %q", stream)
+	}
+	return id
 }

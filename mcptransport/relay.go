@@ -31,6 +31,10 @@ const (
 	// has no session, to the node running it: Principal and AgentID name the caller's
 	// scope, Body is the request's JSON-RPC id.
 	RelayCancel = "call_cancelled"
+	// RelayKeepStream asks the node running a session's call to keep the call's stream
+	// in the StreamLog now (CallStream.Keep): its client came back on another node with
+	// Last-Event-ID (Body, a JSON string) before that node saw it leave.
+	RelayKeepStream = "keep_stream"
 	// RelayGap says messages may have been lost (the feed reconnected): every node
 	// reads its sessions' records again.
 	RelayGap = "gap"

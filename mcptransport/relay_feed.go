@@ -13,6 +13,7 @@ const (
 	KindSessionEnded events.Kind = "mcp.session_ended"  // ID: session id
 	KindSessionPost  events.Kind = "mcp.session_post"   // ID: session id; Data: the message
 	KindCallCanceled events.Kind = "mcp.call_cancelled" // ID: the caller's principal id; Data: the request's id
+	KindKeepStream   events.Kind = "mcp.keep_stream"    // ID: session id; Data: the Last-Event-ID
 )
 
 // FeedRelay carries the session relay on the hub's change feed: in process on SQLite,
@@ -40,6 +41,8 @@ func (f feedRelay) Publish(ctx context.Context, m RelayMessage) error {
 		e.Kind = KindSessionPost
 	case RelayCancel:
 		e.Kind, e.ID = KindCallCanceled, m.Principal
+	case RelayKeepStream:
+		e.Kind = KindKeepStream
 	default:
 		return fmt.Errorf("relay %q: not a relay message kind", m.Kind)
 	}
@@ -60,7 +63,7 @@ func (f feedRelay) Subscribe(fn func(RelayMessage)) func() {
 		case events.Gap:
 			fn(RelayMessage{Kind: RelayGap})
 			return
-		case KindSessionEnded, KindSessionPost, KindCallCanceled:
+		case KindSessionEnded, KindSessionPost, KindCallCanceled, KindKeepStream:
 		default:
 			return
 		}
@@ -74,6 +77,8 @@ func (f feedRelay) Subscribe(fn func(RelayMessage)) func() {
 			m.Kind, m.Principal, m.AgentID, m.ProtocolVersion, m.Body = RelayPost, d.Principal, d.AgentID, d.ProtocolVersion, d.Body
 		case KindCallCanceled:
 			m.Kind, m.Session, m.Principal, m.AgentID, m.Body = RelayCancel, "", d.Principal, d.AgentID, d.Body
+		case KindKeepStream:
+			m.Kind, m.Principal, m.AgentID, m.Body = RelayKeepStream, d.Principal, d.AgentID, d.Body
 		}
 		fn(m)
 	})

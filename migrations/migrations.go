@@ -49,6 +49,8 @@ func all() []migration {
 		{Version: 24, Name: "mcp_session_keys", Up: up0024MCPSessionKeys},
 		{Version: 25, Name: "audit_in_flight", Up: up0025AuditInFlight},
 		{Version: 26, Name: "run_kinds", Up: up0026RunKinds},
+		{Version: 27, Name: "mcp_stream_events", Up: up0027MCPStreamEvents},
+		{Version: 28, Name: "connection_rate_limits", Up: up0028ConnectionRateLimits},
 		{Version: 29, Name: "operator_oauth_apps", Up: up0029OperatorOAuthApps},
 	}
 }

@@ -38,8 +38,9 @@ func TestRunCreatesTablesAndIsIdempotent(t *testing.T) {
 			{name: "tenants", table: "tenants", columns: []string{"id", "slug", "name", "created_at"}},
 			{name: "users", table: "users", columns: []string{"id", "tenant_id", "email", "role", "password_hash", "created_at"}},
 			{name: "api keys", table: "api_keys", columns: []string{"id", "tenant_id", "user_id", "agent_id", "name", "prefix", "hash", "operator", "scopes", "created_at", "last_used_at", "revoked_at", "created_by", "expires_at"}},
-			{name: "connections", table: "connections", columns: []string{"id", "tenant_id", "owner_user_id", "provider", "auth_kind", "account_id", "account_label", "scopes", "shared", "status", "sealed", "key_id", "meta", "expires_at", "refreshed_at", "version", "created_at", "updated_at", "refreshable", "last_refresh_error", "refresh_claim", "refresh_claim_until"}},
+			{name: "connections", table: "connections", columns: []string{"id", "tenant_id", "owner_user_id", "provider", "auth_kind", "account_id", "account_label", "scopes", "shared", "status", "sealed", "key_id", "meta", "expires_at", "refreshed_at", "version", "created_at", "updated_at", "refreshable", "last_refresh_error", "refresh_claim", "refresh_claim_until", "rate_per_second", "rate_burst"}},
 			{name: "audit events", table: "audit_events", columns: []string{"id", "tenant_id", "at", "kind", "principal", "key_id", "tool", "connection_id", "outcome", "upstream_status", "latency_micros", "args_hash", "detail", "node"}},
+			{name: "mcp stream events", table: "mcp_stream_events", columns: []string{"id", "tenant_id", "session_id", "stream", "seq", "message_sealed", "message_key_id", "message_bytes", "last", "created_at"}},
 			{name: "schema migrations", table: "schema_migrations", columns: []string{"version", "name", "applied_at"}},
 		}
 		for _, tt := range tests {

@@ -43,6 +43,13 @@ func LimiterFor(spec *Spec, store limits.Upstream, key string) *Limiter {
 	return l
 }
 
+// WithRate replaces the limiter's token bucket with a connection's own (an admin set
+// it on the connection), keeping its key, store and wait; it returns l.
+func (l *Limiter) WithRate(r limits.Rate) *Limiter {
+	l.rate = r
+	return l
+}
+
 // limitTransport makes every request wait for its connection's Limiter. A call that
 // would wait longer than the limiter's maxWait fails at once with rate_limited and the
 // time to wait, so an agent is told to come back instead of being held.

@@ -28,7 +28,8 @@ func flowToolName(name string) bool {
 // workflows, on every MCP URL.
 func IsWorkflowTool(name string) bool {
 	switch name {
-	case "run_workflow", "list_workflows", "create_workflow", "cancel_workflow", "list_flows", "cancel_flow":
+	case "run_workflow", "list_workflows", "create_workflow", "cancel_workflow", "list_flows", "cancel_flow",
+		"submit_flow_elicitation", "replay_flow_pending_elicitation":
 		return true
 	}
 	return false

@@ -73,6 +73,8 @@ func TestReservedNames(t *testing.T) {
 		{name: "query_flow__triage_2", reserved: true},
 		{name: "list_flows", reserved: true},
 		{name: "cancel_flow", reserved: true},
+		{name: "submit_flow_elicitation", reserved: true},
+		{name: "replay_flow_pending_elicitation", reserved: true},
 		{name: "run_flows_report"},
 		{name: "runner_flow"},
 		{name: "github_get_you"},

@@ -101,6 +101,9 @@ func (p *pool) get(ctx context.Context, tenant switchboard.TenantID, id string) 
 			tokens = ts.TokenSource(conn, creds)
 		}
 		lim := providers.LimiterFor(spec, p.limits, id)
+		if own, ok := conn.OwnRateLimit(); ok {
+			lim.WithRate(own.Rate()) // the connection's own, which an admin set
+		}
 		e := &entry{conn: conn, spec: spec, lim: lim, expires: time.Now().Add(p.ttl)}
 		e.client = providers.NewClient(spec, p.transports.For(conn.Provider), tokens, lim)
 		e.client.Transport = &statusTransport{next: e.client.Transport}

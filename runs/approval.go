@@ -178,11 +178,12 @@ func approvalOf(r *Run, account string) Approval {
 	}
 }
 
-// waiting lists the tenant's runs that wait for a confirmation, not yet expired,
-// oldest first.
+// waiting lists the tenant's runs that wait for a confirmation, not yet expired, or
+// for a person's input, oldest first.
 func (s *Store) waiting(ctx context.Context, tenant switchboard.TenantID, limit int) ([]Run, error) {
 	var rs []Run
-	err := s.db.WithContext(ctx).Where("tenant_id = ? AND state = ? AND elicitation_expires_at > ?", tenant, StateInputRequired, s.now()).
+	// Runs paused for a person's input (no deadline) wait for them too.
+	err := s.db.WithContext(ctx).Where("tenant_id = ? AND state = ? AND (elicitation_expires_at > ? OR (elicitation_expires_at IS NULL AND elicitation_message <> ''))", tenant, StateInputRequired, s.now()).
 		Order("created_at, id").Limit(limit).Find(&rs).Error
 	if err != nil {
 		return nil, switchboard.Internal(fmt.Errorf("list runs waiting for a confirmation: %w", err))

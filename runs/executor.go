@@ -480,6 +480,9 @@ func (e *Executor) execute(ctx context.Context, r Run) {
 		return // canceled: the store already says so
 	}
 	if err != nil {
+		if !timedOut && e.paused(store, r, err) {
+			return
+		}
 		if timedOut {
 			err = switchboard.Errorf(switchboard.CodeUpstream, "the run took longer than %s and was stopped", limit)
 		}
@@ -694,6 +697,9 @@ func (e *Executor) answer(ctx context.Context, owner switchboard.Principal, r *R
 	if r.State != StateInputRequired {
 		return View{}, switchboard.Errorf(switchboard.CodeConflict, "run %s is %s, not waiting for a confirmation", id, r.State)
 	}
+	if r.paused() {
+		return View{}, switchboard.Errorf(switchboard.CodeConflict, "run %s waits for data a step asks its person for, not for a confirmation: answer it with submit_flow_elicitation", id)
+	}
 	if r.ElicitationExpiresAt != nil && !e.store.now().Before(*r.ElicitationExpiresAt) {
 		if err := e.store.expire(ctx, owner, id); err != nil {
 			return View{}, err
@@ -737,8 +743,9 @@ func (e *Executor) answer(ctx context.Context, owner switchboard.Principal, r *R
 	return run.view(nil), nil
 }
 
-// Wait blocks until one of the principal's runs reaches a final state (or ctx ends)
-// and returns it. It notices runs of this process at once and polls for others.
+// Wait blocks until one of the principal's runs reaches a final state, or pauses for
+// a person's input (View.Paused), or ctx ends, and returns it. It notices runs of
+// this process at once and polls for others.
 func (e *Executor) Wait(ctx context.Context, p switchboard.Principal, id string, poll time.Duration) (View, error) {
 	if poll <= 0 {
 		poll = time.Second
@@ -747,7 +754,7 @@ func (e *Executor) Wait(ctx context.Context, p switchboard.Principal, id string,
 	defer t.Stop()
 	for {
 		v, err := e.Get(ctx, p, id)
-		if err != nil || v.State.Final() {
+		if err != nil || v.State.Final() || v.Paused() {
 			return v, err
 		}
 		e.mu.Lock()

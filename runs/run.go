@@ -3,7 +3,8 @@
 // router (the same ownership, validation and audit path as a direct call) under a
 // per-tenant concurrency bound, and keeps its state, sealed input and sealed output in
 // the database, so it survives a restart. A run may first wait for a person's
-// confirmation (input_required) before it executes.
+// confirmation (input_required) before it executes, and its Runner may pause it for a
+// person's input ([Pause]) until [Executor.Resume].
 //
 // Start from [Executor] (built by [NewExecutor] from [Options]), which runs them, and
 // [Store], which keeps them; a [Run] answers as a [View] in a [State].

@@ -64,6 +64,7 @@ var agentAnswers = map[string]int{
 	"GET /api/connections":                        agentRefused,
 	"GET /api/connections/:id":                    agentRefused,
 	"DELETE /api/connections/:id":                 agentRefused,
+	"PATCH /api/connections/:id":                  agentRefused,
 	"POST /api/connections/:id/reconnect":         agentRefused,
 	"POST /api/connections/:id/authorize":         agentRefused,
 	"POST /api/remote-mcp":                        agentRefused,

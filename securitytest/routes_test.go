@@ -68,6 +68,9 @@ var routes = map[string]route{
 	"DELETE /api/connections/:id": {mode: onVictim, request: func(f *fixture) (string, string) {
 		return "/api/connections/" + f.connID, ""
 	}},
+	"PATCH /api/connections/:id": {mode: onVictim, request: func(f *fixture) (string, string) {
+		return "/api/connections/" + f.connID, `{"rate_limit":{"per_second":0.01,"burst":1}}`
+	}},
 	"POST /api/connections/:id/reconnect": {mode: onVictim, request: func(f *fixture) (string, string) {
 		return "/api/connections/" + f.connID + "/reconnect", `{"token":"ghp_AttackerToken0123456789abcdefghijklmn"}`
 	}},

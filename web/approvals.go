@@ -34,6 +34,9 @@ type Approval struct {
 	Error     string // why the run failed or was canceled, once it has
 	ExpiresAt *time.Time
 	CreatedAt time.Time
+	// Question, when set, is what a workflow's step asks the run's person: the page
+	// shows its form instead of Approve and Decline (see FlowInputs).
+	Question *Question
 }
 
 // Waiting reports whether the run still waits for its answer.
@@ -76,6 +79,15 @@ func (h *handler) answerApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	action := r.PostFormValue("action")
+	if r.PostFormValue("elicitation_id") != "" && (action == "accept" || action == "decline") {
+		a, err := h.Approvals.Approval(r.Context(), p, id)
+		if err != nil {
+			h.approvalError(w, r, d, err)
+			return
+		}
+		h.answerQuestion(w, r, d, p, a, action)
+		return
+	}
 	if action != "accept" && action != "decline" {
 		d.Error, d.ErrorField = "Choose Approve or Decline.", "action"
 		if a, err := h.Approvals.Approval(r.Context(), p, id); err == nil {

@@ -85,6 +85,10 @@ func (s *Service) Answer(ctx context.Context, p switchboard.Principal, v runs.Vi
 		if v.Elicitation != nil {
 			msg = v.Elicitation.Message + " (" + msg + ")"
 		}
+		if v.Paused() {
+			_, pending, _ := s.Elicitations(ctx, p, v.ID)
+			msg = waitingText(pending, v.ApprovalURL)
+		}
 		out.Message = msg
 	default:
 		out.Status = string(v.State)

@@ -48,6 +48,10 @@ func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Princi
 	}
 	k := checker{prog: prog, bound: Bindings{}}
 	for _, s := range prog.Steps {
+		if s.Input != nil {
+			k.bound[s.Name] = Bound{Tool: inputTool(s.Input)}
+			continue
+		}
 		b, ok := byTool[s.Tool]
 		if !ok && p.Kind == switchboard.PrincipalAgent {
 			k.add(s.Name, "tool", "%s is not one of this agent's tools: an agent's key runs a workflow only on the tools its agent selected, each on the connection it is bound to", s.Tool)
@@ -78,7 +82,7 @@ func Check(ctx context.Context, prog *Program, cat Catalog, p switchboard.Princi
 		}
 	}
 	for _, s := range prog.Steps {
-		if bd, ok := k.bound[s.Name]; ok {
+		if bd, ok := k.bound[s.Name]; ok && s.Input == nil {
 			k.args(s, bd.Tool)
 		}
 	}

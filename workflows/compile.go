@@ -34,6 +34,7 @@ type StepProgram struct {
 	needs     []*StepProgram
 	ancestors map[string]bool
 	args      *value
+	message   *value // an asking step's message (Input)
 	cond      *expr
 	each      *expr
 }
@@ -175,6 +176,9 @@ func (c *compiler) top() {
 		c.add("", "name", "is required")
 	case !nameRE.MatchString(d.Name):
 		c.add("", "name", "must start with a lowercase letter and hold only lowercase letters, digits and _ (at most 48 characters); %q does not", d.Name)
+	case versionSuffixRE.MatchString(d.Name):
+		c.add("", "name", "must not end in _ and digits: run_flow__%s would be the name of version %s of workflow %s; rename it, for example %s", d.Name,
+			versionSuffixRE.FindStringSubmatch(d.Name)[1], strings.TrimSuffix(d.Name, versionSuffixRE.FindString(d.Name)), versionSuffixRE.ReplaceAllString(d.Name, "_v$1"))
 	}
 	if len(d.Description) > 1000 {
 		c.add("", "description", "must be at most 1000 characters")
@@ -258,8 +262,11 @@ func (c *compiler) steps() {
 		s.Name = name
 		c.p.byName[name] = s
 		c.p.Steps = append(c.p.Steps, s)
-		if s.Tool == "" {
-			c.add(name, "tool", "is required")
+		switch {
+		case s.Input != nil:
+			c.inputStep(s)
+		case s.Tool == "":
+			c.add(name, "tool", "is required (or input, for a step that asks the run's person)")
 		}
 		switch s.OnError {
 		case "", OnErrorAbort, OnErrorContinue, OnErrorRetry:
@@ -379,6 +386,9 @@ func (c *compiler) expressions() {
 				c.references(s, "foreach", x)
 				s.each = x
 			}
+		}
+		if s.Input != nil {
+			c.inputMessage(s)
 		}
 		args, errs := compileValue(c.env.of(foreach), "args", toAnyMap(s.Args))
 		for _, e := range errs {

@@ -69,7 +69,12 @@ type WebhookTrigger struct {
 // Step is one tool call of a workflow (or one per item of its foreach list).
 type Step struct {
 	Name string `json:"name"`
-	Tool string `json:"tool"`
+	// Tool is the tool the step calls; left out on a step that asks its person (Input).
+	Tool string `json:"tool,omitempty"`
+	// Input makes the step ask the run's person for data instead of calling a tool:
+	// its output is their answer. Its Timeout bounds how long the person is asked
+	// (default DefaultInputTimeout); the run waits for the answer after that too.
+	Input *InputStep `json:"input,omitempty"`
 	// Connection names the connection the tool runs on, by its label or id; it may be
 	// left out when the caller has one connection of the tool's provider.
 	Connection string `json:"connection,omitempty"`
@@ -149,6 +154,10 @@ const (
 // run_flow_async__<name> and the like, at most 64 characters.
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
 
+// versionSuffixRE is the end of a versioned tool's name (run_flow__<name>_<version>),
+// which a workflow's own name may not have, or two workflows' tools could share a name.
+var versionSuffixRE = regexp.MustCompile(`_([0-9]+)$`)
+
 // The fields each level of a definition may have; anything else is a mistake
 // (most often a misspelt field) and is named as such.
 var (
@@ -156,6 +165,7 @@ var (
 	stepFields       = fieldSet(Step{})
 	retryFields      = fieldSet(Retry{})
 	triggerFields    = fieldSet(Trigger{})
+	inputFields      = fieldSet(InputStep{})
 )
 
 // Parse reads a definition from YAML or JSON. Problems of shape (unknown fields,
@@ -203,6 +213,9 @@ func FromValue(doc any) (*Definition, error) {
 			ps = append(ps, unknownFields(name, "", m, stepFields)...)
 			if r, ok := m["retry"].(map[string]any); ok {
 				ps = append(ps, unknownFields(name, "retry.", r, retryFields)...)
+			}
+			if in, ok := m["input"].(map[string]any); ok {
+				ps = append(ps, unknownFields(name, "input.", in, inputFields)...)
 			}
 		}
 	} else if _, present := top["steps"]; present {

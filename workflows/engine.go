@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
+	"github.com/switchboard-hub/switchboard/runs"
 )
 
 // Caller runs one tool call for a principal, with its ownership checks and audit
@@ -197,6 +198,9 @@ type stepEnd struct {
 	step    *StepProgram
 	outcome *stepOutcome
 	abort   error // set when the workflow must stop
+	// paused is set when the step waits for its person's answer: the steps that need
+	// it do not start, the others go on, and the run pauses once they end.
+	paused *runs.Pause
 }
 
 func (x *execution) execute(parent context.Context, timeout time.Duration) (*Result, error) {
@@ -216,6 +220,7 @@ func (x *execution) execute(parent context.Context, timeout time.Duration) (*Res
 	ends := make(chan stepEnd)
 	running := 0
 	var failure error
+	var paused *runs.Pause
 	for {
 		if failure == nil && ctx.Err() == nil {
 			for _, s := range x.prog.Steps {
@@ -232,6 +237,12 @@ func (x *execution) execute(parent context.Context, timeout time.Duration) (*Res
 		}
 		end := <-ends
 		running--
+		if end.paused != nil {
+			if paused == nil {
+				paused = end.paused
+			}
+			continue
+		}
 		x.mu.Lock()
 		x.done[end.step.Name] = end.outcome
 		x.mu.Unlock()
@@ -248,6 +259,9 @@ func (x *execution) execute(parent context.Context, timeout time.Duration) (*Res
 	}
 	if context.Cause(ctx) == errWorkflowTimeout {
 		return nil, &switchboard.Error{Code: switchboard.CodeUpstream, Message: fmt.Sprintf("the workflow took longer than its timeout (%s) and was stopped", timeout)}
+	}
+	if paused != nil {
+		return nil, paused // the executor parks the run; an answer resumes it here
 	}
 	if len(pending) > 0 {
 		return nil, switchboard.Internal(fmt.Errorf("workflow run %s: %d steps never became ready", x.run.ID, len(pending)))
@@ -329,6 +343,14 @@ func (x *execution) runStep(ctx context.Context, s *StepProgram) stepEnd {
 			}
 			return stepEnd{step: s, outcome: &stepOutcome{state: StepSkipped, start: rec.StartedAt, end: rec.FinishedAt}}
 		}
+	}
+	if s.Input != nil {
+		out, err := x.ask(ctx, s, rec, vars)
+		var pz *runs.Pause
+		if errors.As(err, &pz) {
+			return stepEnd{step: s, paused: pz}
+		}
+		return x.endStep(ctx, s, rec, out, err)
 	}
 	if s.each == nil {
 		out, err := x.call(ctx, s, rec, vars)

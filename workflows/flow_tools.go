@@ -166,6 +166,9 @@ type FlowStatus struct {
 type FlowAnswer struct {
 	Output map[string]any `json:"output,omitempty"`
 	Status FlowStatus     `json:"status"`
+	// Elicitations are the questions the flow waits for its person to answer, while
+	// its state is input_required because a step asks them.
+	Elicitations []Elicitation `json:"elicitations,omitempty"`
 }
 
 // isoMillis is the time format of a flow status (ISO 8601, milliseconds, UTC).
@@ -215,6 +218,10 @@ func (s *Service) flowAnswer(ctx context.Context, p switchboard.Principal, v run
 		}
 	case "input_required":
 		text = "The flow is waiting for user input: " + s.Answer(ctx, p, v).Message
+		if v.Paused() {
+			_, ans.Elicitations, _ = s.Elicitations(ctx, p, v.ID)
+			text = "The flow is waiting for user input: " + waitingText(ans.Elicitations, v.ApprovalURL)
+		}
 	default:
 		text = "The flow is still running; query it with " + FlowToolName(KindQuery, v.Workflow, 0) + "."
 	}
@@ -244,6 +251,7 @@ func (s *Service) RunFlow(ctx context.Context, p switchboard.Principal, name str
 	if v.State == runs.StateWorking {
 		v = s.wait(ctx, p, name, v)
 	}
+	v = s.askWhilePaused(ctx, p, name, v)
 	return s.flowAnswer(context.WithoutCancel(ctx), p, v)
 }
 

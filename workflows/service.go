@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -139,7 +140,10 @@ func (h *Hub) Execute(ctx context.Context, p switchboard.Principal, req router.R
 	// that call, as any tool's run is.
 	start := time.Now()
 	res, err := h.Engine.Execute(ctx, Run{ID: id, Principal: p, Input: in, Confirmed: req.Confirmed})
-	h.Router.Ran(ctx, p, router.Request{Tool: req.Tool, Args: in.Params}, start, err)
+	var pz *runs.Pause
+	if !errors.As(err, &pz) { // a paused run is recorded when it ends
+		h.Router.Ran(ctx, p, router.Request{Tool: req.Tool, Args: in.Params}, start, err)
+	}
 	return res, err
 }
 

@@ -443,6 +443,38 @@ func (s *Store) finishStep(ctx context.Context, r *StepRecord, output []byte) er
 	return nil
 }
 
+// waitStep records that an asking step's record, just started, waits for its
+// person's answer.
+func (s *Store) waitStep(ctx context.Context, r *StepRecord) error {
+	now := s.now()
+	err := s.db.WithContext(ctx).Model(&StepRecord{}).Where("tenant_id = ? AND id = ?", r.TenantID, r.ID).
+		Updates(map[string]any{"state": StepWaiting, "updated_at": now}).Error
+	if err != nil {
+		return switchboard.Internal(fmt.Errorf("record that step %s of run %s waits: %w", r.Step, r.RunID, err))
+	}
+	r.State, r.UpdatedAt = StepWaiting, now
+	return nil
+}
+
+// answerStep records the answer to an asking step's question, if it still waits for
+// one (two answers at once: the first counts), and says whether it did.
+func (s *Store) answerStep(ctx context.Context, r *StepRecord, state StepState, code, message string, output []byte) (bool, error) {
+	now := s.now()
+	updates := map[string]any{"state": state, "error_code": code, "error_message": clip(message), "finished_at": now, "updated_at": now}
+	if output != nil {
+		sealed, keyID, err := s.seal(ctx, r, partOutput, output)
+		if err != nil {
+			return false, err
+		}
+		updates["output_sealed"], updates["output_key_id"] = sealed, keyID
+	}
+	res := s.db.WithContext(ctx).Model(&StepRecord{}).Where("tenant_id = ? AND id = ? AND state = ?", r.TenantID, r.ID, StepWaiting).Updates(updates)
+	if res.Error != nil {
+		return false, switchboard.Internal(fmt.Errorf("record the answer to step %s of run %s: %w", r.Step, r.RunID, res.Error))
+	}
+	return res.RowsAffected == 1, nil
+}
+
 // Input opens a step record's input (nil when it has none).
 func (s *Store) Input(ctx context.Context, r *StepRecord) ([]byte, error) {
 	if len(r.InputSealed) == 0 {

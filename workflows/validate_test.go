@@ -123,6 +123,7 @@ func TestValidationNamesStepAndField(t *testing.T) {
 		{"unknown field", edit("    timeout: 30s", "    timout: 30s"), "fetch", "timout", "did you mean timeout"},
 		{"unknown top field", edit("category: ops", "categories: ops"), "", "categories", "not a field"},
 		{"bad name", edit("name: triage", "name: Triage-1"), "", "name", "lowercase"},
+		{"name of a version's tool", edit("name: triage", "name: triage_2"), "", "name", "version 2 of workflow triage; rename it, for example triage_v2"},
 		{"no steps", "name: x\nsteps: []\n", "", "steps", "at least one"},
 		{"duplicate step", edit("  - name: summary", "  - name: note"), "note", "name", "unique"},
 		{"unknown need", edit("needs: [fetch]", "needs: [fetc]"), "note", "needs", `"fetc"`},

@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-hub/switchboard/keyring"
 	"github.com/switchboard-hub/switchboard/openapis"
 	"github.com/switchboard-hub/switchboard/runs"
+	"github.com/switchboard-hub/switchboard/sessions"
 )
 
 // derivedKeys are the secrets derived from the keyring: stable across restarts, and
@@ -118,7 +119,8 @@ func rotateKeys(ctx context.Context, cfg config, log *slog.Logger, batch int, st
 	}()
 	// Every kind of record sealed with the keyring; a package that seals something new
 	// adds its records here.
-	records := append(connections.NewStore(db, kr).SealedRecordsAll(), runs.NewStore(db, kr).SealedRecords(), identity.SealedRecords(db, kr), openapis.NewStore(db).SealedRecords(kr))
+	records := append(connections.NewStore(db, kr).SealedRecordsAll(), runs.NewStore(db, kr).SealedRecords(), identity.SealedRecords(db, kr), openapis.NewStore(db).SealedRecords(kr),
+		sessions.NewStreamLog(db, kr).SealedRecords())
 	records = append(records, identity.SSOSealedRecords(db, kr)...)
 	res, err := keyring.Rotate(ctx, db, kr, records, keyring.RotateOptions{
 		BatchSize: batch,

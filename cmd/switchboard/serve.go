@@ -306,9 +306,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		AllowedOrigins: cfg.AllowedOrigins,
 		SchemaProfile:  cfg.SchemaProfile,
 		Sessions:       sessions.NewStore(db),
-		SessionLimits:  sessions.Limits{PerPrincipal: cfg.MCPSessionsPerPrincipal},
-		ListPageSize:   cfg.MCPListPageSize,
-		ToolBudget:     toolBudget(cfg.MCPToolBudget),
+		// The stream of a call whose client left is kept in the database, so that
+		// Last-Event-ID resumes it on any node.
+		StreamLog:     sessions.NewStreamLog(db, keyring),
+		SessionLimits: sessions.Limits{PerPrincipal: cfg.MCPSessionsPerPrincipal},
+		ListPageSize:  cfg.MCPListPageSize,
+		ToolBudget:    toolBudget(cfg.MCPToolBudget),
 		// What must reach the node holding a call (an answer, a cancellation) or an
 		// ended session travels on the change feed.
 		Relay:      mcptransport.FeedRelay(feed),
@@ -358,7 +361,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	page, err := web.Handler(web.Options{
 		PublicURL: publicURL, DefaultTenant: tenant.Slug, Version: version(), Accounts: webAccounts{store: tenantStore},
 		SessionLifetime: tenants.SessionLifetime, MinPasswordLength: tenants.MinPasswordLength, Logger: log,
-		Approvals: webApprovals{runs: runExec, users: tenantStore, agents: agentService}, SSO: oauth,
+		Approvals: webApprovals{runs: runExec, users: tenantStore, agents: agentService, flows: wfService}, SSO: oauth,
 	})
 	if err != nil {
 		return err

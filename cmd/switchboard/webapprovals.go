@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
 	"github.com/switchboard-hub/switchboard/web"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // webApprovals serves the approval pages from the runs executor, naming who asked as
@@ -19,13 +20,19 @@ type webApprovals struct {
 	runs   *runs.Executor
 	users  *tenants.Store
 	agents *agents.Service
+	// flows, when set, shows the questions workflow runs' steps ask as forms.
+	flows *workflows.Service
 }
 
 var _ web.Approvals = webApprovals{}
 
 func (a webApprovals) Approval(ctx context.Context, p switchboard.Principal, id string) (web.Approval, error) {
 	v, err := a.runs.Approval(ctx, p, id)
-	return a.webApproval(ctx, p, v), err
+	w := a.webApproval(ctx, p, v)
+	if err == nil && v.State == runs.StateInputRequired && v.ExpiresAt == nil {
+		w.Question = a.question(ctx, p, id)
+	}
+	return w, err
 }
 
 func (a webApprovals) Approve(ctx context.Context, p switchboard.Principal, id, action string) (web.Approval, error) {

@@ -150,7 +150,7 @@ func TestBrowser(t *testing.T) {
 	// axe-core ran on every page and dialog, and found no serious or critical violation.
 	for _, page := range []string{"sign-in", "connect dialog", "connect dialog oauth only", "remote mcp dialog", "integrations", "integrations with a remote server",
 		"agent builder", "agent builder open", "agents list", "try it", "try it confirmation", "try it busy", "activity", "activity event detail", "activity run output",
-		"approval", "settings", "settings invitations", "settings connected apps", "role change confirmation", "disconnect confirmation", "member settings", "member integrations", "member agents", "member agent", "consent page", "oauth result",
+		"approval", "flow question", "settings", "settings invitations", "settings connected apps", "role change confirmation", "disconnect confirmation", "member settings", "member integrations", "member agents", "member agent", "consent page", "oauth result",
 		"narrow /", "narrow /agents", "narrow /agents/new", "narrow /activity", "narrow /settings", "narrow /tools/github_create_issue",
 		"not found /no/such/page", "not found /tools/github_no_such_tool", "not found /agents/agt_nosuchagent",
 		"dark /", "dark /agents", "dark /activity", "dark /settings", "dark /tools/github_create_issue"} {

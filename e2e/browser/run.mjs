@@ -642,6 +642,41 @@ try {
   }
   check(approved.state === 'completed' && approved.output && approved.output.state === 'closed', `the approved run is ${JSON.stringify(approved)}`);
   summary.approved_run_id = waiting.run_id;
+
+  step("a person answers, on the approval page, the question a workflow run's step asks them");
+  const api = async (method, path, body) => page.evaluate(async ([method, path, body]) => {
+    const res = await fetch(path, { method, credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content },
+      body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: res.status, body: await res.json().catch(() => null) };
+  }, [method, path, body]);
+  const askDef = 'name: ask_person\nsteps:\n  - name: approval\n    input:\n      message: Approve the purchase of a laptop?\n' +
+    '      schema: {type: object, properties: {approval_status: {type: string, enum: [approved, rejected], title: Decision}, comments: {type: string, title: Comments}}, required: [approval_status, comments]}\n' +
+    'outputs: {approval_status: "${{ steps.approval.output.approval_status }}", comments: "${{ steps.approval.output.comments }}"}\n';
+  const savedAsk = await api('POST', '/api/workflows', { definition: askDef });
+  check(savedAsk.status === 201, `saving the asking workflow: ${JSON.stringify(savedAsk)}`);
+  const askRun = await api('POST', '/api/workflows/ask_person/runs', { parameters: {} });
+  const askID = askRun.body && (askRun.body.run_id || askRun.body.id);
+  let asking = {};
+  for (let i = 0; i < 100 && asking.state !== 'input_required'; i++) {
+    asking = (await api('GET', `/api/runs/${askID}`)).body || {};
+    if (asking.state !== 'input_required') await page.waitForTimeout(100);
+  }
+  check(asking.state === 'input_required', `the asking run is ${JSON.stringify(asking)}`);
+  await page.goto(`${BASE}/approvals/${askID}`);
+  await page.waitForSelector('#field-approval_status');
+  await audit(page, 'flow question');
+  await shot(page, '05c-flow-question');
+  await page.selectOption('#field-approval_status', 'approved');
+  await page.fill('#field-comments', 'Within budget');
+  await page.click('button[value=accept]');
+  let answered = {};
+  for (let i = 0; i < 100 && answered.state !== 'completed'; i++) {
+    answered = (await api('GET', `/api/runs/${askID}`)).body || {};
+    if (answered.state !== 'completed') await page.waitForTimeout(100);
+  }
+  check(answered.state === 'completed' && answered.output && answered.output.outputs && answered.output.outputs.approval_status === 'approved' &&
+    answered.output.outputs.comments === 'Within budget', `the answered run is ${JSON.stringify(answered)}`);
   await page.click('nav >> text=Settings');
   // The defaults are enabled once the page has filled them with the saved values.
   await page.waitForSelector('#defaults-form:not([aria-busy]) #default-approval:enabled');

@@ -232,7 +232,7 @@ async function tenantB() {
       check(names.includes(want), `tenant B's tools/list lacks ${want} (got ${names.join(", ")})`);
     }
     check(
-      !names.some((n) => !n.startsWith("github_") && !n.startsWith("switchboard_") && !n.endsWith("_workflow") && n !== "list_workflows" && n !== "cancel_flow" && n !== "list_flows"),
+      !names.some((n) => !n.startsWith("github_") && !n.startsWith("switchboard_") && !n.endsWith("_workflow") && n !== "list_workflows" && n !== "cancel_flow" && n !== "list_flows" && !n.endsWith("_elicitation")),
       `tenant B lists tools of providers it has not connected: ${names.join(", ")}`,
     );
 

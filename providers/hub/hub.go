@@ -97,7 +97,7 @@ func (t *Tools) Register(reg *providers.Registry) error {
 func (t *Tools) WorkflowsSpec() providers.Spec {
 	return providers.Spec{Name: WorkflowsProvider, Title: "Manage workflows", Description: "Run, list, create and cancel the tenant's saved workflows.",
 		Connectionless: true, OwnNames: true, ConfirmsItself: true,
-		Operations: []providers.Op{t.runWorkflow(), t.listWorkflows(), t.createWorkflow(), t.cancelWorkflow(), t.listFlows(), t.cancelFlow()}}
+		Operations: []providers.Op{t.runWorkflow(), t.listWorkflows(), t.createWorkflow(), t.cancelWorkflow(), t.listFlows(), t.cancelFlow(), t.submitFlowElicitation(), t.replayFlowPendingElicitation()}}
 }
 
 // ErrorText renders an error of a hub tool for the caller: an internal error's cause

@@ -2,11 +2,12 @@ package providertest
 
 import (
 	"fmt"
-	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // recorder is a testing.TB that records failures instead of failing, to test that the

@@ -425,13 +425,21 @@
               failing.length ? el('div', { class: 'small warn', 'data-scope-gap': c.missing_scopes.join(' ') },
                 `Missing ${c.missing_scopes.join(', ')}: ${failing.length} tool${failing.length === 1 ? '' : 's'} will fail (${failing.slice(0, 6).join(', ')}${failing.length > 6 ? ', …' : ''}).`) : null),
             el('td', { text: c.last_used_at ? fmtTime(c.last_used_at) : 'never' }),
-            el('td', { text: c.shared ? 'shared' : 'private' }),
+            el('td', {}, c.shared ? 'shared' : 'private', rateLine(c)),
             el('td', { class: 'actions' }, mayManageConnection(c) ? [
               el('button', { type: 'button', class: 'secondary', 'aria-label': `Reconnect ${p.title} ${c.account_label}`, onclick: (ev) => openConnect(p, c, ev.currentTarget) }, 'Reconnect'),
               el('button', { type: 'button', class: 'danger', 'aria-label': `Disconnect ${p.title} ${c.account_label}`, onclick: () => disconnect(p.title, c) }, 'Disconnect')]
               : el('span', { class: 'small muted', 'data-shared-by-other': '', text: 'Shared with you: its owner or an admin manages it.' })));
         })))));
       return conns;
+    }
+    // The rate limit a connection's calls are held to: its own (a tenant admin sets it
+    // with PATCH /api/connections/{id}) or its provider's.
+    function rateLine(c) {
+      const rl = c.rate_limit;
+      if (!rl) return null;
+      return el('div', { class: 'small muted', 'data-rate-limit': rl.source },
+        `${rl.per_second} calls/s, burst ${rl.burst}${rl.source === 'connection' ? ' (this connection\'s own limit)' : ''}`);
     }
     async function disconnect(title, c) {
       if (!(await ask({ title: `Disconnect ${title} ${c.account_label}?`, body: 'Its tools disappear from your MCP URLs, and agents bound to it stop working until they run on another account.', ok: 'Disconnect', danger: true }))) return;
