@@ -1671,14 +1671,16 @@
         const chosen = sel.value;
         sel.replaceChildren(...apps.filter((a) => a.source !== 'environment').map((a) => el('option', { value: a.provider, text: a.title })));
         if (chosen) sel.value = chosen;
-        const where = (a) => a.source === 'environment' ? `from ${a.variable}` : a.source === 'operator' ? `set here${a.updated_at ? ` ${fmtTime(a.updated_at)}` : ''}` : `none: workspaces need their own, or set ${a.variable}`;
+        // The variable's name is code, which wraps anywhere: a narrow window keeps the row in reach.
+        const where = (a) => a.source === 'environment' ? ['the environment, ', el('code', { text: a.variable })]
+          : a.source === 'operator' ? `set here${a.updated_at ? ` ${fmtTime(a.updated_at)}` : ''}` : ['none: workspaces need their own, or set ', el('code', { text: a.variable })];
         box.removeAttribute('aria-busy');
         fill(box, scrollBox('Deployment OAuth apps', el('table', {}, [
-          el('thead', {}, el('tr', {}, [el('th', { text: 'Provider' }), el('th', { text: 'Client ID' }), el('th', { text: 'Where from' }), el('th', { text: '' })])),
-          el('tbody', {}, apps.map((a) => el('tr', {}, [
-            el('td', { text: a.title + (a.catalog ? ' (catalog)' : '') }),
+          el('thead', {}, el('tr', {}, ['Provider', 'Client ID', 'Where from', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
+          el('tbody', {}, apps.map((a) => el('tr', { 'data-provider': a.provider }, [
+            el('th', { scope: 'row', text: a.title + (a.catalog ? ' (catalog)' : '') }),
             el('td', {}, a.client_id ? el('code', { text: a.client_id }) : '—'),
-            el('td', { text: where(a) }),
+            el('td', {}, where(a)),
             el('td', {}, a.source !== 'operator' ? '' : el('button', { type: 'button', class: 'danger small', 'aria-label': `Remove the deployment's ${a.title} OAuth app`, onclick: async () => {
               if (!(await ask({ title: `Remove the deployment's ${a.title} OAuth app?`, body: 'Workspaces without their own app can no longer connect it with OAuth; connections it made must reconnect when their token needs a refresh.', ok: 'Remove', danger: true }))) return;
               try {
