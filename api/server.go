@@ -157,6 +157,9 @@ func New(o Options) *gin.Engine {
 	a.GET("/oauth-apps", s.listOAuthApps)
 	a.PUT("/oauth-apps/:provider", s.putOAuthApp)
 	a.DELETE("/oauth-apps/:provider", s.deleteOAuthApp)
+	a.GET("/deployment/oauth-apps", s.listDeploymentOAuthApps)
+	a.PUT("/deployment/oauth-apps/:provider", s.putDeploymentOAuthApp)
+	a.DELETE("/deployment/oauth-apps/:provider", s.deleteDeploymentOAuthApp)
 
 	a.GET("/tenant", s.getTenant)
 	a.GET("/tenants", s.listTenants)

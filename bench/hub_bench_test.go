@@ -169,6 +169,9 @@ func buildHubAt(b *testing.B, upstreamURL string, withGitHub bool, wrap func(htt
 	if err := reg.Register((&hubtools.Tools{Runs: runExec, Registry: reg, Connections: rtr}).Spec()); err != nil { // as serve registers it
 		b.Fatal(err)
 	}
+	if err := reg.Register(hubtools.SearchSpec(rtr)); err != nil { // tool search, as serve registers it
+		b.Fatal(err)
+	}
 	b.Cleanup(func() { runExec.Close(context.Background()) })
 	// Every closed-loop caller holds a session of the one key, and the memory benchmarks
 	// keep 10,000 initialized ones open for as long as they take to measure.

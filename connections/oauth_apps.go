@@ -16,7 +16,8 @@ import (
 )
 
 // OAuthApp is an OAuth app's client credentials for one provider: the deployment's,
-// from configuration, or a tenant's own, whose secret is sealed in the database.
+// from configuration or set by the operator, or a tenant's own; the secrets of the
+// last two are sealed in the database.
 type OAuthApp struct {
 	ClientID     string
 	ClientSecret string
@@ -24,9 +25,26 @@ type OAuthApp struct {
 	// a test's authorization server); "" keeps the Spec's.
 	AuthURL  string
 	TokenURL string
-	// Tenant says the app is the tenant's own rather than the deployment's.
-	Tenant bool
+	// Source says whose app it is; "" in configuration is OAuthAppEnvironment.
+	Source OAuthAppSource
 }
+
+// OAuthAppSource says where an OAuth app comes from.
+type OAuthAppSource string
+
+// The places an OAuth app comes from, in the order a tenant's connection takes them.
+const (
+	// OAuthAppTenant is the tenant's own app, set by a tenant admin.
+	OAuthAppTenant OAuthAppSource = "tenant"
+	// OAuthAppEnvironment is the deployment's, from SWITCHBOARD_OAUTH_<PROVIDER>_*.
+	OAuthAppEnvironment OAuthAppSource = "environment"
+	// OAuthAppOperator is the deployment's, set by the operator in the UI.
+	OAuthAppOperator OAuthAppSource = "operator"
+)
+
+// shared says the app is kept in the database, which every node reads alike, rather
+// than in one node's configuration.
+func (a OAuthApp) shared() bool { return a.Source == OAuthAppTenant || a.Source == OAuthAppOperator }
 
 // OAuthAppInfo is a tenant's OAuth app as the API shows it: never the secret.
 type OAuthAppInfo struct {
@@ -101,7 +119,7 @@ func (s *Store) OAuthApp(ctx context.Context, tenant switchboard.TenantID, provi
 		return OAuthApp{}, false, &switchboard.Error{Code: switchboard.CodeInternal, Message: "the OAuth app's secret does not open", Err: fmt.Errorf("open oauth app of %s: %w", provider, err)}
 	}
 	defer clear(secret)
-	return OAuthApp{ClientID: row.ClientID, ClientSecret: string(secret), Tenant: true}, true, nil
+	return OAuthApp{ClientID: row.ClientID, ClientSecret: string(secret), Source: OAuthAppTenant}, true, nil
 }
 
 // ListOAuthApps returns the tenant's own OAuth apps, by provider.
@@ -183,15 +201,23 @@ func (s *Service) DeleteOAuthApp(ctx context.Context, p switchboard.Principal, p
 }
 
 // OAuthReady reports, for each provider with an OAuth flow, whether the tenant can
-// connect it with OAuth now: the tenant has its own app for it, or the deployment set
-// one (and the hub has a redirect URL). The UI offers "Continue with OAuth" only then.
+// connect it with OAuth now: the tenant has its own app for it, or the deployment has
+// one (configured, or set by the operator), and the hub has a redirect URL. The UI
+// offers "Continue with OAuth" only then.
 func (s *Service) OAuthReady(ctx context.Context, tenant switchboard.TenantID) (map[string]bool, error) {
 	apps, err := s.store.ListOAuthApps(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
-	own := make(map[string]bool, len(apps))
+	ops, err := s.store.listOperatorOAuthApps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	own := make(map[string]bool, len(apps)+len(ops))
 	for _, a := range apps {
+		own[a.Provider] = true
+	}
+	for _, a := range ops {
 		own[a.Provider] = true
 	}
 	out := map[string]bool{}
@@ -203,9 +229,26 @@ func (s *Service) OAuthReady(ctx context.Context, tenant switchboard.TenantID) (
 	return out, nil
 }
 
+// OAuthAppFor returns the OAuth app a member of tenant connects provider with: the
+// tenant's own if it has one, else the deployment's (from the environment, else the
+// one the operator set in the UI), with the deployment's endpoint overrides applied.
+// When there is none it answers an invalid error that says who can add one and where.
+func (s *Service) OAuthAppFor(ctx context.Context, tenant switchboard.TenantID, provider string) (OAuthApp, error) {
+	spec, err := s.oauthProvider(provider)
+	if err != nil {
+		return OAuthApp{}, err
+	}
+	app, endpoints, err := s.oauthApp(ctx, tenant, spec)
+	if err != nil {
+		return OAuthApp{}, err
+	}
+	app.AuthURL, app.TokenURL = endpoints.AuthURL, endpoints.TokenURL
+	return app, nil
+}
+
 // oauthApp resolves the OAuth app a tenant connects a provider with: the tenant's own
-// if it has one, else the deployment's; the deployment's endpoint overrides apply to
-// both.
+// if it has one, else the deployment's, from the environment or else set by the
+// operator; the environment's endpoint overrides apply to all of them.
 func (s *Service) oauthApp(ctx context.Context, tenant switchboard.TenantID, spec *providers.Spec) (OAuthApp, providers.OAuth2, error) {
 	endpoints := *spec.OAuth
 	dep, hasDep := s.oauth.Apps[spec.Name]
@@ -222,10 +265,31 @@ func (s *Service) oauthApp(ctx context.Context, tenant switchboard.TenantID, spe
 	if ok {
 		return app, endpoints, nil
 	}
-	if !hasDep || dep.ClientID == "" {
-		return OAuthApp{}, endpoints, switchboard.Invalid("provider", fmt.Sprintf("no OAuth app is configured for %s: a tenant admin can add the tenant's own with PUT /api/oauth-apps/%s, or the operator sets SWITCHBOARD_OAUTH_%s_CLIENT_ID and _CLIENT_SECRET", spec.Title, spec.Name, strings.ToUpper(spec.Name)))
+	if hasDep && dep.ClientID != "" {
+		dep.Source = OAuthAppEnvironment
+		return dep, endpoints, nil
 	}
-	return dep, endpoints, nil
+	op, ok, err := s.store.operatorOAuthApp(ctx, spec.Name)
+	if err != nil {
+		return OAuthApp{}, endpoints, err
+	}
+	if ok {
+		return op, endpoints, nil
+	}
+	return OAuthApp{}, endpoints, noOAuthApp(spec)
+}
+
+// noOAuthApp is the refusal of a connection with OAuth when neither the tenant nor the
+// deployment has an app for the provider: who can add one, and where.
+func noOAuthApp(spec *providers.Spec) error {
+	return switchboard.Invalid("provider", fmt.Sprintf("no OAuth app is configured for %s: ask your operator to set %s and %s (or to add the deployment's app in Settings → Deployment OAuth apps), or a workspace admin adds the workspace's own app in Settings → OAuth apps (PUT /api/oauth-apps/%s)",
+		spec.Title, oauthEnv(spec.Name, "CLIENT_ID"), oauthEnv(spec.Name, "CLIENT_SECRET"), spec.Name))
+}
+
+// oauthEnv is the name of one of the environment variables of a provider's deployment
+// OAuth app: SWITCHBOARD_OAUTH_GMAIL_CLIENT_ID.
+func oauthEnv(provider, what string) string {
+	return "SWITCHBOARD_OAUTH_" + strings.ToUpper(provider) + "_" + what
 }
 
 // oauthProvider returns a provider that supports the OAuth connect flow.

@@ -135,12 +135,13 @@ func (s *Service) refreshClaimed(ctx context.Context, c *Connection, creds Crede
 	case err != nil:
 		// The app could not be read (database or keyring down): retried later.
 		return s.refreshFailed(ctx, c, claim, err, false)
-	case creds.ClientID != "" && app.ClientID != creds.ClientID && !app.Tenant:
+	case creds.ClientID != "" && app.ClientID != creds.ClientID && !app.shared():
 		// The deployment's app configured on this node is another one than the one
 		// that issued the token: this node's configuration again.
 		return s.refreshFailed(ctx, c, claim, localCause("has another OAuth app for "+spec.Title+" than the one that issued the token"), false)
 	case creds.ClientID != "" && app.ClientID != creds.ClientID:
-		// The tenant replaced its own app (shared state): the token cannot be refreshed.
+		// The tenant or the operator replaced the app (shared state): the token cannot be
+		// refreshed.
 		return s.refreshFailed(ctx, c, claim, switchboard.Invalid("provider", "the OAuth app that issued the token is no longer configured; reconnect the account"), true)
 	}
 	// A refreshed token that cannot be sealed would be lost, and with it a rotated

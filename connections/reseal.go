@@ -69,14 +69,19 @@ func (r sealedConnections) Reseal(ctx context.Context, ref keyring.SealedRef) (b
 	return res.RowsAffected == 1, nil
 }
 
-// SealedRecordsAll returns the connections, the tenants' OAuth app secrets and the
-// OAuth flows' sealed states of the store: everything this package seals.
+// SealedRecordsAll returns the connections, the tenants' and the deployment's OAuth app
+// secrets and the OAuth flows' sealed states of the store: everything this package
+// seals.
 func (s *Store) SealedRecordsAll() []keyring.SealedRecords {
 	return []keyring.SealedRecords{
 		s.SealedRecords(),
 		&keyring.SealedTable{
 			DB: s.db, Keyring: s.kr, Name: "oauth_apps", Table: "oauth_apps", Columns: []string{"provider"},
 			Parts: []keyring.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r keyring.SealedRow) []byte { return oauthAppAAD(r.TenantID, r.Columns["provider"]) }}},
+		},
+		&keyring.SealedTable{
+			DB: s.db, Keyring: s.kr, Name: "operator_oauth_apps", Table: "operator_oauth_apps", Columns: []string{"provider"},
+			Parts: []keyring.SealedColumns{{Sealed: "sealed", KeyID: "key_id", AAD: func(r keyring.SealedRow) []byte { return operatorOAuthAppAAD(r.Columns["provider"]) }}},
 		},
 		&keyring.SealedTable{
 			DB: s.db, Keyring: s.kr, Name: "oauth_states", Table: "oauth_states",

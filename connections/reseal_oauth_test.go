@@ -15,8 +15,9 @@ import (
 	"github.com/switchboard-hub/switchboard/tenants"
 )
 
-// TestRotateOAuthSecrets: key rotation re-seals the tenants' OAuth app secrets and the
-// pending OAuth flows' states along with the connections, and both still work after.
+// TestRotateOAuthSecrets: key rotation re-seals the tenants' and the deployment's OAuth
+// app secrets and the pending OAuth flows' states along with the connections, and they
+// still work after.
 func TestRotateOAuthSecrets(t *testing.T) {
 	t.Parallel()
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
@@ -43,6 +44,9 @@ func TestRotateOAuthSecrets(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if _, err := store.putOperatorOAuthApp(ctx, "gmail", "client-gmail", "secret-gmail"); err != nil {
+			t.Fatal(err)
+		}
 		now := time.Now().UTC()
 		state := "state-" + switchboard.RandomToken(16)
 		row := &oauthStateRow{ID: secretHash(state), TenantID: ten.ID, UserID: user.ID, Provider: "github", ClientID: "client-github",
@@ -56,17 +60,18 @@ func TestRotateOAuthSecrets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !res.Done || res.Resealed != 3 {
-			t.Fatalf("result %+v, want done with 3 re-sealed", res)
+		if !res.Done || res.Resealed != 4 {
+			t.Fatalf("result %+v, want done with 4 re-sealed", res)
 		}
 		if diff := cmp.Diff([]keyring.RotateProgress{
 			{Kind: "oauth_apps", KeyID: res.KeyID, Resealed: 1, Total: 2},
 			{Kind: "oauth_apps", KeyID: res.KeyID, Resealed: 2, Total: 2},
+			{Kind: "operator_oauth_apps", KeyID: res.KeyID, Resealed: 1, Total: 1},
 			{Kind: "oauth_states", KeyID: res.KeyID, Resealed: 1, Total: 1},
 		}, progress); diff != "" {
 			t.Errorf("progress (-want +got):\n%s", diff)
 		}
-		for _, table := range []string{"oauth_apps", "oauth_states"} {
+		for _, table := range []string{"oauth_apps", "operator_oauth_apps", "oauth_states"} {
 			var keys []string
 			if err := db.Table(table).Distinct("key_id").Pluck("key_id", &keys).Error; err != nil {
 				t.Fatal(err)
@@ -86,6 +91,9 @@ func TestRotateOAuthSecrets(t *testing.T) {
 			if err != nil || !ok || app.ClientSecret != "secret-"+p {
 				t.Errorf("%s app after the rotation: %+v %v %v", p, app, ok, err)
 			}
+		}
+		if app, ok, err := after.operatorOAuthApp(ctx, "gmail"); err != nil || !ok || app.ClientSecret != "secret-gmail" {
+			t.Errorf("the deployment's gmail app after the rotation: %+v %v %v", app, ok, err)
 		}
 		_, payload, err := after.consumeOAuthState(ctx, state, now, func(oauthStateRow) error { return nil })
 		if err != nil {

@@ -108,9 +108,12 @@ var routes = map[string]route{
 	}},
 	"GET /signin/sso/callback": {mode: public, request: fixed("/signin/sso/callback?state=forged-state-0123456789&code=forged", "")},
 
-	"GET /api/tenant":   {mode: ownScope, request: fixed("/api/tenant", "")},
-	"GET /api/tenants":  {mode: onVictim, request: fixed("/api/tenants", "")},
-	"POST /api/tenants": {mode: onVictim, request: fixed("/api/tenants", `{"slug":"probe-co","name":"Probe","owner_email":"probe@probe.test"}`)},
+	"GET /api/tenant":                             {mode: ownScope, request: fixed("/api/tenant", "")},
+	"GET /api/deployment/oauth-apps":              {mode: onVictim, request: fixed("/api/deployment/oauth-apps", "")},
+	"PUT /api/deployment/oauth-apps/:provider":    {mode: onVictim, request: fixed("/api/deployment/oauth-apps/slack", `{"client_id":"attacker-id","client_secret":"attacker-secret"}`)},
+	"DELETE /api/deployment/oauth-apps/:provider": {mode: onVictim, request: fixed("/api/deployment/oauth-apps/slack", "")},
+	"GET /api/tenants":                            {mode: onVictim, request: fixed("/api/tenants", "")},
+	"POST /api/tenants":                           {mode: onVictim, request: fixed("/api/tenants", `{"slug":"probe-co","name":"Probe","owner_email":"probe@probe.test"}`)},
 
 	"GET /api/users":  {mode: ownScope, request: fixed("/api/users", "")},
 	"POST /api/users": {mode: ownScope, adminOnly: true, usersOnly: true, request: fixed("/api/users", `{"email":"new-user@probe.test"}`)},

@@ -157,13 +157,36 @@ func (s *Store) AuthenticateSession(ctx context.Context, token string) (switchbo
 	case err != nil:
 		return switchboard.Principal{}, switchboard.Internal(fmt.Errorf("authenticate session: %w", err))
 	}
-	if !time.Now().Before(row.ExpiresAt) {
+	now := time.Now()
+	if !now.Before(row.ExpiresAt) {
 		return switchboard.Principal{}, errNoSession()
+	}
+	operator, err := s.holdsOperatorKey(ctx, row.TenantID, row.UserID, now)
+	if err != nil {
+		return switchboard.Principal{}, err
 	}
 	return switchboard.Principal{
 		TenantID: row.TenantID, TenantSlug: row.Slug, Kind: switchboard.PrincipalUser,
-		UserID: row.UserID, Role: row.Role, KeyID: row.ID,
+		UserID: row.UserID, Role: row.Role, KeyID: row.ID, Operator: operator,
 	}, nil
+}
+
+// holdsOperatorKey reports whether the user holds a live operator key of their own:
+// the person who is the deployment's operator signs in to the UI as one.
+func (s *Store) holdsOperatorKey(ctx context.Context, tenant switchboard.TenantID, userID string, now time.Time) (bool, error) {
+	var keys []APIKey
+	err := s.db.WithContext(ctx).Select("id", "expires_at").
+		Where("tenant_id = ? AND user_id = ? AND agent_id IS NULL AND operator = ? AND revoked_at IS NULL", tenant, userID, true).
+		Find(&keys).Error
+	if err != nil {
+		return false, switchboard.Internal(fmt.Errorf("authenticate session: read operator keys: %w", err))
+	}
+	for _, k := range keys {
+		if !k.Expired(now) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // SignOut ends the session the token names. Ending an unknown session is a no-op.

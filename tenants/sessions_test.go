@@ -91,6 +91,21 @@ func TestPasswordSignInAndSessions(t *testing.T) {
 		if diff := cmp.Diff(want, p); diff != "" {
 			t.Errorf("principal (-want +got):\n%s", diff)
 		}
+		// The person who holds a live operator key is the operator in the UI too; once
+		// the key is revoked they are not.
+		_, opKey, err := s.CreateKey(ctx, a.tenant.ID, a.owner.ID, "operator", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err := s.AuthenticateSession(ctx, token); err != nil || !p.Operator {
+			t.Errorf("with an operator key, the session's principal is %+v, %v; want the operator", p, err)
+		}
+		if _, err := s.RevokeKey(ctx, a.tenant.ID, opKey.ID); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := s.AuthenticateSession(ctx, token); err != nil || p.Operator {
+			t.Errorf("with the operator key revoked, the session's principal is %+v, %v; want no operator", p, err)
+		}
 		if got := tenants.CSRFToken(token); len(got) != 32 || got == tenants.CSRFToken(token+"x") || strings.Contains(token, got) {
 			t.Errorf("CSRFToken = %q: want 32 hex characters, different per session, not part of the token", got)
 		}

@@ -420,16 +420,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 	return c, nil
 }
 
-// loadOAuthApps reads the deployment's OAuth app of every provider that supports OAuth:
+// loadOAuthApps reads the deployment's OAuth app of every provider that supports OAuth,
+// the curated ones and the built-in catalog's:
 // SWITCHBOARD_OAUTH_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET (both or neither), and the
 // optional _AUTH_URL and _TOKEN_URL endpoint overrides.
 func loadOAuthApps(get func(name string) string) (map[string]connections.OAuthApp, error) {
 	apps := map[string]connections.OAuthApp{}
-	for _, spec := range all.Specs() {
-		if spec.OAuth == nil {
-			continue
-		}
-		prefix := "SWITCHBOARD_OAUTH_" + strings.ToUpper(spec.Name) + "_"
+	for _, upper := range providerNames(true) {
+		name := strings.ToLower(upper)
+		prefix := "SWITCHBOARD_OAUTH_" + upper + "_"
 		app := connections.OAuthApp{ClientID: get(prefix + "CLIENT_ID"), ClientSecret: get(prefix + "CLIENT_SECRET")}
 		switch {
 		case app.ClientID != "" && app.ClientSecret == "":
@@ -452,7 +451,7 @@ func loadOAuthApps(get func(name string) string) (map[string]connections.OAuthAp
 			*v.val = u
 		}
 		if app != (connections.OAuthApp{}) {
-			apps[spec.Name] = app
+			apps[name] = app
 		}
 	}
 	if len(apps) == 0 {

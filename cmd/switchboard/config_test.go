@@ -99,6 +99,13 @@ func TestLoadConfig(t *testing.T) {
 		{name: "admin addr on every interface at the public port", env: map[string]string{"SWITCHBOARD_ADMIN_ADDR": "0.0.0.0:8080"}, wantVar: "SWITCHBOARD_ADMIN_ADDR"},
 		{name: "oauth client id without secret", env: map[string]string{"SWITCHBOARD_OAUTH_SLACK_CLIENT_ID": "123.456"}, wantVar: "SWITCHBOARD_OAUTH_SLACK_CLIENT_SECRET"},
 		{name: "oauth secret without client id", env: map[string]string{"SWITCHBOARD_OAUTH_GITHUB_CLIENT_SECRET": "x"}, wantVar: "SWITCHBOARD_OAUTH_GITHUB_CLIENT_ID"},
+		{
+			name: "a catalog API's OAuth app",
+			env:  map[string]string{"SWITCHBOARD_OAUTH_GMAIL_CLIENT_ID": "1234.apps.googleusercontent.com", "SWITCHBOARD_OAUTH_GMAIL_CLIENT_SECRET": "GOCSPX-x", "SWITCHBOARD_OAUTH_MICROSOFT_GRAPH_TOKEN_URL": "https://login.example.com/token"},
+			want: config{Addr: "127.0.0.1:8080", DataDir: "./data", DatabaseURL: "sqlite:data/switchboard.db", KeyFile: "data/master.key", Keyring: "file", Catalog: true, LogLevel: slog.LevelInfo, LogFormat: "text", RefreshInterval: time.Minute, RunLease: 30 * time.Second, ScheduleMinInterval: time.Minute, RedisTimeout: 250 * time.Millisecond, MCPHeartbeat: 25 * time.Second, MCPSessionsPerPrincipal: 100, MCPListPageSize: mcpadapter.DefaultListPageSize, MCPToolBudget: mcpadapter.DefaultToolBudget, SchemaProfile: providers.ProfilePortable,
+				OAuthApps: map[string]connections.OAuthApp{"gmail": {ClientID: "1234.apps.googleusercontent.com", ClientSecret: "GOCSPX-x"}, "microsoft_graph": {TokenURL: "https://login.example.com/token"}}},
+		},
+		{name: "a catalog API's OAuth client id without secret", env: map[string]string{"SWITCHBOARD_OAUTH_GOOGLE_CALENDAR_CLIENT_ID": "1234"}, wantVar: "SWITCHBOARD_OAUTH_GOOGLE_CALENDAR_CLIENT_SECRET"},
 		{name: "oauth token URL", env: map[string]string{"SWITCHBOARD_OAUTH_GITHUB_TOKEN_URL": "ghe/token"}, wantVar: "SWITCHBOARD_OAUTH_GITHUB_TOKEN_URL"},
 		{name: "refresh interval", env: map[string]string{"SWITCHBOARD_REFRESH_INTERVAL": "10ms"}, wantVar: "SWITCHBOARD_REFRESH_INTERVAL"},
 		{name: "run lease", env: map[string]string{"SWITCHBOARD_RUN_LEASE": "soon"}, wantVar: "SWITCHBOARD_RUN_LEASE"},

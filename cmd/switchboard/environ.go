@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-hub/switchboard/providers/all"
+	"github.com/switchboard-hub/switchboard/providers/catalog"
 )
 
 // lookupEnv returns a getenv over environ, a list of KEY=VALUE entries (os.Environ's
@@ -47,7 +48,8 @@ func knownVars() map[string]bool {
 }
 
 // providerNames are the providers' names as variables spell them (GITHUB), all of them
-// or only those that connect with OAuth.
+// or only those that connect with OAuth: then the built-in catalog's APIs that do too
+// (GMAIL), after the curated providers.
 func providerNames(oauthOnly bool) []string {
 	var out []string
 	for _, s := range all.Specs() {
@@ -55,6 +57,15 @@ func providerNames(oauthOnly bool) []string {
 			continue
 		}
 		out = append(out, strings.ToUpper(s.Name))
+	}
+	if oauthOnly {
+		names, err := catalog.OAuthApps()
+		if err != nil {
+			panic("the built-in catalog's presets do not read: " + err.Error()) // embedded files a test reads
+		}
+		for _, n := range names {
+			out = append(out, strings.ToUpper(n))
+		}
 	}
 	return out
 }

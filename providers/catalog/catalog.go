@@ -66,6 +66,11 @@ type Preset struct {
 	ClosestTo string `json:"closest_to,omitempty"`
 	// Note says what else a reader should know of the description.
 	Note string `json:"note,omitempty"`
+	// OAuthApp says a person connects the API with OAuth 2.0's authorization code flow,
+	// through an OAuth app (the tenant's own, or the deployment's:
+	// SWITCHBOARD_OAUTH_<NAME>_CLIENT_ID and _CLIENT_SECRET). The preset says it so that
+	// the configuration knows without building the provider; building checks it.
+	OAuthApp bool `json:"oauth_app,omitempty"`
 	// Tools are the default tool set.
 	Tools []Tool `json:"tools"`
 }
@@ -134,6 +139,22 @@ func SpecOf(ctx context.Context, name string) (providers.Spec, error) {
 		}
 	}
 	return providers.Spec{}, fmt.Errorf("the catalog has no API %q", name)
+}
+
+// OAuthApps are the names of the catalog APIs a person connects with OAuth through an
+// OAuth app (Preset.OAuthApp), read from the presets alone.
+func OAuthApps() ([]string, error) {
+	presets, err := Presets()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range presets {
+		if p.OAuthApp {
+			out = append(out, p.Name)
+		}
+	}
+	return out, nil
 }
 
 // Description is the shipped (trimmed) description of the catalog API name.
@@ -229,6 +250,9 @@ func build(ctx context.Context, p Preset, data []byte) (providers.Spec, error) {
 	}
 	if p.TokenURL != "" {
 		spec.TokenHelp = strings.TrimSpace(spec.TokenHelp + " Make one at " + p.TokenURL)
+	}
+	if p.OAuthApp != (spec.OAuth != nil) {
+		return providers.Spec{}, switchboard.Invalid("oauth_app", fmt.Sprintf("is %v, but the provider %s with OAuth", p.OAuthApp, map[bool]string{true: "connects", false: "does not connect"}[spec.OAuth != nil]))
 	}
 	if spec.Logo, err = Logo(p); err != nil {
 		return providers.Spec{}, err

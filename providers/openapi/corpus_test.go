@@ -16,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/describedfake"
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/providertest"
@@ -200,7 +201,7 @@ func callOne(t *testing.T, r corpusResult) (called, ok bool) {
 		if !ok || !oneCredential(doc, op.(*operation)) {
 			continue
 		}
-		up := newDescribedUpstream(t, doc, "", providertest.Answer(http.StatusOK, nil, `{}`))
+		up := describedfake.New(t, doc, "", providertest.Answer(http.StatusOK, nil, `{}`))
 		spec, err := FromDocument(t.Context(), doc, Options{Name: "api", BaseURL: up.URL})
 		if err != nil {
 			t.Fatal(err)
@@ -215,9 +216,7 @@ func callOne(t *testing.T, r corpusResult) (called, ok bool) {
 			continue // a pattern or format the least arguments do not meet
 		}
 		_, err = tool.Op.Invoke(context.Background(), providertest.NewCall(t, &spec, spec.BaseURL, "corpus-token"), args)
-		up.mu.Lock()
-		problems := append([]string(nil), up.problems...)
-		up.mu.Unlock()
+		problems := up.Problems()
 		for _, p := range problems {
 			t.Errorf("%s %s: the description refuses the request: %s", filepath.Base(r.file), tool.Name, p)
 		}

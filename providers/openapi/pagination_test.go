@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-hub/switchboard/internal/describedfake"
 	"github.com/switchboard-hub/switchboard/providers/providertest"
 )
 
@@ -152,7 +153,7 @@ func TestPagination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := newDescribedUpstream(t, doc, "", pagedAnswer)
+	up := describedfake.New(t, doc, "", pagedAnswer)
 	spec, err := FromDocument(t.Context(), doc, Options{Name: "paged"})
 	if err != nil {
 		t.Fatal(err)
@@ -216,5 +217,5 @@ func TestPagination(t *testing.T) {
 	if strings.Contains(tags.Info.Description, "Pages") || at(schemaOf(t, tags.OutputSchema), "properties", "next") != nil {
 		t.Errorf("list_tags, whose answer says nothing of pages, is described as paged: %q %s", tags.Info.Description, tags.OutputSchema)
 	}
-	up.check(t)
+	up.Check(t)
 }

@@ -107,14 +107,18 @@ func FromDocument(ctx context.Context, doc *openapi3.T, o Options) (providers.Sp
 		return providers.Spec{}, err
 	}
 	spec.Operations = ops
-	spec.Verify = verify
+	spec.Verify = verifyAs(spec.Title)
 	return spec, nil
 }
 
-// verify accepts the credential as it is: an arbitrary API has no standard "who am I",
-// so the first call is what proves it. Each connection is an account of its own.
-func verify(_ context.Context, c *providers.Call) (providers.Account, error) {
-	return providers.Account{ID: switchboard.NewID("acct")}, nil
+// verifyAs accepts the credential as it is: an arbitrary API has no standard "who am
+// I", so the first call is what proves it. Each connection is an account of its own,
+// named for the API (title) until the person names it: an OAuth connection, which the
+// person names no other way, needs a name.
+func verifyAs(title string) func(context.Context, *providers.Call) (providers.Account, error) {
+	return func(context.Context, *providers.Call) (providers.Account, error) {
+		return providers.Account{ID: switchboard.NewID("acct"), Label: title}, nil
+	}
 }
 
 // baseURL is the override, or the description's first server with its variables set to

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/internal/describedfake"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/providertest"
 )
@@ -224,7 +225,7 @@ func TestRequests(t *testing.T) {
 			if tt.auth != "" { // the fake checks the scheme the connection uses
 				doc.Security = openapi3.SecurityRequirements{{tt.auth: []string{}}}
 			}
-			up := newDescribedUpstream(t, doc, "/v1", providertest.Answer(status, header, tt.answer))
+			up := describedfake.New(t, doc, "/v1", providertest.Answer(status, header, tt.answer))
 			spec, err := FromDocument(t.Context(), doc, Options{Name: "pets", Auth: tt.auth, BaseURL: up.URL + "/v1"})
 			if err != nil {
 				t.Fatal(err)
@@ -240,7 +241,7 @@ func TestRequests(t *testing.T) {
 			if diff := cmp.Diff(tt.want, out); diff != "" {
 				t.Errorf("output (-want +got):\n%s", diff)
 			}
-			up.check(t)
+			up.Check(t)
 			reqs := up.Requests()
 			if len(reqs) != 1 {
 				t.Fatalf("%d requests, want 1", len(reqs))

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/switchboard-hub/switchboard/internal/describedfake"
 	"github.com/switchboard-hub/switchboard/providers/providertest"
 )
 
@@ -17,7 +18,7 @@ func callDescribed(t *testing.T, doc, tool, args string) providertest.Request {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := newDescribedUpstream(t, d, "", providertest.Answer(http.StatusOK, nil, `{}`))
+	up := describedfake.New(t, d, "", providertest.Answer(http.StatusOK, nil, `{}`))
 	spec, err := FromDocument(t.Context(), d, Options{Name: "api", BaseURL: up.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +30,7 @@ func callDescribed(t *testing.T, doc, tool, args string) providertest.Request {
 	if _, err := providertest.Invoke(t, tl, providertest.NewCall(t, &spec, spec.BaseURL, "k"), args); err != nil {
 		t.Fatal(err)
 	}
-	up.check(t)
+	up.Check(t)
 	return up.Last(t)
 }
 

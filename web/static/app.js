@@ -290,7 +290,7 @@
       if (!missing.hidden) {
         fill(missing, el('p', {}, `OAuth is not set up for ${p.title} in this workspace${token ? ': paste a token below, or ' : '. '}`,
           IS_ADMIN ? [token ? 'add' : 'Add', ' the workspace\'s OAuth app under ', el('a', { href: '/settings#oauth-title', id: 'connect-oauth-settings' }, 'Settings → OAuth apps'), '.']
-            : [token ? 'ask' : 'Ask', ' an admin of the workspace to add its OAuth app under Settings → OAuth apps.']));
+            : [token ? 'ask' : 'Ask', ` an admin of the workspace to add its OAuth app under Settings → OAuth apps, or the operator to set the deployment's (SWITCHBOARD_OAUTH_${p.name.toUpperCase()}_CLIENT_ID).`]));
       }
       $('#connect-token').hidden = !token;
       $('#connect-submit').hidden = !token;
@@ -1835,7 +1835,64 @@
         }
       });
     }
-    await Promise.all([loadKeys(), loadApps(), loadMembers(), loadDefaults(), loadOAuthApps()]);
+    // The deployment's OAuth apps: the operator's section, present only for them.
+    async function loadDeploymentOAuthApps() {
+      const box = $('#deployment-oauth-apps');
+      if (!box) return;
+      try {
+        const res = await api('GET', '/api/deployment/oauth-apps');
+        $('#deployment-oauth-redirect').value = res.redirect_uri || '';
+        const apps = res.oauth_apps || [];
+        const sel = $('#deployment-oauth-provider');
+        const chosen = sel.value;
+        sel.replaceChildren(...apps.filter((a) => a.source !== 'environment').map((a) => el('option', { value: a.provider, text: a.title })));
+        if (chosen) sel.value = chosen;
+        // The variable's name is code, which wraps anywhere: a narrow window keeps the row in reach.
+        const where = (a) => a.source === 'environment' ? ['the environment, ', el('code', { text: a.variable })]
+          : a.source === 'operator' ? `set here${a.updated_at ? ` ${fmtTime(a.updated_at)}` : ''}` : ['none: workspaces need their own, or set ', el('code', { text: a.variable })];
+        box.removeAttribute('aria-busy');
+        fill(box, scrollBox('Deployment OAuth apps', el('table', {}, [
+          el('thead', {}, el('tr', {}, ['Provider', 'Client ID', 'Where from', 'Actions'].map((h) => el('th', { scope: 'col', text: h })))),
+          el('tbody', {}, apps.map((a) => el('tr', { 'data-provider': a.provider }, [
+            el('th', { scope: 'row', text: a.title + (a.catalog ? ' (catalog)' : '') }),
+            el('td', {}, a.client_id ? el('code', { text: a.client_id }) : '—'),
+            el('td', {}, where(a)),
+            el('td', {}, a.source !== 'operator' ? '' : el('button', { type: 'button', class: 'danger small', 'aria-label': `Remove the deployment's ${a.title} OAuth app`, onclick: async () => {
+              if (!(await ask({ title: `Remove the deployment's ${a.title} OAuth app?`, body: 'Workspaces without their own app can no longer connect it with OAuth; connections it made must reconnect when their token needs a refresh.', ok: 'Remove', danger: true }))) return;
+              try {
+                await api('DELETE', `/api/deployment/oauth-apps/${encodeURIComponent(a.provider)}`);
+                formOK('deployment-oauth');
+                flash(`Removed the deployment's ${a.title} OAuth app.`);
+                await loadDeploymentOAuthApps();
+                sel.focus();
+              } catch (err) { formError('deployment-oauth', err); }
+            } }, 'Remove')),
+          ])))])));
+      } catch (err) {
+        box.removeAttribute('aria-busy');
+        fill(box, el('p', { class: 'error', text: describe(err) }));
+      }
+    }
+    const deploymentForm = $('#deployment-oauth-form');
+    if (deploymentForm) {
+      deploymentForm.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        const secret = $('#deployment-oauth-client-secret').value;
+        $('#deployment-oauth-client-secret').value = ''; // the secret never stays in the page
+        try {
+          await api('PUT', `/api/deployment/oauth-apps/${encodeURIComponent($('#deployment-oauth-provider').value)}`, { client_id: $('#deployment-oauth-client-id').value.trim(), client_secret: secret });
+          $('#deployment-oauth-client-id').value = '';
+          formOK('deployment-oauth');
+          flash('Saved the deployment\'s OAuth app. Every workspace without its own connects with it now.');
+          await loadDeploymentOAuthApps();
+        } catch (err) {
+          formError('deployment-oauth', err);
+          const f = err.field && document.getElementById(`deployment-oauth-${err.field.replace('_', '-')}`);
+          if (f) { f.setAttribute('aria-invalid', 'true'); f.focus(); }
+        }
+      });
+    }
+    await Promise.all([loadKeys(), loadApps(), loadMembers(), loadDefaults(), loadOAuthApps(), loadDeploymentOAuthApps()]);
   }
 
   // Pages with a script of their own (workflows.js) use these, loaded after this file.
