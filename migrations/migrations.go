@@ -49,6 +49,7 @@ func all() []migration {
 		{Version: 24, Name: "mcp_session_keys", Up: up0024MCPSessionKeys},
 		{Version: 25, Name: "audit_in_flight", Up: up0025AuditInFlight},
 		{Version: 26, Name: "run_kinds", Up: up0026RunKinds},
+		{Version: 27, Name: "connect_links", Up: up0027ConnectLinks},
 	}
 }
 
