@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -142,22 +141,6 @@ func (s *Store) completeConnectLink(ctx context.Context, tenant switchboard.Tena
 func (s *Store) PurgeConnectLinks(ctx context.Context, cutoff time.Time) (int64, error) {
 	res := s.db.WithContext(ctx).Where("expires_at < ?", cutoff.UTC()).Delete(&connectLinkRow{})
 	return res.RowsAffected, res.Error
-}
-
-// MissingScopes are the scopes of want that the connection's granted scopes (as
-// stored, space-separated) lack; none when the connection's scopes are not known.
-func MissingScopes(granted string, want []string) []string {
-	have := strings.Fields(granted)
-	if len(have) == 0 {
-		return nil
-	}
-	var out []string
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 // flowOptions are the options of a flow started from a connect link.

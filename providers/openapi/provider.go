@@ -225,6 +225,26 @@ func operations(ctx context.Context, doc *openapi3.T, spec *providers.Spec, o Op
 	return out, nil
 }
 
+// operationScopes are the OAuth scopes an operation's own security requirement names:
+// those of its first requirement that names any (only OAuth 2.0 and OpenID Connect
+// schemes take scopes).
+func operationScopes(op *openapi3.Operation) []string {
+	if op.Security == nil {
+		return nil
+	}
+	for _, req := range *op.Security {
+		var out []string
+		for _, sc := range req {
+			out = append(out, sc...)
+		}
+		if len(out) > 0 {
+			slices.Sort(out)
+			return slices.Compact(out)
+		}
+	}
+	return nil
+}
+
 // chosen reports whether an operation is among those asked for.
 func chosen(op *openapi3.Operation, ids map[string]bool, tags []string) bool {
 	if len(ids) == 0 && len(tags) == 0 {
@@ -263,7 +283,11 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 	if curated.Description != "" {
 		desc = curated.Description
 	}
-	info := providers.Info{Name: name, Title: title, Description: desc, Hints: hints(method, op), Scopes: curated.Scopes}
+	scopes := curated.Scopes
+	if len(scopes) == 0 {
+		scopes = operationScopes(op)
+	}
+	info := providers.Info{Name: name, Title: title, Description: desc, Hints: hints(method, op), Scopes: scopes}
 	if op.ExternalDocs != nil {
 		info.DocsURL = LinkURL(op.ExternalDocs.URL)
 	}
