@@ -310,6 +310,9 @@ func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePa
 	if label == "" {
 		label = acct.Label
 	}
+	if label == "" {
+		label = spec.Title // the provider does not say whose account it is
+	}
 	creds := Credentials{AccessToken: tok.AccessToken, TokenType: "Bearer", RefreshToken: tok.RefreshToken, Expiry: tok.Expiry, ClientID: app.ClientID}
 	p := switchboard.Principal{TenantID: row.TenantID, Kind: switchboard.PrincipalUser, UserID: row.UserID}
 	conn := Connection{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 )
@@ -65,7 +66,9 @@ type connectNeed struct {
 func connectNeedOf(t *hubTool, connID string) connectNeed {
 	b := t.binding
 	if b.Unconnected() {
-		return connectNeed{ConnectLinkInput: connections.ConnectLinkInput{Provider: b.Tool.Provider.Name},
+		// Only the scopes the tool needs are asked; another tool asks for its own
+		// when called (incremental authorization).
+		return connectNeed{ConnectLinkInput: connections.ConnectLinkInput{Provider: b.Tool.Provider.Name, Scopes: b.Tool.Info.Scopes},
 			why: fmt.Sprintf("%s needs a %s account, and none is connected.", b.Tool.Name, b.Tool.Provider.Title)}
 	}
 	for _, c := range b.Connections {
@@ -155,6 +158,16 @@ func (s *scope) connectFirst(ctx context.Context, req mcp.CallToolRequest, p swi
 	}
 	a.sendComplete(ctx, sess, link.ID)
 	return nil, true, nil
+}
+
+// credentialsRefused reports whether a call failed because the provider refused its
+// connection's credentials (the connection now needs reconnecting).
+func credentialsRefused(err error) bool {
+	var ue *providers.UpstreamError
+	if errors.As(err, &ue) {
+		return ue.Code == switchboard.CodeReconnect
+	}
+	return switchboard.CodeOf(err) == switchboard.CodeReconnect
 }
 
 // connectRetry reports whether a call answers a connect link the hub gave (2026-07-28).

@@ -187,7 +187,7 @@ func (s *scope) callHub(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 				return withAuditID(contentResult(ue.Result), ref.ID), nil // a remote MCP server's error, as the server gave it
 			}
 		}
-		if switchboard.CodeOf(err) == switchboard.CodeReconnect && rreq.ConnectionID != "" && s.asksToConnect(ctx) && t.binding.Tool.Provider.OAuth != nil {
+		if credentialsRefused(err) && rreq.ConnectionID != "" && s.asksToConnect(ctx) && t.binding.Tool.Provider.OAuth != nil {
 			// The provider refused the connection's credentials just now: the person
 			// reconnects it from the conversation.
 			need := connectNeed{ConnectLinkInput: connections.ConnectLinkInput{Provider: t.binding.Tool.Provider.Name, ConnectionID: rreq.ConnectionID},

@@ -114,7 +114,7 @@ func FromDocument(ctx context.Context, doc *openapi3.T, o Options) (providers.Sp
 // verify accepts the credential as it is: an arbitrary API has no standard "who am I",
 // so the first call is what proves it. Each connection is an account of its own.
 func verify(_ context.Context, c *providers.Call) (providers.Account, error) {
-	return providers.Account{ID: switchboard.NewID("acct")}, nil
+	return providers.Account{ID: switchboard.NewID("acct"), Unknown: true}, nil
 }
 
 // baseURL is the override, or the description's first server with its variables set to
