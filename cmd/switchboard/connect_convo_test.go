@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
 	"github.com/switchboard-hub/switchboard/internal/testport"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // Gmail's scopes, as Google names them.
@@ -307,20 +308,20 @@ func TestConnectFromConversation(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = cs.Close() })
 
-			// Nothing connected: the tool is listed, saying so.
-			tools, err := cs.ListTools(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			listed := false
-			for _, tool := range tools.Tools {
-				if tool.Name == "gmail_send_message" {
-					listed = strings.HasPrefix(tool.Description, "[NOT CONNECTED]")
+			// Nothing connected: the tool is listed, saying so (once the hub heard of
+			// the last era's connection going).
+			testwait.Until(t, "gmail_send_message listed as not connected", func() bool {
+				tools, err := cs.ListTools(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if !listed {
-				t.Fatalf("gmail_send_message is not listed as not connected")
-			}
+				for _, tool := range tools.Tools {
+					if tool.Name == "gmail_send_message" {
+						return strings.HasPrefix(tool.Description, "[NOT CONNECTED]")
+					}
+				}
+				return false
+			})
 			call := func(tool string, args map[string]any) *sdk.CallToolResult {
 				t.Helper()
 				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
