@@ -28,7 +28,9 @@ func TestConnectLinks(t *testing.T) {
 		reg := providers.NewRegistry()
 		spec := providers.Spec{Name: "mail", Title: "Mail", AuthKinds: []providers.AuthKind{providers.AuthOAuth2},
 			OAuth: &providers.OAuth2{AuthURL: "https://as.example.test/authorize", TokenURL: "https://as.example.test/token", Scopes: []string{"read", "send"}, PKCE: true},
-			Verify: func(context.Context, *providers.Call) (providers.Account, error) { return providers.Account{ID: "acct-1"}, nil }}
+			Verify: func(context.Context, *providers.Call) (providers.Account, error) {
+				return providers.Account{ID: "acct-1"}, nil
+			}}
 		if err := reg.Register(spec); err != nil {
 			t.Fatal(err)
 		}
