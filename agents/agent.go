@@ -79,6 +79,7 @@ type Agent struct {
 	Approval     Approval             `gorm:"size:16;not null"`
 	ToolMode     ToolMode             `gorm:"size:16;not null"`
 	RunTools     RunTools             `gorm:"size:16;not null"`
+	Catalog      Catalog              `gorm:"size:16;not null"`
 	// CreatedBy is the user the agent acts for: its tools run on connections that
 	// user may use.
 	CreatedBy string `gorm:"size:40;not null"`
@@ -117,6 +118,7 @@ type Settings struct {
 	Approval  Approval             `gorm:"size:16;not null"`
 	ToolMode  ToolMode             `gorm:"size:16;not null"`
 	RunTools  RunTools             `gorm:"size:16;not null"`
+	Catalog   Catalog              `gorm:"size:16;not null"`
 	UpdatedAt time.Time            `gorm:"not null"`
 }
 

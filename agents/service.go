@@ -46,6 +46,7 @@ type Input struct {
 	Approval     Approval
 	ToolMode     ToolMode
 	RunTools     RunTools
+	Catalog      Catalog
 	Tools        []ToolInput
 }
 
@@ -283,6 +284,9 @@ func (s *Service) PutSettings(ctx context.Context, p switchboard.Principal, st S
 	if !validRunTools(st.RunTools) {
 		return Settings{}, switchboard.Invalid("run_tools", "must be auto, on or off (empty is auto)")
 	}
+	if !validCatalog(st.Catalog) {
+		return Settings{}, switchboard.Invalid("catalog", "must be connected or all (empty is connected)")
+	}
 	if err := s.store.PutSettings(ctx, p.TenantID, &st); err != nil {
 		return Settings{}, err
 	}
@@ -379,6 +383,8 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 		return switchboard.Invalid("tool_mode", "must be all, search, or empty for the tenant's mode")
 	case !validRunTools(in.RunTools):
 		return switchboard.Invalid("run_tools", "must be auto, on, off, or empty for the tenant's setting")
+	case !validCatalog(in.Catalog):
+		return switchboard.Invalid("catalog", "must be connected, all, or empty for the tenant's setting")
 	case len(in.Tools) > MaxTools:
 		return switchboard.Invalid("tools", fmt.Sprintf("must hold at most %d tools", MaxTools))
 	}
@@ -448,7 +454,7 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 	}
 	a.Name, a.Description, a.Instructions = name, in.Description, in.Instructions
 	a.UpdatedBy = p.UserID
-	a.Confirm, a.Approval, a.ToolMode, a.RunTools, a.Tools = in.Confirm, in.Approval, in.ToolMode, in.RunTools, tools
+	a.Confirm, a.Approval, a.ToolMode, a.RunTools, a.Catalog, a.Tools = in.Confirm, in.Approval, in.ToolMode, in.RunTools, in.Catalog, tools
 	return nil
 }
 

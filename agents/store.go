@@ -103,7 +103,7 @@ func (s *Store) Update(ctx context.Context, tenant switchboard.TenantID, a *Agen
 		at := now()
 		res := tx.Model(&Agent{}).Where("tenant_id = ? AND id = ? AND version = ?", tenant, a.ID, version).Updates(map[string]any{
 			"name": a.Name, "description": a.Description, "instructions": a.Instructions,
-			"confirm": a.Confirm, "approval": a.Approval, "tool_mode": a.ToolMode, "run_tools": a.RunTools, "updated_by": a.UpdatedBy, "version": version + 1, "updated_at": at,
+			"confirm": a.Confirm, "approval": a.Approval, "tool_mode": a.ToolMode, "run_tools": a.RunTools, "catalog": a.Catalog, "updated_by": a.UpdatedBy, "version": version + 1, "updated_at": at,
 		})
 		if res.Error != nil {
 			return storeError(res.Error, "update agent")
@@ -174,7 +174,7 @@ func (s *Store) PutSettings(ctx context.Context, tenant switchboard.TenantID, st
 	st.UpdatedAt = now()
 	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "tenant_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"confirm", "approval", "tool_mode", "run_tools", "updated_at"}),
+		DoUpdates: clause.AssignmentColumns([]string{"confirm", "approval", "tool_mode", "run_tools", "catalog", "updated_at"}),
 	}).Create(st).Error
 	if err != nil {
 		if errors.Is(err, gorm.ErrForeignKeyViolated) {

@@ -32,10 +32,12 @@ type agentView struct {
 	Approval          agents.Approval `json:"approval"`
 	ToolMode          agents.ToolMode `json:"tool_mode"`
 	RunTools          agents.RunTools `json:"run_tools"`
+	Catalog           agents.Catalog  `json:"catalog"`
 	EffectiveConfirm  agents.Confirm  `json:"effective_confirm"`
 	EffectiveApproval agents.Approval `json:"effective_approval"`
 	EffectiveToolMode agents.ToolMode `json:"effective_tool_mode"`
 	EffectiveRunTools agents.RunTools `json:"effective_run_tools"`
+	EffectiveCatalog  agents.Catalog  `json:"effective_catalog"`
 	Tools             []agentToolView `json:"tools"`
 	MCPURL            string          `json:"mcp_url"`
 	// ActiveKeys counts the agent's keys not revoked; LastUsedAt is when one of its
@@ -164,12 +166,12 @@ func (s *server) viewAgent(a agents.Agent, st agents.Settings, slug string, f ag
 	v := agentView{
 		ActiveKeys: use[a.ID].active, LastUsedAt: use[a.ID].lastUsed,
 		ID: a.ID, Name: a.Name, Description: a.Description, Instructions: a.Instructions,
-		Confirm: a.Confirm, Approval: a.Approval, ToolMode: a.ToolMode, RunTools: a.RunTools,
+		Confirm: a.Confirm, Approval: a.Approval, ToolMode: a.ToolMode, RunTools: a.RunTools, Catalog: a.Catalog,
 		EffectiveConfirm: a.EffectiveConfirm(st), EffectiveApproval: a.EffectiveApproval(st), EffectiveToolMode: a.EffectiveToolMode(st),
-		EffectiveRunTools: a.EffectiveRunTools(st),
-		Tools:             make([]agentToolView, 0, len(a.Tools)),
-		MCPURL:            s.PublicURL + "/mcp/" + slug + "/agents/" + a.ID,
-		CreatedBy:         a.CreatedBy, UpdatedBy: a.UpdatedBy, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+		EffectiveRunTools: a.EffectiveRunTools(st), EffectiveCatalog: a.EffectiveCatalog(st),
+		Tools:     make([]agentToolView, 0, len(a.Tools)),
+		MCPURL:    s.PublicURL + "/mcp/" + slug + "/agents/" + a.ID,
+		CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy, Version: a.Version, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 	}
 	for _, t := range a.Tools {
 		tv := agentToolView{Tool: t.Tool, ConnectionID: t.ConnectionID, ConnectionMissing: t.ConnectionID != "" && !exists[t.ConnectionID]}
@@ -195,6 +197,7 @@ type agentRequest struct {
 	Approval     agents.Approval    `json:"approval"`
 	ToolMode     agents.ToolMode    `json:"tool_mode"`
 	RunTools     agents.RunTools    `json:"run_tools"`
+	Catalog      agents.Catalog     `json:"catalog"`
 	Tools        []agentToolRequest `json:"tools"`
 	Version      *int64             `json:"version,omitempty"`
 }
@@ -205,7 +208,7 @@ type agentToolRequest struct {
 }
 
 func (r agentRequest) input() agents.Input {
-	in := agents.Input{Name: r.Name, Description: r.Description, Instructions: r.Instructions, Confirm: r.Confirm, Approval: r.Approval, ToolMode: r.ToolMode, RunTools: r.RunTools}
+	in := agents.Input{Name: r.Name, Description: r.Description, Instructions: r.Instructions, Confirm: r.Confirm, Approval: r.Approval, ToolMode: r.ToolMode, RunTools: r.RunTools, Catalog: r.Catalog}
 	for _, t := range r.Tools {
 		in.Tools = append(in.Tools, agents.ToolInput{Tool: t.Tool, ConnectionID: t.ConnectionID})
 	}
@@ -465,6 +468,10 @@ type mcpSettingsRequest struct {
 	// RunTools is whether the run tools are listed: auto (the default, also when left
 	// out: where the confirm policy asks before some calls), on or off.
 	RunTools agents.RunTools `json:"run_tools"`
+	// Catalog is which providers' tools are offered: connected (the default, also
+	// when left out) or all (also those of providers not connected yet, whose call
+	// asks the person to connect).
+	Catalog agents.Catalog `json:"catalog"`
 }
 
 type mcpSettingsView struct {
@@ -472,11 +479,12 @@ type mcpSettingsView struct {
 	Approval  agents.Approval `json:"approval"`
 	ToolMode  agents.ToolMode `json:"tool_mode"`
 	RunTools  agents.RunTools `json:"run_tools"`
+	Catalog   agents.Catalog  `json:"catalog"`
 	UpdatedAt *time.Time      `json:"updated_at,omitempty"`
 }
 
 func viewSettings(st agents.Settings) mcpSettingsView {
-	v := mcpSettingsView{Confirm: st.Confirm, Approval: st.EffectiveApproval(), ToolMode: st.ToolMode, RunTools: st.EffectiveRunTools()}
+	v := mcpSettingsView{Confirm: st.Confirm, Approval: st.EffectiveApproval(), ToolMode: st.ToolMode, RunTools: st.EffectiveRunTools(), Catalog: st.EffectiveCatalog()}
 	if !st.UpdatedAt.IsZero() {
 		v.UpdatedAt = &st.UpdatedAt
 	}
@@ -514,13 +522,13 @@ func (s *server) putMCPSettings(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	st, err := s.Agents.PutSettings(c.Request.Context(), p, agents.Settings{Confirm: req.Confirm, Approval: req.Approval, ToolMode: req.ToolMode, RunTools: req.RunTools})
+	st, err := s.Agents.PutSettings(c.Request.Context(), p, agents.Settings{Confirm: req.Confirm, Approval: req.Approval, ToolMode: req.ToolMode, RunTools: req.RunTools, Catalog: req.Catalog})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	s.record(audit.Event{TenantID: p.TenantID, Kind: kindMCPSettingsChanged, Principal: p.ID(), KeyID: p.KeyID, Outcome: "ok",
-		Detail: "confirm " + string(st.Confirm) + ", approval " + string(st.EffectiveApproval()) + ", tool mode " + string(st.ToolMode) + ", run tools " + string(st.EffectiveRunTools())})
+		Detail: "confirm " + string(st.Confirm) + ", approval " + string(st.EffectiveApproval()) + ", tool mode " + string(st.ToolMode) + ", run tools " + string(st.EffectiveRunTools()) + ", catalog " + string(st.EffectiveCatalog())})
 	c.JSON(http.StatusOK, viewSettings(st))
 }
 

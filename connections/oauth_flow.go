@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,6 +105,12 @@ func OAuthCookieName(state string) string {
 // with a sealed PKCE verifier where the provider supports PKCE, and returns the
 // provider's authorization URL.
 func (s *Service) Authorize(ctx context.Context, p switchboard.Principal, in AuthorizeInput) (Authorization, error) {
+	return s.authorize(ctx, p, in, flowOptions{})
+}
+
+// authorize starts a flow; a flow of a connect link (StartConnectLink) completes the
+// link, and asks only the link's scopes when it names some.
+func (s *Service) authorize(ctx context.Context, p switchboard.Principal, in AuthorizeInput, fo flowOptions) (Authorization, error) {
 	if p.Kind != switchboard.PrincipalUser {
 		return Authorization{}, switchboard.Errorf(switchboard.CodeForbidden, "only a user can connect an account")
 	}
@@ -117,7 +124,7 @@ func (s *Service) Authorize(ctx context.Context, p switchboard.Principal, in Aut
 			return Authorization{}, err
 		}
 	}
-	payload := statePayload{Shared: in.Shared, Label: label}
+	payload := statePayload{Shared: in.Shared, Label: label, LinkID: fo.linkID, AddScopes: fo.scopes}
 	named := Connection{OwnerUserID: p.UserID, Provider: spec.Name, Shared: in.Shared}
 	if in.ConnectionID != "" {
 		existing, err := s.reconnectTarget(ctx, p, in.ConnectionID, spec.Name)
@@ -149,7 +156,12 @@ func (s *Service) Authorize(ctx context.Context, p switchboard.Principal, in Aut
 	if sep == "" {
 		sep = " "
 	}
-	if len(endpoints.Scopes) > 0 {
+	switch {
+	case len(fo.scopes) > 0:
+		// Incremental authorization: only the missing scopes are asked, and the
+		// provider is told to keep those granted before.
+		opts = append(opts, oauth2.SetAuthURLParam("scope", strings.Join(fo.scopes, sep)), oauth2.SetAuthURLParam("include_granted_scopes", "true"))
+	case len(endpoints.Scopes) > 0:
 		opts = append(opts, oauth2.SetAuthURLParam("scope", strings.Join(endpoints.Scopes, sep)))
 	}
 	if len(endpoints.UserScopes) > 0 {
@@ -284,9 +296,22 @@ func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePa
 			scopeList = strings.FieldsFunc(sc, func(r rune) bool { return r == ',' || r == ' ' })
 		}
 	}
+	if len(payload.AddScopes) > 0 && payload.ConnectionID != "" {
+		// Scopes added to a connection keep those it had.
+		if existing, err := s.store.Get(ctx, row.TenantID, payload.ConnectionID); err == nil {
+			for _, sc := range strings.Fields(existing.Scopes) {
+				if !slices.Contains(scopeList, sc) {
+					scopeList = append(scopeList, sc)
+				}
+			}
+		}
+	}
 	label := payload.Label
 	if label == "" {
 		label = acct.Label
+	}
+	if label == "" {
+		label = spec.Title // the provider does not say whose account it is
 	}
 	creds := Credentials{AccessToken: tok.AccessToken, TokenType: "Bearer", RefreshToken: tok.RefreshToken, Expiry: tok.Expiry, ClientID: app.ClientID}
 	p := switchboard.Principal{TenantID: row.TenantID, Kind: switchboard.PrincipalUser, UserID: row.UserID}
@@ -319,6 +344,11 @@ func (s *Service) finish(ctx context.Context, row oauthStateRow, payload statePa
 	kind := events.ConnectionAdded
 	if reconnected {
 		kind = events.ConnectionChanged
+	}
+	if payload.LinkID != "" {
+		if err := s.store.completeConnectLink(ctx, row.TenantID, payload.LinkID, c.ID, s.now()); err != nil {
+			return Connection{}, err
+		}
 	}
 	s.notify(ctx, kind, row.TenantID, c.ID)
 	return c, nil

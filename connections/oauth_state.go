@@ -48,6 +48,11 @@ type statePayload struct {
 	// Extra is what a flow of a provider outside the registry keeps for its callback
 	// (see StartExternalOAuth); it is sealed with the rest.
 	Extra []byte `json:"extra,omitempty"`
+	// LinkID is the connect link the flow was started from, completed with the
+	// connection it makes.
+	LinkID string `json:"link_id,omitempty"`
+	// AddScopes are the only scopes the flow asked: those granted before are kept.
+	AddScopes []string `json:"add_scopes,omitempty"`
 }
 
 // secretHash is the hex SHA-256 of a high-entropy secret (a state, a browser cookie).

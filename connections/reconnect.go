@@ -97,7 +97,7 @@ func (s *Service) reconnectTarget(ctx context.Context, p switchboard.Principal, 
 // reconnect renews access to the same account, it never swaps whose data the bound
 // agents reach.
 func sameAccount(spec *providers.Spec, existing Connection, acct providers.Account, field string) error {
-	if acct.ID == existing.AccountID {
+	if acct.ID == existing.AccountID || acct.Unknown {
 		return nil
 	}
 	who := acct.Label

@@ -37,6 +37,9 @@ func (s *Service) RefreshDue(ctx context.Context) (int, error) {
 	if _, err := s.store.PurgeOAuthStates(ctx, now.Add(-24*time.Hour)); err != nil {
 		s.logger().Error("purge oauth states", "err", err)
 	}
+	if _, err := s.store.PurgeConnectLinks(ctx, now.Add(-24*time.Hour)); err != nil {
+		s.logger().Error("purge connect links", "err", err)
+	}
 	refs, err := s.store.dueForRefresh(ctx, now.Add(BackgroundWindow), now.Add(-IdleRefresh), refreshBatch)
 	if err != nil {
 		return 0, switchboard.Internal(err)

@@ -118,6 +118,14 @@ type Options struct {
 	// "" is providers.DefaultSchemaProfile, the portable one. Calls are validated
 	// against the full schemas whatever it is.
 	SchemaProfile providers.SchemaProfile
+	// ConnectLinks, when set, lets a call that needs an account its person has not
+	// connected (or reconnected, or granted a scope) ask the person to connect it from
+	// the conversation (see connect.go); without it such a call fails saying what to
+	// connect.
+	ConnectLinks ConnectLinks
+	// ConnectStateKey keys the requestState of a call that asked for a connection
+	// (2026-07-28), shared by every node; required with ConnectLinks.
+	ConnectStateKey []byte
 }
 
 // Adapter is the http.Handler of every MCP URL. It keeps one MCP server per scope (a

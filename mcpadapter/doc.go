@@ -34,6 +34,9 @@
 //   - flows.go: the flows extension (each flow instance as a resource its starter may
 //     read and follow)
 //   - search.go: tool search mode (search_tools, describe_tool, call_tool)
+//   - connect.go: connecting from the conversation (a call that needs an account, a
+//     reconnection or a scope gives its person a connect link in a URL-mode
+//     elicitation, then runs)
 //   - caller.go, input_requests.go, notify.go, session_levels.go, capabilities.go: what
 //     a call asks of its client (progress, logging, a remote server's elicitation,
 //     sampling and roots requests, on 2026-07-28 as the call's inputRequests) and what

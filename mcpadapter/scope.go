@@ -206,10 +206,18 @@ func (s *scope) refresh(ctx context.Context) error {
 			runTools = agent.EffectiveRunTools(settings).Serves(agent.EffectiveConfirm(settings))
 			fp = append(fp, fmt.Sprintf("agent=%s@%d", agent.ID, agent.Version))
 		}
-		if n := onConnections(bindings); s.agentID == "" && settings.UpdatedAt.IsZero() && a.opts.ToolBudget > 0 && n > a.opts.ToolBudget {
-			// A tenant that never chose a tool mode, with more tools than a list
-			// should hold: its tenant URL serves them through search (the hub's own
-			// stay listed beside the search tools, and are not counted).
+		catalogAll := s.agentID == "" && settings.EffectiveCatalog() == agents.CatalogAll && a.opts.ConnectLinks != nil
+		if catalogAll {
+			// The tools of the providers the caller has not connected, each asking the
+			// person to connect when called.
+			bindings = append(bindings, a.opts.Router.Unconnected(bindings)...)
+			fp = append(fp, "catalog=all")
+		}
+		if n := onConnections(bindings); s.agentID == "" && (settings.UpdatedAt.IsZero() || catalogAll) && a.opts.ToolBudget > 0 && n > a.opts.ToolBudget {
+			// A tenant that never chose a tool mode, or that offers its whole catalog,
+			// with more tools than a list should hold: its tenant URL serves them
+			// through search (the hub's own stay listed beside the search tools, and
+			// are not counted).
 			st.mode, st.overBudget = agents.ToolModeSearch, n
 		}
 	} else if s.agentID != "" {

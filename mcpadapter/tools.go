@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/connections"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
@@ -121,6 +122,14 @@ func (a *Adapter) hubTool(b router.Binding) (*hubTool, error) {
 		own.Description = fmt.Sprintf("%s The %s account %s needs reconnecting at %s before this tool works. %s",
 			NeedsReconnectMark, b.Tool.Provider.Title, strings.Join(quoted, ", "), a.reconnectURL(), own.Description)
 	}
+	if b.Unconnected() {
+		if own == nil {
+			c := t.def.tool
+			own = &c
+		}
+		own.Description = fmt.Sprintf("%s No %s account is connected yet: a call asks the person to connect one, then runs. %s",
+			NotConnectedMark, b.Tool.Provider.Title, own.Description)
+	}
 	t.own = own
 	return t, nil
 }
@@ -157,6 +166,15 @@ func (s *scope) callHub(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		return a.toolError(err), nil
 	}
 	rreq.Confirmed = confirmedFrom(ctx)
+	if s.asksToConnect(ctx) {
+		if need := connectNeedOf(t, rreq.ConnectionID); need.Provider != "" || connectRetry(req) {
+			res, proceed, err := s.connectFirst(ctx, req, p, rreq, need)
+			if !proceed {
+				return res, err
+			}
+			return s.runConnected(ctx, req)
+		}
+	}
 	if searchesScope(t.binding) {
 		ctx = providers.WithToolScope(ctx, scopeCall{s: s, st: s.state.Load(), req: req})
 	}
@@ -168,6 +186,17 @@ func (s *scope) callHub(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 			if ue.Result != nil {
 				return withAuditID(contentResult(ue.Result), ref.ID), nil // a remote MCP server's error, as the server gave it
 			}
+		}
+		if credentialsRefused(err) && rreq.ConnectionID != "" && s.asksToConnect(ctx) && t.binding.Tool.Provider.OAuth != nil {
+			// The provider refused the connection's credentials just now: the person
+			// reconnects it from the conversation.
+			need := connectNeed{ConnectLinkInput: connections.ConnectLinkInput{Provider: t.binding.Tool.Provider.Name, ConnectionID: rreq.ConnectionID},
+				why: fmt.Sprintf("%s no longer accepts the connection's credentials, so %s did not run.", t.binding.Tool.Provider.Title, name)}
+			res, proceed, cerr := s.connectFirst(ctx, req, p, rreq, need)
+			if !proceed {
+				return res, cerr
+			}
+			return s.runConnected(ctx, req)
 		}
 		res := a.toolError(err)
 		if dial := providers.DialFailure(err); dial != "" && p.Operator {
@@ -250,6 +279,10 @@ func withAuditID(res *mcp.CallToolResult, id string) *mcp.CallToolResult {
 	res.Meta.AdditionalFields[AuditIDMeta] = id
 	return res
 }
+
+// NotConnectedMark starts the description of a tool of a provider the caller has not
+// connected (the catalog setting "all").
+const NotConnectedMark = "[NOT CONNECTED]"
 
 // NeedsReconnectMark starts the description of a tool whose connection needs
 // reconnecting.

@@ -19,9 +19,9 @@ func TestAgentsMigration(t *testing.T) {
 			table   string
 			columns []string
 		}{
-			{name: "agents", table: "agents", columns: []string{"id", "tenant_id", "name", "description", "instructions", "confirm", "approval", "tool_mode", "run_tools", "created_by", "updated_by", "version", "created_at", "updated_at"}},
+			{name: "agents", table: "agents", columns: []string{"id", "tenant_id", "name", "description", "instructions", "confirm", "approval", "tool_mode", "run_tools", "catalog", "created_by", "updated_by", "version", "created_at", "updated_at"}},
 			{name: "agent tools", table: "agent_tools", columns: []string{"agent_id", "tool", "tenant_id", "connection_id", "position"}},
-			{name: "tenant MCP settings", table: "tenant_mcp_settings", columns: []string{"tenant_id", "confirm", "approval", "tool_mode", "run_tools", "updated_at"}},
+			{name: "tenant MCP settings", table: "tenant_mcp_settings", columns: []string{"tenant_id", "confirm", "approval", "tool_mode", "run_tools", "catalog", "updated_at"}},
 		}
 		for _, tt := range tables {
 			t.Run(tt.name, func(t *testing.T) {

@@ -52,6 +52,7 @@ func all() []migration {
 		{Version: 27, Name: "mcp_stream_events", Up: up0027MCPStreamEvents},
 		{Version: 28, Name: "connection_rate_limits", Up: up0028ConnectionRateLimits},
 		{Version: 29, Name: "operator_oauth_apps", Up: up0029OperatorOAuthApps},
+		{Version: 30, Name: "connect_links", Up: up0030ConnectLinks},
 	}
 }
 

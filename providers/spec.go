@@ -47,6 +47,9 @@ type Account struct {
 	// Meta is non-secret data the provider's operations need for this account, kept on
 	// the connection and handed back in Call.Meta (Jira: the Atlassian cloud id).
 	Meta map[string]string
+	// Unknown is set when the upstream does not say whose credential it is (ID is then
+	// made up): a connection is reconnected with it as the person chooses.
+	Unknown bool
 }
 
 // OAuth2 describes a provider's OAuth 2.0 authorization-code flow. The OAuth app's

@@ -26,6 +26,9 @@ type ConnectionRef struct {
 	// NeedsReconnect is set when the provider refused the connection's credentials: its
 	// tools stay listed (marked) and calls return the reconnect link.
 	NeedsReconnect bool
+	// Scopes are the scopes the connection's credentials were granted, space-separated,
+	// where the provider says ("" when not known).
+	Scopes string
 }
 
 // Binding is one tool a principal may call, with the connections it can run on (at
@@ -142,7 +145,7 @@ func (r *Router) tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 	byProvider := map[string][]ConnectionRef{}
 	for i, label := range labelConnections(static, user.UserID) {
 		c := static[i]
-		byProvider[c.Provider] = append(byProvider[c.Provider], ConnectionRef{ID: c.ID, Label: label, Account: c.AccountLabel, Owner: c.OwnerUserID, NeedsReconnect: c.Status == connections.StatusNeedsReconnect})
+		byProvider[c.Provider] = append(byProvider[c.Provider], ConnectionRef{ID: c.ID, Label: label, Account: c.AccountLabel, Owner: c.OwnerUserID, NeedsReconnect: c.Status == connections.StatusNeedsReconnect, Scopes: c.Scopes})
 	}
 	var out []Binding
 	for _, spec := range r.registry.Registered() {
@@ -221,7 +224,7 @@ func (r *Router) connectionBindings(ctx context.Context, conns []connections.Con
 	var out []Binding
 	taken := map[string]string{} // tool name -> connection id
 	for _, c := range conns {
-		ref := ConnectionRef{ID: c.ID, Label: c.AccountLabel, Account: c.AccountLabel, Owner: c.OwnerUserID, NeedsReconnect: c.Status == connections.StatusNeedsReconnect}
+		ref := ConnectionRef{ID: c.ID, Label: c.AccountLabel, Account: c.AccountLabel, Owner: c.OwnerUserID, NeedsReconnect: c.Status == connections.StatusNeedsReconnect, Scopes: c.Scopes}
 		tools, err := r.registry.ConnectionTools(ctx, c.Ref())
 		if err != nil {
 			r.log.WarnContext(ctx, "list the tools of a connection", "connection", c.ID, "err", err)

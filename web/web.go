@@ -81,7 +81,10 @@ type Options struct {
 	// Approvals serves the approval pages of runs that wait for a person's
 	// confirmation, and the list of them in Activity; nil leaves both out.
 	Approvals Approvals
-	Logger    *slog.Logger
+	// Connect serves the connect links tool calls give their people; nil leaves
+	// them out.
+	Connect ConnectLinks
+	Logger  *slog.Logger
 }
 
 // appPageSpec is a page behind sign-in: path pattern, template and title.
@@ -169,6 +172,9 @@ func Handler(o Options) (http.Handler, error) {
 	}
 	for _, p := range allPages() {
 		mux.HandleFunc(p.pattern, h.appPage(p.name, p.title))
+	}
+	if h.Connect != nil {
+		mux.HandleFunc("GET /connect/{secret}", h.connectLink)
 	}
 	mux.HandleFunc("GET /", h.notFound)
 	return mux, nil

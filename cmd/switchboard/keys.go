@@ -27,8 +27,8 @@ import (
 type derivedKeys struct {
 	// args keys the audit log's argument hashes.
 	args []byte
-	// requestState keys the requestState of the confirmations MCP calls ask for, which
-	// the client's answer may bring to another node.
+	// requestState keys the requestState of the confirmations and connect links MCP
+	// calls ask for, which the client's answer may bring to another node.
 	requestState []byte
 }
 

@@ -314,11 +314,15 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		ToolBudget:    toolBudget(cfg.MCPToolBudget),
 		// What must reach the node holding a call (an answer, a cancellation) or an
 		// ended session travels on the change feed.
-		Relay:      mcptransport.FeedRelay(feed),
-		Telemetry:  tel,
-		Admission:  admission, // MCP requests are admitted before their bodies are read
-		Bodies:     bodies,
-		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer}), mcpadapter.FlowsExtension(wfService, log)},
+		Relay:     mcptransport.FeedRelay(feed),
+		Telemetry: tel,
+		Admission: admission, // MCP requests are admitted before their bodies are read
+		Bodies:    bodies,
+		// A call that needs an account its person has not connected asks them to
+		// connect it from the conversation.
+		ConnectLinks:    connService,
+		ConnectStateKey: derived.requestState,
+		Extensions:      []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer}), mcpadapter.FlowsExtension(wfService, log)},
 	})
 	// A run's state changed on any node: the sessions here subscribed to it hear of it.
 	runs.OnStateChange(feed, adapter.RunChanged)
@@ -366,7 +370,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	page, err := web.Handler(web.Options{
 		PublicURL: publicURL, DefaultTenant: tenant.Slug, Version: version(), Accounts: webAccounts{store: tenantStore},
 		SessionLifetime: tenants.SessionLifetime, MinPasswordLength: tenants.MinPasswordLength, Logger: log,
-		Approvals: webApprovals{runs: runExec, users: tenantStore, agents: agentService, flows: wfService}, SSO: oauth,
+		Approvals: webApprovals{runs: runExec, users: tenantStore, agents: agentService, flows: wfService}, SSO: oauth, Connect: connService,
 	})
 	if err != nil {
 		return err

@@ -112,12 +112,13 @@ func FromDocument(ctx context.Context, doc *openapi3.T, o Options) (providers.Sp
 }
 
 // verifyAs accepts the credential as it is: an arbitrary API has no standard "who am
-// I", so the first call is what proves it. Each connection is an account of its own,
-// named for the API (title) until the person names it: an OAuth connection, which the
-// person names no other way, needs a name.
+// I", so the first call is what proves it, and whose account it is stays unknown (a
+// reconnect renews the connection in place). Each connection is an account of its
+// own, named for the API (title) until the person names it: an OAuth connection,
+// which the person names no other way, needs a name.
 func verifyAs(title string) func(context.Context, *providers.Call) (providers.Account, error) {
 	return func(context.Context, *providers.Call) (providers.Account, error) {
-		return providers.Account{ID: switchboard.NewID("acct"), Label: title}, nil
+		return providers.Account{ID: switchboard.NewID("acct"), Label: title, Unknown: true}, nil
 	}
 }
 
@@ -229,6 +230,26 @@ func operations(ctx context.Context, doc *openapi3.T, spec *providers.Spec, o Op
 	return out, nil
 }
 
+// operationScopes are the OAuth scopes an operation's own security requirement names:
+// those of its first requirement that names any (only OAuth 2.0 and OpenID Connect
+// schemes take scopes).
+func operationScopes(op *openapi3.Operation) []string {
+	if op.Security == nil {
+		return nil
+	}
+	for _, req := range *op.Security {
+		var out []string
+		for _, sc := range req {
+			out = append(out, sc...)
+		}
+		if len(out) > 0 {
+			slices.Sort(out)
+			return slices.Compact(out)
+		}
+	}
+	return nil
+}
+
 // chosen reports whether an operation is among those asked for.
 func chosen(op *openapi3.Operation, ids map[string]bool, tags []string) bool {
 	if len(ids) == 0 && len(tags) == 0 {
@@ -267,7 +288,11 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 	if curated.Description != "" {
 		desc = curated.Description
 	}
-	info := providers.Info{Name: name, Title: title, Description: desc, Hints: hints(method, op), Scopes: curated.Scopes}
+	scopes := curated.Scopes
+	if len(scopes) == 0 {
+		scopes = operationScopes(op)
+	}
+	info := providers.Info{Name: name, Title: title, Description: desc, Hints: hints(method, op), Scopes: scopes}
 	if op.ExternalDocs != nil {
 		info.DocsURL = LinkURL(op.ExternalDocs.URL)
 	}
