@@ -35,6 +35,11 @@ type Extension struct {
 	Resources func(ctx context.Context, sc Scope) ([]server.ServerResource, error)
 	// ResourceTemplates returns resource templates of a scope.
 	ResourceTemplates func(ctx context.Context, sc Scope) ([]server.ServerResourceTemplate, error)
+	// Prompts returns prompts of a scope, listed after the hub's own.
+	Prompts func(ctx context.Context, sc Scope) ([]server.ServerPrompt, error)
+	// Subscribable reports whether a client may subscribe to the resource uri (one of
+	// Resources) at the scope.
+	Subscribable func(sc Scope, uri string) bool
 	// WrapTool wraps the handler of the hub tools of a scope (not management tools):
 	// for example to ask for confirmation before a destructive call. It is called once
 	// per scope refresh, and the handler serves every hub tool of the scope: the tool

@@ -292,6 +292,11 @@ func (s *scope) subscribable(uri string) bool {
 		}
 		return false
 	}
+	for _, e := range s.adapter.opts.Extensions {
+		if e.Subscribable != nil && e.Subscribable(s.Scope(), uri) {
+			return true
+		}
+	}
 	srv, _, ok := remotemcp.SplitHubURI(uri)
 	return ok && st.remote.servers[srv] != ""
 }

@@ -79,6 +79,11 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 	if err := all.Register(reg); err != nil {
 		return nil, err
 	}
+	for _, s := range fixtureSpecs() {
+		if err := reg.Register(s); err != nil {
+			return nil, err
+		}
+	}
 	deferred := map[string]string{} // provider name → where its description comes from
 	if cfg.Catalog {
 		presets, err := catalog.Presets()
@@ -315,7 +320,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Telemetry:  tel,
 		Admission:  admission, // MCP requests are admitted before their bodies are read
 		Bodies:     bodies,
-		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer})},
+		Extensions: append([]mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer})},
+			fixtureExtensions()...),
 	})
 	wfService.Changed = adapter.Refresh
 	wfService.User = func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
