@@ -316,10 +316,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		ToolBudget:     toolBudget(cfg.MCPToolBudget),
 		// What must reach the node holding a call (an answer, a cancellation) or an
 		// ended session travels on the change feed.
-		Relay:      mcptransport.FeedRelay(feed),
-		Telemetry:  tel,
-		Admission:  admission, // MCP requests are admitted before their bodies are read
-		Bodies:     bodies,
+		Relay:     mcptransport.FeedRelay(feed),
+		Telemetry: tel,
+		Admission: admission, // MCP requests are admitted before their bodies are read
+		Bodies:    bodies,
 		Extensions: append([]mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer})},
 			fixtureExtensions()...),
 	})

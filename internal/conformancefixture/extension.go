@@ -25,11 +25,13 @@ const (
 // endpoint; test://watched-resource may be subscribed to.
 func Extension() mcpadapter.Extension {
 	return mcpadapter.Extension{
-		Name:              Provider,
-		Resources:         func(context.Context, mcpadapter.Scope) ([]server.ServerResource, error) { return resources(), nil },
-		ResourceTemplates: func(context.Context, mcpadapter.Scope) ([]server.ServerResourceTemplate, error) { return templates(), nil },
-		Prompts:           func(context.Context, mcpadapter.Scope) ([]server.ServerPrompt, error) { return prompts(), nil },
-		Subscribable:      func(_ mcpadapter.Scope, uri string) bool { return uri == Watched },
+		Name:      Provider,
+		Resources: func(context.Context, mcpadapter.Scope) ([]server.ServerResource, error) { return resources(), nil },
+		ResourceTemplates: func(context.Context, mcpadapter.Scope) ([]server.ServerResourceTemplate, error) {
+			return templates(), nil
+		},
+		Prompts:      func(context.Context, mcpadapter.Scope) ([]server.ServerPrompt, error) { return prompts(), nil },
+		Subscribable: func(_ mcpadapter.Scope, uri string) bool { return uri == Watched },
 	}
 }
 

@@ -36,7 +36,7 @@ var wav = []byte("RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x
 // them, read-only (none changes anything, so no confirm policy asks about them).
 func Spec() providers.Spec {
 	return providers.Spec{Name: Provider, Title: "MCP conformance fixture",
-		Description: "The tools the MCP conformance suite's server scenarios call (tests only).",
+		Description:    "The tools the MCP conformance suite's server scenarios call (tests only).",
 		Connectionless: true, OwnNames: true, Operations: operations()}
 }
 
