@@ -134,9 +134,20 @@ func operations() []providers.Op {
 		op{name: "test_elicitation", description: "Asks the user for a username and an email (elicitation).",
 			input: stringArg("message", "The message shown to the user"), run: elicitation},
 		op{name: "test_elicitation_sep1034_defaults", description: "Asks the user a form whose fields have defaults (SEP-1034).", run: defaults},
+		op{name: "json_schema_2020_12_tool", description: "Tool with JSON Schema 2020-12 features", input: schema2020,
+			run: func(context.Context, map[string]any) (*providers.ContentResult, error) { return result(text("ok")), nil }},
 		op{name: "test_elicitation_sep1330_enums", description: "Asks the user a form of every enum field style (SEP-1330).", run: enums},
 	}
 }
+
+// schema2020 is the input schema of json_schema_2020_12_tool: $schema, $defs with an
+// $anchor, $ref, allOf/anyOf and if/then/else, a closed object.
+const schema2020 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+	`"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+	`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},` +
+	`"phone":{"type":"string"},"email":{"type":"string"}},"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],` +
+	`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},` +
+	`"additionalProperties":false}`
 
 func logging(ctx context.Context, _ map[string]any) (*providers.ContentResult, error) {
 	c := providers.CallerFrom(ctx)
