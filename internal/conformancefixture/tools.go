@@ -135,7 +135,9 @@ func operations() []providers.Op {
 			input: stringArg("message", "The message shown to the user"), run: elicitation},
 		op{name: "test_elicitation_sep1034_defaults", description: "Asks the user a form whose fields have defaults (SEP-1034).", run: defaults},
 		op{name: "json_schema_2020_12_tool", description: "Tool with JSON Schema 2020-12 features", input: schema2020,
-			run: func(context.Context, map[string]any) (*providers.ContentResult, error) { return result(text("ok")), nil }},
+			run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
+				return result(text("ok")), nil
+			}},
 		op{name: "test_elicitation_sep1330_enums", description: "Asks the user a form of every enum field style (SEP-1330).", run: enums},
 	}
 }
