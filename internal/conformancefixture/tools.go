@@ -134,6 +134,7 @@ func operations() []providers.Op {
 		op{name: "test_elicitation", description: "Asks the user for a username and an email (elicitation).",
 			input: stringArg("message", "The message shown to the user"), run: elicitation},
 		op{name: "test_elicitation_sep1034_defaults", description: "Asks the user a form whose fields have defaults (SEP-1034).", run: defaults},
+		op{name: "test_wait", description: "Answers after 30 seconds, unless cancelled first.", run: wait},
 		op{name: "json_schema_2020_12_tool", description: "Tool with JSON Schema 2020-12 features", input: schema2020,
 			run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
 				return result(text("ok")), nil
@@ -268,4 +269,15 @@ func enums(ctx context.Context, _ map[string]any) (*providers.ContentResult, err
 			"titledMulti": map[string]any{"type": "array", "description": "Select multiple options with titles", "minItems": 1, "maxItems": 3,
 				"items": map[string]any{"anyOf": titled("Choice")}},
 		}})
+}
+
+// wait answers after 30 seconds, or fails as soon as the call is cancelled: a call
+// for clients to cancel.
+func wait(ctx context.Context, _ map[string]any) (*providers.ContentResult, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(30 * time.Second):
+		return result(text("waited")), nil
+	}
 }
