@@ -111,7 +111,7 @@ type Overview struct {
 	From  time.Time `json:"from"`
 	To    time.Time `json:"to"`
 	// Step is the buckets' width: "hour" or "day".
-	Step  string `json:"step"`
+	Step  string  `json:"step"`
 	Total Figures `json:"total"`
 	// Buckets cover From to To.
 	Buckets []Bucket `json:"buckets"`
