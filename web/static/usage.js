@@ -29,7 +29,7 @@
       a.href = `/overview?${k}`;
       if (a.dataset.range === range) a.setAttribute('aria-current', 'page');
     }
-    let subject = 'the calls you may see';
+    let subject = SB.IS_ADMIN ? 'the workspace' : 'you and your agents';
     try {
       if (agent) subject = `agent ${(await api('GET', `/api/agents/${enc(agent)}`)).name}`;
       if (conn) {
