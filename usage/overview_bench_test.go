@@ -10,6 +10,7 @@ import (
 
 	"github.com/libtnb/sqlite"
 	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/database"
@@ -81,7 +82,7 @@ func benchSQLite(b *testing.B) *gorm.DB {
 			_ = os.Remove(f)
 		}
 		// Made without a journal and with a large cache: it is rebuilt if anything fails.
-		db, err := gorm.Open(sqlite.Open("file:"+tmp+"?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=cache_size(-524288)"), &gorm.Config{})
+		db, err := gorm.Open(sqlite.Open("file:"+tmp+"?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=cache_size(-524288)"), &gorm.Config{Logger: logger.Discard})
 		if err != nil {
 			b.Fatal(err)
 		}

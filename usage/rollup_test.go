@@ -68,7 +68,7 @@ func TestRollupCountsCallsErrorsAndLatency(t *testing.T) {
 			t.Fatal(err)
 		}
 		type row struct {
-			Principal, ConnectionID, Tool             string
+			Principal, ConnectionID, Tool              string
 			Calls, Errors, Timed, LatencySum, B00, B03 int64
 			B07, B08, B09, B13                         int64
 		}
