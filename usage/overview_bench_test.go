@@ -74,7 +74,7 @@ func BenchmarkOverview(b *testing.B) {
 func benchSQLite(b *testing.B) *gorm.DB {
 	b.Helper()
 	ctx := context.Background()
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("switchboard-usage-bench-%d-v1.db", benchRows))
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("switchboard-usage-bench-%d-v2.db", benchRows))
 	if _, err := os.Stat(path); err != nil {
 		b.Logf("making %s: %d audit rows and their rollup (a few minutes, once)", path, benchRows)
 		tmp := path + ".making"

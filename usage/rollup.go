@@ -1,6 +1,6 @@
 // Package usage keeps the tool calls of each hour per tenant, principal, connection and
-// tool (usage_hourly: counts, errors and a latency histogram of fixed buckets), and
-// answers from them the figures of the usage pictures: calls per hour or day, the share
+// tool (usage_hourly: counts, errors and a latency histogram of fixed buckets), and the
+// same per day (usage_daily, summed from the hours), and answers from them the figures of the usage pictures: calls per hour or day, the share
 // of errors, p50 and p95 latency and the top tools over 24 hours, 7 days or 30 days,
 // and draws them as SVG.
 //
@@ -12,16 +12,19 @@
 // written in flight before the upstream request leaves, completed by its answer, and
 // marked outcome_unknown by a peer when its node stops; a count kept at write time would
 // have to follow every change exactly once, on every node. Recomputing an hour from its
-// rows is idempotent instead: any node may do it, twice or at once, and a crash between
+// rows (and a day from its hours) is idempotent instead: any node may do it, twice or at once, and a crash between
 // two passes loses nothing. And the writer's batches stay one INSERT each, with no
 // second table in their transaction: the calls wait for that commit. The job recomputes
 // every hour from the watermark (the first hour not settled) to now, each from its
-// audit rows through the (tenant, time) index, then moves the watermark to the hour
+// audit rows through the (tenant, time) index, and the days that hold them, then moves
+// the watermark to the hour
 // that began Settle ago, so a pass reads the last few hours' rows and nothing older.
 // An hour's figures are therefore at most a pass behind, and final once it is Settle
 // old; a row changed later than that (a call left in flight by a node stopped for
 // longer) keeps the outcome it had then. The first pass after the table appears
-// starts from the oldest tool call and fills the history a day at a time.
+// starts from the oldest tool call and fills the history a day at a time. The figures
+// of 24 hours read 24 hours' rows; those of 7 and 30 days read days' rows, a
+// twenty-fourth as many (BenchmarkOverview).
 package usage
 
 import (
@@ -137,6 +140,11 @@ func (r *Rollup) Pass(ctx context.Context) error {
 					return err
 				}
 			}
+			for d := from.Truncate(day); d.Before(to); d = d.Add(day) {
+				if err := r.Day(ctx, tenant, d); err != nil {
+					return err
+				}
+			}
 		}
 		mark := to
 		if mark.After(settled) {
@@ -180,6 +188,36 @@ func (r *Rollup) Hour(ctx context.Context, tenant string, hour time.Time) error 
 	})
 	if err != nil {
 		return fmt.Errorf("usage of tenant %s at %s: %w", tenant, hour.Format(time.RFC3339), err)
+	}
+	return nil
+}
+
+// day is a day of usage_daily (UTC; Unix time has no leap seconds).
+const day = 24 * time.Hour
+
+// Day recomputes one tenant's figures of the day (UTC) that holds at from its hours.
+func (r *Rollup) Day(ctx context.Context, tenant string, at time.Time) error {
+	start := at.UTC().Truncate(day)
+	cols := append([]string{"calls", "errors", "timed", "latency_sum"}, bucketColumns()...)
+	sums := make([]string, len(cols))
+	set := make([]string, len(cols))
+	for i, c := range cols {
+		sums[i] = "SUM(" + c + ")"
+		set[i] = c + " = excluded." + c
+	}
+	insert := `INSERT INTO usage_daily (tenant_id, day, principal, connection_id, tool, ` + strings.Join(cols, ", ") + `) ` +
+		`SELECT tenant_id, ?, principal, connection_id, tool, ` + strings.Join(sums, ", ") + ` ` +
+		`FROM usage_hourly WHERE tenant_id = ? AND hour >= ? AND hour < ? ` +
+		`GROUP BY tenant_id, principal, connection_id, tool ` +
+		`ON CONFLICT (tenant_id, day, principal, connection_id, tool) DO UPDATE SET ` + strings.Join(set, ", ")
+	err := r.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec(`DELETE FROM usage_daily WHERE tenant_id = ? AND day = ?`, tenant, start.Unix()).Error; err != nil {
+			return err
+		}
+		return tx.Exec(insert, start.Unix(), tenant, start.Unix(), start.Add(day).Unix()).Error
+	})
+	if err != nil {
+		return fmt.Errorf("usage of tenant %s on %s: %w", tenant, start.Format(time.DateOnly), err)
 	}
 	return nil
 }

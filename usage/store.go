@@ -122,7 +122,7 @@ type Overview struct {
 // TopTools is how many tools an Overview names.
 const TopTools = 10
 
-// Store reads usage_hourly.
+// Store reads usage_hourly and usage_daily.
 type Store struct {
 	db *gorm.DB
 	// Now is the clock; time.Now when nil.
@@ -156,7 +156,12 @@ func (s *Store) Overview(ctx context.Context, tenant switchboard.TenantID, q Que
 		o.Total.finish()
 		return o, nil
 	}
-	where := []string{"tenant_id = ?", "hour >= ?", "hour < ?"}
+	// Days are read from usage_daily, hours from usage_hourly; t is the time column.
+	table, t := "usage_hourly", "hour"
+	if step == 24*time.Hour {
+		table, t = "usage_daily", "day"
+	}
+	where := []string{"tenant_id = ?", t + " >= ?", t + " < ?"}
 	args := []any{string(tenant), from.Unix(), to.Unix()}
 	if q.Principals != nil {
 		where = append(where, "principal IN ?")
@@ -174,12 +179,12 @@ func (s *Store) Overview(ctx context.Context, tenant switchboard.TenantID, q Que
 	cond := strings.Join(where, " AND ")
 
 	db := s.db.WithContext(ctx)
-	rows, err := db.Raw(`SELECT hour, `+sums+` FROM usage_hourly WHERE `+cond+` GROUP BY hour`, args...).Rows()
+	rows, err := db.Raw(`SELECT `+t+`, `+sums+` FROM `+table+` WHERE `+cond+` GROUP BY `+t, args...).Rows()
 	if err != nil {
 		return Overview{}, switchboard.Internal(fmt.Errorf("usage per hour: %w", err))
 	}
-	err = scanSums(rows, func(hour int64, calls, errors int64, h *Histogram) {
-		i := int(time.Unix(hour, 0).Sub(from) / step)
+	err = scanSums(rows, func(start int64, calls, errors int64, h *Histogram) {
+		i := int(time.Unix(start, 0).Sub(from) / step)
 		if i >= 0 && i < len(o.Buckets) {
 			o.Buckets[i].add(calls, errors, h)
 			o.Total.add(calls, errors, h)
@@ -193,7 +198,7 @@ func (s *Store) Overview(ctx context.Context, tenant switchboard.TenantID, q Que
 	}
 	o.Total.finish()
 
-	rows, err = db.Raw(`SELECT tool, `+sums+` FROM usage_hourly WHERE `+cond+` GROUP BY tool ORDER BY SUM(calls) DESC, tool LIMIT ?`, append(args, TopTools)...).Rows()
+	rows, err = db.Raw(`SELECT tool, `+sums+` FROM `+table+` WHERE `+cond+` GROUP BY tool ORDER BY SUM(calls) DESC, tool LIMIT ?`, append(args, TopTools)...).Rows()
 	if err != nil {
 		return Overview{}, switchboard.Internal(fmt.Errorf("usage per tool: %w", err))
 	}

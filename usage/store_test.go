@@ -62,6 +62,13 @@ func TestPassFillsFromTheOldestCallAndMovesTheWatermark(t *testing.T) {
 		if o.Total.Calls != 3 || o.Total.Errors != 2 {
 			t.Errorf("24 hours after the second pass: %d calls, %d errors, want 3 and 2", o.Total.Calls, o.Total.Errors)
 		}
+		// The days, summed from the hours, follow.
+		if o, err = s.Overview(ctx, a, usage.Query{Range: usage.Range7d}); err != nil {
+			t.Fatal(err)
+		}
+		if o.Total.Calls != 4 || o.Total.Errors != 2 {
+			t.Errorf("7 days after the second pass: %d calls, %d errors, want 4 and 2", o.Total.Calls, o.Total.Errors)
+		}
 	})
 }
 
