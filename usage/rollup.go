@@ -1,30 +1,31 @@
 // Package usage keeps the tool calls of each hour per tenant, principal, connection and
-// tool (usage_hourly: counts, errors and a latency histogram of fixed buckets), and the
-// same per day (usage_daily, summed from the hours), and answers from them the figures of the usage pictures: calls per hour or day, the share
-// of errors, p50 and p95 latency and the top tools over 24 hours, 7 days or 30 days,
-// and draws them as SVG.
+// tool (usage_hourly: counts, errors and a latency histogram of fixed buckets) and of
+// each day (usage_daily, summed from the hours), and answers from them the figures of
+// the usage pictures: calls per hour or day, the share of errors, p50 and p95 latency
+// and the top tools over 24 hours, 7 days or 30 days; it draws them as SVG.
 //
-// Start from [Rollup] (the job that fills usage_hourly from the audit log), [Store]
-// (the figures, by [Query]) and [Chart] (their drawing).
+// Start from [Rollup] (the job that fills the tables from the audit log), [Store] (the
+// figures, by [Query]) and [Chart] (their drawing).
 //
-// The hours are filled by an incremental job with a watermark, not as the audit writer
-// commits its rows, for three reasons. A call's row changes after it is written: it is
-// written in flight before the upstream request leaves, completed by its answer, and
-// marked outcome_unknown by a peer when its node stops; a count kept at write time would
-// have to follow every change exactly once, on every node. Recomputing an hour from its
-// rows (and a day from its hours) is idempotent instead: any node may do it, twice or at once, and a crash between
-// two passes loses nothing. And the writer's batches stay one INSERT each, with no
-// second table in their transaction: the calls wait for that commit. The job recomputes
-// every hour from the watermark (the first hour not settled) to now, each from its
-// audit rows through the (tenant, time) index, and the days that hold them, then moves
-// the watermark to the hour
-// that began Settle ago, so a pass reads the last few hours' rows and nothing older.
-// An hour's figures are therefore at most a pass behind, and final once it is Settle
-// old; a row changed later than that (a call left in flight by a node stopped for
-// longer) keeps the outcome it had then. The first pass after the table appears
-// starts from the oldest tool call and fills the history a day at a time. The figures
-// of 24 hours read 24 hours' rows; those of 7 and 30 days read days' rows, a
-// twenty-fourth as many (BenchmarkOverview).
+// The tables are filled by an incremental job with a watermark, not as the audit
+// writer commits its rows, for three reasons. A call's row changes after it is
+// written: it is written in flight before the upstream request leaves, completed by its
+// answer, and marked outcome_unknown by a peer when its node stops; a count kept at
+// write time would have to follow every change exactly once, on every node.
+// Recomputing an hour from its rows, and a day from its hours, is idempotent instead:
+// any node may do it, twice or at once, and a crash between two passes loses nothing.
+// And the writer's batches stay one INSERT each, with no second table in their
+// transaction: the calls wait for that commit.
+//
+// A pass recomputes every hour from the watermark (the first hour not settled) to now,
+// each from its audit rows through the (tenant, time) index, and the days that hold
+// them, then moves the watermark to the hour that began Settle ago: a pass reads the
+// last few hours' rows and nothing older. An hour's figures are therefore at most a
+// pass behind, and final once it is Settle old; a row changed later than that (a call
+// left in flight by a node stopped for longer) keeps the outcome it had then. The
+// first pass after the tables appear starts from the oldest audit row and fills the
+// history a day at a time. The figures of 24 hours read hours; those of 7 and 30 days
+// read days, a twenty-fourth as many rows (BenchmarkOverview).
 package usage
 
 import (

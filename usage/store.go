@@ -3,7 +3,6 @@ package usage
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -212,7 +211,6 @@ func (s *Store) Overview(ctx context.Context, tenant switchboard.TenantID, q Que
 	if err != nil {
 		return Overview{}, switchboard.Internal(fmt.Errorf("usage per tool: %w", err))
 	}
-	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Calls > tools[j].Calls })
 	if tools != nil {
 		o.TopTools = tools
 	}
