@@ -70,7 +70,7 @@
       return;
     }
     fill($('#usage-tools'), SB.scrollBox('Top tools', el('table', { id: 'usage-tools-table' },
-      el('thead', {}, el('tr', {}, ['Tool', 'Calls', 'Errors', 'p50', 'p95'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('thead', {}, el('tr', {}, ['Tool', 'Calls', 'Errors', 'p50', 'p95'].map((h, i) => el('th', { scope: 'col', class: i ? 'num' : null, text: h })))),
       el('tbody', {}, o.top_tools.map((tl) => el('tr', { 'data-tool': tl.tool },
         el('th', { scope: 'row' }, el('a', { href: `/tools/${enc(tl.tool)}`, text: tl.tool })),
         el('td', { class: 'num', text: count(tl.calls) }),
