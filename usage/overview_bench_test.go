@@ -132,7 +132,7 @@ func fillPostgres(b *testing.B, db *gorm.DB) {
 	step := float64(30*24*time.Hour/time.Second) / benchRows
 	from := benchNow.Add(-30 * 24 * time.Hour).Unix()
 	err := db.Exec(`INSERT INTO audit_events (id, tenant_id, at, kind, principal, tool, connection_id, outcome, latency_micros, key_id, args_hash, detail, node) `+
-		`SELECT 'aud_' || lpad(i::text, 16, '0'), ?, to_timestamp(? + i * ?), 'tool_call', `+benchCalls+`, '', '', '', '' FROM generate_series(CAST(0 AS bigint), CAST(? AS bigint)) AS i`,
+		`SELECT 'aud_' || lpad(i::text, 16, '0'), ?, to_timestamp(CAST(? AS double precision) + i * CAST(? AS double precision)), 'tool_call', `+benchCalls+`, '', '', '', '' FROM generate_series(CAST(0 AS bigint), CAST(? AS bigint)) AS i`,
 		benchTenant, from, step, benchRows-1).Error
 	if err != nil {
 		b.Fatal(err)
