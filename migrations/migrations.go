@@ -51,7 +51,7 @@ func all() []migration {
 		{Version: 26, Name: "run_kinds", Up: up0026RunKinds},
 		{Version: 27, Name: "mcp_stream_events", Up: up0027MCPStreamEvents},
 		{Version: 28, Name: "connection_rate_limits", Up: up0028ConnectionRateLimits},
-		{Version: 29, Name: "usage_hourly", Up: up0027UsageHourly},
+		{Version: 29, Name: "usage_hourly", Up: up0029UsageHourly},
 	}
 }
 

@@ -6,8 +6,8 @@ import (
 	"gorm.io/gorm"
 )
 
-// usageHourly0027 is migration 0027's frozen copy of the table it creates. Never edit it.
-type usageHourly0027 struct {
+// usageHourly0029 is migration 0029's frozen copy of the table it creates. Never edit it.
+type usageHourly0029 struct {
 	TenantID     string     `gorm:"primaryKey;size:40"`
 	Tenant       tenant0001 `gorm:"foreignKey:TenantID;constraint:OnDelete:CASCADE"`
 	Hour         int64      `gorm:"primaryKey;autoIncrement:false"`
@@ -34,10 +34,10 @@ type usageHourly0027 struct {
 	B13          int64      `gorm:"not null"`
 }
 
-func (usageHourly0027) TableName() string { return "usage_hourly" }
+func (usageHourly0029) TableName() string { return "usage_hourly" }
 
-// usageDaily0027 is migration 0027's frozen copy of the days' table. Never edit it.
-type usageDaily0027 struct {
+// usageDaily0029 is migration 0029's frozen copy of the days' table. Never edit it.
+type usageDaily0029 struct {
 	TenantID     string     `gorm:"primaryKey;size:40"`
 	Tenant       tenant0001 `gorm:"foreignKey:TenantID;constraint:OnDelete:CASCADE"`
 	Day          int64      `gorm:"primaryKey;autoIncrement:false"`
@@ -64,24 +64,24 @@ type usageDaily0027 struct {
 	B13          int64      `gorm:"not null"`
 }
 
-func (usageDaily0027) TableName() string { return "usage_daily" }
+func (usageDaily0029) TableName() string { return "usage_daily" }
 
-// usageRollup0027 is migration 0027's frozen copy of the rollup's watermark. Never edit it.
-type usageRollup0027 struct {
+// usageRollup0029 is migration 0029's frozen copy of the rollup's watermark. Never edit it.
+type usageRollup0029 struct {
 	Name    string `gorm:"primaryKey;size:32"`
 	Settled int64  `gorm:"not null"`
 }
 
-func (usageRollup0027) TableName() string { return "usage_rollup" }
+func (usageRollup0029) TableName() string { return "usage_rollup" }
 
-// up0027UsageHourly creates usage_hourly, the tool calls of each hour per tenant,
+// up0029UsageHourly creates usage_hourly, the tool calls of each hour per tenant,
 // principal, connection and tool (counts, errors and a latency histogram of fixed
 // buckets), which the usage pictures read instead of the audit log; usage_daily, the
 // same per day (UTC), summed from the hours, which the figures of 7 and 30 days read;
 // and usage_rollup, the watermark of the job that fills them. Indexes serve the
 // per-agent and per-connection figures.
-func up0027UsageHourly(tx *gorm.DB) error {
-	for _, model := range []any{&usageHourly0027{}, &usageDaily0027{}, &usageRollup0027{}} {
+func up0029UsageHourly(tx *gorm.DB) error {
+	for _, model := range []any{&usageHourly0029{}, &usageDaily0029{}, &usageRollup0029{}} {
 		if err := tx.Migrator().CreateTable(model); err != nil {
 			return fmt.Errorf("create table for %T: %w", model, err)
 		}
