@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/telemetry"
 	"github.com/switchboard-hub/switchboard/tenants"
+	"github.com/switchboard-hub/switchboard/usage"
 )
 
 // Options wire the API to the hub's stores and services.
@@ -34,6 +35,8 @@ type Options struct {
 	Tenants     *tenants.Store
 	Connections *connections.Service
 	Audit       *audit.Store
+	// Usage answers /api/usage: the figures of the tenant's tool calls.
+	Usage *usage.Store
 	// Tools runs tool calls for POST /api/tools/{tool}/call (the router).
 	Tools ToolRunner
 	// Runs keeps the asynchronous runs of /api/runs (the runs executor).
@@ -175,6 +178,8 @@ func New(o Options) *gin.Engine {
 	a.DELETE("/keys/:id", s.revokeKey)
 
 	a.GET("/audit", s.listAudit)
+	a.GET("/usage", s.getUsage)
+	a.GET("/usage/chart.svg", s.usageChart)
 
 	a.GET("/sso", s.getSSO)
 	a.PUT("/sso", s.putSSO)

@@ -34,6 +34,7 @@ import (
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
+	"github.com/switchboard-hub/switchboard/usage"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
 
@@ -248,6 +249,7 @@ func newWorld(t *testing.T, db *gorm.DB) *world {
 		Tenants:     w.tenants,
 		Connections: svc,
 		Audit:       audit.NewStore(db),
+		Usage:       usage.NewStore(db),
 		Tools:       rtr,
 		Runs:        w.runs,
 		Workflows:   wfService,

@@ -53,6 +53,7 @@ func all() []migration {
 		{Version: 28, Name: "connection_rate_limits", Up: up0028ConnectionRateLimits},
 		{Version: 29, Name: "operator_oauth_apps", Up: up0029OperatorOAuthApps},
 		{Version: 30, Name: "connect_links", Up: up0030ConnectLinks},
+		{Version: 31, Name: "usage_hourly", Up: up0031UsageHourly},
 	}
 }
 

@@ -47,6 +47,8 @@ var agentAnswers = map[string]int{
 	"GET /api/providers/:provider/operations": http.StatusOK,
 	"GET /api/tenant":                         http.StatusOK,
 	"GET /api/audit":                          http.StatusOK,
+	"GET /api/usage":                          http.StatusOK,
+	"GET /api/usage/chart.svg":                http.StatusOK,
 	"GET /api/tools":                          http.StatusOK,
 	"POST /api/tools/:tool/call":              http.StatusOK,
 	"GET /api/agents/:id":                     http.StatusOK,

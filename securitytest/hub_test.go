@@ -38,6 +38,7 @@ import (
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
 	"github.com/switchboard-hub/switchboard/tenants"
+	"github.com/switchboard-hub/switchboard/usage"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
 
@@ -214,7 +215,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 		t.Fatal(err)
 	}
 	agentService.SetWorkflows(wfService) // agents may select saved workflows as tools, as serve wires it
-	h.engine = api.New(api.Options{BodyBudget: bodies, OwnBodies: []string{mcpadapter.Prefix}, Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Tools: rtr, Runs: runExec,
+	h.engine = api.New(api.Options{BodyBudget: bodies, OwnBodies: []string{mcpadapter.Prefix}, Registry: reg, Tenants: h.tenants, Connections: svc, Audit: audit.NewStore(db), Usage: usage.NewStore(db), Tools: rtr, Runs: runExec,
 		Workflows: wfService,
 		Agents:    agentService, RemoteMCP: remote, OpenAPI: tenantAPIs, Recorder: h.writer, Ready: func(context.Context) error { return nil },
 		Grants:    oauth,

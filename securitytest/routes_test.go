@@ -131,6 +131,9 @@ var routes = map[string]route{
 	}},
 
 	"GET /api/audit": {mode: ownScope, request: fixed("/api/audit", "")},
+	// Figures of the caller's own calls; the victim's agent and connection are not found.
+	"GET /api/usage":           {mode: ownScope, request: fixed("/api/usage?range=30d", "")},
+	"GET /api/usage/chart.svg": {mode: ownScope, request: fixed("/api/usage/chart.svg?range=7d", "")},
 
 	"GET /api/connected-apps": {mode: ownScope, usersOnly: true, request: fixed("/api/connected-apps", "")},
 	"DELETE /api/connected-apps/:id": {mode: onVictim, request: func(f *fixture) (string, string) {

@@ -100,6 +100,7 @@ func allPages() []appPageSpec {
 // The pages behind sign-in: path pattern, template and title.
 var appPages = []appPageSpec{
 	{"GET /{$}", "integrations", "Integrations"},
+	{"GET /overview", "overview", "Overview"},
 	{"GET /agents", "agents", "Agents"},
 	{"GET /agents/new", "agent", "New agent"},
 	{"GET /agents/{id}", "agent", "Agent"},

@@ -17,6 +17,7 @@ var pageScripts = map[string]string{
 	"workflow":     "workflows.js",
 	"workflow_run": "workflows.js",
 	"integrations": "openapi.js", // APIs added by their OpenAPI description
+	"overview":     "usage.js",
 }
 
 // workflowParam is a workflow page's path parameter: the workflow's name, or the run's id.

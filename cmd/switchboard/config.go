@@ -117,6 +117,7 @@ func envVars() []envVar {
 		{"SWITCHBOARD_OAUTH_<PROVIDER>_TOKEN_URL", "", "overrides a provider's OAuth token endpoint (GitHub Enterprise Server: https://HOST/login/oauth/access_token)"},
 		{"SWITCHBOARD_REFRESH_INTERVAL", "1m", "how often the background refresher looks for OAuth tokens expiring within 10 minutes"},
 		{"SWITCHBOARD_SCHEDULE_MIN_INTERVAL", "1m", "the shortest time a workflow's schedule may leave between two firings, from 1s to 1m: a shorter @every is refused when saved and does not fire"},
+		{"SWITCHBOARD_USAGE_INTERVAL", "1m", "how often a node adds the latest tool calls to the usage figures (Overview, /api/usage): they are this far behind the audit log at most; from 1s to 1h"},
 		{"SWITCHBOARD_RUN_LEASE", "30s", "how long a process holds an async run without renewing it; a run whose process died is recovered this long after"},
 		{"SWITCHBOARD_MCP_SESSIONS_PER_PRINCIPAL", "100", "how many live MCP sessions one API key (user or agent) may hold; a new one beyond it ends the least recently used"},
 		{"SWITCHBOARD_MCP_HEARTBEAT", "25s", "how often an open MCP stream (a GET stream, a call answering with a stream) carries an SSE comment that clients ignore: it keeps proxies from closing a quiet stream, and a stream whose client is gone (a proxy kept the connection) ends at the first one the connection does not take. 0s sends none"},
@@ -172,6 +173,8 @@ type config struct {
 	OAuthApps map[string]connections.OAuthApp
 	// RefreshInterval is the background refresher's period.
 	RefreshInterval time.Duration
+	// UsageInterval is how often the usage rollup passes.
+	UsageInterval time.Duration
 	// RunLease is how long a process holds an async run without renewing it.
 	RunLease time.Duration
 	// ScheduleMinInterval is the shortest time a workflow's schedule may leave between
@@ -304,6 +307,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.RefreshInterval, err = time.ParseDuration(get("SWITCHBOARD_REFRESH_INTERVAL"))
 	if err != nil || c.RefreshInterval < time.Second {
 		return config{}, &configError{"SWITCHBOARD_REFRESH_INTERVAL", "must be a duration of at least 1s, such as 30s or 1m"}
+	}
+	c.UsageInterval, err = time.ParseDuration(get("SWITCHBOARD_USAGE_INTERVAL"))
+	if err != nil || c.UsageInterval < time.Second || c.UsageInterval > time.Hour {
+		return config{}, &configError{"SWITCHBOARD_USAGE_INTERVAL", "must be a duration from 1s to 1h, such as 1m"}
 	}
 	c.RunLease, err = time.ParseDuration(get("SWITCHBOARD_RUN_LEASE"))
 	if err != nil || c.RunLease < time.Second {

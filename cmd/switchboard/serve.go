@@ -45,6 +45,7 @@ import (
 	"github.com/switchboard-hub/switchboard/sessions"
 	"github.com/switchboard-hub/switchboard/telemetry"
 	"github.com/switchboard-hub/switchboard/tenants"
+	callusage "github.com/switchboard-hub/switchboard/usage"
 	"github.com/switchboard-hub/switchboard/web"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
@@ -392,6 +393,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		Tenants:     tenantStore,
 		Connections: connService,
 		Audit:       audit.NewStore(db),
+		Usage:       callusage.NewStore(db),
 		Tools:       rtr,
 		Runs:        runExec,
 		Workflows:   wfService,
@@ -457,6 +459,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	background.Go(func() { scheduler.Run(runCtx, 0) })
 	background.Go(func() { members.Run(runCtx) })
 	background.Go(func() { unfinished.run(runCtx) })
+	background.Go(func() { callusage.NewRollup(db, log).Run(runCtx, cfg.UsageInterval) })
 	background.Go(func() { oauth.Run(runCtx) })
 	defer func() {
 		stopRun()

@@ -14,7 +14,7 @@ const CONNECTION_ID = env('CONNECTION_ID');
 const PASSWORD = 'e2e password for the pages';
 
 const PAGES = [
-  ['integrations', '/'], ['agents', '/agents'], ['agent-new', '/agents/new'], ['agent', `/agents/${AGENT_ID}`], ['tool', '/tools/github_create_issue'],
+  ['integrations', '/'], ['overview', '/overview?range=7d'], ['agents', '/agents'], ['agent-new', '/agents/new'], ['agent', `/agents/${AGENT_ID}`], ['tool', '/tools/github_create_issue'],
   ['activity', '/activity'], ['settings', '/settings'], ['workflows', '/workflows'], ['workflow-new', '/workflows/new'], ['workflow', '/workflows/triage_issue'],
   ['workflow-run', `/workflow-runs/${WORKFLOW_RUN_ID}`], ['not-found', '/no/such/page'],
 ];
@@ -225,6 +225,84 @@ try {
   check(light < 0.4, `in dark mode the workflow graph is ${Math.round(light * 100)}% light`);
   await axeCheck(page, 'dark workflow');
   await page.emulateMedia({ colorScheme: 'light' });
+
+  step('Overview: the calls made, in figures, two charts the server drew and the top tools; per connection from Integrations; an agent its week');
+  {
+    // The rollup passes every second: the calls made before the pages show once it has.
+    let total = '0';
+    for (let i = 0; i < 120 && total === '0'; i++) {
+      if (i) await page.waitForTimeout(250);
+      await page.goto(`${BASE}/overview?range=7d`);
+      await settle(page);
+      total = (await page.textContent('#usage-total-calls')) || '0';
+    }
+    check(Number(total) >= 2, `Overview counts ${total} calls over 7 days, want the calls made`);
+    const ov = await page.evaluate(() => ({
+      current: document.querySelector('#usage-ranges a[aria-current=page]')?.dataset.range,
+      tools: [...document.querySelectorAll('#usage-tools-table tbody tr')].map((r) => r.dataset.tool),
+      labelled: [...document.querySelectorAll('#usage-tools-table tbody td')].every((c) => c.dataset.label),
+      p95: document.querySelector('#usage-p95').textContent,
+      alts: [...document.querySelectorAll('img.chart')].map((i) => i.alt),
+    }));
+    check(ov.current === '7d' && ov.tools.includes('github_get_issue') && ov.labelled && /\d/.test(ov.p95) && ov.alts.length === 2 && ov.alts.every((a) => a.includes('over the last 7 days')),
+      `Overview reads ${JSON.stringify(ov)}`);
+    const drawn = async () => page.waitForFunction(() => [...document.querySelectorAll('main img.chart')].filter((i) => !i.closest('[hidden]')).every((i) => i.complete && i.naturalWidth === 720), undefined, { timeout: 15000 });
+    await drawn();
+    // The charts follow the page's colour scheme: dark in dark mode, light otherwise.
+    const lightness = async (sel) => {
+      const png = (await page.locator(sel).screenshot()).toString('base64');
+      return page.evaluate(async (b64) => {
+        const img = new Image();
+        img.src = `data:image/png;base64,${b64}`;
+        await img.decode();
+        const c = document.createElement('canvas');
+        c.width = img.naturalWidth; c.height = img.naturalHeight;
+        const g = c.getContext('2d');
+        g.drawImage(img, 0, 0);
+        const d = g.getImageData(0, 0, c.width, c.height).data;
+        let sum = 0;
+        for (let i = 0; i < d.length; i += 4) sum += (d[i] + d[i + 1] + d[i + 2]) / 3;
+        return sum / (d.length / 4) / 255;
+      }, png);
+    };
+    const lightCalls = await lightness('#usage-calls');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.reload();
+    await settle(page);
+    await drawn();
+    const darkCalls = await lightness('#usage-calls');
+    check(lightCalls > 0.8 && darkCalls < 0.4, `the calls chart is ${Math.round(lightCalls * 100)}% light in light mode and ${Math.round(darkCalls * 100)}% in dark mode`);
+    await axeCheck(page, 'dark overview');
+    await page.emulateMedia({ colorScheme: 'light' });
+    for (const range of ['24h', '30d']) {
+      await page.click(`#usage-ranges a[data-range="${range}"]`);
+      await page.waitForURL(new RegExp(`range=${range}`));
+      await settle(page);
+      await drawn();
+      const buckets = range === '24h' ? 24 : 30;
+      const got = await page.evaluate(async (q) => (await (await fetch(`/api/usage?range=${q}`)).json()).buckets.length, range);
+      check(got === buckets && (await page.getAttribute('#usage-calls', 'alt')).includes(range === '24h' ? 'per hour' : 'per day'), `Overview over ${range}: ${got} buckets`);
+    }
+
+    await page.goto(`${BASE}/`);
+    await settle(page);
+    await page.click(`a[data-usage="${CONNECTION_ID}"]`);
+    await page.waitForURL(new RegExp(`/overview\\?connection=${CONNECTION_ID}`));
+    await settle(page);
+    const subject = await page.textContent('#usage-subject');
+    check(/github/i.test(subject) && !subject.includes(CONNECTION_ID) && (await page.$('#usage-subject a[href^="/overview"]')), `a connection's Overview says ${subject}`);
+    await layout(page, 1366, 'overview-connection');
+
+    await page.goto(`${BASE}/agents/${AGENT_ID}`);
+    await settle(page);
+    await page.waitForSelector('#agent-usage:not([hidden])');
+    await drawn();
+    const link = await page.getAttribute('#agent-usage-link', 'href');
+    check(link === `/overview?range=7d&agent=${AGENT_ID}`, `the agent's usage links ${link}`);
+    await page.click('#agent-usage-link');
+    await settle(page);
+    check((await page.textContent('#usage-subject')).includes('agent Issue reader'), `the agent's Overview says ${await page.textContent('#usage-subject')}`);
+  }
 
   step('a member sees no admin button on Integrations, and a refusal does not ask for an API key');
   {

@@ -49,7 +49,8 @@ paths:
 // $SWITCHBOARD_SCREENSHOT_DIR when set, else under the test's temporary directory (the
 // log says where), and runs axe-core on each. It then walks what a newcomer does
 // after that: picking tools by provider, saving an agent, reading Activity, and
-// signing in as a member.
+// signing in as a member, and reading Overview: the calls made, in figures, charts
+// and top tools, per connection and per agent, light and dark.
 func TestBrowserPages(t *testing.T) {
 	t.Parallel()
 	requireNode(t)
@@ -60,7 +61,8 @@ func TestBrowserPages(t *testing.T) {
 	gh, _ := fakeGitHub(t)
 	// The API added by its description below lives on loopback, which the hub refuses
 	// unless told.
-	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_REMOTE_MCP_ALLOW_CIDRS": "127.0.0.1/32"})
+	// The usage rollup passes every second, so Overview shows the calls made below.
+	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_REMOTE_MCP_ALLOW_CIDRS": "127.0.0.1/32", "SWITCHBOARD_USAGE_INTERVAL": "1s"})
 	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
 	must := func(method, path string, in any, want int, out any) {
 		t.Helper()

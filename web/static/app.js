@@ -426,7 +426,7 @@
                 `Missing ${c.missing_scopes.join(', ')}: ${failing.length} tool${failing.length === 1 ? '' : 's'} will fail (${failing.slice(0, 6).join(', ')}${failing.length > 6 ? ', …' : ''}).`) : null),
             el('td', { text: c.last_used_at ? fmtTime(c.last_used_at) : 'never' }),
             el('td', {}, c.shared ? 'shared' : 'private', rateLine(c)),
-            el('td', { class: 'actions' }, mayManageConnection(c) ? [
+            el('td', { class: 'actions' }, el('a', { href: `/overview?connection=${encodeURIComponent(c.id)}`, 'data-usage': c.id, 'aria-label': `Usage of ${p.title} ${c.account_label}` }, 'Usage'), ' ', mayManageConnection(c) ? [
               el('button', { type: 'button', class: 'secondary', 'aria-label': `Reconnect ${p.title} ${c.account_label}`, onclick: (ev) => openConnect(p, c, ev.currentTarget) }, 'Reconnect'),
               el('button', { type: 'button', class: 'danger', 'aria-label': `Disconnect ${p.title} ${c.account_label}`, onclick: () => disconnect(p.title, c) }, 'Disconnect')]
               : el('span', { class: 'small muted', 'data-shared-by-other': '', text: 'Shared with you: its owner or an admin manages it.' })));
@@ -827,6 +827,13 @@
     $('#tool-search').addEventListener('keydown', (ev) => { if (ev.key === 'Enter') ev.preventDefault(); });
 
     if (agent) showConnect(agent, () => { saved = JSON.stringify(draft()); });
+    if (agent && mayManageAgent(agent)) {
+      // Its calls per day, drawn by the server (Overview has every figure): its creator
+      // and the admins see an agent's usage.
+      $('#agent-usage-link').href = `/overview?range=7d&agent=${encodeURIComponent(agent.id)}`;
+      $('#agent-usage-chart').src = `/api/usage/chart.svg?range=7d&agent_id=${encodeURIComponent(agent.id)}`;
+      $('#agent-usage').hidden = false;
+    }
     if (agent && !mayManageAgent(agent)) {
       // Someone else's agent: shown as it is, without the controls only its creator or
       // an admin may use.
