@@ -52,7 +52,7 @@ func TestCatalog(t *testing.T) {
 		// tenant's saved workflows (none yet), tool search and the run tools every caller
 		// has, and the workflows' management.
 		want = append(want, row{"workflows", "Workflows", 0, false}, row{hubtools.SearchProvider, "Tool search", 3, false}, row{hubtools.Provider, "Switchboard", 5, false},
-			row{hubtools.WorkflowsProvider, "Manage workflows", 7, false})
+			row{hubtools.WorkflowsProvider, "Manage workflows", 9, false})
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("catalog (-want +got):\n%s", diff)
 		}
