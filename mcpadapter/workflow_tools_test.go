@@ -57,7 +57,7 @@ func TestWorkflowConfirmedInTheClientsForm(t *testing.T) {
 				deletes := e.deletes()
 				res := call(t, c, "workflow_purge", map[string]any{"id": id})
 				asked := el.asked()
-				if len(asked) != 1 || !strings.Contains(asked[0], "It will change: remove: Delete note (notes_delete_note), may delete or overwrite what cannot be restored") || !strings.Contains(asked[0], id) {
+				if len(asked) != 1 || !strings.Contains(asked[0], "It will change: remove: Delete note (notes_delete_note) on notes-alpha-") || !strings.Contains(asked[0], ", may delete or overwrite what cannot be restored") || !strings.Contains(asked[0], id) {
 					t.Fatalf("the person was asked %q; want one form listing the step's change and the parameters", asked)
 				}
 				var out struct {

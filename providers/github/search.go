@@ -161,9 +161,10 @@ var SearchUsers = &providers.Operation[SearchUsersInput, SearchUsersOutput]{
 		"followers:>1000\", \"location:Berlin language:go\", \"type:org cloud\". Use it to find the login to pass " +
 		"as an assignee, reviewer or owner. Returns total_count and the accounts (login, type, html_url).",
 	DocsURL: "https://docs.github.com/rest/search/search#search-users",
-	Scopes:  []string{"read:user"},
-	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
-	Run:     searchUsers,
+	// No scope: any token reads the public profile (read:user adds private facts), so
+	// a connection without read:user is not asked to grant it.
+	Hints: providers.Hints{ReadOnly: true, Idempotent: true},
+	Run:   searchUsers,
 }
 
 // SearchCodeInput is the input of search_code.

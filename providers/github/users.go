@@ -17,9 +17,10 @@ var GetMe = &providers.Operation[struct{}, Me]{
 		"it first to learn which login means \"me\" (for assignee, author or user: qualifiers) and whose repositories " +
 		"create_repository and fork_repository create. Returns the account.",
 	DocsURL: "https://docs.github.com/rest/users/users#get-the-authenticated-user",
-	Scopes:  []string{"read:user"},
-	Hints:   providers.Hints{ReadOnly: true, Idempotent: true},
-	Run:     getMe,
+	// No scope: any token reads the public profile (read:user adds private facts), so
+	// a connection without read:user is not asked to grant it.
+	Hints: providers.Hints{ReadOnly: true, Idempotent: true},
+	Run:   getMe,
 }
 
 // ListMyOrgs lists the organizations the authenticated user belongs to.
