@@ -187,46 +187,12 @@ func TestConnectFromConversation(t *testing.T) {
 	t.Parallel()
 	addr := testport.Addr(t)
 	public := "http://" + addr
-	oa := oauthtest.New(t, oauthtest.Options{Style: oauthtest.GitHub, ClientID: "gmail-client", ClientSecret: "gmail-secret", RedirectURI: public + "/oauth/callback"})
-	gmail := &fakeGmail{oauth: oa, revoked: map[string]bool{}}
-	// One origin for Gmail's API and its authorization server, as the description says.
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/gmail/") {
-			gmail.ServeHTTP(w, r)
-			return
-		}
-		oa.Config.Handler.ServeHTTP(w, r)
-	}))
-	t.Cleanup(up.Close)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "gmail.json"), []byte(gmailDescription(up.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	gmail, dir := startGmail(t, public)
 	e := env(map[string]string{"SWITCHBOARD_ADDR": addr, "SWITCHBOARD_PUBLIC_URL": public, "SWITCHBOARD_DATA_DIR": filepath.Join(t.TempDir(), "data"),
 		"SWITCHBOARD_OPENAPI_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error"})
 	out, _ := startServe(t, e, 6)
-	var admin, passwordLink string
-	for _, line := range out {
-		if k, ok := strings.CutPrefix(line, "Admin API key (shown once, store it now): "); ok {
-			admin = k
-		}
-		if _, l, ok := strings.Cut(line, "Set the admin's UI password (admin@localhost, one use, 24 h): "); ok {
-			passwordLink = l
-		}
-	}
-	if admin == "" || passwordLink == "" {
-		t.Fatalf("serve printed no admin key or password link: %q", out)
-	}
 	n := node{base: public}
-	// The tenant's own Gmail OAuth app, and the whole catalog at its MCP URL.
-	if code, body := n.raw(t, http.MethodPut, "/api/oauth-apps/gmail", admin, `{"client_id":"gmail-client","client_secret":"gmail-secret"}`); code != http.StatusOK {
-		t.Fatalf("put the OAuth app: %d %s", code, body)
-	}
-	if code, body := n.raw(t, http.MethodPut, "/api/mcp-settings", admin, `{"confirm":"never","tool_mode":"all","catalog":"all"}`); code != http.StatusOK || !strings.Contains(string(body), `"catalog":"all"`) {
-		t.Fatalf("put the MCP settings: %d %s", code, body)
-	}
-	person := newBrowser(t)
-	person.setPassword(passwordLink)
+	admin, person := gmailTenant(t, n, out, `{"confirm":"never","tool_mode":"all","catalog":"all"}`)
 	// Another person of the tenant, signed in.
 	var inv struct {
 		URL string `json:"url"`
@@ -437,6 +403,57 @@ func TestConnectFromConversation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startGmail starts a fake Gmail whose authorization server sends the browser back to
+// public's OAuth callback, and returns it with a folder holding its description (for
+// SWITCHBOARD_OPENAPI_DIR).
+func startGmail(t *testing.T, public string) (*fakeGmail, string) {
+	t.Helper()
+	oa := oauthtest.New(t, oauthtest.Options{Style: oauthtest.GitHub, ClientID: "gmail-client", ClientSecret: "gmail-secret", RedirectURI: public + "/oauth/callback"})
+	gmail := &fakeGmail{oauth: oa, revoked: map[string]bool{}}
+	// One origin for Gmail's API and its authorization server, as the description says.
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/gmail/") {
+			gmail.ServeHTTP(w, r)
+			return
+		}
+		oa.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "gmail.json"), []byte(gmailDescription(up.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return gmail, dir
+}
+
+// gmailTenant sets up the tenant of a serve that printed out: the tenant's own Gmail
+// OAuth app and the MCP settings given; it returns the admin's key and the admin's
+// browser, signed in.
+func gmailTenant(t *testing.T, n node, out []string, settings string) (string, browser) {
+	t.Helper()
+	var admin, passwordLink string
+	for _, line := range out {
+		if k, ok := strings.CutPrefix(line, "Admin API key (shown once, store it now): "); ok {
+			admin = k
+		}
+		if _, l, ok := strings.Cut(line, "Set the admin's UI password (admin@localhost, one use, 24 h): "); ok {
+			passwordLink = l
+		}
+	}
+	if admin == "" || passwordLink == "" {
+		t.Fatalf("serve printed no admin key or password link: %q", out)
+	}
+	if code, body := n.raw(t, http.MethodPut, "/api/oauth-apps/gmail", admin, `{"client_id":"gmail-client","client_secret":"gmail-secret"}`); code != http.StatusOK {
+		t.Fatalf("put the OAuth app: %d %s", code, body)
+	}
+	if code, body := n.raw(t, http.MethodPut, "/api/mcp-settings", admin, settings); code != http.StatusOK {
+		t.Fatalf("put the MCP settings: %d %s", code, body)
+	}
+	person := newBrowser(t)
+	person.setPassword(passwordLink)
+	return admin, person
 }
 
 // bearerTransport adds an API key to every request of the Go SDK's client.
