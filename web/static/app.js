@@ -685,6 +685,7 @@
       $('#agent-approval').value = agent.approval || '';
       $('#agent-toolmode').value = agent.tool_mode || '';
       $('#agent-runtools').value = agent.run_tools || '';
+      $('#agent-catalog').value = agent.catalog || '';
     }
     // The hub's own tools an agent may be given (saved workflows, each a tool of its
     // own whose steps name their connections, and the workflows' management) bind no
@@ -754,6 +755,7 @@
       approval: $('#agent-approval').value,
       tool_mode: $('#agent-toolmode').value,
       run_tools: $('#agent-runtools').value,
+      catalog: $('#agent-catalog').value,
       tools: chosen().map((r) => ({ tool: r.op.tool, connection_id: r.conn() })),
     });
     // Unsaved changes: the draft differs from what was loaded or saved last. Leaving
@@ -1777,6 +1779,7 @@
         $('#default-approval').value = st.approval || 'relay';
         $('#default-toolmode').value = st.tool_mode;
         $('#default-runtools').value = st.run_tools || 'auto';
+        $('#default-catalog').value = st.catalog || 'connected';
         // Only now may an admin change them: before, the saved values would overwrite the choice.
         const form = $('#defaults-form');
         form.removeAttribute('aria-busy');
@@ -1792,7 +1795,7 @@
     $('#defaults-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
       try {
-        await api('PUT', '/api/mcp-settings', { confirm: $('#default-confirm').value, approval: $('#default-approval').value, tool_mode: $('#default-toolmode').value, run_tools: $('#default-runtools').value });
+        await api('PUT', '/api/mcp-settings', { confirm: $('#default-confirm').value, approval: $('#default-approval').value, tool_mode: $('#default-toolmode').value, run_tools: $('#default-runtools').value, catalog: $('#default-catalog').value });
         formOK('defaults');
         flash('Saved the defaults. Live MCP sessions pick them up.');
       } catch (err) { formError('defaults', err); }
