@@ -114,13 +114,13 @@ func TestConnectFromAgentURL(t *testing.T) {
 			if res.IsError || !strings.Contains(toolText(res), `"labelIds":["SENT"]`) {
 				t.Fatalf("send at the agent's URL with nothing connected: %s", toolText(res))
 			}
-			gmail.mu.Lock()
-			sent := len(gmail.sent)
+			gmail.Mu.Lock()
+			sent := len(gmail.Sent)
 			last := ""
 			if sent > 0 {
-				last = gmail.sent[sent-1]
+				last = gmail.Sent[sent-1]
 			}
-			gmail.mu.Unlock()
+			gmail.Mu.Unlock()
 			if last != raw {
 				t.Errorf("Gmail received %q last, want %q", last, raw)
 			}

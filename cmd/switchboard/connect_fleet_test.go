@@ -168,11 +168,11 @@ func TestConnectFromConversationAcrossNodes(t *testing.T) {
 		if el["mode"] != "url" || el["elicitationId"] == "" || !strings.HasPrefix(link, public+"/connect/") {
 			t.Fatalf("the elicitation of -32042: %v", el)
 		}
-		gmail.mu.Lock()
-		if len(gmail.sent) != 0 {
-			t.Errorf("Gmail received %q before the account was connected", gmail.sent)
+		gmail.Mu.Lock()
+		if len(gmail.Sent) != 0 {
+			t.Errorf("Gmail received %q before the account was connected", gmail.Sent)
 		}
-		gmail.mu.Unlock()
+		gmail.Mu.Unlock()
 
 		// The person connects through the load balancer, now sending everything to B.
 		lb.to(b.base)
@@ -188,10 +188,10 @@ func TestConnectFromConversationAcrossNodes(t *testing.T) {
 		if result == nil || result["isError"] == true {
 			t.Fatalf("the retry on node B: %v", answer)
 		}
-		gmail.mu.Lock()
-		defer gmail.mu.Unlock()
-		if len(gmail.sent) != 1 || gmail.sent[0] != "SGVsbG8" {
-			t.Errorf("Gmail received %q, want the one message of the retry", gmail.sent)
+		gmail.Mu.Lock()
+		defer gmail.Mu.Unlock()
+		if len(gmail.Sent) != 1 || gmail.Sent[0] != "SGVsbG8" {
+			t.Errorf("Gmail received %q, want the one message of the retry", gmail.Sent)
 		}
 	})
 }
