@@ -374,6 +374,12 @@ try {
   await page.selectOption('#agent-confirm', 'destructive');
   await page.selectOption('#agent-toolmode', 'all');
   await page.selectOption('#agent-catalog', 'all');
+  // Offered, a tool of a provider connected with OAuth and not connected yet can be picked.
+  check(!(await page.isDisabled('#pick-notion_search')) && (await page.textContent('[data-tool=notion_search]')).includes('asks the person to connect'),
+    'with tools of accounts not connected offered, a Notion tool (none connected) cannot be picked');
+  await page.selectOption('#agent-catalog', '');
+  check(await page.isDisabled('#pick-notion_search'), 'a Notion tool (none connected) can be picked while the agent does not offer it');
+  await page.selectOption('#agent-catalog', 'all');
   await page.fill('#tool-search', 'create issue');
   await page.check('#pick-github_create_issue');
   await page.fill('#tool-search', 'get issue');
