@@ -419,6 +419,13 @@ func (s *Service) fill(ctx context.Context, p switchboard.Principal, a *Agent, i
 			continue
 		}
 		if strings.TrimSpace(ti.ConnectionID) == "" {
+			if t, ok := s.reg.Tool(ti.Tool); ok && connectable(t) {
+				// A tool of a provider the person connects with OAuth, selected before
+				// any account is: at the agent's URL with the catalog setting "all" its
+				// call asks the person to connect one, which it is then bound to.
+				tools = append(tools, Tool{Tool: t.Name})
+				continue
+			}
 			return switchboard.Invalid(field+".connection_id", fmt.Sprintf("is required: %s runs on a connection (only the hub's own tools and this tenant's saved workflows take none, and none of them is named so)", ti.Tool))
 		}
 		c, err := s.conns.Get(ctx, p, ti.ConnectionID)
@@ -514,4 +521,24 @@ func asUser(p switchboard.Principal) error {
 		return switchboard.Errorf(switchboard.CodeUnauthorized, "send an API key as Authorization: Bearer <key>")
 	}
 	return nil
+}
+
+// BindConnected binds the agent's tools selected on no connection, whose provider its
+// person has connected since, each to the connection bind gives (the connection the
+// builder would bind: the one the tool is offered on first), for the MCP adapter. The
+// agent's URLs hear of the change.
+func (s *Service) BindConnected(ctx context.Context, tenant switchboard.TenantID, agentID string, bind map[string]string) error {
+	bound, err := s.store.BindUnbound(ctx, tenant, agentID, bind)
+	if err != nil || !bound {
+		return err
+	}
+	s.notify(ctx, events.AgentChanged, tenant, agentID)
+	return nil
+}
+
+// connectable reports whether a tool runs on a connection of a provider its person
+// connects with OAuth (and so may be selected before one is connected).
+func connectable(t *providers.Tool) bool {
+	p := t.Provider
+	return p != nil && p.OAuth != nil && !p.Connectionless && !p.PerConnection()
 }

@@ -219,3 +219,29 @@ func storeError(err error, doing string) error {
 	}
 	return switchboard.Internal(fmt.Errorf("%s: %w", doing, err))
 }
+
+// BindUnbound binds those of the agent's tools that were selected on no connection (a
+// tool of a provider its person had not connected yet) to a connection, bind giving
+// each tool's; a tool bound already is left as it is. It reports whether any was
+// bound, and then bumps the agent's version.
+func (s *Store) BindUnbound(ctx context.Context, tenant switchboard.TenantID, agentID string, bind map[string]string) (bool, error) {
+	bound := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for tool, conn := range bind {
+			res := tx.Model(&Tool{}).Where("tenant_id = ? AND agent_id = ? AND tool = ? AND connection_id = ''", tenant, agentID, tool).Update("connection_id", conn)
+			if res.Error != nil {
+				return storeError(res.Error, "bind agent tool")
+			}
+			bound = bound || res.RowsAffected > 0
+		}
+		if !bound {
+			return nil
+		}
+		res := tx.Model(&Agent{}).Where("tenant_id = ? AND id = ?", tenant, agentID).Updates(map[string]any{"version": gorm.Expr("version + 1"), "updated_at": now()})
+		if res.Error != nil {
+			return storeError(res.Error, "bind agent tool")
+		}
+		return nil
+	})
+	return bound, err
+}

@@ -192,7 +192,7 @@ func TestAgentValidation(t *testing.T) {
 			{name: "bad tool mode", who: w.admin, body: map[string]any{"name": "a", "tool_mode": "few"}, code: "invalid", field: "tool_mode", status: 400},
 			{name: "bad run tools", who: w.admin, body: map[string]any{"name": "a", "run_tools": "sometimes"}, code: "invalid", field: "run_tools", status: 400},
 			{name: "unknown tool", who: w.admin, body: map[string]any{"name": "a", "tools": tool("github_fly", shared)}, code: "invalid", field: "tools[0].tool", status: 400},
-			{name: "tool without connection", who: w.admin, body: map[string]any{"name": "a", "tools": tool("github_get_issue", "")}, code: "invalid", field: "tools[0].connection_id", status: 400},
+			{name: "tool without connection, of a provider not connected with OAuth", who: w.admin, body: map[string]any{"name": "a", "tools": tool("airtable_list_bases", "")}, code: "invalid", field: "tools[0].connection_id", status: 400},
 			{name: "another tenant's connection", who: w.admin, body: map[string]any{"name": "a", "tools": tool("github_get_issue", bConn)}, code: "invalid", field: "tools[0].connection_id", status: 400},
 			{name: "a connection the creator may not use", who: w.member, body: map[string]any{"name": "a", "tools": tool("github_get_issue", private)}, code: "invalid", field: "tools[0].connection_id", status: 400},
 			{name: "a connection of another provider", who: w.admin, body: map[string]any{"name": "a", "tools": tool("slack_post_message", shared)}, code: "invalid", field: "tools[0].connection_id", status: 400},

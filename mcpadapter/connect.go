@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/connections"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
@@ -24,7 +25,8 @@ import (
 // single use, valid ten minutes, given to the client as a URL-mode elicitation. Before
 // 2026-07-28 the hub sends elicitation/create (mode url) and, once the person accepted,
 // waits for the connection, sends notifications/elicitation/complete and runs the call;
-// where it cannot send a request the call answers -32042 (URLElicitationRequired) and
+// where it cannot send a request (no session, or a client that takes the call's
+// answer as one JSON body, with no stream to ask on) the call answers -32042 (URLElicitationRequired) and
 // the client's retry runs once the connection is made. On 2026-07-28 the call answers
 // input_required with a url entry, and the client's next call waits for the connection
 // and runs. A client without URL elicitation gets a tool error carrying the link. The
@@ -139,7 +141,8 @@ func (s *scope) connectFirst(ctx context.Context, req mcp.CallToolRequest, p swi
 	}
 	srv := server.ServerFromContext(ctx)
 	sess := server.ClientSessionFromContext(ctx)
-	if srv == nil || sess == nil {
+	if srv == nil || sess == nil || mcptransport.CallStreamFrom(ctx) == nil {
+		// No stream to ask on: the client takes the call's answer as one JSON body.
 		return nil, false, mcp.URLElicitationRequiredError{Elicitations: []mcp.ElicitationParams{params}}
 	}
 	answer, err := srv.RequestURLElicitation(ctx, sess, link.ID, url, message)

@@ -194,6 +194,11 @@ func (x *runsExt) wrap(sc Scope, next server.ToolHandlerFunc) server.ToolHandler
 		if !ok {
 			return next(ctx, req) // which refuses it
 		}
+		if sc.s.asksToConnect(ctx) && (b.Unconnected() || connectRetry(req)) {
+			// The person connects an account first; the call then comes through here
+			// again, on its connection (see connect.go).
+			return next(ctx, req)
+		}
 		if req.Params.Task != nil {
 			// mcp-go has answered the client with the task and runs this in the
 			// background with the HTTP request's context, which ends with that request:

@@ -206,10 +206,17 @@ func (s *scope) refresh(ctx context.Context) error {
 			runTools = agent.EffectiveRunTools(settings).Serves(agent.EffectiveConfirm(settings))
 			fp = append(fp, fmt.Sprintf("agent=%s@%d", agent.ID, agent.Version))
 		}
-		catalogAll := s.agentID == "" && settings.EffectiveCatalog() == agents.CatalogAll && a.opts.ConnectLinks != nil
+		catalog := settings.EffectiveCatalog()
+		if st.agent != nil {
+			catalog = st.agent.EffectiveCatalog(settings)
+			if err := s.bindConnected(ctx, st.agent, bindings); err != nil {
+				return err
+			}
+		}
+		catalogAll := catalog == agents.CatalogAll && a.opts.ConnectLinks != nil
 		if catalogAll {
 			// The tools of the providers the caller has not connected, each asking the
-			// person to connect when called.
+			// person to connect when called (at an agent URL, those the agent selected).
 			bindings = append(bindings, a.opts.Router.Unconnected(bindings)...)
 			fp = append(fp, "catalog=all")
 		}
@@ -407,7 +414,9 @@ func scopeBindings(all []router.Binding, agent *agents.Agent, runTools bool) []r
 
 // agentBindings narrows the principal's bindings to the agent's tools, each on the
 // connection it is bound to (a tool that runs on no connection, selected on none),
-// followed by the ambient tools (Spec.Ambient), which every agent has. A tool whose
+// followed by the ambient tools (Spec.Ambient), which every agent has. A tool selected
+// on no connection is served only while its provider is not connected (among all with
+// the catalog setting "all"). A tool whose
 // connection is gone (deleted, revoked, or no longer usable by the agent's creator) is
 // left out.
 func agentBindings(all []router.Binding, agent agents.Agent) []router.Binding {
@@ -425,6 +434,12 @@ func agentBindings(all []router.Binding, agent agents.Agent) []router.Binding {
 			if t.ConnectionID == "" {
 				out = append(out, b)
 			}
+			continue
+		}
+		if t.ConnectionID == "" && b.Unconnected() {
+			// Selected before its provider was connected, listed by the catalog
+			// setting "all": a call asks the person to connect.
+			out = append(out, b)
 			continue
 		}
 		for _, c := range b.Connections {
@@ -468,3 +483,42 @@ func (s *scope) idle(now time.Time, timeout time.Duration) bool {
 
 // close ends the scope's sessions on this node.
 func (s *scope) close(ctx context.Context) { s.ep.Close(ctx) }
+
+// agentBinder binds an agent's tools selected on no connection once their provider is
+// connected (agents.Service.BindConnected).
+type agentBinder interface {
+	BindConnected(ctx context.Context, tenant switchboard.TenantID, agentID string, bind map[string]string) error
+}
+
+// bindConnected binds the agent's tools selected on no connection whose provider its
+// person has connected since (from the conversation, or on the Integrations page) to
+// the connection the builder would: the first the tool is offered on. The agent read
+// is changed in place, so this build serves them on it.
+func (s *scope) bindConnected(ctx context.Context, agent *agents.Agent, all []router.Binding) error {
+	binder, ok := s.adapter.opts.Agents.(agentBinder)
+	if !ok {
+		return nil
+	}
+	byName := make(map[string]router.Binding, len(all))
+	for _, b := range all {
+		byName[b.Tool.Name] = b
+	}
+	bind := map[string]string{}
+	tools := slices.Clone(agent.Tools)
+	for i, t := range tools {
+		b, ok := byName[t.Tool]
+		if t.ConnectionID != "" || !ok || b.Tool.Provider.Connectionless || len(b.Connections) == 0 {
+			continue
+		}
+		bind[t.Tool] = b.Connections[0].ID
+		tools[i].ConnectionID = b.Connections[0].ID
+	}
+	if len(bind) == 0 {
+		return nil
+	}
+	if err := binder.BindConnected(ctx, s.principal.TenantID, agent.ID, bind); err != nil {
+		return fmt.Errorf("bind the agent's tools to their new connections: %w", err)
+	}
+	agent.Tools = tools
+	return nil
+}

