@@ -83,13 +83,12 @@ func TestConformance(t *testing.T) {
 			}
 		}
 	})
+	// One server, with the default admission bounds, takes both suites at once, each at
+	// two URLs: the streams their scenarios open and abandon must not keep later calls out.
+	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL})
 	for _, sv := range suites {
 		t.Run(sv.name, func(t *testing.T) {
 			t.Parallel()
-			// A server of its own per suite: each run leaves its sessions' streams open
-			// until they expire, and the admission bound is raised above what a whole
-			// suite at two URLs holds.
-			srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_MAX_INFLIGHT": "256"})
 			want := serverScenarios(t, node, sv.js)
 			conformanceAgainst(t, srv, node, dir, sv.js, sv.baseline, sv.runs, want)
 		})
@@ -136,7 +135,7 @@ func conformanceAgainst(t *testing.T, srv *server, node, dir, js, baseline strin
 		agentTools = append(agentTools, map[string]string{"tool": op.Info().Name})
 	}
 	status, body = api.Do(t, http.MethodPost, "/api/agents", map[string]any{
-		"name": "Conformance", "instructions": "Answer the suite.",
+		"name": "Conformance " + strings.TrimSuffix(baseline, ".yml"), "instructions": "Answer the suite.",
 		"tools": agentTools,
 	})
 	if status != http.StatusCreated {
