@@ -83,12 +83,13 @@ func TestConformance(t *testing.T) {
 			}
 		}
 	})
-	// One server, with the default admission bounds, takes both suites at once, each at
-	// two URLs: the streams their scenarios open and abandon must not keep later calls out.
-	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL})
 	for _, sv := range suites {
 		t.Run(sv.name, func(t *testing.T) {
 			t.Parallel()
+			// A server of its own per suite, with the default admission bounds: the
+			// streams the scenarios open and abandon, at two URLs, must not keep the
+			// later calls out.
+			srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL})
 			want := serverScenarios(t, node, sv.js)
 			conformanceAgainst(t, srv, node, dir, sv.js, sv.baseline, sv.runs, want)
 		})
@@ -135,7 +136,7 @@ func conformanceAgainst(t *testing.T, srv *server, node, dir, js, baseline strin
 		agentTools = append(agentTools, map[string]string{"tool": op.Info().Name})
 	}
 	status, body = api.Do(t, http.MethodPost, "/api/agents", map[string]any{
-		"name": "Conformance " + strings.TrimSuffix(baseline, ".yml"), "instructions": "Answer the suite.",
+		"name": "Conformance", "instructions": "Answer the suite.",
 		"tools": agentTools,
 	})
 	if status != http.StatusCreated {
