@@ -111,6 +111,8 @@ func TestCapabilitiesFollowTheNegotiatedVersion(t *testing.T) {
 			// A tasks request of a client that did not declare the extension.
 			if msg := modernWith("tasks/get", `{}`); code(msg) != mcp.MISSING_REQUIRED_CLIENT_CAPABILITY || !strings.Contains(fmt.Sprint(msg), "io.modelcontextprotocol/tasks") {
 				t.Errorf("tasks/get without the extension = %v, want -32021 naming it", msg)
+			} else if data, _ := json.Marshal(msg["error"].(map[string]any)["data"]); string(data) != `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}` {
+				t.Errorf("tasks/get without the extension: error data = %s, want requiredCapabilities naming the extension", data)
 			}
 			if msg := modern("tasks/get"); code(msg) == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY || code(msg) == 0 {
 				t.Errorf("tasks/get of an unknown task with the extension = %v, want the task refused as unknown", msg)

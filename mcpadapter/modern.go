@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/limits"
 	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
@@ -28,6 +29,12 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 		if r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "" {
 			if a.modernRefusal(w, msg) {
 				return
+			}
+			if msg.Method == string(mcp.MethodSubscriptionsListen) {
+				// A listen stream waits for notifications as long as its client keeps it
+				// open: no work of the hub's, so it gives its place in the admission back
+				// at once rather than hold it for the stream's life.
+				limits.SlotFrom(r.Context()).Release()
 			}
 			// On 2026-07-28 the end of a request's stream is its cancellation (there is
 			// no session to resume it in): the connection's end cancels it here.

@@ -45,10 +45,19 @@ func (a *Adapter) modernRefusal(w http.ResponseWriter, msg mcptransport.Message)
 			return false
 		}
 	}
-	mcptransport.WriteRPCError(w, http.StatusBadRequest, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
-		"missing required client capability: "+msg.Method+" needs the "+TasksExtension+
-			" extension, declared in _meta's "+mcp.MetaKeyClientCapabilities+".extensions")
+	writeMissingTasks(w, msg)
 	return true
+}
+
+// writeMissingTasks refuses msg for want of the tasks extension in its client
+// capabilities: -32021 (400), whose data names what the client must declare, as
+// MissingRequiredClientCapabilityError gives it (requiredCapabilities, a
+// ClientCapabilities object).
+func writeMissingTasks(w http.ResponseWriter, msg mcptransport.Message) {
+	mcptransport.WriteRPCErrorData(w, http.StatusBadRequest, msg.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
+		"missing required client capability: "+msg.Method+" needs the "+TasksExtension+
+			" extension, declared in _meta's "+mcp.MetaKeyClientCapabilities+".extensions",
+		map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
 }
 
 // asksForTasks reports whether a request is one of the tasks extension's: a tasks/*

@@ -18,19 +18,26 @@ import (
 // headers did; a larger body is not read at all, and is refused at the HTTP level.
 const refusalPeek = 8 << 10
 
-// refuse answers a POST that admission refused at the door. A tools/call gets what
-// MCP clients act on: a tool result with isError set, saying nothing was run and when
-// to retry, under its own id, with the Retry-After header too; anything else (another
-// method, a notification, a body over refusalPeek or not one JSON-RPC request) gets the
-// HTTP refusal, 429 or 503 with Retry-After.
+// refuse answers a POST that admission refused at the door, in MCP's own shape with
+// the Retry-After header: a tools/call gets what MCP clients act on, a tool result
+// with isError set saying nothing was run and when to retry, under its own id; any
+// other JSON-RPC request a JSON-RPC error under its id, and anything else (a
+// notification, a body over refusalPeek or not one JSON-RPC request) a JSON-RPC error
+// with a null id; each with the refusal's status (429 or 503).
 func (a *Adapter) refuse(w http.ResponseWriter, r *http.Request, e *switchboard.Error) {
-	if e.RetryAfter > 0 {
-		if id, ok := peekToolCall(r); ok {
-			writeToolRefusal(w, id, e)
-			return
-		}
+	if e.RetryAfter <= 0 {
+		writeError(w, e)
+		return
 	}
-	writeError(w, e)
+	id, method, ok := peekRequest(r)
+	if ok && method == string(mcp.MethodToolsCall) {
+		writeToolRefusal(w, id, e)
+		return
+	}
+	if !ok {
+		id = nil
+	}
+	writeRPCRefusal(w, id, e)
 }
 
 // peekToolCall reads at most refusalPeek bytes of r's body and returns the id of the

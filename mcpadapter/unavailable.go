@@ -33,7 +33,7 @@ func answerUnavailable(w http.ResponseWriter, r *http.Request, e *switchboard.Er
 	case ok && method == string(mcp.MethodToolsCall):
 		writeToolRefusal(w, id, e)
 	case ok:
-		writeRPCUnavailable(w, id, e)
+		writeRPCRefusal(w, id, e)
 	default:
 		writeError(w, e)
 	}
@@ -51,17 +51,20 @@ func sessionsUnavailable(w http.ResponseWriter, id json.RawMessage, err error) {
 		writeError(w, e)
 		return
 	}
-	writeRPCUnavailable(w, id, e)
+	writeRPCRefusal(w, id, e)
 }
 
-// writeRPCUnavailable answers the JSON-RPC request id with e as an error (503, with
-// Retry-After): its message for people, and in data the hub's code and the seconds to
-// wait for programs.
-func writeRPCUnavailable(w http.ResponseWriter, id json.RawMessage, e *switchboard.Error) {
+// writeRPCRefusal answers the JSON-RPC request id (null when nil) with e, a refusal
+// to retry later, as an error with e's status (503 or 429) and Retry-After: its
+// message for people, and in data the hub's code and the seconds to wait for programs.
+func writeRPCRefusal(w http.ResponseWriter, id json.RawMessage, e *switchboard.Error) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
 	secs := int((e.RetryAfter + time.Second - 1) / time.Second)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	w.WriteHeader(http.StatusServiceUnavailable)
+	w.WriteHeader(e.Code.HTTPStatus())
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"jsonrpc": mcp.JSONRPC_VERSION, "id": id,
 		"error": map[string]any{"code": mcp.INTERNAL_ERROR, "message": e.Message,

@@ -121,13 +121,20 @@ func (m Message) IsAnswer() bool {
 
 // WriteRPCError answers with a JSON-RPC error and an HTTP status.
 func WriteRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
+	WriteRPCErrorData(w, status, id, code, message, nil)
+}
+
+// WriteRPCErrorData answers with a JSON-RPC error carrying data (none when nil) and an
+// HTTP status.
+func WriteRPCErrorData(w http.ResponseWriter, status int, id json.RawMessage, code int, message string, data any) {
 	if len(bytes.TrimSpace(id)) == 0 {
 		id = json.RawMessage("null")
 	}
+	e := map[string]any{"code": code, "message": message}
+	if data != nil {
+		e["data"] = data
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": mcp.JSONRPC_VERSION, "id": id,
-		"error": map[string]any{"code": code, "message": message},
-	})
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": id, "error": e})
 }
