@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -269,4 +270,176 @@ func goSDKFlows(t *testing.T, db *gorm.DB, version string) {
 	lifecycle("deactivated", func() error { return e.workflows.SetActive(ctx, e.ann, "note", false) }, "[DEACTIVATED]", "flow note is deactivated")
 	lifecycle("activated", func() error { return e.workflows.SetActive(ctx, e.ann, "note", true) }, "", "")
 	lifecycle("deleted", func() error { return e.workflows.Delete(ctx, e.ann, "note") }, "[DELETED]", "flow note was deleted")
+}
+
+// sdkPerson is a Go SDK client's elicitation handler: it records the questions and
+// answers each with action and content, or, silent, never answers (until the test
+// ends).
+type sdkPerson struct {
+	action  string
+	content map[string]any
+	silent  chan struct{} // non-nil: never answer
+	mu      sync.Mutex
+	asked   []string
+	schemas []string
+}
+
+func (p *sdkPerson) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	schema, _ := json.Marshal(req.Params.RequestedSchema)
+	p.mu.Lock()
+	p.asked = append(p.asked, req.Params.Message)
+	p.schemas = append(p.schemas, string(schema))
+	p.mu.Unlock()
+	if p.silent != nil {
+		select {
+		case <-p.silent:
+		case <-ctx.Done():
+		}
+		return nil, context.Canceled
+	}
+	return &sdk.ElicitResult{Action: p.action, Content: p.content}, nil
+}
+
+func (p *sdkPerson) questions() ([]string, []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.asked), slices.Clone(p.schemas)
+}
+
+// TestGoSDKFlowInputStep drives a flow whose step asks its person with the official
+// Go SDK's client (v1.8.0) on each protocol version the hub speaks: the question
+// reaches the client as a form (its message and the step's schema); accepted, the run
+// goes on with the answer and run_flow__ answers the output; declined, the run fails
+// and the tool answers an error naming the refusal; unanswered within the step's
+// timeout (on 2026-07-28, asked of a client that shows no forms), run_flow__ answers
+// input_required with the question pending, and submit_flow_elicitation answers it
+// later; and replay_flow_pending_elicitation shows
+// a pending question to another session of the person, whose answer resumes the run.
+func TestGoSDKFlowInputStep(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+			t.Run(version, func(t *testing.T) {
+				t.Parallel()
+				goSDKFlowInput(t, db, version)
+			})
+		}
+	})
+}
+
+func goSDKFlowInput(t *testing.T, db *gorm.DB, version string) {
+	e := newWorkflowsEnv(t, db)
+	e.saveWorkflows(t, approveWorkflow, slowApproveWorkflow)
+	ctx := context.Background()
+	connect := func(p *sdkPerson) *sdk.ClientSession {
+		t.Helper()
+		opts := &sdk.ClientOptions{}
+		if p != nil {
+			opts.ElicitationHandler = p.elicit
+		}
+		client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk-flow-input", Version: "1"}, opts)
+		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
+			Endpoint: e.srv.URL + "/mcp/" + e.ann.TenantSlug, HTTPClient: &http.Client{Transport: keyTransport{key: keyAnn}},
+		}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		if got := cs.InitializeResult().ProtocolVersion; got != version {
+			t.Fatalf("negotiated %s, want %s", got, version)
+		}
+		return cs
+	}
+	call := func(cs *sdk.ClientSession, name string, args map[string]any) (*sdk.CallToolResult, flowAnswer) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("call %s: %v", name, err)
+		}
+		var ans flowAnswer
+		sdkStructured(t, res, &ans)
+		return res, ans
+	}
+
+	// Accepted.
+	yes := &sdkPerson{action: "accept", content: map[string]any{"approval_status": "approved", "comments": "ok by me"}}
+	res, ans := call(connect(yes), "run_flow__approve", map[string]any{"text": "hello"})
+	if res.IsError || ans.Status.State != "completed" || ans.Output["approval_status"] != "approved" || ans.Output["id"] == nil {
+		t.Fatalf("accepted run_flow__approve = %s", sdkText(res))
+	}
+	asked, schemas := yes.questions()
+	if len(asked) != 1 || asked[0] != "Write hello?" || !strings.Contains(schemas[0], `"approval_status":{"enum":["approved","rejected"],"type":"string"}`) {
+		t.Errorf("the client was asked %q with %q", asked, schemas)
+	}
+	if reqs := e.up.Requests(); len(reqs) != 1 || reqs[0].Body != `{"text":"ok by me"}` {
+		t.Errorf("upstream got %+v; want the note of the person's comments", reqs)
+	}
+
+	// Declined.
+	no := &sdkPerson{action: "decline"}
+	res, ans = call(connect(no), "run_flow__approve", map[string]any{"text": "bye"})
+	if !res.IsError || ans.Status.State != "failed" || !strings.Contains(sdkText(res), "declined") {
+		t.Errorf("declined run_flow__approve = %s", sdkText(res))
+	}
+	if asked, _ := no.questions(); len(asked) != 1 {
+		t.Errorf("the declining client was asked %q", asked)
+	}
+
+	// Unanswered in time, then submitted.
+	silent := &sdkPerson{silent: make(chan struct{})}
+	modern := version == "2026-07-28"
+	var quiet *sdk.ClientSession
+	if modern {
+		// On 2026-07-28 the client holds the call's round trip until its handler
+		// answers: a client that shows no forms leaves the question pending instead.
+		quiet = connect(nil)
+	} else {
+		quiet = connect(silent)
+	}
+	t.Cleanup(func() { close(silent.silent) }) // before the session closes, which waits for its handlers
+	res, ans = call(quiet, "run_flow__slow_approve", map[string]any{})
+	if res.IsError || ans.Status.State != "input_required" || len(ans.Elicitations) != 1 || !modern && !ans.Elicitations[0].TimedOut || !strings.Contains(sdkText(res), ans.Elicitations[0].ID) {
+		t.Fatalf("unanswered run_flow__slow_approve = %s", sdkText(res))
+	}
+	res, _ = call(quiet, "submit_flow_elicitation", map[string]any{"instance_id": ans.Status.InstanceID, "elicitation_id": ans.Elicitations[0].ID,
+		"response": map[string]any{"action": "accept", "content": map[string]any{"comments": "late"}}})
+	if res.IsError {
+		t.Fatalf("submit_flow_elicitation = %s", sdkText(res))
+	}
+	if v := e.waitRun(t, e.ann, ans.Status.InstanceID); v.State != runs.StateCompleted {
+		t.Fatalf("the submitted run = %+v", v)
+	}
+	res, q := call(quiet, "query_flow__slow_approve", map[string]any{"instance_id": ans.Status.InstanceID})
+	if res.IsError || q.Status.State != "completed" || q.Output["id"] == nil {
+		t.Errorf("query_flow__slow_approve after the answer = %s", sdkText(res))
+	}
+
+	// Pending, then replayed to another session whose person answers.
+	res, ans = call(quiet, "run_flow__slow_approve", map[string]any{})
+	if ans.Status.State != "input_required" || len(ans.Elicitations) != 1 {
+		t.Fatalf("second run_flow__slow_approve = %s", sdkText(res))
+	}
+	replayer := &sdkPerson{action: "accept", content: map[string]any{"comments": "replayed"}}
+	res, err := connect(replayer).CallTool(ctx, &sdk.CallToolParams{Name: "replay_flow_pending_elicitation", Arguments: map[string]any{"instance_id": ans.Status.InstanceID}})
+	if err != nil {
+		t.Fatalf("replay_flow_pending_elicitation: %v", err)
+	}
+	var replay struct {
+		Answered []string `json:"answered"`
+	}
+	sdkStructured(t, res, &replay)
+	if res.IsError || len(replay.Answered) != 1 || replay.Answered[0] != ans.Elicitations[0].ID {
+		t.Fatalf("replay_flow_pending_elicitation = %s", sdkText(res))
+	}
+	if asked, _ := replayer.questions(); len(asked) != 1 || asked[0] != "Write it?" {
+		t.Errorf("the replaying client was asked %q", asked)
+	}
+	if v := e.waitRun(t, e.ann, ans.Status.InstanceID); v.State != runs.StateCompleted || !strings.Contains(string(v.Output), `"id"`) {
+		t.Fatalf("the replayed run = %+v (output %s)", v, v.Output)
+	}
+	reqs := e.up.Requests()
+	if last := reqs[len(reqs)-1]; last.Body != `{"text":"replayed"}` {
+		t.Errorf("the replayed run wrote %s; want the replayed answer's comments", last.Body)
+	}
 }

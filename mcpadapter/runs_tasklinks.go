@@ -150,7 +150,8 @@ func (l *taskLinks) link(key uintptr, p switchboard.Principal, runID string) fun
 	}
 }
 
-// serverOption registers the hooks that learn task ids and cancel runs.
+// taskHooks registers the hooks that learn task ids, cancel runs, and show a task
+// whose run waits for its person as input_required.
 func (x *runsExt) taskHooks() server.ServerOption {
 	return func(s *server.MCPServer) {
 		hooks := s.GetHooks()
@@ -166,6 +167,19 @@ func (x *runsExt) taskHooks() server.ServerOption {
 			select {
 			case x.links.slot(callKey(req.Header)) <- created.Task.TaskId:
 			default:
+			}
+		})
+		hooks.AddAfterGetTask(func(ctx context.Context, _ any, _ *mcp.GetTaskRequest, res *mcp.GetTaskResult) {
+			if res != nil {
+				x.inputStatus(ctx, &res.Task)
+			}
+		})
+		hooks.AddAfterListTasks(func(ctx context.Context, _ any, _ *mcp.ListTasksRequest, res *mcp.ListTasksResult) {
+			if res == nil {
+				return
+			}
+			for i := range res.Tasks {
+				x.inputStatus(ctx, &res.Tasks[i])
 			}
 		})
 		hooks.AddAfterCancelTask(func(ctx context.Context, _ any, req *mcp.CancelTaskRequest, _ *mcp.CancelTaskResult) {

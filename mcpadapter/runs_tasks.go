@@ -51,7 +51,7 @@ func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, req
 }
 
 // task runs a task-augmented call as the run start starts, and answers the run once it
-// ended as answer renders it (given a context that outlives the request). Any tool's
+// ended (not while it waits for its person) as answer renders it (given a context that outlives the request). Any tool's
 // task runs through it: the hub tools' and other extensions'.
 //
 // mcp-go hands the task the context of the HTTP request that created it, which ends
@@ -70,11 +70,30 @@ func (x *runsExt) task(ctx context.Context, sc Scope, req mcp.CallToolRequest, s
 	}
 	forget := x.links.link(callKey(req.Header), p, v.ID)
 	defer forget()
-	done, err := x.o.Runs.Wait(ctx, p, v.ID, x.o.TaskPoll)
+	done, err := x.waitEnd(ctx, p, v.ID)
 	if err != nil {
 		return x.hubError(ctx, sc, err), nil
 	}
 	return answer(ctx, done)
+}
+
+// waitEnd waits for a task's run to end: one that pauses for its person's input (a
+// workflow's step asking for data) shows input_required at tasks/get meanwhile
+// (inputStatus), and goes on once answered.
+func (x *runsExt) waitEnd(ctx context.Context, p switchboard.Principal, id string) (runs.View, error) {
+	for {
+		v, err := x.o.Runs.Wait(ctx, p, id, x.o.TaskPoll)
+		if err != nil || !v.Paused() {
+			return v, err
+		}
+		t := time.NewTimer(x.o.TaskPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // runResult renders a finished run as the tool result a direct call would have given.

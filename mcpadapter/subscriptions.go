@@ -305,14 +305,16 @@ func (s *scope) subscribable(ctx context.Context, uri string) bool {
 	return ok && st.remote.servers[srv] != ""
 }
 
-// relaySubscription tells the other nodes that hold the session of its
-// resources/subscribe or unsubscribe of uri, so that the node holding its GET stream,
-// wherever the request came in, keeps the subscription too. A request relayed here
-// (or the hub's own) is not relayed again.
+// relaySubscription records the session's resources/subscribe or unsubscribe of uri
+// with its record, so a node that restores the session later follows the resource
+// too, and tells the other nodes that hold the session now, so that the node holding
+// its GET stream, wherever the request came in, keeps the subscription too. A request
+// relayed here (or the hub's own, such as a restore) is not recorded or relayed again.
 func (s *scope) relaySubscription(ctx context.Context, sess server.ClientSession, method mcp.MCPMethod, uri string) {
 	if mcptransport.InternalCall(ctx) {
 		return
 	}
+	s.adapter.records.SetSubscription(ctx, s.principal.TenantID, sess.SessionID(), uri, method == mcp.MethodResourcesSubscribe)
 	body, err := json.Marshal(map[string]any{
 		"jsonrpc": mcp.JSONRPC_VERSION, "id": "switchboard-relay-subscription", "method": string(method),
 		"params": map[string]any{"uri": uri},

@@ -193,7 +193,8 @@ func (e *Endpoint) End(id string, now time.Time) {
 
 // restore registers a recorded session with this node's server as mcp-go's own
 // initialize does (client info, capabilities, negotiated version), then sets the log
-// level the client chose. Callers hold mu.
+// level the client chose and subscribes it to the resources it subscribed to. Callers
+// hold mu.
 func (e *Endpoint) restore(ctx context.Context, rec sessions.Record) error {
 	init, err := json.Marshal(map[string]any{
 		"jsonrpc": mcp.JSONRPC_VERSION, "id": "switchboard-restore", "method": string(mcp.MethodInitialize),
@@ -210,15 +211,22 @@ func (e *Endpoint) restore(ctx context.Context, rec sessions.Record) error {
 	if w := e.Post(ctx, call, "", "", init); w.Status != http.StatusOK {
 		return switchboard.Internal(&restoreError{status: w.Status, body: w.Body.String()})
 	}
-	if rec.LogLevel == "" {
-		return nil
+	if rec.LogLevel != "" {
+		level, _ := json.Marshal(map[string]any{
+			"jsonrpc": mcp.JSONRPC_VERSION, "id": "switchboard-restore-level", "method": string(mcp.MethodSetLogLevel),
+			"params": map[string]any{"level": rec.LogLevel},
+		})
+		if w := e.Post(ctx, &SessionCall{Validated: true, Internal: true}, rec.ID, rec.ProtocolVersion, level); w.Status != http.StatusOK {
+			return switchboard.Internal(&restoreError{status: w.Status, body: w.Body.String()})
+		}
 	}
-	level, _ := json.Marshal(map[string]any{
-		"jsonrpc": mcp.JSONRPC_VERSION, "id": "switchboard-restore-level", "method": string(mcp.MethodSetLogLevel),
-		"params": map[string]any{"level": rec.LogLevel},
-	})
-	if w := e.Post(ctx, &SessionCall{Validated: true, Internal: true}, rec.ID, rec.ProtocolVersion, level); w.Status != http.StatusOK {
-		return switchboard.Internal(&restoreError{status: w.Status, body: w.Body.String()})
+	// The resources the session subscribed to are followed here too.
+	for _, uri := range rec.Subscriptions {
+		sub, _ := json.Marshal(map[string]any{
+			"jsonrpc": mcp.JSONRPC_VERSION, "id": "switchboard-restore-subscription", "method": string(mcp.MethodResourcesSubscribe),
+			"params": map[string]any{"uri": uri},
+		})
+		_ = e.Post(ctx, &SessionCall{Validated: true, Internal: true}, rec.ID, rec.ProtocolVersion, sub)
 	}
 	return nil
 }

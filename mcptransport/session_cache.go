@@ -1,6 +1,7 @@
 package mcptransport
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -78,6 +79,19 @@ func (c *SessionCache) SetLevel(id, level string) {
 	defer c.mu.Unlock()
 	if e, ok := c.recs[id]; ok {
 		e.rec.LogLevel = level
+	}
+}
+
+// SetSubscription records a subscription (on) or its end in the copy of a session's
+// record.
+func (c *SessionCache) SetSubscription(id, uri string, on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.recs[id]; ok {
+		e.rec.Subscriptions = slices.DeleteFunc(slices.Clone(e.rec.Subscriptions), func(u string) bool { return u == uri })
+		if on {
+			e.rec.Subscriptions = append(e.rec.Subscriptions, uri)
+		}
 	}
 }
 

@@ -94,6 +94,16 @@ func (r *Records) SetLogLevel(ctx context.Context, tenant switchboard.TenantID, 
 	r.cache.SetLevel(id, level)
 }
 
+// SetSubscription records that a session subscribed to uri (on) or unsubscribed from
+// it, for the nodes that restore the session.
+func (r *Records) SetSubscription(ctx context.Context, tenant switchboard.TenantID, id, uri string, on bool) {
+	if err := r.Store.SetSubscription(context.WithoutCancel(ctx), tenant, id, uri, on); err != nil {
+		r.Logger.ErrorContext(ctx, "record MCP session subscription", "tenant", tenant, "err", err)
+		return
+	}
+	r.cache.SetSubscription(id, uri, on)
+}
+
 // End deletes a session's record and tells every node to drop its state.
 func (r *Records) End(ctx context.Context, tenant switchboard.TenantID, id string) {
 	if err := r.Store.Delete(context.WithoutCancel(ctx), tenant, id); err != nil {

@@ -54,6 +54,7 @@ func all() []migration {
 		{Version: 29, Name: "operator_oauth_apps", Up: up0029OperatorOAuthApps},
 		{Version: 30, Name: "connect_links", Up: up0030ConnectLinks},
 		{Version: 31, Name: "usage_hourly", Up: up0031UsageHourly},
+		{Version: 32, Name: "mcp_session_subscriptions", Up: up0032MCPSessionSubscriptions},
 	}
 }
 

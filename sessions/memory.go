@@ -73,6 +73,7 @@ func (m *Memory) Get(_ context.Context, tenant switchboard.TenantID, id string) 
 		t := *r.LastUsedAt
 		r.LastUsedAt = &t
 	}
+	r.Subscriptions = slices.Clone(r.Subscriptions)
 	return r, nil
 }
 
@@ -85,6 +86,13 @@ func (m *Memory) Touch(_ context.Context, tenant switchboard.TenantID, id string
 // SetLogLevel records the log level the client asked for.
 func (m *Memory) SetLogLevel(_ context.Context, tenant switchboard.TenantID, id, level string) error {
 	m.update(tenant, id, func(r *Record) { r.LogLevel = level })
+	return nil
+}
+
+// SetSubscription records that the session subscribed to uri (on) or unsubscribed
+// from it.
+func (m *Memory) SetSubscription(_ context.Context, tenant switchboard.TenantID, id, uri string, on bool) error {
+	m.update(tenant, id, func(r *Record) { r.Subscriptions, _ = withSubscription(r.Subscriptions, uri, on) })
 	return nil
 }
 

@@ -8,6 +8,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/switchboard-hub/switchboard"
@@ -32,8 +33,11 @@ type Record struct {
 	ClientInfo   json.RawMessage
 	Capabilities json.RawMessage
 	// LogLevel is the level the client set with logging/setLevel ("" when never set).
-	LogLevel  string
-	CreatedAt time.Time
+	LogLevel string
+	// Subscriptions are the resource URIs the session subscribed to
+	// (resources/subscribe), restored with the session on a node that has not seen it.
+	Subscriptions []string
+	CreatedAt     time.Time
 	// LastUsedAt is nil until the first request after initialize.
 	LastUsedAt *time.Time
 }
@@ -73,6 +77,19 @@ func (r Record) lastActive() time.Time {
 type Ended struct {
 	TenantID switchboard.TenantID
 	ID       string
+}
+
+// withSubscription returns subs with uri added (on) or removed, and whether that
+// changed them.
+func withSubscription(subs []string, uri string, on bool) ([]string, bool) {
+	i := slices.Index(subs, uri)
+	switch {
+	case on && i < 0:
+		return append(slices.Clone(subs), uri), true
+	case !on && i >= 0:
+		return slices.Delete(slices.Clone(subs), i, i+1), true
+	}
+	return subs, false
 }
 
 // NewID returns a new session id: 192 random bits.

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -22,6 +23,7 @@ type row struct {
 	ClientInfo      string
 	Capabilities    string
 	LogLevel        string
+	Subscriptions   string // a JSON array of URIs
 	CreatedAt       time.Time
 	LastUsedAt      *time.Time
 }
@@ -32,8 +34,16 @@ func toRow(r Record) row {
 	return row{
 		ID: r.ID, TenantID: string(r.TenantID), PrincipalID: r.PrincipalID, KeyID: r.KeyID, AgentID: r.AgentID,
 		ProtocolVersion: r.ProtocolVersion, ClientInfo: orEmpty(r.ClientInfo), Capabilities: orEmpty(r.Capabilities),
-		LogLevel: r.LogLevel, CreatedAt: r.CreatedAt.UTC(), LastUsedAt: r.LastUsedAt,
+		LogLevel: r.LogLevel, Subscriptions: subscriptionsJSON(r.Subscriptions), CreatedAt: r.CreatedAt.UTC(), LastUsedAt: r.LastUsedAt,
 	}
+}
+
+func subscriptionsJSON(subs []string) string {
+	if len(subs) == 0 {
+		return "[]"
+	}
+	raw, _ := json.Marshal(subs)
+	return string(raw)
 }
 
 func orEmpty(b []byte) string {
@@ -48,6 +58,9 @@ func (w row) record() Record {
 		ID: w.ID, TenantID: switchboard.TenantID(w.TenantID), PrincipalID: w.PrincipalID, KeyID: w.KeyID, AgentID: w.AgentID,
 		ProtocolVersion: w.ProtocolVersion, ClientInfo: []byte(w.ClientInfo), Capabilities: []byte(w.Capabilities),
 		LogLevel: w.LogLevel, CreatedAt: w.CreatedAt,
+	}
+	if w.Subscriptions != "" && w.Subscriptions != "[]" {
+		_ = json.Unmarshal([]byte(w.Subscriptions), &r.Subscriptions)
 	}
 	if w.LastUsedAt != nil {
 		t := *w.LastUsedAt
@@ -138,6 +151,37 @@ func (s *Store) SetLogLevel(ctx context.Context, tenant switchboard.TenantID, id
 		return fmt.Errorf("set session log level: %w", err)
 	}
 	return nil
+}
+
+// SetSubscription records that the session subscribed to uri (on) or unsubscribed
+// from it. Two nodes recording at once both keep their change: the row is written only
+// over the list it was read with, else read again.
+func (s *Store) SetSubscription(ctx context.Context, tenant switchboard.TenantID, id, uri string, on bool) error {
+	for range 16 {
+		var w row
+		err := s.db.WithContext(ctx).Select("subscriptions").Where("tenant_id = ? AND id = ?", string(tenant), id).Take(&w).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return switchboard.NotFound("MCP session")
+		}
+		if err != nil {
+			return fmt.Errorf("set session subscription: %w", err)
+		}
+		var subs []string
+		_ = json.Unmarshal([]byte(w.Subscriptions), &subs)
+		next, changed := withSubscription(subs, uri, on)
+		if !changed {
+			return nil
+		}
+		res := s.db.WithContext(ctx).Model(&row{}).Where("tenant_id = ? AND id = ? AND subscriptions = ?", string(tenant), id, w.Subscriptions).
+			Update("subscriptions", subscriptionsJSON(next))
+		if res.Error != nil {
+			return fmt.Errorf("set session subscription: %w", res.Error)
+		}
+		if res.RowsAffected == 1 {
+			return nil
+		}
+	}
+	return fmt.Errorf("set session subscription: the session's subscriptions kept changing")
 }
 
 // Delete ends a session of the tenant; deleting one that does not exist is no error.

@@ -21,6 +21,7 @@ type store interface {
 	Get(ctx context.Context, tenant switchboard.TenantID, id string) (sessions.Record, error)
 	Touch(ctx context.Context, tenant switchboard.TenantID, id string, at time.Time) error
 	SetLogLevel(ctx context.Context, tenant switchboard.TenantID, id, level string) error
+	SetSubscription(ctx context.Context, tenant switchboard.TenantID, id, uri string, on bool) error
 	Delete(ctx context.Context, tenant switchboard.TenantID, id string) error
 	DeleteExpired(ctx context.Context, now time.Time, l sessions.Limits) ([]sessions.Ended, error)
 }

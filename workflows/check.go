@@ -251,6 +251,20 @@ func (k *checker) outputs() {
 	for _, x := range k.prog.outputs.exprs() {
 		k.outputRefs("", "outputs", x)
 	}
+	props, _ := parseSchema(k.prog.Def.OutputSchema)["properties"].(map[string]any)
+	for _, name := range sortedKeys(props) {
+		sub, _ := props[name].(map[string]any)
+		v := k.prog.outputs.obj[name]
+		if v == nil || sub == nil {
+			continue
+		}
+		field := "outputs." + name
+		if len(v.exprs()) == 0 {
+			k.literal("", field, schema(sub), k.prog.Def.Outputs[name])
+		} else if got := v.jsonType(k.refType); got != "" && !schema(sub).fits(got) {
+			k.add("", field, "gives %s, but output_schema says %s", got, strings.Join(schema(sub).types(), " or "))
+		}
+	}
 }
 
 // outputRefs checks that what an expression reads of earlier steps' outputs exists

@@ -25,6 +25,9 @@ type Program struct {
 	outputs *value
 	params  *providers.Validator // nil when the workflow takes no parameters schema
 	pschema schema
+	// outSchema checks a run's outputs when it ends: nil when the definition declares
+	// no output_schema.
+	outSchema *providers.Validator
 }
 
 // StepProgram is one compiled step.
@@ -227,20 +230,55 @@ func (c *compiler) outputSchema() {
 	var s struct {
 		Type       any                        `json:"type"`
 		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
 	}
 	if err := json.Unmarshal(d.OutputSchema, &s); err != nil || s.Type != "object" {
 		c.add("", "output_schema", `must be a JSON Schema with "type": "object"`)
 		return
 	}
-	if _, err := providers.NewValidator(d.OutputSchema); err != nil {
+	v, err := providers.NewValidator(d.OutputSchema)
+	if err != nil {
 		c.add("", "output_schema", "is not a valid JSON Schema: %v", err)
 		return
 	}
+	c.p.outSchema = v
 	for _, k := range sortedKeys(s.Properties) {
 		if _, ok := d.Outputs[k]; !ok {
 			c.add("", "output_schema", "describes %s, which is not one of the outputs", k)
 		}
 	}
+	for _, k := range s.Required {
+		if _, ok := d.Outputs[k]; !ok {
+			if _, described := s.Properties[k]; !described {
+				c.add("", "output_schema", "requires %s, which is not one of the outputs", k)
+			}
+		}
+	}
+}
+
+// checkOutputs checks a run's outputs against the definition's output_schema: a
+// failure names the output at fault and why, so a client holding the flow's tools to
+// their output schema never meets a result they refuse.
+func (p *Program) checkOutputs(outputs map[string]any) error {
+	if p.outSchema == nil {
+		return nil
+	}
+	if outputs == nil {
+		outputs = map[string]any{}
+	}
+	raw, err := json.Marshal(outputs)
+	if err != nil {
+		return switchboard.Invalid("outputs", err.Error())
+	}
+	if err := p.outSchema.Validate(raw); err != nil {
+		e := switchboard.AsError(err)
+		field := "outputs"
+		if e.Field != "" && e.Field != "arguments" {
+			field += "." + e.Field
+		}
+		return switchboard.Invalid(field, "the run's outputs do not fit the workflow's output_schema: "+e.Message)
+	}
+	return nil
 }
 
 func (c *compiler) steps() {

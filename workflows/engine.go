@@ -305,6 +305,9 @@ func (x *execution) result(ctx context.Context) (*Result, error) {
 		}
 		res.Outputs, _ = out.(map[string]any)
 	}
+	if err := x.prog.checkOutputs(res.Outputs); err != nil {
+		return nil, err
+	}
 	for _, s := range x.prog.Steps {
 		o := x.done[s.Name]
 		sr := StepResult{StepName: s.Name, Status: o.state, Output: o.output, ErrorMessage: o.errMsg, StartedAt: o.start}

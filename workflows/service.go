@@ -52,11 +52,18 @@ var (
 	_ runs.OwnStarter = (*Hub)(nil)
 )
 
-// Answer renders a workflow's run as its tool answers it (Service.Answer: failed,
-// canceled and partial runs as failed results); handled is false for any other run.
+// Answer renders a workflow's run as its tool answers it: run_flow__<name>'s status and
+// output, or Service.Answer for its other tools (failed, canceled and partial runs as
+// failed results); handled is false for any other run.
 func (h *Hub) Answer(ctx context.Context, p switchboard.Principal, v runs.View) (*providers.ContentResult, bool) {
 	if h.Service == nil || v.Kind != runs.KindWorkflow {
 		return nil, false
+	}
+	if t, err := h.workflow(ctx, p.TenantID, v.Tool); err == nil && t != nil {
+		if op, ok := t.Op.(*flowOp); ok && op.kind == KindRun {
+			res, err := h.Service.flowAnswer(ctx, p, v)
+			return res, err == nil
+		}
 	}
 	ans := h.Service.Answer(ctx, p, v)
 	res, err := providers.JSONContent(ans, ans.IsError)
