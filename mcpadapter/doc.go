@@ -28,8 +28,8 @@
 //   - plain_calls.go, cancellation.go, call_requests.go, streams.go: the adapter's own
 //     tools/call path, cancellation, requests to the client on a call's stream, key
 //     rechecks of open requests
-//   - extension.go, runs_tools.go, runs_tasks.go, runs_tasklinks.go, elicitation.go,
-//     request_state.go: the runs extension (confirmations in the client's form or by
+//   - extension.go, runs_tools.go, runs_tasks.go, runs_tasklinks.go, runs_task_status.go,
+//     elicitation.go, request_state.go: the runs extension (confirmations in the client's form or by
 //     approval page, MCP tasks as runs)
 //   - flows.go: the flows extension (each flow instance as a resource its starter may
 //     read and follow)

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard/agents"
+	"github.com/switchboard-hub/switchboard/internal/testwait"
 )
 
 // TestListedToolsIsWhatTheAgentURLLists checks the builder's preview against the
@@ -49,10 +50,16 @@ func TestListedToolsIsWhatTheAgentURLLists(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		// The agent's live scope rebuilds its lists in the background after the change.
+		want := map[agents.ToolMode]int{agents.ToolModeAll: 2, agents.ToolModeSearch: 4}[mode]
+		var res *mcp.ListToolsResult
+		testwait.Until(t, "the agent URL's list in mode "+string(mode), func() bool {
+			res, err = c.ListTools(context.Background(), mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(res.Tools) == want
+		})
 		var served []string
 		for _, tool := range res.Tools {
 			raw, err := json.Marshal(tool)
@@ -84,7 +91,7 @@ func TestListedToolsIsWhatTheAgentURLLists(t *testing.T) {
 		if diff := cmp.Diff(served, got); diff != "" {
 			t.Errorf("mode %s: ListedTools differs from the agent URL's tools/list (-served +listed):\n%s", mode, diff)
 		}
-		if want := map[agents.ToolMode]int{agents.ToolModeAll: 2, agents.ToolModeSearch: 4}[mode]; len(listed) != want {
+		if len(listed) != want {
 			t.Errorf("mode %s: %d tools listed, want %d", mode, len(listed), want)
 		}
 	}

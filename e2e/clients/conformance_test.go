@@ -3,6 +3,7 @@ package clients
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -168,8 +170,10 @@ func conformanceAgainst(t *testing.T, srv *server, node, dir, js, baseline strin
 			proxy := authProxy(t, srv.BaseURL, ep.key)
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 			defer cancel()
-			suite := func(args ...string) string {
+			var suite func(extra ...string) string
+			suite = func(extra ...string) string {
 				t.Helper()
+				args := extra
 				results := t.TempDir()
 				args = append([]string{js, "server", "--url", proxy + ep.path, "--expected-failures", filepath.Join(dir, baseline), "-o", results}, args...)
 				cmd := testproc.Command(ctx, node, args...)
@@ -181,6 +185,17 @@ func conformanceAgainst(t *testing.T, srv *server, node, dir, js, baseline strin
 				err := cmd.Run()
 				text := redactKey(output.String())
 				if err != nil {
+					// A scenario whose connection was cut under it ("terminated": the
+					// suite's HTTP client lost the socket, which a loaded machine's
+					// proxy does now and then) runs once more on its own; any other
+					// failure, or a second cut, fails the test.
+					if again := droppedScenarios(results, text); len(again) > 0 && len(extra) == 0 {
+						t.Logf("scenarios %v lost their connection; running them once more:\n%s", again, text)
+						for _, name := range again {
+							text += suite("--scenario", name, "--timeout", "120000")
+						}
+						return text
+					}
 					t.Fatalf("conformance suite %v against %s failed (%v):\n%s%s", args[8:], ep.path, err, text, unexpectedChecks(results, text))
 				}
 				if !strings.Contains(text, "Baseline check passed") {
@@ -225,6 +240,44 @@ func unexpectedChecks(results, report string) string {
 	return out.String()
 }
 
+// droppedScenarios are the scenarios the suite's report names as unexpected failures
+// when every failed check of each says only that its connection was terminated; nil
+// when any failed otherwise.
+func droppedScenarios(results, report string) []string {
+	_, after, ok := strings.Cut(report, "Unexpected failures")
+	if !ok {
+		return nil
+	}
+	var names []string
+	for _, line := range strings.Split(after, "\n") {
+		name, ok := strings.CutPrefix(strings.TrimSpace(line), "✗ ")
+		if !ok {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(results, "server-"+name+"-*", "checks.json"))
+		if len(files) == 0 {
+			return nil
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			var checks []struct {
+				Status       string `json:"status"`
+				ErrorMessage string `json:"errorMessage"`
+			}
+			if err != nil || json.Unmarshal(b, &checks) != nil {
+				return nil
+			}
+			for _, c := range checks {
+				if c.Status == "FAILURE" && !strings.Contains(c.ErrorMessage, "terminated") {
+					return nil
+				}
+			}
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
 // authProxy is a loopback reverse proxy to base that adds the API key and changes
 // nothing else: the Host and Origin headers pass as the suite sent them, and responses
 // stream (SSE) as they come.
@@ -263,6 +316,19 @@ func TestUnexpectedChecks(t *testing.T) {
 		}
 	}
 	report := "✓ ping: 1 passed, 0 failed\n✗ tools-list: 0 passed, 1 failed\n\x1b[31mUnexpected failures (not in baseline):\x1b[0m\n  ✗ tools-list\n\n\x1b[31mUnexpected failures detected\x1b[0m\n"
+	if got := droppedScenarios(results, report); got != nil {
+		t.Errorf("droppedScenarios = %v for a failure that is not a cut connection, want none", got)
+	}
+	cut := filepath.Join(results, "server-caching-2026-11-29T02-32-42-743Z")
+	if err := os.MkdirAll(cut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cut, "checks.json"), []byte(`[{"id":"caching","status":"FAILURE","errorMessage":"Failed: terminated"},{"id":"x","status":"SUCCESS"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := droppedScenarios(results, "\x1b[31mUnexpected failures (not in baseline):\x1b[0m\n  ✗ caching\n"); !slices.Equal(got, []string{"caching"}) {
+		t.Errorf("droppedScenarios = %v, want [caching]", got)
+	}
 	got := unexpectedChecks(results, report)
 	if !strings.Contains(got, "missing description") || strings.Contains(got, `"ping"`) {
 		t.Errorf("unexpectedChecks = %q, want tools-list's checks only", got)
