@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
-	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // browserSummary is what run.mjs reports.
@@ -124,27 +121,13 @@ func TestBrowser(t *testing.T) {
 	// covers every page, the Workflows section's included.
 	ctx, cancel := context.WithTimeout(t.Context(), 7*time.Minute)
 	defer cancel()
-	cmd := testproc.Command(ctx, "node", filepath.Join(dir, "run.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"BASE_URL="+srv.BaseURL, "ADMIN_LINK="+srv.AdminLink, "BETA_LINK="+inv.URL,
-		"GITHUB_TOKEN="+githubToken, "GITHUB_RENEWED_TOKEN="+githubRenewedToken, "GITHUB_OTHER_TOKEN="+githubBetaToken, "SCREENSHOT_DIR="+shots, "CHROMIUM="+chromiumPath,
-		"REMOTE_MCP_URL="+remoteURL, "REMOTE_MCP_TOKEN="+remoteMCPToken)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("run node run.mjs: %v\nstderr:\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var sum browserSummary
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
-		t.Fatalf("run.mjs printed no JSON summary: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
+	err, stderr := runScript(ctx, t, dir, "run.mjs", []string{"BASE_URL=" + srv.BaseURL, "ADMIN_LINK=" + srv.AdminLink, "BETA_LINK=" + inv.URL,
+		"GITHUB_TOKEN=" + githubToken, "GITHUB_RENEWED_TOKEN=" + githubRenewedToken, "GITHUB_OTHER_TOKEN=" + githubBetaToken, "SCREENSHOT_DIR=" + shots, "CHROMIUM=" + chromiumPath,
+		"REMOTE_MCP_URL=" + remoteURL, "REMOTE_MCP_TOKEN=" + remoteMCPToken}, &sum)
 	t.Logf("run.mjs steps: %s", strings.Join(sum.Steps, "; "))
 	if !sum.OK || err != nil {
-		t.Fatalf("the browser run failed (exit %v):\n%s\nstderr:\n%s", err, strings.Join(sum.Failures, "\n"), stderr.String())
+		t.Fatalf("the browser run failed (exit %v):\n%s\nstderr:\n%s", err, strings.Join(sum.Failures, "\n"), stderr)
 	}
 
 	// axe-core ran on every page and dialog, and found no serious or critical violation.

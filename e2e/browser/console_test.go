@@ -1,21 +1,16 @@
 package browser
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
-	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // TestBrowserConsole drives the agent console and the workflow editor's help in
@@ -36,18 +31,7 @@ func TestBrowserConsole(t *testing.T) {
 	gh, rec := fakeGitHub(t)
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL})
 	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
-	must := func(method, path string, in any, want int, out any) {
-		t.Helper()
-		status, body := api.Do(t, method, path, in)
-		if status != want {
-			t.Fatalf("%s %s: status %d, want %d; body %s", method, path, status, want, redactKey(string(body)))
-		}
-		if out != nil {
-			if err := json.Unmarshal(body, out); err != nil {
-				t.Fatalf("%s %s: decode %s: %v", method, path, body, err)
-			}
-		}
-	}
+	must := mustAPI(t, api)
 	var conn struct {
 		ID    string `json:"id"`
 		Label string `json:"account_label"`
@@ -73,18 +57,6 @@ func TestBrowserConsole(t *testing.T) {
 	t.Logf("screenshots of the console and the editor, at 1366 and 390 px: %s", shots)
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
-	cmd := testproc.Command(ctx, "node", filepath.Join(dir, "console.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BASE_URL="+srv.BaseURL, "ADMIN_LINK="+srv.AdminLink, "SCREENSHOT_DIR="+shots, "CHROMIUM="+chromiumPath,
-		"AGENT_ID="+agent.ID, "AGENT_URL="+agentURL, "AGENT_KEY="+key.Key, "ACCOUNT_LABEL="+conn.Label, "ISSUE_TITLE="+githubIssueTitle)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("run node console.mjs: %v\nstderr:\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var sum struct {
 		OK       bool           `json:"ok"`
 		Failures []string       `json:"failures"`
@@ -102,15 +74,14 @@ func TestBrowserConsole(t *testing.T) {
 			Accounts  []string `json:"accounts"`
 		} `json:"editor"`
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
-		t.Fatalf("console.mjs printed no JSON summary: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
+	err, stderr := runScript(ctx, t, dir, "console.mjs", []string{"BASE_URL=" + srv.BaseURL, "ADMIN_LINK=" + srv.AdminLink, "SCREENSHOT_DIR=" + shots, "CHROMIUM=" + chromiumPath,
+		"AGENT_ID=" + agent.ID, "AGENT_URL=" + agentURL, "AGENT_KEY=" + key.Key, "ACCOUNT_LABEL=" + conn.Label, "ISSUE_TITLE=" + githubIssueTitle}, &sum)
 	t.Logf("console.mjs steps: %s", strings.Join(sum.Steps, "; "))
 	for _, f := range sum.Failures {
 		t.Error(f)
 	}
 	if !sum.OK || err != nil {
-		t.Fatalf("the browser run failed (exit %v)\nstderr:\n%s", err, stderr.String())
+		t.Fatalf("the browser run failed (exit %v)\nstderr:\n%s", err, stderr)
 	}
 	if !sum.Console.Declined || !sum.Console.Accepted || !sum.Editor.Completed || len(sum.Editor.Problems) < 5 || len(sum.Editor.Accounts) != 2 {
 		t.Errorf("console.mjs reported %+v %+v", sum.Console, sum.Editor)

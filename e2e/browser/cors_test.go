@@ -1,22 +1,15 @@
 package browser
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
-	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // clientPage serves the page of a browser MCP client at every path (its callback
@@ -53,18 +46,6 @@ func TestBrowserCORS(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	cmd := testproc.Command(ctx, "node", filepath.Join(dir, "cors.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BASE_URL="+srv.BaseURL, "ADMIN_LINK="+srv.AdminLink, "ALLOWED_ORIGIN="+allowed.URL, "OTHER_ORIGIN="+other.URL,
-		"TOOL=github_get_me", "CHROMIUM="+chromiumPath)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("run node cors.mjs: %v\nstderr:\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var sum struct {
 		OK       bool     `json:"ok"`
 		Failures []string `json:"failures"`
@@ -82,12 +63,11 @@ func TestBrowserCORS(t *testing.T) {
 			Error string `json:"error"`
 		} `json:"other"`
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
-		t.Fatalf("cors.mjs printed no JSON summary: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
+	err, stderr := runScript(ctx, t, dir, "cors.mjs", []string{"BASE_URL=" + srv.BaseURL, "ADMIN_LINK=" + srv.AdminLink, "ALLOWED_ORIGIN=" + allowed.URL, "OTHER_ORIGIN=" + other.URL,
+		"TOOL=github_get_me", "CHROMIUM=" + chromiumPath}, &sum)
 	t.Logf("cors.mjs steps: %s", strings.Join(sum.Steps, "; "))
 	if !sum.OK || err != nil {
-		t.Fatalf("the browser run failed (exit %v):\n%s\nstderr:\n%s", err, strings.Join(sum.Failures, "\n"), stderr.String())
+		t.Fatalf("the browser run failed (exit %v):\n%s\nstderr:\n%s", err, strings.Join(sum.Failures, "\n"), stderr)
 	}
 	a := sum.Allowed
 	if a.Error != "" {

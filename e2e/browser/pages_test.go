@@ -1,21 +1,16 @@
 package browser
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
-	"github.com/switchboard-hub/switchboard/internal/testproc"
 )
 
 // pagesWorkflow is the workflow TestBrowserPages saves through the API, so that its
@@ -64,18 +59,7 @@ func TestBrowserPages(t *testing.T) {
 	// The usage rollup passes every second, so Overview shows the calls made below.
 	srv := startServer(t, bin, map[string]string{"SWITCHBOARD_GITHUB_BASE_URL": gh.URL, "SWITCHBOARD_REMOTE_MCP_ALLOW_CIDRS": "127.0.0.1/32", "SWITCHBOARD_USAGE_INTERVAL": "1s"})
 	api := &apiClient{Base: srv.BaseURL, Key: srv.AdminKey}
-	must := func(method, path string, in any, want int, out any) {
-		t.Helper()
-		status, body := api.Do(t, method, path, in)
-		if status != want {
-			t.Fatalf("%s %s: status %d, want %d; body %s", method, path, status, want, redactKey(string(body)))
-		}
-		if out != nil {
-			if err := json.Unmarshal(body, out); err != nil {
-				t.Fatalf("%s %s: decode %s: %v", method, path, body, err)
-			}
-		}
-	}
+	must := mustAPI(t, api)
 
 	// Something in every table: a connection, an agent with a key, API keys, a tool
 	// call and a run in Activity, a workflow and its run, a pending invitation.
@@ -126,18 +110,6 @@ func TestBrowserPages(t *testing.T) {
 	t.Logf("screenshots of every page, at 1366 and 390 px: %s", shots)
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
-	cmd := testproc.Command(ctx, "node", filepath.Join(dir, "pages.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BASE_URL="+srv.BaseURL, "ADMIN_LINK="+srv.AdminLink, "MEMBER_LINK="+inv.URL, "SCREENSHOT_DIR="+shots, "CHROMIUM="+chromiumPath,
-		"AGENT_ID="+agent.ID, "CONNECTION_ID="+conn.ID, "GITHUB_URL="+gh.URL, "WORKFLOW_RUN_ID="+workflowRunID)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("run node pages.mjs: %v\nstderr:\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var sum struct {
 		OK          bool           `json:"ok"`
 		Failures    []string       `json:"failures"`
@@ -146,15 +118,14 @@ func TestBrowserPages(t *testing.T) {
 		Screenshots []string       `json:"screenshots"`
 		Axe         map[string]int `json:"axe"`
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
-		t.Fatalf("pages.mjs printed no JSON summary: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
+	err, stderr := runScript(ctx, t, dir, "pages.mjs", []string{"BASE_URL=" + srv.BaseURL, "ADMIN_LINK=" + srv.AdminLink, "MEMBER_LINK=" + inv.URL, "SCREENSHOT_DIR=" + shots, "CHROMIUM=" + chromiumPath,
+		"AGENT_ID=" + agent.ID, "CONNECTION_ID=" + conn.ID, "GITHUB_URL=" + gh.URL, "WORKFLOW_RUN_ID=" + workflowRunID}, &sum)
 	t.Logf("pages.mjs steps: %s", strings.Join(sum.Steps, "; "))
 	for _, f := range sum.Failures {
 		t.Error(f)
 	}
 	if !sum.OK || err != nil {
-		t.Fatalf("the browser run failed (exit %v)\nstderr:\n%s", err, stderr.String())
+		t.Fatalf("the browser run failed (exit %v)\nstderr:\n%s", err, stderr)
 	}
 	// Every page was laid out and photographed at both widths.
 	for _, w := range []int{1366, 390} {
