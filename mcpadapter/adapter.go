@@ -382,16 +382,26 @@ func (a *Adapter) AgentChanged(tenant switchboard.TenantID, agentID string) {
 // tools or resources changed.
 func (a *Adapter) Refresh(tenant switchboard.TenantID) { a.ConnectionChanged(tenant, "") }
 
-func (a *Adapter) refreshWhere(match func(*scope) bool) {
+// scopesWhere are the live scopes that match.
+func (a *Adapter) scopesWhere(match func(*scope) bool) []*scope {
 	a.mu.Lock()
-	var affected []*scope
+	defer a.mu.Unlock()
+	var out []*scope
 	for _, s := range a.scopes {
 		if match(s) {
-			affected = append(affected, s)
+			out = append(out, s)
 		}
 	}
-	a.mu.Unlock()
-	for _, s := range affected {
+	return out
+}
+
+// tenantScopes are the live scopes of the tenant.
+func (a *Adapter) tenantScopes(tenant switchboard.TenantID) []*scope {
+	return a.scopesWhere(func(s *scope) bool { return s.principal.TenantID == tenant })
+}
+
+func (a *Adapter) refreshWhere(match func(*scope) bool) {
+	for _, s := range a.scopesWhere(match) {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()

@@ -239,15 +239,7 @@ func (s *scope) connectionsUpdated() {
 // resource (its hub URI) that the server updated it (wire it to
 // remotemcp.Service.OnResourceUpdated).
 func (a *Adapter) ResourceUpdated(tenant switchboard.TenantID, connection, uri string) {
-	a.mu.Lock()
-	var affected []*scope
-	for _, s := range a.scopes {
-		if s.principal.TenantID == tenant {
-			affected = append(affected, s)
-		}
-	}
-	a.mu.Unlock()
-	for _, s := range affected {
+	for _, s := range a.tenantScopes(tenant) {
 		if st := s.state.Load(); st == nil {
 			continue
 		} else if srv, _, ok := remotemcp.SplitHubURI(uri); !ok || st.remote.servers[srv] != connection {
@@ -337,15 +329,7 @@ func (s *scope) relaySubscription(ctx context.Context, sess server.ClientSession
 // The notifications are sent in the background: the feed's goroutine does not wait.
 func (a *Adapter) RunChanged(tenant switchboard.TenantID, runID string) {
 	uris := map[string]bool{runURIPrefix + runID: true, workflows.InstanceURI(runID): true}
-	a.mu.Lock()
-	var affected []*scope
-	for _, s := range a.scopes {
-		if s.principal.TenantID == tenant {
-			affected = append(affected, s)
-		}
-	}
-	a.mu.Unlock()
-	for _, s := range affected {
+	for _, s := range a.tenantScopes(tenant) {
 		if len(s.subs.matching(func(u string) bool { return uris[u] })) == 0 {
 			continue
 		}
