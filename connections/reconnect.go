@@ -44,6 +44,11 @@ func (s *Service) Reconnect(ctx context.Context, p switchboard.Principal, id str
 		}
 		return Connection{}, switchboard.Invalid("token", msg)
 	}
+	if spec.CheckToken != nil {
+		if err := spec.CheckToken(token); err != nil {
+			return Connection{}, err
+		}
+	}
 	label := existing.AccountLabel
 	if in.Label != nil && strings.TrimSpace(*in.Label) != existing.AccountLabel {
 		renamed := existing

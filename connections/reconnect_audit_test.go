@@ -29,6 +29,9 @@ func TestReconnectIsAuditedAsAReconnect(t *testing.T) {
 		if refused == nil {
 			t.Fatal("a token the provider refuses reconnected the connection")
 		}
+		if _, err := r.svc.Reconnect(ctx, r.a.bob, mine.ID, connections.ReconnectInput{Token: "fake good"}); err == nil || switchboard.AsError(err).Field != "token" {
+			t.Fatalf("a token not in the provider's form: err = %v, want an invalid token", err)
+		}
 		if _, err := r.svc.Reconnect(ctx, r.a.bob, mine.ID, connections.ReconnectInput{Token: goodToken}); err != nil {
 			t.Fatal(err)
 		}

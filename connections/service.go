@@ -128,6 +128,11 @@ func (s *Service) Connect(ctx context.Context, p switchboard.Principal, in Conne
 		}
 		return Connection{}, switchboard.Invalid("token", msg)
 	}
+	if spec.CheckToken != nil {
+		if err := spec.CheckToken(token); err != nil {
+			return Connection{}, err
+		}
+	}
 	var label string
 	if in.Label != nil {
 		label = strings.TrimSpace(*in.Label)

@@ -88,6 +88,12 @@ func fakeSpec(name string, kinds ...providers.AuthKind) providers.Spec {
 		BaseURL:   "https://fake.invalid", // the registry's override must win
 		AuthKinds: kinds,
 		TokenHelp: "Paste a fake token.",
+		CheckToken: func(token string) error {
+			if strings.ContainsAny(token, " \t\n") {
+				return switchboard.Invalid("token", "must be one word, as Fake shows it")
+			}
+			return nil
+		},
 		Verify: func(ctx context.Context, c *providers.Call) (providers.Account, error) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL("/whoami"), nil)
 			if err != nil {
@@ -189,6 +195,7 @@ func TestConnect(t *testing.T) {
 			{name: "rate limited while checking", in: connections.ConnectInput{Provider: "fake", Token: "fake_rate_limited"}, code: switchboard.CodeRateLimited, reason: "rate limiting", upstreamN: 1},
 			{name: "unknown provider", in: connections.ConnectInput{Provider: "gitlab", Token: goodToken}, code: switchboard.CodeInvalid, field: "provider", reason: "known providers: fake, oauthonly"},
 			{name: "provider whose tools exist per connection", in: connections.ConnectInput{Provider: "own", Token: goodToken}, code: switchboard.CodeInvalid, field: "provider", reason: "known providers: fake, oauthonly"},
+			{name: "token not in its form", in: connections.ConnectInput{Provider: "fake", Token: "fake good"}, code: switchboard.CodeInvalid, field: "token", reason: "one word"},
 			{name: "empty token", in: connections.ConnectInput{Provider: "fake", Token: " "}, code: switchboard.CodeInvalid, field: "token", reason: "Paste a fake token."},
 			{name: "provider without api keys", in: connections.ConnectInput{Provider: "oauthonly", Token: goodToken}, code: switchboard.CodeInvalid, field: "provider", reason: "OAuth"},
 			{name: "blank label", in: connections.ConnectInput{Provider: "fake", Token: goodToken, Label: &label}, code: switchboard.CodeInvalid, field: "label", reason: "1 to 255"},

@@ -110,7 +110,11 @@ type Spec struct {
 	// steps, one a line, with the real addresses to open (the UI numbers the steps and
 	// links the https:// addresses).
 	TokenHelp string
-	RateLimit RateLimit
+	// CheckToken, when set, checks the form of a token a person pastes, before it is
+	// verified or stored (a credential of several parts, pasted as one): its error is
+	// an invalid "token" error saying what the token must look like.
+	CheckToken func(token string) error
+	RateLimit  RateLimit
 	// Deadlines bound each operation's upstream work (read-only ones and the others
 	// apart); zero fields take DefaultReadDeadline and DefaultWriteDeadline.
 	Deadlines Deadlines

@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -83,11 +84,15 @@ type PresetOAuth struct {
 }
 
 // APIKey is where a token goes: a header (with an optional prefix before it) or a
-// query parameter.
+// query parameter of that Name. A credential of several parts (an application's key
+// and a user's token, which the API takes together) names its parts instead, each a
+// header or query parameter of its own: a person pastes them as one token, in that
+// order, separated by ":" (KEY:TOKEN).
 type APIKey struct {
-	In     string `json:"in"`
-	Name   string `json:"name"`
-	Prefix string `json:"prefix,omitempty"`
+	In     string   `json:"in"`
+	Name   string   `json:"name,omitempty"`
+	Prefix string   `json:"prefix,omitempty"`
+	Parts  []string `json:"parts,omitempty"`
 }
 
 // Tool is one tool of a default set: the description's operation it runs, its name
@@ -208,7 +213,15 @@ func build(ctx context.Context, p Preset, data []byte) (providers.Spec, error) {
 			}
 		}
 	}
-	spec, err := openapi.New(ctx, data, openapi.Options{Name: p.Name, Title: p.Title, BaseURL: p.BaseURL, Auth: p.Auth, Tools: tools})
+	var credential []openapi.Place
+	if k := p.APIKey; k != nil {
+		for _, name := range append([]string{k.Name}, k.Parts...) {
+			if name != "" {
+				credential = append(credential, openapi.Place{In: k.In, Name: name})
+			}
+		}
+	}
+	spec, err := openapi.New(ctx, data, openapi.Options{Name: p.Name, Title: p.Title, BaseURL: p.BaseURL, Auth: p.Auth, Tools: tools, Credential: credential})
 	if err != nil {
 		return providers.Spec{}, err
 	}
@@ -226,7 +239,11 @@ func build(ctx context.Context, p Preset, data []byte) (providers.Spec, error) {
 		sort.Strings(scopes)
 		spec.OAuth.Scopes = scopes // the default tools', not every scope the description names
 	}
-	if k := p.APIKey; k != nil {
+	if k := p.APIKey; k != nil && len(k.Parts) > 0 {
+		if err := placeParts(&spec, k); err != nil {
+			return providers.Spec{}, err
+		}
+	} else if k != nil {
 		switch k.In {
 		case "header":
 			name, prefix := k.Name, k.Prefix
@@ -305,4 +322,72 @@ func Register(ctx context.Context, r *providers.Registry) error {
 		}
 	}
 	return nil
+}
+
+// placeParts puts a credential of several parts (APIKey.Parts) on each request, each
+// part in its own header or query parameter, and checks at connect time that a pasted
+// token has every part.
+func placeParts(spec *providers.Spec, k *APIKey) error {
+	switch {
+	case k.Name != "" || k.Prefix != "":
+		return switchboard.Invalid("api_key.parts", "name the parts alone: a credential of several parts takes no name or prefix")
+	case len(k.Parts) < 2:
+		return switchboard.Invalid("api_key.parts", "name two parts or more, or give a name instead")
+	case k.In != "header" && k.In != "query":
+		return switchboard.Invalid("api_key.in", fmt.Sprintf("is %q; header and query are supported", k.In))
+	}
+	for i, name := range k.Parts {
+		if name == "" || slices.Contains(k.Parts[:i], name) {
+			return switchboard.Invalid(fmt.Sprintf("api_key.parts[%d]", i), fmt.Sprintf("%q is empty or named twice", name))
+		}
+	}
+	parts, in := slices.Clone(k.Parts), k.In
+	form := make([]string, len(parts))
+	for i, name := range parts {
+		form[i] = strings.ToUpper(name)
+	}
+	title := spec.Title
+	spec.AuthHeader = nil
+	spec.Authorize = func(r *http.Request, token string) {
+		values, _ := splitParts(token, len(parts))
+		q := r.URL.Query()
+		for i, name := range parts {
+			if in == "header" {
+				r.Header.Set(name, values[i])
+			} else {
+				q.Set(name, values[i])
+			}
+		}
+		if in == "query" {
+			r.URL.RawQuery = q.Encode()
+		}
+	}
+	spec.CheckToken = func(token string) error {
+		if _, ok := splitParts(token, len(parts)); !ok {
+			return switchboard.Invalid("token", fmt.Sprintf("must be %s: %s's %s, in that order, separated by a colon", strings.Join(form, ":"), title, strings.Join(parts, " and ")))
+		}
+		return nil
+	}
+	quoted := make([]string, len(parts))
+	for i, name := range parts {
+		quoted[i] = strconv.Quote(name)
+	}
+	spec.TokenHelp = fmt.Sprintf("Paste your %s %s as %s (sent as the %s %s).", title, strings.Join(parts, " and "), strings.Join(form, ":"),
+		map[string]string{"query": "query parameters", "header": "headers"}[in], strings.Join(quoted, " and "))
+	return nil
+}
+
+// splitParts splits a token into n parts separated by ":", each trimmed; ok says it
+// had n parts, none empty. A token with fewer gives empty parts for those it lacks.
+func splitParts(token string, n int) (values []string, ok bool) {
+	pieces := strings.Split(token, ":")
+	ok = len(pieces) == n
+	values = make([]string, n)
+	for i := range values {
+		if i < len(pieces) {
+			values[i] = strings.TrimSpace(pieces[i])
+		}
+		ok = ok && values[i] != ""
+	}
+	return values, ok
 }

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -25,7 +29,9 @@ import (
 // and credential (openapi3filter), and answers with a body generated from the
 // operation's success response schema, itself checked against that schema; the tool's
 // result must match the tool's output schema, and the tool must have run the operation
-// its preset names. The listed schemas of every default tool must pass every vendor's
+// its preset names. No tool takes a credential as an input, and every request carries
+// the connection's, each part where its preset puts it (Trello's key and token). The
+// listed schemas of every default tool must pass every vendor's
 // portable-schema checker.
 func TestCatalogToolsAgainstTheirDescriptions(t *testing.T) {
 	presets, err := Presets()
@@ -60,6 +66,7 @@ func TestCatalogToolsAgainstTheirDescriptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			up := describedfake.New(t, doc, base.Path, nil)
+			token := connectionToken(p)
 			for _, pt := range p.Tools {
 				tool := tools[p.Name+"_"+pt.Name]
 				if tool == nil {
@@ -70,12 +77,15 @@ func TestCatalogToolsAgainstTheirDescriptions(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				for _, prop := range credentialInputs(tool, p, doc) {
+					t.Errorf("%s takes the credential %s as an input: it comes from the connection", tool.Name, prop)
+				}
 				if err := tool.Validate(args); err != nil {
 					t.Errorf("%s: the generated arguments %s do not fit its input schema: %v", tool.Name, args, err)
 					continue
 				}
 				before := len(up.Matched())
-				out, err := tool.Op.Invoke(context.Background(), providertest.NewCall(t, &spec, up.URL+base.Path, "catalog-token"), args)
+				out, err := tool.Op.Invoke(context.Background(), providertest.NewCall(t, &spec, up.URL+base.Path, token), args)
 				if err != nil {
 					t.Errorf("%s(%s): %v", tool.Name, args, err)
 					continue
@@ -85,10 +95,93 @@ func TestCatalogToolsAgainstTheirDescriptions(t *testing.T) {
 					t.Errorf("%s ran %v, want the operation %s", tool.Name, seen[before:], pt.Operation)
 				}
 				checkOutput(t, tool, out)
+				if reqs := up.Requests(); len(reqs) > 0 {
+					if err := carriesConnection(reqs[len(reqs)-1], p, token); err != nil {
+						t.Errorf("%s: %v", tool.Name, err)
+					}
+				}
 			}
 			up.Check(t)
 		})
 	}
+}
+
+// connectionToken is the credential of a test connection to a catalog API: one of
+// each part, KEY:TOKEN, when its preset's credential has several (APIKey.Parts).
+func connectionToken(p Preset) string {
+	if p.APIKey == nil || len(p.APIKey.Parts) == 0 {
+		return "catalog-token"
+	}
+	values := make([]string, len(p.APIKey.Parts))
+	for i, name := range p.APIKey.Parts {
+		values[i] = "catalog-" + name
+	}
+	return strings.Join(values, ":")
+}
+
+// credentialInputs are the input properties of a tool named like a place of the
+// connection's credential: its preset's api_key, or an apiKey scheme of the
+// description.
+func credentialInputs(tool *providers.Tool, p Preset, doc *openapi3.T) []string {
+	var places []string
+	if k := p.APIKey; k != nil {
+		places = append(places, k.Parts...)
+		places = append(places, k.Name)
+	}
+	if doc.Components != nil {
+		for _, ref := range doc.Components.SecuritySchemes {
+			if ref != nil && ref.Value != nil && ref.Value.Type == "apiKey" {
+				places = append(places, ref.Value.Name)
+			}
+		}
+	}
+	schema := map[string]any{}
+	in, _ := tool.Listed()
+	_ = json.Unmarshal(in, &schema)
+	props, _ := schema["properties"].(map[string]any)
+	var out []string
+	for prop := range props {
+		for _, place := range places {
+			if place != "" && strings.EqualFold(prop, place) {
+				out = append(out, prop)
+			}
+		}
+	}
+	return out
+}
+
+// carriesConnection says how a request fails to carry the connection's credential:
+// each part where its preset places it, else the token in a header (bearer, a prefix),
+// a query parameter or HTTP basic's user.
+func carriesConnection(r providertest.Request, p Preset, token string) error {
+	if k := p.APIKey; k != nil && len(k.Parts) > 0 {
+		for _, name := range k.Parts {
+			got := r.Query[name]
+			if k.In == "header" {
+				got = r.Header.Values(name)
+			}
+			if len(got) != 1 || got[0] != "catalog-"+name {
+				return fmt.Errorf("the request carries the %s %s %q, want the connection's %q alone", k.In, name, got, "catalog-"+name)
+			}
+		}
+		return nil
+	}
+	for _, vs := range r.Header {
+		for _, v := range vs {
+			if strings.Contains(v, token) {
+				return nil
+			}
+		}
+	}
+	for _, vs := range r.Query {
+		if slices.Contains(vs, token) {
+			return nil
+		}
+	}
+	if user, _, ok := (&http.Request{Header: r.Header}).BasicAuth(); ok && user == token {
+		return nil
+	}
+	return fmt.Errorf("the request does not carry the connection's credential (headers %v, query %v)", slices.Sorted(maps.Keys(r.Header)), r.Query)
 }
 
 // arguments are the least arguments of a tool: its required parameters from its input

@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -149,4 +150,47 @@ func Scheme(doc *openapi3.T, auth string) (string, *openapi3.SecurityScheme) {
 		return auth, ref.Value
 	}
 	return "", nil
+}
+
+// credentialPlaces are where a request of op carries the connection's credential, so
+// that no tool takes them as arguments: the places of the apiKey schemes its security
+// requirements name (the description's when it names none), every alternative and
+// every part, that of the scheme the provider uses (o.Auth, or the one the description
+// asks for first), and o.Credential.
+func credentialPlaces(doc *openapi3.T, op *openapi3.Operation, o Options) []Place {
+	schemes := openapi3.SecuritySchemes{}
+	if doc.Components != nil && doc.Components.SecuritySchemes != nil {
+		schemes = doc.Components.SecuritySchemes
+	}
+	names := map[string]bool{}
+	reqs := doc.Security
+	if op.Security != nil {
+		reqs = *op.Security
+	}
+	for _, req := range reqs {
+		for n := range req {
+			names[n] = true
+		}
+	}
+	if name, _ := Scheme(doc, o.Auth); name != "" {
+		names[name] = true
+	}
+	out := slices.Clone(o.Credential)
+	for n := range names {
+		if ref, ok := schemes[n]; ok && ref != nil && ref.Value != nil && strings.EqualFold(ref.Value.Type, "apiKey") {
+			out = append(out, Place{In: ref.Value.In, Name: ref.Value.Name})
+		}
+	}
+	return out
+}
+
+// carriesCredential reports whether p is one of the places in creds (a header's name
+// in any case).
+func carriesCredential(p *openapi3.Parameter, creds []Place) bool {
+	for _, c := range creds {
+		if p.In == c.In && (p.Name == c.Name || p.In == "header" && strings.EqualFold(p.Name, c.Name)) {
+			return true
+		}
+	}
+	return false
 }

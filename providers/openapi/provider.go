@@ -45,6 +45,16 @@ type Options struct {
 	// Tools rename and redescribe operations, by operationId: a catalog's curated
 	// tools. The operations they name are chosen like Operations'.
 	Tools map[string]Tool
+	// Credential are where the connection's credential goes besides the places the
+	// description's securitySchemes name (a catalog preset's own placement): like
+	// those, a parameter there is no tool's input.
+	Credential []Place
+}
+
+// Place is a header, query parameter or cookie (In) of that Name that carries a
+// connection's credential, or one part of it.
+type Place struct {
+	In, Name string
 }
 
 // Tool is what a curated tool says of its operation instead of the description: its
@@ -207,7 +217,7 @@ func operations(ctx context.Context, doc *openapi3.T, spec *providers.Spec, o Op
 				continue
 			}
 			seen[op.OperationID] = true
-			built, err := buildOperation(spec, names, method, path, item, op, o.Tools[op.OperationID])
+			built, err := buildOperation(spec, names, method, path, item, op, o.Tools[op.OperationID], credentialPlaces(doc, op, o))
 			if err != nil {
 				return nil, switchboard.Invalid("description", fmt.Sprintf("operation %s %s: %v", method, path, err))
 			}
@@ -267,8 +277,9 @@ func chosen(op *openapi3.Operation, ids map[string]bool, tags []string) bool {
 }
 
 // buildOperation builds one operation's tool: its name, description, hints, schemas and
-// where each argument goes.
-func buildOperation(spec *providers.Spec, names *namer, method, path string, item *openapi3.PathItem, op *openapi3.Operation, curated Tool) (*operation, error) {
+// where each argument goes. A parameter in one of creds is no input: the connection
+// fills it.
+func buildOperation(spec *providers.Spec, names *namer, method, path string, item *openapi3.PathItem, op *openapi3.Operation, curated Tool, creds []Place) (*operation, error) {
 	id := op.OperationID
 	if id == "" {
 		id = strings.ToLower(method) + " " + path
@@ -304,6 +315,9 @@ func buildOperation(spec *providers.Spec, names *namer, method, path string, ite
 	props := map[string]any{}
 	var required []string
 	for _, p := range parameters(item, op) {
+		if carriesCredential(p, creds) {
+			continue
+		}
 		prop := p.Name
 		if _, taken := props[prop]; taken || prop == "" {
 			prop = p.In + "_" + p.Name
