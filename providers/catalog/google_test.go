@@ -71,7 +71,7 @@ func TestGoogleResourceBodiesAreToolInputs(t *testing.T) {
 			props, _ := resolveDefs(schema, defs, 0).(map[string]any)["properties"].(map[string]any)
 			body, _ := props["body"].(map[string]any)
 			if body == nil {
-				t.Fatalf("%s lists no body input: %v", tool.Name, keys(props))
+				t.Fatalf("%s lists no body input: %v", tool.Name, sortedKeys(props))
 			}
 			field := body
 			for _, name := range strings.Split(c.field, ".") {
@@ -142,5 +142,3 @@ func TestGoogleResourceBodiesAreToolInputs(t *testing.T) {
 		})
 	}
 }
-
-func keys(m map[string]any) []string { return sortedKeys(m) }
