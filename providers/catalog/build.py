@@ -12,6 +12,16 @@ its path filter admits, reads and lists first), and writes:
                              hand afterwards (tool names, descriptions, scopes), and the
                              build never overwrites one.
 
+One modification of the upstream text: in a description converted from a Google discovery
+document (its info x-origin format "google", the googleapis.com sources), a request body on
+a path that is not a media-upload one (not under /upload/) that offers only media-upload
+types (message/*, application/octet-stream, */* and the like, no JSON or form type) while
+its schema is a JSON object resource also gets application/json with that schema. The
+converter keeps only the mediaUpload accept types of a method that takes both a resource
+and an upload (Gmail's messages.send and drafts.create, Drive's files.create), but
+Google's non-upload endpoints take the resource as JSON: without the JSON type the body
+would not be a tool input at all.
+
 Run: python3 providers/catalog/build.py (after the corpus is installed with npm ci).
 """
 import copy, gzip, json, os, re, sys, urllib.parse
@@ -110,6 +120,39 @@ def trim(doc, chosen):
         put(out, r, v)
         refs(v, todo)
     return out
+
+
+def google_discovery(doc):
+    origins = doc.get('info', {}).get('x-origin') or []
+    return any(isinstance(o, dict) and o.get('format') == 'google' for o in origins)
+
+
+def json_media(name):
+    name = name.split(';')[0].strip().lower()
+    return name == 'application/json' or name.endswith('+json')
+
+
+def json_body_for_upload_only(doc, path, op):
+    """Adds application/json to an upload-only request body of a Google discovery
+    method on its non-upload path when the body's schema is a JSON object resource
+    (the rule in the module's docstring). Returns whether it did."""
+    body = op.get('requestBody')
+    if not isinstance(body, dict) or '/upload/' in path:
+        return False
+    if '$ref' in body:
+        return False
+    content = body.get('content') or {}
+    if not content or any(json_media(n) or n.lower().startswith('application/x-www-form-urlencoded') for n in content):
+        return False
+    schemas = [m.get('schema') for m in content.values() if isinstance(m, dict) and m.get('schema')]
+    if not schemas or any(s != schemas[0] for s in schemas):
+        return False
+    schema = schemas[0]
+    resolved = pointer(doc, schema['$ref']) if isinstance(schema.get('$ref'), str) and schema['$ref'].startswith('#/') else schema
+    if resolved.get('type') != 'object' or not resolved.get('properties'):
+        return False
+    content['application/json'] = {'schema': copy.deepcopy(schema)}
+    return True
 
 
 def singular(w):
@@ -224,6 +267,9 @@ def main():
             op = doc['paths'][path][m]
             if not op.get('operationId'):
                 op['operationId'] = snake(m + '_' + path)
+        if google_discovery(doc):
+            for m, path in chosen:
+                json_body_for_upload_only(doc, path, doc['paths'][path][m])
         trimmed = trim(doc, set(chosen))
         with gzip.GzipFile(os.path.join(HERE, 'descriptions', name + '.json.gz'), 'wb', mtime=0) as f:
             f.write(json.dumps(trimmed, separators=(',', ':'), sort_keys=True).encode())

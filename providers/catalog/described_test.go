@@ -73,7 +73,11 @@ func TestCatalogToolsAgainstTheirDescriptions(t *testing.T) {
 					t.Errorf("no tool %s_%s", p.Name, pt.Name)
 					continue
 				}
-				args, err := json.Marshal(arguments(t, tool, doc, pt.Operation))
+				generated, body := arguments(t, tool, doc, pt.Operation)
+				if !body {
+					t.Errorf("%s: the operation %s takes a request body, but the tool lists no body input", tool.Name, pt.Operation)
+				}
+				args, err := json.Marshal(generated)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,30 +190,65 @@ func carriesConnection(r providertest.Request, p Preset, token string) error {
 
 // arguments are the least arguments of a tool: its required parameters from its input
 // schema, and a body generated from the request body schema of the description's
-// operation, each required property set.
-func arguments(t *testing.T, tool *providers.Tool, doc *openapi3.T, operationID string) map[string]any {
+// operation, each required property set, or in a JSON body one optional property when
+// none is required, so that the body the tool sends carries a value. body is false
+// when the operation takes a request body with properties (of any media type) that the
+// tool lists no input for.
+func arguments(t *testing.T, tool *providers.Tool, doc *openapi3.T, operationID string) (args map[string]any, body bool) {
 	schema := schemaOf(t, tool)
 	defs, _ := schema["$defs"].(map[string]any)
-	args, _ := sample(resolveDefs(schema, defs, 0).(map[string]any), 0).(map[string]any)
+	args, _ = sample(resolveDefs(schema, defs, 0).(map[string]any), 0).(map[string]any)
 	props, _ := schema["properties"].(map[string]any)
+	body = true
 	for _, item := range doc.Paths.Map() {
 		for _, op := range item.Operations() {
 			if op.OperationID != operationID || op.RequestBody == nil || op.RequestBody.Value == nil {
 				continue
 			}
+			for _, mt := range op.RequestBody.Value.Content {
+				if mt.Schema != nil && mt.Schema.Value != nil && len(mt.Schema.Value.Properties) > 0 {
+					body = false // a body with properties, of any media type
+				}
+			}
 			for _, name := range []string{"request_body", "body"} {
 				if _, ok := props[name]; !ok {
 					continue
 				}
+				body = true
 				for _, ct := range sortedKeys(op.RequestBody.Value.Content) {
-					args[name] = describedfake.Generate(op.RequestBody.Value.Content[ct].Schema, true)
+					ref := op.RequestBody.Value.Content[ct].Schema
+					v := describedfake.Generate(ref, true)
+					if m, ok := v.(map[string]any); ok && len(m) == 0 && isJSON(ct) && ref != nil && ref.Value != nil {
+						setOneProperty(m, ref.Value)
+					}
+					args[name] = v
 					break
 				}
 				break
 			}
 		}
 	}
-	return args
+	return args, body
+}
+
+// setOneProperty sets in m the first (by name) property of s that a request may carry
+// and whose value is a string, a number or a boolean.
+func setOneProperty(m map[string]any, s *openapi3.Schema) {
+	for _, name := range sortedKeys(s.Properties) {
+		p := s.Properties[name]
+		if p == nil || p.Value == nil || p.Value.ReadOnly || p.Value.Type == nil || len(p.Value.Enum) > 0 {
+			continue
+		}
+		if p.Value.Type.Includes("string") || p.Value.Type.Includes("integer") || p.Value.Type.Includes("number") || p.Value.Type.Includes("boolean") {
+			m[name] = describedfake.Generate(p, true)
+			return
+		}
+	}
+}
+
+func isJSON(mediaType string) bool {
+	mediaType = strings.ToLower(strings.TrimSpace(strings.Split(mediaType, ";")[0]))
+	return mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

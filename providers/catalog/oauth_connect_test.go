@@ -168,7 +168,8 @@ func TestCatalogOAuthConnect(t *testing.T) {
 			rtr := router.New(router.Options{Registry: reg, Connections: svc, Audit: writer, Transports: transports, ArgsKey: []byte("test")})
 			svc.Subscribe(rtr.Forget)
 			tool := toolOf(t, reg, spec.Name+"_"+p.Tools[0].Name)
-			args, err := json.Marshal(arguments(t, tool, doc, p.Tools[0].Operation))
+			generated, _ := arguments(t, tool, doc, p.Tools[0].Operation)
+			args, err := json.Marshal(generated)
 			if err != nil {
 				t.Fatal(err)
 			}
