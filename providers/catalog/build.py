@@ -22,6 +22,12 @@ and an upload (Gmail's messages.send and drafts.create, Drive's files.create), b
 Google's non-upload endpoints take the resource as JSON: without the JSON type the body
 would not be a tool input at all.
 
+A second, in the same descriptions: Google's standard query parameters that steer the
+protocol rather than the API (access_token, key, oauth_token, alt, callback, prettyPrint,
+quotaUser, uploadType, upload_protocol, $.xgafv) are removed from the paths, so no tool
+offers them to an agent: the connection carries the credential, and the others would turn
+a JSON answer into JSONP or media, or a JSON call into an upload. fields stays.
+
 Run: python3 providers/catalog/build.py (after the corpus is installed with npm ci).
 """
 import copy, gzip, json, os, re, sys, urllib.parse
@@ -155,6 +161,21 @@ def json_body_for_upload_only(doc, path, op):
     return True
 
 
+GOOGLE_PROTOCOL_PARAMETERS = {'access_token', 'key', 'oauth_token', 'alt', 'callback', 'prettyPrint', 'quotaUser', 'uploadType', 'upload_protocol', '_.xgafv', '$.xgafv'}
+
+
+def without_google_protocol_parameters(doc, item):
+    """Drops Google's protocol parameters (the rule in the module's docstring) from a
+    path item and its operations."""
+    def keep(p):
+        if isinstance(p, dict) and isinstance(p.get('$ref'), str) and p['$ref'].startswith('#/'):
+            p = pointer(doc, p['$ref'])
+        return not (isinstance(p, dict) and p.get('in') == 'query' and p.get('name') in GOOGLE_PROTOCOL_PARAMETERS)
+    for node in [item] + [item[m] for m in METHODS if isinstance(item.get(m), dict)]:
+        if isinstance(node.get('parameters'), list):
+            node['parameters'] = [p for p in node['parameters'] if keep(p)]
+
+
 def singular(w):
     if w.endswith('ies'):
         return w[:-3] + 'y'
@@ -270,6 +291,8 @@ def main():
         if google_discovery(doc):
             for m, path in chosen:
                 json_body_for_upload_only(doc, path, doc['paths'][path][m])
+            for path in {path for _, path in chosen}:
+                without_google_protocol_parameters(doc, doc['paths'][path])
         trimmed = trim(doc, set(chosen))
         with gzip.GzipFile(os.path.join(HERE, 'descriptions', name + '.json.gz'), 'wb', mtime=0) as f:
             f.write(json.dumps(trimmed, separators=(',', ':'), sort_keys=True).encode())

