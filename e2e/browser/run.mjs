@@ -389,9 +389,9 @@ try {
   check(offered.status === 200 && offered.body.catalog === 'all', `offering the catalog in the workspace: ${JSON.stringify(offered)}`);
   await page.goto(`${BASE}/agents/new`);
   await page.waitForSelector('#pick-notion_search', { state: 'attached' });
+  check(!(await page.isDisabled('#pick-notion_search')), 'a new agent inheriting the workspace\'s "offered" cannot pick a Notion tool (none connected)');
   check(await page.inputValue('#agent-catalog') === '' && (await page.textContent('#agent-catalog option[value=""]')).includes('(offered)'),
     'a new agent\'s catalog setting does not start at "Workspace default (offered)" in a workspace that offers it');
-  check(!(await page.isDisabled('#pick-notion_search')), 'a new agent inheriting the workspace\'s "offered" cannot pick a Notion tool (none connected)');
   await page.selectOption('#agent-catalog', 'connected');
   check(await page.isDisabled('#pick-notion_search'), 'a Notion tool (none connected) can be picked with "Not offered" chosen');
   await page.selectOption('#agent-catalog', '');
