@@ -15,10 +15,10 @@ import (
 // PrivateUser returns the user whose private connections an agent's key may run tools
 // on, "" for none (the agent then runs on shared connections only). A private
 // connection is used only by its owner: through their own user keys, or through an
-// agent they created and saved last, called with a key they created. So this is the
-// agent's creator when the creator is both its last editor and the key's creator: an
-// admin's edit of the agent, or a key an admin created for it, never acts through its
-// creator's private connections.
+// agent they created and saved last, called with a key they created or by an OAuth
+// client they allowed to act as it. So this is the agent's creator when the creator is
+// both its last editor and the key's creator: an admin's edit of the agent, or a key
+// (or a grant) an admin gave it, never acts through its creator's private connections.
 //
 // It reads the database on every call, so an edit takes effect at once on every node.
 func (s *Service) PrivateUser(ctx context.Context, p switchboard.Principal) (string, error) {
@@ -67,11 +67,14 @@ func (s *Store) privateUser(ctx context.Context, tenant switchboard.TenantID, ag
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		// Not one of the agent's keys: the agent console, where a person uses the agent
 		// with their own credential (a user key or a browser session), which counts as
-		// a key that person created for it.
+		// a key that person created for it; or an OAuth client a person allowed to act
+		// as the agent (its grant, for this agent), which counts as a key the person who
+		// allowed it created.
 		err = s.db.WithContext(ctx).Raw(`SELECT a.created_by, a.updated_by, c.user_id AS key_created_by FROM agents a
 			JOIN (SELECT tenant_id, user_id FROM api_keys WHERE id = ? AND agent_id IS NULL AND revoked_at IS NULL
-			      UNION ALL SELECT tenant_id, user_id FROM web_sessions WHERE id = ?) c ON c.tenant_id = a.tenant_id
-			WHERE a.tenant_id = ? AND a.id = ?`, keyID, keyID, tenant, agentID).Take(&row).Error
+			      UNION ALL SELECT tenant_id, user_id FROM web_sessions WHERE id = ?
+			      UNION ALL SELECT tenant_id, consented_by FROM oauth_grants WHERE id = ? AND agent_id = ? AND revoked_at IS NULL) c ON c.tenant_id = a.tenant_id
+			WHERE a.tenant_id = ? AND a.id = ?`, keyID, keyID, keyID, agentID, tenant, agentID).Take(&row).Error
 	}
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):

@@ -3,6 +3,7 @@ package agents_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -83,6 +84,48 @@ func TestSelectHubTools(t *testing.T) {
 		_, err = r.svc.Create(ctx, r.a, agents.Input{Name: "Bound", Tools: []agents.ToolInput{{Tool: hub.ListWorkflows, ConnectionID: r.connA}}})
 		if e := switchboard.AsError(err); e.Code != switchboard.CodeInvalid || e.Field != "tools[0].connection_id" {
 			t.Errorf("list_workflows bound to a connection: %v; want invalid tools[0].connection_id", err)
+		}
+	})
+}
+
+// TestPrivateUserOAuthGrant: an OAuth client a person allowed to act as an agent runs
+// on the agent creator's private connections as a key the creator made for it does:
+// when the creator allowed it, for that agent, until the grant is revoked. A grant the
+// admin gave a member's agent, or one for another agent, does not.
+func TestPrivateUserOAuthGrant(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		r := newRig(t, db)
+		mine, err := r.svc.Create(ctx, r.a, agents.Input{Name: "Scribe", Tools: []agents.ToolInput{{Tool: "github_create_gist", ConnectionID: r.private}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := r.svc.Create(ctx, r.a, agents.Input{Name: "Other", Tools: []agents.ToolInput{{Tool: "github_get_issue", ConnectionID: r.connA}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		grant := func(id, agentID, consentedBy string, revoked bool) {
+			t.Helper()
+			row := map[string]any{"id": id, "tenant_id": string(r.a.TenantID), "client_id": "c", "client_name": "Chat app", "resource": "https://hub.test/mcp/alpha/agents/" + agentID,
+				"scope": "mcp", "user_id": r.a.UserID, "agent_id": agentID, "consented_by": consentedBy, "created_at": time.Now().UTC()}
+			if revoked {
+				row["revoked_at"] = time.Now().UTC()
+			}
+			if err := db.Table("oauth_grants").Create(row).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		grant("grt_creator", mine.ID, r.a.UserID, false)
+		grant("grt_member", mine.ID, r.member.UserID, false)
+		grant("grt_revoked", mine.ID, r.a.UserID, true)
+		grant("grt_other", other.ID, r.a.UserID, false)
+		for keyID, want := range map[string]string{"grt_creator": r.a.UserID, "grt_member": "", "grt_revoked": "", "grt_other": "", "grt_none": ""} {
+			p := switchboard.Principal{TenantID: r.a.TenantID, Kind: switchboard.PrincipalAgent, UserID: r.a.UserID, AgentID: mine.ID, KeyID: keyID}
+			if got, err := r.svc.PrivateUser(ctx, p); err != nil || got != want {
+				t.Errorf("the grant %s: private user %q, %v; want %q", keyID, got, err, want)
+			}
 		}
 	})
 }

@@ -124,38 +124,7 @@ func TestConnectFromConversation(t *testing.T) {
 	out, _ := startServe(t, e, 6)
 	n := node{base: public}
 	admin, person := gmailTenant(t, n, out, `{"confirm":"never","tool_mode":"all","catalog":"all"}`)
-	// Another person of the tenant, signed in.
-	var inv struct {
-		URL string `json:"url"`
-	}
-	if code := n.api(t, http.MethodPost, "/api/invitations", admin, `{"email":"bob@example.test","role":"member"}`, &inv); code != http.StatusCreated || inv.URL == "" {
-		t.Fatalf("invite: %d %+v", code, inv)
-	}
-	other := newBrowser(t)
-	other.setPassword(inv.URL)
-
-	type gmailConnection struct {
-		ID       string   `json:"id"`
-		Provider string   `json:"provider"`
-		Status   string   `json:"status"`
-		Scopes   []string `json:"scopes"`
-	}
-	gmailConnections := func(t *testing.T) []gmailConnection {
-		t.Helper()
-		var list struct {
-			Connections []gmailConnection `json:"connections"`
-		}
-		if code := n.api(t, http.MethodGet, "/api/connections", admin, "", &list); code != http.StatusOK {
-			t.Fatalf("list connections: %d", code)
-		}
-		var out []gmailConnection
-		for _, c := range list.Connections {
-			if c.Provider == "gmail" {
-				out = append(out, c)
-			}
-		}
-		return out
-	}
+	other := otherPerson(t, n, admin)
 
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
@@ -267,7 +236,7 @@ func TestConnectFromConversation(t *testing.T) {
 				t.Errorf("Gmail received %q, want %q last", gmail.Sent, raw)
 			}
 			gmail.Mu.Unlock()
-			conns := gmailConnections(t)
+			conns := gmailConnections(t, n, admin)
 			if len(conns) != 1 || strings.Join(conns[0].Scopes, " ") != gmailtest.ScopeSend {
 				t.Fatalf("gmail connections after the first link: %+v", conns)
 			}
@@ -284,7 +253,7 @@ func TestConnectFromConversation(t *testing.T) {
 				t.Errorf("the incremental authorization did not keep the granted scopes: %v", scopes[1])
 			}
 			mu.Unlock()
-			after := gmailConnections(t)
+			after := gmailConnections(t, n, admin)
 			if len(after) != 1 || after[0].ID != conns[0].ID || !slices.Contains(after[0].Scopes, gmailtest.ScopeSend) || !slices.Contains(after[0].Scopes, gmailtest.ScopeReadonly) {
 				t.Fatalf("gmail connections after the added scope: %+v", after)
 			}
@@ -307,7 +276,7 @@ func TestConnectFromConversation(t *testing.T) {
 				t.Errorf("Gmail received %q last, want %q", gmail.Sent[len(gmail.Sent)-1], raw+"Cg")
 			}
 			gmail.Mu.Unlock()
-			if again := gmailConnections(t); len(again) != 1 || again[0].ID != conns[0].ID || again[0].Status != "active" {
+			if again := gmailConnections(t, n, admin); len(again) != 1 || again[0].ID != conns[0].ID || again[0].Status != "active" {
 				t.Fatalf("gmail connections after the reconnection: %+v", again)
 			}
 
@@ -385,6 +354,47 @@ func gmailTenant(t *testing.T, n node, out []string, settings string) (string, b
 	person := newBrowser(t)
 	person.setPassword(passwordLink)
 	return admin, person
+}
+
+// gmailConnection is a Gmail connection as the REST API lists it.
+type gmailConnection struct {
+	ID       string   `json:"id"`
+	Provider string   `json:"provider"`
+	Status   string   `json:"status"`
+	Scopes   []string `json:"scopes"`
+}
+
+// gmailConnections lists the tenant's Gmail connections.
+func gmailConnections(t *testing.T, n node, admin string) []gmailConnection {
+	t.Helper()
+	var list struct {
+		Connections []gmailConnection `json:"connections"`
+	}
+	if code := n.api(t, http.MethodGet, "/api/connections", admin, "", &list); code != http.StatusOK {
+		t.Fatalf("list connections: %d", code)
+	}
+	var out []gmailConnection
+	for _, c := range list.Connections {
+		if c.Provider == "gmail" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// otherPerson invites another person (a member) to the admin's tenant and returns
+// their browser, signed in.
+func otherPerson(t *testing.T, n node, admin string) browser {
+	t.Helper()
+	var inv struct {
+		URL string `json:"url"`
+	}
+	if code := n.api(t, http.MethodPost, "/api/invitations", admin, `{"email":"bob@example.test","role":"member"}`, &inv); code != http.StatusCreated || inv.URL == "" {
+		t.Fatalf("invite: %d %+v", code, inv)
+	}
+	other := newBrowser(t)
+	other.setPassword(inv.URL)
+	return other
 }
 
 // bearerTransport adds an API key to every request of the Go SDK's client.

@@ -161,6 +161,18 @@ async function mcpList(url, key) {
   return list.msg.result.tools;
 }
 
+
+// pageAPI calls the REST API from the page, as its signed-in person (session cookie and
+// CSRF token), and returns the answer's status and JSON body.
+async function pageAPI(page, method, path, body) {
+  return page.evaluate(async ([method, path, body]) => {
+    const res = await fetch(path, { method, credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content },
+      body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: res.status, body: await res.json().catch(() => null) };
+  }, [method, path, body]);
+}
+
 try {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
@@ -366,8 +378,29 @@ try {
   await page.waitForURL(`${BASE}/activity`);
   check(dialogs.includes('beforeunload'), `leaving the builder with unsaved picks did not ask (dialogs: ${dialogs.join(', ')})`);
   await page.goBack();
+  step('a new agent left at "Workspace default" inherits the workspace\'s catalog setting');
+  // The workspace offers tools of accounts not connected: a new agent that keeps the
+  // default offers them too, so a Notion tool (none connected) can be picked until
+  // "Not offered" is chosen.
+  const workspace = await pageAPI(page, 'GET', '/api/mcp-settings');
+  check(workspace.status === 200 && workspace.body.catalog === 'connected', `the workspace's MCP settings: ${JSON.stringify(workspace)}`);
+  const { confirm, approval, tool_mode, run_tools } = workspace.body;
+  const offered = await pageAPI(page, 'PUT', '/api/mcp-settings', { confirm, approval, tool_mode, run_tools, catalog: 'all' });
+  check(offered.status === 200 && offered.body.catalog === 'all', `offering the catalog in the workspace: ${JSON.stringify(offered)}`);
+  await page.goto(`${BASE}/agents/new`);
+  await page.waitForSelector('#pick-notion_search', { state: 'attached' });
+  check(!(await page.isDisabled('#pick-notion_search')), 'a new agent inheriting the workspace\'s "offered" cannot pick a Notion tool (none connected)');
+  check(await page.inputValue('#agent-catalog') === '' && (await page.textContent('#agent-catalog option[value=""]')).includes('(offered)'),
+    'a new agent\'s catalog setting does not start at "Workspace default (offered)" in a workspace that offers it');
+  await page.selectOption('#agent-catalog', 'connected');
+  check(await page.isDisabled('#pick-notion_search'), 'a Notion tool (none connected) can be picked with "Not offered" chosen');
+  await page.selectOption('#agent-catalog', '');
+  check(!(await page.isDisabled('#pick-notion_search')), 'back at "Workspace default", a Notion tool (none connected) cannot be picked');
+  const restored = await pageAPI(page, 'PUT', '/api/mcp-settings', { confirm, approval, tool_mode, run_tools, catalog: 'connected' });
+  check(restored.status === 200 && restored.body.catalog === 'connected', `the workspace's catalog setting put back: ${JSON.stringify(restored)}`);
   await page.goto(`${BASE}/agents/new`);
   await page.waitForSelector('#pick-github_create_issue', { state: 'attached' });
+  check((await page.textContent('#agent-catalog option[value=""]')).includes('(not offered)'), 'the default catalog option does not say the workspace does not offer it');
   await page.fill('#agent-name', 'Triage bot');
   await page.fill('#agent-description', 'Files and reads issues');
   await page.fill('#agent-instructions', 'Be brief.');
@@ -653,12 +686,7 @@ try {
   summary.approved_run_id = waiting.run_id;
 
   step("a person answers, on the approval page, the question a workflow run's step asks them");
-  const api = async (method, path, body) => page.evaluate(async ([method, path, body]) => {
-    const res = await fetch(path, { method, credentials: 'same-origin',
-      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': document.querySelector('meta[name="csrf-token"]').content },
-      body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: await res.json().catch(() => null) };
-  }, [method, path, body]);
+  const api = (method, path, body) => pageAPI(page, method, path, body);
   const askDef = 'name: ask_person\nsteps:\n  - name: approval\n    input:\n      message: Approve the purchase of a laptop?\n' +
     '      schema: {type: object, properties: {approval_status: {type: string, enum: [approved, rejected], title: Decision}, comments: {type: string, title: Comments}}, required: [approval_status, comments]}\n' +
     'outputs: {approval_status: "${{ steps.approval.output.approval_status }}", comments: "${{ steps.approval.output.comments }}"}\n';

@@ -656,8 +656,12 @@
     let providers = [];
     let callable = [];
     let agent = null;
+    let workspace = null;
     try {
-      [providers, callable, agent] = await Promise.all([catalog(), callableTools(), id ? api('GET', `/api/agents/${encodeURIComponent(id)}`) : null]);
+      // The workspace's MCP settings are what "Workspace default" stands for; a page
+      // that cannot read them still builds (the default is then "not offered").
+      [providers, callable, agent, workspace] = await Promise.all([catalog(), callableTools(), id ? api('GET', `/api/agents/${encodeURIComponent(id)}`) : null,
+        api('GET', '/api/mcp-settings').catch(() => null)]);
     } catch (err) {
       if (id && err.status === 404 && !agentsMissing(err)) {
         notFoundView('Agent not found', `There is no agent ${id} in this workspace: it may have been deleted.`, '/agents', 'See the agents of the workspace');
@@ -702,9 +706,12 @@
         description: 'The agent has this tool, but its server or connection does not list it to you now. It stays on its connection unless you untick it.' })) }];
     }
     // keptOn is the connection an unlisted tool is bound to (none for a workflow's).
-    // offersAll: the agent lists tools of accounts not connected (its own setting, or the
-    // workspace's it inherits as last saved).
-    const offersAll = () => $('#agent-catalog').value === 'all' || ($('#agent-catalog').value === '' && !!agent && agent.effective_catalog === 'all');
+    // offersAll: the agent lists tools of accounts not connected: its own setting, or,
+    // left at "Workspace default", the workspace's (a new agent's too), which the
+    // default option names.
+    const inherited = (workspace && workspace.catalog) || (agent && !agent.catalog && agent.effective_catalog) || 'connected';
+    $('#agent-catalog').options[0].textContent = `Workspace default (${inherited === 'all' ? 'offered' : 'not offered'})`;
+    const offersAll = () => $('#agent-catalog').value === 'all' || ($('#agent-catalog').value === '' && inherited === 'all');
     const keptOn = (tool) => (bound[tool] && !gone.has(tool) ? [(conns[tool] || []).find((c) => c.id === bound[tool]) || { id: bound[tool], label: bound[tool] }] : []);
     const rows = [];
     // Groups start folded, each saying how many of its tools are picked, so the page
