@@ -24,28 +24,30 @@ var headerTypes = []string{"string", "integer", "boolean"}
 // keepValidHeaderAnnotations leaves in a listed schema only the x-mcp-header
 // annotations SEP-2243 allows: on a property reached from the root through properties
 // alone (not under items, anyOf or $defs), whose type is declared and only string,
-// integer or boolean, naming an HTTP token, each name once whatever its case. Any
-// other annotation goes (a client would have to exclude the whole tool for it, and
-// the MCP surface could not register it): the tool is then listed, and called,
-// without that header.
+// integer or boolean, naming an HTTP token that no other annotation names, whatever
+// its case. Any other annotation goes (a client would have to exclude the whole tool
+// for it, and the MCP surface could not register it): the tool is then listed, and
+// called, without that header.
 func keepValidHeaderAnnotations(root map[string]any) {
 	type kept struct {
 		s    map[string]any
 		name string
 	}
 	var keep []kept
-	seen := map[string]bool{}
+	named := map[string]int{} // annotations by name, whatever the case
 	var visit func(s map[string]any)
 	visit = func(s map[string]any) {
 		props, _ := s["properties"].(map[string]any)
-		for _, k := range sortedNames(props) {
-			ps, ok := props[k].(map[string]any)
+		for _, ps := range props {
+			ps, ok := ps.(map[string]any)
 			if !ok {
 				continue
 			}
-			if name, ok := ps[HeaderAnnotation].(string); ok && headerToken(name) && headerPrimitive(ps) && !seen[strings.ToLower(name)] {
-				seen[strings.ToLower(name)] = true
-				keep = append(keep, kept{ps, name})
+			if name, ok := ps[HeaderAnnotation].(string); ok {
+				named[strings.ToLower(name)]++
+				if headerToken(name) && headerPrimitive(ps) {
+					keep = append(keep, kept{ps, name})
+				}
 			}
 			visit(ps)
 		}
@@ -53,7 +55,9 @@ func keepValidHeaderAnnotations(root map[string]any) {
 	visit(root)
 	dropAnnotations(root)
 	for _, k := range keep {
-		k.s[HeaderAnnotation] = k.name
+		if named[strings.ToLower(k.name)] == 1 { // a name said twice says neither
+			k.s[HeaderAnnotation] = k.name
+		}
 	}
 }
 
@@ -109,15 +113,6 @@ func headerToken(name string) bool {
 		}
 	}
 	return true
-}
-
-func sortedNames(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // WithoutHeaderAnnotations returns a listed input schema less its x-mcp-header
