@@ -45,7 +45,13 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			if mcptransport.Streams(r, msg) {
 				stream = &streamPlan{stateless: true}
 			}
-			a.serveRequest(w, r.WithContext(ctx), s, modernCallKey(p, s, msg.ID), cancel, stream)
+			r = r.WithContext(ctx)
+			if msg.Method == string(mcp.MethodResourcesRead) {
+				var done func()
+				w, r, done = readingResource(w, r, msg)
+				defer done()
+			}
+			a.serveRequest(w, r, s, modernCallKey(p, s, msg.ID), cancel, stream)
 			return
 		}
 		s.ep.HTTP.ServeHTTP(w, r)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/switchboard-hub/switchboard"
+	"github.com/switchboard-hub/switchboard/mcptransport"
 )
 
 // The scope's own resources: its connections, and one connection by ID.
@@ -116,4 +118,111 @@ func (c resourceCompleter) CompleteResourceArgument(_ context.Context, uri strin
 		}
 	}
 	return complete(append(starts, contains...), ""), nil
+}
+
+// A resources/read of a URI the scope has no resource for is refused with the code of
+// the request's era, -32602 (invalid params) on 2026-07-28 and -32002 (resource not
+// found) before it, and names the URI in data.uri (SEP-2164), whichever refused it:
+// mcp-go, for a URI no resource or template matches, or a handler, for one a template
+// matches but that does not exist (another tenant's connection, a remote server's
+// unknown resource). mcp-go gives neither a handler's refusal its code nor any data,
+// so the adapter keeps the answer (resourceAnswer) and writes the refusal itself.
+
+// notFoundMark is the context key of the mark a resource handler's not-found refusal
+// leaves for resourceAnswer.
+type notFoundMark struct{}
+
+// markNotFound is the scope's resource middleware: a handler's not-found refusal marks
+// the request's answer as one.
+func markNotFound(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		contents, err := next(ctx, req)
+		if err != nil && switchboard.CodeOf(err) == switchboard.CodeNotFound {
+			if m, ok := ctx.Value(notFoundMark{}).(*bool); ok {
+				*m = true
+			}
+		}
+		return contents, err
+	}
+}
+
+// unmatchedResource is how mcp-go words its refusal of a URI that no resource or
+// template of the server matches.
+const unmatchedResource = "handler not found for resource URI"
+
+// resourceAnswer keeps the answer to a resources/read (one JSON-RPC message) so a
+// not-found refusal can be written as SEP-2164 asks; any other answer is passed on as
+// it came.
+type resourceAnswer struct {
+	*mcptransport.BufferWriter
+	w        http.ResponseWriter
+	uri      string
+	modern   bool
+	notFound bool
+}
+
+// readingResource returns the writer and the request a resources/read is served
+// with, and the func that writes its answer when it is done.
+func readingResource(w http.ResponseWriter, r *http.Request, msg mcptransport.Message) (http.ResponseWriter, *http.Request, func()) {
+	var params struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(msg.RawParams, &params)
+	ra := &resourceAnswer{BufferWriter: mcptransport.NewBufferWriter(), w: w, uri: params.URI,
+		modern: mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())}
+	return ra, r.WithContext(context.WithValue(r.Context(), notFoundMark{}, &ra.notFound)), ra.finish
+}
+
+// Flush keeps the answer until it is whole (finish writes it).
+func (ra *resourceAnswer) Flush() {}
+
+func (ra *resourceAnswer) finish() {
+	if ra.Status == 0 {
+		return // silenced (cancelled): nothing to write
+	}
+	if out, ok := ra.notFoundAnswer(); ok {
+		ra.w.Header().Set("Content-Type", "application/json")
+		status := http.StatusOK
+		if ra.modern {
+			status = http.StatusBadRequest // as 2026-07-28 answers invalid params
+		}
+		ra.w.WriteHeader(status)
+		_, _ = ra.w.Write(out)
+		return
+	}
+	ra.CopyTo(ra.w)
+}
+
+// notFoundAnswer returns the answer as a not-found refusal naming the URI, when it is
+// one.
+func (ra *resourceAnswer) notFoundAnswer() ([]byte, bool) {
+	if ra.uri == "" || !strings.HasPrefix(ra.Header().Get("Content-Type"), "application/json") {
+		return nil, false
+	}
+	var msg struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(ra.Body.Bytes(), &msg) != nil || msg.Error == nil {
+		return nil, false
+	}
+	unmatched := (msg.Error.Code == mcp.INVALID_PARAMS || msg.Error.Code == mcp.RESOURCE_NOT_FOUND) &&
+		strings.HasPrefix(msg.Error.Message, unmatchedResource)
+	if !unmatched && !ra.notFound {
+		return nil, false
+	}
+	code := mcp.RESOURCE_NOT_FOUND
+	if ra.modern {
+		code = mcp.INVALID_PARAMS
+	}
+	out, err := json.Marshal(map[string]any{"jsonrpc": msg.JSONRPC, "id": msg.ID, "error": map[string]any{
+		"code": code, "message": "resource " + ra.uri + " not found", "data": map[string]any{"uri": ra.uri}}})
+	if err != nil {
+		return nil, false
+	}
+	return append(out, '\n'), true
 }

@@ -149,6 +149,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 		server.WithResourceCompletionProvider(resourceCompleter{s}),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
+		server.WithResourceHandlerMiddleware(markNotFound),
 		server.WithInstructions(instructions),
 		server.WithPaginationLimit(a.opts.ListPageSize),
 	}

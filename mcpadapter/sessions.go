@@ -95,6 +95,11 @@ func (a *Adapter) serveSession(w http.ResponseWriter, r *http.Request, s *scope,
 				return
 			}
 		}
+		if msg.Method == string(mcp.MethodResourcesRead) {
+			var done func()
+			w, r, done = readingResource(w, r, msg)
+			defer done()
+		}
 		a.serveRequest(w, r, s, mcptransport.RequestKey(id, msg.ID), nil, stream)
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
 		last := r.Header.Get("Last-Event-ID")

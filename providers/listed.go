@@ -13,7 +13,8 @@ import (
 // required fields, enums, defaults, bounds, patterns, formats and descriptions are
 // kept, since they are what lets an agent call the tool right the first time; what goes:
 //
-//   - titles, and vendor extensions (x-…), which no model or validator reads;
+//   - titles, and vendor extensions (x-…), which no model or validator reads, but for
+//     a valid x-mcp-header (HeaderAnnotation), which tells a client what to send;
 //   - an example whose value the description already quotes ("e.g. octocat" beside
 //     examples: ["octocat"]), and a page cursor's example (the model passes back the
 //     next_cursor it was given and never writes one, so the opaque sample teaches
@@ -42,6 +43,7 @@ func ListedInput(full json.RawMessage) (json.RawMessage, error) {
 	if !refers(full) {
 		shareRepeats(s)
 	}
+	keepValidHeaderAnnotations(s)
 	return json.Marshal(s)
 }
 
@@ -106,7 +108,7 @@ const LongText = 4096
 // has already cut the schemas nested in it.
 func leanInput(s map[string]any) {
 	for k := range s {
-		if k == "title" || strings.HasPrefix(k, "x-") {
+		if k == "title" || strings.HasPrefix(k, "x-") && k != HeaderAnnotation {
 			delete(s, k)
 		}
 	}

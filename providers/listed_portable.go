@@ -54,6 +54,11 @@ var portableFormats = []string{"date-time"}
 //     anyOf, string enums and the date-time format are kept: examples, defaults,
 //     titles, lengths, patterns, bounds and other formats go (the hub still checks
 //     them); a number or boolean enum is said in the description;
+//   - an x-mcp-header annotation (HeaderAnnotation) stays on a property listed as a
+//     string, an integer or a boolean: it is MCP's, for the client's HTTP layer, not
+//     a keyword for the model (a client mirroring it takes it out before it hands the
+//     schema on, as WithoutHeaderAnnotations does), and a client not told of the
+//     header could not call the tool;
 //   - descriptions are cut at MaxDescription characters.
 //
 // The listing is looser than the full schema but in two places: an object with both
@@ -98,6 +103,7 @@ func portableInput(full json.RawMessage, profile SchemaProfile) (json.RawMessage
 		shareRepeatsFrom(out, portableSharedMin)
 	}
 	p.limitEnums(out)
+	keepValidHeaderAnnotations(out)
 	raw, err := json.Marshal(out)
 	if err != nil {
 		return nil, nil, err
@@ -119,6 +125,18 @@ type porter struct {
 // to turn an argument given for the listed schema back into one for s, nil when there
 // is nothing to turn.
 func (p *porter) port(s map[string]any, depth int) (map[string]any, *argsPlan) {
+	out, plan := p.portOne(s, depth)
+	if h, ok := s[HeaderAnnotation]; ok && headerPrimitive(out) {
+		// The argument stays a header's type: the listing keeps the header (an
+		// optional one listed nullable, anyOf with null, loses it, and its calls are
+		// not asked for it).
+		out[HeaderAnnotation] = h
+	}
+	return out, plan
+}
+
+// portOne is port less the header annotation.
+func (p *porter) portOne(s map[string]any, depth int) (map[string]any, *argsPlan) {
 	s, ref, ok := p.resolve(s)
 	if !ok {
 		return p.text(s, ""), &argsPlan{text: true}

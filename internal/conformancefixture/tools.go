@@ -140,6 +140,7 @@ func operations() []providers.Op {
 				return result(text("ok")), nil
 			}},
 		op{name: "test_elicitation_sep1330_enums", description: "Asks the user a form of every enum field style (SEP-1330).", run: enums},
+		headers(),
 	}
 }
 

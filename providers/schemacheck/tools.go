@@ -32,6 +32,11 @@ const maxDescription = 1024
 // when profile is ""): its input schema by every vendor's rules, and its description's
 // length. It returns, per vendor, the tools that break a rule, each with its first
 // violations.
+//
+// The input schema is checked as a client hands it to a model: less its x-mcp-header
+// annotations (providers.HeaderAnnotation), which are MCP's, for the client's HTTP
+// layer (a client of 2026-07-28 must read them to mirror the arguments into headers),
+// and which no vendor documents: the checkers refuse them as any unknown keyword.
 func Tools(tools []*providers.Tool, profile providers.SchemaProfile) map[string][]string {
 	out := map[string][]string{}
 	for _, r := range Vendors {
@@ -41,7 +46,7 @@ func Tools(tools []*providers.Tool, profile providers.SchemaProfile) map[string]
 		}
 		for _, t := range tools {
 			in, _ := t.ListedFor(p)
-			v := r.Check(in)
+			v := r.Check(providers.WithoutHeaderAnnotations(in))
 			if n := utf8.RuneCountInString(t.DescriptionFor(p)); n > maxDescription {
 				v = append(v, Violation{Rule: fmt.Sprintf("description of %d characters, more than %d", n, maxDescription)})
 			}
