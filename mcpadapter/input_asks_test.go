@@ -191,7 +191,7 @@ func resultText(a rpcAnswer) string {
 
 var (
 	acceptedForm = map[string]any{"action": "accept", "content": map[string]any{"v": "Ada"}}
-	sampledHello  = map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "hello"}}
+	sampledHello = map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "hello"}}
 )
 
 // TestToolInputRequestsUnderItsKeys: on 2026-07-28 a tool's AskAll is answered as one

@@ -389,6 +389,10 @@ func (s *scope) awaitPending(ctx context.Context, pc *pendingCall) (any, *mcp.Mu
 					pc.named++
 					a.key = fmt.Sprintf("upstream_%d", pc.named)
 				}
+				if pc.waiting[a.key] != nil {
+					a.reply <- inputAnswer{err: fmt.Errorf("%s is asked already under the key %q", a.method, a.key)}
+					continue
+				}
 				pc.waiting[a.key] = a
 			}
 		case <-ctx.Done():
