@@ -12,9 +12,10 @@ import (
 	"github.com/switchboard-hub/switchboard/providers"
 )
 
-// caller is the MCP client of one tool call, as providers.Caller: what a remote MCP
-// server sends during the call (log messages, elicitation and sampling requests)
-// reaches the client through it.
+// caller is the MCP client of one tool call (or prompts/get), as providers.Caller:
+// what a remote MCP server sends during the call (log messages, elicitation and
+// sampling requests), and what a tool or a prompt asks itself, reaches the client
+// through it.
 type caller struct {
 	s   *scope
 	ctx context.Context // the tool call's: it holds the client's session

@@ -217,27 +217,24 @@ func (c *pendingCalls) drop(state string) {
 // params, before mcp-go runs the request (a handler's error would be an internal
 // one). It reports whether it answered.
 func (a *Adapter) refuseHeldState(w http.ResponseWriter, s *scope, p switchboard.Principal, msg mcptransport.Message) bool {
-	var owner string
+	var state, owner string
 	switch msg.Method {
 	case string(mcp.MethodToolsCall):
 		var req mcp.CallToolRequest
-		if json.Unmarshal(msg.RawParams, &req.Params) != nil || !strings.HasPrefix(req.Params.RequestState, pendingStatePrefix) {
+		if json.Unmarshal(msg.RawParams, &req.Params) != nil {
 			return false
 		}
-		owner = pendingOwner(p, s.agentID, req)
-		return a.refuseState(w, msg, req.Params.RequestState, owner)
+		state, owner = req.Params.RequestState, pendingOwner(p, s.agentID, req)
 	case string(mcp.MethodPromptsGet):
 		var req mcp.GetPromptRequest
-		if json.Unmarshal(msg.RawParams, &req.Params) != nil || !strings.HasPrefix(req.Params.RequestState, pendingStatePrefix) {
+		if json.Unmarshal(msg.RawParams, &req.Params) != nil {
 			return false
 		}
-		owner = promptOwner(p, s.agentID, req)
-		return a.refuseState(w, msg, req.Params.RequestState, owner)
+		state, owner = req.Params.RequestState, promptOwner(p, s.agentID, req)
 	}
-	return false
-}
-
-func (a *Adapter) refuseState(w http.ResponseWriter, msg mcptransport.Message, state, owner string) bool {
+	if !strings.HasPrefix(state, pendingStatePrefix) {
+		return false
+	}
 	err := a.pending.check(state, owner)
 	if err == nil {
 		return false
