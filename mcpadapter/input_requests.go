@@ -63,7 +63,8 @@ type pendingCall struct {
 	asks   chan []*inputAsk
 	done   chan callOutcome
 	cancel context.CancelFunc
-	// round counts the input_required answers given; named the remote's requests.
+	// round counts the input_required answers given, named the requests the hub named
+	// (upstream_N: a remote server's, which come without a key).
 	round, named int
 	// given are the answers the client sent with its first call: each answers the
 	// request asked under its key, once, without asking.
