@@ -9,11 +9,13 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/switchboard-hub/switchboard/mcptransport"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
-// caller is the MCP client of one tool call, as providers.Caller: what a remote MCP
-// server sends during the call (log messages, elicitation and sampling requests)
-// reaches the client through it.
+// caller is the MCP client of one tool call (or prompts/get), as providers.Caller:
+// what a remote MCP server sends during the call (log messages, elicitation and
+// sampling requests), and what a tool or a prompt asks itself, reaches the client
+// through it.
 type caller struct {
 	s   *scope
 	ctx context.Context // the tool call's: it holds the client's session
@@ -76,6 +78,55 @@ func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) 
 		return nil, err
 	}
 	return json.Marshal(res)
+}
+
+// AskAll asks the client the requests, each under its key (providers.InputAsker): on
+// 2026-07-28 together, as one input_required answer of the held call (roundTrip);
+// before, one after the other as Ask does. A request whose capability the client did
+// not declare is not sent: its answer is the error saying so.
+func (c caller) AskAll(ctx context.Context, reqs []providers.InputRequest) ([]providers.InputAnswer, error) {
+	if len(reqs) > maxInputRequests {
+		return nil, fmt.Errorf("a call asks at most %d requests at once, not %d", maxInputRequests, len(reqs))
+	}
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		if r.Key == "" || seen[r.Key] {
+			return nil, fmt.Errorf("each request a call asks at once needs a key of its own (%q is empty or given twice)", r.Key)
+		}
+		seen[r.Key] = true
+	}
+	out := make([]providers.InputAnswer, len(reqs))
+	var asks []*inputAsk
+	var at []int
+	for i, r := range reqs {
+		if err := clientTakes(c.ctx, r.Method); err != nil {
+			out[i].Err = err
+			continue
+		}
+		asks = append(asks, &inputAsk{key: r.Key, method: r.Method, params: r.Params})
+		at = append(at, i)
+	}
+	if len(asks) == 0 {
+		return out, nil
+	}
+	pc := pendingFrom(c.ctx)
+	if pc == nil {
+		for j, a := range asks {
+			out[at[j]].Result, out[at[j]].Err = c.Ask(ctx, a.method, a.params)
+		}
+		return out, nil
+	}
+	rctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	answers, err := pc.askAll(rctx, asks)
+	if err != nil {
+		return nil, err
+	}
+	for j, a := range answers {
+		out[at[j]] = providers.InputAnswer{Result: a.raw, Err: a.err, Round: a.round}
+	}
+	return out, nil
 }
 
 // clientTakes returns an error, naming what is missing, unless the client of this

@@ -39,8 +39,8 @@
 //     elicitation, then runs)
 //   - caller.go, input_requests.go, notify.go, session_levels.go, capabilities.go: what
 //     a call asks of its client (progress, logging, a remote server's elicitation,
-//     sampling and roots requests, on 2026-07-28 as the call's inputRequests) and what
-//     a session negotiated
+//     sampling and roots requests, a tool's or an extension prompt's own under keys it
+//     names, on 2026-07-28 as the call's inputRequests) and what a session negotiated
 //   - prompts.go, resources.go, remote_content.go, subscriptions.go, instructions.go:
 //     prompts, resources (and subscriptions to them) and instructions, remote servers'
 //     included

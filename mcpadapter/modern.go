@@ -27,7 +27,7 @@ func modernCallKey(p switchboard.Principal, s *scope, id json.RawMessage) string
 func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, p switchboard.Principal, msg mcptransport.Message, body []byte) {
 	if r.Method != http.MethodPost || !msg.IsNotification() {
 		if r.Method == http.MethodPost && len(msg.ID) > 0 && msg.Method != "" {
-			if a.modernRefusal(w, msg) {
+			if a.modernRefusal(w, msg) || a.refuseHeldState(w, s, p, msg) {
 				return
 			}
 			if msg.Method == string(mcp.MethodSubscriptionsListen) {

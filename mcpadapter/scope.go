@@ -301,7 +301,11 @@ func (s *scope) refresh(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("prompts of extension %s: %w", e.Name, err)
 			}
-			prompts = append(prompts, ps...)
+			for _, p := range ps {
+				// An extension's prompt may ask its client what it needs (providers.Caller).
+				p.Handler = s.promptRoundTrips(p.Handler)
+				prompts = append(prompts, p)
+			}
 		}
 	}
 	for _, t := range mgmt {

@@ -103,5 +103,6 @@ func prompts() []server.ServerPrompt {
 					user(mcp.NewTextContent("Please analyze the image above.")),
 				}), nil
 			}},
+		inputRequiredPrompt(),
 	}
 }

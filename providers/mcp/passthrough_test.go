@@ -122,7 +122,8 @@ func TestRemoteRequestsReachTheClientOnEveryVersion(t *testing.T) {
 // asks something with resultType input_required, the remote's request in
 // inputRequests and a requestState; the call again with the answer in inputResponses
 // and that requestState gets the remote's result. A requestState the hub did not give,
-// one given for another call, or one used already, is refused naming requestState.
+// one given for another call, or one used already, is refused as invalid params naming
+// requestState.
 func TestRemoteRequestsAsInputRequests(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -160,11 +161,23 @@ func TestRemoteRequestsAsInputRequests(t *testing.T) {
 		raw, _ := io.ReadAll(resp.Body)
 		var msg struct {
 			Result map[string]any `json:"result"`
+			Error  *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
 		}
-		if err := json.Unmarshal(raw, &msg); err != nil || msg.Result == nil {
+		if err := json.Unmarshal(raw, &msg); err != nil || msg.Result == nil && msg.Error == nil {
 			t.Fatalf("%s: status %d %s", tool, resp.StatusCode, raw)
 		}
+		if msg.Error != nil {
+			// A refusal: invalid params, its message as refusal.
+			return map[string]any{"refusal": fmt.Sprintf("%d %d %s", resp.StatusCode, msg.Error.Code, msg.Error.Message)}
+		}
 		return msg.Result
+	}
+	refused := func(res map[string]any) bool {
+		r, _ := res["refusal"].(string)
+		return strings.HasPrefix(r, "400 -32602 ") && strings.Contains(r, "requestState")
 	}
 	text := func(res map[string]any) string {
 		content, _ := res["content"].([]any)
@@ -196,17 +209,17 @@ func TestRemoteRequestsAsInputRequests(t *testing.T) {
 		}
 	}
 	// Another tool cannot use the state.
-	if res := call("up_sample", map[string]any{"requestState": state, "inputResponses": map[string]any{id: map[string]any{"action": "accept"}}}, form); res["isError"] != true || !strings.Contains(text(res), "requestState") {
+	if res := call("up_sample", map[string]any{"requestState": state, "inputResponses": map[string]any{id: map[string]any{"action": "accept"}}}, form); !refused(res) {
 		t.Errorf("up_sample with up_ask's requestState = %v, want a refusal naming requestState", res)
 	}
 	answer := map[string]any{"requestState": state, "inputResponses": map[string]any{id: map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}}}}
 	if res := call("up_ask", answer, form); res["isError"] == true || text(res) != "accept Grace" {
 		t.Errorf("up_ask answered = %v, want the remote's result with the answer", res)
 	}
-	if res := call("up_ask", answer, form); res["isError"] != true || !strings.Contains(text(res), "requestState") {
+	if res := call("up_ask", answer, form); !refused(res) {
 		t.Errorf("up_ask answered twice = %v, want a refusal naming requestState", res)
 	}
-	if res := call("up_ask", map[string]any{"requestState": "held.forged", "inputResponses": map[string]any{id: map[string]any{"action": "accept"}}}, form); res["isError"] != true || !strings.Contains(text(res), "requestState") {
+	if res := call("up_ask", map[string]any{"requestState": "held.forged", "inputResponses": map[string]any{id: map[string]any{"action": "accept"}}}, form); !refused(res) {
 		t.Errorf("up_ask with a forged requestState = %v, want a refusal naming requestState", res)
 	}
 	// A client that declared no elicitation: the remote learns why.
