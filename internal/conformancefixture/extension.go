@@ -30,7 +30,10 @@ func Extension() mcpadapter.Extension {
 		ResourceTemplates: func(context.Context, mcpadapter.Scope) ([]server.ServerResourceTemplate, error) {
 			return templates(), nil
 		},
-		Prompts:      func(context.Context, mcpadapter.Scope) ([]server.ServerPrompt, error) { return prompts(), nil },
+		Prompts: func(context.Context, mcpadapter.Scope) ([]server.ServerPrompt, error) {
+			return append(prompts(), dynamicPrompt()), nil
+		},
+		Tools:        func(context.Context, mcpadapter.Scope) ([]server.ServerTool, error) { return dynamicTools(), nil },
 		Subscribable: func(_ context.Context, _ mcpadapter.Scope, uri string) bool { return uri == Watched },
 	}
 }
