@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/switchboard-hub/switchboard/mcptransport"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 // serveRequest hands a posted JSON-RPC request (its context detached from its
@@ -26,6 +27,14 @@ func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope,
 		} else {
 			cs = s.ep.Events.OpenCall(stream.session, sw, stream.primed)
 			cs.KeepWhenGone(mcptransport.Connection(r.Context()))
+			if stream.primed {
+				// The call may let its client poll (providers.ReleaseStream): its POST
+				// stream ends, the call runs on, and the client resumes the stream.
+				ctx := r.Context()
+				r = r.WithContext(providers.WithStreamRelease(ctx, func() bool {
+					return cs.Release() && mcptransport.EndExchange(ctx)
+				}))
+			}
 		}
 		cw := mcptransport.NewCallWriter(stream.stateless)
 		out = cw
