@@ -54,7 +54,26 @@ func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope,
 		s.answerPlain(out, r, stream.plain)
 		return
 	}
-	s.ep.HTTP.ServeHTTP(out, r)
+	refusal := capabilityRefusalFrom(r.Context())
+	if refusal == nil {
+		s.ep.HTTP.ServeHTTP(out, r)
+		return
+	}
+	// A 2026-07-28 call whose answer may be a refusal for an undeclared capability:
+	// the answer is kept until the call ends (a stream's, by its CallWriter).
+	if cw, ok := out.(*mcptransport.CallWriter); ok {
+		s.ep.HTTP.ServeHTTP(cw, r)
+		if b, refused := refusal.refusal(cw.Answer()); refused {
+			cw.Replace(b)
+		}
+		return
+	}
+	bw := mcptransport.NewBufferWriter()
+	s.ep.HTTP.ServeHTTP(bw, r)
+	if b, refused := refusal.refusal(bw.Body.Bytes()); refused {
+		bw = b
+	}
+	bw.CopyTo(out)
 }
 
 // streamPlan says how a call is streamed (see serveRequest): a call of a session, or

@@ -424,3 +424,25 @@ func sseData(stream []byte) []json.RawMessage {
 	}
 	return out
 }
+
+// SSEData returns the data of each event of an SSE stream, its lines joined.
+func SSEData(stream []byte) []json.RawMessage { return sseData(stream) }
+
+// Answer is what mcp-go has answered through cw: a JSON body, or the SSE stream kept
+// for a stateless call.
+func (cw *CallWriter) Answer() []byte {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	return bytes.Clone(cw.body.Bytes())
+}
+
+// Replace drops what mcp-go answered through cw and answers with b (its status,
+// header and body) in its place.
+func (cw *CallWriter) Replace(b *BufferWriter) {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	cw.header = b.Header().Clone()
+	cw.status, cw.sse = b.Status, false
+	cw.body.Reset()
+	cw.body.Write(b.Body.Bytes())
+}
