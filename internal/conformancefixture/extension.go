@@ -22,7 +22,8 @@ const (
 )
 
 // Extension serves the suite's resources, resource template and prompts at every MCP
-// endpoint; test://watched-resource may be subscribed to.
+// endpoint, and the tool and prompt the diagnostic tools change (stateless.go);
+// test://watched-resource may be subscribed to.
 func Extension() mcpadapter.Extension {
 	return mcpadapter.Extension{
 		Name:      Provider,
