@@ -32,7 +32,7 @@ func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope,
 				// stream ends, the call runs on, and the client resumes the stream.
 				ctx := r.Context()
 				r = r.WithContext(providers.WithStreamRelease(ctx, func() bool {
-					return cs.Release() && mcptransport.EndExchange(ctx)
+					return mcptransport.Outlives(ctx) && cs.Release() && mcptransport.EndExchange(ctx)
 				}))
 			}
 		}

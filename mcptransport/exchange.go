@@ -91,6 +91,13 @@ func EndExchange(ctx context.Context) bool {
 	return true
 }
 
+// Outlives reports whether the request whose work ctx belongs to may end its exchange
+// (EndExchange): it is served by ServeOutliving and has not ended it yet.
+func Outlives(ctx context.Context) bool {
+	x, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return x != nil && !x.endedNow()
+}
+
 func (x *exchange) endedNow() bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -19,11 +19,11 @@ func TestEndExchangeCompletesTheResponseAndTheWorkRunsOn(t *testing.T) {
 		ServeOutliving(w, r, nil, func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, "before\n")
 			w.(http.Flusher).Flush()
-			if !EndExchange(r.Context()) {
+			if !Outlives(r.Context()) || !EndExchange(r.Context()) {
 				finished <- "EndExchange reported no exchange"
 				return
 			}
-			if EndExchange(r.Context()) {
+			if Outlives(r.Context()) || EndExchange(r.Context()) {
 				finished <- "EndExchange ended the exchange twice"
 				return
 			}
@@ -53,7 +53,7 @@ func TestEndExchangeCompletesTheResponseAndTheWorkRunsOn(t *testing.T) {
 func TestEndExchangeWithoutOutlivingWork(t *testing.T) {
 	t.Parallel()
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
-	if EndExchange(r.Context()) {
+	if Outlives(r.Context()) || EndExchange(r.Context()) {
 		t.Error("EndExchange ended a request not served by ServeOutliving")
 	}
 }
