@@ -82,6 +82,11 @@ type Options struct {
 	// them, so that Last-Event-ID resumes them on any node; without it a call's stream
 	// resumes only on the node that ran it.
 	StreamLog mcptransport.StreamLog
+	// StreamRetry is the reconnection time the priming event of a call's stream gives
+	// its client (the SSE retry field): how long a client whose stream ended before the
+	// answer waits before it resumes the stream with Last-Event-ID. Zero gives
+	// mcptransport.DefaultRetry.
+	StreamRetry time.Duration
 	// MaxHeldSessions bounds the sessions this node holds in memory (about 10 KiB
 	// each in mcp-go's server); beyond it the least recently used idle ones are dropped
 	// and restored from their records when used again. Default 10,000.
@@ -157,6 +162,9 @@ type Adapter struct {
 	// their connections, which the HTTP server's shutdown ends).
 	life    context.Context
 	endLife context.CancelFunc
+	// outliving counts the requests whose work may outlive their exchange
+	// (ServeOutliving), so that Close lets the calls that released their streams end.
+	outliving sync.WaitGroup
 }
 
 // New returns an Adapter.
@@ -287,23 +295,44 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, switchboard.Invalid("Mcp-Session-Id", "a GET stream needs the session id that initialize returned"))
 		return
 	}
-	if r.Method == http.MethodPost {
-		// Before anything reads the body: a flood is refused for the price of its headers.
-		slot, err := a.admit(r.Context(), p)
-		if err != nil {
-			a.refuse(w, r, err)
-			return
-		}
+	if r.Method != http.MethodPost {
+		a.serveAuthenticated(w, r, p, key, resource, agentID)
+		return
+	}
+	// Before anything reads the body: a flood is refused for the price of its headers.
+	slot, refusal := a.admit(r.Context(), p)
+	if refusal != nil {
+		a.refuse(w, r, refusal)
+		return
+	}
+	// Admitted, the request is detached from its connection: a client that drops a
+	// POST stream has not canceled its call (see serveRequest), except on 2026-07-28
+	// (serveModern). A revoked key (track) and notifications/cancelled still end it.
+	ctx, cancel := context.WithCancel(mcptransport.Detach(r.Context()))
+	r = r.WithContext(limits.WithSlot(ctx, slot))
+	work := func(w http.ResponseWriter, r *http.Request) {
 		defer slot.Release()
-		// Admitted, the request is detached from its connection: a client that drops
-		// a POST stream has not canceled its call (see serveRequest), except on
-		// 2026-07-28 (serveModern). A revoked key (track) and notifications/cancelled
-		// still end it.
-		ctx, cancel := context.WithCancel(mcptransport.Detach(r.Context()))
 		defer cancel()
 		defer context.AfterFunc(a.life, cancel)()
-		r = r.WithContext(limits.WithSlot(ctx, slot))
+		a.serveAuthenticated(w, r, p, key, resource, agentID)
 	}
+	if !mcptransport.MayOutlive(r) {
+		work(w, r)
+		return
+	}
+	// A call of a session may let its client poll (ReleaseStream): its work, which
+	// holds its place in the admission to its end, may outlive the exchange.
+	a.outliving.Add(1)
+	mcptransport.ServeOutliving(w, r, a.opts.Logger, func(w http.ResponseWriter, r *http.Request) {
+		defer a.outliving.Done()
+		work(w, r)
+	})
+}
+
+// serveAuthenticated serves a request of p at its MCP URL (admitted, when a POST):
+// the caller's scope serves it, for as long as the key that authenticated it stays
+// valid.
+func (a *Adapter) serveAuthenticated(w http.ResponseWriter, r *http.Request, p switchboard.Principal, key, resource, agentID string) {
 	if a.opts.Bodies != nil {
 		release, err := a.opts.Bodies.Reserve(w, r)
 		if err != nil {
@@ -449,8 +478,18 @@ func (a *Adapter) Sweep(now time.Time) {
 
 // Close drops every scope's state of its sessions (their records stay, so clients
 // continue on another node or after a restart), stops the requests still running and
-// ends the background work.
+// ends the background work. The calls that let their clients poll, whose exchanges
+// have ended, are given until ctx ends to finish.
 func (a *Adapter) Close(ctx context.Context) {
+	finished := make(chan struct{})
+	go func() {
+		a.outliving.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+	}
 	a.endLife()
 	if a.stopRelay != nil {
 		a.stopRelay()

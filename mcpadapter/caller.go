@@ -38,6 +38,7 @@ func (c caller) Ask(ctx context.Context, method string, params json.RawMessage) 
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
 	if err := clientTakes(c.ctx, method); err != nil {
+		noteMissing(c.ctx, err) // on 2026-07-28 a failed call is then refused for it
 		return nil, err
 	}
 	if pc := pendingFrom(c.ctx); pc != nil {
@@ -134,24 +135,32 @@ func (c caller) AskAll(ctx context.Context, reqs []providers.InputRequest) ([]pr
 // metadata on 2026-07-28, when its session was initialized before.
 func clientTakes(ctx context.Context, method string) error {
 	var caps *mcp.ClientCapabilities
+	modern := false
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		caps = info.ClientCapabilities
+		caps, modern = info.ClientCapabilities, true
 	} else if ci, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
 		cc := ci.GetClientCapabilities()
 		caps = &cc
 	}
+	lacks := func(capability string) error {
+		if modern {
+			// The request declared its capabilities: it lacks one it needs.
+			return missingCapability{capability: capability}
+		}
+		return errors.New("the calling client does not support " + capability)
+	}
 	switch method {
 	case string(mcp.MethodElicitationCreate):
 		if !canElicit(ctx) {
-			return errors.New("the calling client does not support elicitation")
+			return lacks("elicitation")
 		}
 	case string(mcp.MethodSamplingCreateMessage):
 		if caps == nil || caps.Sampling == nil {
-			return errors.New("the calling client does not support sampling")
+			return lacks("sampling")
 		}
 	case string(mcp.MethodListRoots):
 		if caps == nil || caps.Roots == nil {
-			return errors.New("the calling client does not support roots")
+			return lacks("roots")
 		}
 	default:
 		return fmt.Errorf("switchboard does not relay %s to the calling client", method)

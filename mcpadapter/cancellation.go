@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/switchboard-hub/switchboard/mcptransport"
+	"github.com/switchboard-hub/switchboard/providers"
 )
 
 // serveRequest hands a posted JSON-RPC request (its context detached from its
@@ -26,6 +27,14 @@ func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope,
 		} else {
 			cs = s.ep.Events.OpenCall(stream.session, sw, stream.primed)
 			cs.KeepWhenGone(mcptransport.Connection(r.Context()))
+			if stream.primed {
+				// The call may let its client poll (providers.ReleaseStream): its POST
+				// stream ends, the call runs on, and the client resumes the stream.
+				ctx := r.Context()
+				r = r.WithContext(providers.WithStreamRelease(ctx, func() bool {
+					return mcptransport.Outlives(ctx) && cs.Release() && mcptransport.EndExchange(ctx)
+				}))
+			}
 		}
 		cw := mcptransport.NewCallWriter(stream.stateless)
 		out = cw
@@ -45,7 +54,26 @@ func (a *Adapter) serveRequest(w http.ResponseWriter, r *http.Request, s *scope,
 		s.answerPlain(out, r, stream.plain)
 		return
 	}
-	s.ep.HTTP.ServeHTTP(out, r)
+	refusal := capabilityRefusalFrom(r.Context())
+	if refusal == nil {
+		s.ep.HTTP.ServeHTTP(out, r)
+		return
+	}
+	// A 2026-07-28 call whose answer may be a refusal for an undeclared capability:
+	// the answer is kept until the call ends (a stream's, by its CallWriter).
+	if cw, ok := out.(*mcptransport.CallWriter); ok {
+		s.ep.HTTP.ServeHTTP(cw, r)
+		if b, refused := refusal.refusal(cw.Answer()); refused {
+			cw.Replace(b)
+		}
+		return
+	}
+	bw := mcptransport.NewBufferWriter()
+	s.ep.HTTP.ServeHTTP(bw, r)
+	if b, refused := refusal.refusal(bw.Body.Bytes()); refused {
+		bw = b
+	}
+	bw.CopyTo(out)
 }
 
 // streamPlan says how a call is streamed (see serveRequest): a call of a session, or

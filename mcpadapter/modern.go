@@ -45,6 +45,11 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			if mcptransport.Streams(r, msg) {
 				stream = &streamPlan{stateless: true}
 			}
+			if msg.Method == string(mcp.MethodToolsCall) {
+				// A call that fails for a capability its client did not declare is
+				// refused for it (refuseUndeclared).
+				ctx = withCapabilityRefusal(ctx, &capabilityRefusal{id: msg.ID})
+			}
 			r = r.WithContext(ctx)
 			if msg.Method == string(mcp.MethodResourcesRead) {
 				var done func()

@@ -1,9 +1,14 @@
 package mcpadapter
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -83,4 +88,105 @@ func (a *Adapter) servesTasks() bool {
 		}
 	}
 	return false
+}
+
+// On 2026-07-28 a server must not rely on a capability its client did not declare in
+// the request's clientCapabilities: a request whose processing needs one is refused
+// with MissingRequiredClientCapabilityError (-32021, 400), naming it. A tool call
+// turns to its client only when its tool (or a remote server behind it) asks
+// something (caller.Ask): a call that asked what its client did not declare, and
+// failed, is answered with that refusal in place of its failure. A call that got on
+// without the answer keeps its result.
+
+// missingCapability is a request of a call's that its client cannot take for want of
+// a capability it did not declare.
+type missingCapability struct{ capability string }
+
+func (e missingCapability) Error() string {
+	return "the calling client does not support " + e.capability
+}
+
+func (e missingCapability) Unwrap() error {
+	return mcp.MissingRequiredClientCapabilityError{Capability: e.capability}
+}
+
+// capabilityRefusal is what a 2026-07-28 request's call asked that its client did not
+// declare, for the answer (refuseUndeclared).
+type capabilityRefusal struct {
+	id      json.RawMessage // the request's JSON-RPC id
+	mu      sync.Mutex
+	missing []string
+}
+
+type capabilityRefusalKey struct{}
+
+func withCapabilityRefusal(ctx context.Context, c *capabilityRefusal) context.Context {
+	return context.WithValue(ctx, capabilityRefusalKey{}, c)
+}
+
+func capabilityRefusalFrom(ctx context.Context) *capabilityRefusal {
+	c, _ := ctx.Value(capabilityRefusalKey{}).(*capabilityRefusal)
+	return c
+}
+
+// noteMissing records that the request's call needed a capability its client did
+// not declare, when err says so.
+func noteMissing(ctx context.Context, err error) {
+	var m missingCapability
+	c := capabilityRefusalFrom(ctx)
+	if c == nil || !errors.As(err, &m) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.Contains(c.missing, m.capability) {
+		c.missing = append(c.missing, m.capability)
+	}
+}
+
+// refusal returns the -32021 answer (status and body) in place of answer, a failed
+// call's, when the call needed a capability its client did not declare.
+func (c *capabilityRefusal) refusal(answer []byte) (*mcptransport.BufferWriter, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	missing := slices.Clone(c.missing)
+	c.mu.Unlock()
+	if len(missing) == 0 || !failedAnswer(answer) {
+		return nil, false
+	}
+	required := map[string]any{}
+	for _, name := range missing {
+		required[name] = map[string]any{}
+	}
+	bw := mcptransport.NewBufferWriter()
+	mcptransport.WriteRPCErrorData(bw, http.StatusBadRequest, c.id, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
+		"missing required client capability: the call needs "+strings.Join(missing, ", ")+
+			", which the client did not declare in _meta's "+mcp.MetaKeyClientCapabilities,
+		map[string]any{"requiredCapabilities": required})
+	return bw, true
+}
+
+// failedAnswer reports whether a call's answer (a JSON-RPC response, or an SSE stream
+// ending with one) is a failure: an error, or a result marked isError.
+func failedAnswer(answer []byte) bool {
+	body := bytes.TrimSpace(answer)
+	if !json.Valid(body) {
+		events := mcptransport.SSEData(body)
+		if len(events) == 0 {
+			return false
+		}
+		body = events[len(events)-1]
+	}
+	var msg struct {
+		Error  json.RawMessage `json:"error"`
+		Result struct {
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return false
+	}
+	return len(msg.Error) > 0 && string(msg.Error) != "null" || msg.Result.IsError
 }

@@ -16,8 +16,9 @@ import (
 
 // sseEvent is one event of an SSE stream.
 type sseEvent struct {
-	id   string
-	data string
+	id    string
+	retry string
+	data  string
 }
 
 // readEvent reads the stream's next event; io.EOF when the stream ended.
@@ -43,6 +44,8 @@ func readEvent(r *bufio.Reader) (sseEvent, error) {
 		switch field, value, _ := strings.Cut(line, ":"); field {
 		case "id":
 			ev.id = strings.TrimPrefix(value, " ")
+		case "retry":
+			ev.retry = strings.TrimPrefix(value, " ")
 		case "data":
 			ev.data += strings.TrimPrefix(value, " ")
 		}
@@ -148,6 +151,11 @@ func (h *heldCallEnv) primedCall(t *testing.T, session string) (string, func()) 
 	}
 	if first.id == "" || first.data != "" {
 		t.Fatalf("first event = %+v, want a priming event (an id, no data)", first)
+	}
+	// It tells the client how long to wait before it resumes a stream that ended
+	// before the answer (the default, Options.StreamRetry being unset).
+	if first.retry != "1000" {
+		t.Fatalf("the priming event's retry field is %q, want 1000 (ms)", first.retry)
 	}
 	return first.id, func() {
 		drop()

@@ -158,7 +158,7 @@ func (a *Adapter) newScope(p switchboard.Principal, agentID string) *scope {
 		opts = append(opts, e.ServerOptions...)
 	}
 	s.ep = mcptransport.NewEndpoint(mcptransport.EndpointOptions{Principal: p, Path: path, Held: &a.held,
-		EventsPerStream: eventsPerStream, Log: a.opts.StreamLog, Now: a.opts.Now, Logger: a.opts.Logger})
+		EventsPerStream: eventsPerStream, Retry: a.opts.StreamRetry, Log: a.opts.StreamLog, Now: a.opts.Now, Logger: a.opts.Logger})
 	opts = append(opts, s.ep.ServerOption(), s.levelHooks(), s.instructionsHook(instructions), versionCapabilities(), s.subscriptionHooks())
 	s.mcp = server.NewMCPServer("switchboard", a.opts.Version, opts...)
 	s.ep.Attach(s.mcp)

@@ -183,6 +183,21 @@ func (cs *CallStream) lastMark() sessions.StreamEvent {
 	return sessions.StreamEvent{ID: cs.key + "_end", Seq: cs.recorded, Last: true}
 }
 
+// Release lets the call's client poll for the rest: the POST's connection is detached,
+// so the call's next events, its answer included, are only recorded, and the client
+// resumes the stream with Last-Event-ID (Resume) to get them. It reports whether it
+// did: only a recorded stream (a session's), primed and still on its POST, before the
+// call's answer, is released. The caller ends the POST's exchange (EndExchange).
+func (cs *CallStream) Release() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.store == nil || cs.recorded == 0 || cs.closed || cs.canceled.Load() || cs.conn == nil || !cs.conn.post || !cs.started {
+		return false
+	}
+	cs.detachLocked()
+	return true
+}
+
 // add records msg as the call's next event (mcp-go names its stream) and writes it to
 // the attached connection.
 func (cs *CallStream) Add(stream string, msg json.RawMessage) (string, error) {
@@ -228,7 +243,13 @@ func (cs *CallStream) writeLocked(id string, msg json.RawMessage) {
 	var err error
 	switch {
 	case msg == nil:
-		_, err = fmt.Fprintf(c.w, "id: %s\ndata: \n\n", id)
+		// A priming event, with the time to wait before resuming a stream that ends
+		// before the answer (the server may end it to have its client poll).
+		retry := cs.store.Retry
+		if retry <= 0 {
+			retry = DefaultRetry
+		}
+		_, err = fmt.Fprintf(c.w, "id: %s\nretry: %d\ndata: \n\n", id, retry.Milliseconds())
 	case id == "":
 		_, err = fmt.Fprintf(c.w, "event: message\ndata: %s\n\n", msg)
 	default:
@@ -402,4 +423,26 @@ func sseData(stream []byte) []json.RawMessage {
 		}
 	}
 	return out
+}
+
+// SSEData returns the data of each event of an SSE stream, its lines joined.
+func SSEData(stream []byte) []json.RawMessage { return sseData(stream) }
+
+// Answer is what mcp-go has answered through cw: a JSON body, or the SSE stream kept
+// for a stateless call.
+func (cw *CallWriter) Answer() []byte {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	return bytes.Clone(cw.body.Bytes())
+}
+
+// Replace drops what mcp-go answered through cw and answers with b (its status,
+// header and body) in its place.
+func (cw *CallWriter) Replace(b *BufferWriter) {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	cw.header = b.Header().Clone()
+	cw.status, cw.sse = b.Status, false
+	cw.body.Reset()
+	cw.body.Write(b.Body.Bytes())
 }

@@ -6,5 +6,6 @@
 //
 // Start from [Incoming] (a posted request read), [SessionStore] and [SessionCache]
 // (sessions as rows), [CallStream] and [EventStore] (a call's SSE stream and its
-// resumption), and [Relay] (messages between nodes).
+// resumption), [ServeOutliving] (a call that ends its exchange to have its client
+// poll, and runs on), and [Relay] (messages between nodes).
 package mcptransport

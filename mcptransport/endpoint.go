@@ -45,6 +45,8 @@ type EndpointOptions struct {
 	Held *atomic.Int64
 	// EventsPerStream bounds the events kept per SSE stream for resumption.
 	EventsPerStream int
+	// Retry is the reconnection time a call's priming event gives (EventStore.Retry).
+	Retry time.Duration
 	// Log, when set, keeps the streams of calls whose client left where every node
 	// reads them (CallStream.KeepWhenGone).
 	Log    StreamLog
@@ -60,6 +62,7 @@ func NewEndpoint(o EndpointOptions) *Endpoint {
 	e.Events.IDs = e.IDs
 	e.Events.Notified = e.MarkStreamed
 	e.Events.Log, e.Events.Tenant, e.Events.Logger = o.Log, o.Principal.TenantID, o.Logger
+	e.Events.Retry = o.Retry
 	return e
 }
 

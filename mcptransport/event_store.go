@@ -45,6 +45,11 @@ type EventStore struct {
 	Tenant switchboard.TenantID
 	Logger *slog.Logger
 
+	// Retry is the reconnection time a call's priming event gives its client (the SSE
+	// retry field): how long a client whose stream ends before the answer waits before
+	// it resumes the stream. Zero sends DefaultRetry.
+	Retry time.Duration
+
 	// prefix starts every event id and call stream name this store issues: random,
 	// so that ids are unique across the fleet and a node tells another's from its own.
 	prefix string
@@ -81,6 +86,10 @@ type storedEvent struct {
 }
 
 var _ server.EventStore = (*EventStore)(nil)
+
+// DefaultRetry is the reconnection time a priming event gives when EventStore.Retry is
+// not set.
+const DefaultRetry = time.Second
 
 func NewEventStore(perStream int, now func() time.Time) *EventStore {
 	if now == nil {

@@ -84,3 +84,21 @@ func AskAll(ctx context.Context, reqs []InputRequest) ([]InputAnswer, error) {
 	}
 	return out, nil
 }
+
+type streamReleaseKey struct{}
+
+// WithStreamRelease returns a context whose call may release its client's stream
+// (ReleaseStream) with release, which reports whether it did.
+func WithStreamRelease(ctx context.Context, release func() bool) context.Context {
+	return context.WithValue(ctx, streamReleaseKey{}, release)
+}
+
+// ReleaseStream lets the call's client poll for the answer instead of holding its
+// stream open: an MCP call answered on a resumable SSE stream has that stream closed
+// now, the call runs on, and the client resumes the stream with Last-Event-ID to get
+// what follows, the answer included (SEP-1699). It reports whether there was such a
+// stream; a call without one (REST, a client that cannot resume) goes on unchanged.
+func ReleaseStream(ctx context.Context) bool {
+	release, _ := ctx.Value(streamReleaseKey{}).(func() bool)
+	return release != nil && release()
+}

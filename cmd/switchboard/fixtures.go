@@ -14,3 +14,6 @@ func fixtureSpecs() []providers.Spec { return nil }
 // fixtureExtensions are the MCP adapter extensions a test build adds: none in the
 // product.
 func fixtureExtensions() []mcpadapter.Extension { return nil }
+
+// wireFixtures gives a test build's fixtures the adapter: nothing in the product.
+func wireFixtures(*mcpadapter.Adapter) {}

@@ -16,3 +16,7 @@ func fixtureSpecs() []providers.Spec { return []providers.Spec{conformancefixtur
 func fixtureExtensions() []mcpadapter.Extension {
 	return []mcpadapter.Extension{conformancefixture.Extension()}
 }
+
+// wireFixtures lets the fixture's diagnostic tools have the adapter list a tenant's
+// tools and prompts again (test_trigger_tool_change).
+func wireFixtures(a *mcpadapter.Adapter) { conformancefixture.SetRefresh(a.Refresh) }

@@ -337,6 +337,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 	// sessions of the tenant.
 	wfService.Changed = workflows.PublishChanges(feed, log)
 	workflows.OnToolsChanged(feed, adapter.Refresh)
+	wireFixtures(adapter)
 	wfService.User = func(ctx context.Context, tenant switchboard.TenantID, id string) (switchboard.Principal, error) {
 		u, err := tenantStore.User(ctx, tenant, id)
 		if err != nil {

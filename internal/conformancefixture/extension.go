@@ -22,7 +22,8 @@ const (
 )
 
 // Extension serves the suite's resources, resource template and prompts at every MCP
-// endpoint; test://watched-resource may be subscribed to.
+// endpoint, and the tool and prompt the diagnostic tools change (stateless.go);
+// test://watched-resource may be subscribed to.
 func Extension() mcpadapter.Extension {
 	return mcpadapter.Extension{
 		Name:      Provider,
@@ -30,7 +31,10 @@ func Extension() mcpadapter.Extension {
 		ResourceTemplates: func(context.Context, mcpadapter.Scope) ([]server.ServerResourceTemplate, error) {
 			return templates(), nil
 		},
-		Prompts:      func(context.Context, mcpadapter.Scope) ([]server.ServerPrompt, error) { return prompts(), nil },
+		Prompts: func(context.Context, mcpadapter.Scope) ([]server.ServerPrompt, error) {
+			return append(prompts(), dynamicPrompt()), nil
+		},
+		Tools:        func(context.Context, mcpadapter.Scope) ([]server.ServerTool, error) { return dynamicTools(), nil },
 		Subscribable: func(_ context.Context, _ mcpadapter.Scope, uri string) bool { return uri == Watched },
 	}
 }

@@ -141,7 +141,7 @@ func operations() []providers.Op {
 			}},
 		op{name: "test_elicitation_sep1330_enums", description: "Asks the user a form of every enum field style (SEP-1330).", run: enums},
 		headers(),
-	}, inputRequiredOps()...)
+	}, append(inputRequiredOps(), statelessOperations()...)...)
 }
 
 // schema2020 is the input schema of json_schema_2020_12_tool: $schema, $defs with an
