@@ -33,7 +33,24 @@ type Info struct {
 	DocsURL     string   // the upstream API documentation
 	Scopes      []string // upstream scopes the operation needs
 	Hints       Hints
+	// Task says how a call of the operation runs as an MCP task (a tool's
+	// execution.taskSupport); the zero value is TaskOptional.
+	Task TaskSupport
 }
+
+// TaskSupport says whether a tool's calls run as MCP tasks.
+type TaskSupport string
+
+// The task supports.
+const (
+	// TaskOptional: a call runs as a task where the client takes tasks, else directly.
+	TaskOptional TaskSupport = ""
+	// TaskForbidden: a call always runs directly and answers at once.
+	TaskForbidden TaskSupport = "forbidden"
+	// TaskRequired: a call runs only as a task; a client that does not take tasks is
+	// refused.
+	TaskRequired TaskSupport = "required"
+)
 
 // Op is the non-generic face of an Operation, so a Registry can hold any of them.
 type Op interface {

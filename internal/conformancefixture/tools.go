@@ -113,7 +113,7 @@ func operations() []providers.Op {
 			return result(blocks...), nil
 		}}
 	}
-	return []providers.Op{
+	return append([]providers.Op{
 		constant("test_simple_text", "Answers with one text block.", text("This is a simple text response for testing.")),
 		constant("test_image_content", "Answers with one PNG image.", image()),
 		constant("test_audio_content", "Answers with one WAV audio clip.",
@@ -140,7 +140,7 @@ func operations() []providers.Op {
 				return result(text("ok")), nil
 			}},
 		op{name: "test_elicitation_sep1330_enums", description: "Asks the user a form of every enum field style (SEP-1330).", run: enums},
-	}
+	}, taskOperations()...)
 }
 
 // schema2020 is the input schema of json_schema_2020_12_tool: $schema, $defs with an
