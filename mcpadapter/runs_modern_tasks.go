@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,11 +164,15 @@ func (x *runsExt) serveModernCall(w http.ResponseWriter, r *http.Request, s *sco
 		}
 		return false
 	}
-	if support == providers.TaskForbidden || params.RequestState != "" || len(params.InputResponses) > 0 {
+	if support == providers.TaskForbidden {
 		return false
 	}
+	taskState := strings.HasPrefix(params.RequestState, taskStatePrefix)
+	if !taskState && (params.RequestState != "" || len(params.InputResponses) > 0) {
+		return false // a round of input requests of a direct call (input_requests.go)
+	}
 	sc := s.Scope()
-	if s.asksToConnect(ctx) && t.binding.Unconnected() {
+	if !taskState && s.asksToConnect(ctx) && t.binding.Unconnected() {
 		return false // the person connects an account first (connect.go)
 	}
 	if err := mcp.ValidateStandardHeaders(r.Header.Get, mcp.ProtocolVersion20260728, mcp.MethodToolsCall, msg.RawParams); err != nil {
@@ -189,6 +194,20 @@ func (x *runsExt) serveModernCall(w http.ResponseWriter, r *http.Request, s *sco
 		writeRPCResult(w, msg.ID, completeResult(x.hubError(ctx, sc, err)))
 		return true
 	}
+	if taskState {
+		// The client answers the questions a call asked before its task.
+		id := strings.TrimPrefix(params.RequestState, taskStatePrefix)
+		v, err := x.o.Runs.Get(ctx, p, id)
+		in := x.inputs.get(id)
+		if err != nil || in == nil || v.Tool != rreq.Tool || in.isCreated() {
+			err := switchboard.Invalid("requestState", "names no call of this tool waiting for your answers here (it was answered, ended or expired); call the tool again without inputResponses")
+			writeRPCResult(w, msg.ID, completeResult(x.hubError(ctx, sc, err)))
+			return true
+		}
+		in.answer(params.InputResponses)
+		x.awaitCreation(ctx, w, msg, p, v, in)
+		return true
+	}
 	in := newTaskInputs()
 	v, err := x.o.Runs.Start(context.WithoutCancel(ctx), p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginTask, Caller: in})
 	if err != nil {
@@ -196,15 +215,65 @@ func (x *runsExt) serveModernCall(w http.ResponseWriter, r *http.Request, s *sco
 		return true
 	}
 	x.inputs.add(v.ID, in)
-	go x.forgetInputs(p, v.ID)
-	task := x.taskFields(v, in)
-	task["resultType"] = "task"
-	writeRPCResult(w, msg.ID, task)
+	go x.forgetInputs(p, v.ID, in)
+	if t.binding.Tool.Info.AsksBeforeTask {
+		// Answered with the task once the tool has its input; a client that does not
+		// come back with its answers leaves the call to be cancelled.
+		time.AfterFunc(pendingLifetime, func() {
+			if !in.isCreated() {
+				_, _ = x.o.Runs.Cancel(context.Background(), p, v.ID)
+			}
+		})
+		x.awaitCreation(ctx, w, msg, p, v, in)
+		return true
+	}
+	in.create()
+	writeRPCResult(w, msg.ID, x.createTaskResult(v, in))
 	return true
 }
 
+// taskStatePrefix starts the requestState of a call that asks before its task: the
+// run's id follows (only its principal may read or answer it).
+const taskStatePrefix = "task."
+
+// createTaskResult is the answer of a tools/call that created a task.
+func (x *runsExt) createTaskResult(v runs.View, in *taskInputs) map[string]any {
+	task := x.taskFields(v, in)
+	task["resultType"] = "task"
+	return task
+}
+
+// awaitCreation answers a call that asks before its task: with its open questions
+// (input_required, requestState naming the run), or with the task once the tool
+// continues as one or ended. When the client's request ends first, nothing is answered.
+func (x *runsExt) awaitCreation(ctx context.Context, w http.ResponseWriter, msg mcptransport.Message, p switchboard.Principal, v runs.View, in *taskInputs) {
+	for {
+		in.mu.Lock()
+		escalated, open := in.escalated || in.ended, len(in.asks) > 0
+		in.mu.Unlock()
+		switch {
+		case escalated:
+			in.create()
+			if now, err := x.o.Runs.Get(context.WithoutCancel(ctx), p, v.ID); err == nil {
+				v = now
+			}
+			writeRPCResult(w, msg.ID, x.createTaskResult(v, in))
+			return
+		case open:
+			writeRPCResult(w, msg.ID, map[string]any{"resultType": mcp.ResultTypeInputRequired,
+				"inputRequests": in.open(), "requestState": taskStatePrefix + v.ID})
+			return
+		}
+		select {
+		case <-in.changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // forgetInputs drops a task's input requests once its run ended.
-func (x *runsExt) forgetInputs(p switchboard.Principal, id string) {
+func (x *runsExt) forgetInputs(p switchboard.Principal, id string, in *taskInputs) {
 	ctx, cancel := context.WithTimeout(context.Background(), taskWait)
 	defer cancel()
 	for ctx.Err() == nil {
@@ -219,6 +288,7 @@ func (x *runsExt) forgetInputs(p switchboard.Principal, id string) {
 		}
 		t.Stop()
 	}
+	in.end()
 	x.inputs.remove(id)
 }
 
@@ -356,9 +426,52 @@ type taskInputs struct {
 	mu   sync.Mutex
 	n    int
 	asks map[string]*inputAsk
+	// changed is signalled when a request is asked, the call continues as a task, or
+	// it ended.
+	changed chan struct{}
+	// escalated: the tool continues as a task (ContinueAsTask); ended: its run ended;
+	// created: the client was given the task.
+	escalated, ended, created bool
 }
 
-func newTaskInputs() *taskInputs { return &taskInputs{asks: map[string]*inputAsk{}} }
+func newTaskInputs() *taskInputs {
+	return &taskInputs{asks: map[string]*inputAsk{}, changed: make(chan struct{}, 1)}
+}
+
+func (in *taskInputs) signal() {
+	select {
+	case in.changed <- struct{}{}:
+	default:
+	}
+}
+
+// ContinueAsTask has a call that asks before its task answered with the task
+// (providers.ContinueAsTask).
+func (in *taskInputs) ContinueAsTask() {
+	in.mu.Lock()
+	in.escalated = true
+	in.mu.Unlock()
+	in.signal()
+}
+
+func (in *taskInputs) end() {
+	in.mu.Lock()
+	in.ended = true
+	in.mu.Unlock()
+	in.signal()
+}
+
+func (in *taskInputs) create() {
+	in.mu.Lock()
+	in.created = true
+	in.mu.Unlock()
+}
+
+func (in *taskInputs) isCreated() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.created
+}
 
 func (*taskInputs) Log(map[string]any) {}
 
@@ -370,6 +483,7 @@ func (in *taskInputs) Ask(ctx context.Context, method string, params json.RawMes
 	key := fmt.Sprintf("input_%d", in.n)
 	in.asks[key] = a
 	in.mu.Unlock()
+	in.signal()
 	defer func() {
 		in.mu.Lock()
 		delete(in.asks, key)

@@ -36,6 +36,11 @@ type Info struct {
 	// Task says how a call of the operation runs as an MCP task (a tool's
 	// execution.taskSupport); the zero value is TaskOptional.
 	Task TaskSupport
+	// AsksBeforeTask says the operation asks its client for input before its work
+	// runs as a task: where the client takes tasks, the call is answered with the
+	// operation's questions (input_required, one round each) until the operation
+	// calls ContinueAsTask (or ends), and with the task from then.
+	AsksBeforeTask bool
 }
 
 // TaskSupport says whether a tool's calls run as MCP tasks.

@@ -18,36 +18,39 @@ import (
 type taskOp struct {
 	op
 	task providers.TaskSupport
+	// asksFirst: the tool asks its client before it continues as a task.
+	asksFirst bool
 }
 
 func (o taskOp) Info() providers.Info {
 	info := o.op.Info()
-	info.Task = o.task
+	info.Task, info.AsksBeforeTask = o.task, o.asksFirst
 	return info
 }
 
 // taskOperations are the tools the tasks scenarios call: greet never runs as a task,
 // slow_compute, protocol_error_job, confirm_delete and multi_input run as one where the
-// client takes tasks, failing_job and test_tool_with_task only as one.
+// client takes tasks, failing_job and test_tool_with_task only as one (the latter asks
+// the user's name before its task).
 func taskOperations() []providers.Op {
 	return []providers.Op{
 		taskOp{op{name: "greet", description: "Greets the name at once (never a task).",
-			input: stringArg("name", "Who to greet"), run: greet}, providers.TaskForbidden},
+			input: stringArg("name", "Who to greet"), run: greet}, providers.TaskForbidden, false},
 		taskOp{op{name: "slow_compute", description: "Answers after the given number of seconds, unless cancelled first.",
 			input: `{"type":"object","properties":{"seconds":{"type":"number","description":"How long to compute"},"label":{"type":"string","description":"A label echoed in the answer"}}}`,
-			run:   slowCompute}, providers.TaskOptional},
+			run:   slowCompute}, providers.TaskOptional, false},
 		taskOp{op{name: "failing_job", description: "Fails after a second, as a tool result marked isError (only as a task).",
-			run: failingJob}, providers.TaskRequired},
+			run: failingJob}, providers.TaskRequired, false},
 		taskOp{op{name: "protocol_error_job", description: "Fails with an internal error, not a tool result.",
 			run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
 				return nil, switchboard.Internal(errors.New("protocol_error_job fails on purpose"))
-			}}, providers.TaskOptional},
+			}}, providers.TaskOptional, false},
 		taskOp{op{name: "confirm_delete", description: "Asks the user to confirm deleting the file, then answers what was decided.",
-			input: stringArg("filename", "The file to delete"), run: confirmDelete}, providers.TaskOptional},
+			input: stringArg("filename", "The file to delete"), run: confirmDelete}, providers.TaskOptional, false},
 		taskOp{op{name: "multi_input", description: "Asks the user two questions at once, then answers both answers.",
-			run: multiInput}, providers.TaskOptional},
-		taskOp{op{name: "test_tool_with_task", description: "Asks the user's name, then greets it (only as a task).",
-			run: greetAsked}, providers.TaskRequired},
+			run: multiInput}, providers.TaskOptional, false},
+		taskOp{op{name: "test_tool_with_task", description: "Asks the user's name, then greets it as a task (only as a task).",
+			run: greetAsked}, providers.TaskRequired, true},
 	}
 }
 
@@ -127,6 +130,7 @@ func greetAsked(ctx context.Context, _ map[string]any) (*providers.ContentResult
 	if err != nil {
 		return nil, err
 	}
+	providers.ContinueAsTask(ctx)
 	name, _ := a.Content["name"].(string)
 	return result(text("Hello, " + name + "!")), nil
 }
