@@ -125,13 +125,17 @@ func (x *runsExt) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 }
 
 // taskHeadersMatch checks the routing headers of a tasks/* request: Mcp-Method names
-// the method and Mcp-Name the task (SEP-2243, SEP-2663); a missing or different one
-// is refused with -32020 (400).
+// the method and Mcp-Name the task (SEP-2243, SEP-2663); a different one, or no
+// Mcp-Method, is refused with -32020 (400). A request without Mcp-Name is served, as
+// clients that route tasks by the body (the official Go SDK's) send none.
 func taskHeadersMatch(w http.ResponseWriter, r *http.Request, msg mcptransport.Message, taskID string) bool {
 	if got := r.Header.Get(mcp.HeaderMethod); got != msg.Method {
 		mcptransport.WriteRPCError(w, http.StatusBadRequest, msg.ID, mcp.HEADER_MISMATCH,
 			fmt.Sprintf("header %s %q does not match the request's method %q", mcp.HeaderMethod, got, msg.Method))
 		return false
+	}
+	if len(r.Header.Values(mcp.HeaderName)) == 0 {
+		return true
 	}
 	name, ok := mcp.DecodeHeaderValue(r.Header.Get(mcp.HeaderName))
 	if !ok || name != taskID {
