@@ -30,7 +30,11 @@ import (
 // it; tasks/result and tasks/list do not exist on that version. A tool's own error
 // is a completed task whose result has isError; only a failure of the hub's
 // (internal) fails the task. A required tool called by a client that did not declare
-// the extension is refused with -32021.
+// the extension is refused with -32021. A tool that asks before its task
+// (providers.Info.AsksBeforeTask) is answered with its questions, input_required
+// rounds as a direct call's, until it continues as a task. The input requests of a
+// task are held on the node that runs it, as a direct call's are (input_requests.go):
+// tasks/get elsewhere shows the task working.
 
 // modernTaskPoll is the pollIntervalMs a task suggests, at least this.
 const modernTaskPoll = 500 * time.Millisecond
@@ -282,7 +286,7 @@ func (x *runsExt) forgetInputs(p switchboard.Principal, id string, in *taskInput
 	defer cancel()
 	for ctx.Err() == nil {
 		v, err := x.o.Runs.Wait(ctx, p, id, x.o.TaskPoll)
-		if err != nil || v.State.Final() {
+		if err == nil && v.State.Final() || switchboard.CodeOf(err) == switchboard.CodeNotFound {
 			break
 		}
 		t := time.NewTimer(x.o.TaskPoll)
