@@ -405,3 +405,36 @@ func TestModernTaskCancelAndRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestRequiredTaskToolBefore20260728 lists a tool that runs only as a task with
+// execution.taskSupport required on 2025-11-25 and refuses its call without a task as
+// that version says (-32601).
+func TestRequiredTaskToolBefore20260728(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		e := newRunsEnv(t, db)
+		if err := e.reg.Register(jobsSpec(make(chan struct{}))); err != nil {
+			t.Fatal(err)
+		}
+		c := e.connect(t, e.ann, keyAnn, "2025-11-25", nil)
+		ctx := context.Background()
+		list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		support := map[string]mcp.TaskSupport{}
+		for _, tool := range list.Tools {
+			if tool.Execution != nil {
+				support[tool.Name] = tool.Execution.TaskSupport
+			}
+		}
+		if support["jobs_required"] != mcp.TaskSupportRequired || support["jobs_wait"] != mcp.TaskSupportOptional || support["jobs_greet"] != "" {
+			t.Errorf("taskSupport listed = %v, want jobs_required required, jobs_wait optional, jobs_greet none", support)
+		}
+		_, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "jobs_required", Arguments: map[string]any{}}})
+		if !errors.Is(err, mcp.ErrMethodNotFound) {
+			t.Errorf("required tool without a task on 2025-11-25: err = %v, want -32601", err)
+		}
+	})
+}
