@@ -82,7 +82,12 @@ func (x *runsExt) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 	default:
 		return false
 	}
-	if err := json.Unmarshal(msg.RawParams, &params); err != nil || params.TaskID == "" {
+	if err := json.Unmarshal(msg.RawParams, &params); err != nil {
+		mcptransport.WriteRPCError(w, http.StatusBadRequest, msg.ID, mcp.INVALID_PARAMS,
+			"params must hold taskId (a string) and, for tasks/update, inputResponses (an object): "+err.Error())
+		return true
+	}
+	if params.TaskID == "" {
 		mcptransport.WriteRPCError(w, http.StatusBadRequest, msg.ID, mcp.INVALID_PARAMS, "params.taskId must be a non-empty string")
 		return true
 	}
