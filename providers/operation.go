@@ -79,14 +79,18 @@ type Operation[In, Out any] struct {
 	DocsURL     string
 	Scopes      []string
 	Hints       Hints
-	Run         func(ctx context.Context, c *Call, in In) (Out, error)
+	// Task and AsksBeforeTask are the Info's (how a call runs as an MCP task).
+	Task           TaskSupport
+	AsksBeforeTask bool
+	Run            func(ctx context.Context, c *Call, in In) (Out, error)
 }
 
 var _ Op = (*Operation[struct{}, struct{}])(nil)
 
 // Info returns the operation's description.
 func (o *Operation[In, Out]) Info() Info {
-	return Info{Name: o.Name, Title: o.Title, Description: o.Description, DocsURL: o.DocsURL, Scopes: o.Scopes, Hints: o.Hints}
+	return Info{Name: o.Name, Title: o.Title, Description: o.Description, DocsURL: o.DocsURL, Scopes: o.Scopes, Hints: o.Hints,
+		Task: o.Task, AsksBeforeTask: o.AsksBeforeTask}
 }
 
 // InputSchema reflects In.
