@@ -198,8 +198,9 @@ type Call struct {
 	// Context is the caller's context of the run (JSON), recorded on the run.
 	Context json.RawMessage
 	// Caller is the client the call may turn to while it executes (an MCP task's: the
-	// requests it asks become the task's input requests). It is kept in memory only:
-	// a run recovered by another process executes without one.
+	// requests it asks become the task's input requests). It is kept in memory, for
+	// the execution Start begins: a run that waits for its confirmation first, or one
+	// recovered by another process, executes without one.
 	Caller providers.Caller
 }
 
