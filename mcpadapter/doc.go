@@ -31,6 +31,8 @@
 //   - extension.go, runs_tools.go, runs_tasks.go, runs_tasklinks.go, runs_task_status.go,
 //     elicitation.go, request_state.go: the runs extension (confirmations in the client's form or by
 //     approval page, MCP tasks as runs)
+//   - runs_modern_tasks.go: the tasks extension of 2026-07-28 (tasks the server creates
+//     as runs, tasks/get with the outcome inlined, tasks/update, tasks/cancel)
 //   - flows.go: the flows extension (each flow instance as a resource its starter may
 //     read and follow)
 //   - search.go: tool search mode (search_tools, describe_tool, call_tool)

@@ -53,6 +53,8 @@ type Extension struct {
 	// TaskSupport marks every hub tool as accepting task-augmented calls (MCP tasks);
 	// the extension's WrapTool runs them (it sees req.Params.Task).
 	TaskSupport bool
+	// tasks serves the tasks of 2026-07-28 (runs_modern_tasks.go).
+	tasks *runsExt
 }
 
 // Scope is one MCP endpoint as an extension sees it: the principal it serves and, at

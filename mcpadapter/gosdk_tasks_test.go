@@ -26,9 +26,9 @@ import (
 // the answer as a CallToolResult, so the CreateTaskResult's task (the task id) is
 // dropped, and it refuses to register tools/call as a custom method. The id comes from
 // tasks/list on 2025-11-25; 2026-07-28 has no tasks/list, so there the test's HTTP
-// client reads it from the answer the SDK received. 2026-07-28 has no tasks/result
-// either, and mcp-go's tasks/get there gives the task's status only, so on that era
-// the test checks the task's one upstream call instead of reading its output.
+// client reads it from the answer the SDK received (the server decides there that the
+// call is a task, and answers a flat CreateTaskResult). 2026-07-28 has no tasks/result
+// either: its tasks/get inlines the task's result.
 
 type taskCallParams struct {
 	sdk.ParamsBase
@@ -54,6 +54,7 @@ type sdkTask struct {
 type getTaskResult struct {
 	sdk.ResultBase
 	sdkTask
+	Result *taskPayload `json:"result"`
 }
 
 type listTasksResult struct {
@@ -77,7 +78,7 @@ type taskIDs struct {
 	ids []string
 }
 
-var taskIDPattern = regexp.MustCompile(`"task":\{[^}]*"taskId":"([^"]+)"`)
+var taskIDPattern = regexp.MustCompile(`(?:"task":\{|"resultType":"task")[^}]*"taskId":"([^"]+)"`)
 
 func (t *taskIDs) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
@@ -165,23 +166,30 @@ func TestGoSDKClientRunsATask(t *testing.T) {
 				if id == "" {
 					t.Fatalf("no task created (task ids in the answers: %v)", ids.ids)
 				}
+				var done *getTaskResult
 				testwait.Until(t, "the task to complete", func() bool {
 					got, err := sdk.CallCustomMethod[*taskIDParams, *getTaskResult](ctx, cs, "tasks/get", &taskIDParams{TaskID: id})
 					if err != nil {
 						t.Fatalf("tasks/get: %v", err)
 					}
+					done = got
 					return got.Status == "completed"
 				})
 				reqs := e.up.Requests()
 				if len(reqs) != 1 || !strings.Contains(reqs[0].Body, "as a Go SDK task") {
 					t.Errorf("upstream requests = %+v, want the task's one call", reqs)
 				}
-				if version >= "2026-07-28" {
-					return // that version has no tasks/result (see above)
-				}
-				res, err := sdk.CallCustomMethod[*taskIDParams, *taskPayload](ctx, cs, "tasks/result", &taskIDParams{TaskID: id})
-				if err != nil {
-					t.Fatalf("tasks/result: %v", err)
+				res := done.Result
+				if version < "2026-07-28" {
+					if res != nil {
+						t.Errorf("tasks/get inlined a result on %s: %+v", version, res)
+					}
+					res, err = sdk.CallCustomMethod[*taskIDParams, *taskPayload](ctx, cs, "tasks/result", &taskIDParams{TaskID: id})
+					if err != nil {
+						t.Fatalf("tasks/result: %v", err)
+					}
+				} else if res == nil {
+					t.Fatalf("tasks/get of the completed task = %+v, want its result inlined", done)
 				}
 				var note notesfake.Note
 				if err := json.Unmarshal(res.StructuredContent, &note); err != nil || res.IsError || note.Text != "as a Go SDK task" {

@@ -179,16 +179,6 @@ func inputKeys(t *testing.T, a rpcAnswer) (map[string]string, string) {
 	return keys, state
 }
 
-func resultText(a rpcAnswer) string {
-	content, _ := a.Result["content"].([]any)
-	if len(content) == 0 {
-		return ""
-	}
-	first, _ := content[0].(map[string]any)
-	s, _ := first["text"].(string)
-	return s
-}
-
 var (
 	acceptedForm = map[string]any{"action": "accept", "content": map[string]any{"v": "Ada"}}
 	sampledHello = map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "hello"}}
@@ -216,7 +206,7 @@ func TestToolInputRequestsUnderItsKeys(t *testing.T) {
 	if done.Error != nil || done.Result["resultType"] == "input_required" {
 		t.Fatalf("answered = %+v %+v, want the tool's result", done.Result, done.Error)
 	}
-	got := resultText(done)
+	got := resultText(done.Result)
 	if !strings.Contains(got, `name@1: {"action":"accept","content":{"v":"Ada"}}`) || !strings.Contains(got, `greeting@2: {`) || !strings.Contains(got, `"hello"`) {
 		t.Errorf("result = %q, want the name answered in round 1 and the greeting in round 2", got)
 	}
@@ -230,7 +220,7 @@ func TestAnswersSentWithTheCall(t *testing.T) {
 	e := newAskEnv(t)
 	done := modernAsk(t, e, "tools/call", "ask_two", allCaps, map[string]any{
 		"inputResponses": map[string]any{"name": acceptedForm, "greeting": sampledHello, "unknown": acceptedForm}})
-	if got := resultText(done); !strings.Contains(got, "name@0: ") || !strings.Contains(got, "greeting@0: ") {
+	if got := resultText(done.Result); !strings.Contains(got, "name@0: ") || !strings.Contains(got, "greeting@0: ") {
 		t.Errorf("call with its answers = %+v %+v, want the result at once", done.Result, done.Error)
 	}
 	keys, _ := inputKeys(t, modernAsk(t, e, "tools/call", "ask_two", allCaps, map[string]any{
@@ -252,7 +242,7 @@ func TestInputRequestsFollowClientCapabilities(t *testing.T) {
 	}
 	done := modernAsk(t, e, "tools/call", "ask_two", onlySampling, map[string]any{"requestState": state,
 		"inputResponses": map[string]any{"greeting": sampledHello}})
-	if got := resultText(done); !strings.Contains(got, "name: error the calling client does not support elicitation") || !strings.Contains(got, "greeting@1: ") {
+	if got := resultText(done.Result); !strings.Contains(got, "name: error the calling client does not support elicitation") || !strings.Contains(got, "greeting@1: ") {
 		t.Errorf("result = %q", got)
 	}
 }
@@ -290,7 +280,7 @@ func TestInputRoundsAndForeignStates(t *testing.T) {
 		t.Errorf("requestState used twice: %+v %+v, want invalid params", a.Result, a.Error)
 	}
 	done := modernAsk(t, e, "tools/call", "ask_twice", allCaps, map[string]any{"requestState": state2, "inputResponses": map[string]any{"step2": acceptedForm}})
-	if got := resultText(done); !strings.Contains(got, "step1@1: ") || !strings.Contains(got, "step2@2: ") {
+	if got := resultText(done.Result); !strings.Contains(got, "step1@1: ") || !strings.Contains(got, "step2@2: ") {
 		t.Errorf("result = %q, want step1 of round 1 and step2 of round 2", got)
 	}
 }

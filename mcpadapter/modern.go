@@ -30,6 +30,9 @@ func (a *Adapter) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 			if a.modernRefusal(w, msg) || a.refuseHeldState(w, s, p, msg) {
 				return
 			}
+			if x := a.modernTasks(); x != nil && x.serveModern(w, r, s, msg) {
+				return
+			}
 			if msg.Method == string(mcp.MethodSubscriptionsListen) {
 				// A listen stream waits for notifications as long as its client keeps it
 				// open: no work of the hub's, so it gives its place in the admission back

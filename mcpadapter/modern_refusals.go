@@ -29,6 +29,9 @@ var removedIn20260728 = map[string]bool{
 	string(mcp.MethodSetLogLevel):          true,
 	string(mcp.MethodResourcesSubscribe):   true,
 	string(mcp.MethodResourcesUnsubscribe): true,
+	// The tasks extension inlines a task's result in tasks/get and has no listing.
+	string(mcp.MethodTasksResult): true,
+	string(mcp.MethodTasksList):   true,
 }
 
 // modernRefusal answers a request of the 2026-07-28 version that the hub refuses

@@ -138,6 +138,7 @@ func (m *memAudit) confirmations() []string {
 type runsEnv struct {
 	srv      *httptest.Server
 	adapter  *Adapter // srv's
+	reg      *providers.Registry
 	up       *notesfake.Upstream
 	exec     *runs.Executor
 	policy   *policies
@@ -193,6 +194,7 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 	}
 	e := &runsEnv{up: notesfake.New(t), policy: &policies{m: map[string]string{}, approval: map[string]string{}}, stateKey: kr.Derive("request-state")}
 	reg := providers.NewRegistry()
+	e.reg = reg
 	if err := reg.Register(notesfake.Spec(e.up.Server.URL)); err != nil {
 		t.Fatal(err)
 	}

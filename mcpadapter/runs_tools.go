@@ -46,6 +46,8 @@ type runsExt struct {
 	o      RunsOptions
 	links  *taskLinks
 	states requestStates
+	// inputs are the input requests of the 2026-07-28 tasks running here.
+	inputs taskInputsByRun
 }
 
 // RunsExtension returns the extension that serves, at every MCP URL, the management
@@ -75,6 +77,7 @@ func RunsExtension(o RunsOptions) Extension {
 		Subscribable:      x.subscribable,
 		WrapTool:          x.wrap,
 		TaskSupport:       true,
+		tasks:             x,
 	}
 }
 
@@ -199,6 +202,12 @@ func (x *runsExt) wrap(sc Scope, next server.ToolHandlerFunc) server.ToolHandler
 			// again, on its connection (see connect.go).
 			return next(ctx, req)
 		}
+		if req.Params.Task != nil && (b.Tool.Info.Task == providers.TaskForbidden || isModern(ctx)) {
+			// A tool that never runs as a task runs directly whatever the client asks; on
+			// 2026-07-28 the server decides which calls are tasks (runs_modern_tasks.go),
+			// and a task param is a hint of older clients.
+			req.Params.Task = nil
+		}
 		if req.Params.Task != nil {
 			// mcp-go has answered the client with the task and runs this in the
 			// background with the HTTP request's context, which ends with that request:
@@ -283,4 +292,10 @@ func (x *runsExt) selfConfirm(ctx context.Context, sc Scope, op providers.SelfCo
 	call := stateCall{p: p, agentID: sc.AgentID, origin: runs.OriginConfirm, rreq: router.Request{Tool: b.Tool.Name, Args: args}}
 	res, confirmed, _ := confirmInForm(ctx, x.states, sc.s.adapter.opts.Router, req, call, shown)
 	return res, confirmed
+}
+
+// isModern reports whether the request of ctx is of the stateless 2026-07-28 era.
+func isModern(ctx context.Context) bool {
+	info := server.RequestProtocolInfoFromContext(ctx)
+	return info != nil && info.Modern
 }

@@ -78,7 +78,16 @@ func newToolDef(t *providers.Tool, taskSupport bool, profile providers.SchemaPro
 		tool.Meta = mcp.NewMetaFromMap(t.Meta)
 	}
 	if taskSupport {
-		tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+		// Every hub tool runs with or without a task unless it says otherwise; a
+		// tool that never runs as one is listed without execution (forbidden is
+		// the default).
+		switch info.Task {
+		case providers.TaskRequired:
+			tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportRequired}
+		case providers.TaskForbidden:
+		default:
+			tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+		}
 	}
 	return &toolDef{tool: tool}
 }

@@ -102,3 +102,13 @@ func ReleaseStream(ctx context.Context) bool {
 	release, _ := ctx.Value(streamReleaseKey{}).(func() bool)
 	return release != nil && release()
 }
+
+// ContinueAsTask says that the rest of ctx's call runs as a task: a call whose
+// operation asks before its task (Info.AsksBeforeTask) has gathered its input, and its
+// client is answered with the task now while the call goes on. Elsewhere (a direct
+// call, a call already answered with its task) nothing changes.
+func ContinueAsTask(ctx context.Context) {
+	if c, ok := CallerFrom(ctx).(interface{ ContinueAsTask() }); ok {
+		c.ContinueAsTask()
+	}
+}

@@ -33,7 +33,29 @@ type Info struct {
 	DocsURL     string   // the upstream API documentation
 	Scopes      []string // upstream scopes the operation needs
 	Hints       Hints
+	// Task says how a call of the operation runs as an MCP task (a tool's
+	// execution.taskSupport); the zero value is TaskOptional.
+	Task TaskSupport
+	// AsksBeforeTask says the operation asks its client for input before its work
+	// runs as a task: where the client takes tasks, the call is answered with the
+	// operation's questions (input_required, one round each) until the operation
+	// calls ContinueAsTask (or ends), and with the task from then.
+	AsksBeforeTask bool
 }
+
+// TaskSupport says whether a tool's calls run as MCP tasks.
+type TaskSupport string
+
+// The task supports.
+const (
+	// TaskOptional: a call runs as a task where the client takes tasks, else directly.
+	TaskOptional TaskSupport = ""
+	// TaskForbidden: a call always runs directly and answers at once.
+	TaskForbidden TaskSupport = "forbidden"
+	// TaskRequired: a call runs only as a task; a client that does not take tasks is
+	// refused.
+	TaskRequired TaskSupport = "required"
+)
 
 // Op is the non-generic face of an Operation, so a Registry can hold any of them.
 type Op interface {
@@ -57,14 +79,18 @@ type Operation[In, Out any] struct {
 	DocsURL     string
 	Scopes      []string
 	Hints       Hints
-	Run         func(ctx context.Context, c *Call, in In) (Out, error)
+	// Task and AsksBeforeTask are the Info's (how a call runs as an MCP task).
+	Task           TaskSupport
+	AsksBeforeTask bool
+	Run            func(ctx context.Context, c *Call, in In) (Out, error)
 }
 
 var _ Op = (*Operation[struct{}, struct{}])(nil)
 
 // Info returns the operation's description.
 func (o *Operation[In, Out]) Info() Info {
-	return Info{Name: o.Name, Title: o.Title, Description: o.Description, DocsURL: o.DocsURL, Scopes: o.Scopes, Hints: o.Hints}
+	return Info{Name: o.Name, Title: o.Title, Description: o.Description, DocsURL: o.DocsURL, Scopes: o.Scopes, Hints: o.Hints,
+		Task: o.Task, AsksBeforeTask: o.AsksBeforeTask}
 }
 
 // InputSchema reflects In.

@@ -122,6 +122,8 @@ type localRun struct {
 	tenant switchboard.TenantID
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the run reaches a final state here
+	// caller is the client the run's call may turn to while it executes here (Call.Caller).
+	caller providers.Caller
 }
 
 // NewExecutor returns an Executor; call Run to start its background work.
@@ -195,6 +197,11 @@ type Call struct {
 	WorkflowVersion int64
 	// Context is the caller's context of the run (JSON), recorded on the run.
 	Context json.RawMessage
+	// Caller is the client the call may turn to while it executes (an MCP task's: the
+	// requests it asks become the task's input requests). It is kept in memory, for
+	// the execution Start begins: a run that waits for its confirmation first, or one
+	// recovered by another process, executes without one.
+	Caller providers.Caller
 }
 
 // Start stores a new run of the call for the principal and starts it; it answers at
@@ -224,6 +231,11 @@ func (e *Executor) Start(ctx context.Context, p switchboard.Principal, c Call) (
 	}
 	if err := e.hold(r.ID, p.TenantID); err != nil {
 		return View{}, err
+	}
+	if c.Caller != nil {
+		e.mu.Lock()
+		e.local[r.ID].caller = c.Caller
+		e.mu.Unlock()
 	}
 	r.State = StateWorking
 	r.LeaseOwner = e.o.Node
@@ -369,6 +381,9 @@ func (e *Executor) dispatch(r Run, nested bool) {
 	t := e.tenants[r.TenantID]
 	lr := e.local[r.ID]
 	ctx, cancel := context.WithCancel(context.Background())
+	if lr.caller != nil {
+		ctx = providers.WithCaller(ctx, lr.caller)
+	}
 	lr.cancel = cancel
 	e.wg.Add(1)
 	e.mu.Unlock()

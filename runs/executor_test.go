@@ -310,3 +310,50 @@ func TestRunOfAToolOutsideTheRegistry(t *testing.T) {
 		}
 	})
 }
+
+// askingRunner asks the call's client (providers.Caller) and answers with its answer,
+// or says there is no client.
+type askingRunner struct{}
+
+func (askingRunner) Execute(ctx context.Context, _ switchboard.Principal, _ router.Request) (any, error) {
+	c := providers.CallerFrom(ctx)
+	if c == nil {
+		return json.RawMessage(`"no client"`), nil
+	}
+	return c.Ask(ctx, "elicitation/create", json.RawMessage(`{}`))
+}
+
+// answeringCaller answers every request with a fixed result.
+type answeringCaller struct{ answer json.RawMessage }
+
+func (answeringCaller) Log(map[string]any) {}
+
+func (a answeringCaller) Ask(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return a.answer, nil
+}
+
+// TestRunTurnsToItsCaller: a run started with a Caller (an MCP task's client) executes
+// with it, so the call may ask its client; one started without has none.
+func TestRunTurnsToItsCaller(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		t.Parallel()
+		r := newRig(t, db, func(o *Options) { o.Gate, o.Runner = o.Runner.(Gate), askingRunner{} })
+		ctx := context.Background()
+		for _, tt := range []struct {
+			caller providers.Caller
+			want   string
+		}{
+			{caller: answeringCaller{answer: json.RawMessage(`{"action":"accept"}`)}, want: `{"action":"accept"}`},
+			{want: `"no client"`},
+		} {
+			v, err := r.exec.Start(ctx, r.ann, Call{Tool: "notes_get_note", ConnectionID: r.connA, Args: json.RawMessage(`{"id":"n1"}`), Caller: tt.caller})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.wait(t, r.exec, r.ann, v.ID); got.State != StateCompleted || string(got.Output) != tt.want {
+				t.Errorf("run with caller %v = %s %s, want completed %s", tt.caller, got.State, got.Output, tt.want)
+			}
+		}
+	})
+}

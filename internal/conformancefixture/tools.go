@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -141,7 +142,7 @@ func operations() []providers.Op {
 			}},
 		op{name: "test_elicitation_sep1330_enums", description: "Asks the user a form of every enum field style (SEP-1330).", run: enums},
 		headers(),
-	}, append(inputRequiredOps(), statelessOperations()...)...)
+	}, slices.Concat(inputRequiredOps(), statelessOperations(), taskOperations())...)
 }
 
 // schema2020 is the input schema of json_schema_2020_12_tool: $schema, $defs with an
