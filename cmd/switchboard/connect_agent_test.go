@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-hub/switchboard/internal/gmailtest"
-	"github.com/switchboard-hub/switchboard/internal/testport"
 )
 
 // TestConnectFromAgentURL: an agent with the catalog setting "all" (the tenant keeps
@@ -29,13 +27,7 @@ import (
 // the tools.
 func TestConnectFromAgentURL(t *testing.T) {
 	t.Parallel()
-	addr := testport.Addr(t)
-	public := "http://" + addr
-	gmail, dir := startGmail(t, public)
-	e := env(map[string]string{"SWITCHBOARD_ADDR": addr, "SWITCHBOARD_PUBLIC_URL": public, "SWITCHBOARD_DATA_DIR": filepath.Join(t.TempDir(), "data"),
-		"SWITCHBOARD_OPENAPI_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error"})
-	out, _ := startServe(t, e, 6)
-	n := node{base: public}
+	gmail, n, out := serveWithGmail(t)
 	admin, person := gmailTenant(t, n, out, `{"confirm":"never","tool_mode":"all"}`)
 	other := otherPerson(t, n, admin)
 
@@ -82,7 +74,7 @@ func TestConnectFromAgentURL(t *testing.T) {
 				if elicit {
 					opts.Capabilities = &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}}
 					opts.ElicitationHandler = func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-						if req.Params.Mode != "url" || !strings.HasPrefix(req.Params.URL, public+"/connect/") {
+						if req.Params.Mode != "url" || !strings.HasPrefix(req.Params.URL, n.base+"/connect/") {
 							t.Errorf("elicitation %+v", req.Params)
 							return &sdk.ElicitResult{Action: "decline"}, nil
 						}

@@ -116,13 +116,7 @@ func (b browser) connect(link string) (scope url.Values, status int, page string
 // the link in a tool error.
 func TestConnectFromConversation(t *testing.T) {
 	t.Parallel()
-	addr := testport.Addr(t)
-	public := "http://" + addr
-	gmail, dir := startGmail(t, public)
-	e := env(map[string]string{"SWITCHBOARD_ADDR": addr, "SWITCHBOARD_PUBLIC_URL": public, "SWITCHBOARD_DATA_DIR": filepath.Join(t.TempDir(), "data"),
-		"SWITCHBOARD_OPENAPI_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error"})
-	out, _ := startServe(t, e, 6)
-	n := node{base: public}
+	gmail, n, out := serveWithGmail(t)
 	admin, person := gmailTenant(t, n, out, `{"confirm":"never","tool_mode":"all","catalog":"all"}`)
 	other := otherPerson(t, n, admin)
 
@@ -141,7 +135,7 @@ func TestConnectFromConversation(t *testing.T) {
 					mu.Lock()
 					asked = append(asked, req.Params)
 					mu.Unlock()
-					if req.Params.Mode != "url" || !strings.HasPrefix(req.Params.URL, public+"/connect/") {
+					if req.Params.Mode != "url" || !strings.HasPrefix(req.Params.URL, n.base+"/connect/") {
 						return &sdk.ElicitResult{Action: "decline"}, nil
 					}
 					if code, _, page := other.get(req.Params.URL); code != http.StatusForbidden || !strings.Contains(page, "another person") {
@@ -167,7 +161,7 @@ func TestConnectFromConversation(t *testing.T) {
 				},
 			})
 			cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{
-				Endpoint: public + "/mcp/default", HTTPClient: &http.Client{Transport: bearerTransport{key: admin}}, DisableStandaloneSSE: true,
+				Endpoint: n.base + "/mcp/default", HTTPClient: &http.Client{Transport: bearerTransport{key: admin}}, DisableStandaloneSSE: true,
 			}, &sdk.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
 				t.Fatalf("connect: %v", err)
@@ -283,7 +277,7 @@ func TestConnectFromConversation(t *testing.T) {
 			// A client that cannot open a URL gets the link in a tool error.
 			plain := sdk.NewClient(&sdk.Implementation{Name: "plain", Version: "1"}, nil)
 			ps, err := plain.Connect(ctx, &sdk.StreamableClientTransport{
-				Endpoint: public + "/mcp/default", HTTPClient: &http.Client{Transport: bearerTransport{key: admin}}, DisableStandaloneSSE: true,
+				Endpoint: n.base + "/mcp/default", HTTPClient: &http.Client{Transport: bearerTransport{key: admin}}, DisableStandaloneSSE: true,
 			}, &sdk.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
 				t.Fatal(err)
@@ -293,7 +287,7 @@ func TestConnectFromConversation(t *testing.T) {
 			gmail.Revoked[gmail.Tokens[len(gmail.Tokens)-1]] = true
 			gmail.Mu.Unlock()
 			res, err = ps.CallTool(ctx, &sdk.CallToolParams{Name: "gmail_send_message", Arguments: map[string]any{"userId": "me", "body": map[string]any{"raw": raw}}})
-			if err != nil || !res.IsError || !strings.Contains(text(res), public+"/connect/") {
+			if err != nil || !res.IsError || !strings.Contains(text(res), n.base+"/connect/") {
 				t.Fatalf("a client without URL elicitation: %v %+v", err, res)
 			}
 
@@ -308,6 +302,19 @@ func TestConnectFromConversation(t *testing.T) {
 // startGmail starts a fake Gmail whose authorization server sends the browser back to
 // public's OAuth callback, and returns it with a folder holding its description (for
 // SWITCHBOARD_OPENAPI_DIR).
+// serveWithGmail starts one serve process on SQLite, with the fake Gmail's description
+// imported and Gmail's OAuth pointed at the fake's authorization server.
+func serveWithGmail(t *testing.T) (*gmailtest.Gmail, node, []string) {
+	t.Helper()
+	addr := testport.Addr(t)
+	public := "http://" + addr
+	gmail, dir := startGmail(t, public)
+	e := env(map[string]string{"SWITCHBOARD_ADDR": addr, "SWITCHBOARD_PUBLIC_URL": public, "SWITCHBOARD_DATA_DIR": filepath.Join(t.TempDir(), "data"),
+		"SWITCHBOARD_OPENAPI_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error"})
+	out, _ := startServe(t, e, 6)
+	return gmail, node{base: public}, out
+}
+
 func startGmail(t *testing.T, public string) (*gmailtest.Gmail, string) {
 	t.Helper()
 	oa := oauthtest.New(t, oauthtest.Options{Style: oauthtest.GitHub, ClientID: "gmail-client", ClientSecret: "gmail-secret", RedirectURI: public + "/oauth/callback"})

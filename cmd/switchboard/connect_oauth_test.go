@@ -5,7 +5,6 @@ import (
 	"html"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboard-hub/switchboard/internal/gmailtest"
-	"github.com/switchboard-hub/switchboard/internal/testport"
 )
 
 var hiddenField = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
@@ -61,13 +59,7 @@ func (b browser) allow(authURL string) *url.URL {
 // agent's URL the admin who created the agent allows it and the member is refused.
 func TestConnectFromOAuthClient(t *testing.T) {
 	t.Parallel()
-	addr := testport.Addr(t)
-	public := "http://" + addr
-	gmail, dir := startGmail(t, public)
-	e := env(map[string]string{"SWITCHBOARD_ADDR": addr, "SWITCHBOARD_PUBLIC_URL": public, "SWITCHBOARD_DATA_DIR": filepath.Join(t.TempDir(), "data"),
-		"SWITCHBOARD_OPENAPI_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error"})
-	out, _ := startServe(t, e, 6)
-	n := node{base: public}
+	gmail, n, out := serveWithGmail(t)
 	admin, adminBrowser := gmailTenant(t, n, out, `{"confirm":"never","tool_mode":"all","catalog":"all"}`)
 	member := otherPerson(t, n, admin)
 
@@ -98,7 +90,7 @@ func TestConnectFromOAuthClient(t *testing.T) {
 		client := sdk.NewClient(&sdk.Implementation{Name: "chat", Version: "1"}, &sdk.ClientOptions{
 			Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}},
 			ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-				if req.Params.Mode != "url" || !strings.HasPrefix(req.Params.URL, public+"/connect/") {
+				if req.Params.Mode != "url" || !strings.HasPrefix(req.Params.URL, n.base+"/connect/") {
 					t.Errorf("elicitation %+v", req.Params)
 					return &sdk.ElicitResult{Action: "decline"}, nil
 				}
@@ -169,7 +161,7 @@ func TestConnectFromOAuthClient(t *testing.T) {
 
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			sends(t, version, public+"/mcp/default", member, adminBrowser)
+			sends(t, version, n.base+"/mcp/default", member, adminBrowser)
 		})
 	}
 	t.Run("agent", func(t *testing.T) {
