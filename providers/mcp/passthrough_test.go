@@ -222,9 +222,10 @@ func TestRemoteRequestsAsInputRequests(t *testing.T) {
 	if res := call("up_ask", map[string]any{"requestState": "held.forged", "inputResponses": map[string]any{id: map[string]any{"action": "accept"}}}, form); !refused(res) {
 		t.Errorf("up_ask with a forged requestState = %v, want a refusal naming requestState", res)
 	}
-	// A client that declared no elicitation: the remote learns why.
-	if res := call("up_ask", nil, map[string]any{}); res["isError"] != true || !strings.Contains(text(res), "does not support elicitation") {
-		t.Errorf("up_ask from a client without elicitation = %v", res)
+	// A client that declared no elicitation: the remote learns why, and the call it
+	// fails for that is refused naming the capability (-32021, SEP-2575).
+	if res := call("up_ask", nil, map[string]any{}); !strings.Contains(fmt.Sprint(res["refusal"]), "-32021") || !strings.Contains(fmt.Sprint(res["refusal"]), "elicitation") {
+		t.Errorf("up_ask from a client without elicitation = %v, want -32021 naming elicitation", res)
 	}
 	// Sampling and roots come the same way.
 	samp := call("up_sample", nil, map[string]any{"sampling": map[string]any{}})
