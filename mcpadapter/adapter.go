@@ -408,8 +408,11 @@ func (a *Adapter) AgentChanged(tenant switchboard.TenantID, agentID string) {
 }
 
 // Refresh rebuilds the lists of every live scope of the tenant, for extensions whose
-// tools or resources changed.
-func (a *Adapter) Refresh(tenant switchboard.TenantID) { a.ConnectionChanged(tenant, "") }
+// tools or resources changed, and returns once they are rebuilt and their sessions
+// told of the changes (list_changed has gone out when it returns).
+func (a *Adapter) Refresh(tenant switchboard.TenantID) {
+	a.refreshWhere(func(s *scope) bool { return s.principal.TenantID == tenant }).Wait()
+}
 
 // scopesWhere are the live scopes that match.
 func (a *Adapter) scopesWhere(match func(*scope) bool) []*scope {
@@ -429,9 +432,12 @@ func (a *Adapter) tenantScopes(tenant switchboard.TenantID) []*scope {
 	return a.scopesWhere(func(s *scope) bool { return s.principal.TenantID == tenant })
 }
 
-func (a *Adapter) refreshWhere(match func(*scope) bool) {
+// refreshWhere rebuilds the matching scopes in the background; the WaitGroup is done
+// when all of them are.
+func (a *Adapter) refreshWhere(match func(*scope) bool) *sync.WaitGroup {
+	var wg sync.WaitGroup
 	for _, s := range a.scopesWhere(match) {
-		go func() {
+		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := s.refresh(ctx); err != nil {
@@ -443,8 +449,9 @@ func (a *Adapter) refreshWhere(match func(*scope) bool) {
 				return
 			}
 			s.connectionsUpdated()
-		}()
+		})
 	}
+	return &wg
 }
 
 // drop removes a scope and ends its sessions.

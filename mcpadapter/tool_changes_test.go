@@ -17,7 +17,8 @@ import (
 
 // TestWorkflowSavedWithOtherParametersNotifiesListChanged: a workflow saved again
 // under the same name with other parameters keeps its tool's name but changes its
-// input schema; the live sessions get tools/list_changed and then list the new schema.
+// input schema: once Refresh returns the sessions list the new schema, and they get
+// tools/list_changed.
 func TestWorkflowSavedWithOtherParametersNotifiesListChanged(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -45,27 +46,25 @@ func TestWorkflowSavedWithOtherParametersNotifiesListChanged(t *testing.T) {
 	mu.Lock()
 	params = `{"type":"object","properties":{"k":{"type":"string"},"n":{"type":"integer"}},"required":["k","n"]}`
 	mu.Unlock()
-	e.adapter.Refresh("ten_a") // what Service.Changed calls after the save
-	testwait.Recv(t, changed, "tools/list_changed after run_flow__echo's parameters changed")
+	// What Service.Changed calls after the save; the list is rebuilt when it returns.
+	e.adapter.Refresh("ten_a")
 	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tool := range res.Tools {
-		if tool.Name != "run_flow__echo" {
-			continue
-		}
-		b, _ := json.Marshal(tool.InputSchema)
-		if raw := string(tool.RawInputSchema); raw != "" {
-			b = []byte(raw)
-		}
-		var s struct {
-			Required []string `json:"required"`
-		}
-		if err := json.Unmarshal(b, &s); err != nil || !slices.Contains(s.Required, "k") || !slices.Contains(s.Required, "n") {
-			t.Fatalf("run_flow__echo input schema after the change = %s, want k and n required", b)
-		}
-		return
+	i := slices.IndexFunc(res.Tools, func(tool mcp.Tool) bool { return tool.Name == "run_flow__echo" })
+	if i < 0 {
+		t.Fatalf("run_flow__echo not listed: %v", toolNames(t, c))
 	}
-	t.Fatalf("run_flow__echo not listed: %v", toolNames(t, c))
+	b, _ := json.Marshal(res.Tools[i].InputSchema)
+	if raw := string(res.Tools[i].RawInputSchema); raw != "" {
+		b = []byte(raw)
+	}
+	var schema struct {
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(b, &schema); err != nil || !slices.Contains(schema.Required, "k") || !slices.Contains(schema.Required, "n") {
+		t.Fatalf("run_flow__echo input schema once Refresh returned = %s, want k and n required", b)
+	}
+	testwait.Recv(t, changed, "tools/list_changed after run_flow__echo's parameters changed")
 }

@@ -297,6 +297,9 @@ func authProxy(t *testing.T, base, key string) string {
 			r.Out.Header.Set("Authorization", "Bearer "+key)
 		},
 		FlushInterval: -1,
+		// A transport of its own: every httptest server of the package's other tests
+		// closes the idle connections of http.DefaultTransport when it stops.
+		Transport: http.DefaultTransport.(*http.Transport).Clone(),
 	}
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
