@@ -46,6 +46,8 @@ type modernTaskParams struct {
 	RequestState   string                     `json:"requestState"`
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
 	TaskID         string                     `json:"taskId"`
+	// Task is the legacy hint of a client that asks for a task (tolerated on 2026-07-28).
+	Task json.RawMessage `json:"task"`
 }
 
 // declaresTasks reports whether a request's client capabilities declare the tasks extension.
@@ -155,9 +157,10 @@ func taskHeadersMatch(w http.ResponseWriter, r *http.Request, msg mcptransport.M
 	return true
 }
 
-// serveModernCall answers a tools/call that runs as a task: one of a tool that runs as
-// one, from a client that declared the extension, is started as a run and answered
-// with the task; one of a tool that needs a task, from a client that did not, is
+// serveModernCall answers a tools/call that runs as a task: one of a tool that prefers
+// or requires one, from a client that declared the extension, is started as a run and
+// answered with the task (an optional tool's call only when the client's legacy task
+// hint asks for one: else it answers directly, the server's choice); one of a tool that needs a task, from a client that did not, is
 // refused with -32021. Any other call (and a call answering a round of input
 // requests) goes on to the tool as usual.
 func (x *runsExt) serveModernCall(w http.ResponseWriter, r *http.Request, s *scope, msg mcptransport.Message, params modernTaskParams) bool {
@@ -177,8 +180,9 @@ func (x *runsExt) serveModernCall(w http.ResponseWriter, r *http.Request, s *sco
 		}
 		return false
 	}
-	if support == providers.TaskForbidden {
-		return false
+	asked := len(params.Task) > 0 && string(params.Task) != "null"
+	if support == providers.TaskForbidden || support == providers.TaskOptional && !asked {
+		return false // it answers at once: the server decides no task for it
 	}
 	taskState := strings.HasPrefix(params.RequestState, taskStatePrefix)
 	if !taskState && (params.RequestState != "" || len(params.InputResponses) > 0) {

@@ -80,10 +80,13 @@ func jobAsk(ctx context.Context, message string) (string, error) {
 // name_first (asks a name before its task).
 func jobsSpec(release <-chan struct{}) providers.Spec {
 	ops := []providers.Op{
+		jobOp{name: "jobs_quick", run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
+			return jobText("quick"), nil
+		}},
 		jobOp{name: "jobs_greet", task: providers.TaskForbidden, run: func(_ context.Context, args map[string]any) (*providers.ContentResult, error) {
 			return jobText(fmt.Sprintf("Hello, %v!", args["name"])), nil
 		}},
-		jobOp{name: "jobs_wait", run: func(ctx context.Context, _ map[string]any) (*providers.ContentResult, error) {
+		jobOp{name: "jobs_wait", task: providers.TaskPreferred, run: func(ctx context.Context, _ map[string]any) (*providers.ContentResult, error) {
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -91,18 +94,18 @@ func jobsSpec(release <-chan struct{}) providers.Spec {
 				return jobText("waited"), nil
 			}
 		}},
-		jobOp{name: "jobs_tool_error", run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
+		jobOp{name: "jobs_tool_error", task: providers.TaskPreferred, run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
 			r := jobText("the job failed")
 			r.IsError = true
 			return r, nil
 		}},
-		jobOp{name: "jobs_broken", run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
+		jobOp{name: "jobs_broken", task: providers.TaskPreferred, run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
 			return nil, switchboard.Internal(errors.New("broken on purpose"))
 		}},
 		jobOp{name: "jobs_required", task: providers.TaskRequired, run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
 			return jobText("required done"), nil
 		}},
-		jobOp{name: "jobs_two_questions", run: func(ctx context.Context, _ map[string]any) (*providers.ContentResult, error) {
+		jobOp{name: "jobs_two_questions", task: providers.TaskPreferred, run: func(ctx context.Context, _ map[string]any) (*providers.ContentResult, error) {
 			var wg sync.WaitGroup
 			answers := make([]string, 2)
 			errs := make([]error, 2)
@@ -256,7 +259,7 @@ func TestModernTasks(t *testing.T) {
 				support[m["name"].(string)] = nil
 			}
 		}
-		for name, want := range map[string]any{"jobs_greet": nil, "jobs_wait": "optional", "jobs_required": "required"} {
+		for name, want := range map[string]any{"jobs_greet": nil, "jobs_quick": "optional", "jobs_wait": "optional", "jobs_required": "required"} {
 			if got, ok := support[name]; !ok || got != want {
 				t.Errorf("tools/list: %s taskSupport = %v (listed %v), want %v", name, got, ok, want)
 			}
@@ -280,6 +283,13 @@ func TestModernTasks(t *testing.T) {
 		res := c.result("tools/call", map[string]any{"name": "jobs_greet", "arguments": map[string]any{"name": "World"}, "task": map[string]any{"ttl": 1000}})
 		if res["resultType"] != "complete" || res["taskId"] != nil || resultText(res) != "Hello, World!" {
 			t.Errorf("forbidden tool = %v, want its direct result", res)
+		}
+
+		// A tool that may run as a task but ends soon (the default) answers directly:
+		// the server decides, and it decides no task for it.
+		res = c.result("tools/call", map[string]any{"name": "jobs_quick", "arguments": map[string]any{}})
+		if res["resultType"] != "complete" || res["taskId"] != nil || resultText(res) != "quick" {
+			t.Errorf("optional tool from a client that takes tasks = %v, want its direct result", res)
 		}
 
 		// A task: flat, then completed with its result inlined.

@@ -48,8 +48,13 @@ type TaskSupport string
 
 // The task supports.
 const (
-	// TaskOptional: a call runs as a task where the client takes tasks, else directly.
+	// TaskOptional: a call runs as a task when its client asks for one (the task
+	// parameter); where the server decides (2026-07-28, a client that takes tasks
+	// and asks nothing) it answers directly, as a call that ends soon should.
 	TaskOptional TaskSupport = ""
+	// TaskPreferred: listed as optional, but a call runs as a task wherever its client
+	// takes tasks (the server decides so on 2026-07-28): for work that takes long.
+	TaskPreferred TaskSupport = "preferred"
 	// TaskForbidden: a call always runs directly and answers at once.
 	TaskForbidden TaskSupport = "forbidden"
 	// TaskRequired: a call runs only as a task; a client that does not take tasks is

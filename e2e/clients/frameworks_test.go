@@ -235,12 +235,19 @@ func goSDKFeatures(t *testing.T, url, key string) map[string]string {
 		if _, err := call(ctx, "test_tool_with_progress", map[string]any{}, "p1"); err != nil {
 			return err
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if !slices.Contains(progress, 100) {
-			return fmt.Errorf("progress seen: %v", progress)
+		// The SDK hands notifications to their handler apart from the call's answer,
+		// so the last one may reach the handler just after the call returns.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			seen := slices.Clone(progress)
+			mu.Unlock()
+			if slices.Contains(seen, 100) {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("progress seen: %v", seen)
+			}
 		}
-		return nil
 	})
 	check("cancel", func() error {
 		cctx, ccancel := context.WithCancel(ctx)

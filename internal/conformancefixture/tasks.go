@@ -38,17 +38,17 @@ func taskOperations() []providers.Op {
 			input: stringArg("name", "Who to greet"), run: greet}, providers.TaskForbidden, false},
 		taskOp{op{name: "slow_compute", description: "Answers after the given number of seconds, unless cancelled first.",
 			input: `{"type":"object","properties":{"seconds":{"type":"number","description":"How long to compute"},"label":{"type":"string","description":"A label echoed in the answer"}}}`,
-			run:   slowCompute}, providers.TaskOptional, false},
+			run:   slowCompute}, providers.TaskPreferred, false},
 		taskOp{op{name: "failing_job", description: "Fails after a second, as a tool result marked isError (only as a task).",
 			run: failingJob}, providers.TaskRequired, false},
 		taskOp{op{name: "protocol_error_job", description: "Fails with an internal error, not a tool result.",
 			run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
 				return nil, switchboard.Internal(errors.New("protocol_error_job fails on purpose"))
-			}}, providers.TaskOptional, false},
+			}}, providers.TaskPreferred, false},
 		taskOp{op{name: "confirm_delete", description: "Asks the user to confirm deleting the file, then answers what was decided.",
-			input: stringArg("filename", "The file to delete"), run: confirmDelete}, providers.TaskOptional, false},
+			input: stringArg("filename", "The file to delete"), run: confirmDelete}, providers.TaskPreferred, false},
 		taskOp{op{name: "multi_input", description: "Asks the user two questions at once, then answers both answers.",
-			run: multiInput}, providers.TaskOptional, false},
+			run: multiInput}, providers.TaskPreferred, false},
 		taskOp{op{name: "test_tool_with_task", description: "Asks the user's name, then greets it as a task (only as a task).",
 			run: greetAsked}, providers.TaskRequired, true},
 	}
