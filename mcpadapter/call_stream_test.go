@@ -236,6 +236,19 @@ type askerOut struct {
 
 // askerSpec is a provider whose sample turns to the calling client for an LLM
 // completion during the call, as a remote MCP server's sampling request does.
+// newAskerEnv is an env whose registry holds the asker provider, with alice's asker
+// connection.
+func newAskerEnv(t *testing.T) *env {
+	t.Helper()
+	reg := providers.NewRegistry()
+	if err := reg.Register(askerSpec()); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvWith(t, nil, func(o *router.Options) { o.Registry = reg })
+	e.conns.set(connections.Connection{ID: "con_s", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "asker", AccountLabel: "alice@asker", Status: connections.StatusActive})
+	return e
+}
+
 func askerSpec() providers.Spec {
 	sample := &providers.Operation[askerIn, askerOut]{
 		Name: "sample", Title: "Sample", Description: "Ask the client's model.",
@@ -272,12 +285,7 @@ func (sampler) CreateMessage(context.Context, mcp.CreateMessageRequest) (*mcp.Cr
 // answer reaches another node: the relay brings it to the node where the call waits.
 func TestSamplingAnswerReachesTheNodeWhereTheCallWaits(t *testing.T) {
 	t.Parallel()
-	reg := providers.NewRegistry()
-	if err := reg.Register(askerSpec()); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnvWith(t, nil, func(o *router.Options) { o.Registry = reg })
-	e.conns.set(connections.Connection{ID: "con_s", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "asker", AccountLabel: "alice@asker", Status: connections.StatusActive})
+	e := newAskerEnv(t)
 	store, relay := sessions.NewMemory(), mcptransport.NewLocalRelay()
 	node := func() string {
 		a := New(Options{Router: e.adapter.opts.Router, Auth: e.adapter.opts.Auth, Sessions: store, Relay: relay})

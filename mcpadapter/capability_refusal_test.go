@@ -6,10 +6,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/switchboard-hub/switchboard/connections"
-	"github.com/switchboard-hub/switchboard/providers"
-	"github.com/switchboard-hub/switchboard/router"
 )
 
 // On 2026-07-28 a call whose tool asks the client for sampling, which the request's
@@ -19,12 +15,7 @@ import (
 // the client reads SSE or JSON.
 func TestUndeclaredCapabilityRefusesTheCall(t *testing.T) {
 	t.Parallel()
-	reg := providers.NewRegistry()
-	if err := reg.Register(askerSpec()); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnvWith(t, nil, func(o *router.Options) { o.Registry = reg })
-	e.conns.set(connections.Connection{ID: "con_s", TenantID: "ten_a", OwnerUserID: "usr_alice", Provider: "asker", AccountLabel: "alice@asker", Status: connections.StatusActive})
+	e := newAskerEnv(t)
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": map[string]any{
 		"name": "asker_sample", "arguments": map[string]any{},
 		"_meta": map[string]any{mcp.MetaKeyProtocolVersion: mcp.ProtocolVersion20260728, mcp.MetaKeyClientCapabilities: map[string]any{}},

@@ -40,15 +40,7 @@ func TestCatalogToolsAgainstTheirDescriptions(t *testing.T) {
 	}
 	for _, p := range presets {
 		t.Run(p.Name, func(t *testing.T) {
-			shipped, err := Description(p.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data := describedfake.Servable(t, shipped)
-			spec, err := build(t.Context(), p, data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			spec, data := servedSpec(t, p)
 			tools := providertest.Tools(t, spec)
 			listed := make([]*providers.Tool, 0, len(tools))
 			for _, tl := range tools {
@@ -427,4 +419,20 @@ func sample(s map[string]any, depth int) any {
 		return out
 	}
 	return nil
+}
+
+// servedSpec builds the preset's provider from its shipped description made servable
+// by a described fake (describedfake.Servable), and returns it with that description.
+func servedSpec(t *testing.T, p Preset) (providers.Spec, []byte) {
+	t.Helper()
+	shipped, err := Description(p.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := describedfake.Servable(t, shipped)
+	spec, err := build(t.Context(), p, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, data
 }

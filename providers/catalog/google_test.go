@@ -53,15 +53,7 @@ func TestGoogleResourceBodiesAreToolInputs(t *testing.T) {
 			if !ok {
 				t.Fatalf("no preset %s", c.api)
 			}
-			shipped, err := Description(p.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data := describedfake.Servable(t, shipped)
-			spec, err := build(t.Context(), p, data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			spec, data := servedSpec(t, p)
 			tool := providertest.Tools(t, spec)[p.Name+"_"+c.tool]
 			if tool == nil {
 				t.Fatalf("no tool %s_%s", p.Name, c.tool)
