@@ -1737,6 +1737,9 @@
           try {
             // from is the role confirmed: the server changes nothing if it changed since.
             await api('PATCH', `/api/users/${encodeURIComponent(u.id)}`, { role, from: u.role });
+            // The select may be changed again before the members are shown anew:
+            // that change starts from the role just made.
+            u.role = role;
             formOK('member');
             flash(`${u.email} is now ${role}.`);
             if (u.id === USER_ID) { location.reload(); return; }
