@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -16,29 +15,28 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-hub/switchboard/internal/testdb"
+	"github.com/switchboard-hub/switchboard/internal/testproxy"
 )
 
 // switchProxy is the load balancer in front of a fleet: every request goes to the node
 // it points at now.
 type switchProxy struct {
-	mu     sync.Mutex
-	target *url.URL
+	mu   sync.Mutex
+	node http.Handler
 }
 
 func (p *switchProxy) to(base string) {
 	u, _ := url.Parse(base)
 	p.mu.Lock()
-	p.target = u
+	p.node = testproxy.New(u, nil)
 	p.mu.Unlock()
 }
 
 func (p *switchProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
-	u := p.target
+	node := p.node
 	p.mu.Unlock()
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.FlushInterval = -1
-	rp.ServeHTTP(w, r)
+	node.ServeHTTP(w, r)
 }
 
 // rawMCP is a client of the 2025-11-25 streamable HTTP transport written by hand, so a

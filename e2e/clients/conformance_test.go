@@ -3,7 +3,6 @@ package clients
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/switchboard-hub/switchboard/internal/conformancefixture"
 	"github.com/switchboard-hub/switchboard/internal/npmtest"
 	"github.com/switchboard-hub/switchboard/internal/testproc"
+	"github.com/switchboard-hub/switchboard/internal/testproxy"
 )
 
 // conformanceDir is e2e/conformance: the pinned conformance suite, the Node.js 22 it
@@ -170,8 +169,7 @@ func conformanceAgainst(t *testing.T, srv *server, node, dir, js, baseline strin
 			proxy := authProxy(t, srv.BaseURL, ep.key)
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 			defer cancel()
-			var suite func(extra ...string) string
-			suite = func(extra ...string) string {
+			suite := func(extra ...string) string {
 				t.Helper()
 				args := extra
 				results := t.TempDir()
@@ -185,17 +183,6 @@ func conformanceAgainst(t *testing.T, srv *server, node, dir, js, baseline strin
 				err := cmd.Run()
 				text := redactKey(output.String())
 				if err != nil {
-					// A scenario whose connection was cut under it ("terminated": the
-					// suite's HTTP client lost the socket, which a loaded machine's
-					// proxy does now and then) runs once more on its own; any other
-					// failure, or a second cut, fails the test.
-					if again := droppedScenarios(results, text); len(again) > 0 && len(extra) == 0 {
-						t.Logf("scenarios %v lost their connection; running them once more:\n%s", again, text)
-						for _, name := range again {
-							text += suite("--scenario", name, "--timeout", "120000")
-						}
-						return text
-					}
 					t.Fatalf("conformance suite %v against %s failed (%v):\n%s%s", args[8:], ep.path, err, text, unexpectedChecks(results, text))
 				}
 				if !strings.Contains(text, "Baseline check passed") {
@@ -240,83 +227,18 @@ func unexpectedChecks(results, report string) string {
 	return out.String()
 }
 
-// droppedScenarios are the scenarios the suite's report names as unexpected failures
-// when each of them had a check fail because its connection was cut under it
-// (undici's "terminated" or "other side closed", or the suite's own timeout of a
-// scenario left waiting on a cut response; its other failed checks are what followed
-// from the cut); nil when any of them failed otherwise.
-func droppedScenarios(results, report string) []string {
-	_, after, ok := strings.Cut(report, "Unexpected failures")
-	if !ok {
-		return nil
-	}
-	var names []string
-	for _, line := range strings.Split(after, "\n") {
-		name, ok := strings.CutPrefix(strings.TrimSpace(line), "✗ ")
-		if !ok {
-			continue
-		}
-		files, _ := filepath.Glob(filepath.Join(results, "server-"+name+"-*", "checks.json"))
-		if len(files) == 0 {
-			return nil
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			var checks []struct {
-				ID           string `json:"id"`
-				Status       string `json:"status"`
-				ErrorMessage string `json:"errorMessage"`
-				Details      struct {
-					Response json.RawMessage `json:"response"`
-				} `json:"details"`
-			}
-			if err != nil || json.Unmarshal(b, &checks) != nil {
-				return nil
-			}
-			cut := false
-			for _, c := range checks {
-				cut = cut || c.Status == "FAILURE" && (strings.Contains(c.ErrorMessage, "terminated") || strings.Contains(c.ErrorMessage, "other side closed") ||
-					// node:http, which some scenarios use, never ends a response whose
-					// socket was cut: the scenario runs out of time instead.
-					c.ID == "scenario-timeout" ||
-					// a probe whose request the suite caught and reported as no answer at all
-					strings.HasSuffix(c.ErrorMessage, "call failed") && string(c.Details.Response) == "null")
-			}
-			if !cut {
-				return nil
-			}
-		}
-		names = append(names, name)
-	}
-	return names
-}
-
-// authProxy is a loopback reverse proxy to base that adds the API key and changes
-// nothing else: the Host and Origin headers pass as the suite sent them, and responses
-// stream (SSE) as they come.
+// authProxy is a loopback proxy to base that adds the API key and changes nothing
+// else: the Host and Origin headers pass as the suite sent them, and responses stream
+// (SSE) as they come.
 func authProxy(t *testing.T, base, key string) string {
 	t.Helper()
 	target, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Host = r.In.Host
-			r.Out.Header.Set("Authorization", "Bearer "+key)
-		},
-		FlushInterval: -1,
-		// A transport of its own (every httptest server of the package's other tests
-		// closes the idle connections of http.DefaultTransport when it stops), which
-		// opens a connection to the hub for each request rather than reusing one.
-		Transport: func() *http.Transport {
-			tr := http.DefaultTransport.(*http.Transport).Clone()
-			tr.DisableKeepAlives = true
-			return tr
-		}(),
-	}
-	srv := httptest.NewServer(p)
+	srv := httptest.NewServer(testproxy.New(target, func(r *httputil.ProxyRequest) {
+		r.Out.Header.Set("Authorization", "Bearer "+key)
+	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -337,36 +259,6 @@ func TestUnexpectedChecks(t *testing.T) {
 		}
 	}
 	report := "✓ ping: 1 passed, 0 failed\n✗ tools-list: 0 passed, 1 failed\n\x1b[31mUnexpected failures (not in baseline):\x1b[0m\n  ✗ tools-list\n\n\x1b[31mUnexpected failures detected\x1b[0m\n"
-	if got := droppedScenarios(results, report); got != nil {
-		t.Errorf("droppedScenarios = %v for a failure that is not a cut connection, want none", got)
-	}
-	cut := filepath.Join(results, "server-caching-2026-11-29T02-32-42-743Z")
-	if err := os.MkdirAll(cut, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(cut, "checks.json"), []byte(`[{"id":"caching","status":"FAILURE","errorMessage":"tools/list request failed: terminated"},{"id":"ttl","status":"FAILURE","errorMessage":"no endpoints returned ttlMs"},{"id":"x","status":"SUCCESS"}]`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	stuck := filepath.Join(results, "server-http-header-validation-2026-11-29T02-32-42-743Z")
-	if err := os.MkdirAll(stuck, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(stuck, "checks.json"), []byte(`[{"id":"scenario-timeout","status":"FAILURE","errorMessage":"Scenario 'http-header-validation' did not complete within 120000ms."}]`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	probe := filepath.Join(results, "server-server-stateless-2026-11-29T02-32-42-743Z")
-	if err := os.MkdirAll(probe, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(probe, "checks.json"), []byte(`[{"id":"sep-2575-discover-capabilities-match-handlers","status":"FAILURE","errorMessage":"Advertised tools capability but tools/list call failed","details":{"response":null}}]`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := droppedScenarios(results, "\x1b[31mUnexpected failures (not in baseline):\x1b[0m\n  ✗ caching\n  ✗ http-header-validation\n  ✗ server-stateless\n"); !slices.Equal(got, []string{"caching", "http-header-validation", "server-stateless"}) {
-		t.Errorf("droppedScenarios = %v, want [caching http-header-validation server-stateless]", got)
-	}
-	if got := droppedScenarios(results, "\x1b[31mUnexpected failures (not in baseline):\x1b[0m\n  ✗ caching\n"); !slices.Equal(got, []string{"caching"}) {
-		t.Errorf("droppedScenarios = %v, want [caching]", got)
-	}
 	got := unexpectedChecks(results, report)
 	if !strings.Contains(got, "missing description") || strings.Contains(got, `"ping"`) {
 		t.Errorf("unexpectedChecks = %q, want tools-list's checks only", got)
