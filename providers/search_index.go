@@ -1,10 +1,15 @@
 package providers
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
+	"weak"
 )
 
 // SearchEntry is one tool as a search index reads it.
@@ -30,8 +35,81 @@ type SearchIndex struct {
 }
 
 type searchDoc struct {
-	name    string
+	name  string
+	words *toolWords
+}
+
+// toolWords are a tool's indexed words with their weights. They depend on its entry
+// alone, so the indexes that hold the same tool (every tenant's scope lists the same
+// catalog tools) share them: see sharedWords.
+type toolWords struct {
 	weights map[string]float64
+}
+
+// sharedWords holds the words of every tool some index holds, by a digest of its
+// entry, for as long as one does (a weak pointer, whose entry goes when the words are
+// collected).
+var sharedWords sync.Map // [sha256.Size]byte -> weak.Pointer[toolWords]
+
+// wordsOf returns the words of e, shared with any index that holds the same tool.
+func wordsOf(e SearchEntry) *toolWords {
+	key := entryDigest(e)
+	var built *toolWords
+	for {
+		v, ok := sharedWords.Load(key)
+		if ok {
+			if w := v.(weak.Pointer[toolWords]).Value(); w != nil {
+				return w
+			}
+		}
+		if built == nil {
+			built = indexWords(e)
+		}
+		wp := weak.Make(built)
+		// Store the words unless another index stored live ones meanwhile.
+		if ok && !sharedWords.CompareAndSwap(key, v, wp) || !ok && !storeNew(key, wp) {
+			continue
+		}
+		runtime.AddCleanup(built, func(key [sha256.Size]byte) { sharedWords.CompareAndDelete(key, wp) }, key)
+		return built
+	}
+}
+
+func storeNew(key [sha256.Size]byte, wp weak.Pointer[toolWords]) bool {
+	_, loaded := sharedWords.LoadOrStore(key, wp)
+	return !loaded
+}
+
+// indexWords reads e's words: those of its name weigh most, then its title and
+// description, then its parameters' names and descriptions.
+func indexWords(e SearchEntry) *toolWords {
+	w := &toolWords{weights: map[string]float64{}}
+	add := func(text string, weight float64) {
+		for _, word := range words(text) {
+			w.weights[word] = max(w.weights[word], weight)
+		}
+	}
+	add(e.Name, weightName)
+	add(e.Title, weightTitle)
+	add(e.Description, weightDescription)
+	for _, p := range schemaParameters(e.Input) {
+		add(p, weightParameter)
+	}
+	return w
+}
+
+// entryDigest identifies an entry by all it indexes.
+func entryDigest(e SearchEntry) [sha256.Size]byte {
+	h := sha256.New()
+	for _, part := range []string{e.Name, e.Title, e.Description, string(e.Input)} {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write([]byte(part))
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
 }
 
 // Field weights of the search: a word of the tool's name counts more than one of its
@@ -47,23 +125,11 @@ const (
 func NewSearchIndex(entries []SearchEntry) *SearchIndex {
 	idx := &SearchIndex{docs: make([]searchDoc, 0, len(entries))}
 	for _, e := range entries {
-		d := searchDoc{name: e.Name, weights: map[string]float64{}}
-		add := func(text string, w float64) {
-			for _, word := range words(text) {
-				d.weights[word] = max(d.weights[word], w)
-			}
-		}
-		add(e.Name, weightName)
-		add(e.Title, weightTitle)
-		add(e.Description, weightDescription)
-		for _, p := range schemaParameters(e.Input) {
-			add(p, weightParameter)
-		}
-		idx.docs = append(idx.docs, d)
+		idx.docs = append(idx.docs, searchDoc{name: e.Name, words: wordsOf(e)})
 	}
 	seen := map[string]bool{}
 	for _, d := range idx.docs {
-		for w := range d.weights {
+		for w := range d.words.weights {
 			if !seen[w] {
 				seen[w] = true
 				idx.vocab = append(idx.vocab, w)
@@ -177,10 +243,10 @@ func (idx *SearchIndex) Search(query string, limit int) []SearchHit {
 	for i, d := range idx.docs {
 		score := 0.0
 		for j, q := range qs {
-			best := d.weights[q]
+			best := d.words.weights[q]
 			if best == 0 {
 				for _, w := range prefixed[j] {
-					best = max(best, d.weights[w]/2)
+					best = max(best, d.words.weights[w]/2)
 				}
 			}
 			score += best
