@@ -35,7 +35,9 @@ import (
 // rounds as a direct call's, until it continues as a task. The input requests of a
 // task wait on the node that runs it, which records them with the run whenever they
 // change (runs.Executor.RecordInputRequests), so tasks/get on any node shows them; a
-// tasks/update on another node reaches it over the fleet's relay (task_nodes.go).
+// tasks/update on another node reaches it over the fleet's relay (task_nodes.go). The
+// answers to the questions a call asks before its task (requestState "task.…") are
+// taken only by the node that asked them.
 
 // modernTaskPoll is the pollIntervalMs a task suggests, at least this.
 const modernTaskPoll = 500 * time.Millisecond
