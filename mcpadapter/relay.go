@@ -21,6 +21,10 @@ func (a *Adapter) relayed(m mcptransport.RelayMessage) {
 		if mcptransport.ValidID(m.Body) {
 			a.modern.Cancel(mcptransport.CallKey(m.Principal, m.AgentID, m.Body))
 		}
+	case mcptransport.RelayTaskInput:
+		if x := a.modernTasks(); x != nil {
+			x.relayedInputs(m)
+		}
 	case mcptransport.RelayKeepStream:
 		var last string
 		if json.Unmarshal(m.Body, &last) != nil {

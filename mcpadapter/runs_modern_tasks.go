@@ -33,8 +33,11 @@ import (
 // the extension is refused with -32021. A tool that asks before its task
 // (providers.Info.AsksBeforeTask) is answered with its questions, input_required
 // rounds as a direct call's, until it continues as a task. The input requests of a
-// task are held on the node that runs it, as a direct call's are (input_requests.go):
-// tasks/get elsewhere shows the task working.
+// task wait on the node that runs it, which records them with the run whenever they
+// change (runs.Executor.RecordInputRequests), so tasks/get on any node shows them; a
+// tasks/update on another node reaches it over the fleet's relay (task_nodes.go). The
+// answers to the questions a call asks before its task (requestState "task.…") are
+// taken only by the node that asked them.
 
 // modernTaskPoll is the pollIntervalMs a task suggests, at least this.
 const modernTaskPoll = 500 * time.Millisecond
@@ -126,7 +129,7 @@ func (x *runsExt) serveModern(w http.ResponseWriter, r *http.Request, s *scope, 
 		}
 		writeRPCResult(w, msg.ID, map[string]any{"resultType": mcp.ResultTypeComplete})
 	default: // tasks/update
-		if err := x.update(ctx, p, v, params.InputResponses); err != nil {
+		if err := x.update(ctx, s, p, v, params.InputResponses); err != nil {
 			mcptransport.WriteRPCError(w, http.StatusOK, msg.ID, mcp.INVALID_PARAMS, errorText(err))
 			return true
 		}
@@ -225,13 +228,14 @@ func (x *runsExt) serveModernCall(w http.ResponseWriter, r *http.Request, s *sco
 		x.awaitCreation(ctx, w, msg, p, v, in)
 		return true
 	}
-	in := newTaskInputs()
+	in := newTaskInputs(p)
 	v, err := x.o.Runs.Start(context.WithoutCancel(ctx), p, runs.Call{Tool: rreq.Tool, ConnectionID: rreq.ConnectionID, Args: rreq.Args, Origin: runs.OriginTask, Caller: in})
 	if err != nil {
 		writeRPCResult(w, msg.ID, completeResult(x.hubError(ctx, sc, err)))
 		return true
 	}
 	x.inputs.add(v.ID, in)
+	in.bind(x.recordInputs(p, v.ID))
 	go x.forgetInputs(p, v.ID, in)
 	if t.binding.Tool.Info.AsksBeforeTask {
 		// Answered with the task once the tool has its input; a client that does not
@@ -330,7 +334,7 @@ func (x *runsExt) taskFields(v runs.View, in *taskInputs) map[string]any {
 		poll = modernTaskPoll
 	}
 	status := taskStatus(v.State)
-	if v.State == runs.StateWorking && in != nil && in.pending() {
+	if v.State == runs.StateWorking && (in != nil && in.pending() || in == nil && recordedInputs(v) != nil) {
 		status = string(mcp.TaskStatusInputRequired)
 	}
 	return map[string]any{
@@ -378,6 +382,9 @@ func (x *runsExt) detailedTask(ctx context.Context, s *scope, p switchboard.Prin
 		}
 	case in != nil && in.pending():
 		task["inputRequests"] = in.open()
+	case in == nil && v.State == runs.StateWorking && recordedInputs(v) != nil:
+		// Running on another node, which recorded them with the run.
+		task["inputRequests"] = recordedInputs(v)
 	}
 	return task
 }
@@ -405,9 +412,10 @@ func (x *runsExt) taskResult(ctx context.Context, s *scope, p switchboard.Princi
 }
 
 // update hands a task the client's inputResponses: each answers the input request
-// under its key (others are ignored), and the confirmation of a run that waits for
-// one accepts, declines or cancels it.
-func (x *runsExt) update(ctx context.Context, p switchboard.Principal, v runs.View, responses map[string]json.RawMessage) error {
+// under its key (others are ignored), on this node or, relayed, on the node running
+// the task; and the confirmation of a run that waits for one accepts, declines or
+// cancels it. v is the caller's own run (Runs.Get checked it).
+func (x *runsExt) update(ctx context.Context, s *scope, p switchboard.Principal, v runs.View, responses map[string]json.RawMessage) error {
 	if raw, ok := responses[confirmationKey]; ok && v.State == runs.StateInputRequired && !v.Paused() {
 		var ans struct {
 			Action string `json:"action"`
@@ -421,8 +429,9 @@ func (x *runsExt) update(ctx context.Context, p switchboard.Principal, v runs.Vi
 	}
 	if in := x.inputs.get(v.ID); in != nil {
 		in.answer(responses)
+		return nil
 	}
-	return nil
+	return x.relayInputs(ctx, s.adapter, p, v, responses)
 }
 
 // writeRPCResult writes a JSON-RPC result.
@@ -438,11 +447,21 @@ func writeRPCResult(w http.ResponseWriter, id json.RawMessage, result any) {
 
 // taskInputs is the client a task's run turns to (providers.Caller): what the run asks
 // waits, under a key of its own, for the client's tasks/update. Log messages have no
-// stream to go to and are dropped. It lives on the node that runs the task.
+// stream to go to and are dropped. It lives on the node that runs the task, and
+// records the open requests with the run for the other nodes.
 type taskInputs struct {
-	mu   sync.Mutex
-	n    int
-	asks map[string]*inputAsk
+	// tenant and principal are the task's owner, the only one whose answers count.
+	tenant    switchboard.TenantID
+	principal string
+	mu        sync.Mutex
+	n         int
+	asks      map[string]*inputAsk
+	// record stores the open requests with the run (nil: none open), once the run
+	// exists (bind); recorded says the last one stored some.
+	record   func(json.RawMessage)
+	recorded bool
+	// recording serializes the records, so the last stored is the latest.
+	recording sync.Mutex
 	// changed is signalled when a request is asked, the call continues as a task, or
 	// it ended.
 	changed chan struct{}
@@ -451,8 +470,44 @@ type taskInputs struct {
 	escalated, ended, created bool
 }
 
-func newTaskInputs() *taskInputs {
-	return &taskInputs{asks: map[string]*inputAsk{}, changed: make(chan struct{}, 1)}
+func newTaskInputs(p switchboard.Principal) *taskInputs {
+	return &taskInputs{tenant: p.TenantID, principal: p.ID(), asks: map[string]*inputAsk{}, changed: make(chan struct{}, 1)}
+}
+
+// owns reports whether the task is the principal's (by tenant and Principal.ID).
+func (in *taskInputs) owns(tenant switchboard.TenantID, principal string) bool {
+	return in.tenant == tenant && in.principal == principal
+}
+
+// bind has the inputs record their open requests with record from now on (the run
+// exists), those asked already included.
+func (in *taskInputs) bind(record func(json.RawMessage)) {
+	in.mu.Lock()
+	in.record = record
+	in.mu.Unlock()
+	in.sync()
+}
+
+// sync records the open requests as they are now, when they differ from none and
+// from what was recorded last (none, after none, is not written again). Only requests
+// asked or answered write: a task that asks nothing never does.
+func (in *taskInputs) sync() {
+	in.recording.Lock()
+	defer in.recording.Unlock()
+	in.mu.Lock()
+	record, open, recorded := in.record, len(in.asks) > 0, in.recorded
+	in.mu.Unlock()
+	if record == nil || !open && !recorded {
+		return
+	}
+	var raw json.RawMessage
+	if open {
+		raw, _ = json.Marshal(in.open()) // a map of strings and raw JSON params
+	}
+	record(raw)
+	in.mu.Lock()
+	in.recorded = open
+	in.mu.Unlock()
 }
 
 func (in *taskInputs) signal() {
@@ -501,10 +556,12 @@ func (in *taskInputs) Ask(ctx context.Context, method string, params json.RawMes
 	in.asks[key] = a
 	in.mu.Unlock()
 	in.signal()
+	in.sync()
 	defer func() {
 		in.mu.Lock()
 		delete(in.asks, key)
 		in.mu.Unlock()
+		in.sync()
 	}()
 	select {
 	case ans := <-a.reply:

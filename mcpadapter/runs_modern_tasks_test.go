@@ -77,7 +77,7 @@ func jobAsk(ctx context.Context, message string) (string, error) {
 // jobsSpec is the jobs provider: greet (never a task), wait (until release or its
 // cancellation), tool_error (a tool result with isError), broken (an internal error),
 // required (only as a task), two_questions (asks two forms at once within its task),
-// name_first (asks a name before its task).
+// name_first (asks a name before its task), ask_name (asks a name within its task).
 func jobsSpec(release <-chan struct{}) providers.Spec {
 	ops := []providers.Op{
 		jobOp{name: "jobs_quick", run: func(context.Context, map[string]any) (*providers.ContentResult, error) {
@@ -123,6 +123,13 @@ func jobsSpec(release <-chan struct{}) providers.Spec {
 			sort.Strings(answers)
 			return jobText(strings.Join(answers, " ")), nil
 		}},
+		jobOp{name: "jobs_ask_name", task: providers.TaskPreferred, run: func(ctx context.Context, _ map[string]any) (*providers.ContentResult, error) {
+			name, err := jobAsk(ctx, "your name?")
+			if err != nil {
+				return nil, err
+			}
+			return jobText("Hello, " + name), nil
+		}},
 		jobOp{name: "jobs_name_first", task: providers.TaskRequired, asksFirst: true, run: func(ctx context.Context, _ map[string]any) (*providers.ContentResult, error) {
 			name, err := jobAsk(ctx, "your name?")
 			if err != nil {
@@ -135,11 +142,13 @@ func jobsSpec(release <-chan struct{}) providers.Spec {
 	return providers.Spec{Name: "jobs", Title: "Jobs", Description: "Test jobs.", Connectionless: true, OwnNames: true, Operations: ops}
 }
 
-// modernClient posts 2026-07-28 requests as ann, declaring the tasks extension or not.
+// modernClient posts 2026-07-28 requests as ann (or the key's principal), declaring
+// the tasks extension or not.
 type modernClient struct {
 	t     *testing.T
 	url   string
 	tasks bool
+	key   string // keyAnn when empty
 }
 
 func (c modernClient) post(method string, params map[string]any, header map[string]string) map[string]any {
@@ -156,7 +165,11 @@ func (c modernClient) post(method string, params map[string]any, header map[stri
 	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+keyAnn)
+	key := c.key
+	if key == "" {
+		key = keyAnn
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
 	req.Header.Set(mcp.HeaderMethod, method)
 	if name, ok := params["name"].(string); ok {

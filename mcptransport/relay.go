@@ -31,6 +31,11 @@ const (
 	// has no session, to the node running it: Principal and AgentID name the caller's
 	// scope, Body is the request's JSON-RPC id.
 	RelayCancel = "call_cancelled"
+	// RelayTaskInput carries the client's answers to the input requests of an MCP
+	// task (tasks/update, 2026-07-28) to the node running the task: Principal names the
+	// caller, whom the sending node checked owns the task, and Body is a
+	// TaskInputResponses.
+	RelayTaskInput = "task_input"
 	// RelayKeepStream asks the node running a session's call to keep the call's stream
 	// in the StreamLog now (CallStream.Keep): its client came back on another node with
 	// Last-Event-ID (Body, a JSON string) before that node saw it leave.
@@ -40,6 +45,13 @@ const (
 	RelayGap = "gap"
 )
 
+// TaskInputResponses is the Body of a RelayTaskInput: the task and the client's
+// inputResponses, by the key of the input request each answers.
+type TaskInputResponses struct {
+	TaskID         string                     `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+}
+
 // RelayMessage is one message between nodes.
 type RelayMessage struct {
 	Kind string `json:"kind"`
@@ -47,12 +59,14 @@ type RelayMessage struct {
 	Node    string               `json:"node"`
 	Tenant  switchboard.TenantID `json:"tenant"`
 	Session string               `json:"session"`
-	// Principal and AgentID name the scope the session belongs to (RelayPost).
+	// Principal and AgentID name the scope the session belongs to (RelayPost), or the
+	// caller (RelayCancel, RelayTaskInput).
 	Principal string `json:"principal,omitempty"`
 	AgentID   string `json:"agent,omitempty"`
 	// ProtocolVersion is the session's MCP-Protocol-Version (RelayPost).
 	ProtocolVersion string `json:"protocol_version,omitempty"`
-	// Body is the JSON-RPC message (RelayPost).
+	// Body is the JSON-RPC message (RelayPost), the request's id (RelayCancel), or the
+	// answers (RelayTaskInput).
 	Body json.RawMessage `json:"body,omitempty"`
 }
 

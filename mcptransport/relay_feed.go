@@ -14,11 +14,13 @@ const (
 	KindSessionPost  events.Kind = "mcp.session_post"   // ID: session id; Data: the message
 	KindCallCanceled events.Kind = "mcp.call_cancelled" // ID: the caller's principal id; Data: the request's id
 	KindKeepStream   events.Kind = "mcp.keep_stream"    // ID: session id; Data: the Last-Event-ID
+	KindTaskInput    events.Kind = "mcp.task_input"     // ID: the caller's principal id; Data: the task and its answers
 )
 
 // FeedRelay carries the session relay on the hub's change feed: in process on SQLite,
 // over PostgreSQL's LISTEN/NOTIFY between nodes. A relayed message must fit an event
-// (events.MaxSize): an elicitation answer or a cancellation does.
+// (events.MaxSize): an elicitation answer or a cancellation does; a larger one is
+// refused with an invalid error (field data).
 func FeedRelay(bus events.Bus) Relay { return feedRelay{bus: bus} }
 
 type feedRelay struct{ bus events.Bus }
@@ -43,6 +45,8 @@ func (f feedRelay) Publish(ctx context.Context, m RelayMessage) error {
 		e.Kind, e.ID = KindCallCanceled, m.Principal
 	case RelayKeepStream:
 		e.Kind = KindKeepStream
+	case RelayTaskInput:
+		e.Kind, e.ID = KindTaskInput, m.Principal
 	default:
 		return fmt.Errorf("relay %q: not a relay message kind", m.Kind)
 	}
@@ -63,7 +67,7 @@ func (f feedRelay) Subscribe(fn func(RelayMessage)) func() {
 		case events.Gap:
 			fn(RelayMessage{Kind: RelayGap})
 			return
-		case KindSessionEnded, KindSessionPost, KindCallCanceled, KindKeepStream:
+		case KindSessionEnded, KindSessionPost, KindCallCanceled, KindKeepStream, KindTaskInput:
 		default:
 			return
 		}
@@ -79,6 +83,8 @@ func (f feedRelay) Subscribe(fn func(RelayMessage)) func() {
 			m.Kind, m.Session, m.Principal, m.AgentID, m.Body = RelayCancel, "", d.Principal, d.AgentID, d.Body
 		case KindKeepStream:
 			m.Kind, m.Principal, m.AgentID, m.Body = RelayKeepStream, d.Principal, d.AgentID, d.Body
+		case KindTaskInput:
+			m.Kind, m.Session, m.Principal, m.AgentID, m.Body = RelayTaskInput, "", d.Principal, d.AgentID, d.Body
 		}
 		fn(m)
 	})

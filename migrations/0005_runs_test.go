@@ -28,7 +28,7 @@ func TestRunsTable(t *testing.T) {
 			"output_sealed", "output_key_id", "error_code", "error_message",
 			"elicitation_message", "elicitation_expires_at", "elicitation_action",
 			"lease_owner", "lease_until", "attempts", "created_at", "updated_at", "started_at", "finished_at",
-			"kind", "workflow", "workflow_version", "context",
+			"kind", "workflow", "workflow_version", "context", "input_requests_sealed", "input_requests_key_id",
 		}
 		slices.Sort(want)
 		slices.Sort(got)

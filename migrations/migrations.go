@@ -55,6 +55,7 @@ func all() []migration {
 		{Version: 30, Name: "connect_links", Up: up0030ConnectLinks},
 		{Version: 31, Name: "usage_hourly", Up: up0031UsageHourly},
 		{Version: 32, Name: "mcp_session_subscriptions", Up: up0032MCPSessionSubscriptions},
+		{Version: 33, Name: "run_input_requests", Up: up0033RunInputRequests},
 	}
 }
 

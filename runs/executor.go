@@ -584,7 +584,13 @@ func (e *Executor) view(ctx context.Context, r *Run) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
-	return r.view(out), nil
+	reqs, err := e.store.inputRequests(ctx, r)
+	if err != nil {
+		return View{}, err
+	}
+	v := r.view(out)
+	v.InputRequests = reqs
+	return v, nil
 }
 
 // List returns the principal's own runs, newest first, without their outputs (Get

@@ -38,7 +38,7 @@ func (r *Run) paused() bool {
 func (s *Store) park(ctx context.Context, tenant switchboard.TenantID, id, owner, message string) (bool, error) {
 	return s.update(ctx, tenant, id, func(q *gorm.DB) *gorm.DB {
 		return q.Where("state = ? AND lease_owner = ?", StateWorking, owner)
-	}, map[string]any{"state": StateInputRequired, "elicitation_message": clip(message), "elicitation_expires_at": nil, "lease_until": nil})
+	}, withoutInputRequests(map[string]any{"state": StateInputRequired, "elicitation_message": clip(message), "elicitation_expires_at": nil, "lease_until": nil}))
 }
 
 // unpark moves one of the principal's parked runs back to working under this

@@ -11,8 +11,8 @@ import (
 	"github.com/switchboard-hub/switchboard/keyring"
 )
 
-// TestRotateReseals: key rotation re-seals runs' inputs and outputs, and they open
-// after it as before.
+// TestRotateReseals: key rotation re-seals runs' inputs, outputs and input requests,
+// and they open after it as before.
 func TestRotateReseals(t *testing.T) {
 	t.Parallel()
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
@@ -32,6 +32,10 @@ func TestRotateReseals(t *testing.T) {
 			return run.ID
 		}
 		working := newRun(r.ann, r.connA, `{"q":"working"}`)
+		asked := `{"input_1":{"method":"roots/list"}}`
+		if ok, err := r.store.setInputRequests(ctx, r.ann, working, "test", []byte(asked)); err != nil || !ok {
+			t.Fatalf("record input requests: %v %v", ok, err)
+		}
 		done := newRun(r.bea, r.connB, `{"q":"done"}`)
 		if ok, err := r.store.complete(ctx, r.bea.TenantID, done, "test", []byte(`{"notes":["n1"]}`)); err != nil || !ok {
 			t.Fatalf("complete: %v %v", ok, err)
@@ -49,8 +53,9 @@ func TestRotateReseals(t *testing.T) {
 			id         string
 			wantInput  string
 			wantOutput string
+			wantAsked  string
 		}{
-			{name: "working run", id: working, wantInput: `{"q":"working"}`},
+			{name: "working run", id: working, wantInput: `{"q":"working"}`, wantAsked: asked},
 			{name: "completed run", id: done, wantInput: `{"q":"done"}`, wantOutput: `{"notes":["n1"]}`},
 		}
 		for _, tt := range tests {
@@ -65,6 +70,13 @@ func TestRotateReseals(t *testing.T) {
 			out, err := r.store.Output(ctx, &row)
 			if err != nil || string(out) != tt.wantOutput {
 				t.Errorf("%s: output %s, %v", tt.name, out, err)
+			}
+			if tt.wantAsked != "" && row.InputRequestsKeyID != res.KeyID {
+				t.Errorf("%s: input requests key %q; want %q", tt.name, row.InputRequestsKeyID, res.KeyID)
+			}
+			reqs, err := r.store.inputRequests(ctx, &row)
+			if err != nil || string(reqs) != tt.wantAsked {
+				t.Errorf("%s: input requests %s, %v", tt.name, reqs, err)
 			}
 		}
 	})

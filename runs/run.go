@@ -91,6 +91,13 @@ type Run struct {
 	ElicitationExpiresAt *time.Time
 	ElicitationAction    string `gorm:"size:16;not null"`
 
+	// InputRequestsSealed are the requests the run's call waits for its client to
+	// answer while it executes (an MCP task's input requests, as JSON), sealed like the
+	// input: the process executing it records them so that every process shows them.
+	// Empty when none; cleared at every attempt's start and at the run's end.
+	InputRequestsSealed []byte
+	InputRequestsKeyID  string `gorm:"size:128;not null;default:''"`
+
 	LeaseOwner string `gorm:"size:64;not null"`
 	LeaseUntil *time.Time
 	Attempts   int `gorm:"not null"`
@@ -127,6 +134,10 @@ type View struct {
 	Output          json.RawMessage  `json:"output,omitempty"`
 	Error           *ErrorView       `json:"error,omitempty"`
 	Elicitation     *ElicitationView `json:"elicitation,omitempty"`
+	// InputRequests are the requests a working run's call waits for its client to
+	// answer (RecordInputRequests), as recorded: an MCP task's input requests, shown
+	// only to its MCP client. Get reads them; List does not.
+	InputRequests json.RawMessage `json:"-"`
 	// ApprovalURL is the page where a person approves or declines the run, while it
 	// waits for its confirmation.
 	ApprovalURL string     `json:"approval_url,omitempty"`

@@ -23,8 +23,11 @@ func (s *Store) seal(ctx context.Context, tenant switchboard.TenantID, runID, pa
 
 func (s *Store) open(ctx context.Context, r *Run, part string) ([]byte, error) {
 	sealed, keyID := r.InputSealed, r.InputKeyID
-	if part == partOutput {
+	switch part {
+	case partOutput:
 		sealed, keyID = r.OutputSealed, r.OutputKeyID
+	case partInputRequests:
+		sealed, keyID = r.InputRequestsSealed, r.InputRequestsKeyID
 	}
 	plaintext, err := s.kr.Open(ctx, keyID, sealed, sealAAD(r.TenantID, r.ID, part))
 	if err != nil {
@@ -34,6 +37,7 @@ func (s *Store) open(ctx context.Context, r *Run, part string) ([]byte, error) {
 }
 
 const (
-	partInput  = "input"
-	partOutput = "output"
+	partInput         = "input"
+	partOutput        = "output"
+	partInputRequests = "input_requests"
 )

@@ -209,10 +209,10 @@ func (s *Store) claim(ctx context.Context, tenant switchboard.TenantID, id, owne
 	now := s.now()
 	return s.update(ctx, tenant, id, func(q *gorm.DB) *gorm.DB {
 		return q.Where("state = ? AND lease_owner = ?", StateWorking, owner)
-	}, map[string]any{
+	}, withoutInputRequests(map[string]any{
 		"lease_until": until, "attempts": gorm.Expr("attempts + 1"),
 		"started_at": gorm.Expr("COALESCE(started_at, ?)", now),
-	})
+	}))
 }
 
 // renew extends the lease of a working run this process holds; false means the run
@@ -231,21 +231,21 @@ func (s *Store) complete(ctx context.Context, tenant switchboard.TenantID, id, o
 	}
 	return s.update(ctx, tenant, id, func(q *gorm.DB) *gorm.DB {
 		return q.Where("state = ? AND lease_owner = ?", StateWorking, owner)
-	}, map[string]any{"state": StateCompleted, "output_sealed": sealed, "output_key_id": keyID, "finished_at": s.now(), "lease_until": nil})
+	}, withoutInputRequests(map[string]any{"state": StateCompleted, "output_sealed": sealed, "output_key_id": keyID, "finished_at": s.now(), "lease_until": nil}))
 }
 
 // fail records why a working run this process holds failed.
 func (s *Store) fail(ctx context.Context, tenant switchboard.TenantID, id, owner, code, message string) (bool, error) {
 	return s.update(ctx, tenant, id, func(q *gorm.DB) *gorm.DB {
 		return q.Where("state = ? AND lease_owner = ?", StateWorking, owner)
-	}, map[string]any{"state": StateFailed, "error_code": code, "error_message": clip(message), "finished_at": s.now(), "lease_until": nil})
+	}, withoutInputRequests(map[string]any{"state": StateFailed, "error_code": code, "error_message": clip(message), "finished_at": s.now(), "lease_until": nil}))
 }
 
 // cancel ends one of the principal's runs that has not ended yet.
 func (s *Store) cancel(ctx context.Context, p switchboard.Principal, id, code, message string) (bool, error) {
 	return s.update(ctx, p.TenantID, id, func(q *gorm.DB) *gorm.DB {
 		return q.Where("principal = ? AND state IN ?", p.ID(), []State{StateWorking, StateInputRequired})
-	}, map[string]any{"state": StateCanceled, "error_code": code, "error_message": clip(message), "finished_at": s.now(), "lease_until": nil})
+	}, withoutInputRequests(map[string]any{"state": StateCanceled, "error_code": code, "error_message": clip(message), "finished_at": s.now(), "lease_until": nil}))
 }
 
 // accept moves one of the principal's input_required runs, not yet expired, to
