@@ -198,6 +198,13 @@ func (s *Service) flowTool(w Workflow, kind string, version int64) (*providers.T
 	var input, output json.RawMessage
 	var err error
 	hints := providers.Hints{Destructive: true}
+	// The tools that wait for the run's end run as a task wherever the client takes
+	// tasks (a run may take minutes, or wait for its person); the others answer at once.
+	task := providers.TaskOptional
+	switch kind {
+	case KindRun, KindAlias:
+		task = providers.TaskPreferred
+	}
 	switch kind {
 	case KindRun:
 		desc += " Runs the flow and waits for its end; answers its status, and its output once it completed."
@@ -226,7 +233,7 @@ func (s *Service) flowTool(w Workflow, kind string, version int64) (*providers.T
 	}
 	name := FlowToolName(kind, w.Name, version)
 	op := &flowOp{svc: s, name: w.Name, version: version, kind: kind, state: w.lifecycle(),
-		info: providers.Info{Name: w.Name, Title: "Workflow " + w.Name, Description: desc, Hints: hints}}
+		info: providers.Info{Name: w.Name, Title: "Workflow " + w.Name, Description: desc, Hints: hints, Task: task}}
 	t, err := providers.NewConnectionTool(workflowSpec, name, op, input, output)
 	if err != nil {
 		return nil, err

@@ -137,7 +137,9 @@ type runWorkflowOp struct{ t *Tools }
 // runWorkflowInfo says what run_workflow is.
 var runWorkflowInfo = providers.Info{Name: RunWorkflow, Title: "Run a workflow",
 	Description: "Run a saved workflow with its parameters. Answers with the result when it ends within the call, else with its workflow_id to follow with switchboard_get_run. dry_run checks it and says what it would do without running anything.",
-	Hints:       providers.Hints{Destructive: true}}
+	Hints:       providers.Hints{Destructive: true},
+	// A run may take minutes, or wait for its person: a task wherever the client takes tasks.
+	Task: providers.TaskPreferred}
 
 func (t *Tools) runWorkflow() providers.Op { return runWorkflowOp{t} }
 
