@@ -277,7 +277,7 @@ func buildRunsEnv(t *testing.T, db *gorm.DB, ag Agents, extra func(e *runsEnv) k
 		t.Fatal(err)
 	}
 	e.node = func(t *testing.T, store mcptransport.SessionStore, relay mcptransport.Relay) *httptest.Server {
-		exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey, Answer: hub.Answer})}
+		exts := []Extension{RunsExtension(RunsOptions{Runs: e.exec, TaskPoll: 20 * time.Millisecond, StateKey: e.stateKey, Answer: hub.Answer, Flows: e.workflows})}
 		if e.serveWorkflows {
 			exts = append(exts, FlowsExtension(e.workflows, nil))
 		}

@@ -25,7 +25,8 @@ import (
 // extension in the request's clientCapabilities is started as a run and answered at
 // once with the task (a flat CreateTaskResult, resultType "task"); the task's id is
 // the run's. tasks/get answers the task with its outcome inlined (result once
-// completed, error once failed, inputRequests while it waits for the client),
+// completed, error once failed, inputRequests while it waits for the client, the
+// questions of a workflow's run that waits for its person included),
 // tasks/update hands the client's inputResponses to the run, tasks/cancel cancels
 // it; tasks/result and tasks/list do not exist on that version. A tool's own error
 // is a completed task whose result has isError; only a failure of the hub's
@@ -373,6 +374,11 @@ func (x *runsExt) detailedTask(ctx context.Context, s *scope, p switchboard.Prin
 		task["statusMessage"] = v.Error.Message
 	case v.State == runs.StateInputRequired:
 		task["statusMessage"] = inputStatusMessage(v)
+		if x.pausedFlow(v) {
+			if reqs := x.flowInputRequests(ctx, p, v); reqs != nil {
+				task["inputRequests"] = reqs
+			}
+		}
 		if v.Elicitation != nil && !v.Paused() && v.Elicitation.Action == "" {
 			task["inputRequests"] = map[string]any{confirmationKey: map[string]any{
 				"method": string(mcp.MethodElicitationCreate),
@@ -426,6 +432,9 @@ func (x *runsExt) update(ctx context.Context, s *scope, p switchboard.Principal,
 		if _, err := x.o.Runs.Answer(context.WithoutCancel(ctx), p, v.ID, ans.Action); err != nil {
 			return err
 		}
+	}
+	if x.pausedFlow(v) {
+		return x.answerFlowInputs(ctx, p, v, responses)
 	}
 	if in := x.inputs.get(v.ID); in != nil {
 		in.answer(responses)

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-hub/switchboard/providers/hub"
 	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/runs"
+	"github.com/switchboard-hub/switchboard/workflows"
 )
 
 // RunsOptions configure the runs extension.
@@ -38,6 +39,18 @@ type RunsOptions struct {
 	// workflow's run: workflows.Hub.Answer) as an MCP task's result; nil, or handled
 	// false, renders the run's output as a direct call would have answered.
 	Answer func(ctx context.Context, p switchboard.Principal, v runs.View) (res *providers.ContentResult, handled bool)
+	// Flows are the questions of the workflow runs that wait for their person
+	// (workflows.Service): a 2026-07-28 task whose run is one shows them as its
+	// inputRequests, and tasks/update answers them. Nil: such a task shows only its
+	// status message, which says how to answer with submit_flow_elicitation.
+	Flows FlowQuestions
+}
+
+// FlowQuestions are the questions a workflow's run waits for its person to answer, and
+// their answers (workflows.Service).
+type FlowQuestions interface {
+	Elicitations(ctx context.Context, p switchboard.Principal, instanceID string) (runs.View, []workflows.Elicitation, error)
+	SubmitElicitation(ctx context.Context, p switchboard.Principal, instanceID, elicitationID string, resp workflows.ElicitationResponse, how string) (runs.View, error)
 }
 
 // runsExt is the runs extension: the management tools of asynchronous runs, runs as

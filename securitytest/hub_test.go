@@ -191,7 +191,7 @@ func newHub(t *testing.T, db *gorm.DB) *hub {
 	wfService := &workflows.Service{Store: wfStore, Runs: runExec, Router: rtr}
 	bodies := limits.NewBodyBudget(0, 0) // shared by the API and the MCP URLs, as serve shares it
 	adapter = mcpadapter.New(mcpadapter.Options{Router: rtr, Auth: h.tenants, Agents: agentService, Remote: remote, Logger: log, PublicURL: "https://hub.example.com", Bodies: bodies,
-		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: kr.Derive("request-state"), Answer: hub.Answer}),
+		Extensions: []mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: kr.Derive("request-state"), Answer: hub.Answer, Flows: wfService}),
 			mcpadapter.FlowsExtension(wfService, log)}})
 	t.Cleanup(func() { adapter.Close(context.Background()) })
 	svc.Subscribe(rtr.Forget)

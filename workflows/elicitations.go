@@ -205,8 +205,9 @@ func (s *Service) askPerson(ctx context.Context, p switchboard.Principal, e Elic
 
 // askWhilePaused puts the questions a run paused for to the person behind the call
 // (their client's form), and waits for the run again after each answer, until it ends,
-// or waits for a question the client cannot show or nobody answered in time.
-func (s *Service) askWhilePaused(ctx context.Context, p switchboard.Principal, name string, v runs.View) runs.View {
+// or waits for a question the client cannot show or nobody answered in time. toEnd
+// waits for the run as long as ctx lasts (waitUp).
+func (s *Service) askWhilePaused(ctx context.Context, p switchboard.Principal, name string, v runs.View, toEnd bool) runs.View {
 	for v.Paused() && ctx.Err() == nil {
 		_, pending, err := s.Elicitations(ctx, p, v.ID)
 		if err != nil || len(pending) == 0 {
@@ -220,7 +221,7 @@ func (s *Service) askWhilePaused(ctx context.Context, p switchboard.Principal, n
 			return v
 		}
 		if v.State == runs.StateWorking {
-			v = s.wait(ctx, p, name, v)
+			v = s.waitUp(ctx, p, name, v, toEnd)
 		}
 	}
 	return v

@@ -251,7 +251,7 @@ func (s *Service) RunFlow(ctx context.Context, p switchboard.Principal, name str
 	if v.State == runs.StateWorking {
 		v = s.wait(ctx, p, name, v)
 	}
-	v = s.askWhilePaused(ctx, p, name, v)
+	v = s.askWhilePaused(ctx, p, name, v, false)
 	return s.flowAnswer(context.WithoutCancel(ctx), p, v)
 }
 

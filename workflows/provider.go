@@ -348,14 +348,25 @@ func (s *Service) Confirmation(ctx context.Context, p switchboard.Principal, nam
 // set) and answers how it ended, or where it is when it has not ended within the
 // Service's ToolWait. A run that ended failed, canceled or partial answers as a failed
 // result with its status. A caller that asked for progress (providers.WithProgress)
-// hears of the steps as they end.
+// hears of the steps as they end. With o.ToEnd it waits for the run's end (and cancels
+// it when ctx ends first), and the questions the run's steps ask go to the call's
+// client (askWhilePaused).
 func (s *Service) RunAndAnswer(ctx context.Context, p switchboard.Principal, name string, params json.RawMessage, o StartOptions) (*providers.ContentResult, error) {
 	v, err := s.Start(ctx, p, name, params, o)
 	if err != nil {
 		return nil, err
 	}
 	if v.State == runs.StateWorking {
-		v = s.wait(ctx, p, name, v)
+		v = s.waitUp(ctx, p, name, v, o.ToEnd)
+	}
+	if o.ToEnd {
+		v = s.askWhilePaused(ctx, p, name, v, true)
+		if ctx.Err() != nil && !v.State.Final() {
+			// The run that waited for it ended (canceled, or out of time): so does the workflow's.
+			if now, err := s.CancelBecause(context.WithoutCancel(ctx), p, v.ID, "the run that started it ended"); err == nil {
+				v = now
+			}
+		}
 	}
 	ans := s.Answer(context.WithoutCancel(ctx), p, v)
 	return providers.JSONContent(ans, ans.IsError)
@@ -369,11 +380,19 @@ const pollRun = 250 * time.Millisecond
 // told as the run's steps end (progress: the steps ended, total: the workflow's steps),
 // read from the run's step records, which every node sees.
 func (s *Service) wait(ctx context.Context, p switchboard.Principal, name string, v runs.View) runs.View {
+	return s.waitUp(ctx, p, name, v, false)
+}
+
+// waitUp is wait, or, toEnd, waits as long as ctx lasts rather than ToolWait.
+func (s *Service) waitUp(ctx context.Context, p switchboard.Principal, name string, v runs.View, toEnd bool) runs.View {
 	bound := s.ToolWait
 	if bound <= 0 {
 		bound = DefaultToolWait
 	}
 	wctx, cancel := context.WithTimeout(ctx, bound)
+	if toEnd {
+		wctx, cancel = context.WithCancel(ctx)
+	}
 	defer cancel()
 	if !providers.WantsProgress(ctx) {
 		if v2, err := s.Runs.Wait(wctx, p, v.ID, pollRun); err == nil || v2.ID != "" {

@@ -411,6 +411,11 @@ type StartOptions struct {
 	// Tool is the workflow's tool the caller named, which the run is recorded under
 	// (default its run_flow__<name>).
 	Tool string
+	// ToEnd says the call that starts the run is itself a run (an MCP task,
+	// switchboard_run_async), which no request waits on: RunAndAnswer waits for the
+	// run's end rather than the Service's ToolWait, and puts the questions the run's
+	// steps ask to the call's client, when it has one (an MCP task's).
+	ToEnd bool
 }
 
 // Plan is what a run of a workflow will do, as a dry run answers it.

@@ -328,7 +328,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger, stdout io.Writer) 
 		// connect it from the conversation.
 		ConnectLinks:    connService,
 		ConnectStateKey: derived.requestState,
-		Extensions: append([]mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer}),
+		Extensions: append([]mcpadapter.Extension{mcpadapter.RunsExtension(mcpadapter.RunsOptions{Runs: runExec, Logger: log, StateKey: derived.requestState, Answer: wfHub.Answer, Flows: wfService}),
 			mcpadapter.FlowsExtension(wfService, log)}, fixtureExtensions()...),
 	})
 	// A run's state changed on any node: the sessions here subscribed to it hear of it.

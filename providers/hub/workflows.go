@@ -173,7 +173,20 @@ func (o runWorkflowOp) Invoke(ctx context.Context, c *providers.Call, args json.
 	so := in.StartOptions()
 	so.Confirmed = c.Confirmed
 	so.Audited = true // the router records run_workflow's call
+	so.ToEnd = o.ownRun(ctx, c.Principal)
 	return o.t.Workflows.RunAndAnswer(ctx, c.Principal, in.Name, in.Params(), so)
+}
+
+// ownRun reports whether the call executes as a run of run_workflow of its own (an MCP
+// task, switchboard_run_async), which no request waits on: it then waits for the
+// workflow's end. A workflow step calling run_workflow executes in its workflow's run.
+func (o runWorkflowOp) ownRun(ctx context.Context, p switchboard.Principal) bool {
+	id, ok := runs.IDFrom(ctx)
+	if !ok || o.t.Runs == nil {
+		return false
+	}
+	v, err := o.t.Runs.Get(ctx, p, id)
+	return err == nil && v.Kind != runs.KindWorkflow && v.Tool == RunWorkflow
 }
 
 // Confirmation says whether the run asked for needs the person's confirmation under
