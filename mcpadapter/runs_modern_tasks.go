@@ -403,10 +403,12 @@ func (x *runsExt) taskResult(ctx context.Context, s *scope, p switchboard.Princi
 			return completeResult(contentResult(res))
 		}
 	}
-	if t, ok := s.hubTool(v.Tool); ok && t.binding.Tool != nil && len(t.binding.Tool.OutputSchema) == 0 {
-		// A tool answering in MCP content (no output schema) recorded that content.
+	if t, ok := s.hubTool(v.Tool); ok && t.binding.Tool != nil {
+		// A tool answering in MCP content recorded that content: one without an output
+		// schema, or one with (run_workflow) whose content comes with the structured
+		// content the schema describes.
 		var cr providers.ContentResult
-		if json.Unmarshal(v.Output, &cr) == nil && cr.Content != nil {
+		if json.Unmarshal(v.Output, &cr) == nil && cr.Content != nil && (len(t.binding.Tool.OutputSchema) == 0 || len(cr.StructuredContent) > 0) {
 			return completeResult(contentResult(&cr))
 		}
 	}
