@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/switchboard-hub/switchboard/internal/testdb"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
+	"github.com/switchboard-hub/switchboard/runs"
 )
 
 // ended polls tasks/get until the task reached a final status.
@@ -210,7 +212,8 @@ func TestFlowToolsRunAsModernTasks(t *testing.T) {
 
 // TestRunWorkflowTaskWaitsForTheEnd: run_workflow called directly answers "still
 // running" once the Service's ToolWait passed; as a task it waits for the workflow's
-// end, however long it takes.
+// end, however long it takes (holding one of the tenant's run slots, not two), and
+// cancelling the task cancels the workflow's run.
 func TestRunWorkflowTaskWaitsForTheEnd(t *testing.T) {
 	t.Parallel()
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
@@ -231,6 +234,25 @@ func TestRunWorkflowTaskWaitsForTheEnd(t *testing.T) {
 		if got := c.result("tasks/get", map[string]any{"taskId": id}); got["status"] != "working" {
 			t.Errorf("run_workflow task while its workflow runs = %v, want working", got)
 		}
+		// Cancelling the task cancels its workflow's run.
+		canceled := created(t, "run_workflow", c.call("run_workflow", args))
+		testwait.Recv(t, e.up.Waiting(), "the canceled task's step to reach the upstream")
+		c.result("tasks/cancel", map[string]any{"taskId": canceled})
+		if got := c.ended(canceled); got["status"] != "cancelled" {
+			t.Errorf("canceled run_workflow task = %v, want cancelled", got)
+		}
+		testwait.Until(t, "the canceled task's workflow run to end canceled", func() bool {
+			list, _, err := e.exec.List(context.Background(), e.ann, runs.ListOptions{Workflow: "hold"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range list {
+				if v.State == runs.StateCanceled {
+					return true
+				}
+			}
+			return false
+		})
 		e.up.Release()
 		if done := c.ended(id); done["status"] != "completed" || !strings.Contains(resultText(done["result"]), `"status":"success"`) {
 			t.Errorf("run_workflow task = %v, want completed with the workflow's success", done)

@@ -414,7 +414,8 @@ type StartOptions struct {
 	// ToEnd says the call that starts the run is itself a run (an MCP task,
 	// switchboard_run_async), which no request waits on: RunAndAnswer waits for the
 	// run's end rather than the Service's ToolWait, and puts the questions the run's
-	// steps ask to the call's client, when it has one (an MCP task's).
+	// steps ask to the call's client, when it has one (an MCP task's). The workflow's
+	// run then takes no run slot of its own, as the run waiting for it holds one.
 	ToEnd bool
 }
 
@@ -551,7 +552,9 @@ func (s *Service) Start(ctx context.Context, p switchboard.Principal, name strin
 	if tool == "" {
 		tool = RunToolName(w.Name, 0)
 	}
-	call := runs.Call{Tool: tool, Args: input, Origin: origin, Confirmed: o.Confirmed, Nested: depth > 0,
+	// A run started by a step of another run, or by a run that waits for it to end
+	// (ToEnd), takes none of the tenant's run slots: the run waiting holds one.
+	call := runs.Call{Tool: tool, Args: input, Origin: origin, Confirmed: o.Confirmed, Nested: depth > 0 || o.ToEnd,
 		Kind: runs.KindWorkflow, Workflow: w.Name, WorkflowVersion: w.Version, Context: o.Context}
 	ctx = context.WithValue(ctx, serviceStart{}, true) // the Hub's Prepare passes only these
 	if plan.NeedsConfirm && !o.Confirmed {
