@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-hub/switchboard"
 	"github.com/switchboard-hub/switchboard/internal/testwait"
 	"github.com/switchboard-hub/switchboard/providers"
 	"github.com/switchboard-hub/switchboard/providers/hub"
+	"github.com/switchboard-hub/switchboard/router"
 	"github.com/switchboard-hub/switchboard/workflows"
 )
 
@@ -109,4 +111,38 @@ func TestHubToolsCreateListAndRunAWorkflow(t *testing.T) {
 func fmtJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestRunWorkflowRunLastsAsLongAsItsWorkflow: a run of run_workflow, which waits for its
+// workflow's run, has that workflow's time limit (its definition's, or the timeout the
+// call gives), and a little more, rather than the executor's; a dry run, which runs
+// nothing, and any other tool keep the executor's (0).
+func TestRunWorkflowRunLastsAsLongAsItsWorkflow(t *testing.T) {
+	t.Parallel()
+	svc, p, _ := workflows.ServiceForTest(t)
+	reg := hubRegistry(t, svc)
+	ctx := switchboard.WithPrincipal(context.Background(), p)
+	src := "name: slow\ntimeout: 2h\nsteps:\n  - {name: one, tool: flow_read, args: {key: k}}\n"
+	if got := callTool(t, ctx, reg, p, "create_workflow", map[string]any{"definition": src}); got["status"] != "created" {
+		t.Fatalf("create = %v", got)
+	}
+	h := &workflows.Hub{Registry: reg, Service: svc}
+	limit := func(tool string, args map[string]any) time.Duration {
+		raw, _ := json.Marshal(args)
+		return h.Limit(ctx, p, router.Request{Tool: tool, Args: raw})
+	}
+	if got := limit("run_workflow", map[string]any{"workflow_name": "slow"}); got < 2*time.Hour || got > 2*time.Hour+5*time.Minute {
+		t.Errorf("limit of run_workflow of a 2h workflow = %s, want 2h and a little more", got)
+	}
+	if got := limit("run_workflow", map[string]any{"workflow_name": "slow", "timeout": 60}); got < time.Minute || got > 10*time.Minute {
+		t.Errorf("limit of run_workflow with timeout 60 = %s, want 1m and a little more", got)
+	}
+	for _, args := range []map[string]any{{"workflow_name": "slow", "dry_run": true}, {"workflow_name": "missing"}} {
+		if got := limit("run_workflow", args); got != 0 {
+			t.Errorf("limit of run_workflow %v = %s, want the executor's (0)", args, got)
+		}
+	}
+	if got := limit("list_workflows", map[string]any{}); got != 0 {
+		t.Errorf("limit of list_workflows = %s, want the executor's (0)", got)
+	}
 }

@@ -155,10 +155,15 @@ func (h *Hub) Execute(ctx context.Context, p switchboard.Principal, req router.R
 }
 
 // Limit is a workflow run's time limit: the run's own timeout, else its definition's,
-// else DefaultTimeout. Other runs get the executor's.
+// else DefaultTimeout; a run of a tool that waits for a workflow's run (WorkflowWaiter)
+// gets that limit and waiterGrace more. Other runs get the executor's.
 func (h *Hub) Limit(ctx context.Context, p switchboard.Principal, req router.Request) time.Duration {
-	if t, err := h.workflow(ctx, p.TenantID, req.Tool); err != nil || t == nil {
+	t, err := h.workflow(ctx, p.TenantID, req.Tool)
+	if err != nil {
 		return 0
+	}
+	if t == nil {
+		return h.waiterLimit(ctx, p, req)
 	}
 	var in RunInput
 	if err := json.Unmarshal(req.Args, &in); err != nil {
@@ -169,6 +174,46 @@ func (h *Hub) Limit(ctx context.Context, p switchboard.Principal, req router.Req
 		return 0
 	}
 	return in.timeout(&Program{Def: def})
+}
+
+// WorkflowWaiter is a hub tool whose run waits for the run of the saved workflow its
+// arguments name (run_workflow, StartOptions.ToEnd): that run's time limit is the
+// workflow's, so that it does not end before the workflow does.
+type WorkflowWaiter interface {
+	// WaitsFor names the workflow a call's arguments run and the timeout they give it
+	// (0: the workflow's own); ok is false for a call that runs none (a dry run).
+	WaitsFor(args json.RawMessage) (name string, timeout time.Duration, ok bool)
+}
+
+// waiterGrace is how much longer than its workflow's run a run waiting for it may take:
+// the workflow's own limit ends it first, and the waiting run answers how it ended.
+const waiterGrace = time.Minute
+
+// waiterLimit is the time limit of a WorkflowWaiter's run (0 for any other run).
+func (h *Hub) waiterLimit(ctx context.Context, p switchboard.Principal, req router.Request) time.Duration {
+	if h.Registry == nil || h.Service == nil {
+		return 0
+	}
+	t, ok := h.Registry.Tool(req.Tool)
+	if !ok {
+		return 0
+	}
+	w, ok := t.Op.(WorkflowWaiter)
+	if !ok {
+		return 0
+	}
+	name, timeout, ok := w.WaitsFor(req.Args)
+	if !ok {
+		return 0
+	}
+	if timeout <= 0 {
+		_, prog, err := h.Service.Program(ctx, p, name)
+		if err != nil {
+			return 0 // the run fails with the reason
+		}
+		timeout = prog.Timeout()
+	}
+	return timeout + waiterGrace
 }
 
 // serviceStart marks the context of a run the Service starts: its input is the saved

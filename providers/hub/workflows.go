@@ -177,6 +177,19 @@ func (o runWorkflowOp) Invoke(ctx context.Context, c *providers.Call, args json.
 	return o.t.Workflows.RunAndAnswer(ctx, c.Principal, in.Name, in.Params(), so)
 }
 
+// WaitsFor names the workflow a run of run_workflow waits for and the timeout its
+// arguments give it (workflows.WorkflowWaiter): a run of run_workflow lasts as long as
+// its workflow may. A dry run runs none.
+func (o runWorkflowOp) WaitsFor(args json.RawMessage) (string, time.Duration, bool) {
+	in, err := readRunWorkflow(args)
+	if err != nil || in.DryRun {
+		return "", 0, false
+	}
+	return in.Name, in.StartOptions().Timeout, true
+}
+
+var _ workflows.WorkflowWaiter = runWorkflowOp{}
+
 // ownRun reports whether the call executes as a run of run_workflow of its own (an MCP
 // task, switchboard_run_async), which no request waits on: it then waits for the
 // workflow's end. A workflow step calling run_workflow executes in its workflow's run.
