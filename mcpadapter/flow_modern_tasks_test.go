@@ -88,8 +88,9 @@ func workflowShape(t *testing.T, res any) string {
 // become tasks for a client that declared the tasks extension: a CreateTaskResult at
 // once, then tasks/get shows the result a direct call answers. A step asking its person
 // shows as the task's input request, answered with tasks/update. A client without the
-// extension, and any 2025-11-25 client, gets the direct answer as before; the tools that
-// answer at once stay direct.
+// extension, and any 2025-11-25 client, gets the direct answer as before (and, when it
+// asks for a task, run_workflow's result as the call answers it); the tools that answer
+// at once stay direct.
 func TestFlowToolsRunAsModernTasks(t *testing.T) {
 	t.Parallel()
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
@@ -206,6 +207,16 @@ func TestFlowToolsRunAsModernTasks(t *testing.T) {
 		structured(t, res, &wf)
 		if res.IsError || wf.Status != "success" {
 			t.Errorf("run_workflow on 2025-11-25 = %s, want its workflow's success", text(res))
+		}
+		// Its task, when one is asked for, answers the workflow's result as the call does.
+		tr, err := old.TaskResult(context.Background(), mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: startTask(t, old, 990, "run_workflow", args)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wf = workflowAnswer{}
+		raw, _ = json.Marshal(tr.StructuredContent)
+		if err := json.Unmarshal(raw, &wf); err != nil || tr.IsError || wf.Status != "success" || wf.WorkflowID == "" {
+			t.Errorf("run_workflow's task result on 2025-11-25 = %s, want the workflow's result", raw)
 		}
 	})
 }

@@ -403,13 +403,9 @@ func (x *runsExt) taskResult(ctx context.Context, s *scope, p switchboard.Princi
 			return completeResult(contentResult(res))
 		}
 	}
-	if t, ok := s.hubTool(v.Tool); ok && t.binding.Tool != nil {
-		// A tool answering in MCP content recorded that content: one without an output
-		// schema, or one with (run_workflow) whose content comes with the structured
-		// content the schema describes.
-		var cr providers.ContentResult
-		if json.Unmarshal(v.Output, &cr) == nil && cr.Content != nil && (len(t.binding.Tool.OutputSchema) == 0 || len(cr.StructuredContent) > 0) {
-			return completeResult(contentResult(&cr))
+	if t, ok := s.hubTool(v.Tool); ok {
+		if cr, ok := recordedContent(t.binding.Tool, v.Output); ok {
+			return completeResult(contentResult(cr))
 		}
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(v.Output))}}
@@ -417,6 +413,20 @@ func (x *runsExt) taskResult(ctx context.Context, s *scope, p switchboard.Princi
 		res.StructuredContent = json.RawMessage(v.Output)
 	}
 	return completeResult(res)
+}
+
+// recordedContent reads the output a run of the tool recorded as the MCP content it
+// answered in: that of a tool without an output schema, or of one with (run_workflow)
+// whose content comes with the structured content the schema describes.
+func recordedContent(t *providers.Tool, output json.RawMessage) (*providers.ContentResult, bool) {
+	if t == nil {
+		return nil, false
+	}
+	var cr providers.ContentResult
+	if json.Unmarshal(output, &cr) != nil || cr.Content == nil || len(t.OutputSchema) > 0 && len(cr.StructuredContent) == 0 {
+		return nil, false
+	}
+	return &cr, true
 }
 
 // update hands a task the client's inputResponses: each answers the input request

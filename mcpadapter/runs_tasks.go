@@ -46,6 +46,11 @@ func (x *runsExt) runAsTask(ctx context.Context, sc Scope, b router.Binding, req
 				return contentResult(res), nil
 			}
 		}
+		if cr, ok := recordedContent(b.Tool, v.Output); ok && v.State == runs.StateCompleted {
+			res := contentResult(cr)
+			res.Meta = mcp.NewMetaFromMap(map[string]any{"switchboard/run_id": v.ID, "switchboard/state": string(v.State)})
+			return res, nil
+		}
 		return runResult(v), nil
 	})
 }
