@@ -389,9 +389,9 @@ func (s *Service) waitUp(ctx context.Context, p switchboard.Principal, name stri
 	if bound <= 0 {
 		bound = DefaultToolWait
 	}
-	wctx, cancel := context.WithTimeout(ctx, bound)
-	if toEnd {
-		wctx, cancel = context.WithCancel(ctx)
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if !toEnd {
+		wctx, cancel = context.WithTimeout(ctx, bound)
 	}
 	defer cancel()
 	if !providers.WantsProgress(ctx) {
