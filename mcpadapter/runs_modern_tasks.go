@@ -387,7 +387,11 @@ func (x *runsExt) detailedTask(ctx context.Context, s *scope, p switchboard.Prin
 			}}
 		}
 	case in != nil && in.pending():
-		task["inputRequests"] = in.open()
+		// Read once more: a request asked since taskFields looked shows with its status.
+		if reqs := in.open(); len(reqs) > 0 {
+			task["inputRequests"] = reqs
+			task["status"] = string(mcp.TaskStatusInputRequired)
+		}
 	case in == nil && v.State == runs.StateWorking && recordedInputs(v) != nil:
 		// Running on another node, which recorded them with the run.
 		task["inputRequests"] = recordedInputs(v)
