@@ -487,17 +487,17 @@ func TestFleet(t *testing.T) {
 	}
 	gh.limit(false)
 
-	// The first account deleted through node C: the sessions on nodes A and B are told,
+	// The first account deleted through node C: the sessions on every node are told,
 	// every node lists the same tools (no connection argument any more), and node A
 	// refuses the deleted account without sending its token upstream.
-	for _, id := range []string{"a", "b"} {
+	for _, id := range []string{"a", "b", "c", "p"} {
 		before[id] = cl.changed(id)
 	}
 	if status, _ := api(nodeC).Do(t, http.MethodDelete, "/api/connections/"+first, nil); status != http.StatusOK && status != http.StatusNoContent {
 		t.Fatalf("delete the connection on node C: status %d", status)
 	}
 	deleted := time.Now()
-	for _, id := range []string{"a", "b"} {
+	for _, id := range []string{"a", "b", "c", "p"} {
 		t.Logf("list_changed after a connection deleted on node C reached session %s in %s", id, cl.waitChanged(id, before[id], "a connection was deleted on node C"))
 	}
 	cl.sameTools("after a connection was deleted", "a", "b", "c", "p")

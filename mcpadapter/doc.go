@@ -31,8 +31,10 @@
 //   - extension.go, runs_tools.go, runs_tasks.go, runs_tasklinks.go, runs_task_status.go,
 //     elicitation.go, request_state.go: the runs extension (confirmations in the client's form or by
 //     approval page, MCP tasks as runs)
-//   - runs_modern_tasks.go: the tasks extension of 2026-07-28 (tasks the server creates
-//     as runs, tasks/get with the outcome inlined, tasks/update, tasks/cancel)
+//   - runs_modern_tasks.go, task_nodes.go, runs_task_flow_inputs.go: the tasks extension
+//     of 2026-07-28 (tasks the server creates as runs, tasks/get with the outcome inlined,
+//     tasks/update, tasks/cancel; a task's input requests recorded with its run and
+//     answered from any node; a workflow task's step questions as its input requests)
 //   - flows.go: the flows extension (each flow instance as a resource its starter may
 //     read and follow)
 //   - search.go: tool search mode (search_tools, describe_tool, call_tool)
