@@ -9,6 +9,8 @@
 // closes the server's connection under the answer it is copying ("use of closed network
 // connection"): the client sees its stream cut. Test bodies are small, so holding them
 // costs nothing.
+//
+// Start from [New].
 package testproxy
 
 import (
